@@ -1,0 +1,32 @@
+// The layout flags of CLI.md, parsed in one place for every verb that takes a layout.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "layout/layout.h"
+#include "layout/layout_overrides.h"
+
+namespace meshwork::cli {
+
+class LayoutFlags {
+public:
+    // Adds LAYOUT.json (positional, optional) and --model ... --layers-per-stage to `command`.
+    explicit LayoutFlags(CLI::App* command);
+
+    // The layout from the file (if any) with the flags applied; not validated.
+    [[nodiscard]] Layout build() const;
+    // The file name for messages: the layout file or "<flags>".
+    [[nodiscard]] std::string source() const;
+    [[nodiscard]] LayoutOverrides overrides() const;
+
+private:
+    struct Values;
+    std::shared_ptr<Values> v_;
+};
+
+}  // namespace meshwork::cli

@@ -1,0 +1,179 @@
+#include "cluster/cluster_spec.h"
+
+#include "common/error.h"
+#include "common/json_reader.h"
+#include "common/resources.h"
+
+namespace meshwork {
+
+namespace {
+constexpr double kMaxFlops = 1e18;          // 1 EFLOP/s per device: beyond any real part
+constexpr double kMaxBandwidth = 1e14;      // 100 TB/s
+constexpr std::int64_t kMaxHbm = 1ll << 44;  // 16 TiB
+constexpr int kFormatVersion = 1;
+
+void check_format(JsonObjectReader& r, const std::string& expected) {
+    const std::string format = r.get_string_or("format", expected);
+    if (format != expected) {
+        throw InputError(r.file(), r.field("format"),
+                         "expected \"" + expected + "\", found \"" + format + "\"");
+    }
+    const auto version = r.get_int_or("version", kFormatVersion, 1, 1000000);
+    if (version > kFormatVersion) {
+        throw InputError(r.file(), r.field("version"),
+                         "format version " + std::to_string(version) +
+                             " is newer than this build reads (" + std::to_string(kFormatVersion) +
+                             ")");
+    }
+}
+
+LinkTier link_from_json(JsonObjectReader r) {
+    LinkTier t;
+    t.name = r.get_string_or("name", "");
+    t.bandwidth_bytes_per_s = r.get_number("bandwidth_bytes_per_s", 1.0, kMaxBandwidth);
+    t.latency_s = r.get_number("latency_s", 0.0, 1.0);
+    r.reject_unknown_keys();
+    return t;
+}
+
+nlohmann::json link_to_json(const LinkTier& t) {
+    return {{"name", t.name},
+            {"bandwidth_bytes_per_s", t.bandwidth_bytes_per_s},
+            {"latency_s", t.latency_s}};
+}
+}  // namespace
+
+std::string to_string(DType dtype) {
+    switch (dtype) {
+        case DType::Fp32: return "fp32";
+        case DType::Tf32: return "tf32";
+        case DType::Bf16: return "bf16";
+        case DType::Fp16: return "fp16";
+        case DType::Fp8: return "fp8";
+    }
+    return "?";
+}
+
+bool parse_dtype(const std::string& text, DType& out) {
+    for (DType d : {DType::Fp32, DType::Tf32, DType::Bf16, DType::Fp16, DType::Fp8}) {
+        if (text == to_string(d)) {
+            out = d;
+            return true;
+        }
+    }
+    return false;
+}
+
+int dtype_bytes(DType dtype) {
+    switch (dtype) {
+        case DType::Fp32:
+        case DType::Tf32: return 4;
+        case DType::Bf16:
+        case DType::Fp16: return 2;
+        case DType::Fp8: return 1;
+    }
+    return 4;
+}
+
+double GpuKind::peak_flops(DType dtype) const {
+    auto it = peak_flops_per_s.find(dtype);
+    return it == peak_flops_per_s.end() ? 0.0 : it->second;
+}
+
+GpuKind gpu_from_json(const nlohmann::json& j, const std::string& file, const std::string& path) {
+    JsonObjectReader r(j, file, path);
+    check_format(r, "meshwork-gpu");
+    GpuKind g;
+    g.kind = r.get_string("kind");
+    g.description = r.get_string_or("description", "");
+    g.source = r.get_string_or("source", "");
+    auto flops = r.get_object("peak_flops_per_s");
+    for (DType d : {DType::Fp32, DType::Tf32, DType::Bf16, DType::Fp16, DType::Fp8}) {
+        if (flops.has(to_string(d))) {
+            g.peak_flops_per_s[d] = flops.get_number(to_string(d), 1.0, kMaxFlops);
+        }
+    }
+    flops.reject_unknown_keys();
+    if (g.peak_flops(DType::Fp32) <= 0) {
+        throw InputError(file, flops.field("fp32"), "required field is missing");
+    }
+    g.hbm_bytes = r.get_int("hbm_bytes", 1 << 20, kMaxHbm);
+    g.hbm_bandwidth_bytes_per_s = r.get_number("hbm_bandwidth_bytes_per_s", 1e6, kMaxBandwidth);
+    r.reject_unknown_keys();
+    return g;
+}
+
+nlohmann::json gpu_to_json(const GpuKind& g) {
+    nlohmann::json flops = nlohmann::json::object();
+    for (const auto& [d, f] : g.peak_flops_per_s) flops[to_string(d)] = f;
+    return {{"format", "meshwork-gpu"}, {"version", kFormatVersion},
+            {"kind", g.kind},          {"description", g.description},
+            {"peak_flops_per_s", flops}, {"hbm_bytes", g.hbm_bytes},
+            {"hbm_bandwidth_bytes_per_s", g.hbm_bandwidth_bytes_per_s},
+            {"source", g.source}};
+}
+
+GpuKind load_gpu(const std::string& name_or_path, const std::string& file,
+                 const std::string& field) {
+    const std::string path = resolve_preset_path(PresetKind::Gpu, name_or_path, file, field);
+    return gpu_from_json(load_json_file(path), path, "");
+}
+
+ClusterSpec cluster_from_json(const nlohmann::json& j, const std::string& file,
+                              const std::string& path) {
+    JsonObjectReader r(j, file, path);
+    check_format(r, "meshwork-cluster");
+    ClusterSpec c;
+    c.name = r.get_string("name");
+    c.description = r.get_string_or("description", "");
+    c.source = r.get_string_or("source", "");
+    const nlohmann::json& gpu = r.raw("gpu");
+    if (gpu.is_string()) {
+        c.gpu_ref = gpu.get<std::string>();
+        c.gpu = load_gpu(c.gpu_ref, file, r.field("gpu"));
+    } else {
+        c.gpu = gpu_from_json(gpu, file, r.field("gpu"));
+    }
+    c.gpus_per_node = static_cast<int>(r.get_int("gpus_per_node", 1, 1024));
+    c.max_nodes = static_cast<int>(r.get_int("max_nodes", 1, 1 << 20));
+    c.intra_node = link_from_json(r.get_object("intra_node"));
+    c.inter_node = link_from_json(r.get_object("inter_node"));
+    if (r.has("efficiency")) {
+        auto e = r.get_object("efficiency");
+        c.efficiency.gemm = e.get_number_or("gemm", c.efficiency.gemm, 0.01, 1.0);
+        c.efficiency.memory = e.get_number_or("memory", c.efficiency.memory, 0.01, 1.0);
+        c.efficiency.intra_node_link =
+            e.get_number_or("intra_node_link", c.efficiency.intra_node_link, 0.01, 1.0);
+        c.efficiency.inter_node_link =
+            e.get_number_or("inter_node_link", c.efficiency.inter_node_link, 0.01, 1.0);
+        e.reject_unknown_keys();
+    }
+    r.reject_unknown_keys();
+    return c;
+}
+
+nlohmann::json cluster_to_json(const ClusterSpec& c) {
+    nlohmann::json j = {{"format", "meshwork-cluster"},
+                        {"version", kFormatVersion},
+                        {"name", c.name},
+                        {"description", c.description}};
+    j["gpu"] = c.gpu_ref.empty() ? gpu_to_json(c.gpu) : nlohmann::json(c.gpu_ref);
+    j["gpus_per_node"] = c.gpus_per_node;
+    j["max_nodes"] = c.max_nodes;
+    j["intra_node"] = link_to_json(c.intra_node);
+    j["inter_node"] = link_to_json(c.inter_node);
+    j["efficiency"] = {{"gemm", c.efficiency.gemm},
+                       {"memory", c.efficiency.memory},
+                       {"intra_node_link", c.efficiency.intra_node_link},
+                       {"inter_node_link", c.efficiency.inter_node_link}};
+    j["source"] = c.source;
+    return j;
+}
+
+ClusterSpec load_cluster(const std::string& name_or_path, const std::string& file,
+                         const std::string& field) {
+    const std::string path = resolve_preset_path(PresetKind::Cluster, name_or_path, file, field);
+    return cluster_from_json(load_json_file(path), path, "");
+}
+
+}  // namespace meshwork

@@ -1,0 +1,81 @@
+// Accelerators, nodes and the links between them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace meshwork {
+
+enum class DType { Fp32, Tf32, Bf16, Fp16, Fp8 };
+
+std::string to_string(DType dtype);
+// Parses "fp32", "tf32", "bf16", "fp16", "fp8"; false when unknown.
+bool parse_dtype(const std::string& text, DType& out);
+// Bytes per element of a value stored in `dtype` (tf32 is stored as fp32).
+int dtype_bytes(DType dtype);
+
+struct GpuKind {
+    std::string kind;         // "h100-sxm", "a100-80gb", "cpu", ...
+    std::string description;
+    std::map<DType, double> peak_flops_per_s;  // dense (no structured sparsity)
+    std::int64_t hbm_bytes = 0;
+    double hbm_bandwidth_bytes_per_s = 0;
+    std::string source;       // datasheet the figures come from
+
+    // Peak dense FLOP/s in `dtype`; 0 when the GPU has no such units (fp8 on A100).
+    [[nodiscard]] double peak_flops(DType dtype) const;
+    bool operator==(const GpuKind&) const = default;
+};
+
+// One tier of interconnect: per-GPU, per-direction bandwidth and a per-message latency.
+struct LinkTier {
+    std::string name;
+    double bandwidth_bytes_per_s = 0;
+    double latency_s = 0;
+    bool operator==(const LinkTier&) const = default;
+};
+
+// Fractions of peak reached in practice; starting points that `calibrate` refits.
+struct Efficiency {
+    double gemm = 0.7;             // large GEMMs, fraction of dense peak
+    double memory = 0.8;           // memory-bound kernels, fraction of HBM bandwidth
+    double intra_node_link = 0.8;  // NCCL bus bandwidth / link bandwidth inside a node
+    double inter_node_link = 0.85; // same across nodes
+    bool operator==(const Efficiency&) const = default;
+};
+
+struct ClusterSpec {
+    std::string name;
+    std::string description;
+    GpuKind gpu;
+    std::string gpu_ref;   // the GPU kind as written in the file (a preset name or inline)
+    int gpus_per_node = 8;
+    int max_nodes = 1;
+    LinkTier intra_node;
+    LinkTier inter_node;
+    Efficiency efficiency;
+    std::string source;
+
+    [[nodiscard]] std::int64_t max_gpus() const {
+        return static_cast<std::int64_t>(gpus_per_node) * max_nodes;
+    }
+    bool operator==(const ClusterSpec&) const = default;
+};
+
+GpuKind gpu_from_json(const nlohmann::json& j, const std::string& file, const std::string& path);
+nlohmann::json gpu_to_json(const GpuKind& gpu);
+// A GPU kind preset (resources/gpus) or a path.
+GpuKind load_gpu(const std::string& name_or_path, const std::string& file,
+                 const std::string& field);
+
+ClusterSpec cluster_from_json(const nlohmann::json& j, const std::string& file,
+                              const std::string& path = "");
+nlohmann::json cluster_to_json(const ClusterSpec& cluster);
+// A cluster preset (resources/clusters) or a path to a cluster JSON.
+ClusterSpec load_cluster(const std::string& name_or_path, const std::string& file = "<flags>",
+                         const std::string& field = "cluster");
+
+}  // namespace meshwork

@@ -1,0 +1,82 @@
+// A Layout: model + cluster + mesh + placement + training settings. The unit that every
+// stage of Meshwork (cost model, simulator, search, engine, exporters, GUI) consumes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cluster/cluster_spec.h"
+#include "mesh/device_mesh.h"
+#include "model/model_spec.h"
+
+namespace meshwork {
+
+enum class Schedule { GPipe, OneFOneB, Interleaved };
+enum class Recompute { None, Selective, Full };
+
+std::string to_string(Schedule s);     // "gpipe", "1f1b", "interleaved"
+std::string to_string(Recompute r);    // "none", "selective", "full"
+bool parse_schedule(const std::string& text, Schedule& out);
+bool parse_recompute(const std::string& text, Recompute& out);
+
+struct ParallelConfig {
+    MeshShape mesh;                 // tp, cp, dp, pp, ep, etp, order
+    int vpp = 1;                    // virtual pipeline stages (model chunks) per pipeline rank
+    bool sequence_parallel = false; // Megatron SP: shard norms/dropout activations over tp
+    bool operator==(const ParallelConfig&) const = default;
+};
+
+struct Placement {
+    // Layers per model chunk in layer order, pp·vpp entries; chunk c runs on stage c % pp.
+    // Empty means an even split.
+    std::vector<int> layers_per_stage;
+    // Routed experts held by each EP rank, ep entries. Empty means contiguous blocks.
+    std::vector<std::vector<int>> experts_per_ep_rank;
+    bool operator==(const Placement&) const = default;
+};
+
+struct TrainingConfig {
+    int micro_batch_size = 1;
+    int global_batch_size = 1;
+    int seq_length = 2048;
+    DType dtype = DType::Bf16;
+    Schedule schedule = Schedule::OneFOneB;
+    Recompute recompute = Recompute::None;
+    int recompute_num_layers = 0;   // full recompute: layers per stage recomputed (0 = all)
+    int zero_stage = 0;             // 0 none, 1 optimizer states (= distributed optimizer), 2, 3
+    bool flash_attention = true;    // fused attention: no s×s score activations stored
+    double moe_capacity_factor = 0; // 0 = dropless
+    bool operator==(const TrainingConfig&) const = default;
+};
+
+struct Layout {
+    std::string name;
+    std::string description;
+    std::string model_ref;    // preset name or path as written; empty when inline
+    ModelSpec model;
+    std::string cluster_ref;  // preset name or path as written; empty when inline
+    ClusterSpec cluster;
+    int gpus = 1;
+    ParallelConfig parallel;
+    Placement placement;
+    TrainingConfig training;
+
+    // Micro-batches per step per pipeline: gbs / (dp · mbs).
+    [[nodiscard]] int num_micro_batches() const;
+    // Layers of each model chunk (pp·vpp entries): the explicit split, or
+    // balanced_stage_split(). Empty when there are fewer layers than chunks.
+    [[nodiscard]] std::vector<int> stage_layers() const;
+    // First layer index of each model chunk.
+    [[nodiscard]] std::vector<int> stage_first_layer() const;
+    // Routed experts of each EP rank, resolving contiguous blocks.
+    [[nodiscard]] std::vector<std::vector<int>> ep_experts() const;
+    [[nodiscard]] DeviceMesh mesh() const;
+
+    bool operator==(const Layout&) const = default;
+};
+
+// Splits `layers` over `chunks` as evenly as possible; when they do not divide, the chunks
+// at the two ends get one layer less (they also hold the embedding and the LM head).
+std::vector<int> balanced_stage_split(int layers, int chunks);
+
+}  // namespace meshwork

@@ -1,0 +1,208 @@
+#include "layout/layout_json.h"
+
+#include "cluster/cluster_spec.h"
+#include "common/error.h"
+#include "common/json_reader.h"
+#include "model/hf_config.h"
+
+namespace meshwork {
+
+namespace {
+
+constexpr std::int64_t kMaxAxis = 1 << 20;
+constexpr std::int64_t kMaxGpus = 1 << 22;
+constexpr std::int64_t kMaxBatch = 1ll << 30;
+constexpr std::int64_t kMaxSeq = 1ll << 26;
+
+std::vector<int> int_array(const Json& v, const std::string& file, const std::string& field,
+                           std::int64_t min_value, std::int64_t max_value,
+                           std::size_t max_len) {
+    if (!v.is_array()) {
+        throw InputError(file, field, "expected an array, found " + json_type_name(v));
+    }
+    if (v.size() > max_len) {
+        throw InputError(file, field,
+                         std::to_string(v.size()) + " entries, more than the " +
+                             std::to_string(max_len) + " allowed");
+    }
+    std::vector<int> out;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        out.push_back(static_cast<int>(JsonObjectReader::as_int(
+            v[i], file, field + "[" + std::to_string(i) + "]", min_value, max_value)));
+    }
+    return out;
+}
+
+ModelSpec read_model(JsonObjectReader& r, std::string& ref) {
+    const Json& v = r.raw("model");
+    if (v.is_string()) {
+        ref = v.get<std::string>();
+        return load_model(ref, r.file(), r.field("model"));
+    }
+    JsonObjectReader m(v, r.file(), r.field("model"));
+    ref.clear();
+    const std::string name = m.get_string_or("name", "inline");
+    ModelSpec spec = model_from_hf_config(m.raw("hf_config"), r.file(), name,
+                                          m.field("hf_config"));
+    m.reject_unknown_keys();
+    return spec;
+}
+
+ClusterSpec read_cluster(JsonObjectReader& r, std::string& ref) {
+    const Json& v = r.raw("cluster");
+    if (v.is_string()) {
+        ref = v.get<std::string>();
+        return load_cluster(ref, r.file(), r.field("cluster"));
+    }
+    ref.clear();
+    return cluster_from_json(v, r.file(), r.field("cluster"));
+}
+
+}  // namespace
+
+Layout layout_from_json(const Json& j, const std::string& file) {
+    JsonObjectReader r(j, file, "");
+    const std::string format = r.get_string_or("format", "meshwork-layout");
+    if (format != "meshwork-layout") {
+        throw InputError(file, "format", "expected \"meshwork-layout\", found \"" + format + "\"");
+    }
+    const auto version = r.get_int("version", 1, 1000000);
+    if (version > kLayoutFormatVersion) {
+        throw InputError(file, "version",
+                         "layout format version " + std::to_string(version) +
+                             " is newer than this build reads (" +
+                             std::to_string(kLayoutFormatVersion) + ")");
+    }
+    Layout l;
+    l.name = r.get_string_or("name", "");
+    l.description = r.get_string_or("description", "");
+    l.model = read_model(r, l.model_ref);
+    l.cluster = read_cluster(r, l.cluster_ref);
+
+    auto p = r.get_object("parallel");
+    auto& mesh = l.parallel.mesh;
+    mesh.tp = static_cast<int>(p.get_int_or("tp", 1, 1, kMaxAxis));
+    mesh.pp = static_cast<int>(p.get_int_or("pp", 1, 1, kMaxAxis));
+    mesh.cp = static_cast<int>(p.get_int_or("cp", 1, 1, kMaxAxis));
+    mesh.ep = static_cast<int>(p.get_int_or("ep", 1, 1, kMaxAxis));
+    mesh.etp = static_cast<int>(p.get_int_or("etp", 1, 1, kMaxAxis));
+    mesh.order = p.get_string_or("order", "tp-cp-ep-dp-pp");
+    l.parallel.vpp = static_cast<int>(p.get_int_or("vpp", 1, 1, kMaxAxis));
+    l.parallel.sequence_parallel = p.get_bool_or("sequence_parallel", false);
+    const long long model_parallel = static_cast<long long>(mesh.tp) * mesh.pp * mesh.cp;
+    if (r.has("gpus")) {
+        l.gpus = static_cast<int>(r.get_int("gpus", 1, kMaxGpus));
+        mesh.dp = static_cast<int>(p.get_int_or(
+            "dp", model_parallel > 0 && l.gpus % model_parallel == 0 ? l.gpus / model_parallel : 1,
+            1, kMaxAxis));
+    } else {
+        mesh.dp = static_cast<int>(p.get_int_or("dp", 1, 1, kMaxAxis));
+        const long long world = model_parallel * mesh.dp;
+        if (world > kMaxGpus) {
+            throw InputError(file, "parallel", "tp×pp×cp×dp = " + std::to_string(world) +
+                                                   " GPUs is absurd");
+        }
+        l.gpus = static_cast<int>(world);
+    }
+    p.reject_unknown_keys();
+
+    if (r.has("placement")) {
+        auto pl = r.get_object("placement");
+        if (pl.has("layers_per_stage")) {
+            l.placement.layers_per_stage = int_array(pl.raw("layers_per_stage"), file,
+                                                     pl.field("layers_per_stage"), 0, 100000,
+                                                     1 << 16);
+        }
+        if (pl.has("experts_per_ep_rank")) {
+            const Json& e = pl.raw("experts_per_ep_rank");
+            const std::string field = pl.field("experts_per_ep_rank");
+            if (!e.is_array()) {
+                throw InputError(file, field, "expected an array, found " + json_type_name(e));
+            }
+            if (e.size() > (1u << 16)) throw InputError(file, field, "too many EP ranks");
+            for (std::size_t i = 0; i < e.size(); ++i) {
+                l.placement.experts_per_ep_rank.push_back(int_array(
+                    e[i], file, field + "[" + std::to_string(i) + "]", 0, 1 << 20, 1 << 16));
+            }
+        }
+        pl.reject_unknown_keys();
+    }
+
+    auto t = r.get_object("training");
+    auto& tr = l.training;
+    tr.micro_batch_size = static_cast<int>(t.get_int_or("micro_batch_size", 1, 1, kMaxBatch));
+    tr.global_batch_size = static_cast<int>(
+        t.get_int_or("global_batch_size", static_cast<std::int64_t>(tr.micro_batch_size) * mesh.dp,
+                     1, kMaxBatch));
+    tr.seq_length = static_cast<int>(t.get_int_or("seq_length", 2048, 1, kMaxSeq));
+    const std::string dtype = t.get_string_or("dtype", "bf16");
+    if (!parse_dtype(dtype, tr.dtype)) {
+        throw InputError(file, t.field("dtype"),
+                         "unknown dtype '" + dtype + "' (fp32, tf32, bf16, fp16, fp8)");
+    }
+    const std::string schedule = t.get_string_or("schedule", "1f1b");
+    if (!parse_schedule(schedule, tr.schedule)) {
+        throw InputError(file, t.field("schedule"),
+                         "unknown schedule '" + schedule + "' (gpipe, 1f1b, interleaved)");
+    }
+    const std::string recompute = t.get_string_or("recompute", "none");
+    if (!parse_recompute(recompute, tr.recompute)) {
+        throw InputError(file, t.field("recompute"),
+                         "unknown recompute '" + recompute + "' (none, selective, full)");
+    }
+    tr.recompute_num_layers = static_cast<int>(t.get_int_or("recompute_num_layers", 0, 0, 100000));
+    tr.zero_stage = static_cast<int>(t.get_int_or("zero_stage", 0, 0, 3));
+    tr.flash_attention = t.get_bool_or("flash_attention", true);
+    tr.moe_capacity_factor = t.get_number_or("moe_capacity_factor", 0.0, 0.0, 1000.0);
+    t.reject_unknown_keys();
+    r.reject_unknown_keys();
+    return l;
+}
+
+Json layout_to_json(const Layout& l) {
+    Json j;
+    j["format"] = "meshwork-layout";
+    j["version"] = kLayoutFormatVersion;
+    j["name"] = l.name;
+    if (!l.description.empty()) j["description"] = l.description;
+    if (!l.model_ref.empty()) {
+        j["model"] = l.model_ref;
+    } else {
+        j["model"] = {{"name", l.model.name}, {"hf_config", model_to_hf_config(l.model)}};
+    }
+    j["cluster"] = l.cluster_ref.empty() ? cluster_to_json(l.cluster) : Json(l.cluster_ref);
+    j["gpus"] = l.gpus;
+    const auto& m = l.parallel.mesh;
+    j["parallel"] = {{"tp", m.tp},   {"pp", m.pp},       {"dp", m.dp},
+                     {"cp", m.cp},   {"ep", m.ep},       {"etp", m.etp},
+                     {"vpp", l.parallel.vpp}, {"order", m.order},
+                     {"sequence_parallel", l.parallel.sequence_parallel}};
+    Json placement = Json::object();
+    if (!l.placement.layers_per_stage.empty()) {
+        placement["layers_per_stage"] = l.placement.layers_per_stage;
+    }
+    if (!l.placement.experts_per_ep_rank.empty()) {
+        placement["experts_per_ep_rank"] = l.placement.experts_per_ep_rank;
+    }
+    if (!placement.empty()) j["placement"] = placement;
+    const auto& t = l.training;
+    j["training"] = {{"micro_batch_size", t.micro_batch_size},
+                     {"global_batch_size", t.global_batch_size},
+                     {"seq_length", t.seq_length},
+                     {"dtype", to_string(t.dtype)},
+                     {"schedule", to_string(t.schedule)},
+                     {"recompute", to_string(t.recompute)},
+                     {"recompute_num_layers", t.recompute_num_layers},
+                     {"zero_stage", t.zero_stage},
+                     {"flash_attention", t.flash_attention},
+                     {"moe_capacity_factor", t.moe_capacity_factor}};
+    return j;
+}
+
+Layout load_layout(const std::string& path) { return layout_from_json(load_json_file(path), path); }
+
+void save_layout(const Layout& layout, const std::string& path) {
+    save_json_file(layout_to_json(layout), path);
+}
+
+}  // namespace meshwork

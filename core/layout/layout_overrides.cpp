@@ -1,0 +1,146 @@
+#include "layout/layout_overrides.h"
+
+#include "cluster/cluster_spec.h"
+#include "common/error.h"
+#include "layout/layout_json.h"
+#include "model/hf_config.h"
+
+namespace meshwork {
+
+namespace {
+constexpr const char* kFlags = "<flags>";
+
+void require_positive(const std::optional<int>& v, const std::string& flag) {
+    if (v && *v < 1) {
+        throw InputError(kFlags, flag, std::to_string(*v) + " must be at least 1");
+    }
+}
+}  // namespace
+
+bool LayoutOverrides::empty() const {
+    return !model && !cluster && !gpus && !nodes && !tp && !pp && !dp && !cp && !ep && !etp &&
+           !vpp && !order && !mbs && !gbs && !seq && !schedule && !recompute && !dtype &&
+           !sequence_parallel && !zero && !layers_per_stage;
+}
+
+Layout build_layout(const std::optional<std::string>& layout_file, const LayoutOverrides& f) {
+    for (const auto& [v, name] :
+         {std::pair{f.gpus, "--gpus"}, {f.nodes, "--nodes"}, {f.tp, "--tp"}, {f.pp, "--pp"},
+          {f.dp, "--dp"}, {f.cp, "--cp"}, {f.ep, "--ep"}, {f.etp, "--etp"}, {f.vpp, "--vpp"},
+          {f.mbs, "--mbs"}, {f.gbs, "--gbs"}, {f.seq, "--seq"}}) {
+        require_positive(v, name);
+    }
+    Layout l;
+    if (layout_file) {
+        l = load_layout(*layout_file);
+    } else if (!f.model) {
+        throw InputError(kFlags, "--model", "a layout file or --model is required");
+    }
+    if (f.model) {
+        l.model = load_model(*f.model, kFlags, "--model");
+        l.model_ref = *f.model;
+    }
+    if (f.cluster) {
+        l.cluster = load_cluster(*f.cluster, kFlags, "--cluster");
+        l.cluster_ref = *f.cluster;
+    } else if (!layout_file) {
+        const bool tiny = l.model.hidden_size <= 1024;
+        l.cluster_ref = tiny ? "cpu-local" : "dgx-h100";
+        l.cluster = load_cluster(l.cluster_ref, kFlags, "--cluster");
+    }
+    if (!layout_file && l.name.empty()) l.name = l.model.name;
+
+    auto& m = l.parallel.mesh;
+    const bool axes_changed = f.tp || f.pp || f.cp;
+    if (f.tp) m.tp = *f.tp;
+    if (f.pp) m.pp = *f.pp;
+    if (f.cp) m.cp = *f.cp;
+    if (f.ep) m.ep = *f.ep;
+    if (f.etp) m.etp = *f.etp;
+    if (f.vpp) l.parallel.vpp = *f.vpp;
+    if (f.order) m.order = *f.order;
+    if (f.sequence_parallel) l.parallel.sequence_parallel = *f.sequence_parallel;
+
+    if (f.gpus && f.nodes &&
+        static_cast<long long>(*f.nodes) * l.cluster.gpus_per_node != *f.gpus) {
+        throw InputError(kFlags, "--nodes",
+                         std::to_string(*f.nodes) + " nodes × " +
+                             std::to_string(l.cluster.gpus_per_node) +
+                             " GPUs per node disagrees with --gpus " + std::to_string(*f.gpus));
+    }
+    const bool world_changed = f.gpus || f.nodes;
+    if (f.gpus) l.gpus = *f.gpus;
+    if (f.nodes) {
+        const long long g = static_cast<long long>(*f.nodes) * l.cluster.gpus_per_node;
+        if (g > (1 << 22)) throw InputError(kFlags, "--nodes", "absurd number of nodes");
+        l.gpus = static_cast<int>(g);
+    }
+    const long long model_parallel = static_cast<long long>(m.tp) * m.pp * m.cp;
+    if (f.dp) {
+        m.dp = *f.dp;
+        if (!world_changed) {
+            const long long world = model_parallel * m.dp;
+            if (world > (1 << 22)) throw InputError(kFlags, "--dp", "absurd world size");
+            l.gpus = static_cast<int>(world);
+        }
+    } else if (world_changed || axes_changed || !layout_file) {
+        if (!world_changed && !layout_file) {
+            l.gpus = static_cast<int>(model_parallel);  // no world given: dp 1
+        }
+        if (model_parallel > 0 && l.gpus % model_parallel != 0) {
+            throw InputError(kFlags, f.gpus ? "--gpus" : "--tp",
+                             "world size " + std::to_string(l.gpus) +
+                                 " is not a multiple of tp×pp×cp = " +
+                                 std::to_string(model_parallel));
+        }
+        m.dp = static_cast<int>(l.gpus / model_parallel);
+    }
+
+    auto& t = l.training;
+    if (f.mbs) t.micro_batch_size = *f.mbs;
+    if (f.seq) t.seq_length = *f.seq;
+    if (f.gbs) {
+        t.global_batch_size = *f.gbs;
+    } else if (!layout_file) {
+        t.global_batch_size = t.micro_batch_size * m.dp;
+    }
+    if (f.schedule && !parse_schedule(*f.schedule, t.schedule)) {
+        throw InputError(kFlags, "--schedule",
+                         "unknown schedule '" + *f.schedule + "' (gpipe, 1f1b, interleaved)");
+    }
+    if (!f.schedule && l.parallel.vpp > 1) t.schedule = Schedule::Interleaved;
+    if (f.recompute && !parse_recompute(*f.recompute, t.recompute)) {
+        throw InputError(kFlags, "--recompute",
+                         "unknown recompute '" + *f.recompute + "' (none, selective, full)");
+    }
+    if (f.dtype && !parse_dtype(*f.dtype, t.dtype)) {
+        throw InputError(kFlags, "--dtype",
+                         "unknown dtype '" + *f.dtype + "' (fp32, tf32, bf16, fp16, fp8)");
+    }
+    if (!layout_file && !f.dtype && l.cluster.gpu.peak_flops(DType::Bf16) <= 0) {
+        t.dtype = DType::Fp32;
+    }
+    if (f.zero) {
+        if (*f.zero < 0 || *f.zero > 3) {
+            throw InputError(kFlags, "--zero", std::to_string(*f.zero) + " is not 0, 1, 2 or 3");
+        }
+        t.zero_stage = *f.zero;
+    }
+    if (f.layers_per_stage) {
+        l.placement.layers_per_stage = *f.layers_per_stage;
+    } else if (f.pp || f.vpp || f.model) {
+        // A new pipeline shape or model invalidates an explicit split from the file.
+        const auto chunks = static_cast<std::size_t>(m.pp) * l.parallel.vpp;
+        if (l.placement.layers_per_stage.size() != chunks || f.model) {
+            l.placement.layers_per_stage.clear();
+        }
+    }
+    if ((f.ep || f.model) &&
+        l.placement.experts_per_ep_rank.size() != static_cast<std::size_t>(m.ep)) {
+        l.placement.experts_per_ep_rank.clear();
+    }
+    if (f.model) l.placement.experts_per_ep_rank.clear();
+    return l;
+}
+
+}  // namespace meshwork

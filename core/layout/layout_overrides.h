@@ -1,0 +1,33 @@
+// Layout settings given as command-line flags (CLI.md): each set field overrides the file.
+// Kept in core so that the CLI and the GUI build layouts the same way.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "layout/layout.h"
+
+namespace meshwork {
+
+struct LayoutOverrides {
+    std::optional<std::string> model, cluster;
+    std::optional<int> gpus, nodes;
+    std::optional<int> tp, pp, dp, cp, ep, etp, vpp;
+    std::optional<std::string> order;
+    std::optional<int> mbs, gbs, seq;
+    std::optional<std::string> schedule, recompute, dtype;
+    std::optional<bool> sequence_parallel;
+    std::optional<int> zero;
+    std::optional<std::vector<int>> layers_per_stage;
+
+    [[nodiscard]] bool empty() const;
+};
+
+// Builds the layout from an optional file and the flags. Without a file, --model is
+// required and the cluster defaults to cpu-local for the tiny models, dgx-h100 otherwise.
+// Flag errors name the field "<flags>: --flag". dp, when not given, is
+// world / (tp·pp·cp); gpus, when not given, follows from --nodes or from the axes.
+Layout build_layout(const std::optional<std::string>& layout_file, const LayoutOverrides& flags);
+
+}  // namespace meshwork

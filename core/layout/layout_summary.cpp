@@ -1,0 +1,76 @@
+#include "layout/layout_summary.h"
+
+#include "model/layer_graph.h"
+
+namespace meshwork {
+
+nlohmann::json model_summary_json(const ModelSpec& m, int seq_length) {
+    const LayerGraph g = build_layer_graph(m);
+    const double fwd = g.forward_flops_per_token(seq_length, /*causal=*/true);
+    nlohmann::json j = {
+        {"name", m.name},
+        {"family", m.family},
+        {"layers", m.num_layers},
+        {"hidden_size", m.hidden_size},
+        {"num_heads", m.num_heads},
+        {"num_kv_heads", m.num_kv_heads},
+        {"head_dim", m.head_dim},
+        {"attention", m.attention_kind()},
+        {"ffn_hidden_size", m.ffn_hidden_size},
+        {"vocab_size", m.vocab_size},
+        {"tie_embeddings", m.tie_embeddings},
+        {"params_total", g.params_total},
+        {"params_active", g.params_active},
+        {"params_embedding", g.params_embedding},
+        {"seq_length", seq_length},
+        {"forward_flops_per_token", fwd},
+        // Training FLOPs per token: backward costs twice the forward pass.
+        {"flops_per_token", 3.0 * fwd},
+    };
+    if (m.is_moe()) {
+        j["moe"] = {{"num_experts", m.moe.num_experts},
+                    {"top_k", m.moe.top_k},
+                    {"expert_ffn_hidden", m.moe.expert_ffn_hidden},
+                    {"num_shared_experts", m.moe.num_shared_experts},
+                    {"moe_layers", m.num_moe_blocks()}};
+    }
+    return j;
+}
+
+nlohmann::json mesh_summary_json(const Layout& l, bool with_ranks) {
+    const DeviceMesh mesh = l.mesh();
+    const auto& s = mesh.shape();
+    nlohmann::json j = {
+        {"world_size", mesh.world_size()},
+        {"order", s.order},
+        {"axes", {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"cp", s.cp}, {"ep", s.ep},
+                  {"etp", s.etp}, {"edp", mesh.edp()}, {"vpp", l.parallel.vpp}}},
+        {"gpus_per_node", mesh.gpus_per_node()},
+        {"nodes", mesh.num_nodes()},
+        {"cluster", l.cluster.name},
+        {"gpu", l.cluster.gpu.kind},
+        {"micro_batches", l.num_micro_batches()},
+        {"layers_per_stage", l.stage_layers()},
+    };
+    nlohmann::json groups = nlohmann::json::object();
+    for (Axis a : {Axis::Tp, Axis::Cp, Axis::Dp, Axis::Pp, Axis::Ep, Axis::Etp, Axis::Edp}) {
+        groups[to_string(a)] = {{"size", mesh.axis_size(a)},
+                                {"count", mesh.world_size() / mesh.axis_size(a)},
+                                {"crosses_nodes", mesh.axis_crosses_nodes(a)}};
+    }
+    j["groups"] = groups;
+    if (with_ranks) {
+        nlohmann::json ranks = nlohmann::json::array();
+        for (int r = 0; r < mesh.world_size(); ++r) {
+            const RankCoords c = mesh.coords(r);
+            ranks.push_back({{"rank", r},
+                             {"tp", c.tp}, {"cp", c.cp}, {"dp", c.dp}, {"pp", c.pp},
+                             {"ep", c.ep}, {"etp", c.etp}, {"edp", c.edp},
+                             {"node", mesh.node_of(r)}, {"local_gpu", mesh.local_gpu_of(r)}});
+        }
+        j["ranks"] = std::move(ranks);
+    }
+    return j;
+}
+
+}  // namespace meshwork

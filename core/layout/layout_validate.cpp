@@ -1,0 +1,255 @@
+#include "layout/layout_validate.h"
+
+#include <numeric>
+#include <set>
+
+#include "mesh/device_mesh.h"
+
+namespace meshwork {
+
+namespace {
+
+class Checker {
+public:
+    Checker(const std::string& file, ValidationResult& out) : file_(file), out_(out) {}
+    void error(const std::string& field, const std::string& message) {
+        out_.errors.push_back({file_, field, message});
+    }
+    void warning(const std::string& field, const std::string& message) {
+        out_.warnings.push_back({file_, field, message});
+    }
+
+private:
+    const std::string& file_;
+    ValidationResult& out_;
+};
+
+std::string str(long long v) { return std::to_string(v); }
+
+void check_mesh(const Layout& l, Checker& c) {
+    const auto& m = l.parallel.mesh;
+    const long long world = m.world_size();
+    if (world != l.gpus) {
+        c.error("parallel", "tp×pp×cp×dp = " + str(m.tp) + "×" + str(m.pp) + "×" + str(m.cp) +
+                                "×" + str(m.dp) + " = " + str(world) + " but gpus = " +
+                                str(l.gpus));
+    }
+    if (l.gpus > l.cluster.max_gpus()) {
+        c.error("gpus", str(l.gpus) + " GPUs but cluster '" + l.cluster.name + "' has at most " +
+                            str(l.cluster.max_gpus()) + " (" + str(l.cluster.max_nodes) +
+                            " nodes × " + str(l.cluster.gpus_per_node) + ")");
+    }
+    if (parse_axis_order(m.order).empty()) {
+        c.error("parallel.order",
+                "'" + m.order + "' is not an order of the axes tp, cp, ep, dp, pp joined by '-'");
+    }
+    if (m.tp > l.cluster.gpus_per_node) {
+        c.warning("parallel.tp", "tp " + str(m.tp) + " spans more than one node (" +
+                                     str(l.cluster.gpus_per_node) +
+                                     " GPUs per node): TP traffic crosses the inter-node links");
+    }
+}
+
+void check_tensor_parallel(const Layout& l, Checker& c) {
+    const auto& md = l.model;
+    const int tp = l.parallel.mesh.tp;
+    if (md.num_heads % tp != 0) {
+        c.error("parallel.tp", "tp " + str(tp) + " does not divide the " + str(md.num_heads) +
+                                   " attention heads of " + md.name);
+    }
+    if (!md.uses_mla && md.num_kv_heads % tp != 0 && tp % md.num_kv_heads != 0) {
+        c.error("parallel.tp",
+                "tp " + str(tp) + " and the " + str(md.num_kv_heads) +
+                    " KV heads of " + md.name +
+                    " neither divide one another (KV heads are split when tp divides them, "
+                    "replicated when they divide tp)");
+    } else if (!md.uses_mla && tp > md.num_kv_heads) {
+        c.warning("parallel.tp", "tp " + str(tp) + " exceeds the " + str(md.num_kv_heads) +
+                                     " KV heads: each KV head is replicated on " +
+                                     str(tp / md.num_kv_heads) + " ranks");
+    }
+    const bool has_dense_mlp = md.num_moe_blocks() < md.num_layers;
+    if (has_dense_mlp && md.ffn_hidden_size % tp != 0) {
+        c.error("parallel.tp", "tp " + str(tp) + " does not divide the MLP hidden size " +
+                                   str(md.ffn_hidden_size));
+    }
+    if (l.parallel.sequence_parallel && tp == 1) {
+        c.warning("parallel.sequence_parallel", "sequence parallelism has no effect with tp 1");
+    }
+}
+
+void check_pipeline(const Layout& l, Checker& c) {
+    const int pp = l.parallel.mesh.pp;
+    const int vpp = l.parallel.vpp;
+    const int layers = l.model.num_layers;
+    const long long chunks = static_cast<long long>(pp) * vpp;
+    const auto& split = l.placement.layers_per_stage;
+    if (split.empty()) {
+        if (layers < chunks) {
+            c.error("placement.layers_per_stage",
+                    str(layers) + " layers cannot fill pp×vpp = " + str(chunks) + " model chunks");
+        } else if (layers % chunks != 0) {
+            const auto chosen = balanced_stage_split(layers, static_cast<int>(chunks));
+            std::string text;
+            for (int n : chosen) text += (text.empty() ? "" : ",") + str(n);
+            c.warning("placement.layers_per_stage",
+                      str(layers) + " layers do not split evenly over pp×vpp = " + str(chunks) +
+                          " model chunks; using " + text + " (first/last lighter)");
+        }
+    } else {
+        if (static_cast<long long>(split.size()) != chunks) {
+            c.error("placement.layers_per_stage",
+                    str(static_cast<long long>(split.size())) + " entries but pp×vpp = " +
+                        str(chunks) + " model chunks");
+        }
+        long long sum = 0;
+        for (std::size_t i = 0; i < split.size(); ++i) {
+            sum += split[i];
+            if (split[i] < 1) {
+                c.error("placement.layers_per_stage[" + str(static_cast<long long>(i)) + "]",
+                        "a model chunk must hold at least one layer");
+            }
+        }
+        if (sum != layers) {
+            c.error("placement.layers_per_stage",
+                    "stages cover " + str(sum) + " layers but " + l.model.name + " has " +
+                        str(layers) + " (each layer must be placed exactly once)");
+        }
+    }
+    const auto schedule = l.training.schedule;
+    if (schedule == Schedule::Interleaved) {
+        if (vpp < 2) {
+            c.error("training.schedule", "the interleaved schedule needs vpp ≥ 2 (parallel.vpp)");
+        }
+        if (pp < 2) c.error("training.schedule", "the interleaved schedule needs pp ≥ 2");
+        const int m = l.num_micro_batches();
+        if (pp >= 2 && m > 0 && m % pp != 0) {
+            c.error("training.global_batch_size",
+                    "the interleaved schedule needs the micro-batch count (" + str(m) +
+                        ") to be a multiple of pp (" + str(pp) + ")");
+        }
+    } else if (vpp > 1) {
+        c.error("parallel.vpp", "vpp " + str(vpp) + " needs the interleaved schedule (training.schedule)");
+    }
+    if (pp > layers) {
+        c.error("parallel.pp", "pp " + str(pp) + " exceeds the " + str(layers) + " layers");
+    }
+}
+
+void check_experts(const Layout& l, Checker& c) {
+    const auto& m = l.parallel.mesh;
+    const auto& moe = l.model.moe;
+    if (!l.model.is_moe()) {
+        if (m.ep > 1) c.error("parallel.ep", "ep " + str(m.ep) + " but " + l.model.name + " has no experts");
+        if (m.etp > 1) c.error("parallel.etp", "etp " + str(m.etp) + " but " + l.model.name + " has no experts");
+        if (!l.placement.experts_per_ep_rank.empty()) {
+            c.error("placement.experts_per_ep_rank", l.model.name + " has no experts");
+        }
+        return;
+    }
+    const long long fold = static_cast<long long>(m.tp) * m.cp * m.dp;
+    if (fold % (static_cast<long long>(m.ep) * m.etp) != 0) {
+        c.error("parallel.ep", "etp×ep = " + str(m.etp) + "×" + str(m.ep) +
+                                   " must divide tp×cp×dp = " + str(fold));
+    }
+    if (moe.expert_ffn_hidden % m.etp != 0) {
+        c.error("parallel.etp", "etp " + str(m.etp) + " does not divide the expert hidden size " +
+                                    str(moe.expert_ffn_hidden));
+    }
+    const auto& placed = l.placement.experts_per_ep_rank;
+    if (placed.empty()) {
+        if (moe.num_experts % m.ep != 0) {
+            c.error("parallel.ep", "ep " + str(m.ep) + " does not divide the " +
+                                       str(moe.num_experts) + " experts of " + l.model.name);
+        }
+        return;
+    }
+    if (static_cast<long long>(placed.size()) != m.ep) {
+        c.error("placement.experts_per_ep_rank",
+                str(static_cast<long long>(placed.size())) + " EP ranks listed but ep = " + str(m.ep));
+    }
+    std::vector<int> count(static_cast<std::size_t>(moe.num_experts), 0);
+    for (std::size_t r = 0; r < placed.size(); ++r) {
+        const std::string field = "placement.experts_per_ep_rank[" + str(static_cast<long long>(r)) + "]";
+        if (placed[r].empty()) c.error(field, "an EP rank must hold at least one expert");
+        for (int e : placed[r]) {
+            if (e < 0 || e >= moe.num_experts) {
+                c.error(field, "expert " + str(e) + " does not exist (the model has " +
+                                   str(moe.num_experts) + ")");
+            } else {
+                ++count[static_cast<std::size_t>(e)];
+            }
+        }
+    }
+    for (int e = 0; e < moe.num_experts; ++e) {
+        const int n = count[static_cast<std::size_t>(e)];
+        if (n != 1) {
+            c.error("placement.experts_per_ep_rank",
+                    "expert " + str(e) + (n == 0 ? " is not placed" : " is placed " + str(n) + " times") +
+                        " (each expert must be placed exactly once)");
+        }
+    }
+}
+
+void check_sequence_and_batch(const Layout& l, Checker& c) {
+    const auto& t = l.training;
+    const auto& m = l.parallel.mesh;
+    if (m.cp > 1 && t.seq_length % (2 * m.cp) != 0) {
+        c.error("parallel.cp", "cp " + str(m.cp) + " needs the sequence length (" +
+                                   str(t.seq_length) +
+                                   ") to be a multiple of 2×cp for causal load balancing");
+    }
+    if (l.parallel.sequence_parallel && m.tp > 1 && (t.seq_length / m.cp) % m.tp != 0) {
+        c.error("parallel.sequence_parallel",
+                "sequence parallelism needs the per-CP sequence (" + str(t.seq_length / m.cp) +
+                    ") to be a multiple of tp (" + str(m.tp) + ")");
+    }
+    const long long per_step = static_cast<long long>(m.dp) * t.micro_batch_size;
+    if (t.global_batch_size % per_step != 0) {
+        c.error("training.global_batch_size",
+                "global batch " + str(t.global_batch_size) + " is not a multiple of dp×micro-batch = " +
+                    str(m.dp) + "×" + str(t.micro_batch_size) + " = " + str(per_step));
+    }
+    if (t.seq_length > l.model.max_position_embeddings) {
+        c.warning("training.seq_length", "sequence " + str(t.seq_length) + " exceeds the model's " +
+                                             str(l.model.max_position_embeddings) + " positions");
+    }
+    if (t.dtype == DType::Fp8 && l.cluster.gpu.peak_flops(DType::Fp8) <= 0) {
+        c.error("training.dtype", "GPU kind '" + l.cluster.gpu.kind + "' has no fp8 units");
+    }
+    if (l.cluster.gpu.peak_flops(t.dtype) <= 0 && t.dtype != DType::Fp8) {
+        c.error("training.dtype", "GPU kind '" + l.cluster.gpu.kind + "' lists no peak for " +
+                                      to_string(t.dtype));
+    }
+    if (t.zero_stage >= 2 && m.pp > 1) {
+        c.warning("training.zero_stage", "ZeRO-" + str(t.zero_stage) +
+                                             " with pipeline parallelism: DeepSpeed refuses it; "
+                                             "Megatron offers ZeRO-1 (distributed optimizer) only");
+    }
+    if (t.recompute != Recompute::Full && t.recompute_num_layers > 0) {
+        c.error("training.recompute_num_layers", "only meaningful with full recomputation");
+    }
+    if (t.moe_capacity_factor > 0 && !l.model.is_moe()) {
+        c.warning("training.moe_capacity_factor", l.model.name + " has no experts");
+    }
+}
+
+}  // namespace
+
+ValidationResult validate_layout(const Layout& layout, const std::string& file) {
+    ValidationResult out;
+    Checker c(file, out);
+    check_mesh(layout, c);
+    check_tensor_parallel(layout, c);
+    check_pipeline(layout, c);
+    check_experts(layout, c);
+    check_sequence_and_batch(layout, c);
+    return out;
+}
+
+void require_valid_layout(const Layout& layout, const std::string& file) {
+    auto result = validate_layout(layout, file);
+    if (!result.valid()) throw InputError(std::move(result.errors));
+}
+
+}  // namespace meshwork

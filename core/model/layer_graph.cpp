@@ -1,0 +1,172 @@
+#include "model/layer_graph.h"
+
+namespace meshwork {
+
+std::string to_string(LayerKind kind) {
+    switch (kind) {
+        case LayerKind::Embedding: return "embedding";
+        case LayerKind::Norm: return "norm";
+        case LayerKind::Attention: return "attention";
+        case LayerKind::Mlp: return "mlp";
+        case LayerKind::Moe: return "moe";
+        case LayerKind::LmHead: return "lm_head";
+    }
+    return "?";
+}
+
+namespace {
+
+std::int64_t norm_params(const ModelSpec& m, std::int64_t width) {
+    return m.norm == NormKind::LayerNorm ? 2 * width : width;
+}
+
+// One MLP (dense or gated) of a given hidden size: weights and biases.
+std::int64_t mlp_params(const ModelSpec& m, std::int64_t ffn) {
+    const std::int64_t h = m.hidden_size;
+    const std::int64_t matrices = m.mlp == MlpKind::Gated ? 3 : 2;
+    std::int64_t p = matrices * h * ffn;
+    if (m.linear_bias) p += (matrices - 1) * ffn + h;
+    return p;
+}
+
+Layer attention_layer(const ModelSpec& m, int block) {
+    Layer l;
+    l.kind = LayerKind::Attention;
+    l.block = block;
+    l.name = "block." + std::to_string(block) + ".attention";
+    const std::int64_t h = m.hidden_size;
+    std::int64_t gemm_params = 0;
+    std::int64_t other = 0;
+    double score_dims = 0;  // per head: qk dim + v dim, times heads
+    if (m.uses_mla) {
+        const auto& d = m.mla;
+        const std::int64_t qk_head = d.qk_nope_head_dim + d.qk_rope_head_dim;
+        if (d.q_lora_rank > 0) {
+            gemm_params += h * d.q_lora_rank + d.q_lora_rank * m.num_heads * qk_head;
+            other += d.q_lora_rank;  // q_a_layernorm
+        } else {
+            gemm_params += h * m.num_heads * qk_head;
+        }
+        gemm_params += h * (d.kv_lora_rank + d.qk_rope_head_dim);
+        other += d.kv_lora_rank;  // kv_a_layernorm
+        gemm_params += d.kv_lora_rank * m.num_heads * (d.qk_nope_head_dim + d.v_head_dim);
+        gemm_params += static_cast<std::int64_t>(m.num_heads) * d.v_head_dim * h;
+        score_dims = static_cast<double>(m.num_heads) * static_cast<double>(qk_head + d.v_head_dim);
+    } else {
+        const std::int64_t q = static_cast<std::int64_t>(m.num_heads) * m.head_dim;
+        const std::int64_t kv = static_cast<std::int64_t>(m.num_kv_heads) * m.head_dim;
+        gemm_params = h * q + 2 * h * kv + q * h;
+        if (m.qkv_bias || m.linear_bias) other += q + 2 * kv;
+        if (m.linear_bias) other += h;
+        score_dims = 2.0 * static_cast<double>(q);
+    }
+    l.params = gemm_params + other;
+    l.active_params = l.params;
+    l.gemm_flops_per_token = 2.0 * static_cast<double>(gemm_params);
+    l.attention_flops_per_token_per_context = 2.0 * score_dims;
+    return l;
+}
+
+Layer dense_mlp_layer(const ModelSpec& m, int block) {
+    Layer l;
+    l.kind = LayerKind::Mlp;
+    l.block = block;
+    l.name = "block." + std::to_string(block) + ".mlp";
+    l.params = mlp_params(m, m.ffn_hidden_size);
+    l.active_params = l.params;
+    const std::int64_t matrices = m.mlp == MlpKind::Gated ? 3 : 2;
+    l.gemm_flops_per_token = 2.0 * static_cast<double>(matrices * m.hidden_size * m.ffn_hidden_size);
+    return l;
+}
+
+Layer moe_layer(const ModelSpec& m, int block) {
+    Layer l;
+    l.kind = LayerKind::Moe;
+    l.block = block;
+    l.name = "block." + std::to_string(block) + ".moe";
+    const auto& e = m.moe;
+    const std::int64_t h = m.hidden_size;
+    const std::int64_t router = h * e.num_experts + (e.router_bias ? e.num_experts : 0);
+    const std::int64_t expert = mlp_params(m, e.expert_ffn_hidden);
+    const std::int64_t shared = e.shared_ffn_hidden > 0 ? mlp_params(m, e.shared_ffn_hidden) : 0;
+    const std::int64_t shared_gate = e.shared_expert_gate ? h : 0;
+    l.params = router + e.num_experts * expert + shared + shared_gate;
+    l.active_params = router + e.top_k * expert + shared + shared_gate;
+    const std::int64_t matrices = m.mlp == MlpKind::Gated ? 3 : 2;
+    const double expert_gemm = static_cast<double>(matrices * h * e.expert_ffn_hidden);
+    const double shared_gemm = static_cast<double>(matrices * h * e.shared_ffn_hidden);
+    l.gemm_flops_per_token = 2.0 * (static_cast<double>(h * e.num_experts) +
+                                    e.top_k * expert_gemm + shared_gemm +
+                                    static_cast<double>(shared_gate));
+    return l;
+}
+
+Layer norm_layer(const ModelSpec& m, int block, const std::string& name) {
+    Layer l;
+    l.kind = LayerKind::Norm;
+    l.block = block;
+    l.name = name;
+    l.params = norm_params(m, m.hidden_size);
+    l.active_params = l.params;
+    return l;
+}
+
+}  // namespace
+
+LayerGraph build_layer_graph(const ModelSpec& m) {
+    LayerGraph g;
+    const std::int64_t h = m.hidden_size;
+
+    Layer emb;
+    emb.kind = LayerKind::Embedding;
+    emb.name = "embedding";
+    emb.params = m.vocab_size * h + (m.learned_position_embeddings ? m.max_position_embeddings * h : 0);
+    emb.active_params = emb.params;
+    g.layers.push_back(emb);
+    g.params_embedding = emb.params;
+
+    for (int b = 0; b < m.num_layers; ++b) {
+        const std::string prefix = "block." + std::to_string(b) + ".";
+        g.layers.push_back(norm_layer(m, b, prefix + "input_norm"));
+        g.layers.push_back(attention_layer(m, b));
+        g.layers.push_back(norm_layer(m, b, prefix + "post_attention_norm"));
+        g.layers.push_back(m.is_moe_block(b) ? moe_layer(m, b) : dense_mlp_layer(m, b));
+    }
+    g.layers.push_back(norm_layer(m, -1, "final_norm"));
+
+    Layer head;
+    head.kind = LayerKind::LmHead;
+    head.name = "lm_head";
+    head.params = m.tie_embeddings ? 0 : m.vocab_size * h;  // tied: shares the embedding
+    head.active_params = head.params;
+    head.gemm_flops_per_token = 2.0 * static_cast<double>(m.vocab_size * h);
+    g.layers.push_back(head);
+
+    for (const auto& l : g.layers) {
+        g.params_total += l.params;
+        g.params_active += l.active_params;
+    }
+    return g;
+}
+
+double LayerGraph::forward_flops_per_token(std::int64_t seq_len, bool causal) const {
+    const double context = causal ? static_cast<double>(seq_len) / 2.0 : static_cast<double>(seq_len);
+    double total = 0;
+    for (const auto& l : layers) {
+        total += l.gemm_flops_per_token + l.attention_flops_per_token_per_context * context;
+    }
+    return total;
+}
+
+double LayerGraph::block_forward_flops_per_token(int block, std::int64_t seq_len,
+                                                 bool causal) const {
+    const double context = causal ? static_cast<double>(seq_len) / 2.0 : static_cast<double>(seq_len);
+    double total = 0;
+    for (const auto& l : layers) {
+        if (l.block != block) continue;
+        total += l.gemm_flops_per_token + l.attention_flops_per_token_per_context * context;
+    }
+    return total;
+}
+
+}  // namespace meshwork

@@ -1,0 +1,22 @@
+// Classifying kernels by name the way Holistic Trace Analysis does, so that imported and
+// recorded traces yield the same metrics: communication (^nccl|ncclKernel), memory
+// (^Memcpy|^Memset), compute (the rest, except synchronisation/wait kernels).
+#pragma once
+
+#include <string_view>
+
+#include "trace/trace_event.h"
+
+namespace meshwork::profiler {
+
+enum class KernelClass { Compute, Communication, Memory, Sync };
+
+KernelClass classify_kernel(std::string_view name);
+EventKind event_kind_of_kernel(std::string_view name);
+
+// The collective of an NCCL kernel name ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL" ->
+// "all_reduce"); empty when the name is not an NCCL collective. The algorithm and protocol
+// in the name are not reliable (NCCL dispatches through a function table) and are ignored.
+std::string_view nccl_collective_of(std::string_view kernel_name);
+
+}  // namespace meshwork::profiler
