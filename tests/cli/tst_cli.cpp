@@ -1,4 +1,159 @@
+// meshwork-cli as scripts use it: exit codes, --json keys, --help on every verb, and the
+// bad-file corpus giving exit 2 with one line naming the file and the field.
 #include <QtTest>
-class T : public QObject { Q_OBJECT private slots: void placeholder() {} };
-QTEST_GUILESS_MAIN(T)
+
+#include <nlohmann/json.hpp>
+
+#include "common/json_reader.h"
+
+namespace {
+struct Result {
+    int exit_code = -1;
+    QByteArray out, err;
+};
+
+Result run_cli(const QStringList& args, int timeout_ms = 60000) {
+    QProcess p;
+    p.start(MESHWORK_CLI_PATH, args);
+    if (!p.waitForFinished(timeout_ms)) {
+        p.kill();
+        return {};
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, p.readAllStandardOutput(),
+            p.readAllStandardError()};
+}
+}  // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+private slots:
+    void help_on_every_verb();
+    void presets_json();
+    void describe_405b_json();
+    void describe_human();
+    void validate_bundled_layouts();
+    void bad_files_exit_2_data();
+    void bad_files_exit_2();
+    void bad_flags_exit_2();
+    void validate_json_lists_errors();
+};
+
+void TestCli::help_on_every_verb() {
+    const Result top = run_cli({"--help"});
+    QCOMPARE(top.exit_code, 0);
+    QVERIFY(top.out.contains("Exit codes"));
+    // Every subcommand listed in the top-level help answers --help with exit 0.
+    const QString text = QString::fromUtf8(top.out);
+    const auto start = text.indexOf("Subcommands:");
+    QVERIFY(start > 0);
+    int verbs = 0;
+    for (const QString& line : text.mid(start).split('\n').mid(1)) {
+        const QString verb = line.trimmed().section(' ', 0, 0);
+        if (verb.isEmpty() || !line.startsWith("  ")) continue;
+        const Result r = run_cli({verb, "--help"});
+        QVERIFY2(r.exit_code == 0, qPrintable(verb));
+        QVERIFY2(r.out.contains("Exit codes"), qPrintable(verb + " --help lists no exit codes"));
+        ++verbs;
+    }
+    QVERIFY(verbs >= 3);
+}
+
+void TestCli::presets_json() {
+    const Result r = run_cli({"presets", "--json"});
+    QCOMPARE(r.exit_code, 0);
+    const auto j = nlohmann::json::parse(r.out.toStdString());
+    QVERIFY(j["models"].size() >= 8);
+    QVERIFY(j["clusters"].size() >= 5);
+    bool tiny = false;
+    for (const auto& m : j["models"]) tiny |= m["name"] == "tiny";
+    QVERIFY(tiny);
+}
+
+void TestCli::describe_405b_json() {
+    const Result r = run_cli({"describe", "--model", "llama3.1-405b", "--cluster", "dgx-h100",
+                              "--gpus", "16384", "--tp", "8", "--pp", "16", "--json"});
+    QCOMPARE(r.exit_code, 0);
+    const auto j = nlohmann::json::parse(r.out.toStdString());
+    QVERIFY(std::abs(j["model"]["params_total"].get<double>() - 405.9e9) / 405.9e9 < 0.005);
+    QCOMPARE(j["model"]["params_active"], j["model"]["params_total"]);
+    QVERIFY(j["model"]["flops_per_token"].get<double>() > 6 * 405e9);
+    QCOMPARE(j["mesh"]["world_size"].get<int>(), 16384);
+    QCOMPARE(j["mesh"]["ranks"].size(), std::size_t{16384});
+    const auto& r9 = j["mesh"]["ranks"][9];  // tp 1 of the second TP group, node 1 GPU 1
+    QCOMPARE(r9["tp"].get<int>(), 1);
+    QCOMPARE(r9["dp"].get<int>(), 1);
+    QCOMPARE(r9["pp"].get<int>(), 0);
+    QCOMPARE(r9["node"].get<int>(), 1);
+    QCOMPARE(r9["local_gpu"].get<int>(), 1);
+    QCOMPARE(j["mesh"]["ranks"][16383]["pp"].get<int>(), 15);
+}
+
+void TestCli::describe_human() {
+    const Result r = run_cli({"describe", QString(MESHWORK_RESOURCES_DIR) + "/layouts/mixtral-8x7b-h100-64.json"});
+    QCOMPARE(r.exit_code, 0);
+    QVERIFY(r.out.contains("46.70B total, 12.88B active"));
+    QVERIFY(r.out.contains("experts 8 (top-2"));
+}
+
+void TestCli::validate_bundled_layouts() {
+    for (const QString& f : QDir(QString(MESHWORK_RESOURCES_DIR) + "/layouts").entryList({"*.json"})) {
+        const Result r = run_cli({"validate", QString(MESHWORK_RESOURCES_DIR) + "/layouts/" + f});
+        QVERIFY2(r.exit_code == 0, qPrintable(f + ": " + r.err));
+    }
+}
+
+void TestCli::bad_files_exit_2_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("expected");
+    const std::string dir = MESHWORK_TEST_FIXTURES;
+    const auto expected = meshwork::load_json_file(dir + "/bad-expected.json");
+    for (const auto& [name, field] : expected.items()) {
+        QTest::newRow(name.c_str()) << QString::fromStdString(dir + "/bad/" + name)
+                                    << QString::fromStdString(field.get<std::string>());
+    }
+}
+
+void TestCli::bad_files_exit_2() {
+    QFETCH(QString, file);
+    QFETCH(QString, expected);
+    for (const char* verb : {"validate", "describe"}) {
+        const Result r = run_cli({verb, file});
+        QVERIFY2(r.exit_code == 2, qPrintable(QString("%1 exit %2").arg(verb).arg(r.exit_code)));
+        const QString err = QString::fromUtf8(r.err);
+        QVERIFY2(err.contains(file), qPrintable("message does not name the file: " + err));
+        QVERIFY2(err.contains(expected), qPrintable("message does not name '" + expected + "': " + err));
+        QVERIFY(r.out.isEmpty());
+    }
+}
+
+void TestCli::bad_flags_exit_2() {
+    QCOMPARE(run_cli({"describe", "--model", "tiny", "--bogus"}).exit_code, 2);
+    QCOMPARE(run_cli({"describe", "--model", "tiny", "--tp", "two"}).exit_code, 2);
+    const Result r = run_cli({"describe", "--model", "tiny", "--tp", "3"});
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY(r.err.contains("<flags>: parallel.tp"));
+    const Result neg = run_cli({"describe", "--model", "tiny", "--gpus", "-4"});
+    QCOMPARE(neg.exit_code, 2);
+    QVERIFY(neg.err.contains("--gpus"));
+    QCOMPARE(run_cli({"describe"}).exit_code, 2);  // neither a layout nor --model
+    QCOMPARE(run_cli({"nosuchverb"}).exit_code, 2);
+    QCOMPARE(run_cli({}).exit_code, 2);
+    const Result split = run_cli({"describe", "--model", "tiny", "--pp", "2", "--layers-per-stage", "2,x"});
+    QCOMPARE(split.exit_code, 2);
+    QVERIFY(split.err.contains("--layers-per-stage"));
+}
+
+void TestCli::validate_json_lists_errors() {
+    const Result r = run_cli({"validate", QString(MESHWORK_TEST_FIXTURES) + "/bad/world-mismatch.json", "--json"});
+    QCOMPARE(r.exit_code, 2);
+    const auto j = nlohmann::json::parse(r.out.toStdString());
+    QCOMPARE(j["valid"].get<bool>(), false);
+    QVERIFY(!j["errors"].empty());
+    QCOMPARE(j["errors"][0]["field"].get<std::string>(), std::string("parallel"));
+    const Result ok = run_cli({"validate", "--model", "tiny", "--json"});
+    QCOMPARE(ok.exit_code, 0);
+    QCOMPARE(nlohmann::json::parse(ok.out.toStdString())["valid"].get<bool>(), true);
+}
+
+QTEST_GUILESS_MAIN(TestCli)
 #include "tst_cli.moc"

@@ -1,0 +1,128 @@
+#include "schedule/pipeline_schedule.h"
+
+#include <algorithm>
+
+#include "common/error.h"
+
+namespace meshwork {
+
+namespace {
+
+// Interleaved 1F1B (Narayanan et al. 2021; Megatron-LM's
+// forward_backward_pipelining_with_interleaving): forward pass k of a rank runs chunk
+// (k / pp) % vpp on micro-batch (k / (pp·vpp))·pp + k % pp; backward pass k runs the chunks
+// in reverse order.
+PipeOp interleaved_op(int k, int pp, int vpp, bool forward) {
+    const int group = k / (pp * vpp);
+    const int in_group = k % (pp * vpp);
+    int chunk = in_group / pp;
+    if (!forward) chunk = vpp - 1 - chunk;
+    return {forward ? PipeOpKind::Forward : PipeOpKind::Backward, group * pp + in_group % pp,
+            chunk};
+}
+
+std::vector<PipeOp> interleaved_rank(int rank, int pp, int vpp, int m) {
+    const int total = m * vpp;
+    // Megatron's warm-up: (pp - rank - 1)·2 + (vpp - 1)·pp forwards, capped at all of them.
+    const int warmup = std::min(total, (pp - rank - 1) * 2 + (vpp - 1) * pp);
+    std::vector<PipeOp> ops;
+    ops.reserve(static_cast<std::size_t>(2 * total));
+    int f = 0, b = 0;
+    for (; f < warmup; ++f) ops.push_back(interleaved_op(f, pp, vpp, true));
+    while (f < total) {
+        ops.push_back(interleaved_op(f++, pp, vpp, true));
+        ops.push_back(interleaved_op(b++, pp, vpp, false));
+    }
+    while (b < total) ops.push_back(interleaved_op(b++, pp, vpp, false));
+    return ops;
+}
+
+std::vector<PipeOp> one_f_one_b_rank(int rank, int pp, int m) {
+    // PipeDream-Flush / Megatron's non-interleaved 1F1B: pp - rank - 1 warm-up forwards,
+    // then alternate one forward and one backward, then drain the backwards.
+    const int warmup = std::min(m, pp - rank - 1);
+    std::vector<PipeOp> ops;
+    int f = 0, b = 0;
+    for (; f < warmup; ++f) ops.push_back({PipeOpKind::Forward, f, 0});
+    while (f < m) {
+        ops.push_back({PipeOpKind::Forward, f++, 0});
+        ops.push_back({PipeOpKind::Backward, b++, 0});
+    }
+    while (b < m) ops.push_back({PipeOpKind::Backward, b++, 0});
+    return ops;
+}
+
+std::vector<PipeOp> gpipe_rank(int m, int vpp) {
+    // GPipe (Huang et al. 2019): every forward, then every backward in reverse.
+    std::vector<PipeOp> ops;
+    for (int mb = 0; mb < m; ++mb) {
+        for (int c = 0; c < vpp; ++c) ops.push_back({PipeOpKind::Forward, mb, c});
+    }
+    for (int mb = m - 1; mb >= 0; --mb) {
+        for (int c = vpp - 1; c >= 0; --c) ops.push_back({PipeOpKind::Backward, mb, c});
+    }
+    return ops;
+}
+
+}  // namespace
+
+PipelineSchedule build_pipeline_schedule(Schedule kind, int pp, int vpp, int m) {
+    if (pp < 1 || vpp < 1 || m < 1) {
+        throw InputError("<schedule>", "training.schedule",
+                         "pp, vpp and the micro-batch count must be at least 1");
+    }
+    PipelineSchedule s;
+    s.kind = kind;
+    s.pp = pp;
+    s.vpp = vpp;
+    s.num_micro_batches = m;
+    s.ops.resize(static_cast<std::size_t>(pp));
+    if (kind == Schedule::Interleaved) {
+        if (vpp < 2) {
+            throw InputError("<schedule>", "training.schedule", "interleaved needs vpp ≥ 2");
+        }
+        if (m % pp != 0) {
+            throw InputError("<schedule>", "training.schedule",
+                             "interleaved needs the micro-batch count (" + std::to_string(m) +
+                                 ") to be a multiple of pp (" + std::to_string(pp) + ")");
+        }
+    } else if (kind == Schedule::OneFOneB && vpp != 1) {
+        throw InputError("<schedule>", "parallel.vpp", "1f1b runs one model chunk per rank");
+    }
+    for (int r = 0; r < pp; ++r) {
+        auto& ops = s.ops[static_cast<std::size_t>(r)];
+        switch (kind) {
+            case Schedule::Interleaved: ops = interleaved_rank(r, pp, vpp, m); break;
+            case Schedule::OneFOneB: ops = one_f_one_b_rank(r, pp, m); break;
+            case Schedule::GPipe: ops = gpipe_rank(m, vpp); break;
+        }
+    }
+    return s;
+}
+
+int PipelineSchedule::warmup_forwards(int rank) const {
+    int n = 0;
+    for (const auto& op : ops.at(static_cast<std::size_t>(rank))) {
+        if (op.kind == PipeOpKind::Backward) break;
+        ++n;
+    }
+    return n;
+}
+
+int PipelineSchedule::max_in_flight(int rank) const {
+    int live = 0, peak = 0;
+    for (const auto& op : ops.at(static_cast<std::size_t>(rank))) {
+        live += op.kind == PipeOpKind::Forward ? 1 : -1;
+        peak = std::max(peak, live);
+    }
+    return peak;
+}
+
+std::string to_string(const PipeOp& op) {
+    std::string s = op.kind == PipeOpKind::Forward ? "F" : "B";
+    s += std::to_string(op.micro_batch);
+    if (op.chunk != 0) s += "." + std::to_string(op.chunk);
+    return s;
+}
+
+}  // namespace meshwork
