@@ -20,7 +20,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   qt6-base-dev qt6-base-dev-tools libqt6sql6-sqlite qt6-charts-dev qt6-svg-dev
   libqt6opengl6-dev libgl1-mesa-dev libsqlite3-dev sqlite3 libopenblas-dev libopenmpi-dev
-  openmpi-bin nlohmann-json3-dev libcli11-dev zlib1g-dev libbenchmark-dev
+  openmpi-bin nlohmann-json3-dev libcli11-dev zlib1g-dev libbenchmark-dev libtomlplusplus-dev
   xvfb xauth fonts-dejavu-core
 )
 if [[ "${MESHWORK_SKIP_INSTALL:-0}" != 1 ]]; then
@@ -47,7 +47,7 @@ else
   preset=default
 fi
 jobs="$(nproc)"
-cmake --preset "$preset" >/dev/null
+cmake --preset "$preset"
 cmake --build --preset "$preset" -j "$jobs"
 case "$preset" in
   default) build_dir="$root/build" ;;
