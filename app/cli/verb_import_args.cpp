@@ -1,0 +1,121 @@
+// meshwork-cli import-args: a Megatron-LM command line, a DeepSpeed config or a torchtitan
+// job config as a Meshwork layout (docs/export.md).
+#include <iostream>
+#include <optional>
+
+#include "common/error.h"
+#include "common/json_reader.h"
+#include "exit_codes.h"
+#include "export/importer.h"
+#include "export/text_file.h"
+#include "layout/layout_json.h"
+#include "layout/layout_validate.h"
+#include "verb.h"
+
+namespace meshwork::cli {
+
+namespace {
+
+struct ImportArgs {
+    std::string input = "-";
+    std::string format = "auto";
+    std::string cluster, model, name, out;
+    int gpus = 0, nodes = 0, seq = 0;
+    bool json = false;
+    CLI::Option* cluster_opt = nullptr;
+    CLI::Option* model_opt = nullptr;
+    CLI::Option* gpus_opt = nullptr;
+    CLI::Option* nodes_opt = nullptr;
+    CLI::Option* seq_opt = nullptr;
+};
+
+nlohmann::json ignored_json(const std::vector<IgnoredInput>& ignored) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& i : ignored) {
+        out.push_back({{"where", i.where}, {"argument", i.text}, {"reason", i.reason}});
+    }
+    return out;
+}
+
+}  // namespace
+
+Verb add_import_args_verb(CLI::App& app) {
+    auto* cmd = app.add_subcommand(
+        "import-args", "Read a Megatron-LM command line (or a DeepSpeed/torchtitan config) as a layout");
+    auto a = std::make_shared<ImportArgs>();
+    cmd->add_option("input", a->input,
+                    "File with the command line or config; '-' or nothing reads standard input");
+    cmd->add_option("--format", a->format,
+                    "auto (default), megatron, deepspeed or torchtitan");
+    a->cluster_opt = cmd->add_option("--cluster", a->cluster,
+                                     "Cluster preset or JSON (default: dgx-h100, cpu-local for tiny models)");
+    a->model_opt = cmd->add_option("--model", a->model,
+                                   "Model preset or config.json (required for DeepSpeed configs)");
+    a->gpus_opt = cmd->add_option("--gpus", a->gpus, "World size when the input does not carry it");
+    a->nodes_opt = cmd->add_option("--nodes", a->nodes, "World size in nodes (× GPUs per node)");
+    a->seq_opt = cmd->add_option("--seq", a->seq, "Sequence length (DeepSpeed configs have none)");
+    cmd->add_option("--name", a->name, "Layout name (default: the input file's stem)");
+    cmd->add_option("--out", a->out, "Write the layout to LAYOUT.json (atomically)");
+    cmd->add_flag("--json", a->json,
+                  "Print JSON: format, layout, ignored[] (where, argument, reason), notes[], out");
+    cmd->footer("Exit codes: 0 success, 1 runtime failure (cannot write --out), 2 bad input (an "
+                "unknown or conflicting argument, named with its position such as "
+                "'argv[17] --tensor-model-parallel-size', an unresolved ${VAR}, or a layout "
+                "that fails validation).");
+    return {cmd, [a]() {
+                ImportFormat format{};
+                if (!parse_import_format(a->format, format)) {
+                    throw InputError("<flags>", "--format",
+                                     "unknown format '" + a->format +
+                                         "' (auto, megatron, deepspeed, torchtitan)");
+                }
+                ImportOptions options;
+                if (a->cluster_opt->count()) options.cluster = a->cluster;
+                if (a->model_opt->count()) options.model = a->model;
+                if (a->gpus_opt->count()) options.gpus = a->gpus;
+                if (a->nodes_opt->count()) options.nodes = a->nodes;
+                if (a->seq_opt->count()) options.seq = a->seq;
+                options.name = a->name;
+                const std::string file = a->input == "-" ? "<stdin>" : a->input;
+                const std::string text = read_text_input(a->input);
+                const ImportResult result = import_config(text, file, format, options);
+                const auto checked = validate_layout(result.layout, file);
+                if (!checked.valid()) throw InputError(checked.errors);
+
+                const nlohmann::json layout = layout_to_json(result.layout);
+                if (!a->out.empty()) save_json_file(layout, a->out);
+                if (a->json) {
+                    std::cout << nlohmann::json{{"format", to_string(result.format)},
+                                                {"layout", layout},
+                                                {"ignored", ignored_json(result.ignored)},
+                                                {"notes", result.notes},
+                                                {"out", a->out.empty() ? nlohmann::json()
+                                                                       : nlohmann::json(a->out)}}
+                                     .dump(2)
+                              << "\n";
+                    return kExitOk;
+                }
+                for (const auto& w : checked.warnings) std::cerr << "warning: " << w.to_string() << "\n";
+                for (const auto& n : result.notes) std::cerr << "note: " << n << "\n";
+                for (const auto& i : result.ignored) {
+                    std::cerr << "ignored: " << i.where << " " << i.text << " (" << i.reason << ")\n";
+                }
+                if (a->out.empty()) {
+                    std::cout << layout.dump(2) << "\n";
+                } else {
+                    const auto& m = result.layout.parallel.mesh;
+                    std::cout << "wrote " << a->out << ": " << result.layout.model.name << " on "
+                              << result.layout.gpus << " GPUs, tp " << m.tp << " pp " << m.pp
+                              << " dp " << m.dp << " cp " << m.cp << " ep " << m.ep << " ("
+                              << result.ignored.size() << " inputs ignored)\n";
+                }
+                return kExitOk;
+            }};
+}
+
+namespace {
+Verb make_import_args_verb(CLI::App& app) { return add_import_args_verb(app); }
+}  // namespace
+MESHWORK_REGISTER_VERB(150, make_import_args_verb);
+
+}  // namespace meshwork::cli

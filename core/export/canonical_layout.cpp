@@ -1,0 +1,30 @@
+#include "export/canonical_layout.h"
+
+#include <algorithm>
+
+namespace meshwork {
+
+Layout canonical_layout(Layout l) {
+    const int chunks = l.parallel.mesh.pp * l.parallel.vpp;
+    if (!l.placement.layers_per_stage.empty() &&
+        l.placement.layers_per_stage == balanced_stage_split(l.model.num_layers, chunks)) {
+        l.placement.layers_per_stage.clear();
+    }
+    if (!l.placement.experts_per_ep_rank.empty()) {
+        const auto explicit_split = l.placement.experts_per_ep_rank;
+        l.placement.experts_per_ep_rank.clear();
+        if (l.ep_experts() != explicit_split) l.placement.experts_per_ep_rank = explicit_split;
+    }
+    auto& t = l.training;
+    if (t.recompute != Recompute::Full) {
+        t.recompute_num_layers = 0;
+    } else if (t.recompute_num_layers > 0) {
+        const auto split = l.stage_layers();
+        const int largest = split.empty() ? 0 : *std::max_element(split.begin(), split.end());
+        if (t.recompute_num_layers >= largest) t.recompute_num_layers = 0;
+    }
+    if (l.parallel.mesh.tp == 1) l.parallel.sequence_parallel = false;
+    return l;
+}
+
+}  // namespace meshwork

@@ -1,0 +1,187 @@
+#include "common/error.h"
+#include "common/json_reader.h"
+#include "export/canonical_layout.h"
+#include "export/deepspeed_config.h"
+#include "export/import_common.h"
+#include "model/hf_config.h"
+
+namespace meshwork {
+
+namespace {
+
+constexpr std::int64_t kMaxBatch = 1ll << 30;
+constexpr std::int64_t kMaxAxis = 1 << 20;
+
+// Refuses the "auto" placeholders of Hugging Face's Trainer integration: a file to import
+// must hold the values.
+void refuse_auto(const Json& j, const std::string& path, const std::string& file) {
+    if (j.is_string() && j.get<std::string>() == "auto") {
+        throw InputError(file, path, "\"auto\" is filled in by the Hugging Face Trainer at run "
+                                     "time: write the number");
+    }
+}
+
+// Reads the keys of `section` listed in `used`, lists the rest as ignored.
+void ignore_rest(const Json& section, const std::string& path, std::initializer_list<const char*> used,
+                 ImportResult& r) {
+    for (const auto& [key, value] : section.items()) {
+        bool known = false;
+        for (const char* u : used) known = known || key == u;
+        if (!known) {
+            r.ignored.push_back({path + "." + key, value.dump(),
+                                 "DeepSpeed setting that does not change the layout"});
+        }
+    }
+}
+
+}  // namespace
+
+ImportResult import_deepspeed(const std::string& text, const std::string& file,
+                              const ImportOptions& options) {
+    const Json j = parse_json_text(text, file);
+    if (!j.is_object()) throw InputError(file, "(top level)", "expected a DeepSpeed config object");
+    ImportResult r;
+    r.format = ImportFormat::DeepSpeed;
+    if (!options.model) {
+        throw InputError("<flags>", "--model",
+                         "a DeepSpeed config does not name the model: pass --model PRESET|config.json");
+    }
+    Layout& l = r.layout;
+    l.model = load_model(*options.model, "<flags>", "--model");
+    l.model_ref = *options.model;
+    apply_import_defaults(l, options, file, "DeepSpeed config", r.notes);
+
+    for (const auto& [key, value] : j.items()) refuse_auto(value, key, file);
+    auto optional_int = [&](const Json& obj, const std::string& key, const std::string& path,
+                            std::int64_t min_value, std::int64_t max_value) -> std::optional<std::int64_t> {
+        if (!obj.contains(key)) return std::nullopt;
+        refuse_auto(obj.at(key), path, file);
+        return JsonObjectReader::as_int(obj.at(key), file, path, min_value, max_value);
+    };
+    auto section = [&](const std::string& key) -> const Json& {
+        static const Json empty = Json::object();
+        if (!j.contains(key)) return empty;
+        if (!j.at(key).is_object()) {
+            throw InputError(file, key, "expected an object, found " + json_type_name(j.at(key)));
+        }
+        return j.at(key);
+    };
+    auto enabled = [&](const std::string& key) {
+        const Json& s = section(key);
+        if (!s.contains("enabled")) return false;
+        if (!s.at("enabled").is_boolean()) {
+            refuse_auto(s.at("enabled"), key + ".enabled", file);
+            throw InputError(file, key + ".enabled", "expected true or false");
+        }
+        return s.at("enabled").get<bool>();
+    };
+
+    auto& mesh = l.parallel.mesh;
+    const Json& tp_section = section("tensor_parallel");
+    mesh.tp = static_cast<int>(optional_int(tp_section, "autotp_size", "tensor_parallel.autotp_size",
+                                            1, kMaxAxis).value_or(1));
+    const Json& pipe = section("pipeline");
+    if (pipe.contains("stages") && pipe.at("stages").is_string()) {
+        throw InputError(file, "pipeline.stages",
+                         "\"" + pipe.at("stages").get<std::string>() +
+                             "\": the number of stages is needed (DeepSpeed takes it from "
+                             "PipelineModule when \"auto\")");
+    }
+    mesh.pp = static_cast<int>(optional_int(pipe, "stages", "pipeline.stages", 1, kMaxAxis).value_or(1));
+    mesh.cp = static_cast<int>(optional_int(j, "sequence_parallel_size", "sequence_parallel_size", 1,
+                                            kMaxAxis).value_or(1));
+    const long long model_parallel = static_cast<long long>(mesh.tp) * mesh.pp * mesh.cp;
+
+    auto tbs = optional_int(j, "train_batch_size", "train_batch_size", 1, kMaxBatch);
+    auto mbs = optional_int(j, "train_micro_batch_size_per_gpu", "train_micro_batch_size_per_gpu", 1,
+                            kMaxBatch);
+    auto gas = optional_int(j, "gradient_accumulation_steps", "gradient_accumulation_steps", 1,
+                            kMaxBatch);
+    const auto world_opt = world_from_options(options, l.cluster.gpus_per_node);
+    long long dp = 0;
+    if (tbs && mbs && gas) {
+        if (*tbs % (*mbs * *gas) != 0) {
+            throw InputError(file, "train_batch_size",
+                             std::to_string(*tbs) + " is not micro batch × accumulation steps × "
+                                                    "data-parallel size for any whole data-parallel size");
+        }
+        dp = *tbs / (*mbs * *gas);
+        if (world_opt && *world_opt != dp * model_parallel) {
+            throw InputError("<flags>", options.gpus ? "--gpus" : "--nodes",
+                             std::to_string(*world_opt) + " GPUs disagree with the config's " +
+                                 std::to_string(dp * model_parallel) +
+                                 " (data parallel × autotp × pipeline × sequence parallel)");
+        }
+    } else {
+        if (!world_opt) {
+            throw InputError(file, "gradient_accumulation_steps",
+                             "with fewer than all three batch keys the world size is unknown: "
+                             "pass --gpus or --nodes");
+        }
+        if (*world_opt % model_parallel != 0) {
+            throw InputError("<flags>", "--gpus", "not a multiple of autotp × pipeline × sequence parallel");
+        }
+        dp = *world_opt / model_parallel;
+        if (tbs && mbs) {
+            if (*tbs % (*mbs * dp) != 0) throw InputError(file, "train_batch_size", "not a multiple of micro batch × data parallel");
+            gas = *tbs / (*mbs * dp);
+        } else if (tbs && gas) {
+            if (*tbs % (*gas * dp) != 0) throw InputError(file, "train_batch_size", "not a multiple of accumulation steps × data parallel");
+            mbs = *tbs / (*gas * dp);
+        } else if (mbs && gas) {
+            tbs = *mbs * *gas * dp;
+        } else {
+            throw InputError(file, "train_batch_size",
+                             "two of train_batch_size, train_micro_batch_size_per_gpu and "
+                             "gradient_accumulation_steps are needed");
+        }
+    }
+    mesh.dp = static_cast<int>(dp);
+    l.gpus = static_cast<int>(dp * model_parallel);
+
+    auto& t = l.training;
+    t.global_batch_size = static_cast<int>(*tbs);
+    t.micro_batch_size = static_cast<int>(*mbs);
+    if (options.seq) {
+        if (*options.seq < 1) throw InputError("<flags>", "--seq", "must be at least 1");
+        t.seq_length = *options.seq;
+    } else {
+        t.seq_length = l.model.max_position_embeddings > 0
+                           ? static_cast<int>(std::min<std::int64_t>(l.model.max_position_embeddings, 1 << 26))
+                           : 2048;
+        r.notes.push_back("a DeepSpeed config has no sequence length: taken as the model's "
+                          "max_position_embeddings (" + std::to_string(t.seq_length) + "); pass --seq");
+    }
+    const Json& zero = section("zero_optimization");
+    t.zero_stage = static_cast<int>(optional_int(zero, "stage", "zero_optimization.stage", 0, 3).value_or(0));
+    const bool bf16 = enabled("bf16") || enabled("bfloat16");
+    const bool fp16 = enabled("fp16");
+    if (bf16 && fp16) throw InputError(file, "fp16.enabled", "conflicts with bf16.enabled");
+    t.dtype = bf16 ? DType::Bf16 : fp16 ? DType::Fp16 : DType::Fp32;
+    const auto interval = optional_int(pipe, "activation_checkpoint_interval",
+                                       "pipeline.activation_checkpoint_interval", 0, 100000);
+    if (interval && *interval > 0) {
+        t.recompute = Recompute::Full;
+        if (*interval > 1) {
+            r.notes.push_back("activation_checkpoint_interval " + std::to_string(*interval) +
+                              ": every layer is still recomputed, in groups");
+        }
+    }
+    t.schedule = Schedule::OneFOneB;
+
+    for (const auto& [key, value] : j.items()) {
+        if (key == "train_batch_size" || key == "train_micro_batch_size_per_gpu" ||
+            key == "gradient_accumulation_steps" || key == "sequence_parallel_size") {
+            continue;
+        }
+        if (key == "zero_optimization") ignore_rest(value, key, {"stage"}, r);
+        else if (key == "bf16" || key == "bfloat16" || key == "fp16") ignore_rest(value, key, {"enabled"}, r);
+        else if (key == "tensor_parallel") ignore_rest(value, key, {"autotp_size"}, r);
+        else if (key == "pipeline") ignore_rest(value, key, {"stages", "activation_checkpoint_interval"}, r);
+        else r.ignored.push_back({key, value.dump(), "DeepSpeed setting that does not change the layout"});
+    }
+    l = canonical_layout(std::move(l));
+    return r;
+}
+
+}  // namespace meshwork

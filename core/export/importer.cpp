@@ -1,0 +1,32 @@
+#include "export/importer.h"
+
+#include <regex>
+
+#include "export/deepspeed_config.h"
+#include "export/megatron_import.h"
+#include "export/torchtitan_config.h"
+
+namespace meshwork {
+
+ImportFormat detect_import_format(const std::string& text) {
+    const auto first = text.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && text[first] == '{') return ImportFormat::DeepSpeed;
+    // A TOML table header on a line of its own; command lines have no such line.
+    static const std::regex table(R"((^|\n)[ \t]*\[(parallelism|training|model|job)\][ \t]*(#[^\n]*)?(\r?\n|$))");
+    if (std::regex_search(text, table)) return ImportFormat::Torchtitan;
+    return ImportFormat::Megatron;
+}
+
+ImportResult import_config(const std::string& text, const std::string& file, ImportFormat format,
+                           const ImportOptions& options) {
+    if (format == ImportFormat::Auto) format = detect_import_format(text);
+    switch (format) {
+        case ImportFormat::DeepSpeed: return import_deepspeed(text, file, options);
+        case ImportFormat::Torchtitan: return import_torchtitan(text, file, options);
+        case ImportFormat::Megatron:
+        case ImportFormat::Auto: break;
+    }
+    return import_megatron(text, file, options);
+}
+
+}  // namespace meshwork

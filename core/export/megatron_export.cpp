@@ -1,0 +1,242 @@
+#include "export/megatron_export.h"
+
+#include <algorithm>
+
+#include "export/canonical_layout.h"
+#include "export/moe_layer_pattern.h"
+#include "export/stage_split.h"
+
+namespace meshwork {
+
+namespace {
+
+std::string str(long long v) { return std::to_string(v); }
+
+std::string number(double v) {
+    std::string s = std::to_string(v);
+    while (!s.empty() && s.back() == '0') s.pop_back();
+    if (!s.empty() && s.back() == '.') s.pop_back();
+    return s;
+}
+
+class ArgList {
+public:
+    void flag(const std::string& name) { args_.emplace_back(name, ""); }
+    void value(const std::string& name, const std::string& v) { args_.emplace_back(name, v); }
+    void value(const std::string& name, long long v) { args_.emplace_back(name, str(v)); }
+    std::vector<std::pair<std::string, std::string>> take() { return std::move(args_); }
+
+private:
+    std::vector<std::pair<std::string, std::string>> args_;
+};
+
+void model_args(const ModelSpec& m, ArgList& a, std::vector<std::string>& lost) {
+    a.value("--num-layers", m.num_layers);
+    a.value("--hidden-size", m.hidden_size);
+    a.value("--ffn-hidden-size", m.ffn_hidden_size);
+    a.value("--num-attention-heads", m.num_heads);
+    if (m.num_kv_heads != m.num_heads && !m.uses_mla) {
+        a.flag("--group-query-attention");
+        a.value("--num-query-groups", m.num_kv_heads);
+    }
+    if (!m.uses_mla && m.head_dim * m.num_heads != m.hidden_size) {
+        a.value("--kv-channels", m.head_dim);
+    }
+    a.value("--max-position-embeddings", m.max_position_embeddings);
+    // Megatron takes the vocabulary from the tokenizer; --vocab-size states it for
+    // NullTokenizer and for import-args (a real run sets --tokenizer-type/--tokenizer-model).
+    a.value("--vocab-size", m.vocab_size);
+    a.value("--normalization", m.norm == NormKind::RmsNorm ? "RMSNorm" : "LayerNorm");
+    if (m.mlp == MlpKind::Gated) a.flag("--swiglu");
+    a.value("--position-embedding-type", m.learned_position_embeddings ? "learned_absolute" : "rope");
+    if (!m.tie_embeddings) a.flag("--untie-embeddings-and-output-weights");
+    if (!m.linear_bias) {
+        a.flag("--disable-bias-linear");
+        if (m.qkv_bias) a.flag("--add-qkv-bias");
+    } else if (!m.qkv_bias) {
+        lost.push_back("biases on every linear layer except Q/K/V: Megatron-LM has no flag for it");
+    }
+    if (m.uses_mla) {
+        a.flag("--multi-latent-attention");
+        if (m.mla.q_lora_rank > 0) a.value("--q-lora-rank", m.mla.q_lora_rank);
+        a.value("--kv-lora-rank", m.mla.kv_lora_rank);
+        a.value("--qk-head-dim", m.mla.qk_nope_head_dim);
+        a.value("--qk-pos-emb-head-dim", m.mla.qk_rope_head_dim);
+        a.value("--v-head-dim", m.mla.v_head_dim);
+    }
+    if (m.is_moe()) {
+        a.value("--num-experts", m.moe.num_experts);
+        a.value("--moe-router-topk", m.moe.top_k);
+        a.value("--moe-ffn-hidden-size", m.moe.expert_ffn_hidden);
+        if (m.moe.shared_ffn_hidden > 0) {
+            a.value("--moe-shared-expert-intermediate-size", m.moe.shared_ffn_hidden);
+        }
+        if (m.moe.shared_expert_gate) a.flag("--moe-shared-expert-gate");
+        if (m.moe.router_bias) a.flag("--moe-router-enable-expert-bias");
+        const std::string freq = moe_layer_freq_value(m);
+        if (!freq.empty()) a.value("--moe-layer-freq", freq);
+    }
+}
+
+void parallel_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) {
+    const auto& m = l.parallel.mesh;
+    a.value("--tensor-model-parallel-size", m.tp);
+    a.value("--pipeline-model-parallel-size", m.pp);
+    if (m.cp > 1) a.value("--context-parallel-size", m.cp);
+    if (l.model.is_moe() || m.ep > 1) a.value("--expert-model-parallel-size", m.ep);
+    // Megatron defaults the expert TP size to the dense TP size (validate_args), Meshwork's
+    // default for dense models is 1: say it whenever the two conventions would disagree.
+    if (l.model.is_moe() || m.etp != 1) a.value("--expert-tensor-parallel-size", m.etp);
+    if (l.parallel.sequence_parallel && m.tp > 1) a.flag("--sequence-parallel");
+    if (m.order == "tp-cp-ep-pp-dp") {
+        a.flag("--use-tp-pp-dp-mapping");
+    } else if (m.order != "tp-cp-ep-dp-pp") {
+        lost.push_back("rank order " + m.order +
+                       ": Megatron-LM has tp-cp-ep-dp-pp and (--use-tp-pp-dp-mapping) "
+                       "tp-cp-ep-pp-dp only");
+    }
+
+    const int vpp = l.parallel.vpp;
+    const auto split = l.stage_layers();
+    const SplitShape shape = classify_split(split);
+    if (vpp > 1) {
+        if (shape.even) {
+            a.value("--num-layers-per-virtual-pipeline-stage", shape.middle);
+        } else {
+            a.value("--num-virtual-stages-per-pipeline-rank", vpp);
+            lost.push_back("uneven split " + std::to_string(split.size()) +
+                           " chunks with virtual stages: Meshwork exports uneven splits only "
+                           "without virtual pipeline stages");
+        }
+    } else if (m.pp > 1 && !shape.even) {
+        if (shape.ends_form) {
+            a.value("--decoder-first-pipeline-num-layers", shape.first);
+            a.value("--decoder-last-pipeline-num-layers", shape.last);
+        } else {
+            lost.push_back("layers per stage: Megatron-LM's flags describe an even split or "
+                           "different first and last stages only");
+        }
+    }
+    switch (l.training.schedule) {
+        case Schedule::GPipe:
+            if (m.pp > 1) lost.push_back("GPipe schedule: Megatron-LM runs 1F1B or interleaved 1F1B");
+            else lost.push_back("GPipe schedule (no effect with pp 1): Megatron-LM has no GPipe");
+            break;
+        case Schedule::OneFOneB:
+            if (vpp > 1) lost.push_back("1F1B with virtual stages: Megatron-LM interleaves them");
+            break;
+        case Schedule::Interleaved:
+            if (vpp == 1) lost.push_back("interleaved schedule without virtual stages (vpp 1)");
+            break;
+    }
+}
+
+void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) {
+    const auto& t = l.training;
+    a.value("--micro-batch-size", t.micro_batch_size);
+    a.value("--global-batch-size", t.global_batch_size);
+    a.value("--seq-length", t.seq_length);
+    switch (t.recompute) {
+        case Recompute::None: break;
+        case Recompute::Selective: a.value("--recompute-granularity", "selective"); break;
+        case Recompute::Full:
+            a.value("--recompute-granularity", "full");
+            if (t.recompute_num_layers == 0) {
+                // uniform with units of one layer: every layer's input is checkpointed.
+                a.value("--recompute-method", "uniform");
+                a.value("--recompute-num-layers", 1);
+            } else {
+                a.value("--recompute-method", "block");
+                a.value("--recompute-num-layers", t.recompute_num_layers);
+            }
+            break;
+    }
+    switch (t.zero_stage) {
+        case 0: break;
+        case 1: a.flag("--use-distributed-optimizer"); break;
+        default:
+            // Megatron-FSDP: optim_grads is ZeRO-2, optim_grads_params ZeRO-3.
+            a.flag("--use-megatron-fsdp");
+            a.value("--data-parallel-sharding-strategy",
+                    t.zero_stage == 2 ? "optim_grads" : "optim_grads_params");
+            a.flag("--use-distributed-optimizer");
+            break;
+    }
+    switch (t.dtype) {
+        case DType::Bf16: a.flag("--bf16"); break;
+        case DType::Fp16: a.flag("--fp16"); break;
+        case DType::Fp8:
+            a.flag("--bf16");
+            a.value("--fp8-format", "hybrid");
+            break;
+        case DType::Fp32: break;
+        case DType::Tf32:
+            lost.push_back("tf32: Megatron-LM trains fp32 without a flag for TF32 matmuls");
+            break;
+    }
+    a.value("--attention-backend", t.flash_attention ? "auto" : "unfused");
+    if (l.model.is_moe() && t.moe_capacity_factor > 0) {
+        a.value("--moe-expert-capacity-factor", number(t.moe_capacity_factor));
+    }
+}
+
+}  // namespace
+
+std::string shell_quote(const std::string& w) {
+    if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789-_./:=,+@%") == std::string::npos) {
+        return w;
+    }
+    std::string out = "'";
+    for (char c : w) {
+        if (c == '\'') out += "'\\''";
+        else out += c;
+    }
+    return out + "'";
+}
+
+MegatronCommand megatron_command(const Layout& layout) {
+    const Layout l = canonical_layout(layout);
+    MegatronCommand cmd;
+    ArgList a;
+    model_args(l.model, a, cmd.lost);
+    parallel_args(l, a, cmd.lost);
+    training_args(l, a, cmd.lost);
+    if (!l.placement.experts_per_ep_rank.empty()) {
+        cmd.lost.push_back("expert placement: Megatron-LM gives each EP rank a contiguous block");
+    }
+    cmd.args = a.take();
+    const int per_node = std::max(1, std::min(l.gpus, l.cluster.gpus_per_node));
+    cmd.nproc_per_node = per_node;
+    cmd.nnodes = (l.gpus + per_node - 1) / per_node;
+    if (l.gpus % per_node != 0) {
+        cmd.lost.push_back(std::to_string(l.gpus) + " GPUs do not fill nodes of " +
+                           std::to_string(per_node) + ": torchrun starts the same number per node");
+    }
+    return cmd;
+}
+
+ExportResult export_megatron(const Layout& layout) {
+    const MegatronCommand cmd = megatron_command(layout);
+    const auto& m = layout.parallel.mesh;
+    std::string text;
+    text += "# Megatron-LM arguments for the Meshwork layout '" + layout.name + "'.\n";
+    text += "# " + layout.model.name + " on " + std::to_string(layout.gpus) + " GPUs (" +
+            std::to_string(cmd.nnodes) + " x " + std::to_string(cmd.nproc_per_node) + "): tp " +
+            std::to_string(m.tp) + ", pp " + std::to_string(m.pp) + ", dp " +
+            std::to_string(m.dp) + ", cp " + std::to_string(m.cp) + ", ep " +
+            std::to_string(m.ep) + "; " + std::to_string(layout.num_micro_batches()) +
+            " micro-batches per step.\n";
+    text += "# Add the rendezvous (--rdzv-backend c10d --rdzv-endpoint HOST:PORT), data,\n"
+            "# tokenizer, optimizer and checkpoint flags, or use: meshwork-cli export --format slurm\n";
+    text += "torchrun --nnodes " + std::to_string(cmd.nnodes) + " --nproc-per-node " +
+            std::to_string(cmd.nproc_per_node) + " pretrain_gpt.py";
+    for (const auto& [flag, value] : cmd.args) {
+        text += " \\\n    " + flag;
+        if (!value.empty()) text += " " + shell_quote(value);
+    }
+    text += "\n";
+    return {text, cmd.lost};
+}
+
+}  // namespace meshwork

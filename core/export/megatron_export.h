@@ -1,0 +1,28 @@
+// Layout -> Megatron-LM (Megatron-Core, pretrain_gpt.py) command-line arguments.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "export/export_types.h"
+#include "layout/layout.h"
+
+namespace meshwork {
+
+struct MegatronCommand {
+    int nnodes = 1;          // torchrun --nnodes
+    int nproc_per_node = 1;  // torchrun --nproc-per-node
+    // pretrain_gpt.py arguments in order; the value is empty for store_true flags.
+    std::vector<std::pair<std::string, std::string>> args;
+    std::vector<std::string> lost;  // what the arguments cannot express
+};
+
+MegatronCommand megatron_command(const Layout& layout);
+// The command as text: a comment header, then torchrun ... pretrain_gpt.py with one
+// argument per line (backslash continuations); meshwork-cli import-args reads it back.
+ExportResult export_megatron(const Layout& layout);
+// One argument list as shell words, quoted where the shell would split or expand them.
+std::string shell_quote(const std::string& word);
+
+}  // namespace meshwork

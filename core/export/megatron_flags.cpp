@@ -1,0 +1,174 @@
+#include "export/megatron_flags.h"
+
+#include <array>
+#include <string_view>
+
+namespace meshwork {
+
+namespace {
+
+constexpr const char* kData = "data, tokenizer or data loader: not part of the layout";
+constexpr const char* kOptim = "optimizer, learning rate or regularisation: not part of the layout";
+constexpr const char* kLength = "training length or schedule of the run: not part of the layout";
+constexpr const char* kInit = "initialisation or seed: not part of the layout";
+constexpr const char* kCkpt = "checkpointing: not part of the layout";
+constexpr const char* kLog = "logging, evaluation or profiling: not part of the layout";
+constexpr const char* kKernel = "kernel fusion or implementation choice: same layout, different kernels";
+constexpr const char* kOverlap = "communication overlap or bucketing: same layout, different timing";
+constexpr const char* kPrecisionDetail = "precision detail below the training dtype: not modelled";
+constexpr const char* kModelDetail = "model detail that does not change shapes or FLOPs (RoPE base, dropout, epsilon)";
+constexpr const char* kMoeDetail = "MoE routing or dispatch detail: not modelled";
+constexpr const char* kRuntime = "process, timeout or fault-tolerance setting: not part of the layout";
+constexpr const char* kRamp = "batch-size ramp-up: Meshwork models the final --global-batch-size";
+
+struct Entry {
+    std::string_view flag;
+    const char* reason;
+};
+
+// Checked against megatron/training/arguments.py; extend as users meet more flags.
+constexpr std::array kIgnored = std::to_array<Entry>({
+    // data and tokenizer
+    {"--data-path", kData}, {"--train-data-path", kData}, {"--valid-data-path", kData},
+    {"--test-data-path", kData}, {"--data-args-path", kData}, {"--data-cache-path", kData},
+    {"--mock-data", kData}, {"--split", kData}, {"--vocab-file", kData}, {"--merge-file", kData},
+    {"--tokenizer-model", kData},
+    {"--make-vocab-size-divisible-by", kData}, {"--dataloader-type", kData},
+    {"--num-workers", kData}, {"--num-dataset-builder-threads", kData},
+    {"--no-create-attention-mask-in-dataloader", kData}, {"--reset-position-ids", kData},
+    {"--reset-attention-mask", kData}, {"--eod-mask-loss", kData}, {"--object-storage-cache-path", kData},
+    {"--mid-level-dataset-surplus", kData}, {"--no-mmap-bin-files", kData},
+    // optimizer and learning rate
+    {"--optimizer", kOptim}, {"--lr", kOptim}, {"--min-lr", kOptim}, {"--lr-decay-style", kOptim},
+    {"--lr-decay-iters", kOptim}, {"--lr-decay-samples", kOptim}, {"--lr-warmup-fraction", kOptim},
+    {"--lr-warmup-iters", kOptim}, {"--lr-warmup-samples", kOptim}, {"--lr-warmup-init", kOptim},
+    {"--weight-decay", kOptim}, {"--start-weight-decay", kOptim}, {"--end-weight-decay", kOptim},
+    {"--weight-decay-incr-style", kOptim}, {"--clip-grad", kOptim}, {"--adam-beta1", kOptim},
+    {"--adam-beta2", kOptim}, {"--adam-eps", kOptim}, {"--sgd-momentum", kOptim},
+    {"--attention-dropout", kModelDetail}, {"--hidden-dropout", kModelDetail},
+    {"--override-opt_param-scheduler", kOptim}, {"--use-checkpoint-opt_param-scheduler", kOptim},
+    // run length
+    {"--train-iters", kLength}, {"--train-samples", kLength}, {"--exit-interval", kLength},
+    {"--exit-duration-in-mins", kLength}, {"--exit-signal-handler", kLength},
+    {"--rampup-batch-size", kRamp},
+    // initialisation
+    {"--seed", kInit}, {"--init-method-std", kInit}, {"--init-method-xavier-uniform", kInit},
+    {"--data-parallel-random-init", kInit}, {"--use-cpu-initialization", kInit},
+    {"--init-model-with-meta-device", kInit},
+    // checkpoints
+    {"--save", kCkpt}, {"--load", kCkpt}, {"--save-interval", kCkpt}, {"--no-save-optim", kCkpt},
+    {"--no-save-rng", kCkpt}, {"--no-load-optim", kCkpt}, {"--no-load-rng", kCkpt},
+    {"--finetune", kCkpt}, {"--pretrained-checkpoint", kCkpt}, {"--ckpt-format", kCkpt},
+    {"--use-checkpoint-args", kCkpt}, {"--exit-on-missing-checkpoint", kCkpt},
+    {"--use-dist-ckpt", kCkpt}, {"--auto-detect-ckpt-format", kCkpt}, {"--async-save", kCkpt},
+    {"--ckpt-fully-parallel-save", kCkpt}, {"--ckpt-fully-parallel-load", kCkpt},
+    {"--non-persistent-save-interval", kCkpt}, {"--non-persistent-ckpt-type", kCkpt},
+    {"--dist-ckpt-strictness", kCkpt},
+    // logging, evaluation, profiling
+    {"--log-interval", kLog}, {"--eval-interval", kLog}, {"--eval-iters", kLog},
+    {"--tensorboard-dir", kLog}, {"--tensorboard-queue-size", kLog}, {"--log-throughput", kLog},
+    {"--log-timers-to-tensorboard", kLog}, {"--log-memory-to-tensorboard", kLog},
+    {"--log-validation-ppl-to-tensorboard", kLog}, {"--log-params-norm", kLog},
+    {"--log-num-zeros-in-grad", kLog}, {"--log-world-size-to-tensorboard", kLog},
+    {"--log-progress", kLog}, {"--timing-log-level", kLog}, {"--timing-log-option", kLog},
+    {"--wandb-project", kLog}, {"--wandb-exp-name", kLog}, {"--wandb-save-dir", kLog},
+    {"--wandb-entity", kLog}, {"--profile", kLog}, {"--use-pytorch-profiler", kLog},
+    {"--profile-step-start", kLog}, {"--profile-step-end", kLog}, {"--profile-ranks", kLog},
+    {"--record-memory-history", kLog}, {"--skip-train", kLog}, {"--full-validation", kLog},
+    {"--log-straggler", kLog}, {"--logging-level", kLog},
+    // kernels and implementations
+    {"--use-mcore-models", kKernel}, {"--transformer-impl", kKernel},
+    {"--no-masked-softmax-fusion", kKernel}, {"--no-bias-gelu-fusion", kKernel},
+    {"--no-bias-swiglu-fusion", kKernel}, {"--no-bias-dropout-fusion", kKernel},
+    {"--no-rope-fusion", kKernel}, {"--no-persist-layer-norm", kKernel},
+    {"--no-gradient-accumulation-fusion", kKernel}, {"--cross-entropy-loss-fusion", kKernel},
+    {"--cross-entropy-fusion-impl", kKernel}, {"--apply-layernorm-1p", kKernel},
+    {"--use-fused-weighted-squared-relu", kKernel}, {"--spec", kKernel},
+    {"--enable-cuda-graph", kKernel}, {"--cuda-graph-impl", kKernel},
+    {"--manual-gc", kRuntime}, {"--manual-gc-interval", kRuntime}, {"--calculate-per-token-loss", kKernel},
+    // communication overlap
+    {"--overlap-grad-reduce", kOverlap}, {"--overlap-param-gather", kOverlap},
+    {"--overlap-param-gather-with-optimizer-step", kOverlap}, {"--overlap-p2p-comm", kOverlap},
+    {"--no-overlap-p2p-communication", kOverlap}, {"--align-param-gather", kOverlap},
+    {"--tp-comm-overlap", kOverlap}, {"--tp-comm-overlap-cfg", kOverlap},
+    {"--no-async-tensor-model-parallel-allreduce", kOverlap}, {"--ddp-bucket-size", kOverlap},
+    {"--ddp-average-in-collective", kOverlap}, {"--grad-reduce-in-bf16", kPrecisionDetail},
+    {"--defer-embedding-wgrad-compute", kOverlap}, {"--delay-wgrad-compute", kOverlap},
+    {"--num-distributed-optimizer-instances", kOverlap}, {"--use-nccl-ub", kOverlap},
+    {"--fsdp-double-buffer", kOverlap}, {"--outer-dp-sharding-strategy", kOverlap},
+    {"--disable-gloo-process-groups", kRuntime}, {"--nccl-communicator-config-path", kRuntime},
+    {"--microbatch-group-size-per-virtual-pipeline-stage", kOverlap},
+    // precision details
+    {"--fp8-margin", kPrecisionDetail}, {"--fp8-interval", kPrecisionDetail},
+    {"--fp8-amax-history-len", kPrecisionDetail}, {"--fp8-amax-compute-algo", kPrecisionDetail},
+    {"--fp8-recipe", kPrecisionDetail}, {"--fp8-param-gather", kPrecisionDetail},
+    {"--attention-softmax-in-fp32", kPrecisionDetail},
+    {"--accumulate-allreduce-grads-in-fp32", kPrecisionDetail},
+    {"--fp16-lm-cross-entropy", kPrecisionDetail}, {"--loss-scale", kPrecisionDetail},
+    {"--initial-loss-scale", kPrecisionDetail}, {"--min-loss-scale", kPrecisionDetail},
+    {"--loss-scale-window", kPrecisionDetail}, {"--hysteresis", kPrecisionDetail},
+    {"--main-grads-dtype", kPrecisionDetail}, {"--main-params-dtype", kPrecisionDetail},
+    {"--exp-avg-dtype", kPrecisionDetail}, {"--exp-avg-sq-dtype", kPrecisionDetail},
+    {"--use-precision-aware-optimizer", kPrecisionDetail}, {"--first-last-layers-bf16", kPrecisionDetail},
+    {"--num-layers-at-start-in-bf16", kPrecisionDetail}, {"--num-layers-at-end-in-bf16", kPrecisionDetail},
+    // model details without an effect on shapes or FLOPs
+    {"--rotary-base", kModelDetail}, {"--rotary-percent", kModelDetail},
+    {"--rotary-seq-len-interpolation-factor", kModelDetail}, {"--use-rope-scaling", kModelDetail},
+    {"--rope-scaling-factor", kModelDetail}, {"--norm-epsilon", kModelDetail},
+    {"--layernorm-epsilon", kModelDetail}, {"--init-method-std-scaled", kModelDetail},
+    {"--no-scaled-init-methods", kModelDetail},
+    // MoE details
+    {"--moe-token-dispatcher-type", kMoeDetail}, {"--moe-grouped-gemm", kMoeDetail},
+    {"--moe-aux-loss-coeff", kMoeDetail}, {"--moe-z-loss-coeff", kMoeDetail},
+    {"--moe-router-load-balancing-type", kMoeDetail}, {"--moe-router-pre-softmax", kMoeDetail},
+    {"--moe-router-dtype", kMoeDetail}, {"--moe-router-score-function", kMoeDetail},
+    {"--moe-router-topk-scaling-factor", kMoeDetail}, {"--moe-router-num-groups", kMoeDetail},
+    {"--moe-router-group-topk", kMoeDetail}, {"--moe-router-bias-update-rate", kMoeDetail},
+    {"--moe-permute-fusion", kMoeDetail}, {"--moe-token-drop-policy", kMoeDetail},
+    {"--moe-pad-expert-input-to-capacity", kMoeDetail}, {"--moe-shared-expert-overlap", kMoeDetail},
+    {"--moe-per-layer-logging", kMoeDetail}, {"--moe-input-jitter-eps", kMoeDetail},
+    {"--moe-use-legacy-grouped-gemm", kMoeDetail}, {"--moe-layer-recompute", kMoeDetail},
+    {"--moe-enable-deepep", kMoeDetail},
+    // process and runtime
+    {"--distributed-backend", kRuntime}, {"--distributed-timeout-minutes", kRuntime},
+    {"--rerun-mode", kRuntime}, {"--no-check-for-nan-in-loss-and-grad", kRuntime},
+    {"--check-for-nan-in-loss-and-grad", kRuntime}, {"--check-for-spiky-loss", kRuntime},
+    {"--local-rank", kRuntime}, {"--local_rank", kRuntime}, {"--enable-ft-package", kRuntime},
+    {"--empty-unused-memory-level", kRuntime}, {"--deterministic-mode", kRuntime},
+    {"--yaml-cfg", kRuntime},
+});
+
+constexpr std::array kTorchrun = std::to_array<LauncherOption>({
+    {"--nnodes", true}, {"--nproc-per-node", true}, {"--nproc_per_node", true},
+    {"--node-rank", true}, {"--node_rank", true}, {"--master-addr", true},
+    {"--master_addr", true}, {"--master-port", true}, {"--master_port", true},
+    {"--rdzv-backend", true}, {"--rdzv_backend", true}, {"--rdzv-endpoint", true},
+    {"--rdzv_endpoint", true}, {"--rdzv-id", true}, {"--rdzv_id", true},
+    {"--rdzv-conf", true}, {"--rdzv_conf", true}, {"--max-restarts", true},
+    {"--max_restarts", true}, {"--monitor-interval", true}, {"--monitor_interval", true},
+    {"--start-method", true}, {"--start_method", true}, {"--role", true},
+    {"--log-dir", true}, {"--log_dir", true}, {"--redirects", true}, {"-r", true},
+    {"--tee", true}, {"-t", true}, {"--local-ranks-filter", true},
+    {"--local_ranks_filter", true}, {"--local-addr", true}, {"--local_addr", true},
+    {"--logs-specs", true}, {"--logs_specs", true}, {"--standalone", false},
+    {"--no-python", false}, {"--no_python", false}, {"--run-path", false},
+    {"--run_path", false},
+});
+
+}  // namespace
+
+const char* megatron_ignored_flag_reason(const std::string& flag) {
+    for (const auto& e : kIgnored) {
+        if (e.flag == flag) return e.reason;
+    }
+    return nullptr;
+}
+
+const LauncherOption* torchrun_option(const std::string& flag) {
+    for (const auto& o : kTorchrun) {
+        if (flag == o.name) return &o;
+    }
+    return nullptr;
+}
+
+}  // namespace meshwork

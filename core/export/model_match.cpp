@@ -1,0 +1,78 @@
+#include "export/model_match.h"
+
+#include <vector>
+
+#include "common/error.h"
+#include "common/resources.h"
+#include "model/hf_config.h"
+
+namespace meshwork {
+
+namespace {
+
+bool same_architecture(ModelSpec a, ModelSpec b, bool vocab_known) {
+    a.name = b.name = "";
+    a.family = b.family = "";
+    if (!vocab_known) a.vocab_size = b.vocab_size = 0;
+    return a == b;
+}
+
+// The Hugging Face model_type that spells this architecture (hf_config.cpp's families).
+std::string infer_family(const ModelSpec& m) {
+    if (m.uses_mla) return m.moe.router_bias ? "deepseek_v3" : "deepseek_v2";
+    if (m.is_moe()) return m.moe.shared_expert_gate ? "qwen2_moe" : "mixtral";
+    if (m.mlp == MlpKind::Gated) return m.qkv_bias && !m.linear_bias ? "qwen2" : "llama";
+    return m.learned_position_embeddings ? "gpt2" : "gpt_neox";
+}
+
+}  // namespace
+
+ModelMatch resolve_model(const ModelSpec& model, bool vocab_known, const std::string& inline_name,
+                         const std::string& file, const std::string& field) {
+    std::vector<ModelMatch> matches;
+    for (const auto& name : list_presets(PresetKind::Model)) {
+        ModelSpec preset;
+        try {
+            preset = load_model(name);
+        } catch (const InputError&) {
+            continue;  // a broken preset is validate's business, not a reason to fail here
+        }
+        if (same_architecture(model, preset, vocab_known)) matches.push_back({name, preset});
+    }
+    if (!matches.empty()) {
+        for (const auto& m : matches) {
+            if (m.model.vocab_size != matches.front().model.vocab_size) {
+                throw InputError(file, field,
+                                 "the vocabulary size is not stated and the presets '" +
+                                     matches.front().preset + "' and '" + m.preset +
+                                     "' differ in it: add --vocab-size");
+            }
+        }
+        return matches.front();
+    }
+    if (!vocab_known) {
+        throw InputError(file, field,
+                         "the vocabulary size is not stated and no bundled preset has this "
+                         "architecture: add --vocab-size (Megatron-LM takes it from the tokenizer)");
+    }
+    ModelSpec spec = model;
+    spec.family = infer_family(spec);
+    spec.name = inline_name;
+    ModelSpec back;
+    try {
+        back = model_from_hf_config(model_to_hf_config(spec), file, spec.name, field);
+    } catch (const InputError& e) {
+        throw InputError(file, field,
+                         "no Hugging Face config.json that Meshwork reads describes this model (" +
+                             e.issues().front().message + ")");
+    }
+    if (!(back == spec)) {
+        throw InputError(file, field,
+                         "no Hugging Face config.json that Meshwork reads describes this "
+                         "combination of norm, MLP, biases, position embeddings and experts "
+                         "(closest: model_type '" + spec.family + "')");
+    }
+    return {"", spec};
+}
+
+}  // namespace meshwork

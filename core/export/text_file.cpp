@@ -1,0 +1,63 @@
+#include "export/text_file.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "common/error.h"
+
+namespace meshwork {
+
+std::string read_text_input(const std::string& path) {
+    std::string text;
+    if (path == "-") {
+        std::ostringstream buffer;
+        buffer << std::cin.rdbuf();
+        text = buffer.str();
+    } else {
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(path, ec)) {
+            throw InputError(path, "", "no such file");
+        }
+        const auto size = std::filesystem::file_size(path, ec);
+        if (ec) throw InputError(path, "", "cannot read the file: " + ec.message());
+        if (size > kMaxImportBytes) {
+            throw InputError(path, "", std::to_string(size) + " bytes, more than the " +
+                                           std::to_string(kMaxImportBytes) + " allowed");
+        }
+        std::ifstream in(path, std::ios::binary);
+        if (!in) throw InputError(path, "", "cannot open the file");
+        text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    if (text.size() > kMaxImportBytes) {
+        throw InputError(path == "-" ? "<stdin>" : path, "",
+                         "more than " + std::to_string(kMaxImportBytes) + " bytes");
+    }
+    return text;
+}
+
+void save_text_file(const std::string& text, const std::string& path) {
+    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out) throw RuntimeError("cannot write " + tmp);
+        out << text;
+        out.flush();
+        if (!out) {
+            std::filesystem::remove(tmp);
+            throw RuntimeError("cannot write " + tmp + " (disk full?)");
+        }
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) {
+        std::filesystem::remove(tmp);
+        throw RuntimeError("cannot rename " + tmp + " to " + path + ": " + ec.message());
+    }
+}
+
+}  // namespace meshwork

@@ -1,0 +1,277 @@
+// import(export(L)) == L for every layout a format can express (up to canonical_layout(),
+// which only respells equivalent settings), and each lossy case names what it loses.
+#include <QtTest>
+
+#include "common/resources.h"
+#include "export/canonical_layout.h"
+#include "export/deepspeed_config.h"
+#include "export/exporter.h"
+#include "export/importer.h"
+#include "export/megatron_export.h"
+#include "export/megatron_import.h"
+#include "export/torchtitan_config.h"
+#include "layout/layout_json.h"
+#include "layout/layout_overrides.h"
+#include "layout/layout_validate.h"
+#include "model/hf_config.h"
+
+using namespace meshwork;
+
+namespace {
+
+Layout bundled(const std::string& name, LayoutOverrides o = {}) {
+    return build_layout(resource_dir() + "/layouts/" + name + ".json", o);
+}
+
+Layout from_model(const std::string& model, const std::string& cluster, int gpus, LayoutOverrides o) {
+    o.model = model;
+    o.cluster = cluster;
+    o.gpus = gpus;
+    Layout l = build_layout(std::nullopt, o);
+    l.name = model + "-case";
+    l.description = "round-trip case";
+    return l;
+}
+
+ImportOptions options_for(const Layout& l) {
+    ImportOptions o;
+    o.cluster = l.cluster_ref;
+    o.name = l.name;
+    o.description = l.description;
+    return o;
+}
+
+std::string listing(const std::vector<std::string>& items) {
+    std::string s;
+    for (const auto& i : items) s += "\n  " + i;
+    return s;
+}
+
+void expect_round_trip(const Layout& l, ExportFormat format, ImportOptions o) {
+    const auto valid = validate_layout(l, l.name);
+    if (!valid.valid()) QFAIL(qPrintable(QString::fromStdString("case is not a valid layout: " +
+                                                                 valid.errors.front().to_string())));
+    const ExportResult e = export_layout(l, format);
+    if (!e.lossless()) QFAIL(qPrintable(QString::fromStdString("unexpected losses:" + listing(e.lost))));
+    const ImportResult r = import_config(e.text, "exported", ImportFormat::Auto, o);
+    const Layout expect = canonical_layout(l);
+    if (!(r.layout == expect)) {
+        QFAIL(qPrintable(QString::fromStdString("round trip differs.\nexported:\n" + e.text +
+                                                "\nimported:\n" + layout_to_json(r.layout).dump() +
+                                                "\nexpected:\n" + layout_to_json(expect).dump())));
+    }
+    QVERIFY(validate_layout(r.layout, "imported").valid());
+}
+
+}  // namespace
+
+class TestExportRoundTrip : public QObject {
+    Q_OBJECT
+private slots:
+    void megatron_bundled_data();
+    void megatron_bundled();
+    void megatron_variants();
+    void megatron_inline_model();
+    void deepspeed_variants();
+    void torchtitan_variants();
+    void lossy_cases_name_the_loss();
+    void canonical_forms();
+};
+
+void TestExportRoundTrip::megatron_bundled_data() {
+    QTest::addColumn<QString>("layout");
+    for (const auto& name : list_presets(PresetKind::Layout)) {
+        QTest::newRow(name.c_str()) << QString::fromStdString(name);
+    }
+}
+
+void TestExportRoundTrip::megatron_bundled() {
+    QFETCH(QString, layout);
+    const Layout l = bundled(layout.toStdString());
+    expect_round_trip(l, ExportFormat::Megatron, options_for(l));
+}
+
+void TestExportRoundTrip::megatron_variants() {
+    {   // interleaved virtual stages, Megatron-FSDP (ZeRO-3), FP8
+        LayoutOverrides o;
+        o.tp = 2;
+        o.pp = 4;
+        o.vpp = 2;
+        o.zero = 3;
+        o.dtype = "fp8";
+        o.mbs = 1;
+        o.gbs = 64;
+        o.sequence_parallel = true;
+        const Layout l = from_model("llama3-8b", "dgx-h100", 16, o);
+        expect_round_trip(l, ExportFormat::Megatron, options_for(l));
+    }
+    {   // Qwen2-MoE: shared expert with gate, QKV bias, EP with a capacity factor, ZeRO-2
+        LayoutOverrides o;
+        o.tp = 2;
+        o.ep = 4;
+        o.etp = 1;
+        o.zero = 2;
+        o.gbs = 64;
+        o.recompute = "selective";
+        Layout l = from_model("qwen2-57b-a14b", "dgx-h100", 16, o);
+        l.training.moe_capacity_factor = 1.25;
+        expect_round_trip(l, ExportFormat::Megatron, options_for(l));
+    }
+    {   // DeepSeek-V3: MLA, 3 dense layers first, router bias, uneven pipeline ends
+        LayoutOverrides o;
+        o.tp = 8;
+        o.pp = 4;
+        o.ep = 8;
+        o.etp = 1;
+        o.gbs = 128;
+        o.layers_per_stage = std::vector<int>{16, 15, 15, 15};
+        o.sequence_parallel = true;
+        o.zero = 1;
+        const Layout l = from_model("deepseek-v3", "dgx-h100", 64, o);
+        expect_round_trip(l, ExportFormat::Megatron, options_for(l));
+    }
+    {   // GPT-NeoX: LayerNorm, GELU, biases, RoPE; cp, tp-pp-dp order, block recompute
+        LayoutOverrides o;
+        o.tp = 4;
+        o.pp = 4;
+        o.cp = 2;
+        o.order = "tp-cp-ep-pp-dp";
+        o.recompute = "full";
+        o.gbs = 32;
+        Layout l = from_model("gpt-neox-20b", "dgx-a100-80gb", 64, o);
+        l.training.recompute_num_layers = 2;
+        l.training.dtype = DType::Fp16;
+        expect_round_trip(l, ExportFormat::Megatron, options_for(l));
+    }
+    {   // plain data parallelism in fp32 with unfused attention
+        LayoutOverrides o;
+        o.dtype = "fp32";
+        o.gbs = 16;
+        Layout l = from_model("mistral-7b", "dgx-h100", 8, o);
+        l.training.flash_attention = false;
+        expect_round_trip(l, ExportFormat::Megatron, options_for(l));
+    }
+}
+
+void TestExportRoundTrip::megatron_inline_model() {
+    // A model no preset has: import writes it inline with an inferred model_type.
+    LayoutOverrides o;
+    o.tp = 2;
+    o.gbs = 8;
+    Layout l = from_model("tiny", "cpu-local", 4, o);
+    l.model.num_layers = 6;
+    l.model.ffn_hidden_size = 192;
+    l.model_ref.clear();
+    l.model.name = l.name;  // an inline model takes the layout's name on import
+    expect_round_trip(l, ExportFormat::Megatron, options_for(l));
+    const ImportResult r = import_megatron(export_megatron(l).text, "x.sh", options_for(l));
+    QVERIFY(r.layout.model_ref.empty());
+    QCOMPARE(QString::fromStdString(r.layout.model.family), QString("llama"));
+}
+
+void TestExportRoundTrip::deepspeed_variants() {
+    auto ds_options = [](const Layout& l) {
+        ImportOptions o = options_for(l);
+        o.model = l.model_ref;
+        o.seq = l.training.seq_length;
+        return o;
+    };
+    {
+        LayoutOverrides o;
+        o.pp = 2;
+        o.zero = 2;
+        o.recompute = "full";
+        o.mbs = 2;
+        o.gbs = 16;
+        o.dtype = "fp32";
+        Layout l = from_model("tiny", "cpu-local", 4, o);
+        l.training.flash_attention = true;
+        expect_round_trip(l, ExportFormat::DeepSpeed, ds_options(l));
+    }
+    {
+        LayoutOverrides o;
+        o.tp = 2;
+        o.pp = 2;
+        o.cp = 2;
+        o.zero = 1;
+        o.mbs = 2;
+        o.gbs = 64;
+        o.sequence_parallel = false;
+        const Layout l = from_model("llama3-8b", "dgx-h100", 16, o);
+        expect_round_trip(l, ExportFormat::DeepSpeed, ds_options(l));
+    }
+}
+
+void TestExportRoundTrip::torchtitan_variants() {
+    {
+        LayoutOverrides o;
+        o.zero = 3;
+        const Layout l = bundled("llama3-70b-h100-64", o);
+        expect_round_trip(l, ExportFormat::Torchtitan, options_for(l));
+    }
+    {   // 126 layers over 16 stages: lighter first and last stages
+        LayoutOverrides o;
+        o.zero = 2;
+        const Layout l = bundled("llama3.1-405b-h100-16384", o);
+        expect_round_trip(l, ExportFormat::Torchtitan, options_for(l));
+    }
+    {   // interleaved 1F1B, FP8, full recompute, plain FSDP
+        LayoutOverrides o;
+        o.pp = 4;
+        o.vpp = 2;
+        o.zero = 3;
+        o.dtype = "fp8";
+        o.recompute = "full";
+        o.mbs = 1;
+        o.gbs = 32;
+        const Layout l = from_model("llama3-8b", "dgx-h100", 8, o);
+        expect_round_trip(l, ExportFormat::Torchtitan, options_for(l));
+    }
+    {   // DDP only, no parallelism but data
+        LayoutOverrides o;
+        o.zero = 0;
+        o.mbs = 2;
+        o.gbs = 64;
+        o.recompute = "none";
+        const Layout l = from_model("llama3-8b", "dgx-h100", 16, o);
+        expect_round_trip(l, ExportFormat::Torchtitan, options_for(l));
+    }
+}
+
+void TestExportRoundTrip::lossy_cases_name_the_loss() {
+    const Layout tiny = bundled("tiny-cpu");
+    auto has = [](const ExportResult& r, const std::string& word) {
+        for (const auto& s : r.lost) {
+            if (s.find(word) != std::string::npos) return true;
+        }
+        return false;
+    };
+    const auto tt = export_layout(tiny, ExportFormat::Torchtitan);
+    QVERIFY(has(tt, "flavor"));
+    QVERIFY(has(tt, "sequence parallelism"));
+    const auto ds = export_layout(bundled("mixtral-8x7b-h100-64"), ExportFormat::DeepSpeed);
+    QVERIFY(has(ds, "expert parallelism"));
+    LayoutOverrides o;
+    o.schedule = "gpipe";
+    QVERIFY(has(export_layout(bundled("llama3-70b-h100-64", o), ExportFormat::Megatron), "GPipe"));
+    Layout odd = bundled("llama3-70b-h100-64");
+    odd.placement.layers_per_stage = {19, 21, 19, 21};
+    QVERIFY(has(export_layout(odd, ExportFormat::Megatron), "layers per stage"));
+    Layout order = bundled("llama3-70b-h100-64");
+    order.parallel.mesh.order = "tp-dp-cp-ep-pp";
+    QVERIFY(has(export_layout(order, ExportFormat::Megatron), "rank order"));
+}
+
+void TestExportRoundTrip::canonical_forms() {
+    Layout l = bundled("mixtral-8x7b-h100-64");
+    const Layout c = canonical_layout(l);
+    QVERIFY(c.placement.layers_per_stage.empty());     // [8,8,8,8] is the balanced split
+    QVERIFY(c.placement.experts_per_ep_rank.empty());  // one expert per rank, in order
+    QCOMPARE(c.stage_layers(), l.stage_layers());
+    QCOMPARE(c.ep_experts(), l.ep_experts());
+    l.placement.experts_per_ep_rank = {{1}, {0}, {2}, {3}, {4}, {5}, {6}, {7}};
+    QVERIFY(!canonical_layout(l).placement.experts_per_ep_rank.empty());
+}
+
+QTEST_GUILESS_MAIN(TestExportRoundTrip)
+#include "tst_export_roundtrip.moc"
