@@ -146,7 +146,22 @@ ClusterSpec cluster_from_json(const nlohmann::json& j, const std::string& file,
             e.get_number_or("intra_node_link", c.efficiency.intra_node_link, 0.01, 1.0);
         c.efficiency.inter_node_link =
             e.get_number_or("inter_node_link", c.efficiency.inter_node_link, 0.01, 1.0);
+        c.efficiency.gemm_half_dim =
+            e.get_number_or("gemm_half_dim", c.efficiency.gemm_half_dim, 0.0, 1e6);
+        c.efficiency.attention = e.get_number_or("attention", c.efficiency.attention, 0.01, 1.0);
+        c.efficiency.tp_comm_overlap =
+            e.get_number_or("tp_comm_overlap", c.efficiency.tp_comm_overlap, 0.0, 1.0);
+        c.efficiency.dp_comm_overlap =
+            e.get_number_or("dp_comm_overlap", c.efficiency.dp_comm_overlap, 0.0, 1.0);
         e.reject_unknown_keys();
+    }
+    if (r.has("memory_reserve")) {
+        auto m = r.get_object("memory_reserve");
+        c.memory_reserve.fixed_bytes =
+            m.get_int_or("fixed_bytes", c.memory_reserve.fixed_bytes, 0, kMaxHbm);
+        c.memory_reserve.fragmentation =
+            m.get_number_or("fragmentation", c.memory_reserve.fragmentation, 0.0, 1.0);
+        m.reject_unknown_keys();
     }
     r.reject_unknown_keys();
     return c;
@@ -165,7 +180,13 @@ nlohmann::json cluster_to_json(const ClusterSpec& c) {
     j["efficiency"] = {{"gemm", c.efficiency.gemm},
                        {"memory", c.efficiency.memory},
                        {"intra_node_link", c.efficiency.intra_node_link},
-                       {"inter_node_link", c.efficiency.inter_node_link}};
+                       {"inter_node_link", c.efficiency.inter_node_link},
+                       {"gemm_half_dim", c.efficiency.gemm_half_dim},
+                       {"attention", c.efficiency.attention},
+                       {"tp_comm_overlap", c.efficiency.tp_comm_overlap},
+                       {"dp_comm_overlap", c.efficiency.dp_comm_overlap}};
+    j["memory_reserve"] = {{"fixed_bytes", c.memory_reserve.fixed_bytes},
+                           {"fragmentation", c.memory_reserve.fragmentation}};
     j["source"] = c.source;
     return j;
 }

@@ -38,13 +38,36 @@ struct LinkTier {
     bool operator==(const LinkTier&) const = default;
 };
 
-// Fractions of peak reached in practice; starting points that `calibrate` refits.
+// Fractions of peak reached in practice; starting points that `calibrate` refits. The cost
+// model (core/cost, docs/cost-model.md) reads every rate it uses from here.
 struct Efficiency {
     double gemm = 0.7;             // large GEMMs, fraction of dense peak
     double memory = 0.8;           // memory-bound kernels, fraction of HBM bandwidth
     double intra_node_link = 0.8;  // NCCL bus bandwidth / link bandwidth inside a node
     double inter_node_link = 0.85; // same across nodes
+    // GEMM dimension (smallest of m, n, k) at which a GEMM reaches half of `gemm`: small or
+    // thin GEMMs (large TP, small micro-batches) cannot fill the GPU.
+    double gemm_half_dim = 64;
+    // Fused (flash) attention kernels, fraction of dense peak.
+    double attention = 0.5;
+    // Fraction of the backward tensor-parallel collectives that run concurrently with
+    // weight-gradient GEMMs (Megatron's asynchronous input-gradient all-reduce), at most
+    // as long as those GEMMs.
+    double tp_comm_overlap = 0.5;
+    // Fraction of the data-parallel gradient reduction that may overlap the backward pass
+    // of the last micro-batch (bucketed reduction); 0 reduces after the backward.
+    double dp_comm_overlap = 1.0;
     bool operator==(const Efficiency&) const = default;
+};
+
+// Device memory the cost model keeps out of reach of tensors.
+struct MemoryReserve {
+    // CUDA context, cuBLAS workspaces and NCCL channel buffers: a fixed amount per device.
+    std::int64_t fixed_bytes = 2ll << 30;
+    // Caching-allocator fragmentation, as a fraction of the dynamic (activation and
+    // buffer) memory.
+    double fragmentation = 0.05;
+    bool operator==(const MemoryReserve&) const = default;
 };
 
 struct ClusterSpec {
@@ -57,6 +80,7 @@ struct ClusterSpec {
     LinkTier intra_node;
     LinkTier inter_node;
     Efficiency efficiency;
+    MemoryReserve memory_reserve;
     std::string source;
 
     [[nodiscard]] std::int64_t max_gpus() const {

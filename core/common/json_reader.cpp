@@ -79,6 +79,12 @@ Json parse_json_text(const std::string& text, const std::string& file) {
         throw InputError(file, "",
                          "malformed JSON at " + line_col(text, e.byte == 0 ? 0 : e.byte - 1) +
                              ": " + what);
+    } catch (const Json::out_of_range& e) {
+        // A number beyond double's range ("1e400") is out_of_range.406, not a parse_error.
+        std::string what = e.what();
+        auto pos = what.find("] ");
+        if (pos != std::string::npos) what = what.substr(pos + 2);
+        throw InputError(file, "", "malformed JSON: " + what);
     }
 }
 

@@ -51,6 +51,7 @@ struct TraceEvent {
     int micro_batch = -1;
     int layer = -1;
     std::int64_t correlation_id = 0;
+    int group_size = 0;      // ranks taking part in a collective (busbw needs it); 0 = unknown
 };
 
 // Run metadata written once per trace.

@@ -1,121 +1,342 @@
 #include "mainwindow/main_window.h"
 
+#include <QAction>
 #include <QApplication>
+#include <QCloseEvent>
 #include <QDockWidget>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QSettings>
 #include <QStatusBar>
-#include <QTextBrowser>
+#include <QStyle>
+#include <QTabWidget>
 #include <QToolBar>
+#include <QUndoView>
 
+#include "app/theme.h"
 #include "common/error.h"
-#include "layout/layout_json.h"
-#include "layout/layout_summary.h"
-#include "layout/layout_validate.h"
+#include "document/layout_document.h"
+#include "estimate/estimate_panel.h"
+#include "mainwindow/new_layout_dialog.h"
+#include "mainwindow/recent_files.h"
+#include "mesh/axis_editor.h"
 #include "mesh/mesh_canvas.h"
-#include "model/model_tree.h"
+#include "model/model_palette.h"
+#include "timeline/timeline_panel.h"
+#include "timeline/trace_opener.h"
 
 namespace meshwork::gui {
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
-    setWindowTitle(tr("Meshwork"));
-    canvas_ = new MeshCanvas(this);
-    setCentralWidget(canvas_);
-
-    model_tree_ = new ModelTree(this);
-    auto* model_dock = new QDockWidget(tr("Model"), this);
-    model_dock->setObjectName("model_dock");
-    model_dock->setWidget(model_tree_);
-    addDockWidget(Qt::LeftDockWidgetArea, model_dock);
-
-    summary_ = new QTextBrowser(this);
-    auto* summary_dock = new QDockWidget(tr("Layout"), this);
-    summary_dock->setObjectName("summary_dock");
-    summary_dock->setWidget(summary_);
-    addDockWidget(Qt::RightDockWidgetArea, summary_dock);
+    document_ = new LayoutDocument(this);
+    views_ = new QTabWidget(this);
+    views_->setDocumentMode(true);
+    canvas_ = new MeshCanvas(document_, this);
+    timeline_ = new TimelinePanel(this);
+    trace_opener_ = new TraceOpener(this);
+    connect(trace_opener_, &TraceOpener::opened, this,
+            [this](std::shared_ptr<const TimelineSource> source, const QString& path) {
+                timeline_->set_source(std::move(source), QFileInfo(path).fileName());
+                show_view(View::Timeline);
+                statusBar()->showMessage(tr("Opened trace %1").arg(path), 4000);
+                emit trace_opened(path);
+            });
+    connect(trace_opener_, &TraceOpener::failed, this, [this](const QString& path, const QString& message) {
+        show_error(tr("Cannot open trace"), tr("%1\n\n%2").arg(path, message));
+        emit trace_failed(path, message);
+    });
+    views_->addTab(canvas_, tr("Mesh"));
+    views_->addTab(timeline_, tr("Timeline"));
+    setCentralWidget(views_);
+    build_docks();
+    build_actions();
+    build_menus_and_toolbar();
 
     status_ = new QLabel(this);
     statusBar()->addPermanentWidget(status_);
-    build_menus();
-    resize(1400, 820);
+    connect(canvas_, &MeshCanvas::edit_refused, this,
+            [this](const QString& reason) { statusBar()->showMessage(tr("Refused: %1").arg(reason), 8000); });
+    connect(canvas_, &MeshCanvas::edit_done, this,
+            [this](const QString& what) { statusBar()->showMessage(what, 4000); });
+    connect(document_, &LayoutDocument::changed, this, &MainWindow::update_title);
+    connect(document_, &LayoutDocument::path_changed, this, &MainWindow::update_title);
+    connect(document_->undo_stack(), &QUndoStack::cleanChanged, this, &MainWindow::update_title);
+    connect(estimate_, &EstimatePanel::assessed, this, [this] {
+        const auto& a = estimate_->current();
+        if (!a) return;
+        std::vector<StageMemoryUse> memory;
+        for (const auto& [used, capacity] : a->stage_memory_bytes) memory.push_back({used, capacity});
+        canvas_->set_stage_memory(std::move(memory));
+        status_->setText(a->validation.valid()
+                             ? tr("%1 GPUs · valid").arg(document_->layout().gpus)
+                             : tr("%1 GPUs · %2 error(s)").arg(document_->layout().gpus).arg(a->validation.errors.size()));
+    });
+    resize(1500, 900);
+    restore_settings();
+    update_title();
 }
 
-void MainWindow::build_menus() {
-    auto* file = menuBar()->addMenu(tr("&File"));
-    auto* open = file->addAction(tr("&Open Layout…"), this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Open layout"), QString(),
-                                                          tr("Layouts (*.json)"));
-        if (!path.isEmpty()) open_layout(path);
+void MainWindow::build_docks() {
+    auto add_dock = [this](const QString& title, const char* name, QWidget* widget, Qt::DockWidgetArea area) {
+        auto* dock = new QDockWidget(title, this);
+        dock->setObjectName(name);
+        dock->setWidget(widget);
+        addDockWidget(area, dock);
+        dock_toggles_ << dock->toggleViewAction();
+        return dock;
+    };
+    palette_ = new ModelPalette(document_, this);
+    auto* model_dock = add_dock(tr("Model"), "model_dock", palette_, Qt::LeftDockWidgetArea);
+    axis_editor_ = new AxisEditor(document_, this);
+    auto* axes_dock = add_dock(tr("Parallelism"), "axes_dock", axis_editor_, Qt::LeftDockWidgetArea);
+    splitDockWidget(model_dock, axes_dock, Qt::Vertical);
+    estimate_ = new EstimatePanel(document_, this);
+    auto* estimate_dock = add_dock(tr("Estimate"), "estimate_dock", estimate_, Qt::RightDockWidgetArea);
+    auto* history = new QUndoView(document_->undo_stack(), this);
+    history->setEmptyLabel(tr("<opened layout>"));
+    auto* history_dock = add_dock(tr("History"), "history_dock", history, Qt::RightDockWidgetArea);
+    splitDockWidget(estimate_dock, history_dock, Qt::Vertical);
+    resizeDocks({model_dock, estimate_dock}, {360, 380}, Qt::Horizontal);
+    resizeDocks({model_dock, axes_dock}, {560, 300}, Qt::Vertical);
+    resizeDocks({estimate_dock, history_dock}, {640, 220}, Qt::Vertical);
+}
+
+void MainWindow::build_actions() {
+    auto* style = QApplication::style();
+    new_ = new QAction(style->standardIcon(QStyle::SP_FileIcon), tr("&New Layout…"), this);
+    new_->setShortcut(QKeySequence::New);
+    connect(new_, &QAction::triggered, this, &MainWindow::new_layout);
+    open_ = new QAction(style->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open Layout…"), this);
+    open_->setShortcut(QKeySequence::Open);
+    connect(open_, &QAction::triggered, this, &MainWindow::open_dialog);
+    save_ = new QAction(style->standardIcon(QStyle::SP_DialogSaveButton), tr("&Save"), this);
+    save_->setShortcut(QKeySequence::Save);
+    connect(save_, &QAction::triggered, this, &MainWindow::save);
+    save_as_ = new QAction(tr("Save &As…"), this);
+    save_as_->setShortcut(QKeySequence::SaveAs);
+    connect(save_as_, &QAction::triggered, this, &MainWindow::save_as);
+    open_model_ = new QAction(tr("Open &Model config.json…"), this);
+    open_model_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_M));
+    connect(open_model_, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open Hugging Face config"), QString(),
+                                                          tr("config.json (*.json)"));
+        if (!path.isEmpty()) palette_->use_hf_config(path);
     });
-    open->setShortcut(QKeySequence::Open);
+    open_trace_ = new QAction(tr("Open &Trace…"), this);
+    open_trace_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+    connect(open_trace_, &QAction::triggered, this, [this] {
+        const QString dir = QSettings().value("files/last_trace_dir").toString();
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open trace"), dir,
+                                                          tr("Meshwork traces (*.sqlite *.db);;All files (*)"));
+        if (path.isEmpty()) return;
+        QSettings().setValue("files/last_trace_dir", QFileInfo(path).absolutePath());
+        open_trace(path);
+    });
+    undo_ = document_->undo_stack()->createUndoAction(this, tr("&Undo"));
+    undo_->setShortcut(QKeySequence::Undo);
+    undo_->setIcon(style->standardIcon(QStyle::SP_ArrowBack));
+    redo_ = document_->undo_stack()->createRedoAction(this, tr("&Redo"));
+    redo_->setShortcuts({QKeySequence::Redo, QKeySequence(Qt::CTRL | Qt::Key_Y)});
+    redo_->setIcon(style->standardIcon(QStyle::SP_ArrowForward));
+    dark_ = new QAction(tr("&Dark Theme"), this);
+    dark_->setCheckable(true);
+    dark_->setChecked(current_theme() == Theme::Dark);
+    dark_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_L));
+    connect(dark_, &QAction::toggled, this, &MainWindow::set_theme);
+    view_canvas_ = new QAction(tr("&Mesh"), this);
+    view_canvas_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_1));
+    connect(view_canvas_, &QAction::triggered, this, [this] { show_view(View::Canvas); });
+    view_timeline_ = new QAction(tr("&Timeline"), this);
+    view_timeline_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_2));
+    connect(view_timeline_, &QAction::triggered, this, [this] { show_view(View::Timeline); });
+}
+
+void MainWindow::build_menus_and_toolbar() {
+    auto* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(new_);
+    file->addAction(open_);
+    auto* recent_menu = file->addMenu(tr("Open &Recent"));
+    recent_ = new RecentFiles(recent_menu, this);
+    connect(recent_, &RecentFiles::open_requested, this, [this](const QString& path) {
+        if (maybe_save()) open_layout(path);
+    });
+    file->addAction(open_model_);
+    file->addAction(open_trace_);
     file->addSeparator();
-    auto* quit = file->addAction(tr("&Quit"), qApp, &QApplication::quit);
+    file->addAction(save_);
+    file->addAction(save_as_);
+    file->addSeparator();
+    auto* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
+
+    auto* edit = menuBar()->addMenu(tr("&Edit"));
+    edit->addAction(undo_);
+    edit->addAction(redo_);
+
+    auto* view = menuBar()->addMenu(tr("&View"));
+    view->addAction(view_canvas_);
+    view->addAction(view_timeline_);
+    view->addSeparator();
+    for (auto* a : dock_toggles_) view->addAction(a);
+    view->addSeparator();
+    view->addAction(dark_);
+
+    auto* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Keyboard Shortcuts"), this, [this] {
+        QMessageBox::information(this, tr("Keyboard shortcuts"), tr(
+            "<table cellpadding=3>"
+            "<tr><td><b>Ctrl+N / Ctrl+O / Ctrl+S</b></td><td>new, open, save layout</td></tr>"
+            "<tr><td><b>Ctrl+Shift+S</b></td><td>save as</td></tr>"
+            "<tr><td><b>Ctrl+Z / Ctrl+Shift+Z</b></td><td>undo, redo</td></tr>"
+            "<tr><td><b>Ctrl+Shift+O</b></td><td>open a trace</td></tr>"
+            "<tr><td><b>Ctrl+1 / Ctrl+2</b></td><td>mesh, timeline</td></tr>"
+            "<tr><td><b>Ctrl+Shift+L</b></td><td>dark / light theme</td></tr>"
+            "<tr><td colspan=2><br><b>Timeline</b></td></tr>"
+            "<tr><td><b>Wheel, W / S, + / −</b></td><td>zoom around the cursor</td></tr>"
+            "<tr><td><b>Drag, A / D, ← / →</b></td><td>pan</td></tr>"
+            "<tr><td><b>Shift+drag</b></td><td>select a time range: its statistics</td></tr>"
+            "<tr><td><b>Click</b></td><td>select an event: its details</td></tr>"
+            "<tr><td><b>Home / F</b></td><td>whole trace / zoom to selection</td></tr>"
+            "<tr><td><b>Ctrl+F, F3</b></td><td>find an event by name, next match</td></tr>"
+            "</table>"));
+    });
+    help->addAction(tr("&About Meshwork"), this, [this] {
+        QMessageBox::about(this, tr("About Meshwork"),
+                           tr("<b>Meshwork %1</b><p>Design, predict, run and profile model-parallel layouts.</p>")
+                               .arg(QApplication::applicationVersion()));
+    });
+
     auto* tools = addToolBar(tr("Main"));
     tools->setObjectName("main_toolbar");
-    tools->addAction(open);
+    tools->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    tools->setMovable(false);
+    tools->addAction(new_);
+    tools->addAction(open_);
+    tools->addAction(save_);
+    tools->addAction(open_trace_);
+    tools->addSeparator();
+    tools->addAction(undo_);
+    tools->addAction(redo_);
+}
+
+void MainWindow::restore_settings() {
+    QSettings s;
+    if (s.contains("window/geometry")) restoreGeometry(s.value("window/geometry").toByteArray());
+    if (s.contains("window/state")) restoreState(s.value("window/state").toByteArray());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    if (!maybe_save()) {
+        event->ignore();
+        return;
+    }
+    QSettings s;
+    s.setValue("window/geometry", saveGeometry());
+    s.setValue("window/state", saveState());
+    event->accept();
+}
+
+void MainWindow::update_title() {
+    QString name = tr("untitled");
+    if (document_->has_layout()) name = QString::fromStdString(document_->layout().name);
+    if (!document_->path().isEmpty()) name = QFileInfo(document_->path()).fileName();
+    setWindowTitle(tr("%1[*] — Meshwork").arg(name));
+    setWindowModified(document_->is_modified());
+    save_->setEnabled(document_->has_layout());
+    save_as_->setEnabled(document_->has_layout());
+}
+
+bool MainWindow::maybe_save() {
+    if (!document_->is_modified()) return true;
+    const auto answer = QMessageBox::warning(
+        this, tr("Unsaved layout"), tr("The layout has unsaved edits. Save them?"),
+        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    if (answer == QMessageBox::Save) return save();
+    return answer == QMessageBox::Discard;
 }
 
 bool MainWindow::open_layout(const QString& path) {
     try {
-        const Layout layout = load_layout(path.toStdString());
-        set_layout(layout, path);
+        document_->load(path);
+        recent_->add(path);
+        QSettings().setValue("files/last_dir", QFileInfo(path).absolutePath());
+        statusBar()->showMessage(tr("Opened %1").arg(path), 4000);
         return true;
     } catch (const InputError& e) {
-        QMessageBox::warning(this, tr("Cannot open layout"), QString::fromStdString(e.what()));
+        show_error(tr("Cannot open layout"), QString::fromStdString(e.what()));
+    } catch (const std::exception& e) {
+        show_error(tr("Cannot open layout"), QString::fromStdString(e.what()));
     }
     return false;
 }
 
-void MainWindow::set_layout(const Layout& layout, const QString& path) {
-    layout_ = layout;
-    layout_path_ = path;
-    setWindowTitle(tr("Meshwork — %1").arg(QString::fromStdString(layout.name)));
-    canvas_->set_layout(layout);
-    model_tree_->set_model(layout.model, layout.training.seq_length);
-    refresh_summary();
+void MainWindow::open_trace(const QString& path) {
+    statusBar()->showMessage(tr("Opening trace %1…").arg(path));
+    trace_opener_->open(path);
 }
 
-void MainWindow::refresh_summary() {
-    const auto result = validate_layout(layout_, layout_path_.toStdString());
-    const auto model = model_summary_json(layout_.model, layout_.training.seq_length);
-    QString html;
-    html += tr("<h3>%1</h3>").arg(QString::fromStdString(layout_.name));
-    html += tr("<p><b>%1</b> on %2 × %3 (%4)</p>")
-                .arg(QString::fromStdString(layout_.model.name))
-                .arg(layout_.gpus)
-                .arg(QString::fromStdString(layout_.cluster.gpu.kind))
-                .arg(QString::fromStdString(layout_.cluster.name));
-    const auto& m = layout_.parallel.mesh;
-    html += tr("<p>TP %1 · PP %2 · DP %3 · CP %4 · EP %5 · VPP %6<br>SP %7 · ZeRO %8 · %9 · %10</p>")
-                .arg(m.tp).arg(m.pp).arg(m.dp).arg(m.cp).arg(m.ep).arg(layout_.parallel.vpp)
-                .arg(layout_.parallel.sequence_parallel ? tr("on") : tr("off"))
-                .arg(layout_.training.zero_stage)
-                .arg(QString::fromStdString(to_string(layout_.training.schedule)))
-                .arg(QString::fromStdString(to_string(layout_.training.recompute)));
-    html += tr("<p>Batch %1 × seq %2, micro-batch %3 (%4 per step)</p>")
-                .arg(layout_.training.global_batch_size).arg(layout_.training.seq_length)
-                .arg(layout_.training.micro_batch_size).arg(layout_.num_micro_batches());
-    html += tr("<p>Parameters: %1 B total, %2 B active</p>")
-                .arg(model["params_total"].get<double>() / 1e9, 0, 'f', 2)
-                .arg(model["params_active"].get<double>() / 1e9, 0, 'f', 2);
-    if (result.valid()) {
-        html += tr("<p style='color:#2e7d32'>Valid layout</p>");
-    } else {
-        html += tr("<p style='color:#c62828'><b>Invalid:</b></p><ul>");
-        for (const auto& e : result.errors) {
-            html += "<li>" + QString::fromStdString(e.field + ": " + e.message).toHtmlEscaped() + "</li>";
-        }
-        html += "</ul>";
+void MainWindow::show_error(const QString& title, const QString& text) {
+    last_error_ = text;
+    statusBar()->showMessage(title, 8000);
+    auto* box = new QMessageBox(QMessageBox::Warning, title, text, QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+}
+
+void MainWindow::new_layout() {
+    if (!maybe_save()) return;
+    NewLayoutDialog dialog(this);
+    if (dialog.exec() == QDialog::Accepted) document_->reset(dialog.layout(), QString());
+}
+
+void MainWindow::open_dialog() {
+    if (!maybe_save()) return;
+    const QString dir = QSettings().value("files/last_dir").toString();
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open layout"), dir, tr("Layouts (*.json)"));
+    if (!path.isEmpty()) open_layout(path);
+}
+
+bool MainWindow::save() {
+    if (document_->path().isEmpty()) return save_as();
+    try {
+        document_->save(document_->path());
+        statusBar()->showMessage(tr("Saved %1").arg(document_->path()), 4000);
+        return true;
+    } catch (const std::exception& e) {
+        QMessageBox::critical(this, tr("Cannot save layout"), QString::fromStdString(e.what()));
     }
-    for (const auto& w : result.warnings) {
-        html += "<p style='color:#ef6c00'>" +
-                QString::fromStdString(w.field + ": " + w.message).toHtmlEscaped() + "</p>";
+    return false;
+}
+
+bool MainWindow::save_as() {
+    if (!document_->has_layout()) return false;
+    QString dir = QSettings().value("files/last_dir").toString();
+    const QString suggested = dir + "/" + QString::fromStdString(document_->layout().name) + ".json";
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save layout"), suggested, tr("Layouts (*.json)"));
+    if (path.isEmpty()) return false;
+    try {
+        document_->save(path);
+        recent_->add(path);
+        QSettings().setValue("files/last_dir", QFileInfo(path).absolutePath());
+        return true;
+    } catch (const std::exception& e) {
+        QMessageBox::critical(this, tr("Cannot save layout"), QString::fromStdString(e.what()));
     }
-    summary_->setHtml(html);
-    status_->setText(tr("%1 ranks").arg(layout_.gpus));
+    return false;
+}
+
+void MainWindow::show_view(View view) { views_->setCurrentIndex(view == View::Canvas ? 0 : 1); }
+
+void MainWindow::set_theme(bool dark) {
+    const Theme theme = dark ? Theme::Dark : Theme::Light;
+    apply_theme(theme);
+    save_theme(theme);
+    // Custom-painted views and style sheets read view_colours() when they paint.
+    emit document_->changed();
+    update();
 }
 
 }  // namespace meshwork::gui

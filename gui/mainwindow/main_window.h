@@ -1,36 +1,92 @@
-// The workbench window: model palette, mesh canvas and the layout summary as docks.
+// The workbench window: the mesh canvas and the timeline as central views; the model
+// palette, the axis editor, the estimate panel and the edit history as docks.
 #pragma once
 
 #include <QMainWindow>
 
-#include "layout/layout.h"
-
+class QAction;
 class QLabel;
-class QTextBrowser;
+class QTabWidget;
 
 namespace meshwork::gui {
 
+class AxisEditor;
+class EstimatePanel;
+class LayoutDocument;
 class MeshCanvas;
-class ModelTree;
+class ModelPalette;
+class RecentFiles;
+class TimelinePanel;
+class TraceOpener;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
+    enum class View { Canvas, Timeline };
+
     explicit MainWindow(QWidget* parent = nullptr);
     // Loads a layout file; errors are shown to the user and returned as false.
     bool open_layout(const QString& path);
-    void set_layout(const Layout& layout, const QString& path);
+    void show_view(View view);
+    // Opens a trace file on a worker thread; trace_opened or trace_failed follows.
+    void open_trace(const QString& path);
+    // The latest error shown to the user (empty when none): for tests and --screenshot.
+    [[nodiscard]] QString last_error() const { return last_error_; }
+
+    [[nodiscard]] LayoutDocument* document() const { return document_; }
+    [[nodiscard]] MeshCanvas* canvas() const { return canvas_; }
+    [[nodiscard]] ModelPalette* palette() const { return palette_; }
+    [[nodiscard]] AxisEditor* axis_editor() const { return axis_editor_; }
+    [[nodiscard]] EstimatePanel* estimate_panel() const { return estimate_; }
+    [[nodiscard]] TimelinePanel* timeline() const { return timeline_; }
+
+signals:
+    void trace_opened(const QString& path);
+    void trace_failed(const QString& path, const QString& message);
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
 
 private:
-    void build_menus();
-    void refresh_summary();
+    void build_docks();
+    void build_actions();
+    void build_menus_and_toolbar();
+    void restore_settings();
+    void update_title();
+    // Asks whether to save an edited layout; false when the user cancels.
+    bool maybe_save();
+    void new_layout();
+    void open_dialog();
+    bool save();
+    bool save_as();
+    void set_theme(bool dark);
+    // Non-blocking error dialog (a modal exec() would stall offscreen runs and tests).
+    void show_error(const QString& title, const QString& text);
 
-    Layout layout_;
-    QString layout_path_;
+    LayoutDocument* document_ = nullptr;
+    QTabWidget* views_ = nullptr;
     MeshCanvas* canvas_ = nullptr;
-    ModelTree* model_tree_ = nullptr;
-    QTextBrowser* summary_ = nullptr;
+    TimelinePanel* timeline_ = nullptr;
+    ModelPalette* palette_ = nullptr;
+    AxisEditor* axis_editor_ = nullptr;
+    EstimatePanel* estimate_ = nullptr;
+    RecentFiles* recent_ = nullptr;
     QLabel* status_ = nullptr;
+    TraceOpener* trace_opener_ = nullptr;
+    QString last_error_;
+
+    QAction* new_ = nullptr;
+    QAction* open_ = nullptr;
+    QAction* save_ = nullptr;
+    QAction* save_as_ = nullptr;
+    QAction* open_model_ = nullptr;
+    QAction* open_trace_ = nullptr;
+    QAction* undo_ = nullptr;
+    QAction* redo_ = nullptr;
+    QAction* dark_ = nullptr;
+    QAction* view_canvas_ = nullptr;
+    QAction* view_timeline_ = nullptr;
+    QList<QAction*> dock_toggles_;
 };
 
 }  // namespace meshwork::gui

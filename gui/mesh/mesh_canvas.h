@@ -1,34 +1,75 @@
-// Draws the device mesh of a layout: pipeline stages as columns, the TP group of each
-// stage inside a column, DP replicas stacked; each tile shows its rank and groups.
+// The device mesh of the open layout, drawn as tiles grouped by the mesh axes (see
+// mesh_geometry.h). Blocks dropped on a stage column move its boundary; experts dropped on
+// a tile go to that tile's EP rank. A refused drop shows its reason where it was dropped.
 #pragma once
 
+#include <QElapsedTimer>
+#include <QTimer>
 #include <QWidget>
 
-#include "layout/layout.h"
+#include <optional>
+
+#include "mesh/mesh_geometry.h"
 
 namespace meshwork::gui {
+
+class LayoutDocument;
+
+// Memory use of one pipeline stage (its busiest rank), from the cost model when present.
+struct StageMemoryUse {
+    double used_bytes = 0;
+    double capacity_bytes = 0;
+};
 
 class MeshCanvas : public QWidget {
     Q_OBJECT
 public:
-    explicit MeshCanvas(QWidget* parent = nullptr);
-    void set_layout(const Layout& layout);
-    [[nodiscard]] QSize sizeHint() const override { return {900, 600}; }
+    explicit MeshCanvas(LayoutDocument* document, QWidget* parent = nullptr);
+    [[nodiscard]] QSize sizeHint() const override { return {960, 600}; }
+
+    // One entry per stage, or empty when no memory estimate exists (no bars are drawn).
+    void set_stage_memory(std::vector<StageMemoryUse> memory);
+
+    // For tests and tools: where a drop on `stage` or on the tile of `rank` lands.
+    [[nodiscard]] QPoint stage_drop_point(int stage) const;
+    [[nodiscard]] QPoint tile_center(int rank) const;
+    [[nodiscard]] const MeshGeometry& geometry() const { return geometry_; }
+    // The reason of the latest refused drop (empty after an accepted one).
+    [[nodiscard]] QString last_refusal() const { return refusal_text_; }
+
+signals:
+    void edit_refused(const QString& reason);
+    void edit_done(const QString& description);
 
 protected:
     void paintEvent(QPaintEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
     bool event(QEvent* event) override;  // tooltips
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dragMoveEvent(QDragMoveEvent* event) override;
+    void dragLeaveEvent(QDragLeaveEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
 
 private:
-    // Screen rectangle of each drawn rank, filled by paintEvent for hit testing.
-    struct Tile {
-        QRectF rect;
-        int rank;
-    };
-    Layout layout_;
-    bool has_layout_ = false;
-    std::vector<Tile> tiles_;
-    int hidden_replicas_ = 0;
+    void relayout();
+    void paint_stage(QPainter& p, const StageColumn& column);
+    void paint_tile(QPainter& p, const RankTile& tile);
+    void paint_legend(QPainter& p);
+    void paint_refusal(QPainter& p);
+    void show_refusal(QPoint pos, const QString& reason);
+    QString tile_tooltip(const RankTile& tile) const;
+
+    LayoutDocument* document_;
+    MeshGeometry geometry_;
+    std::vector<double> stage_flops_share_;  // fraction of forward FLOPs per stage
+    std::vector<StageMemoryUse> stage_memory_;
+    std::vector<std::vector<int>> ep_experts_;
+    // Drag feedback: the stage column or EP rank under the cursor.
+    int drop_stage_ = -1;
+    int drop_ep_rank_ = -1;
+    QPoint refusal_pos_;
+    QString refusal_text_;
+    QTimer refusal_timer_;
 };
 
 }  // namespace meshwork::gui

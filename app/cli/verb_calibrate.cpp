@@ -1,0 +1,160 @@
+// meshwork-cli calibrate: fit GEMM efficiency and link bandwidths to a measured trace and
+// write the calibrated cluster JSON; with a layout, show the prediction error before/after.
+#include <unistd.h>
+
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/calibrate.h"
+#include "analysis/trace_compare.h"
+#include "common/error.h"
+#include "common/json_reader.h"
+#include "exit_codes.h"
+#include "layout/layout_json.h"
+#include "sim/simulate.h"
+#include "store/trace_reader.h"
+#include "store/trace_writer.h"
+#include "verb.h"
+
+namespace meshwork::cli {
+
+namespace {
+
+// Simulates `layout` into a scratch trace and compares it with `measured`.
+profiler::TraceComparison prediction_error(const Layout& layout, const profiler::TraceReader& measured) {
+    const auto dir = std::filesystem::temp_directory_path();
+    const std::string path =
+        (dir / ("meshwork-calibrate-" + std::to_string(::getpid()) + ".sqlite")).string();
+    struct Cleanup {
+        std::string p;
+        ~Cleanup() {
+            std::error_code ec;
+            for (const char* s : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(p + s, ec);
+        }
+    } cleanup{path};
+    {
+        auto w = profiler::TraceWriter::create(path);
+        simulate_layout(layout, w.get());
+        w->close();
+    }
+    const auto predicted = profiler::TraceReader::open(path);
+    const DeviceMesh mesh = layout.mesh();
+    return profiler::compare_traces(predicted, measured, [&](int rank) {
+        return rank < mesh.world_size() ? mesh.coords(rank).pp : rank;
+    });
+}
+
+std::string percent(double f) {
+    std::ostringstream os;
+    os << std::showpos << std::fixed << std::setprecision(1) << 100 * f << "%";
+    return os.str();
+}
+
+}  // namespace
+
+Verb add_calibrate_verb(CLI::App& app) {
+    auto* cmd = app.add_subcommand("calibrate", "Fit the cost model's GEMM efficiency and link bandwidths "
+                                                "to a measured trace; write a cluster JSON");
+    auto trace_path = std::make_shared<std::string>();
+    auto out = std::make_shared<std::string>();
+    auto layout_path = std::make_shared<std::string>();
+    auto cluster_name = std::make_shared<std::string>();
+    auto dtype_name = std::make_shared<std::string>();
+    auto json = std::make_shared<bool>(false);
+    cmd->add_option("MEASURED", *trace_path, "A measured trace with FLOPs on compute events and bytes and "
+                                             "group sizes on collectives")->required();
+    cmd->add_option("--out", *out, "The calibrated cluster JSON to write")->required();
+    cmd->add_option("--layout", *layout_path, "The layout that ran (default: the one in the trace); "
+                                              "enables the before/after prediction error");
+    cmd->add_option("--cluster", *cluster_name, "Cluster preset or JSON to start from (default: the layout's)");
+    cmd->add_option("--dtype", *dtype_name, "Precision whose peak the GEMM efficiency refers to "
+                                            "(default: the layout's, else bf16)");
+    cmd->add_flag("--json", *json, "Print JSON: out, fit (gemm_efficiency, intra_node, inter_node), cluster, "
+                                   "error_before, error_after");
+    cmd->footer("Collectives within one node's GPU count fit the intra-node link, larger groups the "
+                "inter-node link.\nExit codes: 0 success, 1 runtime failure, 2 bad input (the message "
+                "names the file and what is wrong).");
+    return {cmd, [=]() {
+                const auto measured = profiler::TraceReader::open(*trace_path);
+                std::optional<Layout> layout;
+                if (!layout_path->empty()) {
+                    layout = load_layout(*layout_path);
+                } else if (!measured.run_info().layout_json.empty()) {
+                    layout = layout_from_json(parse_json_text(measured.run_info().layout_json, *trace_path),
+                                              *trace_path + " (meta.layout_json)");
+                }
+                ClusterSpec cluster;
+                if (!cluster_name->empty()) cluster = load_cluster(*cluster_name);
+                else if (layout) cluster = layout->cluster;
+                else throw InputError("<flags>", "--cluster", "needed: the trace carries no layout and --layout is not given");
+                DType dtype = layout ? layout->training.dtype : DType::Bf16;
+                if (!dtype_name->empty() && !parse_dtype(*dtype_name, dtype)) {
+                    throw InputError("<flags>", "--dtype", "unknown precision '" + *dtype_name + "'");
+                }
+                const auto fit = profiler::fit_calibration(measured, cluster, dtype);
+                if (fit.gemm_efficiency <= 0 && !fit.intra_node.fitted && !fit.inter_node.fitted) {
+                    throw InputError(*trace_path, "events",
+                                     "nothing to fit: no compute event carries FLOPs and no collective carries "
+                                     "bytes and a group size");
+                }
+                ClusterSpec calibrated = profiler::apply_calibration(cluster, fit);
+                calibrated.description = cluster.description + " (calibrated from " + *trace_path + ")";
+                std::optional<profiler::TraceComparison> before, after;
+                if (layout) {
+                    Layout l = *layout;
+                    l.cluster = cluster;
+                    before = prediction_error(l, measured);
+                    l.cluster = calibrated;
+                    after = prediction_error(l, measured);
+                }
+                save_json_file(cluster_to_json(calibrated), *out);
+                if (*json) {
+                    nlohmann::json j{{"out", *out}, {"fit", profiler::calibration_to_json(fit)},
+                                     {"cluster", cluster_to_json(calibrated)}};
+                    j["error_before"] = before ? profiler::comparison_to_json(*before) : nlohmann::json();
+                    j["error_after"] = after ? profiler::comparison_to_json(*after) : nlohmann::json();
+                    std::cout << j.dump(2) << "\n";
+                } else {
+                    std::cout << std::setprecision(4);
+                    std::cout << "GEMM efficiency    " << cluster.efficiency.gemm << " -> "
+                              << calibrated.efficiency.gemm << " (" << fit.compute_samples << " compute events, "
+                              << fit.achieved_flops_per_s / 1e12 << " TFLOP/s achieved)\n";
+                    auto link = [](const char* name, const profiler::LinkFit& f, double was, double now) {
+                        std::cout << name << was << " -> " << now;
+                        if (f.fitted) {
+                            std::cout << " (" << f.samples << " collectives, busbw " << f.bus_bandwidth_bytes_per_s / 1e9
+                                      << " GB/s" << (f.latency_fitted ? ", latency " + std::to_string(f.latency_s * 1e6) + " us" : "")
+                                      << ")";
+                        } else {
+                            std::cout << " (not fitted: no collectives)";
+                        }
+                        std::cout << "\n";
+                    };
+                    link("intra-node link   ", fit.intra_node, cluster.efficiency.intra_node_link,
+                         calibrated.efficiency.intra_node_link);
+                    link("inter-node link   ", fit.inter_node, cluster.efficiency.inter_node_link,
+                         calibrated.efficiency.inter_node_link);
+                    if (before && after) {
+                        std::cout << "prediction error   step " << percent(before->categories[0].error) << " -> "
+                                  << percent(after->categories[0].error) << ", max |error| "
+                                  << percent(before->max_abs_error) << " -> " << percent(after->max_abs_error) << "\n";
+                    } else {
+                        std::cout << "prediction error   not shown (no layout: pass --layout)\n";
+                    }
+                    std::cout << "wrote " << *out << "\n";
+                }
+                return kExitOk;
+            }};
+}
+
+namespace {
+Verb make_calibrate_verb(CLI::App& app) { return add_calibrate_verb(app); }
+}  // namespace
+MESHWORK_REGISTER_VERB(100, make_calibrate_verb);
+
+}  // namespace meshwork::cli

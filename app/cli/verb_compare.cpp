@@ -1,0 +1,111 @@
+// meshwork-cli compare: predicted vs measured trace, per category and per pipeline stage.
+#include <iomanip>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/trace_compare.h"
+#include "common/error.h"
+#include "common/json_reader.h"
+#include "exit_codes.h"
+#include "format.h"
+#include "layout/layout_json.h"
+#include "store/trace_reader.h"
+#include "verb.h"
+
+namespace meshwork::cli {
+
+namespace {
+
+// The layout that says which stage each rank is in: --layout, else the one a trace carries.
+std::optional<Layout> layout_for(const std::string& flag, const profiler::TraceReader& a,
+                                 const profiler::TraceReader& b) {
+    if (!flag.empty()) return load_layout(flag);
+    for (const auto* t : {&a, &b}) {
+        if (t->run_info().layout_json.empty()) continue;
+        return layout_from_json(parse_json_text(t->run_info().layout_json, t->path()), t->path() + " (meta.layout_json)");
+    }
+    return std::nullopt;
+}
+
+void print_rows(const std::vector<profiler::CategoryError>& rows) {
+    for (const auto& c : rows) {
+        std::ostringstream err;
+        err << std::showpos << std::fixed << std::setprecision(1) << 100 * c.error << "%";
+        std::cout << "  " << pad_right(c.category, 23) << pad_left(human_seconds(c.predicted_s), 11)
+                  << pad_left(human_seconds(c.measured_s), 11) << pad_left(err.str(), 10)
+                  << (c.checked ? "" : "  (not checked)") << "\n";
+    }
+}
+
+}  // namespace
+
+Verb add_compare_verb(CLI::App& app) {
+    auto* cmd = app.add_subcommand("compare", "Compare a predicted trace with a measured one, per time "
+                                              "category and per pipeline stage");
+    auto predicted = std::make_shared<std::string>();
+    auto measured = std::make_shared<std::string>();
+    auto layout = std::make_shared<std::string>();
+    auto max_error = std::make_shared<double>(-1);
+    auto json = std::make_shared<bool>(false);
+    cmd->add_option("PREDICTED", *predicted, "The predicted trace (meshwork-cli simulate --trace)")->required();
+    cmd->add_option("MEASURED", *measured, "The measured trace (run --profile, import-trace, merge)")->required();
+    cmd->add_option("--layout", *layout, "Layout for the rank -> stage mapping (default: the one in a trace)");
+    cmd->add_option("--max-error", *max_error,
+                    "Fail (exit 3) when any checked category (step, compute, communication), overall "
+                    "or per stage, is off by more than this fraction (0.1 = 10%)");
+    cmd->add_flag("--json", *json, "Print JSON: categories[] (category, predicted_s, measured_s, error, "
+                                   "checked), stages[], max_abs_error, passed");
+    cmd->footer("Per-rank means of each trace; error = (predicted - measured) / measured.\n"
+                "Exit codes: 0 success, 1 runtime failure, 2 bad input (the message names the file), "
+                "3 --max-error not met.");
+    return {cmd, [predicted, measured, layout, max_error, json]() {
+                const auto p = profiler::TraceReader::open(*predicted);
+                const auto m = profiler::TraceReader::open(*measured);
+                const auto lay = layout_for(*layout, p, m);
+                std::optional<DeviceMesh> mesh;
+                if (lay) mesh.emplace(lay->mesh());
+                const auto stage_of = [&](int rank) {
+                    return mesh && rank < mesh->world_size() ? mesh->coords(rank).pp : rank;
+                };
+                const auto c = profiler::compare_traces(p, m, stage_of);
+                const bool check = *max_error >= 0;
+                const bool passed = !check || c.max_abs_error <= *max_error;
+                if (*json) {
+                    auto j = profiler::comparison_to_json(c);
+                    j["predicted"] = *predicted;
+                    j["measured"] = *measured;
+                    j["stage_mapping"] = mesh ? "layout" : "rank";
+                    if (check) j["max_error"] = *max_error;
+                    j["passed"] = passed;
+                    std::cout << j.dump(2) << "\n";
+                } else {
+                    std::cout << "predicted " << *predicted << "\nmeasured  " << *measured << "\n\n"
+                              << "  category                 predicted   measured     error\n";
+                    print_rows(c.categories);
+                    for (const auto& s : c.stages) {
+                        std::cout << (mesh ? "stage " : "rank ") << s.stage << " (" << s.predicted_ranks
+                                  << " predicted, " << s.measured_ranks << " measured ranks)\n";
+                        print_rows(s.categories);
+                    }
+                    std::cout << "max |error| " << std::fixed << std::setprecision(1) << 100 * c.max_abs_error
+                              << "%" << (check ? (passed ? " <= " : " > ") + std::to_string(*max_error) : "")
+                              << "\n";
+                }
+                if (!passed) {
+                    std::cerr << "error: max |error| " << c.max_abs_error << " exceeds --max-error " << *max_error
+                              << "\n";
+                    return kExitCheckFailed;
+                }
+                return kExitOk;
+            }};
+}
+
+namespace {
+Verb make_compare_verb(CLI::App& app) { return add_compare_verb(app); }
+}  // namespace
+MESHWORK_REGISTER_VERB(90, make_compare_verb);
+
+}  // namespace meshwork::cli

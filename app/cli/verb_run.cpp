@@ -1,0 +1,313 @@
+// meshwork-cli run: executes the sharded model of a layout (core/engine), every rank in this
+// process (--launcher local) or one rank per MPI process (--launcher mpi, under mpirun/srun).
+#include <csignal>
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "common/error.h"
+#include "engine/engine_run.h"
+#include "engine/memory_estimate.h"
+#include "engine/stop.h"
+#if MESHWORK_HAVE_CUDA
+#include "engine/cuda/cuda_runtime_probe.h"
+#endif
+#include "exit_codes.h"
+#include "layout/layout_json.h"
+#include "layout/layout_validate.h"
+#include "layout_flags.h"
+#include "store/trace_writer.h"
+#include "verb.h"
+#ifdef MESHWORK_HAVE_MPI
+#include "engine/comm/mpi_communicator.h"
+#endif
+
+namespace meshwork::cli {
+
+namespace {
+
+struct RunFlags {
+    std::string backend = "cpu";
+    std::string launcher = "local";
+    std::string profile;
+    std::string tokens;
+    std::string memory_limit;
+    int steps = 3;
+    long long seed = 1234;
+    bool check = false;
+    double tolerance = 1e-4;
+    double comm_timeout_s = 60;
+    bool json = false;
+    std::string inject_fault;  // RANK:STEP[:hang], for fault-handling tests
+};
+
+extern "C" void on_interrupt(int /*signal*/) { engine::request_stop(); }
+
+// "8GiB", "512MiB", "1e9", "2G": bytes.
+std::size_t parse_bytes(const std::string& text) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+        v = std::stod(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    const std::string unit = text.substr(used);
+    double scale = 0;
+    if (unit.empty() || unit == "B") scale = 1;
+    if (unit == "K" || unit == "KiB") scale = 1024.0;
+    if (unit == "M" || unit == "MiB") scale = 1024.0 * 1024;
+    if (unit == "G" || unit == "GiB") scale = 1024.0 * 1024 * 1024;
+    if (unit == "KB") scale = 1e3;
+    if (unit == "MB") scale = 1e6;
+    if (unit == "GB") scale = 1e9;
+    if (used == 0 || scale == 0 || v <= 0) {
+        throw InputError("<flags>", "--memory-limit",
+                         "'" + text + "' is not a size (bytes, or with K/M/G, KiB/MiB/GiB, KB/MB/GB)");
+    }
+    return static_cast<std::size_t>(v * scale);
+}
+
+std::string gib(std::size_t bytes) {
+    std::ostringstream o;
+    o << std::fixed << std::setprecision(3) << static_cast<double>(bytes) / (1024.0 * 1024 * 1024) << " GiB";
+    return o.str();
+}
+
+void refuse_over_limit(const std::vector<engine::RankMemory>& mem, std::size_t limit) {
+    for (const auto& m : mem) {
+        if (m.peak_bytes <= limit) continue;
+        throw InputError("<flags>", "--memory-limit",
+                         "rank " + std::to_string(m.rank) + " is predicted to need " +
+                             std::to_string(m.peak_bytes) + " bytes (" + gib(m.peak_bytes) +
+                             ": params " + std::to_string(m.params_bytes) + ", grads " +
+                             std::to_string(m.grads_bytes) + ", optimizer " +
+                             std::to_string(m.optimizer_bytes) + ", activations " +
+                             std::to_string(m.activations_bytes) + "), over the limit of " +
+                             std::to_string(limit) + " bytes");
+    }
+}
+
+engine::EngineOptions engine_options(const RunFlags& f) {
+    engine::EngineOptions o;
+    o.backend = f.backend;
+    o.steps = f.steps;
+    o.seed = static_cast<std::uint64_t>(f.seed);
+    o.tokens_file = f.tokens;
+    o.comm_timeout_s = f.comm_timeout_s;
+    if (!f.inject_fault.empty()) {
+        char kind[8] = "throw";
+        if (std::sscanf(f.inject_fault.c_str(), "%d:%d:%7s", &o.fault_rank, &o.fault_step, kind) < 2) {
+            throw InputError("<flags>", "--inject-fault", "expected RANK:STEP or RANK:STEP:hang");
+        }
+        o.fault_kind = kind;
+    }
+    return o;
+}
+
+std::string profile_path(const std::string& path, int rank, int world, bool per_rank) {
+    if (!per_rank || world == 1) return path;
+    const auto dot = path.rfind('.');
+    const std::string suffix = ".rank" + std::to_string(rank);
+    return dot == std::string::npos ? path + suffix : path.substr(0, dot) + suffix + path.substr(dot);
+}
+
+int run_verb(const LayoutFlags& layout_flags, const RunFlags& f) {
+    if (f.backend != "cpu" && f.backend != "cuda") {
+        throw InputError("<flags>", "--backend", "unknown backend '" + f.backend + "' (cpu, cuda)");
+    }
+    if (f.backend == "cuda") {
+#if MESHWORK_HAVE_CUDA
+        if (f.launcher == "mpi") {
+            throw InputError("<flags>", "--launcher",
+                             "the CUDA backend runs one GPU per rank thread in one process; use "
+                             "--launcher local");
+        }
+#else
+        throw InputError("<flags>", "--backend",
+                         "this build has no CUDA backend (configure with MESHWORK_CUDA=ON)");
+#endif
+    }
+    if (f.launcher != "local" && f.launcher != "mpi") {
+        throw InputError("<flags>", "--launcher", "unknown launcher '" + f.launcher + "' (local, mpi)");
+    }
+    if (f.steps < 1) throw InputError("<flags>", "--steps", "must be at least 1");
+    const Layout layout = layout_flags.build();
+    const auto validation = validate_layout(layout, layout_flags.source());
+    if (!validation.valid()) throw InputError(validation.errors);
+    const engine::EngineOptions options = engine_options(f);
+#if MESHWORK_HAVE_CUDA
+    // No GPU, an old driver or too few GPUs: refused before anything is allocated.
+    if (f.backend == "cuda") {
+        if (const std::string why = engine::cuda_unavailable_reason(layout.gpus); !why.empty()) {
+            throw InputError("<flags>", "--backend", why);
+        }
+    }
+#endif
+    // Everything that can be refused is refused before any rank starts.
+    const auto memory = engine::estimate_memory(layout, options);
+    if (!f.memory_limit.empty()) refuse_over_limit(memory, parse_bytes(f.memory_limit));
+    (void)engine::make_token_stream(layout, options);
+
+    int world_rank = 0;
+#ifdef MESHWORK_HAVE_MPI
+    std::unique_ptr<engine::MpiSession> mpi;
+    std::unique_ptr<engine::Communicator> mpi_world;
+#endif
+    if (f.launcher == "mpi") {
+#ifdef MESHWORK_HAVE_MPI
+        if (!engine::MpiSession::launched_by_mpi()) {
+            throw InputError("<flags>", "--launcher",
+                             "mpi: start one process per rank, e.g. mpirun -np " +
+                                 std::to_string(layout.gpus) + " meshwork-cli run ... --launcher mpi");
+        }
+        mpi = std::make_unique<engine::MpiSession>(nullptr, nullptr);
+        if (mpi->world_size() != layout.gpus) {
+            throw InputError("<flags>", "--launcher",
+                             "mpi: the job has " + std::to_string(mpi->world_size()) +
+                                 " processes but the layout has " + std::to_string(layout.gpus) + " ranks");
+        }
+        world_rank = mpi->world_rank();
+        mpi_world = mpi->world(options.comm_timeout_s);
+#else
+        throw InputError("<flags>", "--launcher", "this build has no MPI (configure with MESHWORK_MPI=ON)");
+#endif
+    }
+    const bool root = world_rank == 0;
+
+    std::unique_ptr<profiler::TraceWriter> writer;
+    if (!f.profile.empty()) {
+        writer = profiler::TraceWriter::create(profile_path(f.profile, world_rank, layout.gpus, f.launcher == "mpi"));
+        TraceRunInfo info;
+        info.tool_version = MESHWORK_VERSION;
+        info.source = "meshwork-cpu";
+        info.layout_json = layout_to_json(layout).dump();
+        info.cluster = layout.cluster.name;
+        info.clock_domain = "steady";
+        info.world_size = layout.gpus;
+        writer->set_run_info(info);
+    }
+
+    engine::ReferenceState reference;
+    if (f.check) {
+        if (root) std::cerr << "running the unsharded reference (" << f.steps << " steps)\n";
+        reference = engine::run_reference(layout, options);
+    }
+    engine::RunHooks hooks;
+    hooks.sink = writer.get();
+    hooks.reference = f.check ? &reference : nullptr;
+    hooks.tolerance = f.tolerance;
+    nlohmann::json steps = nlohmann::json::array();
+    hooks.on_step = [&](const engine::StepResult& r) {
+        steps.push_back({{"step", r.step}, {"loss", r.loss}, {"step_time_s", r.step_time_s},
+                         {"tokens_per_s", r.tokens_per_s}});
+        std::ostream& out = f.json ? std::cerr : std::cout;
+        out << "step " << r.step << "/" << f.steps << "  loss " << std::fixed << std::setprecision(6)
+            << r.loss << "  step " << std::setprecision(3) << r.step_time_s << " s  "
+            << std::setprecision(0) << r.tokens_per_s << " tokens/s" << std::defaultfloat << std::endl;
+    };
+
+    auto* previous = std::signal(SIGINT, on_interrupt);
+    engine::RunResult result;
+    try {
+        if (f.launcher == "mpi") {
+#ifdef MESHWORK_HAVE_MPI
+            try {
+                result = engine::run_rank(layout, options, hooks, *mpi_world);
+            } catch (const engine::StopRequested&) {
+                throw;
+            } catch (const std::exception& e) {
+                if (writer) writer->close();
+                engine::MpiSession::abort_job("rank " + std::to_string(world_rank) + ": " + e.what(), kExitRuntimeFailure);
+            }
+#endif
+        } else {
+            result = engine::run_in_process(layout, options, hooks);
+        }
+    } catch (const engine::StopRequested&) {
+        std::signal(SIGINT, previous);
+        if (writer) writer->close();
+        throw RuntimeError("interrupted (Ctrl-C) after " + std::to_string(steps.size()) +
+                           " steps" + (writer ? "; profile closed" : ""));
+    } catch (...) {
+        std::signal(SIGINT, previous);
+        if (writer) writer->close();
+        throw;
+    }
+    std::signal(SIGINT, previous);
+    if (writer) writer->close();
+
+    if (root) {
+        if (f.json) {
+            nlohmann::json out{{"steps", steps}, {"backend", f.backend}, {"launcher", f.launcher},
+                               {"world_size", layout.gpus}};
+            nlohmann::json mem = nlohmann::json::array();
+            for (std::size_t r = 0; r < memory.size(); ++r) {
+                nlohmann::json m{{"rank", memory[r].rank}, {"predicted_peak_bytes", memory[r].peak_bytes}};
+                if (r < result.peak_bytes.size()) m["measured_peak_bytes"] = result.peak_bytes[r];
+                mem.push_back(m);
+            }
+            out["memory"] = mem;
+            if (f.check) {
+                out["check"] = result.mismatch
+                                   ? nlohmann::json{{"passed", false}, {"tensor", result.mismatch->tensor},
+                                                    {"rank", result.mismatch->rank},
+                                                    {"rel_error", result.mismatch->rel_error},
+                                                    {"tolerance", f.tolerance}}
+                                   : nlohmann::json{{"passed", true}, {"tolerance", f.tolerance}};
+            }
+            std::cout << out.dump(2) << "\n";
+        } else if (f.check && !result.mismatch) {
+            std::cout << "check passed: losses and updated weights match the unsharded reference "
+                         "within " << f.tolerance << " relative\n";
+        }
+    }
+    if (f.check && result.mismatch) {
+        // Under MPI the rank that found the first mismatch prints it.
+        if (!result.mismatch->tensor.starts_with("(reported")) {
+            std::cerr << "check failed: " << result.mismatch->to_string() << " (tolerance "
+                      << f.tolerance << ")\n";
+        }
+        return kExitCheckFailed;
+    }
+    return kExitOk;
+}
+
+}  // namespace
+
+Verb add_run_verb(CLI::App& app) {
+    auto* cmd = app.add_subcommand("run", "Execute the sharded model of a layout for real (CPU ranks)");
+    auto flags = std::make_shared<LayoutFlags>(cmd);
+    auto f = std::make_shared<RunFlags>();
+    cmd->add_option("--backend", f->backend, "Compute backend: cpu (one emulated device per rank) or cuda")->capture_default_str();
+    cmd->add_option("--launcher", f->launcher,
+                    "local: every rank a thread of this process; mpi: one process per rank under mpirun/srun")
+        ->capture_default_str();
+    cmd->add_option("--steps", f->steps, "Training steps")->capture_default_str();
+    cmd->add_option("--seed", f->seed, "Seed of the weights and of the synthetic token stream")->capture_default_str();
+    cmd->add_option("--tokens", f->tokens,
+                    "Token file: whitespace-separated token ids in [0, vocab) instead of the synthetic stream");
+    cmd->add_flag("--check", f->check,
+                  "Also run the unsharded reference and compare losses and updated weights (exit 3 on a mismatch)");
+    cmd->add_option("--tolerance", f->tolerance, "Relative tolerance of --check")->capture_default_str();
+    cmd->add_option("--profile", f->profile,
+                    "Write op and collective events of every rank to this trace (OUT.sqlite; under mpi one file per rank, OUT.rankN.sqlite)");
+    cmd->add_option("--memory-limit", f->memory_limit,
+                    "Refuse the run when a rank's predicted memory exceeds this (e.g. 2GiB)");
+    cmd->add_option("--comm-timeout", f->comm_timeout_s,
+                    "Seconds a collective may wait for the other ranks before the run fails")->capture_default_str();
+    cmd->add_option("--inject-fault", f->inject_fault, "Testing: RANK:STEP[:hang] makes a rank fail")
+        ->group("");
+    cmd->add_flag("--json", f->json, "Print JSON: steps[] (step, loss, step_time_s, tokens_per_s), memory[], check");
+    cmd->footer("Exit codes: 0 success, 1 runtime failure (a rank failed, timed out or was interrupted), "
+                "2 bad input (invalid layout, token file, memory limit), 3 --check found a mismatch.");
+    return {cmd, [flags, f]() { return run_verb(*flags, *f); }};
+}
+
+namespace {
+Verb make_run_verb(CLI::App& app) { return add_run_verb(app); }
+}  // namespace
+MESHWORK_REGISTER_VERB(60, make_run_verb);
+
+}  // namespace meshwork::cli

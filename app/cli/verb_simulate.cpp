@@ -1,0 +1,62 @@
+// meshwork-cli simulate: discrete-event simulation of one training step; writes the
+// predicted timeline as a Meshwork trace (SQLite) with --trace.
+#include <iostream>
+
+#include "cost/estimate_json.h"
+#include "cost/estimate_report.h"
+#include "exit_codes.h"
+#include "layout/layout_validate.h"
+#include "layout_flags.h"
+#include "sim/simulate.h"
+#include "store/trace_writer.h"
+#include "verb.h"
+
+namespace meshwork::cli {
+
+namespace {
+
+Verb make_simulate_verb(CLI::App& app) {
+    auto* cmd = app.add_subcommand(
+        "simulate", "Simulate one training step of a layout and write its predicted timeline");
+    auto flags = std::make_shared<LayoutFlags>(cmd);
+    auto json = std::make_shared<bool>(false);
+    auto trace = std::make_shared<std::string>();
+    cmd->add_flag("--json", *json, "Print JSON: the keys of estimate, plus simulation{}");
+    cmd->add_option("--trace", *trace, "Write the predicted timeline to OUT.sqlite (Meshwork trace)");
+    cmd->footer("One representative rank per pipeline stage is simulated (the others do the same "
+                "work at the same time).\n"
+                "Exit codes: 0 success, 1 the trace could not be written, 2 bad input.");
+    return {cmd, [flags, json, trace]() {
+                const Layout layout = flags->build();
+                const auto result = validate_layout(layout, flags->source());
+                for (const auto& w : result.warnings) std::cerr << "warning: " << w.to_string() << "\n";
+                if (!result.valid()) throw InputError(result.errors);
+                std::unique_ptr<profiler::TraceWriter> writer;
+                if (!trace->empty()) writer = profiler::TraceWriter::create(*trace);
+                const SimulationResult sim = simulate_layout(layout, writer.get());
+                if (writer) writer->close();
+                if (*json) {
+                    auto j = estimate_to_json(sim.estimate);
+                    j["simulation"] = {{"simulated_ranks", sim.simulated_ranks},
+                                       {"events", sim.sim_events},
+                                       {"trace_events", sim.trace_events},
+                                       {"memory_bytes", sim.memory_bytes}};
+                    if (!trace->empty()) j["trace"] = *trace;
+                    std::cout << j.dump(2) << "\n";
+                } else {
+                    std::cout << format_estimate_report(sim.estimate,
+                                                        static_cast<double>(layout.cluster.gpu.hbm_bytes));
+                    std::cout << "\nSimulated " << sim.simulated_ranks << " representative ranks ("
+                              << sim.sim_events << " events)";
+                    if (!trace->empty()) std::cout << "; timeline: " << *trace << " (" << sim.trace_events << " events)";
+                    std::cout << "\n";
+                }
+                return kExitOk;
+            }};
+}
+
+}  // namespace
+
+MESHWORK_REGISTER_VERB(50, make_simulate_verb);
+
+}  // namespace meshwork::cli

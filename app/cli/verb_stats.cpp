@@ -1,0 +1,96 @@
+// meshwork-cli stats: per-rank time breakdown, top kernels and collective bandwidths of a trace.
+#include <iomanip>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "analysis/trace_stats.h"
+#include "exit_codes.h"
+#include "format.h"
+#include "store/trace_reader.h"
+#include "verb.h"
+
+namespace meshwork::cli {
+
+namespace {
+
+std::string fixed(double v, int digits) {
+    std::ostringstream os;
+    os << std::fixed << std::setprecision(digits) << v;
+    return os.str();
+}
+
+void print_human(const profiler::TraceReader& trace, const profiler::TraceStats& s) {
+    std::cout << trace.path() << ": " << trace.event_count() << " events, source "
+              << (trace.run_info().source.empty() ? "?" : trace.run_info().source) << "\n\n";
+    std::cout << "rank      span   compute      comm      idle  exposed  overlap  bubble\n";
+    for (const auto& r : s.ranks) {
+        std::cout << pad_left(std::to_string(r.rank), 4) << pad_left(human_seconds(r.span_s), 10)
+                  << pad_left(human_seconds(r.compute_s), 10) << pad_left(human_seconds(r.comm_s), 10)
+                  << pad_left(human_seconds(r.idle_s), 10) << pad_left(human_seconds(r.exposed_comm_s), 9)
+                  << pad_left(fixed(100 * r.overlap_fraction, 1) + "%", 9)
+                  << pad_left(fixed(100 * r.bubble_fraction, 1) + "%", 8) << "\n";
+    }
+    if (!s.kernels.empty()) {
+        std::cout << "\ntop kernels            count       total        mean  name\n";
+        for (const auto& k : s.kernels) {
+            std::cout << pad_right(to_string(k.kind), 14) << pad_left(std::to_string(k.count), 13)
+                      << pad_left(human_seconds(k.total_s), 12) << pad_left(human_seconds(k.mean_s), 12)
+                      << "  " << k.name << "\n";
+        }
+    }
+    if (!s.collectives.empty()) {
+        std::cout << "\ncollective          size  ranks   count        mean  algbw GB/s  busbw GB/s\n";
+        for (const auto& c : s.collectives) {
+            std::cout << pad_right(c.collective, 15) << pad_left(human_bytes(static_cast<double>(c.bytes)), 9)
+                      << pad_left(c.group_size ? std::to_string(c.group_size) : "?", 7)
+                      << pad_left(std::to_string(c.count), 8) << pad_left(human_seconds(c.mean_s), 12)
+                      << pad_left(fixed(c.algbw_gbps, 1), 12) << pad_left(fixed(c.busbw_gbps, 1), 12) << "\n";
+        }
+    }
+}
+
+}  // namespace
+
+Verb add_stats_verb(CLI::App& app) {
+    auto* cmd = app.add_subcommand("stats", "Metrics of a trace: time breakdown, overlap, bubble, kernels, "
+                                            "collective bandwidth");
+    auto path = std::make_shared<std::string>();
+    auto json = std::make_shared<bool>(false);
+    auto top = std::make_shared<std::size_t>(20);
+    cmd->add_option("TRACE", *path, "A Meshwork trace (.sqlite)")->required();
+    cmd->add_flag("--json", *json,
+                  "Print JSON: ranks[] (rank, compute_s, comm_s, idle_s, overlap_fraction, "
+                  "bubble_fraction, ...), kernels[], collectives[] (algbw_gbps, busbw_gbps)");
+    cmd->add_option("--top", *top, "How many kernels to list (by total time)")->capture_default_str();
+    cmd->footer("Definitions: docs/profiler.md. Exit codes: 0 success, 1 runtime failure, "
+                "2 bad input (the message names the file and what is wrong).");
+    return {cmd, [path, json, top]() {
+                const auto trace = profiler::TraceReader::open(*path);
+                if (!trace.complete()) {
+                    std::cerr << "warning: " << *path
+                              << ": incomplete trace (its writer never closed it); figures cover the "
+                                 "events up to its last commit\n";
+                }
+                const auto stats = profiler::compute_stats(trace, *top);
+                if (*json) {
+                    auto j = profiler::stats_to_json(stats);
+                    j["trace"] = *path;
+                    j["source"] = trace.run_info().source;
+                    j["complete"] = trace.complete();
+                    j["events"] = trace.event_count();
+                    std::cout << j.dump(2) << "\n";
+                } else {
+                    print_human(trace, stats);
+                }
+                return kExitOk;
+            }};
+}
+
+namespace {
+Verb make_stats_verb(CLI::App& app) { return add_stats_verb(app); }
+}  // namespace
+MESHWORK_REGISTER_VERB(80, make_stats_verb);
+
+}  // namespace meshwork::cli

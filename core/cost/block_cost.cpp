@@ -1,0 +1,422 @@
+#include "cost/block_cost.h"
+
+#include <algorithm>
+#include <string>
+
+#include "common/error.h"
+
+namespace meshwork::cost {
+
+PassParts& PassParts::operator+=(const PassParts& o) {
+    attention_s += o.attention_s;
+    mlp_s += o.mlp_s;
+    recompute_s += o.recompute_s;
+    tp_s += o.tp_s;
+    ep_s += o.ep_s;
+    cp_s += o.cp_s;
+    tp_total_s += o.tp_total_s;
+    cp_total_s += o.cp_total_s;
+    return *this;
+}
+
+PassParts operator*(const PassParts& p, double k) {
+    PassParts r;
+    r.attention_s = p.attention_s * k;
+    r.mlp_s = p.mlp_s * k;
+    r.recompute_s = p.recompute_s * k;
+    r.tp_s = p.tp_s * k;
+    r.ep_s = p.ep_s * k;
+    r.cp_s = p.cp_s * k;
+    r.tp_total_s = p.tp_total_s * k;
+    r.cp_total_s = p.cp_total_s * k;
+    return r;
+}
+
+namespace {
+
+// Bytes moved per score element by the unfused softmax path (Megatron's fused
+// scale-mask-softmax reads and writes 2 bytes each, dropout reads 2, writes 2 and a 1-byte
+// mask); the backward reads the incoming gradient, the softmax output and the mask and
+// writes two gradients.
+constexpr double kSoftmaxFwdBytesPerScore = 9;
+constexpr double kSoftmaxBwdBytesPerScore = 11;
+// The backward of fused attention recomputes the scores: five matrix products against the
+// forward's two (FlashAttention-2), i.e. 2.5× the forward FLOPs.
+constexpr double kFusedAttentionBwdFactor = 2.5;
+
+struct Ctx {
+    const ModelProfile& m;
+    const LayoutCosts& c;
+    bool sp;
+    bool flash;
+    double capacity;  // MoE capacity factor; 1 when dropless
+};
+
+// Core attention (scores, softmax, context) of one block, forward, and its FLOPs.
+struct CoreAttention {
+    double fwd_s = 0, bwd_s = 0, model_flops_fwd = 0, executed_flops_fwd = 0;
+};
+
+CoreAttention core_attention(const Ctx& x, const BlockProfile& b, double seq) {
+    const auto& c = x.c;
+    const double t = c.tp;
+    CoreAttention a;
+    a.model_flops_fwd = b.score_flops_per_context * seq / 2.0 * c.tokens / t;
+    if (x.flash) {
+        // Fused kernels skip the masked half of the causal score matrix.
+        a.executed_flops_fwd = a.model_flops_fwd;
+        a.fwd_s = fused_attention_s(c.kernel, a.executed_flops_fwd);
+        a.bwd_s = kFusedAttentionBwdFactor * a.fwd_s;
+        return a;
+    }
+    // Unfused: batched GEMMs over (micro-batch × local heads), full s×s, plus the softmax
+    // and dropout traffic over the score matrix.
+    const double local_heads = x.m.heads / t;
+    const double q_len = seq / c.cp;
+    const double batch = c.tokens / std::max(1.0, q_len) * local_heads;
+    const double qk = gemm_s(c.kernel, q_len, seq, x.m.head_dim, batch);
+    const double av = gemm_s(c.kernel, q_len, x.m.head_dim, seq, batch);
+    const double scores = local_heads * c.tokens * seq;
+    a.executed_flops_fwd = b.score_flops_per_context * seq * c.tokens / t;
+    a.fwd_s = qk + av + memory_s(c.kernel, kSoftmaxFwdBytesPerScore * scores);
+    a.bwd_s = 2.0 * (qk + av) + memory_s(c.kernel, kSoftmaxBwdBytesPerScore * scores);
+    return a;
+}
+
+// TP collectives of one "half" (attention or MLP): an all-reduce without SP, an
+// all-gather and a reduce-scatter with SP; the same volume runs in the backward.
+double tp_half_s(const Ctx& x) {
+    const auto& c = x.c;
+    if (c.tp <= 1) return 0;
+    const double bytes = c.tokens * x.m.hidden * c.element_bytes;
+    return x.sp ? all_gather_s(c.link, c.tp_span, bytes) + reduce_scatter_s(c.link, c.tp_span, bytes)
+                : all_reduce_s(c.link, c.tp_span, bytes);
+}
+
+// Per-token memory traffic of a norm (read + write h) and a fused bias-dropout-add (read two
+// h-wide inputs, write one, write a 1-byte mask), sharded over tp only with SP.
+double norm_bytes(const Ctx& x) {
+    const double share = x.sp ? x.c.tp : 1.0;
+    return 2.0 * x.c.element_bytes * x.m.hidden * x.c.tokens / share;
+}
+double residual_bytes(const Ctx& x) {
+    const double share = x.sp ? x.c.tp : 1.0;
+    return (3.0 * x.c.element_bytes + 1.0) * x.m.hidden * x.c.tokens / share;
+}
+
+BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& tr) {
+    const auto& c = x.c;
+    const auto& m = x.m;
+    const auto& k = c.kernel;
+    const double t = c.tp;
+    const double T = c.tokens;
+    const double h = m.hidden;
+    const double e = c.element_bytes;
+    const double seq = static_cast<double>(tr.seq_length);
+    BlockCost out;
+
+    // --- attention half -------------------------------------------------------------
+    const double out_proj_flops = 2.0 * m.q_width * h;                  // per token
+    const double in_proj_n = std::max(0.0, (b.attention_gemm_flops - out_proj_flops) / (2.0 * h));
+    const double qkv_s = gemm_s(k, T, in_proj_n / t, h);
+    const double proj_s = gemm_s(k, T, h, m.q_width / t);
+    const CoreAttention core = core_attention(x, b, seq);
+    const double attn_mem_fwd = norm_bytes(x) + residual_bytes(x);
+    out.fwd.attention_s = qkv_s + proj_s + core.fwd_s + memory_s(k, attn_mem_fwd);
+    out.bwd.attention_s = 2.0 * (qkv_s + proj_s) + core.bwd_s + memory_s(k, 2.0 * attn_mem_fwd);
+    double wgrad_s = qkv_s + proj_s;  // weight-gradient GEMMs the backward TP comm can hide behind
+
+    // --- MLP or MoE half --------------------------------------------------------------
+    const double gate = m.gated_mlp ? 2.0 : 1.0;     // FC1 width multiplier
+    const double act_rw = m.gated_mlp ? 3.0 : 2.0;   // activation kernel traffic per width
+    double mlp_fwd = memory_s(k, norm_bytes(x) + residual_bytes(x));
+    double mlp_gemm = 0;
+    const double shared_ffn = b.moe ? m.shared_ffn : m.ffn;
+    if (shared_ffn > 0) {
+        mlp_gemm += gemm_s(k, T, gate * shared_ffn / t, h) + gemm_s(k, T, h, shared_ffn / t);
+        mlp_fwd += memory_s(k, act_rw * e * shared_ffn / t * T);
+    }
+    double ep_fwd = 0;
+    double expert_model_flops = 0;
+    if (b.moe) {
+        const double sp_share = x.sp ? t : 1.0;
+        mlp_gemm += gemm_s(k, T / sp_share, std::max(1.0, static_cast<double>(m.experts)), h);
+        const double local_experts = std::max(1.0, static_cast<double>(m.experts) / c.ep);
+        const double copies = T * m.top_k * c.etp / t * x.capacity;  // token copies per rank
+        const double per_expert = copies / local_experts;
+        mlp_gemm += gemm_s(k, per_expert, gate * m.expert_ffn / c.etp, h, local_experts) +
+                    gemm_s(k, per_expert, h, m.expert_ffn / c.etp, local_experts);
+        // Permute and unpermute (read + write h-wide copies, twice), expert activations.
+        mlp_fwd += memory_s(k, 4.0 * e * h * copies + act_rw * e * m.expert_ffn / c.etp * copies);
+        const double dispatch_bytes = T * m.top_k / t * h * e * x.capacity;
+        ep_fwd = 2.0 * all_to_all_s(c.link, c.ep_span, dispatch_bytes);
+        if (c.etp > 1) {
+            const double gathered = copies * h * e;
+            ep_fwd += all_gather_s(c.link, c.etp_span, gathered) +
+                      reduce_scatter_s(c.link, c.etp_span, gathered);
+        }
+        expert_model_flops = (b.router_flops + m.top_k * b.expert_gemm_flops) * T / t;
+    }
+    out.fwd.mlp_s = mlp_gemm + mlp_fwd;
+    out.bwd.mlp_s = 2.0 * mlp_gemm + 2.0 * mlp_fwd;
+    wgrad_s += mlp_gemm;
+
+    // --- collectives --------------------------------------------------------------------
+    // Attention half: one TP collective each way. MLP half: one more for a dense MLP or
+    // without SP; an MoE layer with SP dispatches its sequence shard directly.
+    const double half = tp_half_s(x);
+    const double tp = half * (b.moe && x.sp ? 1.0 : 2.0);
+    out.fwd.tp_s = out.fwd.tp_total_s = tp;
+    out.bwd.tp_total_s = tp;
+    out.bwd.tp_s = tp - std::min(tp * c.tp_overlap, wgrad_s);
+    out.fwd.ep_s = ep_fwd;
+    out.bwd.ep_s = ep_fwd;
+    if (c.cp > 1) {
+        // Ring attention: cp − 1 exchanges of this rank's K and V (heads sharded over tp),
+        // overlapped with the attention of the chunk already held; gradients go back too.
+        const double kv_bytes = T * 2.0 * m.kv_width / t * e;
+        const double step = send_recv_s(c.link, c.cp_span.crosses_nodes(), kv_bytes);
+        const double ring = (c.cp - 1) * step;
+        out.fwd.cp_total_s = ring;
+        out.bwd.cp_total_s = 2.0 * ring;
+        out.fwd.cp_s = std::max(0.0, ring - core.fwd_s);
+        out.bwd.cp_s = std::max(0.0, 2.0 * ring - core.bwd_s);
+    }
+
+    // --- recomputation ------------------------------------------------------------------
+    out.full_recompute = out.fwd;
+    out.full_recompute.recompute_s = out.fwd.attention_s + out.fwd.mlp_s;
+    out.full_recompute.attention_s = 0;
+    out.full_recompute.mlp_s = 0;
+    // Selective recomputation reruns core attention only (Korthikanti et al. 2022, §5).
+    out.selective_recompute_s = core.fwd_s;
+
+    // --- FLOPs ----------------------------------------------------------------------------
+    const double dense_gemm_flops = (b.attention_gemm_flops + b.mlp_gemm_flops) * T / t;
+    const double fwd_model = dense_gemm_flops + core.model_flops_fwd + expert_model_flops;
+    const double fwd_exec = dense_gemm_flops + core.executed_flops_fwd + expert_model_flops * x.capacity;
+    out.attention_flops_fwd = b.attention_gemm_flops * T / t + core.executed_flops_fwd;
+    out.mlp_flops_fwd = fwd_exec - out.attention_flops_fwd;
+    out.tp_bytes = c.tp > 1 ? T * h * e : 0.0;
+    out.ep_bytes = b.moe ? T * m.top_k / t * h * e * x.capacity : 0.0;
+    out.model_flops = 3.0 * fwd_model;
+    out.hardware_flops = 3.0 * fwd_exec;
+    out.recompute_flops_full = fwd_exec;
+    out.recompute_flops_selective = core.executed_flops_fwd;
+
+    // --- memory ---------------------------------------------------------------------------
+    ActivationShape a;
+    a.tokens = T;
+    a.seq = seq;
+    a.cp = c.cp;
+    a.hidden = h;
+    a.q_width = m.q_width;
+    a.kv_width = m.kv_width;
+    a.heads = m.heads;
+    a.ffn = shared_ffn;
+    a.gated = m.gated_mlp;
+    a.tp = t;
+    a.sequence_parallel = x.sp;
+    a.flash_attention = x.flash;
+    a.selective = tr.recompute == Recompute::Selective;
+    a.element_bytes = e;
+    a.top_k = b.moe ? m.top_k : 0;
+    a.expert_ffn = m.expert_ffn;
+    a.experts = m.experts;
+    a.etp = c.etp;
+    a.capacity_factor = tr.moe_capacity_factor;
+    a.mla_latent = m.mla_latent;
+    out.activation_bytes = block_activation_bytes(a, b.moe);
+    out.checkpoint_bytes = block_checkpoint_bytes(a);
+    out.dense_params = (b.attention_params + b.mlp_params) / t + b.norm_params + b.router_params;
+    if (b.moe) {
+        const double local_experts = static_cast<double>(m.experts) / c.ep;
+        out.expert_params = local_experts * b.expert_params / c.etp;
+    }
+    return out;
+}
+
+EdgeCost embedding_cost(const Ctx& x) {
+    const auto& c = x.c;
+    EdgeCost out;
+    const double share = x.sp ? c.tp : 1.0;
+    const double bytes = c.tokens * x.m.hidden * c.element_bytes;
+    // Lookup writes h per token; the vocabulary-parallel partial sums are all-reduced
+    // (reduce-scattered with SP) in the forward; the backward of the all-reduce is free,
+    // that of the reduce-scatter an all-gather.
+    out.fwd.attention_s = memory_s(c.kernel, 2.0 * bytes / share);
+    out.bwd.attention_s = memory_s(c.kernel, 2.0 * bytes / share);
+    if (c.tp > 1) {
+        out.fwd.tp_s = out.fwd.tp_total_s = x.sp ? reduce_scatter_s(c.link, c.tp_span, bytes)
+                                                 : all_reduce_s(c.link, c.tp_span, bytes);
+        out.bwd.tp_s = out.bwd.tp_total_s = x.sp ? all_gather_s(c.link, c.tp_span, bytes) : 0.0;
+    }
+    out.activation_bytes = x.m.hidden * c.tokens / share;  // embedding dropout mask
+    out.dense_params = x.m.embedding_params / c.tp + x.m.position_params;
+    return out;
+}
+
+EdgeCost head_cost(const Ctx& x, int pp) {
+    const auto& c = x.c;
+    const auto& m = x.m;
+    EdgeCost out;
+    const double t = c.tp;
+    const double share = x.sp ? t : 1.0;
+    const double T = c.tokens;
+    const double bytes = T * m.hidden * c.element_bytes;
+    const double head = gemm_s(c.kernel, T, m.vocab / t, m.hidden);
+    // Final norm, then vocabulary-parallel cross-entropy over fp32 logits: write the logits,
+    // read them for max and sum, write the softmax; the backward reads and writes them again.
+    const double logits = T * m.vocab / t;
+    out.fwd.attention_s = memory_s(c.kernel, 2.0 * c.element_bytes * m.hidden * T / share);
+    out.fwd.mlp_s = head + memory_s(c.kernel, logits * (c.element_bytes + 12.0));
+    out.bwd.attention_s = 2.0 * out.fwd.attention_s;
+    out.bwd.mlp_s = 2.0 * head + memory_s(c.kernel, logits * (8.0 + c.element_bytes));
+    if (t > 1) {
+        // SP: all-gather before the head, reduce-scatter of its input gradient. Without SP
+        // the input gradient is all-reduced. Three tiny all-reduces (max, sum, target).
+        const double small = 3.0 * all_reduce_s(c.link, c.tp_span, 4.0 * T);
+        out.fwd.tp_s = out.fwd.tp_total_s = (x.sp ? all_gather_s(c.link, c.tp_span, bytes) : 0.0) + small;
+        out.bwd.tp_s = out.bwd.tp_total_s = x.sp ? reduce_scatter_s(c.link, c.tp_span, bytes)
+                                                 : all_reduce_s(c.link, c.tp_span, bytes);
+    }
+    out.model_flops = 3.0 * m.head_gemm_flops * T / t;
+    // Korthikanti et al. 2022 §4.3: final-norm and head inputs (2sbh/t each with SP) per
+    // micro-batch in flight, fp32 logits (4sbv/t) for the live one.
+    out.activation_bytes = 2.0 * c.element_bytes * m.hidden * T / share;
+    out.transient_bytes = 4.0 * logits;
+    // The head (or, with tied embeddings on more than one stage, its copy of the embedding).
+    const double head_params = m.tied_embeddings ? (pp > 1 ? m.embedding_params : 0.0) : m.head_params;
+    out.dense_params = head_params / t + m.final_norm_params;
+    return out;
+}
+
+int checked(int v, const char* field) {
+    if (v < 1) {
+        throw InputError("<layout>", field, std::string("must be at least 1, found ") + std::to_string(v));
+    }
+    return v;
+}
+
+}  // namespace
+
+void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const ParallelConfig& p,
+                          const TrainingConfig& tr, LayoutCosts& c) {
+    const auto& s = p.mesh;
+    c.tp = checked(s.tp, "parallel.tp");
+    c.cp = checked(s.cp, "parallel.cp");
+    c.dp = checked(s.dp, "parallel.dp");
+    c.pp = checked(s.pp, "parallel.pp");
+    c.ep = checked(s.ep, "parallel.ep");
+    c.etp = checked(s.etp, "parallel.etp");
+    c.vpp = checked(p.vpp, "parallel.vpp");
+    checked(tr.micro_batch_size, "training.micro_batch_size");
+    checked(tr.seq_length, "training.seq_length");
+    checked(m.layers, "model.num_layers");
+    const long long per_step = static_cast<long long>(c.dp) * tr.micro_batch_size;
+    c.micro_batches = checked(static_cast<int>(tr.global_batch_size / per_step), "training.global_batch_size");
+    const long long fold = static_cast<long long>(c.tp) * c.cp * c.dp;
+    const long long expert_model = static_cast<long long>(c.ep) * c.etp;
+    if (fold % expert_model != 0) {
+        throw InputError("<layout>", "parallel.ep", "etp×ep must divide tp×cp×dp");
+    }
+    c.edp = static_cast<int>(fold / expert_model);
+    c.gpus_per_node = std::max(1, cl.gpus_per_node);
+    c.schedule = tr.schedule;
+    c.recompute = tr.recompute;
+    c.recompute_num_layers = tr.recompute_num_layers;
+    c.zero_stage = std::clamp(tr.zero_stage, 0, 3);
+    c.dtype = tr.dtype;
+    c.kernel = kernel_model(cl, tr.dtype);
+    c.link = link_model(cl);
+    c.element_bytes = c.kernel.element_bytes;
+    c.tokens = static_cast<double>(tr.micro_batch_size) * tr.seq_length / c.cp;
+    c.tp_overlap = std::clamp(cl.efficiency.tp_comm_overlap, 0.0, 1.0);
+    c.dp_overlap = std::clamp(cl.efficiency.dp_comm_overlap, 0.0, 1.0);
+    c.hbm_bytes = static_cast<double>(cl.gpu.hbm_bytes);
+    c.reserved_fixed_bytes = static_cast<double>(std::max<std::int64_t>(0, cl.memory_reserve.fixed_bytes));
+    c.fragmentation = std::clamp(cl.memory_reserve.fragmentation, 0.0, 1.0);
+    c.peak_flops_per_s = c.kernel.peak_flops_per_s;
+
+    AxisStrides st;
+    if (!axis_strides(s, c.edp, st)) {
+        throw InputError("<layout>", "parallel.order",
+                         "'" + s.order + "' is not an order of the axes tp, cp, ep, dp, pp");
+    }
+    const int gpn = c.gpus_per_node;
+    c.tp_span = group_span(c.tp, st.tp, gpn);
+    c.cp_span = group_span(c.cp, st.cp, gpn);
+    c.dp_span = group_span(c.dp, st.dp, gpn);
+    c.dpcp_span = group_span2(c.dp, st.dp, c.cp, st.cp, gpn);
+    c.ep_span = group_span(c.ep, st.ep, gpn);
+    c.etp_span = group_span(c.etp, st.etp, gpn);
+    c.edp_span = group_span(c.edp, st.edp, gpn);
+    c.pp_crosses_nodes = c.pp > 1 && group_span(2, st.pp, gpn).crosses_nodes();
+
+    const bool sp = p.sequence_parallel && c.tp > 1;
+    c.sequence_parallel = sp;
+    const Ctx x{m, c, sp, tr.flash_attention,
+                tr.moe_capacity_factor > 0 ? tr.moe_capacity_factor : 1.0};
+    c.dense = m.dense.present ? block_cost(x, m.dense, tr) : BlockCost{};
+    c.moe = m.moe.present ? block_cost(x, m.moe, tr) : BlockCost{};
+    c.embedding = embedding_cost(x);
+    c.head = head_cost(x, c.pp);
+
+    // Between stages travels one activation; with SP it is sequence-sharded, without SP
+    // Megatron sends 1/tp of it and all-gathers inside the node (scatter-gather).
+    const double act_bytes = c.tokens * m.hidden * c.element_bytes;
+    c.p2p_bytes = act_bytes / c.tp;
+    c.p2p_s = 0;
+    if (c.pp > 1) {
+        c.p2p_s = send_recv_s(c.link, c.pp_crosses_nodes, c.p2p_bytes);
+        if (!sp && c.tp > 1) c.p2p_s += all_gather_s(c.link, c.tp_span, act_bytes);
+    }
+    c.tied_embedding_sync_s = 0;
+    if (m.tied_embeddings && c.pp > 1) {
+        const GroupSpan pair = group_span(2, st.pp * (c.pp - 1), gpn);
+        const double bytes = m.embedding_params / c.tp * param_state_bytes(tr.dtype).grad;
+        c.tied_embedding_sync_s = all_reduce_s(c.link, pair, bytes);
+    }
+    c.tokens_per_step = static_cast<double>(tr.global_batch_size) * tr.seq_length;
+    c.model_flops_per_step = c.tokens_per_step * model_flops_per_token(m, tr.seq_length);
+}
+
+GradSyncCost grad_sync_cost(const LayoutCosts& c, double dense_params, double expert_params) {
+    const ParamStateBytes b = param_state_bytes(c.dtype);
+    GradSyncCost g;
+    // Dense gradients are reduced over dp×cp (context-parallel ranks hold the same weights),
+    // expert gradients over the expert-data-parallel group.
+    const GroupSpan& dense = c.cp > 1 ? c.dpcp_span : c.dp_span;
+    if (c.zero_stage == 0) {
+        g.reduce_s = all_reduce_s(c.link, dense, dense_params * b.grad) +
+                     all_reduce_s(c.link, c.edp_span, expert_params * b.grad);
+        return g;
+    }
+    const double reduce = reduce_scatter_s(c.link, dense, dense_params * b.grad) +
+                          reduce_scatter_s(c.link, c.edp_span, expert_params * b.grad);
+    const double gather = all_gather_s(c.link, dense, dense_params * b.weight) +
+                          all_gather_s(c.link, c.edp_span, expert_params * b.weight);
+    if (c.zero_stage == 1) {
+        g.reduce_s = reduce;
+        g.gather_s = gather;
+    } else if (c.zero_stage == 2) {
+        g.per_micro_batch_reduce_s = reduce;
+        g.gather_s = gather;
+    } else {
+        g.per_micro_batch_reduce_s = reduce;
+        g.per_pass_gather_s = gather;
+    }
+    return g;
+}
+
+double optimizer_step_s(const LayoutCosts& c, double dense_params, double expert_params) {
+    const ParamStateBytes b = param_state_bytes(c.dtype);
+    const double dense_shard = c.zero_stage >= 1 ? (c.cp > 1 ? c.dpcp_span.size : c.dp) : 1;
+    const double expert_shard = c.zero_stage >= 1 ? c.edp : 1;
+    const double params = dense_params / dense_shard + expert_params / expert_shard;
+    // Adam reads and writes every optimizer byte, reads the gradient, reads and writes the
+    // weight.
+    return memory_s(c.kernel, params * (2.0 * b.optimizer + b.grad + 2.0 * b.weight));
+}
+
+}  // namespace meshwork::cost

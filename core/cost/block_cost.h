@@ -1,0 +1,118 @@
+// The cost of one transformer block, the embedding and the output head for one micro-batch
+// on one rank of a layout: kernel times, the collectives on the critical path, FLOPs,
+// stored activations and parameters. The estimate (cost_model.h) and the simulator
+// (core/sim) both assemble pipeline passes from these, so they agree by construction.
+#pragma once
+
+#include "cluster/cluster_spec.h"
+#include "cost/collective_time.h"
+#include "cost/group_topology.h"
+#include "cost/kernel_time.h"
+#include "cost/memory_model.h"
+#include "cost/model_profile.h"
+#include "layout/layout.h"
+
+namespace meshwork::cost {
+
+// One direction (forward or backward) of one block on one rank.
+struct PassParts {
+    double attention_s = 0;  // kernels of the attention half (norm, GEMMs, core attention)
+    double mlp_s = 0;        // kernels of the MLP / MoE half
+    double recompute_s = 0;  // backward only: forward work recomputed first
+    double tp_s = 0;         // tensor/sequence-parallel collectives left exposed
+    double ep_s = 0;         // expert all-to-all (dispatch and combine)
+    double cp_s = 0;         // context-parallel ring exchange not hidden by attention
+    double tp_total_s = 0;   // all TP collective time, hidden or not
+    double cp_total_s = 0;
+
+    [[nodiscard]] double compute_s() const { return attention_s + mlp_s + recompute_s; }
+    [[nodiscard]] double comm_s() const { return tp_s + ep_s + cp_s; }
+    [[nodiscard]] double total_s() const { return compute_s() + comm_s(); }
+    PassParts& operator+=(const PassParts& o);
+};
+PassParts operator*(const PassParts& p, double k);
+
+struct BlockCost {
+    PassParts fwd;
+    PassParts bwd;            // without recomputation (recompute_s = 0)
+    PassParts full_recompute; // what full recomputation adds to bwd (a forward again)
+    double selective_recompute_s = 0;  // what selective recomputation adds to bwd
+    double attention_flops_fwd = 0;  // executed forward FLOPs of the attention half
+    double mlp_flops_fwd = 0;        // executed forward FLOPs of the MLP / MoE half
+    double tp_bytes = 0;             // payload of one TP collective
+    double ep_bytes = 0;             // payload of one expert all-to-all
+    double model_flops = 0;      // forward + backward, causal attention, per rank
+    double hardware_flops = 0;   // executed, without recomputation
+    double recompute_flops_full = 0;
+    double recompute_flops_selective = 0;
+    double activation_bytes = 0;   // stored for backward (no full recomputation)
+    double checkpoint_bytes = 0;   // stored under full recomputation
+    double dense_params = 0;       // per rank, reduced over dp×cp
+    double expert_params = 0;      // per rank, reduced over edp
+};
+
+// Embedding (first model chunk) or final norm + output head + loss (last chunk).
+struct EdgeCost {
+    PassParts fwd;
+    PassParts bwd;
+    double model_flops = 0;
+    double activation_bytes = 0;  // per micro-batch in flight
+    double transient_bytes = 0;   // held once (logits of the live micro-batch)
+    double dense_params = 0;
+};
+
+// Everything about a layout the pipeline assembly needs; plain data, no allocation.
+struct LayoutCosts {
+    int tp = 1, cp = 1, dp = 1, pp = 1, vpp = 1, ep = 1, etp = 1, edp = 1;
+    int micro_batches = 1;
+    int gpus_per_node = 1;
+    bool sequence_parallel = false;  // SP in effect (requested and tp > 1)
+    double tokens = 0;           // tokens of one micro-batch on one CP rank
+    Schedule schedule = Schedule::OneFOneB;
+    Recompute recompute = Recompute::None;
+    int recompute_num_layers = 0;
+    int zero_stage = 0;
+    DType dtype = DType::Bf16;
+    KernelModel kernel;
+    LinkModel link;
+    GroupSpan tp_span, cp_span, dp_span, dpcp_span, ep_span, etp_span, edp_span;
+    bool pp_crosses_nodes = false;
+    BlockCost dense;
+    BlockCost moe;
+    EdgeCost embedding;
+    EdgeCost head;
+    double p2p_s = 0;            // send/recv of one activation between stages (per pass)
+    double p2p_bytes = 0;
+    double tied_embedding_sync_s = 0;  // first/last stage all-reduce of tied embeddings
+    double tp_overlap = 0;       // Efficiency::tp_comm_overlap
+    double dp_overlap = 1;       // Efficiency::dp_comm_overlap
+    double tokens_per_step = 0;  // gbs × seq
+    double model_flops_per_step = 0;
+    double peak_flops_per_s = 1;
+    double hbm_bytes = 0;
+    double reserved_fixed_bytes = 0;
+    double fragmentation = 0;
+    double element_bytes = 2;
+};
+
+// Fills `out` for a layout of `model` on `cluster`. The sizes must be positive (validation
+// runs first); throws InputError for sizes no validation would let through.
+void prepare_layout_costs(const ModelProfile& model, const ClusterSpec& cluster,
+                          const ParallelConfig& parallel, const TrainingConfig& training,
+                          LayoutCosts& out);
+
+// Time of the data-parallel gradient reduction and the parameter all-gather (ZeRO ≥ 1)
+// for `dense_params` and `expert_params` parameters held by one rank.
+struct GradSyncCost {
+    double reduce_s = 0;   // after the backward: all-reduce (ZeRO-0), reduce-scatter (ZeRO-1)
+    double gather_s = 0;   // parameter all-gather after the optimizer step (ZeRO-1, ZeRO-2)
+    // ZeRO-2/3 reduce-scatter the gradients of every micro-batch during its backward.
+    double per_micro_batch_reduce_s = 0;
+    // ZeRO-3 gathers the parameters before each forward and each backward pass.
+    double per_pass_gather_s = 0;
+};
+GradSyncCost grad_sync_cost(const LayoutCosts& c, double dense_params, double expert_params);
+// Adam step over the optimizer shard of one rank.
+double optimizer_step_s(const LayoutCosts& c, double dense_params, double expert_params);
+
+}  // namespace meshwork::cost

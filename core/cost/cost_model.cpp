@@ -1,0 +1,314 @@
+#include "cost/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "layout/layout_validate.h"
+
+namespace meshwork {
+
+using namespace cost;
+
+namespace {
+
+// First layer of chunk `g` under balanced_stage_split(layers, chunks): every chunk gets
+// layers/chunks + 1, less one for the `surplus` chunks taken alternately from the front
+// (ceil(surplus/2) of them) and the back (floor(surplus/2)).
+int balanced_first_layer(int layers, int chunks, int g) {
+    if (layers % chunks == 0) return g * (layers / chunks);
+    const int base = layers / chunks + 1;
+    const int surplus = chunks - layers % chunks;
+    const int front = (surplus + 1) / 2;
+    const int back_start = chunks - surplus / 2;
+    return g * base - std::min(g, front) - std::max(0, g - back_start);
+}
+
+int chunk_first_layer(const Placement& pl, int layers, int chunks, int g) {
+    if (pl.layers_per_stage.empty()) return balanced_first_layer(layers, chunks, g);
+    int first = 0;
+    const int n = std::min<int>(g, static_cast<int>(pl.layers_per_stage.size()));
+    for (int j = 0; j < n; ++j) first += pl.layers_per_stage[static_cast<std::size_t>(j)];
+    return first;
+}
+
+std::int64_t to_bytes(double v) {
+    if (!(v > 0)) return 0;  // also maps NaN to 0
+    return v >= 9.2e18 ? std::int64_t{9'200'000'000'000'000'000} : static_cast<std::int64_t>(std::llround(v));
+}
+
+double finite_nonneg(double v) { return std::isfinite(v) && v > 0 ? v : 0.0; }
+
+// Per pipeline rank, summed over its model chunks, for one micro-batch.
+struct StageSums {
+    PassParts fwd, bwd;
+    double dense_params = 0, expert_params = 0;
+    double activation_bytes = 0;  // all chunks, one micro-batch each
+    double working_bytes = 0;     // transient: a fully recomputed block's activations
+    double transient_bytes = 0;   // logits of the live micro-batch (last stage)
+    double hardware_flops = 0;
+    int layers = 0, moe_layers = 0;
+};
+
+}  // namespace
+
+CostModel::CostModel(const ModelSpec& model, const ClusterSpec& cluster)
+    : model_(model), cluster_(cluster), profile_(build_model_profile(model)) {}
+
+int CostModel::chunk_layers(const Placement& pl, int layers, int chunks, int g) {
+    if (!pl.layers_per_stage.empty()) {
+        return g >= 0 && g < static_cast<int>(pl.layers_per_stage.size())
+                   ? pl.layers_per_stage[static_cast<std::size_t>(g)]
+                   : 0;
+    }
+    if (chunks <= 0 || layers < chunks || g < 0 || g >= chunks) return 0;
+    return balanced_first_layer(layers, chunks, g + 1) - balanced_first_layer(layers, chunks, g);
+}
+
+int CostModel::moe_blocks(int first, int count) const {
+    if (!model_.is_moe()) return 0;
+    int n = 0;
+    for (int b = first; b < first + count; ++b) n += model_.is_moe_block(b) ? 1 : 0;
+    return n;
+}
+
+int CostModel::max_local_experts(const Placement& pl, int ep) const {
+    if (!model_.is_moe()) return 0;
+    if (pl.experts_per_ep_rank.empty()) return model_.moe.num_experts / std::max(1, ep);
+    std::size_t most = 0;
+    for (const auto& e : pl.experts_per_ep_rank) most = std::max(most, e.size());
+    return static_cast<int>(most);
+}
+
+void CostModel::prepare(const ParallelConfig& parallel, const TrainingConfig& training,
+                        LayoutCosts& out) const {
+    prepare_layout_costs(profile_, cluster_, parallel, training, out);
+}
+
+ChunkCost CostModel::chunk_cost(const LayoutCosts& c, const Placement& pl, int g) const {
+    const int chunks = c.pp * c.vpp;
+    const int layers = profile_.layers;
+    ChunkCost cc;
+    cc.chunk = g;
+    const int n = chunk_layers(pl, layers, chunks, g);
+    const int first = chunk_first_layer(pl, layers, chunks, g);
+    const int n_moe = moe_blocks(first, n);
+    const int n_dense = n - n_moe;
+    cc.first_layer = first;
+    cc.layers = n;
+    cc.moe_layers = n_moe;
+    // Full recomputation of the first recompute_num_layers blocks of each chunk
+    // (Megatron's "block" method; 0 = all).
+    int n_rec = 0, rec_moe = 0;
+    if (c.recompute == Recompute::Full) {
+        n_rec = c.recompute_num_layers > 0 ? std::min(n, c.recompute_num_layers) : n;
+        rec_moe = moe_blocks(first, n_rec);
+    }
+    const int rec_dense = n_rec - rec_moe;
+    cc.recomputed_layers = n_rec;
+    cc.fwd += c.dense.fwd * n_dense;
+    cc.fwd += c.moe.fwd * n_moe;
+    cc.bwd += c.dense.bwd * n_dense;
+    cc.bwd += c.moe.bwd * n_moe;
+    cc.bwd += c.dense.full_recompute * rec_dense;
+    cc.bwd += c.moe.full_recompute * rec_moe;
+    cc.hardware_flops = c.dense.hardware_flops * n_dense + c.moe.hardware_flops * n_moe +
+                        c.dense.recompute_flops_full * rec_dense + c.moe.recompute_flops_full * rec_moe;
+    if (c.recompute == Recompute::Selective) {
+        PassParts sel;
+        sel.recompute_s = c.dense.selective_recompute_s * n_dense + c.moe.selective_recompute_s * n_moe;
+        cc.bwd += sel;
+        cc.hardware_flops += c.dense.recompute_flops_selective * n_dense +
+                             c.moe.recompute_flops_selective * n_moe;
+    }
+    cc.activation_bytes = c.dense.activation_bytes * (n_dense - rec_dense) +
+                          c.moe.activation_bytes * (n_moe - rec_moe) +
+                          c.dense.checkpoint_bytes * rec_dense + c.moe.checkpoint_bytes * rec_moe;
+    if (n_rec > 0) {
+        cc.working_bytes = rec_moe > 0 ? c.moe.activation_bytes : c.dense.activation_bytes;
+    }
+    // The worst EP rank holds the most experts (uneven placements).
+    const double avg_local = model_.is_moe() ? static_cast<double>(model_.moe.num_experts) / c.ep : 0;
+    const double expert_scale = avg_local > 0 ? max_local_experts(pl, c.ep) / avg_local : 1.0;
+    cc.dense_params = c.dense.dense_params * n_dense + c.moe.dense_params * n_moe;
+    cc.expert_params = c.moe.expert_params * n_moe * expert_scale;
+    if (g == 0) {
+        cc.fwd += c.embedding.fwd;
+        cc.bwd += c.embedding.bwd;
+        cc.activation_bytes += c.embedding.activation_bytes;
+        cc.dense_params += c.embedding.dense_params;
+    }
+    if (g == chunks - 1) {
+        cc.fwd += c.head.fwd;
+        cc.bwd += c.head.bwd;
+        cc.activation_bytes += c.head.activation_bytes;
+        cc.transient_bytes += c.head.transient_bytes;
+        cc.dense_params += c.head.dense_params;
+        cc.hardware_flops += c.head.model_flops;
+    }
+    return cc;
+}
+
+void CostModel::estimate(const Layout& layout, Estimate& out) const {
+    estimate(layout.parallel, layout.placement, layout.training, out);
+}
+
+void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const TrainingConfig& tr,
+                         Estimate& out) const {
+    LayoutCosts c;
+    prepare(par, tr, c);
+    const int pp = c.pp, v = c.vpp, m = c.micro_batches;
+    const double world = static_cast<double>(c.tp) * c.cp * c.dp * c.pp;
+
+    out.stages.resize(static_cast<std::size_t>(pp));
+    out.micro_batches = m;
+    double max_w = -1, sum_w = 0, hw_flops_step = 0;
+    int busiest = 0;
+    for (int r = 0; r < pp; ++r) {
+        StageSums s;
+        for (int k = 0; k < v; ++k) {
+            const ChunkCost cc = chunk_cost(c, pl, k * pp + r);
+            s.layers += cc.layers;
+            s.moe_layers += cc.moe_layers;
+            s.fwd += cc.fwd;
+            s.bwd += cc.bwd;
+            s.dense_params += cc.dense_params;
+            s.expert_params += cc.expert_params;
+            s.activation_bytes += cc.activation_bytes;
+            s.working_bytes = std::max(s.working_bytes, cc.working_bytes);
+            s.transient_bytes += cc.transient_bytes;
+            s.hardware_flops += cc.hardware_flops;
+        }
+
+        StageMemory& st = out.stages[static_cast<std::size_t>(r)];
+        st = StageMemory{};
+        st.stage = r;
+        st.layers = s.layers;
+        st.in_flight = in_flight_passes(c.schedule, pp, v, m, r);
+
+        // --- memory ---------------------------------------------------------------------
+        const double dense_shard = c.cp > 1 ? c.dpcp_span.size : c.dp;
+        const ParamMemory dense_mem = param_memory(s.dense_params, c.dtype, c.zero_stage, dense_shard);
+        const ParamMemory expert_mem = param_memory(s.expert_params, c.dtype, c.zero_stage, c.edp);
+        const double activations = st.in_flight * s.activation_bytes / v;
+        double buffers = s.working_bytes + s.transient_bytes;
+        if (pp > 1) buffers += 4.0 * c.p2p_bytes;  // send and receive, forward and backward
+        if (c.tp > 1) buffers += c.tokens * profile_.hidden * c.element_bytes;  // gathered input
+        if (s.moe_layers > 0) {
+            buffers += 2.0 * c.tokens * profile_.top_k / c.tp * profile_.hidden * c.element_bytes;
+        }
+        const double reserved = c.reserved_fixed_bytes + c.fragmentation * (activations + buffers);
+        st.params_bytes = to_bytes(dense_mem.params_bytes + expert_mem.params_bytes);
+        st.grads_bytes = to_bytes(dense_mem.grads_bytes + expert_mem.grads_bytes);
+        st.optimizer_bytes = to_bytes(dense_mem.optimizer_bytes + expert_mem.optimizer_bytes);
+        st.activations_bytes = to_bytes(activations);
+        st.buffers_bytes = to_bytes(buffers);
+        st.reserved_bytes = to_bytes(reserved);
+        st.peak_bytes = st.params_bytes + st.grads_bytes + st.optimizer_bytes +
+                        st.activations_bytes + st.buffers_bytes + st.reserved_bytes;
+        const auto hbm = static_cast<std::int64_t>(c.hbm_bytes);
+        st.fits = st.peak_bytes <= hbm;
+        st.overflow_bytes = st.fits ? 0 : st.peak_bytes - hbm;
+
+        // --- time -----------------------------------------------------------------------
+        const GradSyncCost sync = grad_sync_cost(c, s.dense_params, s.expert_params);
+        // ZeRO-3 gathers each chunk's parameters before its passes, prefetched behind the
+        // previous pass; ZeRO-2/3 reduce-scatter each micro-batch's gradients during its
+        // backward.
+        const double gather_pass = sync.per_pass_gather_s / v;
+        const double zero_fwd = std::max(0.0, gather_pass - s.fwd.compute_s() / v) * v;
+        const double reduce_pass = sync.per_micro_batch_reduce_s / v;
+        const double zero_bwd =
+            (std::max(0.0, gather_pass - s.bwd.compute_s() / v) +
+             std::max(0.0, reduce_pass - c.dp_overlap * s.bwd.compute_s() / v)) * v;
+        st.forward_s = finite_nonneg(s.fwd.total_s() + zero_fwd);
+        st.backward_s = finite_nonneg(s.bwd.total_s() + zero_bwd);
+        st.dp_reduce_s = finite_nonneg(sync.reduce_s + ((r == 0 || r == pp - 1) ? c.tied_embedding_sync_s : 0.0));
+        st.dp_gather_s = finite_nonneg(sync.gather_s);
+        st.optimizer_s = finite_nonneg(optimizer_step_s(c, s.dense_params, s.expert_params * 1.0));
+
+        const double w = st.forward_s + st.backward_s + 2.0 * v * c.p2p_s;
+        sum_w += w;
+        if (w > max_w) {
+            max_w = w;
+            busiest = r;
+            // Breakdown of the busiest rank, per step.
+            out.time = TimeBreakdown{};
+            out.time.compute_s = m * (s.fwd.compute_s() + s.bwd.compute_s());
+            out.time.recompute_s = m * s.bwd.recompute_s;
+            out.time.tp_comm_s = m * (s.fwd.tp_s + s.bwd.tp_s);
+            out.time.cp_comm_s = m * (s.fwd.cp_s + s.bwd.cp_s);
+            out.time.ep_comm_s = m * (s.fwd.ep_s + s.bwd.ep_s);
+            out.time.pp_comm_s = m * 2.0 * v * c.p2p_s;
+            out.time.dp_comm_total_s = st.dp_reduce_s + st.dp_gather_s + m * (zero_fwd + zero_bwd);
+            out.time.dp_comm_s = m * (zero_fwd + zero_bwd);
+        }
+        hw_flops_step += m * s.hardware_flops;
+    }
+
+    // --- pipeline -------------------------------------------------------------------------
+    // Steady state runs at the busiest rank's pace; fill and drain add every other rank's
+    // time once, divided by v when each rank's work is split into v interleaved chunks.
+    const double pipeline = m * max_w + (sum_w - max_w) / v;
+    const double bubble = pipeline - m * max_w;
+
+    // --- end of step: gradient reduction, optimizer, parameter all-gather -------------------
+    // Rank r finishes its last backward before ranks r−1 … 0 finish theirs: that drain is
+    // slack in which its gradient reduction runs unseen; so does the part of the last
+    // backward the bucketed reduction overlaps.
+    double slack = 0, dp_tail = 0, gather_tail = 0, optimizer = 0;
+    for (int r = 0; r < pp; ++r) {
+        const StageMemory& st = out.stages[static_cast<std::size_t>(r)];
+        const double overlap = std::min(st.dp_reduce_s * c.dp_overlap, st.backward_s / v);
+        dp_tail = std::max(dp_tail, st.dp_reduce_s - overlap - slack);
+        gather_tail = std::max(gather_tail, st.dp_gather_s - c.dp_overlap * st.forward_s / v);
+        optimizer = std::max(optimizer, st.optimizer_s);
+        slack += st.backward_s / v + c.p2p_s;
+    }
+    dp_tail = std::max(0.0, dp_tail);
+    gather_tail = std::max(0.0, gather_tail);
+
+    out.step_time_s = finite_nonneg(pipeline + dp_tail + optimizer + gather_tail);
+    const double step = out.step_time_s > 0 ? out.step_time_s : 1e-30;
+    out.busiest_stage = busiest;
+    out.time.pipeline_s = finite_nonneg(pipeline);
+    out.time.bubble_s = finite_nonneg(bubble);
+    out.time.dp_comm_s = finite_nonneg(out.time.dp_comm_s + dp_tail + gather_tail);
+    out.time.optimizer_s = finite_nonneg(optimizer);
+    out.bubble_fraction = pipeline > 0 ? finite_nonneg(bubble / pipeline) : 0.0;
+    out.exposed_comm_s = finite_nonneg(out.time.tp_comm_s + out.time.cp_comm_s + out.time.ep_comm_s +
+                                       out.time.pp_comm_s + out.time.dp_comm_s);
+    out.tokens_per_s = finite_nonneg(c.tokens_per_step / step);
+    out.model_tflops_per_gpu = finite_nonneg(c.model_flops_per_step / world / step / 1e12);
+    out.hardware_tflops_per_gpu = finite_nonneg(hw_flops_step / pp / step / 1e12);
+    out.mfu = finite_nonneg(c.model_flops_per_step / world / step / c.peak_flops_per_s);
+
+    out.fits = true;
+    out.worst_stage = 0;
+    out.max_overflow_bytes = 0;
+    std::int64_t worst = -1;
+    for (const auto& st : out.stages) {
+        out.fits = out.fits && st.fits;
+        if (st.peak_bytes > worst) {
+            worst = st.peak_bytes;
+            out.worst_stage = st.stage;
+            out.max_overflow_bytes = st.overflow_bytes;
+        }
+    }
+}
+
+Estimate estimate_layout(const Layout& layout) {
+    require_valid_layout(layout, layout.name.empty() ? std::string("<layout>") : layout.name);
+    const CostModel model(layout);
+    Estimate e;
+    model.estimate(layout, e);
+    return e;
+}
+
+double pipeline_bubble_fraction(Schedule schedule, int pp, int vpp, int m) {
+    pp = std::max(1, pp);
+    m = std::max(1, m);
+    const int v = schedule == Schedule::Interleaved ? std::max(1, vpp) : 1;
+    return static_cast<double>(pp - 1) / (static_cast<double>(v) * m + pp - 1);
+}
+
+}  // namespace meshwork

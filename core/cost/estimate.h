@@ -1,0 +1,68 @@
+// What the cost model and the simulator report for a layout (CLI.md, `estimate`).
+// Sizes are bytes, times seconds, rates per second.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace meshwork {
+
+// Device memory of one rank of one pipeline stage at its peak (the worst rank of the
+// stage: the EP rank with the most experts).
+struct StageMemory {
+    int stage = 0;
+    int layers = 0;                  // transformer blocks on this pipeline rank (all chunks)
+    int in_flight = 0;               // forward passes whose activations are held at the peak
+    std::int64_t params_bytes = 0;
+    std::int64_t grads_bytes = 0;
+    std::int64_t optimizer_bytes = 0;
+    std::int64_t activations_bytes = 0;
+    std::int64_t buffers_bytes = 0;  // communication buffers and transient working memory
+    std::int64_t reserved_bytes = 0; // fixed overhead + allocator fragmentation
+    std::int64_t peak_bytes = 0;
+    bool fits = true;
+    std::int64_t overflow_bytes = 0; // peak − HBM when it does not fit, else 0
+    // One micro-batch through every model chunk of this rank.
+    double forward_s = 0;
+    double backward_s = 0;           // with recomputation
+    // End of the step on this rank: gradient reduction, parameter all-gather (ZeRO ≥ 1),
+    // optimizer step; before any overlap.
+    double dp_reduce_s = 0;
+    double dp_gather_s = 0;
+    double optimizer_s = 0;
+};
+
+// Where the step's time goes, on the busiest pipeline rank. Communication figures are the
+// part on the critical path unless named *_total_s.
+struct TimeBreakdown {
+    double pipeline_s = 0;      // forward–backward span of the pipeline (all micro-batches)
+    double compute_s = 0;       // kernels, recomputation included
+    double recompute_s = 0;
+    double bubble_s = 0;        // pipeline fill and drain on the busiest rank
+    double tp_comm_s = 0;       // tensor/sequence parallel collectives
+    double cp_comm_s = 0;       // context-parallel ring exchange
+    double ep_comm_s = 0;       // expert all-to-all
+    double pp_comm_s = 0;       // stage-to-stage send/recv
+    double dp_comm_s = 0;       // data-parallel gradient reduction + parameter gather after the backward
+    double dp_comm_total_s = 0; // the same before overlap with the backward
+    double optimizer_s = 0;
+};
+
+struct Estimate {
+    double step_time_s = 0;
+    double tokens_per_s = 0;
+    double model_tflops_per_gpu = 0;     // 6·N_active per token + attention, no recompute
+    double hardware_tflops_per_gpu = 0;  // what the GPUs execute, recomputation included
+    double mfu = 0;                      // model FLOP/s over the dense peak of the dtype
+    double bubble_fraction = 0;          // bubble_s / pipeline_s
+    double exposed_comm_s = 0;           // communication on the critical path of the step
+    bool fits = true;                    // every stage fits in HBM
+    int worst_stage = 0;                 // the stage with the highest peak memory
+    std::int64_t max_overflow_bytes = 0; // by how much the worst stage overflows (0 if it fits)
+    int micro_batches = 0;
+    int busiest_stage = 0;               // the pipeline rank with the most work per micro-batch
+    std::vector<StageMemory> stages;     // one entry per pipeline stage
+    TimeBreakdown time;
+};
+
+}  // namespace meshwork

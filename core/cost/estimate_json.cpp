@@ -1,0 +1,54 @@
+#include "cost/estimate_json.h"
+
+namespace meshwork {
+
+nlohmann::json estimate_to_json(const Estimate& e) {
+    nlohmann::json stages = nlohmann::json::array();
+    for (const auto& s : e.stages) {
+        stages.push_back({{"stage", s.stage},
+                          {"layers", s.layers},
+                          {"in_flight", s.in_flight},
+                          {"params_bytes", s.params_bytes},
+                          {"grads_bytes", s.grads_bytes},
+                          {"optimizer_bytes", s.optimizer_bytes},
+                          {"activations_bytes", s.activations_bytes},
+                          {"buffers_bytes", s.buffers_bytes},
+                          {"reserved_bytes", s.reserved_bytes},
+                          {"peak_bytes", s.peak_bytes},
+                          {"fits", s.fits},
+                          {"overflow_bytes", s.overflow_bytes},
+                          {"forward_s", s.forward_s},
+                          {"backward_s", s.backward_s},
+                          {"dp_reduce_s", s.dp_reduce_s},
+                          {"dp_gather_s", s.dp_gather_s},
+                          {"optimizer_s", s.optimizer_s}});
+    }
+    const auto& t = e.time;
+    return {{"step_time_s", e.step_time_s},
+            {"tokens_per_s", e.tokens_per_s},
+            {"model_tflops_per_gpu", e.model_tflops_per_gpu},
+            {"hardware_tflops_per_gpu", e.hardware_tflops_per_gpu},
+            {"mfu", e.mfu},
+            {"bubble_fraction", e.bubble_fraction},
+            {"exposed_comm_s", e.exposed_comm_s},
+            {"fits", e.fits},
+            {"micro_batches", e.micro_batches},
+            {"worst_stage", e.worst_stage},
+            {"busiest_stage", e.busiest_stage},
+            {"max_overflow_bytes", e.max_overflow_bytes},
+            {"stages", stages},
+            {"time",
+             {{"pipeline_s", t.pipeline_s},
+              {"compute_s", t.compute_s},
+              {"recompute_s", t.recompute_s},
+              {"bubble_s", t.bubble_s},
+              {"tp_comm_s", t.tp_comm_s},
+              {"cp_comm_s", t.cp_comm_s},
+              {"ep_comm_s", t.ep_comm_s},
+              {"pp_comm_s", t.pp_comm_s},
+              {"dp_comm_s", t.dp_comm_s},
+              {"dp_comm_total_s", t.dp_comm_total_s},
+              {"optimizer_s", t.optimizer_s}}}};
+}
+
+}  // namespace meshwork

@@ -1,0 +1,32 @@
+// Where the ranks of one process group sit: how many share a node and how many nodes the
+// group spans. Computed from the mesh order without building the device mesh (no
+// allocation), because the estimate runs millions of times in a search.
+#pragma once
+
+#include "mesh/device_mesh.h"
+
+namespace meshwork::cost {
+
+struct GroupSpan {
+    int size = 1;      // ranks in the group
+    int per_node = 1;  // ranks of the group inside one node
+    int nodes = 1;     // nodes the group spans
+    [[nodiscard]] bool crosses_nodes() const { return nodes > 1; }
+};
+
+// Strides of the dense axes (tp, cp, dp, pp) and the expert axes (etp, ep, edp) in the
+// rank numbering of `shape.order` (first axis fastest, Megatron's RankGenerator). Returns
+// false when the order string is not a permutation of tp, cp, ep, dp, pp.
+struct AxisStrides {
+    int tp = 1, cp = 1, dp = 1, pp = 1;
+    int etp = 1, ep = 1, edp = 1;
+};
+bool axis_strides(const MeshShape& shape, int edp, AxisStrides& out);
+
+// The span of a group of `size` ranks spaced `stride` apart, on nodes of `gpus_per_node`.
+GroupSpan group_span(int size, int stride, int gpus_per_node);
+// The span of a group over two axes (dp × cp): `size_a` ranks `stride_a` apart times
+// `size_b` ranks `stride_b` apart.
+GroupSpan group_span2(int size_a, int stride_a, int size_b, int stride_b, int gpus_per_node);
+
+}  // namespace meshwork::cost

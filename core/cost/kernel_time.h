@@ -1,0 +1,30 @@
+// Time of one kernel on one GPU: GEMMs at a shape-dependent fraction of the dense peak
+// (roofline against HBM traffic), memory-bound kernels at a fraction of HBM bandwidth,
+// fused attention at its own fraction of peak. See docs/cost-model.md, "Compute".
+#pragma once
+
+#include "cluster/cluster_spec.h"
+
+namespace meshwork::cost {
+
+struct KernelModel {
+    double peak_flops_per_s = 1;     // dense peak in the training dtype
+    double gemm_efficiency = 0.7;    // Efficiency::gemm
+    double gemm_half_dim = 64;       // Efficiency::gemm_half_dim
+    double attention_flops_per_s = 1;
+    double memory_bytes_per_s = 1;   // HBM bandwidth × Efficiency::memory
+    double element_bytes = 2;        // bytes of one activation element in the training dtype
+};
+
+KernelModel kernel_model(const ClusterSpec& cluster, DType dtype);
+
+// A GEMM of shape (m × k)·(k × n) repeated `count` times (batched), FLOPs 2·m·n·k·count.
+// Efficiency = gemm · d / (d + gemm_half_dim) with d = min(m, n, k); the time is never
+// below the HBM traffic of its operands.
+double gemm_s(const KernelModel& k, double m, double n, double kdim, double count = 1);
+// A memory-bound kernel that reads and writes `bytes` in total.
+double memory_s(const KernelModel& k, double bytes);
+// Fused attention doing `flops` FLOPs.
+double fused_attention_s(const KernelModel& k, double flops);
+
+}  // namespace meshwork::cost

@@ -1,0 +1,85 @@
+#include "cost/memory_model.h"
+
+#include <algorithm>
+
+namespace meshwork::cost {
+
+ParamStateBytes param_state_bytes(DType dtype) {
+    switch (dtype) {
+        case DType::Fp16: return {2, 2, 16};
+        case DType::Bf16:
+        case DType::Fp8: return {2, 4, 12};  // fp8 training keeps bf16 weights (Transformer Engine)
+        case DType::Fp32:
+        case DType::Tf32: return {4, 4, 8};
+    }
+    return {2, 4, 12};
+}
+
+ParamMemory param_memory(double params, DType dtype, int zero_stage, double shard_group) {
+    const ParamStateBytes b = param_state_bytes(dtype);
+    const double d = std::max(1.0, shard_group);
+    ParamMemory m;
+    m.params_bytes = params * b.weight / (zero_stage >= 3 ? d : 1.0);
+    m.grads_bytes = params * b.grad / (zero_stage >= 2 ? d : 1.0);
+    m.optimizer_bytes = params * b.optimizer / (zero_stage >= 1 ? d : 1.0);
+    return m;
+}
+
+double score_activation_bytes(const ActivationShape& a) {
+    if (a.flash_attention || a.selective) return 0;
+    // Softmax output (2 bytes), dropout mask (1) and dropout output (2): Korthikanti's
+    // 5 bytes per element of the a×s×s matrix; each CP rank holds its s/cp queries
+    // against all s keys.
+    return 5.0 * a.heads / a.tp * a.tokens * a.seq;
+}
+
+double block_activation_bytes(const ActivationShape& a, bool moe_block) {
+    const double e = a.element_bytes;
+    const double t = std::max(1.0, a.tp);
+    // Replicated over TP unless sequence parallel: the two norm inputs, the inputs of the
+    // QKV and first MLP GEMMs (e·h each) and the two dropout masks (1 byte per element).
+    const double replicated = 4.0 * e * a.hidden + 2.0 * a.hidden;
+    // Sharded over TP: Q, K, V, and the input of the output projection.
+    double sharded = e * (2.0 * a.q_width + 2.0 * a.kv_width) + e * a.mla_latent;
+    // MLP (dense, or the shared experts of an MoE block): GeLU input and FC2 input
+    // (2·e·d_ff); gated MLPs keep gate and up outputs and their product (3·e·d_ff).
+    sharded += (a.gated ? 3.0 : 2.0) * e * a.ffn;
+    double per_token = replicated / (a.sequence_parallel ? t : 1.0) + sharded / t;
+    if (moe_block && a.top_k > 0) {
+        // Each token is dispatched to top-k experts: the permuted input and the expert
+        // output (e·h each, held whole on each etp rank) and the expert intermediates; the
+        // router logits in fp32. Tokens are sequence-sharded over tp before dispatch.
+        // A rank handles k·etp/t token copies per token of the micro-batch (balanced
+        // routing), each with h-wide input and output and d_ff/etp-wide intermediates.
+        const double etp = std::max(1.0, a.etp);
+        const double routed = a.top_k / t *
+                              (2.0 * e * a.hidden * etp + (a.gated ? 3.0 : 2.0) * e * a.expert_ffn);
+        const double padding = a.capacity_factor > 0 ? a.capacity_factor : 1.0;
+        per_token += routed * padding + 4.0 * a.experts / t;
+    }
+    return per_token * a.tokens + score_activation_bytes(a);
+}
+
+double block_checkpoint_bytes(const ActivationShape& a) {
+    const double t = std::max(1.0, a.tp);
+    return a.element_bytes * a.hidden * a.tokens / (a.sequence_parallel ? t : 1.0);
+}
+
+int in_flight_passes(Schedule schedule, int pp, int vpp, int m, int rank) {
+    pp = std::max(1, pp);
+    vpp = std::max(1, vpp);
+    m = std::max(1, m);
+    rank = std::clamp(rank, 0, pp - 1);
+    switch (schedule) {
+        case Schedule::GPipe: return m * vpp;
+        case Schedule::OneFOneB: return std::min(m, pp - rank);
+        case Schedule::Interleaved: {
+            const int total = m * vpp;
+            const int warmup = std::min(total, (pp - rank - 1) * 2 + (vpp - 1) * pp);
+            return std::min(total, warmup + 1);
+        }
+    }
+    return m;
+}
+
+}  // namespace meshwork::cost

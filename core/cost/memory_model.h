@@ -1,0 +1,75 @@
+// Device memory of training state and activations.
+//
+// Parameter state follows Megatron-LM's distributed-optimizer table (bytes per parameter:
+// fp16 params 20 = 2 param + 2 grad + 16 optimizer (fp32 main param, main grad, Adam m, v);
+// bf16 params 18 = 2 + 4 (fp32 grad) + 12; fp32 16 = 4 + 4 + 8). ZeRO-1 (the distributed
+// optimizer) divides the optimizer part over the data-parallel group, ZeRO-2 also the
+// gradients, ZeRO-3 also the parameters (Rajbhandari et al. 2020).
+//
+// Activations follow Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+// Transformer Models", generalised from d_ff = 4h, MHA and GeLU to any widths, GQA, gated
+// MLPs and MoE; docs/cost-model.md derives each term.
+#pragma once
+
+#include "layout/layout.h"
+
+namespace meshwork::cost {
+
+struct ParamStateBytes {
+    double weight = 0;     // bytes per parameter of the model weights
+    double grad = 0;       // gradients as kept for the optimizer
+    double optimizer = 0;  // master weights, master gradients and Adam moments
+};
+ParamStateBytes param_state_bytes(DType dtype);
+
+struct ParamMemory {
+    double params_bytes = 0;
+    double grads_bytes = 0;
+    double optimizer_bytes = 0;
+};
+// Memory of `params` parameters held by a rank, with ZeRO `zero_stage` sharding over a
+// group of `shard_group` ranks (dp, or dp×cp for dense parameters with context parallelism,
+// edp for experts).
+ParamMemory param_memory(double params, DType dtype, int zero_stage, double shard_group);
+
+// What one transformer block stores per micro-batch for its backward pass.
+struct ActivationShape {
+    double tokens = 0;        // s·b/cp: tokens of one micro-batch on one CP rank
+    double seq = 0;           // full sequence length s (attended context)
+    double cp = 1;
+    double hidden = 0;        // h
+    double q_width = 0;       // a·d_head (= h for MHA)
+    double kv_width = 0;      // key width (= h for MHA, smaller for GQA)
+    double heads = 0;         // a
+    double ffn = 0;           // MLP hidden (d_ff), or shared-expert hidden in an MoE block
+    bool gated = false;       // SwiGLU: three ffn-wide tensors instead of two
+    double tp = 1;            // t
+    bool sequence_parallel = false;
+    bool flash_attention = false;  // fused attention stores no s×s scores
+    bool selective = false;        // selective recomputation drops the s×s scores
+    double element_bytes = 2;      // 16-bit activations (Korthikanti's assumption)
+    // MoE block: experts per token and their width; capacity factor 0 = dropless.
+    double top_k = 0;
+    double expert_ffn = 0;
+    double experts = 0;
+    double etp = 1;
+    double capacity_factor = 0;
+    double mla_latent = 0;    // MLA: compressed latent width stored per token
+};
+
+// Bytes one block stores for one micro-batch without full recomputation. With MHA,
+// d_ff = 4h, a dense GeLU MLP and 16-bit values this is Korthikanti's Table 2:
+// sbh(34 + 5as/h) (t = 1), sbh(10 + 24/t + 5as/(ht)) (TP), sbh/t·(34 + 5as/h) (TP+SP),
+// the same without the 5as/h term for selective recomputation or fused attention.
+double block_activation_bytes(const ActivationShape& a, bool moe_block);
+// Full recomputation keeps only the block input: 2sbh (2sbh/t with SP).
+double block_checkpoint_bytes(const ActivationShape& a);
+// The s×s attention score term alone: 5as²b/t (0 with fused attention).
+double score_activation_bytes(const ActivationShape& a);
+
+// Forward passes (of model chunks) whose activations pipeline rank `rank` holds at its
+// peak: 1F1B min(m, p − r); interleaved min(m·v, 2(p − r − 1) + (v − 1)p + 1) chunks;
+// GPipe all m·v. Equal to PipelineSchedule::max_in_flight for the same shape.
+int in_flight_passes(Schedule schedule, int pp, int vpp, int micro_batches, int rank);
+
+}  // namespace meshwork::cost

@@ -1,0 +1,71 @@
+// The per-model constants the cost model needs, computed once per model: the shape, the
+// parameters and the forward FLOPs of one dense block and of one MoE block, the embedding
+// and the output head. Everything the estimate multiplies by a layout's sizes comes from
+// here, so that estimating a layout never walks the layer graph again.
+#pragma once
+
+#include <cstdint>
+
+#include "model/model_spec.h"
+
+namespace meshwork::cost {
+
+// One transformer block kind (all dense blocks of a model are alike, so are all MoE ones).
+struct BlockProfile {
+    bool present = false;   // the model has at least one block of this kind
+    bool moe = false;
+    // Parameters, split by how tensor parallelism shards them.
+    double attention_params = 0;  // Q, K, V, O projections (+ biases): sharded over tp
+    double norm_params = 0;       // the two norms of the block: replicated
+    double mlp_params = 0;        // dense MLP (or MoE shared experts): sharded over tp
+    double router_params = 0;     // MoE router: replicated
+    double expert_params = 0;     // one routed expert: sharded over etp
+    // Forward FLOPs per token (2 per multiply-add).
+    double attention_gemm_flops = 0;       // Q, K, V, O projections
+    double score_flops_per_context = 0;    // QK^T and AV, per token of attended context
+    double mlp_gemm_flops = 0;             // dense MLP or shared experts
+    double router_flops = 0;
+    double expert_gemm_flops = 0;          // one routed expert
+};
+
+struct ModelProfile {
+    // Shape.
+    double hidden = 0;          // h
+    double q_width = 0;         // query heads × head dim (MLA: heads × (nope + rope))
+    double kv_width = 0;        // key (= value) width; MLA: the value width
+    double head_dim = 0;        // per head width of the score products
+    double heads = 0;
+    double ffn = 0;             // dense MLP hidden
+    double expert_ffn = 0;
+    double shared_ffn = 0;
+    double vocab = 0;
+    double mla_latent = 0;      // MLA: kv_lora_rank (+ q_lora_rank) stored per token
+    bool gated_mlp = false;
+    int layers = 0;
+    int experts = 0;
+    int top_k = 0;
+
+    BlockProfile dense;
+    BlockProfile moe;
+
+    double embedding_params = 0;     // word embeddings: sharded over tp (vocab-parallel)
+    double position_params = 0;      // learned positions: replicated
+    double final_norm_params = 0;
+    double head_params = 0;          // output head, 0 when tied
+    bool tied_embeddings = false;
+    double head_gemm_flops = 0;      // per token, forward
+
+    // Whole-model forward FLOPs per token: gemm_flops + score_flops_per_context × context.
+    double total_gemm_flops = 0;
+    double total_score_flops_per_context = 0;
+    double params_total = 0;
+    double params_active = 0;
+};
+
+ModelProfile build_model_profile(const ModelSpec& spec);
+
+// Model FLOPs per token of one training step (forward + backward = 3 × forward, causal
+// attention, no recomputation): the numerator of MFU, the same figure `describe` prints.
+double model_flops_per_token(const ModelProfile& m, double seq_length);
+
+}  // namespace meshwork::cost

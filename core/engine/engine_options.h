@@ -1,0 +1,38 @@
+// Settings of an engine run that the layout does not carry: seed, optimizer, numerics,
+// fault handling. Defaults are the ones documented in docs/engine.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace meshwork::engine {
+
+struct EngineOptions {
+    // "cpu" (one emulated device per rank) or "cuda" (one GPU per rank thread, NCCL).
+    std::string backend = "cpu";
+    int steps = 3;
+    std::uint64_t seed = 1234;        // weights and the synthetic token stream
+    std::string tokens_file;          // empty = synthetic stream
+    // AdamW (decoupled weight decay; norms are not decayed).
+    float lr = 1e-3f;
+    float beta1 = 0.9f;
+    float beta2 = 0.95f;
+    float adam_eps = 1e-8f;
+    float weight_decay = 0.1f;
+    // Numerics the model spec does not carry (Llama/Mixtral defaults).
+    float init_std = 0.02f;           // Hugging Face initializer_range
+    float rms_eps = 1e-5f;
+    float rope_theta = 10000.0f;
+    float moe_aux_loss_coef = 0.01f;  // Switch-Transformer load-balancing loss weight
+    // Data-parallel gradient buckets (one all-reduce or reduce-scatter each).
+    std::size_t bucket_bytes = 4u << 20;
+    // A collective or recv waiting longer than this fails the run on every rank.
+    double comm_timeout_s = 60.0;
+    // Fault injection for tests of fault handling: rank `fault_rank` fails at the start of
+    // step `fault_step` by throwing ("throw") or by stalling for 3 × comm_timeout_s ("hang").
+    int fault_rank = -1;
+    int fault_step = 0;
+    std::string fault_kind = "throw";
+};
+
+}  // namespace meshwork::engine

@@ -1,0 +1,188 @@
+#include "engine/engine_run.h"
+
+#include <mutex>
+#include <thread>
+
+#include "common/error.h"
+#include "engine/comm/inproc_world.h"
+#include "engine/cpu/cpu_backend.h"
+#include "engine/stop.h"
+
+#if MESHWORK_HAVE_CUDA
+#include "engine/cuda/cuda_runtime_probe.h"
+#include "engine/nccl/nccl_factory.h"
+#endif
+
+namespace meshwork::engine {
+
+TokenStream make_token_stream(const Layout& layout, const EngineOptions& options) {
+    const int vocab = static_cast<int>(layout.model.vocab_size);
+    if (options.tokens_file.empty()) return TokenStream::synthetic(options.seed, vocab);
+    return TokenStream::from_file(options.tokens_file, vocab,
+                                  static_cast<std::size_t>(layout.training.seq_length) + 1);
+}
+
+namespace {
+
+// One rank's whole run on an existing backend and world communicator.
+RunResult run_on(const Layout& layout, const EngineOptions& options, const RunHooks& hooks,
+                 Backend& be, Communicator& world, const TokenStream& tokens) {
+    RunResult out;
+    RankContext ctx(layout, be, world, hooks.sink);
+    RankTrainer trainer(layout, options, ctx, tokens);
+    std::vector<double> losses;
+    for (int s = 1; s <= options.steps; ++s) {
+        StepResult r = trainer.step(s);
+        losses.push_back(r.loss);
+        if (world.world_rank() == 0 && hooks.on_step) hooks.on_step(r);
+        out.steps.push_back(r);
+    }
+    out.peak_bytes.push_back(be.peak_bytes_in_use());
+    if (hooks.keep_params) out.params = download_params(be, trainer.params());
+    if (hooks.reference) {
+        auto m = compare_losses(losses, *hooks.reference, hooks.tolerance);
+        if (!m) m = compare_params(be, trainer.params(), *hooks.reference, world.world_rank(), hooks.tolerance);
+        // The lowest rank with a mismatch reports it: every rank learns which one.
+        Floats flag(be, 1);
+        const float mine = m ? static_cast<float>(-world.world_rank()) : -1e9f;
+        be.copy_to_device(flag.data(), &mine, sizeof(float), be.compute_stream());
+        world.all_reduce(flag.data(), flag.data(), 1, ReduceOp::Max, be.compute_stream());
+        float first = 0;
+        be.copy_to_host(&first, flag.data(), sizeof(float), be.compute_stream());
+        if (m && static_cast<int>(-first) == world.world_rank()) out.mismatch = m;
+        if (!m && first > -1e8f) out.mismatch = Mismatch{"(reported by rank " + std::to_string(static_cast<int>(-first)) + ")", static_cast<int>(-first), 0, 0};
+    }
+    return out;
+}
+
+}  // namespace
+
+RunResult run_rank(const Layout& layout, const EngineOptions& options, const RunHooks& hooks,
+                   Communicator& world) {
+    make_dims(layout, options);  // refuses what the engine does not run, before any work
+    const TokenStream tokens = make_token_stream(layout, options);
+    CpuBackend be(world.world_rank());
+    CpuBackend::set_blas_threads(1);
+    return run_on(layout, options, hooks, be, world, tokens);
+}
+
+#if MESHWORK_HAVE_CUDA
+namespace {
+// One GPU per rank thread, NCCL between them: the same rank body as the CPU path.
+RunResult run_in_process_cuda(const Layout& layout, const EngineOptions& options,
+                              const RunHooks& hooks, const TokenStream& tokens) {
+    const int n = layout.gpus;
+    if (const std::string why = cuda_unavailable_reason(n); !why.empty()) {
+        throw InputError("<flags>", "--backend", why);
+    }
+    auto world = NcclInprocWorld::create(n, options.comm_timeout_s);
+    std::vector<RunResult> results(static_cast<std::size_t>(n));
+    std::mutex mu;
+    std::string first_error;
+    bool interrupted = false;
+    std::vector<std::thread> threads;
+    for (int r = 0; r < n; ++r) {
+        threads.emplace_back([&, r] {
+            std::unique_ptr<Backend> be;
+            std::unique_ptr<Communicator> comm;
+            try {
+                be = make_cuda_backend(r);
+                comm = world->communicator(r, *be);
+                results[static_cast<std::size_t>(r)] = run_on(layout, options, hooks, *be, *comm, tokens);
+            } catch (const StopRequested&) {
+                if (comm) comm->abort("interrupted");
+                std::lock_guard lk(mu);
+                interrupted = true;
+            } catch (const std::exception& e) {
+                const std::string msg = "rank " + std::to_string(r) + ": " + e.what();
+                if (comm) comm->abort(msg);
+                std::lock_guard lk(mu);
+                if (first_error.empty()) first_error = msg;
+            }
+            comm.reset();  // the communicator goes before the backend it runs on
+            be.reset();
+        });
+    }
+    for (auto& t : threads) t.join();
+    if (interrupted) throw StopRequested();
+    if (!first_error.empty()) throw RuntimeError(first_error);
+    RunResult out = std::move(results[0]);
+    for (int r = 1; r < n; ++r) {
+        auto& rr = results[static_cast<std::size_t>(r)];
+        out.peak_bytes.insert(out.peak_bytes.end(), rr.peak_bytes.begin(), rr.peak_bytes.end());
+        if (!out.mismatch && rr.mismatch) out.mismatch = rr.mismatch;
+    }
+    return out;
+}
+}  // namespace
+#endif
+
+RunResult run_in_process(const Layout& layout, const EngineOptions& options, const RunHooks& hooks) {
+    make_dims(layout, options);
+    const TokenStream tokens = make_token_stream(layout, options);
+    if (options.backend == "cuda") {
+#if MESHWORK_HAVE_CUDA
+        return run_in_process_cuda(layout, options, hooks, tokens);
+#else
+        throw InputError("<flags>", "--backend", "this build has no CUDA backend (configure with MESHWORK_CUDA=ON)");
+#endif
+    }
+    const int n = layout.gpus;
+    // One emulated device per rank thread: OpenBLAS's own threads would oversubscribe.
+    CpuBackend::set_blas_threads(1);
+    InProcessWorld world(n, options.comm_timeout_s);
+    std::vector<RunResult> results(static_cast<std::size_t>(n));
+    std::mutex mu;
+    std::string first_error;
+    bool interrupted = false;
+    std::vector<std::thread> threads;
+    for (int r = 0; r < n; ++r) {
+        threads.emplace_back([&, r] {
+            try {
+                CpuBackend be(r);
+                auto comm = world.communicator(r);
+                results[static_cast<std::size_t>(r)] = run_on(layout, options, hooks, be, *comm, tokens);
+            } catch (const StopRequested&) {
+                world.abort("interrupted");
+                std::lock_guard lk(mu);
+                interrupted = true;
+            } catch (const CommError& e) {
+                // Either the original failure (a timeout, a mismatch of collectives) or the
+                // echo of another rank's abort; the first abort reason wins.
+                world.abort(e.what());
+            } catch (const std::exception& e) {
+                const std::string msg = "rank " + std::to_string(r) + ": " + e.what();
+                world.abort(msg);
+                std::lock_guard lk(mu);
+                if (first_error.empty()) first_error = msg;
+            }
+        });
+    }
+    for (auto& t : threads) t.join();
+    if (interrupted || (world.aborted() && world.abort_reason() == "interrupted")) throw StopRequested();
+    if (!first_error.empty()) throw RuntimeError(first_error);
+    if (world.aborted()) throw RuntimeError(world.abort_reason());
+    RunResult out = std::move(results[0]);
+    for (int r = 1; r < n; ++r) {
+        auto& rr = results[static_cast<std::size_t>(r)];
+        out.peak_bytes.insert(out.peak_bytes.end(), rr.peak_bytes.begin(), rr.peak_bytes.end());
+        if (!out.mismatch || out.mismatch->tensor.starts_with("(reported")) {
+            if (rr.mismatch && !rr.mismatch->tensor.starts_with("(reported")) out.mismatch = rr.mismatch;
+        }
+    }
+    return out;
+}
+
+ReferenceState run_reference(const Layout& layout, const EngineOptions& options) {
+    RunHooks hooks;
+    hooks.keep_params = true;
+    EngineOptions on_cpu = options;  // the reference always runs on the CPU backend
+    on_cpu.backend = "cpu";
+    RunResult r = run_in_process(reference_layout(layout), on_cpu, hooks);
+    ReferenceState ref;
+    for (const auto& s : r.steps) ref.losses.push_back(s.loss);
+    ref.params = std::move(r.params);
+    return ref;
+}
+
+}  // namespace meshwork::engine

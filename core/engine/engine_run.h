@@ -1,0 +1,49 @@
+// Running a layout: every rank in this process (threads + the in-process communicator), or
+// this process's rank of an MPI job. Entry points for meshwork-cli run, the GUI and tests.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/communicator.h"
+#include "engine/engine_options.h"
+#include "engine/reference_check.h"
+#include "engine/trainer.h"
+#include "trace/trace_event.h"
+
+namespace meshwork::engine {
+
+struct RunHooks {
+    TraceSink* sink = nullptr;                              // op and collective events
+    std::function<void(const StepResult&)> on_step;         // called on rank 0 per step
+    const ReferenceState* reference = nullptr;              // compare after the last step
+    double tolerance = 1e-4;
+    bool keep_params = false;                               // download full params (1 rank)
+};
+
+struct RunResult {
+    std::vector<StepResult> steps;
+    std::vector<std::size_t> peak_bytes;       // per rank of this process (measured)
+    std::optional<Mismatch> mismatch;          // the first one (lowest rank), when checked
+    std::map<std::string, std::vector<float>> params;  // with keep_params on a 1-rank run
+};
+
+// The token stream of the options (synthetic or --tokens FILE).
+TokenStream make_token_stream(const Layout& layout, const EngineOptions& options);
+
+// Every rank as a thread of this process. The first failure on any rank stops every rank
+// (CommError on the others) and is rethrown as RuntimeError "rank R: ..."; Ctrl-C rethrows
+// StopRequested.
+RunResult run_in_process(const Layout& layout, const EngineOptions& options, const RunHooks& hooks);
+
+// This process's rank, with `world` spanning the job (MPI). Failures propagate to the
+// caller, which aborts the job.
+RunResult run_rank(const Layout& layout, const EngineOptions& options, const RunHooks& hooks,
+                   Communicator& world);
+
+// The unsharded reference: one rank, same model, seed, batches and steps.
+ReferenceState run_reference(const Layout& layout, const EngineOptions& options);
+
+}  // namespace meshwork::engine

@@ -1,0 +1,193 @@
+#include "engine/rank_context.h"
+
+#include "engine/stop.h"
+#include "mesh/device_mesh.h"
+
+namespace meshwork::engine {
+
+std::string to_string(Group g) {
+    switch (g) {
+        case Group::World: return "world";
+        case Group::Tp: return "tp";
+        case Group::Cp: return "cp";
+        case Group::Dp: return "dp";
+        case Group::DpCp: return "dp-cp";
+        case Group::Pp: return "pp";
+        case Group::Ep: return "ep";
+        case Group::Edp: return "edp";
+    }
+    return "?";
+}
+
+namespace {
+constexpr Group kAxisGroups[] = {Group::Tp, Group::Cp, Group::Dp, Group::DpCp,
+                                 Group::Pp, Group::Ep, Group::Edp};
+Axis axis_of(Group g) {
+    switch (g) {
+        case Group::Tp: return Axis::Tp;
+        case Group::Cp: return Axis::Cp;
+        case Group::Dp: return Axis::Dp;
+        case Group::DpCp: return Axis::DpCp;
+        case Group::Pp: return Axis::Pp;
+        case Group::Ep: return Axis::Ep;
+        case Group::Edp: return Axis::Edp;
+        case Group::World: break;
+    }
+    return Axis::Tp;
+}
+}  // namespace
+
+RankContext::RankContext(const Layout& layout, Backend& backend, Communicator& world,
+                         TraceSink* sink)
+    : be(backend),
+      compute(backend.compute_stream()),
+      comm(backend.create_stream("comm")),
+      world_rank(world.world_rank()),
+      shape(layout.parallel.mesh),
+      world_(world),
+      groups_(8),
+      sink_(sink) {
+    const DeviceMesh mesh = layout.mesh();
+    coords = mesh.coords(world_rank);
+    // Same order on every rank: split is collective over the world.
+    for (Group g : kAxisGroups) {
+        groups_[static_cast<std::size_t>(g)] = world.split(mesh.groups(axis_of(g)), to_string(g));
+    }
+    order_to_comm_ = be.create_event();
+    order_to_compute_ = be.create_event();
+    if (sink_) {
+        compute_track_ = sink_->add_track({world_rank, TrackKind::ComputeStream, 0, "compute"});
+        comm_track_ = sink_->add_track({world_rank, TrackKind::CommStream, 0, "comm"});
+    }
+}
+
+RankContext::~RankContext() {
+    // An interrupted or failed step still leaves its finished ops in the trace.
+    try {
+        flush_trace();
+    } catch (...) {
+    }
+    for (auto& p : pending_) {
+        be.destroy_event(p.start);
+        be.destroy_event(p.end);
+    }
+    be.destroy_event(order_to_comm_);
+    be.destroy_event(order_to_compute_);
+}
+
+Communicator& RankContext::group(Group g) {
+    if (g == Group::World) return world_;
+    return *groups_.at(static_cast<std::size_t>(g));
+}
+
+std::size_t RankContext::begin_record(EventKind kind, Stream s, std::string name,
+                                      std::int64_t bytes, double flops, int layer) {
+    throw_if_stopped();
+    if (!sink_) return 0;
+    Pending p{be.create_event(), be.create_event(), kind,
+              kind == EventKind::Communication ? comm_track_ : compute_track_,
+              std::move(name), bytes, flops, step, micro_batch, layer};
+    be.record_event(p.start, s);
+    pending_.push_back(std::move(p));
+    return pending_.size() - 1;
+}
+
+void RankContext::end_record(std::size_t index, Stream s) {
+    if (!sink_) return;
+    be.record_event(pending_[index].end, s);
+    pending_[index].ended = true;
+}
+
+void RankContext::flush_trace() {
+    if (!sink_) return;
+    for (auto& p : pending_) {
+        if (!p.ended) {
+            // Interrupted mid-op: its end event was never recorded, and an event that ends
+            // before it starts would make the whole trace unreadable.
+            be.destroy_event(p.start);
+            be.destroy_event(p.end);
+            continue;
+        }
+        be.synchronize_event(p.end);
+        TraceEvent e;
+        e.rank = world_rank;
+        e.track = p.track;
+        e.kind = p.kind;
+        e.name = p.name;
+        e.start_ns = be.event_time_ns(p.start);
+        e.end_ns = be.event_time_ns(p.end);
+        e.bytes = p.bytes;
+        e.flops = p.flops;
+        e.step = p.step;
+        e.micro_batch = p.micro_batch;
+        e.layer = p.layer;
+        sink_->add_event(e);
+        be.destroy_event(p.start);
+        be.destroy_event(p.end);
+    }
+    pending_.clear();
+}
+
+RankContext::Op::Op(RankContext& ctx, std::string name, int layer, double flops)
+    : ctx_(ctx), index_(ctx.begin_record(EventKind::Compute, ctx.compute, std::move(name), 0, flops, layer)) {}
+
+RankContext::Op::~Op() { ctx_.end_record(index_, ctx_.compute); }
+
+template <typename Fn>
+void RankContext::collective(Group g, const char* what, std::size_t bytes, Fn&& fn) {
+    be.record_event(order_to_comm_, compute);
+    be.wait_event(comm, order_to_comm_);
+    const std::size_t rec = begin_record(EventKind::Communication, comm,
+                                         std::string(what) + "(" + to_string(g) + ")",
+                                         static_cast<std::int64_t>(bytes), 0, -1);
+    fn(group(g));
+    end_record(rec, comm);
+    be.record_event(order_to_compute_, comm);
+    be.wait_event(compute, order_to_compute_);
+}
+
+namespace {
+std::size_t total(const std::vector<std::size_t>& c) {
+    std::size_t n = 0;
+    for (auto v : c) n += v;
+    return n;
+}
+}  // namespace
+
+void RankContext::all_reduce(Group g, float* data, std::size_t count, ReduceOp op) {
+    if (size(g) == 1) return;
+    collective(g, "all_reduce", count * sizeof(float),
+               [&](Communicator& c) { c.all_reduce(data, data, count, op, comm); });
+}
+
+void RankContext::all_gather_v(Group g, const float* send, float* recv,
+                               const std::vector<std::size_t>& counts) {
+    collective(g, "all_gather", total(counts) * sizeof(float),
+               [&](Communicator& c) { c.all_gather_v(send, recv, counts, comm); });
+}
+
+void RankContext::reduce_scatter_v(Group g, const float* send, float* recv,
+                                   const std::vector<std::size_t>& counts) {
+    collective(g, "reduce_scatter", total(counts) * sizeof(float),
+               [&](Communicator& c) { c.reduce_scatter_v(send, recv, counts, comm); });
+}
+
+void RankContext::all_to_all_v(Group g, const float* send,
+                               const std::vector<std::size_t>& send_counts, float* recv,
+                               const std::vector<std::size_t>& recv_counts) {
+    collective(g, "all_to_all", total(send_counts) * sizeof(float), [&](Communicator& c) {
+        c.all_to_all_v(send, send_counts, recv, recv_counts, comm);
+    });
+}
+
+void RankContext::send(Group g, const float* data, std::size_t count, int peer, int tag) {
+    collective(g, "send", count * sizeof(float),
+               [&](Communicator& c) { c.send(data, count, peer, tag, comm); });
+}
+
+void RankContext::recv(Group g, float* data, std::size_t count, int peer, int tag) {
+    collective(g, "recv", count * sizeof(float),
+               [&](Communicator& c) { c.recv(data, count, peer, tag, comm); });
+}
+
+}  // namespace meshwork::engine

@@ -1,0 +1,101 @@
+// What one rank's model code sees: its backend and streams, its coordinates in the mesh,
+// the communicator of every mesh axis, and the tracing of ops and collectives.
+//
+// Collectives go through RankContext so that each one runs on the communication stream
+// (ordered after the compute stream's work by an event, and the compute stream waits for
+// it), is recorded as a timeline event, and is checked for Ctrl-C.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/backend.h"
+#include "engine/communicator.h"
+#include "layout/layout.h"
+#include "trace/trace_event.h"
+
+namespace meshwork::engine {
+
+enum class Group { World, Tp, Cp, Dp, DpCp, Pp, Ep, Edp };
+std::string to_string(Group g);
+
+class RankContext {
+public:
+    // Builds every axis group from the layout's mesh (collective over `world`).
+    RankContext(const Layout& layout, Backend& backend, Communicator& world, TraceSink* sink);
+    ~RankContext();
+    RankContext(const RankContext&) = delete;
+    RankContext& operator=(const RankContext&) = delete;
+
+    Backend& be;
+    Stream compute;
+    Stream comm;
+    int world_rank = 0;
+    RankCoords coords;
+    MeshShape shape;
+
+    // Labels of the trace events that follow.
+    int step = -1;
+    int micro_batch = -1;
+
+    [[nodiscard]] Communicator& group(Group g);
+    [[nodiscard]] int size(Group g) { return group(g).size(); }
+    [[nodiscard]] int rank(Group g) { return group(g).rank(); }
+
+    void all_reduce(Group g, float* data, std::size_t count, ReduceOp op = ReduceOp::Sum);
+    void all_gather_v(Group g, const float* send, float* recv, const std::vector<std::size_t>& counts);
+    void all_gather(Group g, const float* send, float* recv, std::size_t count_per_rank) {
+        all_gather_v(g, send, recv, std::vector<std::size_t>(static_cast<std::size_t>(size(g)), count_per_rank));
+    }
+    void reduce_scatter_v(Group g, const float* send, float* recv,
+                          const std::vector<std::size_t>& counts);
+    void all_to_all_v(Group g, const float* send, const std::vector<std::size_t>& send_counts,
+                      float* recv, const std::vector<std::size_t>& recv_counts);
+    void send(Group g, const float* data, std::size_t count, int peer, int tag);
+    void recv(Group g, float* data, std::size_t count, int peer, int tag);
+
+    // A compute op on the compute stream, traced from construction to destruction.
+    class Op {
+    public:
+        Op(RankContext& ctx, std::string name, int layer, double flops);
+        ~Op();
+        Op(const Op&) = delete;
+        Op& operator=(const Op&) = delete;
+
+    private:
+        RankContext& ctx_;
+        std::size_t index_;
+    };
+    // Writes the recorded ops and collectives to the sink (after a step, when events are done).
+    void flush_trace();
+    [[nodiscard]] bool tracing() const { return sink_ != nullptr; }
+
+private:
+    struct Pending {
+        Event start, end;
+        EventKind kind;
+        int track;
+        std::string name;
+        std::int64_t bytes;
+        double flops;
+        int step, micro_batch, layer;
+        // False while the op runs: an op a stop or a failure cut short has no end to report.
+        bool ended = false;
+    };
+    std::size_t begin_record(EventKind kind, Stream s, std::string name, std::int64_t bytes,
+                             double flops, int layer);
+    void end_record(std::size_t index, Stream s);
+    // Orders `comm` after compute, runs `fn` traced, orders compute after comm.
+    template <typename Fn>
+    void collective(Group g, const char* what, std::size_t bytes, Fn&& fn);
+
+    Communicator& world_;
+    std::vector<std::unique_ptr<Communicator>> groups_;  // indexed by Group (World is null)
+    TraceSink* sink_;
+    int compute_track_ = 0, comm_track_ = 0;
+    Event order_to_comm_, order_to_compute_;
+    std::vector<Pending> pending_;
+};
+
+}  // namespace meshwork::engine

@@ -1,0 +1,58 @@
+#include "search/candidate.h"
+
+namespace meshwork::search {
+
+void apply_candidate(const Candidate& c, ParallelConfig& par, Placement& pl, TrainingConfig& tr) {
+    auto& m = par.mesh;
+    m.tp = c.tp;
+    m.cp = c.cp;
+    m.dp = c.dp;
+    m.pp = c.pp;
+    m.ep = c.ep;
+    m.etp = c.etp;
+    par.vpp = c.vpp;
+    par.sequence_parallel = c.sequence_parallel;
+    write_layers_per_stage(c.split, c.pp * c.vpp, pl.layers_per_stage);
+    tr.micro_batch_size = c.micro_batch_size;
+    tr.schedule = c.schedule;
+    tr.recompute = c.recompute;
+    tr.recompute_num_layers = 0;
+    tr.zero_stage = c.zero_stage;
+}
+
+Layout candidate_layout(const Candidate& c, const SearchRequest& request) {
+    const SearchOptions& o = request.options;
+    Layout l;
+    l.name = request.model.name + "-" + std::to_string(o.gpus) + "gpus-search";
+    l.description = "meshwork-cli search: " + candidate_label(c);
+    l.model_ref = request.model_ref;
+    l.model = request.model;
+    l.cluster_ref = request.cluster_ref;
+    l.cluster = request.cluster;
+    l.gpus = o.gpus;
+    l.parallel.mesh.order = o.order;
+    l.training.global_batch_size = o.global_batch_size;
+    l.training.seq_length = o.seq_length;
+    l.training.dtype = o.dtype;
+    apply_candidate(c, l.parallel, l.placement, l.training);
+    return l;
+}
+
+std::string candidate_label(const Candidate& c) {
+    std::string s = "tp" + std::to_string(c.tp) + " pp" + std::to_string(c.pp) + " dp" +
+                    std::to_string(c.dp) + " cp" + std::to_string(c.cp);
+    if (c.ep > 1 || c.etp > 1) s += " ep" + std::to_string(c.ep) + " etp" + std::to_string(c.etp);
+    s += " | " + to_string(c.schedule);
+    if (c.vpp > 1) s += " vpp" + std::to_string(c.vpp);
+    s += " mbs" + std::to_string(c.micro_batch_size);
+    if (!c.split.balanced()) {
+        s += " split " + std::to_string(c.split.first) + "/" + std::to_string(c.split.middle) +
+             "/" + std::to_string(c.split.last);
+    }
+    s += " | recompute " + to_string(c.recompute);
+    if (c.sequence_parallel) s += ", sp";
+    s += ", zero" + std::to_string(c.zero_stage);
+    return s;
+}
+
+}  // namespace meshwork::search

@@ -1,0 +1,68 @@
+// What a layout search looks for: the fixed job (world size, batch, sequence, dtype), the
+// constraints a user places on the space, and the bounds of the space itself.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "cluster/cluster_spec.h"
+#include "layout/layout.h"
+
+namespace meshwork::search {
+
+// Values the user pins (`--fix tp=8`); an unset field is searched.
+struct FixedSettings {
+    std::optional<int> tp, pp, dp, cp, ep, etp, vpp, mbs, zero;
+    std::optional<Schedule> schedule;
+    std::optional<Recompute> recompute;
+    std::optional<bool> sequence_parallel;
+};
+
+struct SearchOptions {
+    // The job.
+    int gpus = 0;
+    int global_batch_size = 0;  // sequences per step
+    int seq_length = 0;         // tokens per sequence
+    DType dtype = DType::Bf16;
+    std::string order = "tp-cp-ep-dp-pp";  // rank order of every layout (Megatron's default)
+
+    // Constraints.
+    FixedSettings fixed;
+    int max_tp = 0;  // 0: no limit other than the node (or the world)
+    bool allow_cross_node_tp = false;
+    double min_mfu = 0;  // layouts below are rejected as "min_mfu"
+
+    // Bounds of the space. Micro-batch sizes are the divisors of the global batch up to
+    // max_micro_batch; vpp runs 2..max_vpp for the interleaved schedule; the first and the
+    // last model chunk may each hold up to max_end_lighter_layers layers fewer than the
+    // others (they also hold the embedding and the LM head).
+    int max_micro_batch = 16;
+    int max_vpp = 8;
+    int max_end_lighter_layers = 2;
+
+    // Execution.
+    int top_k = 10;
+    int threads = 0;  // 0: std::thread::hardware_concurrency()
+    // Skip the cost model where memory is known to overflow: a layout that does not fit
+    // at micro-batch b does not fit at any larger b, nor at a lower ZeRO stage. Results
+    // are identical either way (tests/core/search); off only to measure what it saves.
+    bool memory_pruning = true;
+};
+
+// A search: the model and the cluster (with the names they were loaded by, kept in the
+// layouts the search returns) and the options.
+struct SearchRequest {
+    ModelSpec model;
+    std::string model_ref;
+    ClusterSpec cluster;
+    std::string cluster_ref;
+    SearchOptions options;
+};
+
+// Applies one "key=value" constraint (keys: fix_keys()). Throws InputError, field "--fix",
+// for an unknown key or a value that does not parse.
+void apply_fix(const std::string& assignment, FixedSettings& fixed);
+// The keys apply_fix accepts, comma-separated, for help texts and messages.
+const char* fix_keys();
+
+}  // namespace meshwork::search

@@ -1,0 +1,197 @@
+#include "sim/sim_trace.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace meshwork::sim {
+
+namespace {
+
+std::int64_t to_ns(double s) { return static_cast<std::int64_t>(std::llround(std::max(0.0, s) * 1e9)); }
+
+struct Tracks {
+    int compute = -1, tp = -1, ep = -1, cp = -1, pp = -1, dp = -1, host = -1;
+};
+
+class Writer {
+public:
+    Writer(TraceSink& sink, const TraceInput& in) : sink_(sink), in_(in) {}
+
+    Tracks add_tracks(int rank) {
+        const auto& c = *in_.costs;
+        Tracks t;
+        t.compute = sink_.add_track({rank, TrackKind::ComputeStream, 0, "compute"});
+        int comm = 0;
+        if (c.tp > 1) t.tp = sink_.add_track({rank, TrackKind::CommStream, comm++, "comm:tp"});
+        if (c.ep > 1 || c.etp > 1) t.ep = sink_.add_track({rank, TrackKind::CommStream, comm++, "comm:ep"});
+        if (c.cp > 1) t.cp = sink_.add_track({rank, TrackKind::CommStream, comm++, "comm:cp"});
+        if (c.pp > 1) t.pp = sink_.add_track({rank, TrackKind::CommStream, comm++, "comm:pp"});
+        if (c.dp > 1 || c.cp > 1 || c.edp > 1) t.dp = sink_.add_track({rank, TrackKind::CommStream, comm++, "comm:dp"});
+        t.host = sink_.add_track({rank, TrackKind::Host, 0, "host"});
+        return t;
+    }
+
+    // Emits [cursor, cursor + dur) and advances the cursor; zero-length spans are skipped.
+    void span(int rank, int track, EventKind kind, const std::string& name, double& cursor, double dur,
+              double bytes, double flops, int mb, int layer, int group) {
+        if (track < 0 || !(dur > 0)) return;
+        TraceEvent e;
+        e.rank = rank;
+        e.track = track;
+        e.kind = kind;
+        e.name = name;
+        e.start_ns = to_ns(cursor);
+        e.end_ns = std::max(e.start_ns, to_ns(cursor + dur));
+        e.bytes = static_cast<std::int64_t>(std::max(0.0, bytes));
+        e.flops = std::max(0.0, flops);
+        e.step = 0;
+        e.micro_batch = mb;
+        e.layer = layer;
+        e.group_size = group;
+        e.correlation_id = ++correlation_;
+        sink_.add_event(e);
+        ++count_;
+        cursor += dur;
+    }
+
+    void forward(int rank, const Tracks& t, const ChunkCost& cc, double start, double zero, int mb) {
+        const auto& c = *in_.costs;
+        double at = start;
+        double dp_at = start;
+        span(rank, t.dp, EventKind::Communication, "all_gather(dp).params", dp_at, zero, 0, 0, mb, -1, c.dp);
+        at += zero;
+        const int last = c.pp * c.vpp - 1;
+        if (cc.chunk == 0) {
+            span(rank, t.compute, EventKind::Compute, "embedding.fwd", at, c.embedding.fwd.compute_s(), 0, 0, mb, -1, 0);
+            comm(rank, t.tp, c.sequence_parallel ? "reduce_scatter(tp)" : "all_reduce(tp)", at,
+                 c.embedding.fwd.tp_s, 0, mb, -1, c.tp);
+        }
+        for (int l = cc.first_layer; l < cc.first_layer + cc.layers; ++l) {
+            const bool moe = in_.model->model().is_moe_block(l);
+            const auto& b = moe ? c.moe : c.dense;
+            const std::string prefix = "block." + std::to_string(l) + ".";
+            span(rank, t.compute, EventKind::Compute, prefix + "attention.fwd", at, b.fwd.attention_s, 0,
+                 b.attention_flops_fwd, mb, l, 0);
+            comm(rank, t.cp, "ring_exchange(cp)", at, b.fwd.cp_s, 0, mb, l, c.cp);
+            tp_half(rank, t, at, b.fwd.tp_s / 2, b.tp_bytes, mb, l);
+            span(rank, t.compute, EventKind::Compute, prefix + (moe ? "moe.fwd" : "mlp.fwd"), at, b.fwd.mlp_s, 0,
+                 b.mlp_flops_fwd, mb, l, 0);
+            comm(rank, t.ep, "all_to_all(ep)", at, b.fwd.ep_s, b.ep_bytes, mb, l, c.ep);
+            tp_half(rank, t, at, b.fwd.tp_s / 2, b.tp_bytes, mb, l);
+        }
+        if (cc.chunk == last) {
+            span(rank, t.compute, EventKind::Compute, "lm_head.fwd", at, c.head.fwd.compute_s(), 0,
+                 c.head.model_flops / 3.0, mb, -1, 0);
+            comm(rank, t.tp, "all_gather(tp)", at, c.head.fwd.tp_s, 0, mb, -1, c.tp);
+        }
+    }
+
+    void backward(int rank, const Tracks& t, const ChunkCost& cc, double start, double zero, int mb) {
+        const auto& c = *in_.costs;
+        double at = start;
+        double dp_at = start;
+        span(rank, t.dp, EventKind::Communication, "reduce_scatter(dp).grads", dp_at, zero, 0, 0, mb, -1, c.dp);
+        at += zero;
+        const int last = c.pp * c.vpp - 1;
+        if (cc.chunk == last) {
+            span(rank, t.compute, EventKind::Compute, "lm_head.bwd", at, c.head.bwd.compute_s(), 0,
+                 2.0 * c.head.model_flops / 3.0, mb, -1, 0);
+            comm(rank, t.tp, "reduce_scatter(tp)", at, c.head.bwd.tp_s, 0, mb, -1, c.tp);
+        }
+        const int rec_end = cc.first_layer + cc.recomputed_layers;
+        for (int l = cc.first_layer + cc.layers - 1; l >= cc.first_layer; --l) {
+            const bool moe = in_.model->model().is_moe_block(l);
+            const auto& b = moe ? c.moe : c.dense;
+            const std::string prefix = "block." + std::to_string(l) + ".";
+            if (l < rec_end) {
+                span(rank, t.compute, EventKind::Compute, prefix + "recompute", at, b.full_recompute.total_s(), 0,
+                     b.recompute_flops_full, mb, l, 0);
+            } else if (c.recompute == Recompute::Selective) {
+                span(rank, t.compute, EventKind::Compute, prefix + "attention.recompute", at,
+                     b.selective_recompute_s, 0, b.recompute_flops_selective, mb, l, 0);
+            }
+            tp_half(rank, t, at, b.bwd.tp_s / 2, b.tp_bytes, mb, l);
+            comm(rank, t.ep, "all_to_all(ep)", at, b.bwd.ep_s, b.ep_bytes, mb, l, c.ep);
+            span(rank, t.compute, EventKind::Compute, prefix + (moe ? "moe.bwd" : "mlp.bwd"), at, b.bwd.mlp_s, 0,
+                 2.0 * b.mlp_flops_fwd, mb, l, 0);
+            tp_half(rank, t, at, b.bwd.tp_s / 2, b.tp_bytes, mb, l);
+            span(rank, t.compute, EventKind::Compute, prefix + "attention.bwd", at, b.bwd.attention_s, 0,
+                 2.0 * b.attention_flops_fwd, mb, l, 0);
+            comm(rank, t.cp, "ring_exchange(cp)", at, b.bwd.cp_s, 0, mb, l, c.cp);
+        }
+        if (cc.chunk == 0) {
+            span(rank, t.compute, EventKind::Compute, "embedding.bwd", at, c.embedding.bwd.compute_s(), 0, 0, mb, -1, 0);
+            comm(rank, t.tp, "all_gather(tp)", at, c.embedding.bwd.tp_s, 0, mb, -1, c.tp);
+        }
+    }
+
+    // The TP collectives of half a block: an all-reduce, or with SP an all-gather and a
+    // reduce-scatter of the same total volume.
+    void tp_half(int rank, const Tracks& t, double& at, double dur, double bytes, int mb, int layer) {
+        const auto& c = *in_.costs;
+        if (c.sequence_parallel) {
+            comm(rank, t.tp, "all_gather(tp)", at, dur / 2, bytes, mb, layer, c.tp);
+            comm(rank, t.tp, "reduce_scatter(tp)", at, dur / 2, bytes, mb, layer, c.tp);
+        } else {
+            comm(rank, t.tp, "all_reduce(tp)", at, dur, bytes, mb, layer, c.tp);
+        }
+    }
+
+    // A collective on the critical path: the compute stream waits for it.
+    void comm(int rank, int track, const char* name, double& at, double dur, double bytes, int mb, int layer,
+              int group) {
+        span(rank, track, EventKind::Communication, name, at, dur, bytes, 0, mb, layer, group);
+    }
+
+    [[nodiscard]] std::int64_t count() const { return count_; }
+
+private:
+    TraceSink& sink_;
+    const TraceInput& in_;
+    std::int64_t count_ = 0;
+    std::int64_t correlation_ = 0;
+};
+
+}  // namespace
+
+std::int64_t write_sim_trace(const TraceInput& in, TraceSink& sink) {
+    Writer w(sink, in);
+    const auto& c = *in.costs;
+    const auto& s = *in.schedule;
+    const auto& run = *in.run;
+    for (int r = 0; r < c.pp; ++r) {
+        const int rank = in.global_rank[static_cast<std::size_t>(r)];
+        const Tracks t = w.add_tracks(rank);
+        double at = 0;
+        w.span(rank, t.host, EventKind::Marker, "step 0", at, in.step_s, 0, 0, -1, -1, 0);
+        const auto& ops = s.ops[static_cast<std::size_t>(r)];
+        for (std::size_t i = 0; i < ops.size(); ++i) {
+            const PipeOp& op = ops[i];
+            const int g = op.chunk * c.pp + r;
+            const ChunkCost& cc = (*in.chunks)[static_cast<std::size_t>(g)];
+            const PassTiming& pt = run.timing[static_cast<std::size_t>(r)][i];
+            if (op.kind == PipeOpKind::Forward) {
+                w.forward(rank, t, cc, pt.start_s, (*in.zero_fwd_s)[static_cast<std::size_t>(g)], op.micro_batch);
+            } else {
+                w.backward(rank, t, cc, pt.start_s, (*in.zero_bwd_s)[static_cast<std::size_t>(g)], op.micro_batch);
+            }
+            double send_at = pt.end_s;
+            w.span(rank, t.pp, EventKind::Communication, op.kind == PipeOpKind::Forward ? "send(pp).activation" : "send(pp).grad",
+                   send_at, pt.release_s - pt.end_s, c.p2p_bytes, 0, op.micro_batch, -1, 2);
+        }
+        const RankTail& tail = (*in.tails)[static_cast<std::size_t>(r)];
+        double dp_at = tail.reduce_start_s;
+        w.span(rank, t.dp, EventKind::Communication, c.zero_stage == 0 ? "all_reduce(dp).grads" : "reduce_scatter(dp).grads",
+               dp_at, tail.reduce_end_s - tail.reduce_start_s, 0, 0, -1, -1, c.cp > 1 ? c.dp * c.cp : c.dp);
+        double opt_at = tail.optimizer_start_s;
+        w.span(rank, t.compute, EventKind::Compute, "optimizer.step", opt_at,
+               tail.optimizer_end_s - tail.optimizer_start_s, 0, 0, -1, -1, 0);
+        double g_at = tail.gather_start_s;
+        w.span(rank, t.dp, EventKind::Communication, "all_gather(dp).params", g_at,
+               tail.gather_end_s - tail.gather_start_s, 0, 0, -1, -1, c.cp > 1 ? c.dp * c.cp : c.dp);
+    }
+    return w.count();
+}
+
+}  // namespace meshwork::sim

@@ -1,0 +1,40 @@
+// Writes the simulated step as trace events: every pass split into its layers (attention,
+// MLP/MoE, their collectives), stage-to-stage sends, the gradient reduction and the
+// optimizer step, on tracks per representative rank (compute, comm:tp, comm:ep, comm:cp,
+// comm:pp, comm:dp, host).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "cost/cost_model.h"
+#include "sim/pipeline_sim.h"
+#include "trace/trace_event.h"
+
+namespace meshwork::sim {
+
+// The end of the step on one rank, as simulated.
+struct RankTail {
+    double reduce_start_s = 0, reduce_end_s = 0;
+    double optimizer_start_s = 0, optimizer_end_s = 0;
+    double gather_start_s = 0, gather_end_s = 0;
+};
+
+struct TraceInput {
+    const CostModel* model = nullptr;
+    const cost::LayoutCosts* costs = nullptr;
+    const Placement* placement = nullptr;
+    const PipelineSchedule* schedule = nullptr;
+    const PipelineRun* run = nullptr;
+    const std::vector<ChunkCost>* chunks = nullptr;   // by global chunk
+    const std::vector<double>* zero_fwd_s = nullptr;  // exposed ZeRO-3 gather per chunk pass
+    const std::vector<double>* zero_bwd_s = nullptr;
+    const std::vector<RankTail>* tails = nullptr;
+    std::vector<int> global_rank;                     // representative rank of each stage
+    double step_s = 0;
+};
+
+// Returns the number of events written.
+std::int64_t write_sim_trace(const TraceInput& in, TraceSink& sink);
+
+}  // namespace meshwork::sim

@@ -1,0 +1,30 @@
+// The simulator: one training step of a layout as a discrete-event simulation
+// (pipeline_sim.h) over the pipeline schedule, with the per-block costs of the cost model,
+// the end-of-step gradient reduction and optimizer, and the predicted timeline written to a
+// TraceSink in the profiler's event model.
+#pragma once
+
+#include <cstdint>
+
+#include "cost/estimate.h"
+#include "layout/layout.h"
+#include "trace/trace_event.h"
+
+namespace meshwork {
+
+struct SimulationResult {
+    // The metrics of CLI.md from the simulated timeline; memory per stage from the cost
+    // model with the schedule's in-flight counts.
+    Estimate estimate;
+    int simulated_ranks = 0;        // one representative rank per pipeline stage
+    std::int64_t sim_events = 0;    // events the discrete-event simulation processed
+    std::int64_t trace_events = 0;  // events written to the sink
+    std::size_t memory_bytes = 0;   // memory the simulation state took
+};
+
+// Validates the layout (InputError when invalid), simulates one step and, when `sink` is
+// not null, writes the predicted timeline of every representative rank to it (the sink
+// is not closed: the caller owns it).
+SimulationResult simulate_layout(const Layout& layout, TraceSink* sink = nullptr);
+
+}  // namespace meshwork

@@ -1,0 +1,159 @@
+#include "estimate/estimate_panel.h"
+
+#include <QElapsedTimer>
+#include <QHeaderView>
+#include <QLabel>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+#include "app/format.h"
+#include "app/theme.h"
+#include "document/layout_document.h"
+#include "estimate/assessment_runner.h"
+
+namespace meshwork::gui {
+
+namespace {
+qint64 now_ns() {
+    static QElapsedTimer clock = [] { QElapsedTimer t; t.start(); return t; }();
+    return clock.nsecsElapsed();
+}
+
+QString figure_text(const Figure& f, double v) {
+    switch (f.unit) {
+        case Figure::Unit::Count: return format_count(v);
+        case Figure::Unit::Bytes: return format_bytes(v);
+        case Figure::Unit::Seconds: return format_duration_ns(v * 1e9);
+        case Figure::Unit::Fraction: return QString::number(v * 100, 'f', 1) + " %";
+        case Figure::Unit::Plain: return QString::number(v, 'g', 6);
+    }
+    return {};
+}
+
+QString change_text(const Figure& f, double now, double before) {
+    if (now == before) return {};
+    const double d = now - before;
+    const QString sign = d > 0 ? "+" : QString::fromUtf8("\u2212");
+    Figure abs_figure = f;
+    QString body = figure_text(abs_figure, std::abs(d));
+    if (f.unit == Figure::Unit::Fraction) body = QString::number(std::abs(d) * 100, 'f', 1) + " pt";
+    return sign + body;
+}
+}  // namespace
+
+EstimatePanel::EstimatePanel(LayoutDocument* document, QWidget* parent)
+    : QWidget(parent), document_(document), runner_(new AssessmentRunner(this)) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(8, 8, 8, 8);
+    layout->setSpacing(6);
+    state_ = new QLabel(this);
+    QFont big = state_->font();
+    big.setPointSizeF(big.pointSizeF() * 1.15);
+    big.setBold(true);
+    state_->setFont(big);
+    layout->addWidget(state_);
+
+    figures_ = new QTreeWidget(this);
+    figures_->setRootIsDecorated(false);
+    figures_->setColumnCount(3);
+    figures_->setHeaderLabels({tr("Figure"), tr("Value"), tr("Change")});
+    figures_->header()->setSectionResizeMode(0, QHeaderView::Stretch);
+    figures_->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+    figures_->header()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
+    figures_->header()->setStretchLastSection(false);
+    figures_->setSelectionMode(QAbstractItemView::NoSelection);
+    figures_->setFocusPolicy(Qt::NoFocus);
+    figures_->setUniformRowHeights(true);
+    layout->addWidget(figures_, 3);
+
+    note_ = new QLabel(this);
+    note_->setWordWrap(true);
+    layout->addWidget(note_);
+
+    issues_ = new QTreeWidget(this);
+    issues_->setRootIsDecorated(false);
+    issues_->setColumnCount(2);
+    issues_->setHeaderLabels({tr("Field"), tr("Problem")});
+    issues_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    issues_->setWordWrap(true);
+    layout->addWidget(issues_, 2);
+
+    timing_ = new QLabel(this);
+    layout->addWidget(timing_);
+
+    connect(runner_, &AssessmentRunner::ready, this, &EstimatePanel::show_assessment);
+    connect(document_, &LayoutDocument::reset_done, this, [this] { reset_pending_ = true; });
+    connect(document_, &LayoutDocument::changed, this, [this] {
+        if (!document_->has_layout()) return;
+        requested_at_ns_ = now_ns();
+        runner_->request(document_->layout(), document_->path());
+    });
+}
+
+void EstimatePanel::show_assessment(const LayoutAssessment& a) {
+    const auto& c = view_colours();
+    // After New/Open there is no "previous layout" worth comparing with.
+    if (reset_pending_) {
+        previous_.reset();
+        reset_pending_ = false;
+    } else {
+        previous_ = current_;
+    }
+    current_ = a;
+    const bool valid = a.validation.valid();
+    state_->setText(valid ? (a.validation.warnings.empty() ? tr("Valid layout")
+                                                           : tr("Valid layout · %n warning(s)", "", static_cast<int>(a.validation.warnings.size())))
+                          : tr("Invalid layout · %n error(s)", "", static_cast<int>(a.validation.errors.size())));
+    state_->setStyleSheet(QString("color: %1").arg((valid ? c.ok : c.error).name()));
+
+    figures_->clear();
+    for (const auto& f : a.figures) {
+        QString change;
+        if (previous_) {
+            for (const auto& p : previous_->figures) {
+                if (p.key == f.key) change = change_text(f, f.value, p.value);
+            }
+        }
+        auto* item = new QTreeWidgetItem(figures_, {f.label, figure_text(f, f.value), change});
+        item->setTextAlignment(1, Qt::AlignRight | Qt::AlignVCenter);
+        item->setTextAlignment(2, Qt::AlignRight | Qt::AlignVCenter);
+        if (!change.isEmpty()) item->setForeground(2, c.accent);
+    }
+    if (!a.estimate_available) {
+        for (const QString& label : {tr("Step time"), tr("Tokens/s"), tr("MFU"), tr("Pipeline bubble"),
+                                     tr("Exposed communication"), tr("Peak memory per GPU")}) {
+            auto* item = new QTreeWidgetItem(figures_, {label, QString::fromUtf8("—"), {}});
+            item->setTextAlignment(1, Qt::AlignRight | Qt::AlignVCenter);
+            item->setForeground(0, c.text_dim);
+            item->setForeground(1, c.text_dim);
+        }
+        note_->setText(tr("Estimates unavailable. %1").arg(a.estimate_note));
+        note_->setStyleSheet(QString("color: %1").arg(c.text_dim.name()));
+    }
+    if (a.estimate_available && !a.estimate_note.isEmpty()) {
+        note_->setText(a.estimate_note);
+        note_->setStyleSheet(QString("color: %1").arg(c.error.name()));
+    }
+    note_->setVisible(!a.estimate_available || !a.estimate_note.isEmpty());
+
+    issues_->clear();
+    for (const auto& e : a.validation.errors) {
+        auto* item = new QTreeWidgetItem(issues_, {QString::fromStdString(e.field), QString::fromStdString(e.message)});
+        item->setForeground(0, c.error);
+        item->setToolTip(1, QString::fromStdString(e.message));
+    }
+    for (const auto& w : a.validation.warnings) {
+        auto* item = new QTreeWidgetItem(issues_, {QString::fromStdString(w.field), QString::fromStdString(w.message)});
+        item->setForeground(0, c.warning);
+        item->setToolTip(1, QString::fromStdString(w.message));
+    }
+    issues_->setVisible(issues_->topLevelItemCount() > 0);
+
+    const double latency_ms = static_cast<double>(now_ns() - requested_at_ns_) / 1e6;
+    timing_->setText(tr("Assessed in %1 ms (%2 ms after the edit)")
+                         .arg(a.elapsed_ms, 0, 'f', 2).arg(latency_ms, 0, 'f', 1));
+    timing_->setStyleSheet(QString("color: %1").arg(c.text_dim.name()));
+    emit assessed(latency_ms);
+}
+
+}  // namespace meshwork::gui

@@ -1,0 +1,44 @@
+#include "mainwindow/recent_files.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QMenu>
+#include <QSettings>
+
+namespace meshwork::gui {
+
+RecentFiles::RecentFiles(QMenu* menu, QObject* parent) : QObject(parent), menu_(menu) { rebuild(); }
+
+QStringList RecentFiles::paths() const { return QSettings().value("files/recent").toStringList(); }
+
+void RecentFiles::add(const QString& path) {
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    QStringList list = paths();
+    list.removeAll(absolute);
+    list.prepend(absolute);
+    while (list.size() > kMax) list.removeLast();
+    QSettings().setValue("files/recent", list);
+    rebuild();
+}
+
+void RecentFiles::rebuild() {
+    menu_->clear();
+    const QStringList list = paths();
+    int n = 0;
+    for (const QString& path : list) {
+        ++n;
+        const QString label = QString("&%1  %2").arg(n % 10).arg(QDir::toNativeSeparators(path));
+        menu_->addAction(label, this, [this, path] { emit open_requested(path); });
+    }
+    if (list.isEmpty()) {
+        menu_->addAction(tr("No recent layouts"))->setEnabled(false);
+        return;
+    }
+    menu_->addSeparator();
+    menu_->addAction(tr("Clear List"), this, [this] {
+        QSettings().remove("files/recent");
+        rebuild();
+    });
+}
+
+}  // namespace meshwork::gui

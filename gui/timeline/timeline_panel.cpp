@@ -1,0 +1,158 @@
+#include "timeline/timeline_panel.h"
+
+#include <QAction>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSplitter>
+#include <QTextBrowser>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "app/format.h"
+#include "app/theme.h"
+#include "timeline/time_ruler.h"
+#include "timeline/timeline_view.h"
+
+namespace meshwork::gui {
+
+TimelinePanel::TimelinePanel(QWidget* parent) : QWidget(parent) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    auto* bar = new QHBoxLayout;
+    bar->setContentsMargins(8, 4, 8, 4);
+    find_ = new QLineEdit(this);
+    find_->setPlaceholderText(tr("Find event by name (Ctrl+F, Enter / F3 for the next)"));
+    find_->setClearButtonEnabled(true);
+    find_->setMinimumWidth(280);
+    find_->setMaximumWidth(420);
+    auto* fit = new QToolButton(this);
+    fit->setText(tr("Whole trace"));
+    fit->setToolTip(tr("Show the whole trace (Home)"));
+    info_ = new QLabel(this);
+    bar->addWidget(find_);
+    bar->addWidget(fit);
+    bar->addStretch(1);
+    bar->addWidget(info_);
+    layout->addLayout(bar);
+
+    auto* split = new QSplitter(Qt::Vertical, this);
+    view_ = new TimelineView(split);
+    details_ = new QTextBrowser(split);
+    details_->setPlaceholderText(tr("Click an event for its details; Shift+drag for the statistics of a range."));
+    split->addWidget(view_);
+    split->addWidget(details_);
+    split->setStretchFactor(0, 5);
+    split->setStretchFactor(1, 1);
+    split->setSizes({600, 120});
+    layout->addWidget(split, 1);
+
+    auto* find_action = new QAction(this);
+    find_action->setShortcuts({QKeySequence::Find});
+    find_action->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    addAction(find_action);
+    connect(find_action, &QAction::triggered, this, [this] {
+        find_->setFocus();
+        find_->selectAll();
+    });
+    auto* next_action = new QAction(this);
+    next_action->setShortcuts({QKeySequence::FindNext});
+    next_action->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    addAction(next_action);
+    connect(next_action, &QAction::triggered, this, [this] { find_next(find_->text()); });
+    connect(find_, &QLineEdit::returnPressed, this, [this] { find_next(find_->text()); });
+    connect(find_, &QLineEdit::textChanged, this, [this] { find_from_ns_ = -1; });
+    connect(fit, &QToolButton::clicked, view_, &TimelineView::fit_all);
+    connect(view_, &TimelineView::window_changed, this, &TimelinePanel::update_info);
+    connect(view_, &TimelineView::event_selected, this, &TimelinePanel::show_event);
+    connect(view_, &TimelineView::range_selected, this, &TimelinePanel::show_range);
+    connect(view_, &TimelineView::selection_cleared, details_, &QTextBrowser::clear);
+}
+
+void TimelinePanel::set_source(std::shared_ptr<const TimelineSource> source, const QString& title) {
+    title_ = title;
+    find_from_ns_ = -1;
+    details_->clear();
+    view_->set_source(std::move(source));
+    update_info();
+}
+
+bool TimelinePanel::find_next(const QString& text) {
+    const auto* source = view_->source();
+    if (!source || text.isEmpty()) return false;
+    const auto from = static_cast<std::int64_t>(find_from_ns_ < 0 ? static_cast<double>(source->begin_ns()) - 1 : find_from_ns_);
+    std::int64_t event = source->find_next(text.toStdString(), from);
+    if (event < 0 && find_from_ns_ >= 0) event = source->find_next(text.toStdString(), source->begin_ns() - 1);  // wrap
+    if (event < 0) {
+        details_->setHtml(tr("<i>No event named like “%1”.</i>").arg(text.toHtmlEscaped()));
+        return false;
+    }
+    find_from_ns_ = static_cast<double>(source->details(event).event.start_ns);
+    view_->select_event(event);
+    return true;
+}
+
+void TimelinePanel::show_event(const TimelineEventDetails& d) {
+    const auto* source = view_->source();
+    const auto& e = d.event;
+    QString html = tr("<b>%1</b> &nbsp; %2 on rank %3, %4<br>")
+                       .arg(QString::fromStdString(e.name).toHtmlEscaped(), QString::fromStdString(to_string(e.kind)))
+                       .arg(e.rank).arg(QString::fromStdString(source->lane(d.lane).name));
+    html += tr("start %1 · end %2 · duration <b>%3</b>")
+                .arg(ruler_label(static_cast<double>(e.start_ns - source->begin_ns()), 1.0),
+                     ruler_label(static_cast<double>(e.end_ns - source->begin_ns()), 1.0),
+                     format_duration_ns(static_cast<double>(e.end_ns - e.start_ns)));
+    if (e.bytes > 0) {
+        const double seconds = static_cast<double>(e.end_ns - e.start_ns) / 1e9;
+        html += tr(" · %1").arg(format_bytes(static_cast<double>(e.bytes)));
+        if (seconds > 0) html += tr(" (%1/s)").arg(format_bytes(static_cast<double>(e.bytes) / seconds));
+    }
+    if (e.flops > 0) html += tr(" · %1 FLOP").arg(format_count(e.flops));
+    QStringList where;
+    if (e.step >= 0) where << tr("step %1").arg(e.step);
+    if (e.micro_batch >= 0) where << tr("micro-batch %1").arg(e.micro_batch);
+    if (e.layer >= 0) where << tr("layer %1").arg(e.layer);
+    if (!where.isEmpty()) html += "<br>" + where.join(" · ");
+    details_->setHtml(html);
+}
+
+void TimelinePanel::show_range(int lane_first, int lane_last, double t0, double t1) {
+    const auto* source = view_->source();
+    const auto stats = source->range_stats(lane_first, lane_last, static_cast<std::int64_t>(t0), static_cast<std::int64_t>(t1));
+    const double span = t1 - t0;
+    const int lanes = lane_last - lane_first + 1;
+    QString html = tr("<b>Range %1 – %2</b> (%3) over %n lane(s): ", "", lanes)
+                       .arg(format_duration_ns(t0 - static_cast<double>(source->begin_ns())),
+                            format_duration_ns(t1 - static_cast<double>(source->begin_ns())),
+                            format_duration_ns(span));
+    html += tr("%1 events<br>").arg(format_count(static_cast<double>(stats.events)));
+    const EventKind kinds[] = {EventKind::Compute, EventKind::Communication, EventKind::Memcpy,
+                               EventKind::Memset, EventKind::Marker, EventKind::Idle};
+    QStringList parts;
+    for (EventKind k : kinds) {
+        const auto busy = static_cast<double>(stats.busy_ns[static_cast<int>(k)]);
+        if (busy <= 0) continue;
+        // Busy time per lane as a share of the range: how occupied those streams were.
+        parts << tr("%1 %2 (%3 % of lane time)")
+                     .arg(QString::fromStdString(to_string(k)), format_duration_ns(busy))
+                     .arg(100.0 * busy / (span * lanes), 0, 'f', 1);
+    }
+    html += parts.join(" · ");
+    details_->setHtml(html);
+}
+
+void TimelinePanel::update_info() {
+    const auto* source = view_->source();
+    if (!source) {
+        info_->clear();
+        return;
+    }
+    info_->setText(tr("%1 · %2 events · %3 lanes · %4 items drawn")
+                       .arg(title_, format_count(static_cast<double>(source->event_count())))
+                       .arg(source->lane_count())
+                       .arg(view_->last_frame_items()));
+    info_->setStyleSheet(QString("color: %1").arg(view_colours().text_dim.name()));
+}
+
+}  // namespace meshwork::gui

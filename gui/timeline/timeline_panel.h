@@ -1,0 +1,41 @@
+// The timeline tab: a find bar, the timeline view, and a details pane that shows the
+// selected event or the statistics of a selected time range.
+#pragma once
+
+#include <QWidget>
+
+#include <memory>
+
+#include "timeline/timeline_source.h"
+
+class QLabel;
+class QLineEdit;
+class QTextBrowser;
+
+namespace meshwork::gui {
+
+class TimelineView;
+
+class TimelinePanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit TimelinePanel(QWidget* parent = nullptr);
+    void set_source(std::shared_ptr<const TimelineSource> source, const QString& title);
+    [[nodiscard]] TimelineView* view() const { return view_; }
+    // Selects the next event whose name contains `text`; false when there is none.
+    bool find_next(const QString& text);
+
+private:
+    void show_event(const TimelineEventDetails& d);
+    void show_range(int lane_first, int lane_last, double t0, double t1);
+    void update_info();
+
+    TimelineView* view_ = nullptr;
+    QLineEdit* find_ = nullptr;
+    QLabel* info_ = nullptr;
+    QTextBrowser* details_ = nullptr;
+    QString title_;
+    double find_from_ns_ = -1;
+};
+
+}  // namespace meshwork::gui

@@ -1,0 +1,529 @@
+#include "timeline/timeline_view.h"
+
+#include <QHelpEvent>
+#include <QKeyEvent>
+#include <QPainter>
+#include <QScrollBar>
+#include <QToolTip>
+#include <QWheelEvent>
+
+#include <algorithm>
+#include <cmath>
+
+#include "app/format.h"
+#include "app/theme.h"
+#include "timeline/time_ruler.h"
+#include "timeline/timeline_colours.h"
+
+namespace meshwork::gui {
+
+namespace {
+constexpr double kMinNsPerPx = 0.01;      // deepest zoom: 100 px per ns
+constexpr int kScrollUnits = 1'000'000;   // horizontal scroll bar resolution
+constexpr double kZoomStep = 1.25;        // per wheel notch or key press
+}  // namespace
+
+TimelineView::TimelineView(QWidget* parent) : QAbstractScrollArea(parent) {
+    viewport()->setMouseTracking(true);
+    viewport()->setAttribute(Qt::WA_OpaquePaintEvent);
+    setFocusPolicy(Qt::StrongFocus);
+    setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOn);
+    setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+    const QFontMetrics fm(font());
+    lane_h_ = std::max(20, fm.height() + 8);
+    ruler_h_ = fm.height() + 14;
+    header_w_ = std::max(160, fm.horizontalAdvance("rank 0000  comm:tp  ") + 24);
+    connect(horizontalScrollBar(), &QScrollBar::valueChanged, this, [this](int value) {
+        if (syncing_scrollbars_ || !source_) return;
+        const double span = static_cast<double>(source_->end_ns() - source_->begin_ns());
+        t0_ = static_cast<double>(source_->begin_ns()) + span * value / kScrollUnits;
+        fitted_ = false;
+        changed_window();
+    });
+}
+
+void TimelineView::set_source(std::shared_ptr<const TimelineSource> source) {
+    source_ = std::move(source);
+    labels_.clear();
+    selected_event_.reset();
+    selected_details_.reset();
+    selected_range_.reset();
+    lane_offset_px_ = 0;
+    fit_all();
+}
+
+double TimelineView::track_width() const { return std::max(1, viewport()->width() - header_w_); }
+
+std::pair<double, double> TimelineView::visible_window() const {
+    return {t0_, t0_ + track_width() * ns_per_px_};
+}
+
+void TimelineView::set_visible_window(double t0, double t1) {
+    if (t1 <= t0) return;
+    fitted_ = false;
+    t0_ = t0;
+    ns_per_px_ = std::max(kMinNsPerPx, (t1 - t0) / track_width());
+    changed_window();
+}
+
+void TimelineView::zoom(double factor, double anchor_x) {
+    fitted_ = false;
+    const double anchor_t = t_of(anchor_x);
+    ns_per_px_ = std::max(kMinNsPerPx, ns_per_px_ / factor);
+    t0_ = anchor_t - (anchor_x - header_w_) * ns_per_px_;
+    changed_window();
+}
+
+void TimelineView::pan_pixels(double dx) {
+    fitted_ = false;
+    t0_ -= dx * ns_per_px_;
+    changed_window();
+}
+
+void TimelineView::fit_all() {
+    fitted_ = true;
+    if (!source_ || source_->event_count() == 0) {
+        t0_ = 0;
+        ns_per_px_ = 1000;
+    } else {
+        const double span = static_cast<double>(source_->end_ns() - source_->begin_ns());
+        // A small margin on both sides so that the first and last events are not clipped.
+        ns_per_px_ = std::max(kMinNsPerPx, span * 1.02 / track_width());
+        t0_ = static_cast<double>(source_->begin_ns()) - span * 0.01;
+    }
+    changed_window();
+}
+
+void TimelineView::clamp_window() {
+    if (!source_ || source_->event_count() == 0) return;
+    const double begin = static_cast<double>(source_->begin_ns());
+    const double end = static_cast<double>(source_->end_ns());
+    const double span = end - begin;
+    const double max_npp = span * 1.1 / track_width();
+    ns_per_px_ = std::clamp(ns_per_px_, kMinNsPerPx, std::max(kMinNsPerPx, max_npp));
+    const double window = track_width() * ns_per_px_;
+    t0_ = std::clamp(t0_, begin - window * 0.5, end - window * 0.5);
+}
+
+void TimelineView::sync_scrollbars() {
+    syncing_scrollbars_ = true;
+    auto* h = horizontalScrollBar();
+    if (source_ && source_->event_count() > 0) {
+        const double span = static_cast<double>(source_->end_ns() - source_->begin_ns());
+        const double window = track_width() * ns_per_px_;
+        const int page = static_cast<int>(std::clamp(window / span, 0.0, 1.0) * kScrollUnits);
+        h->setPageStep(std::max(1, page));
+        h->setSingleStep(std::max(1, page / 20));
+        h->setRange(0, std::max(0, kScrollUnits - page));
+        h->setValue(static_cast<int>((t0_ - static_cast<double>(source_->begin_ns())) / span * kScrollUnits));
+    } else {
+        h->setRange(0, 0);
+    }
+    auto* v = verticalScrollBar();
+    const int lanes = source_ ? source_->lane_count() : 0;
+    const int content = lanes * lane_h_;
+    const int visible = viewport()->height() - ruler_h_;
+    v->setPageStep(std::max(1, visible));
+    v->setSingleStep(lane_h_);
+    v->setRange(0, std::max(0, content - visible));
+    lane_offset_px_ = std::min(lane_offset_px_, v->maximum());
+    v->setValue(lane_offset_px_);
+    syncing_scrollbars_ = false;
+}
+
+void TimelineView::changed_window() {
+    clamp_window();
+    sync_scrollbars();
+    viewport()->update();
+    const auto [a, b] = visible_window();
+    emit window_changed(a, b);
+}
+
+void TimelineView::scrollContentsBy(int, int) {
+    if (syncing_scrollbars_) return;
+    lane_offset_px_ = verticalScrollBar()->value();
+    viewport()->update();
+}
+
+void TimelineView::resizeEvent(QResizeEvent* e) {
+    QAbstractScrollArea::resizeEvent(e);
+    if (fitted_) fit_all();
+    else changed_window();
+}
+
+int TimelineView::lane_at(double y) const {
+    if (!source_ || y < ruler_h_) return -1;
+    const int lane = static_cast<int>((y - ruler_h_ + lane_offset_px_) / lane_h_);
+    return lane < source_->lane_count() ? lane : -1;
+}
+
+const TimelineView::DrawnItem* TimelineView::item_at(QPointF pos) const {
+    for (const auto& lane : drawn_) {
+        for (const auto& d : lane) {
+            // Thin items get a 2 px grace on each side, so they can be hit at all.
+            if (d.rect.adjusted(-2, 0, 2, 0).contains(pos)) return &d;
+        }
+    }
+    return nullptr;
+}
+
+void TimelineView::paintEvent(QPaintEvent*) {
+    QPainter p(viewport());
+    render_frame(p, viewport()->size());
+}
+
+void TimelineView::render_frame(QPainter& p, QSize size) {
+    const auto& c = view_colours();
+    p.fillRect(QRect(QPoint(0, 0), size), c.background);
+    if (!source_ || source_->lane_count() == 0) {
+        p.setPen(c.text_dim);
+        p.drawText(QRect(QPoint(0, 0), size), Qt::AlignCenter | Qt::TextWordWrap,
+                   tr("No trace open.\nTraces recorded by runs and simulations open here once the trace store is part of this build."));
+        drawn_.clear();
+        last_frame_items_ = 0;
+        return;
+    }
+    paint_lanes(p, size);
+    paint_selection(p, size);
+    paint_headers(p, size);
+    paint_ruler(p, size);
+}
+
+void TimelineView::paint_lanes(QPainter& p, QSize size) {
+    const auto& c = view_colours();
+    const double t0 = t0_;
+    const double t1 = t0_ + (size.width() - header_w_) * ns_per_px_;
+    const auto pixels = static_cast<std::size_t>(std::max(1, size.width() - header_w_));
+    const int first_lane = std::max(0, lane_offset_px_ / lane_h_);
+    const int last_lane = std::min(source_->lane_count() - 1, (lane_offset_px_ + size.height() - ruler_h_) / lane_h_);
+    drawn_.assign(static_cast<std::size_t>(std::max(0, last_lane - first_lane + 1)), {});
+    last_frame_items_ = 0;
+    const QFontMetrics fm(font());
+    p.setClipRect(QRect(header_w_, ruler_h_, size.width() - header_w_, size.height() - ruler_h_));
+    for (int lane = first_lane; lane <= last_lane; ++lane) {
+        const double y = ruler_h_ + lane * lane_h_ - lane_offset_px_;
+        const int rank = source_->lane(lane).rank;
+        p.fillRect(QRectF(header_w_, y, size.width() - header_w_, lane_h_), rank % 2 ? c.panel_alt : c.background);
+        source_->query(lane, static_cast<std::int64_t>(std::floor(t0)), static_cast<std::int64_t>(std::ceil(t1)),
+                       pixels, scratch_);
+        auto& drawn = drawn_[static_cast<std::size_t>(lane - first_lane)];
+        drawn.reserve(scratch_.size());
+        const double top = y + 2, h = lane_h_ - 4;
+        const QColor lane_bg = (rank % 2 ? c.panel_alt : c.background).toRgb();
+        for (const auto& item : scratch_) {
+            // Whole pixels: the raster engine's fast path, and no blurred seams between cells.
+            const int x0 = static_cast<int>(std::max<double>(header_w_, std::floor(x_of(static_cast<double>(item.start_ns)))));
+            const int x1 = static_cast<int>(std::min<double>(size.width(), std::ceil(x_of(static_cast<double>(item.end_ns)))));
+            const QRect r(x0, static_cast<int>(top), std::max(1, x1 - x0), static_cast<int>(h));
+            drawn.push_back({QRectF(r), item});
+            if (item.count > 1) {
+                // A folded run: the family colour, as strong as the run was busy, so that a
+                // dense stretch reads as a density plot; its count when there is room.
+                const double span = static_cast<double>(std::max<std::int64_t>(1, item.end_ns - item.start_ns));
+                const int busy = static_cast<int>(256 * std::clamp(static_cast<double>(item.busy_ns) / span, 0.15, 1.0));
+                const QRgb full = colours_.folded(item.kind).rgb();
+                const QRgb bg = lane_bg.rgb();
+                auto mix = [busy](int a, int b) { return a + (((b - a) * busy) >> 8); };
+                const QColor fill(mix(qRed(bg), qRed(full)), mix(qGreen(bg), qGreen(full)), mix(qBlue(bg), qBlue(full)));
+                p.fillRect(r, fill);
+                if (r.width() > 40) {
+                    const QString label = QString::number(item.count);
+                    if (fm.horizontalAdvance(label) + 8 < r.width()) {
+                        p.setPen(text_colour_on(fill));
+                        p.drawText(r, Qt::AlignCenter, label);
+                    }
+                }
+                continue;
+            }
+            const QColor& fill = colours_.item(item.kind, item.layer);
+            p.fillRect(r, fill);
+            if (r.width() > 30) {
+                paint_label(p, r, item.name_id, fill);
+            } else if (r.width() > 3) {
+                p.fillRect(QRect(r.right(), r.top(), 1, r.height()), fill.darker(140));
+            }
+        }
+        last_frame_items_ += scratch_.size();
+        // A firmer line between ranks than between the streams of one rank.
+        const bool rank_ends = lane + 1 >= source_->lane_count() || source_->lane(lane + 1).rank != rank;
+        p.fillRect(QRectF(header_w_, y + lane_h_ - 1, size.width() - header_w_, 1),
+                   rank_ends ? c.border : c.panel);
+    }
+    p.setClipping(false);
+}
+
+void TimelineView::paint_label(QPainter& p, const QRect& r, std::uint32_t name_id, const QColor& fill) {
+    // Names repeat (a few hundred kernels, millions of launches): lay each out once.
+    auto it = labels_.find(name_id);
+    if (it == labels_.end()) {
+        Label label;
+        label.text = QString::fromStdString(source_->name(name_id));
+        label.width = QFontMetrics(font()).horizontalAdvance(label.text);
+        label.static_text.setText(label.text);
+        label.static_text.setTextFormat(Qt::PlainText);
+        label.static_text.prepare(QTransform(), font());
+        it = labels_.insert(name_id, label);
+    }
+    const int room = r.width() - 6;
+    const int y = r.top() + (r.height() - QFontMetrics(font()).height()) / 2;
+    p.setPen(text_colour_on(fill));
+    if (it->width <= room) {
+        p.drawStaticText(r.left() + 3, y, it->static_text);
+    } else {
+        const QString text = QFontMetrics(font()).elidedText(it->text, Qt::ElideRight, room);
+        if (text.size() > 1) p.drawText(r.adjusted(3, 0, -3, 0), Qt::AlignLeft | Qt::AlignVCenter, text);
+    }
+}
+
+void TimelineView::paint_selection(QPainter& p, QSize size) {
+    const auto& c = view_colours();
+    p.setClipRect(QRect(header_w_, ruler_h_, size.width() - header_w_, size.height() - ruler_h_));
+    if (selected_range_) {
+        const double x0 = x_of(selected_range_->first), x1 = x_of(selected_range_->second);
+        const double y0 = ruler_h_ + selected_lanes_.first * lane_h_ - lane_offset_px_;
+        const double y1 = ruler_h_ + (selected_lanes_.second + 1) * lane_h_ - lane_offset_px_;
+        QColor fill = c.accent;
+        fill.setAlpha(40);
+        p.fillRect(QRectF(x0, y0, x1 - x0, y1 - y0), fill);
+        p.setPen(QPen(c.accent, 1, Qt::DashLine));
+        p.drawRect(QRectF(x0, y0, x1 - x0, y1 - y0));
+    }
+    if (selected_details_) {
+        const auto& e = selected_details_->event;
+        const double y = ruler_h_ + selected_details_->lane * lane_h_ - lane_offset_px_;
+        const double x0 = x_of(static_cast<double>(e.start_ns)), x1 = x_of(static_cast<double>(e.end_ns));
+        p.setPen(QPen(current_theme() == Theme::Dark ? Qt::white : Qt::black, 2));
+        p.setBrush(Qt::NoBrush);
+        p.drawRect(QRectF(x0, y + 1, std::max(2.0, x1 - x0), lane_h_ - 2));
+    }
+    p.setClipping(false);
+}
+
+void TimelineView::paint_headers(QPainter& p, QSize size) {
+    const auto& c = view_colours();
+    p.fillRect(QRect(0, ruler_h_, header_w_, size.height() - ruler_h_), c.panel);
+    const int first_lane = std::max(0, lane_offset_px_ / lane_h_);
+    const int last_lane = std::min(source_->lane_count() - 1, (lane_offset_px_ + size.height() - ruler_h_) / lane_h_);
+    p.setClipRect(QRect(0, ruler_h_, header_w_, size.height() - ruler_h_));
+    QFont bold = font();
+    bold.setBold(true);
+    for (int lane = first_lane; lane <= last_lane; ++lane) {
+        const auto& info = source_->lane(lane);
+        const double y = ruler_h_ + lane * lane_h_ - lane_offset_px_;
+        const bool first_of_rank = lane == 0 || source_->lane(lane - 1).rank != info.rank;
+        const QRectF r(10, y, header_w_ - 16, lane_h_);
+        if (first_of_rank) {
+            p.setFont(bold);
+            p.setPen(c.text);
+            p.drawText(r, Qt::AlignLeft | Qt::AlignVCenter, tr("rank %1").arg(info.rank));
+        }
+        p.setFont(font());
+        p.setPen(c.text_dim);
+        p.drawText(r, Qt::AlignRight | Qt::AlignVCenter, QString::fromStdString(info.name));
+        const bool rank_ends = lane + 1 >= source_->lane_count() || source_->lane(lane + 1).rank != info.rank;
+        if (rank_ends) p.fillRect(QRectF(0, y + lane_h_ - 1, header_w_, 1), c.border);
+    }
+    p.setClipping(false);
+    p.fillRect(QRect(header_w_ - 1, ruler_h_, 1, size.height() - ruler_h_), c.border);
+}
+
+void TimelineView::paint_ruler(QPainter& p, QSize size) {
+    const auto& c = view_colours();
+    p.fillRect(QRect(0, 0, size.width(), ruler_h_), c.panel);
+    p.fillRect(QRect(0, ruler_h_ - 1, size.width(), 1), c.border);
+    const QFontMetrics fm(font());
+    const double step = ruler_step_ns(ns_per_px_, fm.horizontalAdvance("000.00 ms") + 24);
+    const double origin = static_cast<double>(source_->begin_ns());
+    const double t1 = t0_ + (size.width() - header_w_) * ns_per_px_;
+    // Ticks are relative to the trace start, labelled in the unit of the step.
+    double t = origin + std::ceil((t0_ - origin) / step) * step;
+    p.setPen(c.text_dim);
+    for (; t <= t1; t += step) {
+        const double x = x_of(t);
+        p.fillRect(QRectF(x, ruler_h_ - 8, 1, 7), c.text_dim);
+        for (int minor = 1; minor < 5; ++minor) {
+            const double mx = x_of(t + step * minor / 5);
+            if (mx < size.width()) p.fillRect(QRectF(mx, ruler_h_ - 4, 1, 3), c.border);
+        }
+        p.drawText(QRectF(x + 3, 2, step / ns_per_px_ - 6, ruler_h_ - 10), Qt::AlignLeft | Qt::AlignVCenter,
+                   ruler_label(t - origin, step));
+    }
+    // Header corner: the window span.
+    p.fillRect(QRect(0, 0, header_w_, ruler_h_ - 1), c.panel);
+    p.setPen(c.text);
+    p.drawText(QRect(10, 0, header_w_ - 16, ruler_h_), Qt::AlignLeft | Qt::AlignVCenter,
+               tr("window %1").arg(format_duration_ns((size.width() - header_w_) * ns_per_px_)));
+    p.fillRect(QRect(header_w_ - 1, 0, 1, ruler_h_), c.border);
+}
+
+QString TimelineView::item_tooltip(const DrawnItem& d) const {
+    const auto& it = d.item;
+    if (it.count > 1) {
+        return tr("<b>%1 events</b> folded (too narrow to draw apart)<br>busy %2 of %5<br>%3 – %4<br>"
+                  "click to zoom into them")
+            .arg(it.count).arg(format_duration_ns(static_cast<double>(it.busy_ns)))
+            .arg(format_duration_ns(static_cast<double>(it.start_ns - source_->begin_ns())))
+            .arg(format_duration_ns(static_cast<double>(it.end_ns - source_->begin_ns())))
+            .arg(format_duration_ns(static_cast<double>(it.end_ns - it.start_ns)));
+    }
+    const auto det = source_->details(it.event);
+    const auto& e = det.event;
+    QString html = tr("<b>%1</b><br>%2 · %3<br>start %4 · duration <b>%5</b>")
+                       .arg(QString::fromStdString(e.name).toHtmlEscaped(),
+                            QString::fromStdString(to_string(e.kind)),
+                            tr("rank %1 %2").arg(e.rank).arg(QString::fromStdString(source_->lane(det.lane).name)),
+                            format_duration_ns(static_cast<double>(e.start_ns - source_->begin_ns())),
+                            format_duration_ns(static_cast<double>(e.end_ns - e.start_ns)));
+    if (e.bytes > 0) html += tr("<br>%1").arg(format_bytes(static_cast<double>(e.bytes)));
+    if (e.flops > 0) html += tr("<br>%1 FLOP").arg(format_count(e.flops));
+    QStringList where;
+    if (e.step >= 0) where << tr("step %1").arg(e.step);
+    if (e.micro_batch >= 0) where << tr("micro-batch %1").arg(e.micro_batch);
+    if (e.layer >= 0) where << tr("layer %1").arg(e.layer);
+    if (!where.isEmpty()) html += "<br>" + where.join(" · ");
+    return html;
+}
+
+bool TimelineView::viewportEvent(QEvent* e) {
+    if (e->type() == QEvent::ToolTip && source_) {
+        auto* help = static_cast<QHelpEvent*>(e);
+        if (const auto* d = item_at(help->pos())) {
+            QToolTip::showText(help->globalPos(), item_tooltip(*d), viewport(), d->rect.toRect());
+        } else {
+            QToolTip::hideText();
+        }
+        return true;
+    }
+    return QAbstractScrollArea::viewportEvent(e);
+}
+
+void TimelineView::wheelEvent(QWheelEvent* e) {
+    const QPointF pos = e->position();
+    const QPoint delta = e->angleDelta();
+    if ((e->modifiers() & Qt::ShiftModifier) || pos.x() < header_w_) {
+        verticalScrollBar()->setValue(verticalScrollBar()->value() - (delta.y() ? delta.y() : delta.x()) / 120 * lane_h_ * 3);
+    } else if (delta.x() != 0 && std::abs(delta.x()) > std::abs(delta.y())) {
+        pan_pixels(delta.x() / 2.0);
+    } else if (delta.y() != 0) {
+        zoom(std::pow(kZoomStep, delta.y() / 120.0), pos.x());
+    }
+    e->accept();
+}
+
+void TimelineView::mousePressEvent(QMouseEvent* e) {
+    if (e->button() != Qt::LeftButton) return;
+    press_pos_ = e->pos();
+    press_t0_ = t0_;
+    dragging_ = true;
+    box_selecting_ = (e->modifiers() & Qt::ShiftModifier) && e->pos().x() >= header_w_;
+    if (box_selecting_) viewport()->setCursor(Qt::IBeamCursor);
+    else viewport()->setCursor(Qt::ClosedHandCursor);
+}
+
+void TimelineView::mouseMoveEvent(QMouseEvent* e) {
+    if (!dragging_ || !source_) return;
+    if (box_selecting_) {
+        const double a = t_of(std::min(press_pos_.x(), e->pos().x()));
+        const double b = t_of(std::max(press_pos_.x(), e->pos().x()));
+        int l0 = lane_at(std::min(press_pos_.y(), e->pos().y()));
+        int l1 = lane_at(std::max(press_pos_.y(), e->pos().y()));
+        if (l0 < 0) l0 = 0;
+        if (l1 < 0) l1 = source_->lane_count() - 1;
+        selected_range_ = {a, b};
+        selected_lanes_ = {l0, l1};
+        viewport()->update();
+        return;
+    }
+    fitted_ = false;
+    t0_ = press_t0_ - (e->pos().x() - press_pos_.x()) * ns_per_px_;
+    const int dy = e->pos().y() - press_pos_.y();
+    if (std::abs(dy) > lane_h_) {
+        verticalScrollBar()->setValue(verticalScrollBar()->value() - dy);
+        press_pos_.setY(e->pos().y());
+    }
+    changed_window();
+}
+
+void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
+    if (e->button() != Qt::LeftButton || !dragging_) return;
+    dragging_ = false;
+    viewport()->unsetCursor();
+    const bool click = (e->pos() - press_pos_).manhattanLength() < 4;
+    if (box_selecting_) {
+        box_selecting_ = false;
+        if (!click && selected_range_) {
+            emit range_selected(selected_lanes_.first, selected_lanes_.second, selected_range_->first,
+                                selected_range_->second);
+            return;
+        }
+        selected_range_.reset();
+    }
+    if (!click) return;
+    const auto* d = item_at(e->pos());
+    if (d && d->item.count == 1) {
+        selected_event_ = d->item.event;
+        selected_details_ = source_->details(d->item.event);
+        emit event_selected(*selected_details_);
+    } else if (d) {
+        // Clicking a folded run zooms into it: the natural next step in a dense region.
+        set_visible_window(static_cast<double>(d->item.start_ns), static_cast<double>(d->item.end_ns));
+    } else {
+        selected_event_.reset();
+        selected_details_.reset();
+        selected_range_.reset();
+        emit selection_cleared();
+    }
+    viewport()->update();
+}
+
+void TimelineView::select_event(std::int64_t event) {
+    if (!source_) return;
+    selected_event_ = event;
+    selected_details_ = source_->details(event);
+    const auto& ev = selected_details_->event;
+    const auto [a, b] = visible_window();
+    const double dur = static_cast<double>(ev.end_ns - ev.start_ns);
+    // Keep the zoom when the event is visible and wide enough, else frame it.
+    if (static_cast<double>(ev.start_ns) < a || static_cast<double>(ev.end_ns) > b || dur / ns_per_px_ < 4) {
+        const double pad = std::max(dur * 4, 1000.0);
+        set_visible_window(static_cast<double>(ev.start_ns) - pad, static_cast<double>(ev.end_ns) + pad);
+    }
+    const int lane_top = selected_details_->lane * lane_h_;
+    auto* v = verticalScrollBar();
+    if (lane_top < v->value() || lane_top + lane_h_ > v->value() + viewport()->height() - ruler_h_) {
+        v->setValue(lane_top - (viewport()->height() - ruler_h_) / 2);
+    }
+    emit event_selected(*selected_details_);
+    viewport()->update();
+}
+
+void TimelineView::keyPressEvent(QKeyEvent* e) {
+    const double centre = header_w_ + track_width() / 2;
+    const double pan = track_width() / 8;
+    switch (e->key()) {
+        case Qt::Key_W: case Qt::Key_Plus: case Qt::Key_Equal: zoom(kZoomStep, centre); break;
+        case Qt::Key_S: case Qt::Key_Minus: zoom(1 / kZoomStep, centre); break;
+        case Qt::Key_A: case Qt::Key_Left: pan_pixels(pan); break;
+        case Qt::Key_D: case Qt::Key_Right: pan_pixels(-pan); break;
+        case Qt::Key_Up: verticalScrollBar()->setValue(verticalScrollBar()->value() - lane_h_); break;
+        case Qt::Key_Down: verticalScrollBar()->setValue(verticalScrollBar()->value() + lane_h_); break;
+        case Qt::Key_Home: case Qt::Key_0: fit_all(); break;
+        case Qt::Key_F:
+            if (selected_range_) set_visible_window(selected_range_->first, selected_range_->second);
+            else if (selected_details_)
+                set_visible_window(static_cast<double>(selected_details_->event.start_ns),
+                                   static_cast<double>(selected_details_->event.end_ns));
+            break;
+        case Qt::Key_Escape:
+            selected_event_.reset();
+            selected_details_.reset();
+            selected_range_.reset();
+            emit selection_cleared();
+            viewport()->update();
+            break;
+        default: QAbstractScrollArea::keyPressEvent(e); return;
+    }
+    e->accept();
+}
+
+}  // namespace meshwork::gui

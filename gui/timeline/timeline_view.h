@@ -1,0 +1,115 @@
+// The timeline: a time ruler on top, lane names on the left, one lane per rank × stream,
+// items from a TimelineSource drawn for the visible window only. Wheel zooms around the
+// cursor, dragging pans, Shift+drag selects a time range, a click selects an event.
+// Keyboard: W/S or +/− zoom, A/D or arrows pan, Home shows everything, F frames the
+// selection, Esc clears it.
+#pragma once
+
+#include <QAbstractScrollArea>
+#include <QHash>
+#include <QStaticText>
+
+#include <memory>
+#include <optional>
+
+#include "timeline/timeline_colours.h"
+#include "timeline/timeline_source.h"
+
+namespace meshwork::gui {
+
+class TimelineView : public QAbstractScrollArea {
+    Q_OBJECT
+public:
+    explicit TimelineView(QWidget* parent = nullptr);
+    void set_source(std::shared_ptr<const TimelineSource> source);
+    [[nodiscard]] const TimelineSource* source() const { return source_.get(); }
+
+    // The visible time window [first, second) in ns.
+    [[nodiscard]] std::pair<double, double> visible_window() const;
+    void set_visible_window(double t0, double t1);
+    // Zooms by `factor` (> 1 zooms in) keeping the time under viewport x `anchor_x` fixed.
+    void zoom(double factor, double anchor_x);
+    void pan_pixels(double dx);
+    void fit_all();
+    void select_event(std::int64_t event);  // and scrolls it into view
+
+    // Items drawn in the latest frame, over all lanes: bounded by the width in pixels.
+    [[nodiscard]] std::size_t last_frame_items() const { return last_frame_items_; }
+    // Paints one frame into `painter` at `size`, as paintEvent does (benchmarks).
+    void render_frame(QPainter& painter, QSize size);
+
+    [[nodiscard]] int lane_header_width() const { return header_w_; }
+    [[nodiscard]] int lane_height() const { return lane_h_; }
+    [[nodiscard]] int ruler_height() const { return ruler_h_; }
+
+signals:
+    void window_changed(double t0_ns, double t1_ns);
+    void event_selected(const meshwork::gui::TimelineEventDetails& details);
+    void range_selected(int lane_first, int lane_last, double t0_ns, double t1_ns);
+    void selection_cleared();
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+    void wheelEvent(QWheelEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void mouseReleaseEvent(QMouseEvent* event) override;
+    void keyPressEvent(QKeyEvent* event) override;
+    bool viewportEvent(QEvent* event) override;  // tooltips
+    void scrollContentsBy(int dx, int dy) override;
+
+private:
+    struct DrawnItem {
+        QRectF rect;
+        TimelineItem item;
+    };
+    [[nodiscard]] double x_of(double t_ns) const { return header_w_ + (t_ns - t0_) / ns_per_px_; }
+    [[nodiscard]] double t_of(double x) const { return t0_ + (x - header_w_) * ns_per_px_; }
+    [[nodiscard]] double track_width() const;
+    [[nodiscard]] int lane_at(double y) const;
+    [[nodiscard]] const DrawnItem* item_at(QPointF pos) const;
+    void clamp_window();
+    void sync_scrollbars();
+    void changed_window();
+    void paint_lanes(QPainter& p, QSize size);
+    void paint_ruler(QPainter& p, QSize size);
+    void paint_headers(QPainter& p, QSize size);
+    void paint_selection(QPainter& p, QSize size);
+    QString item_tooltip(const DrawnItem& d) const;
+    void paint_label(QPainter& p, const QRect& r, std::uint32_t name_id, const QColor& fill);
+
+    struct Label {
+        QString text;
+        int width = 0;
+        QStaticText static_text;
+    };
+    QHash<std::uint32_t, Label> labels_;
+    ItemColourTable colours_;
+
+    std::shared_ptr<const TimelineSource> source_;
+    double t0_ = 0;
+    double ns_per_px_ = 1000;
+    int header_w_ = 176;
+    int lane_h_ = 22;
+    int ruler_h_ = 28;
+    int lane_offset_px_ = 0;  // vertical scroll
+    bool syncing_scrollbars_ = false;
+    bool fitted_ = true;  // showing the whole trace: a resize refits instead of cropping
+
+    std::vector<std::vector<DrawnItem>> drawn_;  // per visible lane, from the last frame
+    std::vector<TimelineItem> scratch_;
+    std::size_t last_frame_items_ = 0;
+
+    std::optional<std::int64_t> selected_event_;
+    std::optional<TimelineEventDetails> selected_details_;
+    std::optional<std::pair<double, double>> selected_range_;
+    std::pair<int, int> selected_lanes_{0, 0};
+
+    QPoint press_pos_;
+    double press_t0_ = 0;
+    bool dragging_ = false;
+    bool box_selecting_ = false;
+};
+
+}  // namespace meshwork::gui

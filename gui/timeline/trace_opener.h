@@ -1,0 +1,31 @@
+// Opens trace files on a worker thread so that a large or remote-mounted file never
+// freezes the window; reports the source or the error (a corrupt file is an InputError
+// naming the file).
+#pragma once
+
+#include <QObject>
+#include <QThreadPool>
+
+#include <memory>
+
+#include "timeline/timeline_source.h"
+
+namespace meshwork::gui {
+
+class TraceOpener : public QObject {
+    Q_OBJECT
+public:
+    explicit TraceOpener(QObject* parent = nullptr);
+    ~TraceOpener() override;
+    void open(const QString& path);
+    void wait();
+
+signals:
+    void opened(std::shared_ptr<const meshwork::gui::TimelineSource> source, const QString& path);
+    void failed(const QString& path, const QString& message);
+
+private:
+    QThreadPool pool_;
+};
+
+}  // namespace meshwork::gui

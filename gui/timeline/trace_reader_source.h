@@ -1,0 +1,44 @@
+// The timeline over a Meshwork trace file: a thin adapter from profiler::TraceReader (its
+// level-of-detail window queries do the merging) to TimelineSource. Lanes are the trace's
+// tracks sorted by rank, then compute, communication, host, memory.
+#pragma once
+
+#include <unordered_map>
+
+#include "store/trace_reader.h"
+#include "timeline/timeline_source.h"
+
+namespace meshwork::gui {
+
+class TraceReaderSource : public TimelineSource {
+public:
+    explicit TraceReaderSource(profiler::TraceReader reader);
+
+    [[nodiscard]] const profiler::TraceReader& reader() const { return reader_; }
+    [[nodiscard]] int lane_count() const override { return static_cast<int>(lanes_.size()); }
+    [[nodiscard]] const TimelineLane& lane(int index) const override;
+    [[nodiscard]] std::int64_t begin_ns() const override { return reader_.start_ns(); }
+    [[nodiscard]] std::int64_t end_ns() const override { return reader_.end_ns(); }
+    [[nodiscard]] std::int64_t event_count() const override { return reader_.event_count(); }
+    [[nodiscard]] const std::string& name(std::uint32_t name_id) const override;
+    void query(int lane, std::int64_t t0, std::int64_t t1, std::size_t pixels,
+               std::vector<TimelineItem>& out) const override;
+    [[nodiscard]] TimelineEventDetails details(std::int64_t event) const override;
+    [[nodiscard]] TimelineRangeStats range_stats(int lane_first, int lane_last, std::int64_t t0,
+                                                 std::int64_t t1) const override;
+    [[nodiscard]] std::int64_t find_next(const std::string& text, std::int64_t after_ns) const override;
+
+private:
+    std::uint32_t intern(const std::string& name) const;
+    [[nodiscard]] int lane_of_track(int track) const;
+
+    profiler::TraceReader reader_;
+    std::vector<TimelineLane> lanes_;
+    std::vector<int> track_of_lane_;
+    std::unordered_map<int, int> lane_of_track_;
+    // Item names arrive as strings; the view keys them by id.
+    mutable std::vector<std::string> names_;
+    mutable std::unordered_map<std::string, std::uint32_t> name_ids_;
+};
+
+}  // namespace meshwork::gui

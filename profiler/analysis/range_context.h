@@ -1,0 +1,44 @@
+// Step, micro-batch and layer of GPU work, recovered from the host ranges (NVTX, PyTorch
+// record_function) that enclosed its launch. Range names understood (docs/profiler.md):
+// "step 3" / "step=3" / "ProfilerStep#3", "microbatch 2" / "mb=2", "layer 5" / "layer=5" /
+// "block.5.…"; several may share one name ("step=3 mb=1").
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace meshwork::profiler {
+
+struct RangeContext {
+    int step = -1;
+    int micro_batch = -1;
+    int layer = -1;
+};
+
+// The fields one range name sets (the others stay -1).
+RangeContext parse_range_context(std::string_view name);
+
+// Ranges per host thread; lookup(thread, t) merges the contexts of the ranges open at t,
+// the innermost winning for each field.
+class RangeContextMap {
+public:
+    void add_range(std::int64_t thread, std::int64_t start_ns, std::int64_t end_ns, std::string_view name);
+    void finalize();  // sorts; call before lookup
+    [[nodiscard]] RangeContext lookup(std::int64_t thread, std::int64_t time_ns) const;
+    // Same, over the ranges of every thread (when the launching thread is unknown).
+    [[nodiscard]] RangeContext lookup_any(std::int64_t time_ns) const;
+    [[nodiscard]] bool empty() const { return by_thread_.empty(); }
+
+private:
+    struct Range {
+        std::int64_t start_ns, end_ns;
+        RangeContext ctx;
+    };
+    static RangeContext lookup_in(const std::vector<Range>& ranges, std::int64_t t);
+    std::unordered_map<std::int64_t, std::vector<Range>> by_thread_;
+    std::vector<Range> all_;
+};
+
+}  // namespace meshwork::profiler

@@ -1,0 +1,181 @@
+#include "analysis/trace_stats.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "analysis/event_classify.h"
+#include "analysis/intervals.h"
+
+namespace meshwork::profiler {
+
+namespace {
+
+constexpr double kNsPerS = 1e9;
+
+bool is_device_work(EventKind k) {
+    return k == EventKind::Compute || k == EventKind::Communication || k == EventKind::Memcpy ||
+           k == EventKind::Memset;
+}
+
+struct RankAccumulator {
+    std::vector<Interval> compute, comm, mem, all;
+    std::map<int, std::vector<Interval>> by_step;
+    std::int64_t events = 0;
+};
+
+}  // namespace
+
+std::string collective_of_event(const std::string& name) {
+    if (auto c = nccl_collective_of(name); !c.empty()) return std::string(c);
+    static const char* const kNames[] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
+                                         "broadcast", "reduce", "send_recv", "send", "recv", "barrier"};
+    for (const char* n : kNames) {
+        const std::string key(n);
+        if (name.compare(0, key.size(), key) == 0 &&
+            (name.size() == key.size() || name[key.size()] == '(' || name[key.size()] == ' ' ||
+             name[key.size()] == ':' || name[key.size()] == '.')) {
+            return key;
+        }
+    }
+    return {};
+}
+
+double bus_factor(const std::string& collective, int n) {
+    if (n <= 1) return 1.0;
+    const double nn = n;
+    if (collective == "all_reduce") return 2.0 * (nn - 1) / nn;
+    if (collective == "all_gather" || collective == "reduce_scatter" || collective == "all_to_all") {
+        return (nn - 1) / nn;
+    }
+    return 1.0;  // broadcast, reduce, send/recv
+}
+
+TraceStats compute_stats(const TraceReader& trace, std::size_t top_kernels) {
+    std::map<int, RankAccumulator> ranks;
+    std::unordered_map<std::string, KernelStats> kernels;
+    struct CollKey {
+        std::string collective;
+        std::int64_t bytes;
+        int group;
+        bool operator<(const CollKey& o) const {
+            return std::tie(collective, bytes, group) < std::tie(o.collective, o.bytes, o.group);
+        }
+    };
+    std::map<CollKey, std::pair<std::int64_t, std::int64_t>> colls;  // count, total ns
+
+    trace.for_each_event([&](const TraceEvent& e) {
+        if (!is_device_work(e.kind)) return;
+        auto& r = ranks[e.rank];
+        ++r.events;
+        const Interval iv{e.start_ns, e.end_ns};
+        r.all.push_back(iv);
+        if (e.kind == EventKind::Compute) r.compute.push_back(iv);
+        else if (e.kind == EventKind::Communication) r.comm.push_back(iv);
+        else r.mem.push_back(iv);
+        if (e.step >= 0) r.by_step[e.step].push_back(iv);
+
+        auto& k = kernels[e.name];
+        if (k.count == 0) {
+            k.name = e.name;
+            k.kind = e.kind;
+        }
+        const double d = static_cast<double>(e.end_ns - e.start_ns) / kNsPerS;
+        ++k.count;
+        k.total_s += d;
+        k.max_s = std::max(k.max_s, d);
+        k.flops += e.flops;
+
+        if (e.kind == EventKind::Communication && e.bytes > 0) {
+            const auto c = collective_of_event(e.name);
+            if (!c.empty()) {
+                auto& slot = colls[{c, e.bytes, e.group_size}];
+                ++slot.first;
+                slot.second += e.end_ns - e.start_ns;
+            }
+        }
+    });
+
+    TraceStats out;
+    for (auto& [rank, acc] : ranks) {
+        RankStats s;
+        s.rank = rank;
+        s.events = acc.events;
+        const auto all = union_of(std::move(acc.all));
+        const auto compute = union_of(std::move(acc.compute));
+        const auto comm = union_of(std::move(acc.comm));
+        const auto mem = union_of(std::move(acc.mem));
+        const std::int64_t span = all.empty() ? 0 : all.back().second - all.front().first;
+        const std::int64_t busy = length_ns(all);
+        const std::int64_t comm_ns = length_ns(comm);
+        const std::int64_t overlap = intersection_ns(compute, comm);
+        s.span_s = static_cast<double>(span) / kNsPerS;
+        s.compute_s = static_cast<double>(length_ns(compute)) / kNsPerS;
+        s.comm_s = static_cast<double>(comm_ns) / kNsPerS;
+        s.memcpy_s = static_cast<double>(length_ns(mem)) / kNsPerS;
+        s.idle_s = static_cast<double>(span - busy) / kNsPerS;
+        s.exposed_comm_s = static_cast<double>(comm_ns - overlap) / kNsPerS;
+        s.overlap_fraction = comm_ns > 0 ? static_cast<double>(overlap) / static_cast<double>(comm_ns) : 0;
+        // Bubble: idle time inside each step's extent, so gaps between steps (data loading,
+        // host work) do not count; without step numbers, the whole trace is one step.
+        std::int64_t step_span = 0, step_idle = 0;
+        for (auto& [step, ivs] : acc.by_step) {
+            const auto u = union_of(std::move(ivs));
+            if (u.empty()) continue;
+            const auto sp = u.back().second - u.front().first;
+            step_span += sp;
+            step_idle += sp - length_ns(u);
+        }
+        if (step_span > 0) {
+            s.bubble_fraction = static_cast<double>(step_idle) / static_cast<double>(step_span);
+        } else if (span > 0) {
+            s.bubble_fraction = static_cast<double>(span - busy) / static_cast<double>(span);
+        }
+        out.ranks.push_back(s);
+    }
+    for (auto& [name, k] : kernels) {
+        k.mean_s = k.total_s / static_cast<double>(k.count);
+        out.kernels.push_back(std::move(k));
+    }
+    std::sort(out.kernels.begin(), out.kernels.end(), [](const KernelStats& a, const KernelStats& b) {
+        return a.total_s != b.total_s ? a.total_s > b.total_s : a.name < b.name;
+    });
+    if (out.kernels.size() > top_kernels) out.kernels.resize(top_kernels);
+    for (const auto& [key, v] : colls) {
+        CollectiveStats c;
+        c.collective = key.collective;
+        c.bytes = key.bytes;
+        c.group_size = key.group;
+        c.count = v.first;
+        c.mean_s = static_cast<double>(v.second) / static_cast<double>(v.first) / kNsPerS;
+        c.algbw_gbps = c.mean_s > 0 ? static_cast<double>(c.bytes) / c.mean_s / 1e9 : 0;
+        c.busbw_gbps = c.algbw_gbps * bus_factor(c.collective, c.group_size);
+        out.collectives.push_back(c);
+    }
+    return out;
+}
+
+nlohmann::json stats_to_json(const TraceStats& s) {
+    nlohmann::json ranks = nlohmann::json::array(), kernels = nlohmann::json::array(),
+                   colls = nlohmann::json::array();
+    for (const auto& r : s.ranks) {
+        ranks.push_back({{"rank", r.rank}, {"span_s", r.span_s}, {"compute_s", r.compute_s},
+                         {"comm_s", r.comm_s}, {"memcpy_s", r.memcpy_s}, {"idle_s", r.idle_s},
+                         {"exposed_comm_s", r.exposed_comm_s},
+                         {"overlap_fraction", r.overlap_fraction},
+                         {"bubble_fraction", r.bubble_fraction}, {"events", r.events}});
+    }
+    for (const auto& k : s.kernels) {
+        kernels.push_back({{"name", k.name}, {"kind", to_string(k.kind)}, {"count", k.count},
+                           {"total_s", k.total_s}, {"mean_s", k.mean_s}, {"max_s", k.max_s},
+                           {"flops", k.flops}});
+    }
+    for (const auto& c : s.collectives) {
+        colls.push_back({{"collective", c.collective}, {"bytes", c.bytes},
+                         {"group_size", c.group_size}, {"count", c.count}, {"mean_s", c.mean_s},
+                         {"algbw_gbps", c.algbw_gbps}, {"busbw_gbps", c.busbw_gbps}});
+    }
+    return {{"ranks", ranks}, {"kernels", kernels}, {"collectives", colls}};
+}
+
+}  // namespace meshwork::profiler

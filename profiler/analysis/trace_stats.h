@@ -1,0 +1,64 @@
+// Metrics of a trace, the same whatever produced it (docs/profiler.md): per rank compute,
+// communication and idle time and their overlap (HTA's temporal breakdown), pipeline bubble,
+// top kernels, and per collective the achieved algbw and busbw (nccl-tests' definitions).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "store/trace_reader.h"
+
+namespace meshwork::profiler {
+
+struct RankStats {
+    int rank = 0;
+    double span_s = 0;            // first device event start to last end ("kernel time")
+    double compute_s = 0;         // |union(compute)|
+    double comm_s = 0;            // |union(communication)|
+    double memcpy_s = 0;          // |union(memcpy, memset)|
+    double idle_s = 0;            // span - |union(all device events)|
+    double exposed_comm_s = 0;    // communication not hidden under compute
+    double overlap_fraction = 0;  // |compute ∩ comm| / |comm|
+    double bubble_fraction = 0;   // idle time inside steps / step time (see docs/profiler.md)
+    std::int64_t events = 0;
+};
+
+struct KernelStats {
+    std::string name;
+    EventKind kind = EventKind::Compute;
+    std::int64_t count = 0;
+    double total_s = 0;
+    double mean_s = 0;
+    double max_s = 0;
+    double flops = 0;
+};
+
+struct CollectiveStats {
+    std::string collective;  // all_reduce, all_gather, ...
+    std::int64_t bytes = 0;  // per call (nccl-tests' S)
+    int group_size = 0;      // 0 when unknown (busbw then equals algbw)
+    std::int64_t count = 0;
+    double mean_s = 0;
+    double algbw_gbps = 0;   // S / t, GB/s (1e9)
+    double busbw_gbps = 0;   // algbw x bus factor for n ranks
+};
+
+struct TraceStats {
+    std::vector<RankStats> ranks;
+    std::vector<KernelStats> kernels;  // by total time, largest first
+    std::vector<CollectiveStats> collectives;
+};
+
+// The collective an event stands for: from NCCL kernel names and from Meshwork names such
+// as "all_reduce(tp)"; empty when it is none.
+std::string collective_of_event(const std::string& name);
+// nccl-tests' bus bandwidth factor for `collective` over n ranks.
+double bus_factor(const std::string& collective, int n);
+
+TraceStats compute_stats(const TraceReader& trace, std::size_t top_kernels = 20);
+nlohmann::json stats_to_json(const TraceStats& stats);
+
+}  // namespace meshwork::profiler

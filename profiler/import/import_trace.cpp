@@ -1,0 +1,52 @@
+#include "import/import_trace.h"
+
+#include <array>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+
+#include "common/error.h"
+#include "import/kineto_import.h"
+#include "import/nsys_import.h"
+#include "import/text_input.h"
+#include "store/sqlite_db.h"
+
+namespace meshwork::profiler {
+
+InputFormat detect_input_format(const std::string& path) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) throw InputError(path, "", "file not found");
+    if (std::filesystem::is_directory(path, ec)) throw InputError(path, "", "is a directory");
+    std::ifstream in(path, std::ios::binary);
+    std::array<char, 64> head{};
+    in.read(head.data(), head.size());
+    const auto n = static_cast<std::size_t>(in.gcount());
+    if (n == 0) throw InputError(path, "", "file is empty");
+    if (n >= 16 && std::string(head.data(), 15) == "SQLite format 3") {
+        auto db = sql::Database::open_untrusted(path);
+        return db.has_table("meta") && db.has_table("events") ? InputFormat::MeshworkTrace
+                                                              : InputFormat::NsysSqlite;
+    }
+    if (is_gzip_file(path)) return InputFormat::KinetoJson;
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto c = static_cast<unsigned char>(head[i]);
+        if (std::isspace(c)) continue;
+        if (c == '{' || (c == 0xEF && i == 0)) return InputFormat::KinetoJson;  // '{' or a UTF-8 BOM
+        break;
+    }
+    throw InputError(path, "",
+                     "not a trace this build imports (expected an Nsight Systems SQLite export or a "
+                     "PyTorch/Kineto JSON trace, plain or gzip)");
+}
+
+ImportResult import_trace_file(const std::string& path, TraceSink& sink, const ImportOptions& options) {
+    switch (detect_input_format(path)) {
+        case InputFormat::MeshworkTrace:
+            throw InputError(path, "", "already a Meshwork trace; nothing to import");
+        case InputFormat::NsysSqlite: return import_nsys_sqlite(path, sink, options);
+        case InputFormat::KinetoJson: return import_kineto_json(path, sink, options);
+    }
+    throw InputError(path, "", "unknown format");
+}
+
+}  // namespace meshwork::profiler

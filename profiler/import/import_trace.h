@@ -1,0 +1,20 @@
+// One entry point for import-trace: recognises the input by its content and runs the
+// matching importer.
+#pragma once
+
+#include <string>
+
+#include "import/import_options.h"
+#include "trace/trace_event.h"
+
+namespace meshwork::profiler {
+
+enum class InputFormat { MeshworkTrace, NsysSqlite, KinetoJson };
+
+// By content: an SQLite file is an nsys export unless it is a Meshwork trace; gzip or text
+// starting with '{' is Kineto JSON. InputError naming the file for anything else.
+InputFormat detect_input_format(const std::string& path);
+
+ImportResult import_trace_file(const std::string& path, TraceSink& sink, const ImportOptions& options);
+
+}  // namespace meshwork::profiler

@@ -1,0 +1,299 @@
+#include "import/nsys_import.h"
+
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/event_classify.h"
+#include "analysis/range_context.h"
+#include "common/error.h"
+#include "store/sqlite_db.h"
+
+namespace meshwork::profiler {
+
+namespace {
+
+constexpr const char* kKernel = "CUPTI_ACTIVITY_KIND_KERNEL";
+constexpr const char* kMemcpy = "CUPTI_ACTIVITY_KIND_MEMCPY";
+constexpr const char* kMemset = "CUPTI_ACTIVITY_KIND_MEMSET";
+constexpr const char* kRuntime = "CUPTI_ACTIVITY_KIND_RUNTIME";
+constexpr const char* kNvtx = "NVTX_EVENTS";
+
+// nsys' copyKind (CUpti_ActivityMemcpyKind) in words.
+std::string memcpy_name(std::int64_t kind) {
+    switch (kind) {
+        case 1: return "Memcpy HtoD";
+        case 2: return "Memcpy DtoH";
+        case 3: return "Memcpy HtoA";
+        case 4: return "Memcpy AtoH";
+        case 5: return "Memcpy AtoA";
+        case 6: return "Memcpy AtoD";
+        case 7: return "Memcpy DtoA";
+        case 8: return "Memcpy DtoD";
+        case 9: return "Memcpy HtoH";
+        case 10: return "Memcpy PtoP";
+        default: return "Memcpy";
+    }
+}
+
+struct DeviceOp {
+    std::int64_t device = 0, stream = 0;
+    EventKind kind = EventKind::Compute;
+    std::string name;
+    std::int64_t start_ns = 0, end_ns = 0, bytes = 0, correlation = 0;
+};
+
+struct HostOp {
+    std::int64_t thread = 0;  // globalTid
+    EventKind kind = EventKind::Marker;
+    std::string name;
+    std::int64_t start_ns = 0, end_ns = 0, correlation = 0;
+};
+
+class NsysReader {
+public:
+    explicit NsysReader(const std::string& path) : db_(sql::Database::open_untrusted(path)), path_(path) {}
+
+    void read() {
+        const bool any = db_.has_table(kKernel) || db_.has_table(kMemcpy) || db_.has_table(kMemset) ||
+                         db_.has_table(kRuntime) || db_.has_table(kNvtx);
+        if (!any) {
+            if (db_.has_table("meta") && db_.has_table("events")) {
+                throw InputError(path_, "", "already a Meshwork trace; nothing to import");
+            }
+            throw InputError(path_, "",
+                             "not an Nsight Systems export: none of the tables " + std::string(kKernel) +
+                                 ", " + kMemcpy + ", " + kMemset + ", " + kRuntime + ", " + kNvtx);
+        }
+        load_strings();
+        read_kernels();
+        read_copies(kMemcpy, EventKind::Memcpy);
+        read_copies(kMemset, EventKind::Memset);
+        read_runtime();
+        read_nvtx();
+        read_target_info();
+    }
+
+    ImportResult write(TraceSink& sink, const ImportOptions& options) {
+        ImportResult out;
+        out.format = "nsys";
+        int rank = options.rank >= 0 ? options.rank : rank_from_file_name(path_);
+        if (rank < 0) rank = 0;
+        out.rank = rank;
+        TraceRunInfo info;
+        info.source = "nsys";
+        info.tool_version = "meshwork " MESHWORK_VERSION;
+        info.clock_domain = "nsys-session";
+        info.start_time_unix_ns = session_start_ns_;
+        info.extra["imported_from"] = path_;
+        for (const auto& [id, name] : gpu_names_) info.extra["gpu." + std::to_string(id)] = name;
+        sink.set_run_info(info);
+
+        contexts_.finalize();
+        std::map<std::pair<std::int64_t, std::int64_t>, bool> streams;
+        for (const auto& d : device_) {
+            bool& comm = streams[{d.device, d.stream}];
+            comm = comm || d.kind == EventKind::Communication;
+        }
+        std::map<std::pair<std::int64_t, std::int64_t>, int> stream_track;
+        int comm_index = 0, compute_index = 0;
+        for (const auto& [key, comm] : streams) {
+            TrackInfo t{rank, comm ? TrackKind::CommStream : TrackKind::ComputeStream,
+                        comm ? comm_index++ : compute_index++,
+                        "gpu " + std::to_string(key.first) + " stream " + std::to_string(key.second)};
+            stream_track[key] = sink.add_track(t);
+        }
+        std::map<std::int64_t, int> thread_track;
+        for (const auto& h : host_) {
+            if (thread_track.count(h.thread)) continue;
+            const std::int64_t pid = (h.thread >> 24) & 0xFFFFFF;
+            const std::int64_t tid = h.thread & 0xFFFFFF;
+            TrackInfo t{rank, TrackKind::Host, static_cast<int>(thread_track.size()),
+                        "host " + std::to_string(pid) + "/" + std::to_string(tid)};
+            thread_track[h.thread] = sink.add_track(t);
+        }
+        for (const auto& d : device_) {
+            TraceEvent e;
+            e.rank = rank;
+            e.track = stream_track[{d.device, d.stream}];
+            e.kind = d.kind;
+            e.name = d.name;
+            e.start_ns = d.start_ns;
+            e.end_ns = d.end_ns;
+            e.bytes = d.bytes;
+            e.correlation_id = d.correlation;
+            auto l = launch_.find(d.correlation);
+            const RangeContext ctx = l != launch_.end() ? contexts_.lookup(l->second.first, l->second.second)
+                                                        : contexts_.lookup_any(d.start_ns);
+            e.step = ctx.step;
+            e.micro_batch = ctx.micro_batch;
+            e.layer = ctx.layer;
+            sink.add_event(e);
+            ++out.events;
+        }
+        for (const auto& h : host_) {
+            TraceEvent e;
+            e.rank = rank;
+            e.track = thread_track[h.thread];
+            e.kind = h.kind;
+            e.name = h.name;
+            e.start_ns = h.start_ns;
+            e.end_ns = h.end_ns;
+            e.correlation_id = h.correlation;
+            const RangeContext ctx = contexts_.lookup(h.thread, h.start_ns);
+            e.step = ctx.step;
+            e.micro_batch = ctx.micro_batch;
+            e.layer = ctx.layer;
+            sink.add_event(e);
+            ++out.events;
+        }
+        return out;
+    }
+
+private:
+    [[noreturn]] void bad(const std::string& table, const std::string& msg) const {
+        throw InputError(path_, table, msg);
+    }
+
+    void require_columns(const char* table, std::initializer_list<const char*> cols) const {
+        for (const char* c : cols) {
+            if (!db_.has_column(table, c)) bad(table, std::string("column '") + c + "' is missing");
+        }
+    }
+
+    std::string string_of(std::int64_t id) const {
+        auto it = strings_.find(id);
+        return it == strings_.end() ? "string#" + std::to_string(id) : it->second;
+    }
+
+    void check_times(const char* table, std::int64_t s, std::int64_t e) const {
+        if (e < s) bad(table, "a row ends (" + std::to_string(e) + ") before it starts (" + std::to_string(s) + ")");
+    }
+
+    void load_strings() {
+        if (!db_.has_table("StringIds")) return;
+        require_columns("StringIds", {"id", "value"});
+        sql::Statement st(db_, "SELECT id, value FROM StringIds");
+        while (st.step()) strings_[st.int64(0)] = st.text(1);
+    }
+
+    void read_kernels() {
+        if (!db_.has_table(kKernel)) return;
+        require_columns(kKernel, {"start", "end", "deviceId", "streamId"});
+        // Prefer the demangled name; both are ids into StringIds.
+        const char* name_col = db_.has_column(kKernel, "demangledName") ? "demangledName"
+                               : db_.has_column(kKernel, "shortName")   ? "shortName"
+                                                                        : nullptr;
+        if (!name_col) bad(kKernel, "neither column 'demangledName' nor 'shortName' is present");
+        const bool has_corr = db_.has_column(kKernel, "correlationId");
+        const std::string q = std::string("SELECT start, end, deviceId, streamId, ") + name_col + ", " +
+                              (has_corr ? "correlationId" : "0") + " FROM " + kKernel;
+        sql::Statement st(db_, q);
+        while (st.step()) {
+            DeviceOp d;
+            d.start_ns = st.int64(0);
+            d.end_ns = st.int64(1);
+            check_times(kKernel, d.start_ns, d.end_ns);
+            d.device = st.int64(2);
+            d.stream = st.int64(3);
+            d.name = string_of(st.int64(4));
+            d.correlation = st.int64(5);
+            d.kind = event_kind_of_kernel(d.name);
+            device_.push_back(std::move(d));
+        }
+    }
+
+    void read_copies(const char* table, EventKind kind) {
+        if (!db_.has_table(table)) return;
+        require_columns(table, {"start", "end", "deviceId", "streamId", "bytes"});
+        const bool has_copy_kind = kind == EventKind::Memcpy && db_.has_column(table, "copyKind");
+        const bool has_corr = db_.has_column(table, "correlationId");
+        const std::string q = std::string("SELECT start, end, deviceId, streamId, bytes, ") +
+                              (has_copy_kind ? "copyKind" : "0") + ", " + (has_corr ? "correlationId" : "0") +
+                              " FROM " + table;
+        sql::Statement st(db_, q);
+        while (st.step()) {
+            DeviceOp d;
+            d.start_ns = st.int64(0);
+            d.end_ns = st.int64(1);
+            check_times(table, d.start_ns, d.end_ns);
+            d.device = st.int64(2);
+            d.stream = st.int64(3);
+            d.bytes = std::max<std::int64_t>(0, st.int64(4));
+            d.kind = kind;
+            d.name = kind == EventKind::Memset ? "Memset" : memcpy_name(st.int64(5));
+            d.correlation = st.int64(6);
+            device_.push_back(std::move(d));
+        }
+    }
+
+    void read_runtime() {
+        if (!db_.has_table(kRuntime)) return;
+        require_columns(kRuntime, {"start", "end", "globalTid", "correlationId", "nameId"});
+        sql::Statement st(db_, std::string("SELECT start, end, globalTid, correlationId, nameId FROM ") + kRuntime);
+        while (st.step()) {
+            HostOp h;
+            h.start_ns = st.int64(0);
+            h.end_ns = st.int64(1);
+            check_times(kRuntime, h.start_ns, h.end_ns);
+            h.thread = st.int64(2);
+            h.correlation = st.int64(3);
+            h.name = string_of(st.int64(4));
+            launch_[h.correlation] = {h.thread, h.start_ns};
+            host_.push_back(std::move(h));
+        }
+    }
+
+    void read_nvtx() {
+        if (!db_.has_table(kNvtx)) return;
+        require_columns(kNvtx, {"start", "end", "globalTid"});
+        const bool has_text = db_.has_column(kNvtx, "text");
+        const bool has_text_id = db_.has_column(kNvtx, "textId");
+        const std::string q = std::string("SELECT start, end, globalTid, ") + (has_text ? "text" : "NULL") + ", " +
+                              (has_text_id ? "textId" : "NULL") + " FROM " + kNvtx +
+                              " WHERE end IS NOT NULL AND end > start";
+        sql::Statement st(db_, q);
+        while (st.step()) {
+            HostOp h;
+            h.start_ns = st.int64(0);
+            h.end_ns = st.int64(1);
+            h.thread = st.int64(2);
+            h.name = !st.is_null(3) ? st.text(3) : !st.is_null(4) ? string_of(st.int64(4)) : "nvtx range";
+            contexts_.add_range(h.thread, h.start_ns, h.end_ns, h.name);
+            host_.push_back(std::move(h));
+        }
+    }
+
+    void read_target_info() {
+        if (db_.has_table("TARGET_INFO_SESSION_START_TIME") &&
+            db_.has_column("TARGET_INFO_SESSION_START_TIME", "utcEpochNs")) {
+            sql::Statement st(db_, "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1");
+            if (st.step()) session_start_ns_ = st.int64(0);
+        }
+        if (db_.has_table("TARGET_INFO_GPU") && db_.has_column("TARGET_INFO_GPU", "name") &&
+            db_.has_column("TARGET_INFO_GPU", "id")) {
+            sql::Statement st(db_, "SELECT id, name FROM TARGET_INFO_GPU");
+            while (st.step()) gpu_names_[st.int64(0)] = st.text(1);
+        }
+    }
+
+    sql::Database db_;
+    std::string path_;
+    std::unordered_map<std::int64_t, std::string> strings_;
+    std::vector<DeviceOp> device_;
+    std::vector<HostOp> host_;
+    std::unordered_map<std::int64_t, std::pair<std::int64_t, std::int64_t>> launch_;  // corr -> thread, t
+    RangeContextMap contexts_;
+    std::int64_t session_start_ns_ = 0;
+    std::map<std::int64_t, std::string> gpu_names_;
+};
+
+}  // namespace
+
+ImportResult import_nsys_sqlite(const std::string& path, TraceSink& sink, const ImportOptions& options) {
+    NsysReader reader(path);
+    reader.read();
+    return reader.write(sink, options);
+}
+
+}  // namespace meshwork::profiler

@@ -1,0 +1,137 @@
+#include "merge/trace_merge.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+
+#include "common/error.h"
+#include "store/trace_reader.h"
+
+namespace meshwork::profiler {
+
+namespace {
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+}
+
+// End of the earliest-starting barrier event.
+std::optional<std::int64_t> first_barrier_end(const TraceReader& r, const std::string& needle) {
+    std::optional<std::pair<std::int64_t, std::int64_t>> best;  // start, end
+    const std::string key = lower(needle);
+    r.for_each_event([&](const TraceEvent& e) {
+        if (e.kind != EventKind::Marker && e.kind != EventKind::Communication) return;
+        if (lower(e.name).find(key) == std::string::npos) return;
+        if (!best || e.start_ns < best->first) best = {e.start_ns, e.end_ns};
+    });
+    if (!best) return std::nullopt;
+    return best->second;
+}
+
+void check_same_run(const TraceReader& ref, const TraceReader& other) {
+    const auto& a = ref.run_info();
+    const auto& b = other.run_info();
+    auto refuse = [&](const std::string& field, const std::string& what) {
+        throw InputError(other.path(), field,
+                         "from a different run than " + ref.path() + " (" + what +
+                             "); pass --allow-mixed to merge anyway");
+    };
+    auto ra = a.extra.find("run_id"), rb = b.extra.find("run_id");
+    if (ra != a.extra.end() && rb != b.extra.end() && ra->second != rb->second) {
+        refuse("meta.extra.run_id", "run id " + rb->second + " vs " + ra->second);
+    }
+    if (!a.layout_json.empty() && !b.layout_json.empty() && a.layout_json != b.layout_json) {
+        refuse("meta.layout_json", "the layouts differ");
+    }
+    if (a.world_size && b.world_size && a.world_size != b.world_size) {
+        refuse("meta.world_size", "world size " + std::to_string(b.world_size) + " vs " + std::to_string(a.world_size));
+    }
+    if (a.source != b.source) refuse("meta.source", "source " + b.source + " vs " + a.source);
+}
+
+}  // namespace
+
+MergeResult merge_traces(const std::vector<std::string>& inputs, TraceWriter& out, const MergeOptions& options) {
+    if (inputs.empty()) throw InputError("<flags>", "inputs", "no traces to merge");
+    std::vector<TraceReader> readers;
+    for (const auto& p : inputs) readers.push_back(TraceReader::open(p));
+    MergeResult result;
+    std::map<int, std::string> owner;  // rank -> file
+    for (std::size_t i = 0; i < readers.size(); ++i) {
+        if (i > 0 && !options.allow_mixed) check_same_run(readers[0], readers[i]);
+        MergeInputReport rep;
+        rep.file = inputs[i];
+        rep.complete = readers[i].complete();
+        std::set<int> ranks;
+        for (const auto& t : readers[i].tracks()) ranks.insert(t.info.rank);
+        for (int r : ranks) {
+            auto [it, fresh] = owner.emplace(r, inputs[i]);
+            if (!fresh) {
+                throw InputError(inputs[i], "tracks.rank",
+                                 "rank " + std::to_string(r) + " is also in " + it->second +
+                                     "; each rank must come from one file");
+            }
+            rep.ranks.push_back(r);
+        }
+        result.inputs.push_back(rep);
+    }
+
+    // Offsets: barrier ends made equal to the first file's; else wall-clock start times.
+    std::vector<std::optional<std::int64_t>> barrier(readers.size());
+    bool all_barriers = true;
+    for (std::size_t i = 0; i < readers.size(); ++i) {
+        barrier[i] = first_barrier_end(readers[i], options.barrier_name);
+        all_barriers = all_barriers && barrier[i].has_value();
+    }
+    bool all_starts = true;
+    for (const auto& r : readers) all_starts = all_starts && r.run_info().start_time_unix_ns != 0;
+    for (std::size_t i = 0; i < readers.size(); ++i) {
+        auto& rep = result.inputs[i];
+        if (i == 0) {
+            rep.alignment = "reference";
+        } else if (all_barriers) {
+            rep.offset_ns = *barrier[0] - *barrier[i];
+            rep.alignment = "barrier";
+        } else if (all_starts) {
+            rep.offset_ns = readers[i].run_info().start_time_unix_ns - readers[0].run_info().start_time_unix_ns;
+            rep.alignment = "start-time";
+        } else {
+            rep.alignment = "none";
+        }
+    }
+
+    TraceRunInfo info = readers[0].run_info();
+    int world = info.world_size;
+    for (const auto& [rank, file] : owner) world = std::max(world, rank + 1);
+    info.world_size = world;
+    info.extra["merged_from_files"] = std::to_string(inputs.size());
+    out.set_run_info(info);
+    result.world_size = world;
+
+    for (std::size_t i = 0; i < readers.size(); ++i) {
+        const auto& r = readers[i];
+        const std::int64_t off = result.inputs[i].offset_ns;
+        std::map<int, int> track_map;
+        for (const auto& t : r.tracks()) track_map[t.id] = out.add_track(t.info);
+        for (const auto& rk : r.ranks()) out.set_rank_info(rk.rank, rk.device, rk.clock_offset_ns + off);
+        r.for_each_event([&](const TraceEvent& e) {
+            TraceEvent c = e;
+            c.track = track_map.at(e.track);
+            c.start_ns += off;
+            c.end_ns += off;
+            out.add_event(c);
+            ++result.inputs[i].events;
+        });
+        r.for_each_counter([&](const CounterSample& s) {
+            auto it = track_map.find(s.track);
+            if (it == track_map.end()) return;
+            const TrackRecord* t = r.track(s.track);
+            out.add_counter(t ? t->info.rank : 0, it->second, s.name, s.time_ns + off, s.value);
+        });
+        result.events += result.inputs[i].events;
+    }
+    return result;
+}
+
+}  // namespace meshwork::profiler

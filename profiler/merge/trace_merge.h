@@ -1,0 +1,39 @@
+// Per-rank traces -> one trace. Clocks are aligned by a per-rank offset measured at a
+// barrier (every rank leaves a barrier at the same instant, so the ends of the first barrier
+// events are made equal); without barriers, by the files' wall-clock start times. Traces of
+// different runs (run id, layout, world size or source differ) and overlapping ranks are
+// refused.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "store/trace_writer.h"
+
+namespace meshwork::profiler {
+
+struct MergeOptions {
+    std::string barrier_name = "barrier";  // an event whose name contains this marks the barrier
+    bool allow_mixed = false;              // skip the same-run checks
+};
+
+struct MergeInputReport {
+    std::string file;
+    std::vector<int> ranks;
+    std::int64_t offset_ns = 0;
+    std::string alignment;  // "barrier", "start-time", "reference", "none"
+    std::int64_t events = 0;
+    bool complete = true;
+};
+
+struct MergeResult {
+    std::vector<MergeInputReport> inputs;
+    std::int64_t events = 0;
+    int world_size = 0;
+};
+
+MergeResult merge_traces(const std::vector<std::string>& inputs, TraceWriter& out, const MergeOptions& options);
+
+}  // namespace meshwork::profiler

@@ -1,0 +1,82 @@
+// Layouts for the cost-model tests: presets and GPT models of the Megatron-LM papers.
+#pragma once
+
+#include <cmath>
+#include <string>
+
+#include "cluster/cluster_spec.h"
+#include "common/resources.h"
+#include "cost/estimate.h"
+#include "layout/layout.h"
+#include "layout/layout_json.h"
+#include "model/hf_config.h"
+
+namespace meshwork::test {
+
+// The GPT models of Narayanan et al. 2021 and Korthikanti et al. 2022: GPT-2 style blocks
+// (LayerNorm, GeLU MLP of 4h, biases, learned positions, tied embeddings), vocabulary
+// 51,200, sequence 2048.
+inline ModelSpec megatron_gpt(std::int64_t hidden, int heads, int layers) {
+    ModelSpec m;
+    m.name = "gpt-" + std::to_string(hidden);
+    m.family = "gpt2";
+    m.hidden_size = hidden;
+    m.num_layers = layers;
+    m.num_heads = heads;
+    m.num_kv_heads = heads;
+    m.head_dim = hidden / heads;
+    m.ffn_hidden_size = 4 * hidden;
+    m.vocab_size = 51200;
+    m.max_position_embeddings = 2048;
+    m.tie_embeddings = true;
+    m.learned_position_embeddings = true;
+    m.linear_bias = true;
+    m.norm = NormKind::LayerNorm;
+    m.mlp = MlpKind::Dense;
+    return m;
+}
+
+inline Layout make_layout(const ModelSpec& model, const std::string& cluster, int tp, int pp, int dp,
+                          int mbs, int gbs, int seq) {
+    Layout l;
+    l.name = "test";
+    l.model = model;
+    l.cluster = load_cluster(cluster);
+    l.gpus = tp * pp * dp;
+    l.parallel.mesh.tp = tp;
+    l.parallel.mesh.pp = pp;
+    l.parallel.mesh.dp = dp;
+    l.training.micro_batch_size = mbs;
+    l.training.global_batch_size = gbs;
+    l.training.seq_length = seq;
+    return l;
+}
+
+inline Layout preset_layout(const std::string& name) {
+    return load_layout(resource_dir() + "/layouts/" + name + ".json");
+}
+
+inline bool finite_nonneg(double v) { return std::isfinite(v) && v >= 0; }
+
+// Every number of an estimate is finite and non-negative.
+inline bool sane(const Estimate& e) {
+    bool ok = finite_nonneg(e.step_time_s) && e.step_time_s > 0 && finite_nonneg(e.tokens_per_s) &&
+              finite_nonneg(e.model_tflops_per_gpu) && finite_nonneg(e.hardware_tflops_per_gpu) &&
+              finite_nonneg(e.mfu) && finite_nonneg(e.bubble_fraction) && e.bubble_fraction <= 1 &&
+              finite_nonneg(e.exposed_comm_s) && e.max_overflow_bytes >= 0;
+    const auto& t = e.time;
+    for (double v : {t.pipeline_s, t.compute_s, t.recompute_s, t.bubble_s, t.tp_comm_s, t.cp_comm_s,
+                     t.ep_comm_s, t.pp_comm_s, t.dp_comm_s, t.dp_comm_total_s, t.optimizer_s}) {
+        ok = ok && finite_nonneg(v);
+    }
+    for (const auto& s : e.stages) {
+        ok = ok && s.params_bytes >= 0 && s.grads_bytes >= 0 && s.optimizer_bytes >= 0 &&
+             s.activations_bytes >= 0 && s.buffers_bytes >= 0 && s.reserved_bytes >= 0 &&
+             s.peak_bytes > 0 && s.overflow_bytes >= 0 && finite_nonneg(s.forward_s) &&
+             finite_nonneg(s.backward_s) && finite_nonneg(s.dp_reduce_s) &&
+             finite_nonneg(s.dp_gather_s) && finite_nonneg(s.optimizer_s);
+    }
+    return ok;
+}
+
+}  // namespace meshwork::test

@@ -1,0 +1,300 @@
+// Memory side of the cost model: Korthikanti's activation formulas, the ZeRO divisions,
+// parameter memory by hand, monotonicity, in-flight micro-batches, layouts that do not fit.
+#include <QtTest>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "cost/cost_model.h"
+#include "cost/memory_model.h"
+#include "cost_test_util.h"
+#include "layout/layout_validate.h"
+#include "schedule/pipeline_schedule.h"
+
+// Counts heap allocations so that a test can check that the estimate makes none.
+static std::atomic<long> g_allocations{0};
+void* operator new(std::size_t n) {
+    ++g_allocations;
+    if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+using namespace meshwork;
+using namespace meshwork::cost;
+using namespace meshwork::test;
+
+namespace {
+
+// GPT-3 175B shapes (Brown et al. 2020; Korthikanti et al. 2022 Table 3): s = 2048,
+// h = 12288, a = 96, d_ff = 4h, micro-batch b = 1.
+ActivationShape gpt3_shape(double t, bool sp, bool selective, bool flash) {
+    ActivationShape a;
+    a.tokens = 2048;
+    a.seq = 2048;
+    a.hidden = 12288;
+    a.q_width = 12288;
+    a.kv_width = 12288;
+    a.heads = 96;
+    a.ffn = 4 * 12288;
+    a.gated = false;
+    a.tp = t;
+    a.sequence_parallel = sp;
+    a.selective = selective;
+    a.flash_attention = flash;
+    a.element_bytes = 2;
+    return a;
+}
+
+constexpr double s = 2048, b = 1, h = 12288, a = 96;
+constexpr double sbh = s * b * h;
+
+}  // namespace
+
+class TestCostMemory : public QObject {
+    Q_OBJECT
+private slots:
+    // Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer
+    // Models", Table 2: activation bytes per layer for each parallelism/recompute case.
+    void korthikanti_table2_data() {
+        QTest::addColumn<double>("t");
+        QTest::addColumn<bool>("sp");
+        QTest::addColumn<bool>("selective");
+        QTest::addColumn<double>("expected");
+        QTest::newRow("no parallelism: sbh(34 + 5as/h)") << 1.0 << false << false << sbh * (34 + 5 * a * s / h);
+        QTest::newRow("TP: sbh(10 + 24/t + 5as/(ht))") << 8.0 << false << false
+                                                      << sbh * (10 + 24.0 / 8 + 5 * a * s / (h * 8));
+        QTest::newRow("TP+SP: sbh/t (34 + 5as/h)") << 8.0 << true << false << sbh / 8 * (34 + 5 * a * s / h);
+        QTest::newRow("TP+selective: sbh(10 + 24/t)") << 8.0 << false << true << sbh * (10 + 24.0 / 8);
+        QTest::newRow("TP+SP+selective: 34 sbh/t") << 8.0 << true << true << 34 * sbh / 8;
+        QTest::newRow("t=4 TP+SP") << 4.0 << true << false << sbh / 4 * (34 + 5 * a * s / h);
+    }
+    void korthikanti_table2() {
+        QFETCH(double, t);
+        QFETCH(bool, sp);
+        QFETCH(bool, selective);
+        QFETCH(double, expected);
+        const double got = block_activation_bytes(gpt3_shape(t, sp, selective, false), false);
+        QVERIFY2(std::fabs(got - expected) <= 1e-9 * expected,
+                 qPrintable(QString("got %1, expected %2").arg(got, 0, 'f', 0).arg(expected, 0, 'f', 0)));
+    }
+    void full_recompute_keeps_the_input() {
+        // Table 2, "full activation recomputation": 2sbh (the block input; 2sbh/t with SP).
+        QCOMPARE(block_checkpoint_bytes(gpt3_shape(8, false, false, false)), 2 * sbh);
+        QCOMPARE(block_checkpoint_bytes(gpt3_shape(8, true, false, false)), 2 * sbh / 8);
+    }
+    void flash_attention_removes_the_score_term() {
+        const auto with = gpt3_shape(8, true, false, true);
+        QCOMPARE(score_activation_bytes(with), 0.0);
+        QCOMPARE(block_activation_bytes(with, false), 34 * sbh / 8);
+        // The score term alone, without fused attention: 5as²b/t.
+        QCOMPARE(score_activation_bytes(gpt3_shape(8, true, false, false)), 5 * a * s * s * b / 8);
+    }
+    void context_parallel_divides_by_cp() {
+        auto shape = gpt3_shape(8, true, false, false);
+        const double whole = block_activation_bytes(shape, false);
+        shape.cp = 2;
+        shape.tokens = s * b / 2;
+        QVERIFY(std::fabs(block_activation_bytes(shape, false) - whole / 2) < 1e-6 * whole);
+    }
+    void moe_activations_scale_with_top_k() {
+        auto shape = gpt3_shape(1, false, true, false);
+        shape.ffn = 0;  // no shared experts
+        shape.expert_ffn = 4 * h;
+        shape.experts = 8;
+        shape.top_k = 1;
+        const double k1 = block_activation_bytes(shape, true);
+        shape.top_k = 2;
+        const double k2 = block_activation_bytes(shape, true);
+        // Routed part per token copy: 2·2h (input and output) + 2·2·d_ff (GeLU in, FC2 in).
+        const double per_copy = s * (4 * h + 4 * 4 * h);
+        QVERIFY(std::fabs((k2 - k1) - per_copy) < 1e-6 * per_copy);
+        shape.capacity_factor = 1.25;
+        QVERIFY(block_activation_bytes(shape, true) > k2);
+    }
+
+    // ZeRO (Rajbhandari et al. 2020) with Megatron's byte counts (docs/distrib_optimizer.md:
+    // bf16 params + fp32 grads = 18 bytes, distributed optimizer 6 + 12/d).
+    void zero_divisions() {
+        const double p = 1e9, d = 8;
+        const auto z0 = param_memory(p, DType::Bf16, 0, d);
+        QCOMPARE(z0.params_bytes + z0.grads_bytes + z0.optimizer_bytes, 18 * p);
+        const auto z1 = param_memory(p, DType::Bf16, 1, d);
+        QCOMPARE(z1.params_bytes + z1.grads_bytes + z1.optimizer_bytes, (6 + 12 / d) * p);
+        const auto z2 = param_memory(p, DType::Bf16, 2, d);
+        QCOMPARE(z2.params_bytes, 2 * p);
+        QCOMPARE(z2.grads_bytes, 4 * p / d);
+        QCOMPARE(z2.optimizer_bytes, 12 * p / d);
+        const auto z3 = param_memory(p, DType::Bf16, 3, d);
+        QCOMPARE(z3.params_bytes + z3.grads_bytes + z3.optimizer_bytes, 18 * p / d);
+        // fp16: 20 = 4 + 16 (distributed: 4 + 16/d); fp32: 16 (distributed 8 + 8/d).
+        const auto f16 = param_memory(p, DType::Fp16, 1, d);
+        QCOMPARE(f16.params_bytes + f16.grads_bytes + f16.optimizer_bytes, (4 + 16 / d) * p);
+        const auto f32 = param_memory(p, DType::Fp32, 1, d);
+        QCOMPARE(f32.params_bytes + f32.grads_bytes + f32.optimizer_bytes, (8 + 8 / d) * p);
+    }
+    void zero_divides_in_the_estimate() {
+        Layout l = preset_layout("gpt3-175b-a100-1024");  // dp 8
+        l.training.zero_stage = 0;
+        const Estimate z0 = estimate_layout(l);
+        l.training.zero_stage = 1;
+        const Estimate z1 = estimate_layout(l);
+        for (std::size_t i = 0; i < z0.stages.size(); ++i) {
+            QVERIFY(std::llabs(z1.stages[i].optimizer_bytes * 8 - z0.stages[i].optimizer_bytes) <= 8);
+            QCOMPARE(z1.stages[i].params_bytes, z0.stages[i].params_bytes);
+            QCOMPARE(z1.stages[i].grads_bytes, z0.stages[i].grads_bytes);
+        }
+    }
+
+    // GPT-3 175B (96 layers, h = 12288, vocabulary 50257, 2048 learned positions, tied
+    // embeddings, biases, LayerNorm) with TP8 PP16: 6 blocks per stage. By hand, per block
+    // and TP rank: attention 4h² + 4h and MLP 8h² + 5h are split over 8 ranks, the two
+    // LayerNorms (4h) are replicated: (12h² + 9h)/8 + 4h = 226,555,392 parameters.
+    void gpt3_175b_parameter_memory_by_hand() {
+        const Layout l = preset_layout("gpt3-175b-a100-1024");
+        QCOMPARE(l.parallel.mesh.tp, 8);
+        QCOMPARE(l.parallel.mesh.pp, 16);
+        const Estimate e = estimate_layout(l);
+        const std::int64_t hh = 12288;
+        const std::int64_t block = (12 * hh * hh + 9 * hh) / 8 + 4 * hh;
+        QCOMPARE(block, std::int64_t{226'555'392});
+        const std::int64_t middle = 6 * block;                                  // 1,359,332,352
+        const std::int64_t first = middle + 50257 * hh / 8 + 2048 * hh;         // + vocab/8 + positions
+        const std::int64_t last = middle + 50257 * hh / 8 + 2 * hh;             // + tied copy + final norm
+        QCOMPARE(e.stages[1].params_bytes, 2 * middle);  // bf16: 2 bytes per parameter
+        QCOMPARE(e.stages[7].params_bytes, 2 * middle);
+        QCOMPARE(e.stages[0].params_bytes, 2 * first);
+        QCOMPARE(e.stages[15].params_bytes, 2 * last);
+        // bf16 training keeps fp32 gradients (4 bytes) and, with ZeRO-1 over dp = 8, 12/8
+        // bytes of optimizer state per parameter.
+        QCOMPARE(e.stages[1].grads_bytes, 4 * middle);
+        QVERIFY(std::llabs(e.stages[1].optimizer_bytes - 12 * middle / 8) <= 1);
+    }
+
+    // Adding TP never increases the weight memory of any rank.
+    void more_tp_never_increases_weights() {
+        std::int64_t previous = std::numeric_limits<std::int64_t>::max();
+        for (int tp : {1, 2, 4, 8}) {
+            Layout l = preset_layout("llama3-70b-h100-64");
+            l.parallel.mesh.tp = tp;
+            l.parallel.mesh.dp = 64 / (tp * l.parallel.mesh.pp);
+            l.training.global_batch_size = 64 * 8;
+            QVERIFY2(validate_layout(l, "t").valid(), qPrintable(QString("tp %1").arg(tp)));
+            const Estimate e = estimate_layout(l);
+            std::int64_t most = 0;
+            for (const auto& st : e.stages) most = std::max(most, st.params_bytes);
+            QVERIFY2(most <= previous, qPrintable(QString("tp %1: %2 > %3").arg(tp).arg(most).arg(previous)));
+            previous = most;
+        }
+    }
+
+    // The closed forms of the in-flight count agree with the schedule generator.
+    void in_flight_matches_the_schedule() {
+        for (Schedule sch : {Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved}) {
+            for (int pp : {1, 2, 4, 8}) {
+                for (int m : {1, 3, 8, 16, 32}) {
+                    for (int v : {1, 2, 3}) {
+                        if (sch == Schedule::OneFOneB && v != 1) continue;
+                        if (sch == Schedule::Interleaved && (v < 2 || m % pp != 0)) continue;
+                        const auto s = build_pipeline_schedule(sch, pp, v, m);
+                        for (int r = 0; r < pp; ++r) {
+                            QCOMPARE(in_flight_passes(sch, pp, v, m, r), s.max_in_flight(r));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    void chunk_split_matches_layout() {
+        Placement none;
+        for (int layers : {7, 16, 30, 61, 126}) {
+            for (int chunks : {1, 2, 3, 4, 5, 8, 16}) {
+                if (layers < chunks) continue;
+                const auto split = balanced_stage_split(layers, chunks);
+                for (int g = 0; g < chunks; ++g) {
+                    QCOMPARE(CostModel::chunk_layers(none, layers, chunks, g), split[static_cast<std::size_t>(g)]);
+                }
+            }
+        }
+    }
+
+    // A valid layout that does not fit is costed and says which stage overflows by how much.
+    void valid_layout_that_does_not_fit() {
+        Layout l = preset_layout("llama3-70b-h100-64");
+        l.gpus = 8;
+        l.parallel.mesh.tp = 8;
+        l.parallel.mesh.pp = 1;
+        l.parallel.mesh.dp = 1;
+        l.placement.layers_per_stage.clear();
+        l.training.global_batch_size = 8;
+        l.training.zero_stage = 0;
+        QVERIFY(validate_layout(l, "t").valid());
+        const Estimate e = estimate_layout(l);
+        QVERIFY(!e.fits);
+        QVERIFY(e.step_time_s > 0);
+        const auto& worst = e.stages[static_cast<std::size_t>(e.worst_stage)];
+        QVERIFY(!worst.fits);
+        QCOMPARE(worst.overflow_bytes, worst.peak_bytes - l.cluster.gpu.hbm_bytes);
+        QCOMPARE(e.max_overflow_bytes, worst.overflow_bytes);
+        QVERIFY(e.max_overflow_bytes > 0);
+    }
+
+    void invalid_layout_is_refused() {
+        Layout l = preset_layout("llama3-70b-h100-64");
+        l.parallel.mesh.tp = 3;  // does not divide the heads
+        QVERIFY_THROWS_EXCEPTION(InputError, estimate_layout(l));
+    }
+
+    // Extreme but valid sizes never give NaN, infinity or negative numbers.
+    void extreme_sizes_stay_sane() {
+        struct Case { const char* model; const char* cluster; int tp, pp, dp, mbs, gbs, seq; Schedule sch; int vpp; Recompute rc; };
+        const Case cases[] = {
+            {"tiny", "cpu-local", 1, 1, 1, 1, 1, 1, Schedule::OneFOneB, 1, Recompute::None},
+            {"tiny", "cpu-local", 1, 4, 1, 1, 1, 1, Schedule::GPipe, 1, Recompute::Full},
+            {"tiny", "cpu-local", 1, 1, 1, 1, 1 << 20, 16, Schedule::OneFOneB, 1, Recompute::Selective},
+            {"llama3-8b", "dgx-h100", 8, 32, 1, 1, 64, 131072, Schedule::Interleaved, 1, Recompute::Full},
+            {"llama3.1-405b", "dgx-h100", 8, 126, 16, 64, 1 << 20, 8192, Schedule::OneFOneB, 1, Recompute::None},
+            {"gpt3-175b", "dgx-a100-80gb", 1, 1, 1, 1, 1, 2048, Schedule::OneFOneB, 1, Recompute::None},
+            {"mixtral-8x7b", "dgx-h100", 1, 1, 8, 1, 8, 4, Schedule::OneFOneB, 1, Recompute::None},
+        };
+        for (const auto& k : cases) {
+            Layout l = make_layout(load_model(k.model), k.cluster, k.tp, k.pp, k.dp, k.mbs, k.gbs, k.seq);
+            if (std::string(k.cluster) == "cpu-local") l.training.dtype = DType::Fp32;  // the CPU computes in fp32
+            l.training.schedule = k.sch;
+            l.training.recompute = k.rc;
+            if (k.sch == Schedule::Interleaved) l.parallel.vpp = 1;
+            if (l.model.is_moe()) l.parallel.mesh.ep = 8;
+            const auto v = validate_layout(l, "t");
+            if (!v.valid()) {
+                // Interleaved needs vpp ≥ 2; fall back to 1F1B for that case.
+                l.training.schedule = Schedule::OneFOneB;
+            }
+            QVERIFY2(validate_layout(l, "t").valid(), k.model);
+            const Estimate e = estimate_layout(l);
+            QVERIFY2(sane(e), k.model);
+        }
+        // A cluster with the fastest links and no latency.
+        Layout l = make_layout(load_model("tiny"), "cpu-local", 2, 2, 2, 1, 8, 64);
+        l.training.dtype = DType::Fp32;
+        l.cluster.intra_node = {"x", 1e14, 0};
+        l.cluster.inter_node = {"y", 1e14, 0};
+        QVERIFY(sane(estimate_layout(l)));
+    }
+
+    // The estimate allocates nothing once its output has room for the stages.
+    void estimate_does_not_allocate() {
+        const Layout l = preset_layout("llama3.1-405b-h100-16384");
+        const CostModel model(l);
+        Estimate e;
+        model.estimate(l, e);
+        const long before = g_allocations.load();
+        for (int i = 0; i < 100; ++i) model.estimate(l, e);
+        QCOMPARE(g_allocations.load() - before, 0L);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCostMemory)
+#include "tst_cost_memory.moc"

@@ -1,0 +1,157 @@
+// Time side of the cost model: collective closed forms, pipeline bubbles, monotonicity.
+#include <QtTest>
+
+#include "cost/collective_time.h"
+#include "cost/cost_model.h"
+#include "cost/group_topology.h"
+#include "cost_test_util.h"
+#include "layout/layout_validate.h"
+
+using namespace meshwork;
+using namespace meshwork::cost;
+using namespace meshwork::test;
+
+class TestCostTime : public QObject {
+    Q_OBJECT
+private slots:
+    // Ring all-reduce inside a node: 2(n−1)/n · bytes / busbw + 2(n−1) latencies.
+    void ring_collectives_closed_form() {
+        LinkModel l;
+        l.intra_bytes_per_s = 2.4e11;
+        l.intra_latency_s = 3e-6;
+        l.inter_bytes_per_s = 2.0e10;
+        l.inter_latency_s = 6e-6;
+        const GroupSpan node = group_span(8, 1, 8);
+        QCOMPARE(node.nodes, 1);
+        const double bytes = 1e9;
+        QVERIFY(std::fabs(all_reduce_s(l, node, bytes) - (2.0 * 7 / 8 * bytes / 2.4e11 + 14 * 3e-6)) < 1e-12);
+        QVERIFY(std::fabs(all_gather_s(l, node, bytes) - (7.0 / 8 * bytes / 2.4e11 + 7 * 3e-6)) < 1e-12);
+        QVERIFY(std::fabs(reduce_scatter_s(l, node, bytes) - all_gather_s(l, node, bytes)) < 1e-15);
+        // One rank per node: the inter-node tier.
+        const GroupSpan spread = group_span(4, 8, 8);
+        QCOMPARE(spread.per_node, 1);
+        QCOMPARE(spread.nodes, 4);
+        QVERIFY(std::fabs(all_reduce_s(l, spread, bytes) - (2.0 * 3 / 4 * bytes / 2.0e10 + 6 * 6e-6)) < 1e-12);
+        // Hierarchical is never slower than the flat ring over the slow tier.
+        const GroupSpan both = group_span(32, 1, 8);
+        QCOMPARE(both.per_node, 8);
+        QCOMPARE(both.nodes, 4);
+        QVERIFY(all_reduce_s(l, both, bytes) <= 2.0 * 31 / 32 * bytes / 2.0e10 + 62 * 6e-6);
+        QCOMPARE(all_reduce_s(l, group_span(1, 1, 8), bytes), 0.0);
+    }
+
+    void group_spans_follow_the_order() {
+        MeshShape s;
+        s.tp = 8;
+        s.dp = 4;
+        s.pp = 2;
+        AxisStrides st;
+        QVERIFY(axis_strides(s, 32, st));
+        QCOMPARE(st.tp, 1);
+        QCOMPARE(st.dp, 8);
+        QCOMPARE(st.pp, 32);
+        QVERIFY(!group_span(8, st.tp, 8).crosses_nodes());
+        QVERIFY(group_span(4, st.dp, 8).crosses_nodes());
+        s.order = "dp-tp-cp-ep-pp";
+        QVERIFY(axis_strides(s, 32, st));
+        QCOMPARE(st.dp, 1);
+        QCOMPARE(st.tp, 4);
+        QVERIFY(group_span(8, st.tp, 8).crosses_nodes());
+        s.order = "tp-tp-cp-ep-pp";
+        QVERIFY(!axis_strides(s, 32, st));
+    }
+
+    // 1F1B and GPipe: the bubble is (p − 1)/(m + p − 1) of the pipeline span, i.e.
+    // (p − 1)/m of the ideal time; interleaved (p − 1)/(v·m) of the ideal time.
+    void bubble_closed_forms() {
+        QCOMPARE(pipeline_bubble_fraction(Schedule::OneFOneB, 8, 1, 32), 7.0 / 39.0);
+        QCOMPARE(pipeline_bubble_fraction(Schedule::GPipe, 4, 1, 4), 3.0 / 7.0);
+        const double f = pipeline_bubble_fraction(Schedule::Interleaved, 8, 2, 32);
+        QVERIFY(std::fabs(f / (1 - f) - 7.0 / (2 * 32)) < 1e-12);
+        QCOMPARE(pipeline_bubble_fraction(Schedule::OneFOneB, 1, 1, 8), 0.0);
+    }
+
+    // The estimate's bubble follows the closed form when stages are (nearly) uniform:
+    // Llama 3 70B, 80 layers over 4 stages, the embedding and head are < 2 % of a stage.
+    void estimate_bubble_follows_the_closed_form() {
+        for (int m : {4, 8, 16, 32}) {
+            Layout l = preset_layout("llama3-70b-h100-64");
+            l.parallel.mesh.pp = 4;
+            l.parallel.mesh.dp = 64 / (4 * l.parallel.mesh.tp * l.parallel.mesh.cp);
+            l.placement.layers_per_stage.clear();
+            l.training.global_batch_size = m * l.parallel.mesh.dp * l.training.micro_batch_size;
+            QVERIFY(validate_layout(l, "t").valid());
+            const Estimate e = estimate_layout(l);
+            const double closed = pipeline_bubble_fraction(Schedule::OneFOneB, 4, 1, m);
+            QVERIFY2(std::fabs(e.bubble_fraction - closed) < 0.02,
+                     qPrintable(QString("m %1: %2 vs %3").arg(m).arg(e.bubble_fraction).arg(closed)));
+        }
+    }
+
+    // More micro-batches never increase the bubble; interleaving never increases it.
+    void more_micro_batches_never_increase_the_bubble() {
+        double previous = 1.0;
+        for (int m : {1, 2, 4, 8, 16, 32, 64, 128}) {
+            Layout l = preset_layout("gpt3-175b-a100-1024");
+            l.training.global_batch_size = m * l.parallel.mesh.dp;
+            const Estimate e = estimate_layout(l);
+            QVERIFY2(e.bubble_fraction <= previous + 1e-12, qPrintable(QString("m %1").arg(m)));
+            previous = e.bubble_fraction;
+        }
+        Layout l = preset_layout("gpt3-175b-a100-1024");
+        const Estimate plain = estimate_layout(l);
+        l.training.schedule = Schedule::Interleaved;
+        l.parallel.vpp = 2;
+        l.placement.layers_per_stage.clear();
+        const Estimate inter = estimate_layout(l);
+        QVERIFY(inter.bubble_fraction < plain.bubble_fraction);
+    }
+
+    void recomputation_costs_time_and_saves_memory() {
+        Layout l = preset_layout("gpt3-175b-a100-1024");
+        l.training.recompute = Recompute::None;
+        l.training.flash_attention = false;
+        const Estimate none = estimate_layout(l);
+        l.training.recompute = Recompute::Selective;
+        const Estimate sel = estimate_layout(l);
+        l.training.recompute = Recompute::Full;
+        const Estimate full = estimate_layout(l);
+        QVERIFY(none.step_time_s < sel.step_time_s);
+        QVERIFY(sel.step_time_s < full.step_time_s);
+        QVERIFY(none.stages[0].activations_bytes > sel.stages[0].activations_bytes);
+        QVERIFY(sel.stages[0].activations_bytes > full.stages[0].activations_bytes);
+        QVERIFY(full.hardware_tflops_per_gpu > full.model_tflops_per_gpu);
+        QVERIFY(full.time.recompute_s > sel.time.recompute_s);
+    }
+
+    void metrics_are_consistent() {
+        for (const char* name : {"gpt3-175b-a100-1024", "llama3-70b-h100-64", "mixtral-8x7b-h100-64",
+                                 "llama3.1-405b-h100-16384", "tiny-cpu", "tiny-moe-cpu"}) {
+            const Layout l = preset_layout(name);
+            const Estimate e = estimate_layout(l);
+            QVERIFY2(sane(e), name);
+            const double tokens = static_cast<double>(l.training.global_batch_size) * l.training.seq_length;
+            QVERIFY(std::fabs(e.tokens_per_s * e.step_time_s - tokens) < 1e-6 * tokens);
+            QVERIFY(e.mfu > 0 && e.mfu < 1);
+            QVERIFY(e.exposed_comm_s <= e.step_time_s);
+            QVERIFY(e.time.compute_s <= e.step_time_s);
+            QCOMPARE(static_cast<int>(e.stages.size()), l.parallel.mesh.pp);
+            QCOMPARE(e.micro_batches, l.num_micro_batches());
+        }
+    }
+
+    // Faster links never make a step slower; a larger GEMM efficiency never either.
+    void rates_come_from_the_cluster() {
+        Layout l = preset_layout("gpt3-175b-a100-1024");
+        const Estimate base = estimate_layout(l);
+        l.cluster.inter_node.bandwidth_bytes_per_s *= 4;
+        const Estimate fast_links = estimate_layout(l);
+        QVERIFY(fast_links.step_time_s < base.step_time_s);
+        l = preset_layout("gpt3-175b-a100-1024");
+        l.cluster.efficiency.gemm = 0.9;
+        QVERIFY(estimate_layout(l).step_time_s < base.step_time_s);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCostTime)
+#include "tst_cost_time.moc"

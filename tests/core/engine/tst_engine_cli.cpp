@@ -1,0 +1,83 @@
+// meshwork-cli run end to end: exit codes and messages of CLI.md.
+#include <QtTest>
+
+#include <QProcess>
+
+class TestEngineCli : public QObject {
+    Q_OBJECT
+private slots:
+    void check_passes();
+    void check_mismatch_exits_3();
+    void invalid_layout_exits_2();
+    void missing_tokens_exits_2();
+    void memory_limit_refuses();
+    void rank_failure_exits_1();
+    void json_output();
+};
+
+namespace {
+struct Result {
+    int code;
+    QString out, err;
+};
+Result cli(const QStringList& args) {
+    QProcess p;
+    p.start(MESHWORK_CLI_PATH, QStringList{"run"} + args);
+    p.waitForFinished(120000);
+    return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
+}
+const QStringList kTp2{"--model", "tiny", "--tp", "2", "--seq", "32", "--mbs", "2", "--gbs", "4", "--steps", "2"};
+}  // namespace
+
+void TestEngineCli::check_passes() {
+    const auto r = cli(kTp2 + QStringList{"--check"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY(r.out.contains("step 2/2"));
+    QVERIFY(r.out.contains("check passed"));
+}
+
+void TestEngineCli::check_mismatch_exits_3() {
+    // Rounding alone differs from the reference: a zero tolerance must fail and say where.
+    const auto r = cli(kTp2 + QStringList{"--check", "--tolerance", "0"});
+    QCOMPARE(r.code, 3);
+    QVERIFY2(r.err.contains("check failed: ") && r.err.contains("on rank ") &&
+                 r.err.contains("relative error"), qPrintable(r.err));
+}
+
+void TestEngineCli::invalid_layout_exits_2() {
+    const auto r = cli({"--model", "tiny", "--tp", "3", "--seq", "32"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("parallel.tp"), qPrintable(r.err));
+}
+
+void TestEngineCli::missing_tokens_exits_2() {
+    const auto r = cli(kTp2 + QStringList{"--tokens", "/nonexistent/tok.txt"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("/nonexistent/tok.txt"), qPrintable(r.err));
+}
+
+void TestEngineCli::memory_limit_refuses() {
+    const auto r = cli(kTp2 + QStringList{"--memory-limit", "1MiB"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("--memory-limit") && r.err.contains("predicted to need"), qPrintable(r.err));
+    QCOMPARE(cli(kTp2 + QStringList{"--memory-limit", "4GiB"}).code, 0);
+}
+
+void TestEngineCli::rank_failure_exits_1() {
+    const auto r = cli(kTp2 + QStringList{"--inject-fault", "1:2"});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.trimmed() == "error: rank 1: injected fault at step 2", qPrintable(r.err));
+}
+
+void TestEngineCli::json_output() {
+    const auto r = cli(kTp2 + QStringList{"--json"});
+    QCOMPARE(r.code, 0);
+    const auto doc = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QCOMPARE(doc["steps"].toArray().size(), 2);
+    QVERIFY(doc["steps"].toArray()[0].toObject()["loss"].toDouble() > 5);
+    QVERIFY(doc["steps"].toArray()[0].toObject().contains("tokens_per_s"));
+    QCOMPARE(doc["memory"].toArray().size(), 2);
+}
+
+QTEST_APPLESS_MAIN(TestEngineCli)
+#include "tst_engine_cli.moc"

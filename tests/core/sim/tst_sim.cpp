@@ -1,0 +1,223 @@
+// The simulator: closed forms of the pipeline schedules, agreement with the estimate, the
+// predicted timeline, and the speed and memory targets of the 16,384-GPU case.
+#include <QtTest>
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "../cost/cost_test_util.h"
+#include "cost/cost_model.h"
+#include "layout/layout_validate.h"
+#include "sim/pipeline_sim.h"
+#include "sim/simulate.h"
+
+using namespace meshwork;
+using namespace meshwork::sim;
+using namespace meshwork::test;
+
+namespace {
+
+// Keeps every event in memory for the checks.
+class RecordingSink : public TraceSink {
+public:
+    void set_run_info(const TraceRunInfo& info) override { run = info; }
+    int add_track(const TrackInfo& t) override {
+        tracks.push_back(t);
+        return static_cast<int>(tracks.size()) - 1;
+    }
+    void add_event(const TraceEvent& e) override { events.push_back(e); }
+    void add_counter(int, int, const std::string&, std::int64_t, double) override {}
+    void close() override { closed = true; }
+    TraceRunInfo run;
+    std::vector<TrackInfo> tracks;
+    std::vector<TraceEvent> events;
+    bool closed = false;
+};
+
+PipelineTimes uniform(int chunks, double f, double b, double p2p) {
+    PipelineTimes t;
+    t.chunk_fwd_s.assign(static_cast<std::size_t>(chunks), f);
+    t.chunk_bwd_s.assign(static_cast<std::size_t>(chunks), b);
+    t.p2p_s = p2p;
+    return t;
+}
+
+}  // namespace
+
+class TestSim : public QObject {
+    Q_OBJECT
+private slots:
+    // Uniform stages, free transfers: the span is (m + p − 1)(F + B) for GPipe and 1F1B, so
+    // the bubble is (p − 1)/(m + p − 1) of it; interleaved with v chunks of F/v, B/v:
+    // (v·m + p − 1)(F + B)/v, the bubble (p − 1)/(v·m) of the ideal m(F + B).
+    void closed_forms_data() {
+        QTest::addColumn<int>("schedule");
+        QTest::addColumn<int>("pp");
+        QTest::addColumn<int>("vpp");
+        QTest::addColumn<int>("m");
+        for (int pp : {2, 4, 8}) {
+            for (int m : {1, 4, 8, 32}) {
+                QTest::addRow("1f1b p%d m%d", pp, m) << 1 << pp << 1 << m;
+                QTest::addRow("gpipe p%d m%d", pp, m) << 0 << pp << 1 << m;
+                if (m % pp == 0) {
+                    QTest::addRow("interleaved p%d v2 m%d", pp, m) << 2 << pp << 2 << m;
+                    QTest::addRow("interleaved p%d v4 m%d", pp, m) << 2 << pp << 4 << m;
+                }
+            }
+        }
+    }
+    void closed_forms() {
+        QFETCH(int, schedule);
+        QFETCH(int, pp);
+        QFETCH(int, vpp);
+        QFETCH(int, m);
+        const auto kind = schedule == 0 ? Schedule::GPipe : schedule == 1 ? Schedule::OneFOneB : Schedule::Interleaved;
+        const auto s = build_pipeline_schedule(kind, pp, vpp, m);
+        const double F = 1.0, B = 2.0;
+        const auto run = run_pipeline(s, uniform(pp * vpp, F / vpp, B / vpp, 0.0));
+        const double ideal = m * (F + B);
+        const double expected = ideal + (pp - 1) * (F + B) / vpp;
+        QVERIFY2(std::fabs(run.span_s - expected) < 1e-9,
+                 qPrintable(QString("span %1, expected %2").arg(run.span_s).arg(expected)));
+        const double bubble = (run.span_s - ideal) / run.span_s;
+        QVERIFY(std::fabs(bubble - pipeline_bubble_fraction(kind, pp, vpp, m)) < 1e-12);
+        QVERIFY(std::fabs((run.span_s - ideal) / ideal - (pp - 1.0) / (vpp * m)) < 1e-12);
+    }
+
+    // Transfers block the sender: each pass costs F + p2p in the steady state.
+    void transfers_lengthen_the_passes() {
+        const auto s = build_pipeline_schedule(Schedule::OneFOneB, 4, 1, 8);
+        const auto free = run_pipeline(s, uniform(4, 1, 2, 0));
+        const auto slow = run_pipeline(s, uniform(4, 1, 2, 0.1));
+        QVERIFY(slow.span_s > free.span_s);
+        QVERIFY(slow.span_s <= free.span_s + 2 * (8 + 3) * 0.1 + 1e-9);
+    }
+
+    void more_micro_batches_never_increase_the_bubble() {
+        double previous = 1;
+        for (int m : {1, 2, 4, 8, 16, 32, 64}) {
+            Layout l = preset_layout("gpt3-175b-a100-1024");
+            l.training.global_batch_size = m * l.parallel.mesh.dp;
+            const auto r = simulate_layout(l);
+            QVERIFY2(r.estimate.bubble_fraction <= previous + 1e-9, qPrintable(QString("m %1").arg(m)));
+            previous = r.estimate.bubble_fraction;
+        }
+    }
+
+    // The simulation and the closed-form estimate describe the same step.
+    void agrees_with_the_estimate() {
+        for (const char* name : {"gpt3-175b-a100-1024", "llama3-70b-h100-64", "mixtral-8x7b-h100-64",
+                                 "llama3.1-405b-h100-16384", "tiny-cpu", "tiny-moe-cpu"}) {
+            const Layout l = preset_layout(name);
+            const Estimate e = estimate_layout(l);
+            const SimulationResult r = simulate_layout(l);
+            QVERIFY2(sane(r.estimate), name);
+            const double diff = std::fabs(r.estimate.step_time_s / e.step_time_s - 1);
+            QVERIFY2(diff < 0.05, qPrintable(QString("%1: sim %2 s, estimate %3 s").arg(name)
+                                                 .arg(r.estimate.step_time_s).arg(e.step_time_s)));
+            QCOMPARE(r.estimate.fits, e.fits);
+            QCOMPARE(r.simulated_ranks, l.parallel.mesh.pp);
+            for (std::size_t i = 0; i < e.stages.size(); ++i) {
+                QCOMPARE(r.estimate.stages[i].in_flight, e.stages[i].in_flight);
+                QCOMPARE(r.estimate.stages[i].peak_bytes, e.stages[i].peak_bytes);
+            }
+        }
+    }
+
+    // Llama 3.1 405B on 16,384 H100 (TP8 PP16 DP128, 16 micro-batches): under 20 ms and
+    // 100 MB, with and without the timeline.
+    void large_layout_is_fast_and_small() {
+        const Layout l = preset_layout("llama3.1-405b-h100-16384");
+        QCOMPARE(l.gpus, 16384);
+        QVERIFY(l.num_micro_batches() >= 16);
+        simulate_layout(l);  // warm up
+        const auto t0 = std::chrono::steady_clock::now();
+        const SimulationResult r = simulate_layout(l);
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        qInfo("405B on 16384 GPUs: %.3f ms, %zu bytes of simulation state, %lld events", ms, r.memory_bytes,
+              static_cast<long long>(r.sim_events));
+        QVERIFY(ms < 20.0);
+        QVERIFY(r.memory_bytes < 100u * 1024 * 1024);
+        QCOMPARE(r.simulated_ranks, 16);
+        // More micro-batches: still fast (32 and 64).
+        for (int m : {32, 64}) {
+            Layout big = l;
+            big.training.global_batch_size = m * l.parallel.mesh.dp;
+            const auto t1 = std::chrono::steady_clock::now();
+            simulate_layout(big);
+            const double big_ms =
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
+            QVERIFY(big_ms < 20.0);
+        }
+    }
+
+    // The predicted timeline: well-formed events on the tracks of the representative ranks,
+    // compute events of one rank never overlap, everything inside the step.
+    void timeline_is_well_formed() {
+        const Layout l = preset_layout("gpt3-175b-a100-1024");
+        RecordingSink sink;
+        const SimulationResult r = simulate_layout(l, &sink);
+        QVERIFY(!sink.closed);  // the caller closes
+        QCOMPARE(sink.run.source, std::string("meshwork-sim"));
+        QCOMPARE(sink.run.clock_domain, std::string("simulated"));
+        QCOMPARE(sink.run.world_size, 1024);
+        QCOMPARE(static_cast<std::int64_t>(sink.events.size()), r.trace_events);
+        QVERIFY(sink.events.size() > 1000);
+        const auto step_ns = static_cast<std::int64_t>(r.estimate.step_time_s * 1e9) + 1000;
+        std::map<int, std::vector<std::pair<std::int64_t, std::int64_t>>> compute;
+        std::map<int, int> ranks;
+        bool saw_tp = false, saw_pp = false, saw_dp = false, saw_opt = false;
+        for (const auto& e : sink.events) {
+            QVERIFY(e.track >= 0 && e.track < static_cast<int>(sink.tracks.size()));
+            QCOMPARE(sink.tracks[static_cast<std::size_t>(e.track)].rank, e.rank);
+            QVERIFY(e.end_ns >= e.start_ns);
+            QVERIFY(e.start_ns >= 0 && e.end_ns <= step_ns);
+            QVERIFY(e.flops >= 0 && e.bytes >= 0);
+            ranks[e.rank]++;
+            const auto& track = sink.tracks[static_cast<std::size_t>(e.track)];
+            if (track.kind == TrackKind::ComputeStream) compute[e.track].push_back({e.start_ns, e.end_ns});
+            saw_tp |= e.name.find("(tp)") != std::string::npos;
+            saw_pp |= e.name.rfind("send(pp)", 0) == 0;
+            saw_dp |= e.name.find("(dp)") != std::string::npos;
+            saw_opt |= e.name == "optimizer.step";
+            if (e.kind == EventKind::Communication && e.name.find("(tp)") != std::string::npos) {
+                QCOMPARE(e.group_size, 8);
+            }
+        }
+        QVERIFY(saw_tp && saw_pp && saw_dp && saw_opt);
+        QCOMPARE(static_cast<int>(ranks.size()), 16);  // one representative per stage
+        // Representatives are (tp, cp, dp) = 0 of each stage: global rank = stage × 64.
+        for (const auto& [rank, n] : ranks) QCOMPARE(rank % 64, 0);
+        for (auto& [track, spans] : compute) {
+            std::sort(spans.begin(), spans.end());
+            for (std::size_t i = 1; i < spans.size(); ++i) {
+                QVERIFY2(spans[i].first >= spans[i - 1].second - 1,
+                         qPrintable(QString("track %1 overlaps at %2").arg(track).arg(spans[i].first)));
+            }
+        }
+    }
+
+    void invalid_layout_is_refused() {
+        Layout l = preset_layout("gpt3-175b-a100-1024");
+        l.training.global_batch_size = 7;  // not a multiple of dp × micro-batch
+        QVERIFY_THROWS_EXCEPTION(InputError, simulate_layout(l));
+    }
+
+    void interleaved_and_uneven_stages() {
+        Layout l = preset_layout("llama3.1-405b-h100-16384");  // 7, 8 × 14, 7
+        const auto uneven = simulate_layout(l);
+        QVERIFY(sane(uneven.estimate));
+        l.training.schedule = Schedule::Interleaved;
+        l.parallel.vpp = 2;
+        l.placement.layers_per_stage.clear();
+        QVERIFY(validate_layout(l, "t").valid());
+        const auto inter = simulate_layout(l);
+        QVERIFY(sane(inter.estimate));
+        QVERIFY(inter.estimate.bubble_fraction < uneven.estimate.bubble_fraction);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSim)
+#include "tst_sim.moc"

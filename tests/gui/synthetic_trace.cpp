@@ -1,0 +1,60 @@
+#include "synthetic_trace.h"
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace meshwork::gui::test {
+
+std::shared_ptr<MemoryTimelineSource> make_synthetic_trace(const SyntheticTraceShape& shape) {
+    auto source = std::make_shared<MemoryTimelineSource>();
+    constexpr int kLanesPerRank = 3;
+    const char* const ops[] = {"attention.qkv", "attention.core", "attention.out", "mlp.up", "mlp.down", "norm"};
+    const char* const collectives[] = {"all_reduce(tp)", "reduce_scatter(dp)", "all_gather(dp)", "send(pp)", "recv(pp)"};
+    std::vector<std::string> op_names;
+    for (int layer = 0; layer < 8; ++layer) {
+        for (const char* op : ops) {
+            op_names.push_back("block." + std::to_string(layer) + "." + op + ".fwd");
+            op_names.push_back("block." + std::to_string(layer) + "." + op + ".bwd");
+        }
+    }
+    const std::int64_t per_lane = shape.events / (shape.ranks * kLanesPerRank);
+    for (int r = 0; r < shape.ranks; ++r) {
+        const int compute = source->add_lane({r, TrackKind::ComputeStream, "compute"});
+        const int tp = source->add_lane({r, TrackKind::CommStream, "comm:tp"});
+        const int dp = source->add_lane({r, TrackKind::CommStream, "comm:dp"});
+        std::mt19937 rng(shape.seed + static_cast<std::uint32_t>(r));
+        // Log-uniform durations from ~1 µs to ~1 ms: a few long kernels among many short ones.
+        std::uniform_real_distribution<double> log_dur(3.0, 6.0);
+        std::uniform_real_distribution<double> log_gap(1.0, 4.5);
+        for (const int lane : {compute, tp, dp}) {
+            source->reserve(lane, static_cast<std::size_t>(per_lane));
+            std::int64_t t = r * 1000;
+            for (std::int64_t i = 0; i < per_lane; ++i) {
+                TraceEvent e;
+                e.rank = r;
+                e.step = static_cast<int>(i / 20000);
+                e.micro_batch = static_cast<int>((i / 200) % 8);
+                e.layer = static_cast<int>((i / 12) % 8);
+                const auto dur = static_cast<std::int64_t>(std::pow(10.0, log_dur(rng)));
+                if (lane == compute) {
+                    e.kind = EventKind::Compute;
+                    e.name = op_names[static_cast<std::size_t>(i) % op_names.size()];
+                    e.flops = static_cast<double>(dur) * 4e5;
+                } else {
+                    e.kind = EventKind::Communication;
+                    e.name = collectives[static_cast<std::size_t>(i + (lane == dp ? 1 : 0)) % 5];
+                    e.bytes = dur * 200;
+                }
+                e.start_ns = t;
+                e.end_ns = t + dur;
+                source->add_event(lane, e);
+                t = e.end_ns + static_cast<std::int64_t>(std::pow(10.0, log_gap(rng)));
+            }
+        }
+    }
+    return source;
+}
+
+}  // namespace meshwork::gui::test

@@ -1,0 +1,21 @@
+// A generated trace for timeline tests and benchmarks: per rank a compute stream of
+// forward/backward kernels per layer and two communication streams, with randomised
+// (seeded) durations, so that zoomed-out views are dense and zoomed-in ones sparse.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "timeline/memory_timeline_source.h"
+
+namespace meshwork::gui::test {
+
+struct SyntheticTraceShape {
+    int ranks = 16;
+    std::int64_t events = 1'000'000;  // in total, over all lanes
+    std::uint32_t seed = 7;
+};
+
+std::shared_ptr<MemoryTimelineSource> make_synthetic_trace(const SyntheticTraceShape& shape);
+
+}  // namespace meshwork::gui::test

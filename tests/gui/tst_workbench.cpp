@@ -1,0 +1,200 @@
+// The workbench as a person uses it: drag blocks and experts from the model palette onto
+// the mesh canvas, edit axes, undo; refused edits say why where they were dropped.
+#include <QtTest>
+
+#include <QDragEnterEvent>
+#include <QSpinBox>
+#include <QTreeWidget>
+
+#include "document/layout_document.h"
+#include "document/layout_mime.h"
+#include "estimate/assessment_runner.h"
+#include "estimate/estimate_panel.h"
+#include "mainwindow/main_window.h"
+#include "mesh/axis_editor.h"
+#include "mesh/mesh_canvas.h"
+#include "model/model_palette.h"
+#include "model/model_tree.h"
+#include "timeline/timeline_panel.h"
+#include "timeline/timeline_view.h"
+
+using namespace meshwork;
+using namespace meshwork::gui;
+
+namespace {
+QString bundled(const char* name) { return QString(MESHWORK_RESOURCES_DIR) + "/layouts/" + name + ".json"; }
+
+// Drops `mime` on the canvas at `pos` through the same events a real drag delivers.
+void drop(MeshCanvas* canvas, QMimeData* mime, QPoint pos) {
+    QDragEnterEvent enter(pos, Qt::MoveAction, mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(canvas, &enter);
+    QDragMoveEvent move(pos, Qt::MoveAction, mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(canvas, &move);
+    QDropEvent dropped(QPointF(pos), Qt::MoveAction, mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(canvas, &dropped);
+}
+
+// The drag payload the model palette builds for the given tree items.
+QMimeData* palette_drag(ModelTree* tree, const QList<QTreeWidgetItem*>& items) {
+    tree->clearSelection();
+    for (auto* item : items) item->setSelected(true);
+    return tree->model()->mimeData(tree->selectionModel()->selectedIndexes());
+}
+}  // namespace
+
+class TstWorkbench : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() {
+        QCoreApplication::setOrganizationName("MeshworkTests");
+        QCoreApplication::setApplicationName("tst_gui_workbench");
+        QSettings().clear();
+    }
+
+    void drop_block_on_stage_moves_the_boundary_and_undo_restores_it() {
+        MainWindow w;
+        QVERIFY(w.open_layout(bundled("llama3-70b-h100-64")));
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        auto* estimate = w.estimate_panel();
+        estimate->runner()->wait();
+        QTRY_VERIFY(estimate->current().has_value());
+        const auto before_generation = estimate->current()->generation;
+        QSignalSpy assessed(estimate, &EstimatePanel::assessed);
+
+        auto* tree = w.palette()->tree();
+        std::unique_ptr<QMimeData> mime(palette_drag(tree, {tree->block_item(20)}));
+        QVERIFY(mime && mime->hasFormat(kBlocksMime));
+        drop(w.canvas(), mime.get(), w.canvas()->stage_drop_point(0));
+        QCOMPARE(w.document()->layout().placement.layers_per_stage, (std::vector<int>{21, 19, 20, 20}));
+        QVERIFY(w.canvas()->last_refusal().isEmpty());
+        QCOMPARE(tree->block_item(20)->text(ModelTree::PlaceColumn), QString("S0"));
+        // The estimate follows the edit, off the UI thread.
+        QTRY_VERIFY(!assessed.isEmpty());
+        QVERIFY(estimate->current()->generation > before_generation);
+        QVERIFY(w.isWindowModified());
+
+        w.document()->undo_stack()->undo();
+        QCOMPARE(w.document()->layout().placement.layers_per_stage, (std::vector<int>{20, 20, 20, 20}));
+        QCOMPARE(tree->block_item(20)->text(ModelTree::PlaceColumn), QString("S1"));
+        QVERIFY(!w.document()->is_modified());
+    }
+
+    void impossible_drop_is_refused_with_its_reason() {
+        MainWindow w;
+        QVERIFY(w.open_layout(bundled("llama3-70b-h100-64")));
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        const Layout before = w.document()->layout();
+        QSignalSpy refused(w.canvas(), &MeshCanvas::edit_refused);
+        auto* tree = w.palette()->tree();
+        QList<QTreeWidgetItem*> stage1;
+        for (int b = 20; b < 40; ++b) stage1 << tree->block_item(b);
+        std::unique_ptr<QMimeData> mime(palette_drag(tree, stage1));
+        drop(w.canvas(), mime.get(), w.canvas()->stage_drop_point(0));
+        QVERIFY(w.document()->layout() == before);
+        QCOMPARE(refused.count(), 1);
+        const QString reason = w.canvas()->last_refusal();
+        QVERIFY2(reason.contains("layers_per_stage[1]") && reason.contains("at least one layer"), qPrintable(reason));
+        QCOMPARE(w.document()->undo_stack()->count(), 0);
+    }
+
+    void expert_drop_on_a_tile_moves_it_to_that_ep_rank() {
+        MainWindow w;
+        QVERIFY(w.open_layout(bundled("tiny-moe-cpu")));
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        auto* tree = w.palette()->tree();
+        QVERIFY(tree->expert_item(0));
+        // Find a tile whose EP coordinate is 1.
+        int rank_on_ep1 = -1;
+        for (const auto& t : w.canvas()->geometry().tiles) {
+            if (t.coords.ep == 1) rank_on_ep1 = t.rank;
+        }
+        QVERIFY(rank_on_ep1 >= 0);
+        std::unique_ptr<QMimeData> mime(palette_drag(tree, {tree->expert_item(0)}));
+        QVERIFY(mime->hasFormat(kExpertsMime));
+        drop(w.canvas(), mime.get(), w.canvas()->tile_center(rank_on_ep1));
+        QCOMPARE(w.document()->layout().placement.experts_per_ep_rank,
+                 (std::vector<std::vector<int>>{{1, 2, 3}, {0, 4, 5, 6, 7}}));
+        QCOMPARE(tree->expert_item(0)->text(ModelTree::PlaceColumn), QString("EP1"));
+        // Emptying EP rank 0 is impossible: refused, with the field named.
+        std::unique_ptr<QMimeData> rest(palette_drag(tree, {tree->expert_item(1), tree->expert_item(2), tree->expert_item(3)}));
+        drop(w.canvas(), rest.get(), w.canvas()->tile_center(rank_on_ep1));
+        QVERIFY2(w.canvas()->last_refusal().contains("experts_per_ep_rank[0]"), qPrintable(w.canvas()->last_refusal()));
+    }
+
+    void axis_edits_update_the_canvas() {
+        MainWindow w;
+        QVERIFY(w.open_layout(bundled("llama3-70b-h100-64")));
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QCOMPARE(static_cast<int>(w.canvas()->geometry().stages.size()), 4);
+        w.axis_editor()->spin_box("pp")->setValue(2);
+        QCOMPARE(w.document()->layout().parallel.mesh.pp, 2);
+        QCOMPARE(w.document()->layout().parallel.mesh.dp, 4);
+        QCOMPARE(static_cast<int>(w.canvas()->geometry().stages.size()), 2);
+        // tp 3 cannot divide 64 GPUs: refused, the spin box snaps back and says why.
+        w.axis_editor()->spin_box("tp")->setValue(3);
+        QCOMPARE(w.document()->layout().parallel.mesh.tp, 8);
+        QCOMPARE(w.axis_editor()->spin_box("tp")->value(), 8);
+        QVERIFY(!w.axis_editor()->last_refusal().isEmpty());
+        w.document()->undo_stack()->undo();
+        QCOMPARE(static_cast<int>(w.canvas()->geometry().stages.size()), 4);
+        QCOMPARE(w.axis_editor()->spin_box("pp")->value(), 4);
+    }
+
+    void estimate_after_an_edit_fits_its_budget() {
+        MainWindow w;
+        QVERIFY(w.open_layout(bundled("llama3-70b-h100-64")));
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QSignalSpy assessed(w.estimate_panel(), &EstimatePanel::assessed);
+        w.estimate_panel()->runner()->wait();  // the assessment of the opened layout
+        QCoreApplication::processEvents();
+        assessed.clear();
+        QVERIFY(w.document()->apply(move_blocks_to_stage(w.document()->layout(), {20}, 0)).accepted);
+        QTRY_VERIFY(!assessed.isEmpty());
+        const double latency_ms = assessed.takeFirst().at(0).toDouble();
+        const double compute_ms = w.estimate_panel()->current()->elapsed_ms;
+        qInfo("assessment %.2f ms; edit to result shown %.2f ms", compute_ms, latency_ms);
+        // The work itself must fit the 50 ms budget on any machine; the end-to-end figure
+        // also counts repaints and the event loop of a possibly loaded machine, so it is
+        // only checked for blocking here and measured in docs/BENCHMARKS.md.
+        QVERIFY2(compute_ms < 50.0, qPrintable(QString::number(compute_ms)));
+        QVERIFY2(latency_ms < 1000.0, qPrintable(QString::number(latency_ms)));
+    }
+
+    void corrupt_trace_shows_an_error() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("corrupt.sqlite");
+        {
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(QByteArray("SQLite format 3\0", 16) + QByteArray(4096, '\x5a'));
+        }
+        MainWindow w;
+        QVERIFY(w.open_layout(bundled("tiny-cpu")));
+        QSignalSpy failed(&w, &MainWindow::trace_failed);
+        w.open_trace(path);
+        QTRY_COMPARE(failed.count(), 1);
+        QVERIFY(!w.last_error().isEmpty());
+        QVERIFY(w.timeline()->view()->source() == nullptr);
+    }
+
+    void bad_layout_file_shows_an_error() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("bad.json");
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("{\"format\": \"meshwork-layout\", \"version\": 1, \"gpus\": \"many\"}");
+        f.close();
+        MainWindow w;
+        QVERIFY(!w.open_layout(path));
+        QVERIFY(w.last_error().contains("bad.json"));
+        QVERIFY(!w.document()->has_layout());
+    }
+};
+
+QTEST_MAIN(TstWorkbench)
+#include "tst_workbench.moc"

@@ -1,0 +1,311 @@
+// Importers: hand-written Kineto JSON (plain and gzip), an nsys-schema SQLite file built
+// here with the real table and column names, and hostile inputs.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <sqlite3.h>
+#include <zlib.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "common/error.h"
+#include "import/import_trace.h"
+#include "store/trace_reader.h"
+#include "store/trace_writer.h"
+#include "trace_test_util.h"
+
+using namespace meshwork;
+using namespace meshwork::profiler;
+using meshwork::test::temp_path;
+
+namespace {
+
+const std::string kKinetoFixture = std::string(MESHWORK_TEST_FIXTURES) + "/profiler/kineto_rank1.json";
+
+std::string slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+void write_text(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+void write_gzip(const std::string& path, const std::string& text) {
+    gzFile f = gzopen(path.c_str(), "wb");
+    QVERIFY(f);
+    QCOMPARE(gzwrite(f, text.data(), static_cast<unsigned>(text.size())), static_cast<int>(text.size()));
+    gzclose(f);
+}
+
+void exec_sql(sqlite3* db, const std::string& sql) {
+    char* err = nullptr;
+    const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+    const std::string msg = err ? err : "";
+    sqlite3_free(err);
+    QVERIFY2(rc == SQLITE_OK, msg.c_str());
+}
+
+// The tables and columns of `nsys export --type sqlite` (a subset of columns, real names).
+void write_nsys_fixture(const std::string& path, bool with_kernel_name = true) {
+    sqlite3* db = nullptr;
+    QCOMPARE(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    exec_sql(db, "CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);"
+                 "INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel'), (2, 'ampere_bf16_s16816gemm'),"
+                 " (3, 'ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL'), (4, 'gemm'), (5, 'ncclKernel');");
+    exec_sql(db, std::string("CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,"
+                 " deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,"
+                 " correlationId INTEGER, globalPid INTEGER, ") +
+                 (with_kernel_name ? "demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL," : "") +
+                 " gridX INTEGER NOT NULL DEFAULT 1, gridY INTEGER NOT NULL DEFAULT 1, gridZ INTEGER NOT NULL DEFAULT 1,"
+                 " blockX INTEGER NOT NULL DEFAULT 1, blockY INTEGER NOT NULL DEFAULT 1, blockZ INTEGER NOT NULL DEFAULT 1,"
+                 " registersPerThread INTEGER NOT NULL DEFAULT 0);");
+    if (with_kernel_name) {
+        exec_sql(db, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId,"
+                     " globalPid, demangledName, shortName) VALUES"
+                     " (2000, 3000, 0, 1, 7, 11, 0, 2, 4), (3100, 3600, 0, 1, 13, 12, 0, 3, 5);");
+    }
+    exec_sql(db, "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL,"
+                 " eventClass INTEGER NOT NULL DEFAULT 0, globalTid INTEGER, correlationId INTEGER,"
+                 " nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL DEFAULT 0, callchainId INTEGER);"
+                 "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, globalTid, correlationId, nameId) VALUES"
+                 " (1500, 1600, 281479271677953, 11, 1), (1700, 1750, 281479271677953, 12, 1);");
+    exec_sql(db, "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL,"
+                 " deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,"
+                 " correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL,"
+                 " deprecatedSrcId INTEGER, srcKind INTEGER, dstKind INTEGER);"
+                 "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId,"
+                 " bytes, copyKind) VALUES (1000, 1200, 0, 1, 7, 10, 65536, 1);");
+    exec_sql(db, "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL,"
+                 " deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,"
+                 " correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL, bytes INTEGER NOT NULL,"
+                 " memKind INTEGER);"
+                 "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, value, bytes)"
+                 " VALUES (1300, 1310, 0, 1, 7, 0, 1024);");
+    exec_sql(db, "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,"
+                 " rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER,"
+                 " endGlobalTid INTEGER, textId INTEGER, domainId INTEGER, uint64Value INTEGER);"
+                 "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, textId) VALUES"
+                 " (1400, 4000, 59, 'step 5', 281479271677953, NULL),"
+                 " (1450, 1650, 59, NULL, 281479271677953, 4),"
+                 " (1460, 1640, 59, 'layer 2 mb=1', 281479271677953, NULL),"
+                 " (1800, NULL, 34, 'a mark', 281479271677953, NULL);");
+    exec_sql(db, "CREATE TABLE TARGET_INFO_GPU (vmId INTEGER, id INTEGER, name TEXT, busLocation TEXT,"
+                 " totalMemory INTEGER);"
+                 "INSERT INTO TARGET_INFO_GPU VALUES (0, 0, 'NVIDIA H100 80GB HBM3', '0000:1b:00.0', 85031714816);");
+    exec_sql(db, "CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT);"
+                 "INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (1700000000123456789, 'x', 'y');");
+    sqlite3_close(db);
+}
+
+std::string import_error(const std::string& in, const std::string& out) {
+    try {
+        auto w = TraceWriter::create(out);
+        import_trace_file(in, *w, {});
+        w->close();
+    } catch (const InputError& e) {
+        return e.issues().front().to_string();
+    }
+    return "";
+}
+
+}  // namespace
+
+class ImportersTest : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+
+    void check_kineto_trace(const std::string& out) {
+        auto r = TraceReader::open(out);
+        QCOMPARE(r.run_info().source, std::string("kineto"));
+        QCOMPARE(r.run_info().world_size, 2);
+        QCOMPARE(r.run_info().start_time_unix_ns, std::int64_t{1700000000000000000});
+        int kernels = 0, comms = 0, copies = 0, sets = 0, host = 0;
+        r.for_each_event([&](const TraceEvent& e) {
+            QCOMPARE(e.rank, 1);
+            if (e.kind == EventKind::Compute) {
+                ++kernels;
+                QCOMPARE(e.start_ns, std::int64_t{1100000});
+                QCOMPARE(e.end_ns, std::int64_t{1200000});
+                QCOMPARE(e.step, 3);  // through correlation 100 -> launch inside ProfilerStep#3
+                QCOMPARE(e.correlation_id, std::int64_t{100});
+            } else if (e.kind == EventKind::Communication) {
+                ++comms;
+                QCOMPARE(e.bytes, std::int64_t{1048576 * 2});  // via External id 3 (bf16)
+                QCOMPARE(e.group_size, 2);
+                QCOMPARE(e.step, 3);
+            } else if (e.kind == EventKind::Memcpy) {
+                ++copies;
+                QCOMPARE(e.start_ns, std::int64_t{1050500});
+                QCOMPARE(e.end_ns, std::int64_t{1060750});
+            } else if (e.kind == EventKind::Memset) {
+                ++sets;
+            } else {
+                ++host;
+            }
+        });
+        QCOMPARE(kernels, 1);
+        QCOMPARE(comms, 1);
+        QCOMPARE(copies, 1);
+        QCOMPARE(sets, 1);
+        QCOMPARE(host, 5);
+        bool comm_track = false, compute_track = false;
+        for (const auto& t : r.tracks()) {
+            comm_track |= t.info.kind == TrackKind::CommStream;
+            compute_track |= t.info.kind == TrackKind::ComputeStream;
+        }
+        QVERIFY(comm_track && compute_track);
+        int counters = 0;
+        r.for_each_counter([&](const CounterSample& c) {
+            ++counters;
+            QCOMPARE(c.value, 2097152.0);
+        });
+        QCOMPARE(counters, 1);
+    }
+
+private slots:
+    void initTestCase() { QVERIFY(dir_.isValid()); }
+
+    void imports_kineto_json() {
+        const auto out = temp_path(dir_, "kineto.sqlite");
+        auto w = TraceWriter::create(out);
+        const auto r = import_trace_file(kKinetoFixture, *w, {});
+        w->close();
+        QCOMPARE(r.format, std::string("kineto"));
+        QCOMPARE(r.rank, 1);
+        QCOMPARE(r.events, std::int64_t{9});
+        check_kineto_trace(out);
+    }
+
+    void imports_gzip_kineto_json() {
+        const auto gz = temp_path(dir_, "trace.json.gz");
+        write_gzip(gz, slurp(kKinetoFixture));
+        const auto out = temp_path(dir_, "kineto_gz.sqlite");
+        auto w = TraceWriter::create(out);
+        import_trace_file(gz, *w, {});
+        w->close();
+        check_kineto_trace(out);
+    }
+
+    void rank_option_overrides() {
+        const auto out = temp_path(dir_, "kineto_rank.sqlite");
+        auto w = TraceWriter::create(out);
+        ImportOptions o;
+        o.rank = 5;
+        QCOMPARE(import_trace_file(kKinetoFixture, *w, o).rank, 5);
+        w->close();
+    }
+
+    void imports_nsys_sqlite() {
+        const auto in = temp_path(dir_, "profile_rank3.sqlite");
+        write_nsys_fixture(in);
+        const auto out = temp_path(dir_, "nsys.sqlite");
+        auto w = TraceWriter::create(out);
+        const auto res = import_trace_file(in, *w, {});
+        w->close();
+        QCOMPARE(res.format, std::string("nsys"));
+        QCOMPARE(res.rank, 3);  // from the file name
+        auto r = TraceReader::open(out);
+        QCOMPARE(r.run_info().start_time_unix_ns, std::int64_t{1700000000123456789});
+        QCOMPARE(r.run_info().extra.at("gpu.0"), std::string("NVIDIA H100 80GB HBM3"));
+        int gemm = 0, rs = 0, memcpy = 0, memset = 0, runtime = 0, nvtx = 0;
+        r.for_each_event([&](const TraceEvent& e) {
+            QCOMPARE(e.rank, 3);
+            if (e.name == "ampere_bf16_s16816gemm") {
+                ++gemm;
+                QCOMPARE(e.kind, EventKind::Compute);
+                QCOMPARE(e.step, 5);
+                QCOMPARE(e.layer, 2);        // launch at 1500 inside "layer 2 mb=1"
+                QCOMPARE(e.micro_batch, 1);
+                QCOMPARE(e.correlation_id, std::int64_t{11});
+            } else if (e.name == "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL") {
+                ++rs;
+                QCOMPARE(e.kind, EventKind::Communication);
+                QCOMPARE(e.step, 5);
+                QCOMPARE(e.layer, -1);
+            } else if (e.kind == EventKind::Memcpy) {
+                ++memcpy;
+                QCOMPARE(e.name, std::string("Memcpy HtoD"));
+                QCOMPARE(e.bytes, std::int64_t{65536});
+            } else if (e.kind == EventKind::Memset) {
+                ++memset;
+                QCOMPARE(e.bytes, std::int64_t{1024});
+            } else if (e.name == "cudaLaunchKernel") {
+                ++runtime;
+            } else {
+                ++nvtx;
+            }
+        });
+        QCOMPARE(gemm, 1);
+        QCOMPARE(rs, 1);
+        QCOMPARE(memcpy, 1);
+        QCOMPARE(memset, 1);
+        QCOMPARE(runtime, 2);
+        QCOMPARE(nvtx, 3);  // the mark (no end) is not a range
+        int streams = 0;
+        for (const auto& t : r.tracks()) streams += t.info.kind != TrackKind::Host;
+        QCOMPARE(streams, 2);
+    }
+
+    void refuses_nsys_without_needed_columns() {
+        const auto in = temp_path(dir_, "nsys_bad.sqlite");
+        write_nsys_fixture(in, /*with_kernel_name=*/false);
+        const auto msg = import_error(in, temp_path(dir_, "o1.sqlite"));
+        QVERIFY2(msg.find("CUPTI_ACTIVITY_KIND_KERNEL") != std::string::npos, msg.c_str());
+        QVERIFY(msg.find("demangledName") != std::string::npos);
+    }
+
+    void refuses_other_sqlite_and_text() {
+        const auto other = temp_path(dir_, "other.db");
+        sqlite3* db = nullptr;
+        sqlite3_open(other.c_str(), &db);
+        exec_sql(db, "CREATE TABLE x(a)");
+        sqlite3_close(db);
+        QVERIFY(import_error(other, temp_path(dir_, "o2.sqlite")).find("not an Nsight Systems export") != std::string::npos);
+        const auto text = temp_path(dir_, "notes.txt");
+        write_text(text, "just some notes\n");
+        QVERIFY(import_error(text, temp_path(dir_, "o3.sqlite")).find("not a trace") != std::string::npos);
+    }
+
+    void refuses_hostile_json_data() {
+        struct Case {
+            const char* name;
+            std::string text;
+            const char* expect;
+        };
+        std::string deep(100000, '[');
+        const std::vector<Case> cases = {
+            {"deep.json", "{\"traceEvents\": " + deep, "nested deeper"},
+            {"deep_obj.json", "{\"traceEvents\": [{\"ph\":\"X\",\"args\":" + std::string(5000, '[') + "]}", "nested deeper"},
+            {"huge.json", R"({"traceEvents":[{"ph":"X","name":"k","ts":1e400,"dur":1}]})", "traceEvents[0].ts"},
+            {"huge2.json", R"({"traceEvents":[{"ph":"X","name":"k","ts":1,"dur":9e30}]})", "traceEvents[0].dur"},
+            {"type.json", R"({"traceEvents":[{"ph":"X","name":"k","ts":1,"dur":1},{"ph":"X","name":"k","ts":"soon"}]})", "traceEvents[1].ts"},
+            {"name.json", R"({"traceEvents":[{"ph":"X","name":7,"ts":1,"dur":1}]})", "traceEvents[0].name"},
+            {"elem.json", R"({"traceEvents":[3]})", "traceEvents[0]"},
+            {"top.json", R"([{"ph":"X"}])", "top level"},
+            {"missing.json", R"({"events":[]})", "traceEvents"},
+            {"cut.json", R"({"traceEvents":[{"ph":"X","name":"k","ts":1,)", "malformed JSON"},
+            {"negative.json", R"({"traceEvents":[{"ph":"X","name":"k","ts":1,"dur":-5}]})", "negative"},
+        };
+        for (const auto& c : cases) {
+            const auto in = temp_path(dir_, c.name);
+            write_text(in, c.text);
+            const auto msg = import_error(in, temp_path(dir_, std::string(c.name) + ".sqlite"));
+            QVERIFY2(msg.find(c.expect) != std::string::npos, (std::string(c.name) + ": " + msg).c_str());
+            QVERIFY2(msg.find(in) == 0, msg.c_str());  // names the file
+        }
+    }
+
+    void refuses_corrupt_gzip() {
+        const auto gz = temp_path(dir_, "cut.json.gz");
+        write_gzip(gz, slurp(kKinetoFixture));
+        const auto bytes = slurp(gz);
+        write_text(gz, bytes.substr(0, bytes.size() / 2));
+        const auto msg = import_error(gz, temp_path(dir_, "o4.sqlite"));
+        QVERIFY2(!msg.empty(), "a truncated gzip file must be refused");
+    }
+};
+
+QTEST_GUILESS_MAIN(ImportersTest)
+#include "tst_importers.moc"

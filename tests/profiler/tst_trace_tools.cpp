@@ -1,0 +1,332 @@
+// Analysis and tools on real trace files: stats with figures checked by hand, merge with
+// barrier alignment and its refusals, Chrome export read back, collectors, and the CLI verbs
+// (exit codes, JSON keys, no output left behind on failure).
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/intervals.h"
+#include "analysis/range_context.h"
+#include "analysis/trace_stats.h"
+#include "collect/cpu_collector.h"
+#include "collect/cupti_collector.h"
+#include "common/error.h"
+#include "export/chrome_trace_export.h"
+#include "merge/trace_merge.h"
+#include "store/trace_output.h"
+#include "store/trace_reader.h"
+#include "store/trace_writer.h"
+#include "trace_test_util.h"
+
+using namespace meshwork;
+using namespace meshwork::profiler;
+using meshwork::test::make_event;
+using meshwork::test::temp_path;
+
+namespace {
+
+struct CliResult {
+    int exit_code = -1;
+    std::string out, err;
+};
+
+CliResult run_cli(const QStringList& args) {
+    QProcess p;
+    p.start(MESHWORK_CLI_PATH, args);
+    p.waitForFinished(120000);
+    return {p.exitCode(), p.readAllStandardOutput().toStdString(), p.readAllStandardError().toStdString()};
+}
+
+QStringList args(std::initializer_list<std::string> a) {
+    QStringList l;
+    for (const auto& s : a) l << QString::fromStdString(s);
+    return l;
+}
+
+// One rank of a two-stage step: compute [0,100) [200,300), comm [50,150) with 1 MB all-reduce
+// over 4 ranks, barrier ending at barrier_end; times shifted by `skew` (a clock offset).
+void write_rank(const std::string& path, int rank, std::int64_t skew, const std::string& run_id = "run-1",
+                std::int64_t barrier_end = 1000) {
+    auto w = TraceWriter::create(path);
+    TraceRunInfo info;
+    info.source = "meshwork-cpu";
+    info.world_size = 2;
+    info.extra["run_id"] = run_id;
+    w->set_run_info(info);
+    const int c = w->add_track({rank, TrackKind::ComputeStream, 0, "compute"});
+    const int m = w->add_track({rank, TrackKind::CommStream, 0, "comm:dp"});
+    const int h = w->add_track({rank, TrackKind::Host, 0, "host"});
+    auto e1 = make_event(c, EventKind::Compute, "gemm", skew + 0, skew + 100);
+    e1.step = 0;
+    e1.flops = 1e6;
+    auto e2 = make_event(c, EventKind::Compute, "gemm", skew + 200, skew + 300);
+    e2.step = 0;
+    e2.flops = 1e6;
+    auto x = make_event(m, EventKind::Communication, "all_reduce(dp)", skew + 50, skew + 150);
+    x.step = 0;
+    x.bytes = 1000000;
+    x.group_size = 4;
+    for (auto& e : {e1, e2, x}) w->add_event(e);
+    w->add_event(make_event(h, EventKind::Marker, "barrier", skew + barrier_end - 10, skew + barrier_end));
+    w->add_counter(rank, c, "memory_bytes", skew + 5, 42.0);
+    w->close();
+}
+
+nlohmann::json load_json(const std::string& path) {
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
+}
+
+}  // namespace
+
+class TraceToolsTest : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+
+private slots:
+    void initTestCase() { QVERIFY(dir_.isValid()); }
+
+    void interval_arithmetic() {
+        const auto u = union_of({{0, 10}, {5, 20}, {30, 40}, {40, 45}, {7, 7}});
+        QCOMPARE(u.size(), std::size_t{2});
+        QCOMPARE(length_ns(u), std::int64_t{35});
+        QCOMPARE(intersection_ns(u, union_of({{15, 35}})), std::int64_t{10});
+    }
+
+    void range_context_names() {
+        auto c = parse_range_context("ProfilerStep#12");
+        QCOMPARE(c.step, 12);
+        c = parse_range_context("step=3 mb=1 layer 7");
+        QCOMPARE(c.step, 3);
+        QCOMPARE(c.micro_batch, 1);
+        QCOMPARE(c.layer, 7);
+        c = parse_range_context("block.5.attention.fwd");
+        QCOMPARE(c.layer, 5);
+        c = parse_range_context("embedding");  // "mb" inside a word is not a micro-batch
+        QCOMPARE(c.micro_batch, -1);
+        RangeContextMap map;
+        map.add_range(1, 0, 100, "step 2");
+        map.add_range(1, 10, 20, "layer 4");
+        map.add_range(1, 30, 40, "layer 5");
+        map.finalize();
+        QCOMPARE(map.lookup(1, 15).layer, 4);
+        QCOMPARE(map.lookup(1, 15).step, 2);
+        QCOMPARE(map.lookup(1, 35).layer, 5);
+        QCOMPARE(map.lookup(1, 25).layer, -1);
+        QCOMPARE(map.lookup(2, 15).step, -1);
+    }
+
+    void stats_match_hand_computed_figures() {
+        const auto path = temp_path(dir_, "stats.sqlite");
+        write_rank(path, 0, 0);
+        const auto s = compute_stats(TraceReader::open(path));
+        QCOMPARE(s.ranks.size(), std::size_t{1});
+        const auto& r = s.ranks[0];
+        // Device work: compute [0,100) [200,300), comm [50,150): span 300, busy [0,150)+[200,300).
+        QCOMPARE(r.span_s, 300e-9);
+        QCOMPARE(r.compute_s, 200e-9);
+        QCOMPARE(r.comm_s, 100e-9);
+        QCOMPARE(r.idle_s, 50e-9);
+        QCOMPARE(r.overlap_fraction, 0.5);  // [50,100) of [50,150)
+        QCOMPARE(r.exposed_comm_s, 50e-9);
+        QCOMPARE(r.bubble_fraction, 50.0 / 300.0);
+        QCOMPARE(s.kernels.front().name, std::string("gemm"));
+        QCOMPARE(s.kernels.front().count, std::int64_t{2});
+        QCOMPARE(s.collectives.size(), std::size_t{1});
+        const auto& c = s.collectives[0];
+        QCOMPARE(c.collective, std::string("all_reduce"));
+        QCOMPARE(c.algbw_gbps, 1000000.0 / 100e-9 / 1e9);          // 10000 GB/s
+        QCOMPARE(c.busbw_gbps, c.algbw_gbps * 2.0 * 3.0 / 4.0);    // 2(n-1)/n
+        QCOMPARE(bus_factor("all_gather", 8), 7.0 / 8.0);
+        QCOMPARE(bus_factor("broadcast", 8), 1.0);
+        QCOMPARE(collective_of_event("ncclDevKernel_AllGather_RING_LL"), std::string("all_gather"));
+        QCOMPARE(collective_of_event("all_to_all(ep)"), std::string("all_to_all"));
+        QCOMPARE(collective_of_event("gemm"), std::string());
+    }
+
+    void merge_aligns_clocks_at_the_barrier() {
+        const auto a = temp_path(dir_, "rank0.sqlite"), b = temp_path(dir_, "rank1.sqlite");
+        write_rank(a, 0, 0);
+        write_rank(b, 1, 5000);  // rank 1's clock runs 5000 ns ahead
+        const auto out = temp_path(dir_, "merged.sqlite");
+        MergeResult res;
+        {
+            TraceOutput o(out);
+            res = merge_traces({a, b}, o.writer(), {});
+            o.commit();
+        }
+        QCOMPARE(res.inputs[1].offset_ns, std::int64_t{-5000});
+        QCOMPARE(res.inputs[1].alignment, std::string("barrier"));
+        QCOMPARE(res.events, std::int64_t{8});
+        auto r = TraceReader::open(out);
+        QCOMPARE(r.tracks().size(), std::size_t{6});
+        std::map<int, std::int64_t> first_gemm;
+        r.for_each_event([&](const TraceEvent& e) {
+            if (e.name == "gemm" && !first_gemm.count(e.rank)) first_gemm[e.rank] = e.start_ns;
+        });
+        QCOMPARE(first_gemm[0], std::int64_t{0});
+        QCOMPARE(first_gemm[1], std::int64_t{0});  // aligned
+        QCOMPARE(r.ranks()[1].clock_offset_ns, std::int64_t{-5000});
+        QCOMPARE(compute_stats(r).ranks.size(), std::size_t{2});
+    }
+
+    void merge_refuses_mixed_runs_and_duplicate_ranks() {
+        const auto a = temp_path(dir_, "m0.sqlite"), b = temp_path(dir_, "m1.sqlite"), c = temp_path(dir_, "m2.sqlite");
+        write_rank(a, 0, 0, "run-1");
+        write_rank(b, 1, 0, "run-2");
+        write_rank(c, 0, 0, "run-1");
+        auto expect = [&](const std::vector<std::string>& in, const char* text) {
+            bool threw = false;
+            try {
+                TraceOutput o(temp_path(dir_, "never.sqlite"));
+                merge_traces(in, o.writer(), {});
+            } catch (const InputError& e) {
+                threw = true;
+                const auto msg = e.issues().front().to_string();
+                QVERIFY2(msg.find(text) != std::string::npos, msg.c_str());
+            }
+            QVERIFY(threw);
+            QVERIFY(!std::filesystem::exists(temp_path(dir_, "never.sqlite")));
+        };
+        expect({a, b}, "different run");
+        expect({a, c}, "rank 0 is also in");
+    }
+
+    void chrome_export_reads_back() {
+        const auto in = temp_path(dir_, "exp.sqlite");
+        write_rank(in, 0, 0);
+        const auto out = temp_path(dir_, "exp.json");
+        const auto r = export_chrome_trace(TraceReader::open(in), out);
+        QCOMPARE(r.events, std::int64_t{4});
+        const auto j = load_json(out);
+        int x = 0;
+        for (const auto& e : j["traceEvents"]) {
+            if (e["ph"] != "X") continue;
+            ++x;
+            if (e["name"] == "all_reduce(dp)") {
+                QCOMPARE(e["ts"].get<double>(), 0.05);
+                QCOMPARE(e["dur"].get<double>(), 0.1);
+                QCOMPARE(e["args"]["bytes"].get<std::int64_t>(), std::int64_t{1000000});
+                QCOMPARE(e["cat"].get<std::string>(), std::string("communication"));
+            }
+        }
+        QCOMPARE(x, 4);
+    }
+
+    void cpu_collector_records_spans() {
+        const auto path = temp_path(dir_, "cpu.sqlite");
+        {
+            auto w = TraceWriter::create(path);
+            CpuCollector cpu(*w, 3, 4);
+            const int t = cpu.track(TrackKind::ComputeStream, 0, "compute");
+            QCOMPARE(cpu.track(TrackKind::ComputeStream, 0, "compute"), t);
+            {
+                CpuSpan s(cpu, t, EventKind::Compute, "block.0.mlp.fwd");
+                s.event().flops = 123;
+            }
+            w->close();
+        }
+        auto r = TraceReader::open(path);
+        QCOMPARE(r.run_info().clock_domain, std::string("steady"));
+        QCOMPARE(r.event_count(), std::int64_t{1});
+        r.for_each_event([](const TraceEvent& e) {
+            QCOMPARE(e.rank, 3);
+            QVERIFY(e.end_ns >= e.start_ns);
+            QCOMPARE(e.flops, 123.0);
+        });
+    }
+
+    void cupti_collector_reports_no_gpu_cleanly() {
+        std::string why;
+        if (CuptiCollector::available(&why)) QSKIP("a GPU is present: covered by the gpu suite");
+        QVERIFY(!why.empty());
+        auto w = TraceWriter::create(temp_path(dir_, "cupti.sqlite"));
+        CuptiCollector c(*w, 0);
+        QVERIFY_THROWS_EXCEPTION(RuntimeError, c.start());
+        c.stop();
+        w->close();
+    }
+
+    void cli_stats_import_merge_export() {
+        const auto a = temp_path(dir_, "c0.sqlite"), b = temp_path(dir_, "c1.sqlite");
+        write_rank(a, 0, 0);
+        write_rank(b, 1, 700);
+        auto r = run_cli(args({"stats", a, "--json"}));
+        QVERIFY2(r.exit_code == 0, r.err.c_str());
+        auto j = nlohmann::json::parse(r.out);
+        for (const char* k : {"compute_s", "comm_s", "idle_s", "overlap_fraction", "bubble_fraction"}) {
+            QVERIFY2(j["ranks"][0].contains(k), k);
+        }
+        QVERIFY(j["collectives"][0].contains("algbw_gbps") && j["collectives"][0].contains("busbw_gbps"));
+        QVERIFY(j["kernels"].is_array());
+        r = run_cli(args({"stats", a}));
+        QCOMPARE(r.exit_code, 0);
+        QVERIFY(r.out.find("all_reduce") != std::string::npos);
+
+        const auto merged = temp_path(dir_, "cli_merged.sqlite");
+        r = run_cli(args({"merge", a, b, "--out", merged, "--json"}));
+        QVERIFY2(r.exit_code == 0, r.err.c_str());
+        j = nlohmann::json::parse(r.out);
+        QCOMPARE(j["inputs"][1]["offset_ns"].get<std::int64_t>(), std::int64_t{-700});
+        QCOMPARE(j["world_size"].get<int>(), 2);
+
+        const auto json_out = temp_path(dir_, "cli.json");
+        r = run_cli(args({"export-trace", merged, "--out", json_out, "--json"}));
+        QVERIFY2(r.exit_code == 0, r.err.c_str());
+        QCOMPARE(nlohmann::json::parse(r.out)["events"].get<int>(), 8);
+        QVERIFY(load_json(json_out)["traceEvents"].is_array());
+
+        const auto imported = temp_path(dir_, "cli_imported.sqlite");
+        r = run_cli(args({"import-trace", std::string(MESHWORK_TEST_FIXTURES) + "/profiler/kineto_rank1.json",
+                          "--out", imported, "--json"}));
+        QVERIFY2(r.exit_code == 0, r.err.c_str());
+        j = nlohmann::json::parse(r.out);
+        QCOMPARE(j["format"].get<std::string>(), std::string("kineto"));
+        QCOMPARE(j["rank"].get<int>(), 1);
+        r = run_cli(args({"stats", imported, "--json"}));
+        QVERIFY2(r.exit_code == 0, r.err.c_str());
+        j = nlohmann::json::parse(r.out);
+        QCOMPARE(j["collectives"][0]["bytes"].get<std::int64_t>(), std::int64_t{2097152});
+        QCOMPARE(j["collectives"][0]["group_size"].get<int>(), 2);
+
+        for (const char* verb : {"stats", "merge", "import-trace", "export-trace", "compare", "calibrate"}) {
+            r = run_cli(args({verb, "--help"}));
+            QVERIFY2(r.exit_code == 0, verb);
+            QVERIFY2(r.out.find("Exit codes") != std::string::npos, verb);
+        }
+    }
+
+    void cli_bad_input_exits_2_and_leaves_nothing() {
+        const auto text = temp_path(dir_, "bad.sqlite");
+        std::ofstream(text) << "not a trace";
+        auto r = run_cli(args({"stats", text}));
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.find(text) != std::string::npos, r.err.c_str());
+
+        const auto hostile = temp_path(dir_, "hostile.json");
+        std::ofstream(hostile) << "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"k\",\"ts\":1e999,\"dur\":1}]}";
+        const auto out = temp_path(dir_, "hostile_out.sqlite");
+        r = run_cli(args({"import-trace", hostile, "--out", out}));
+        QCOMPARE(r.exit_code, 2);
+        // nlohmann refuses 1e999 as a number overflow: either way the message names the file.
+        QVERIFY2(r.err.find(hostile) != std::string::npos && r.err.find("1e999") != std::string::npos,
+                 r.err.c_str());
+        // Neither the output nor a temporary file is left behind.
+        for (const auto& f : std::filesystem::directory_iterator(dir_.path().toStdString())) {
+            QVERIFY2(f.path().filename().string().find("hostile_out") == std::string::npos,
+                     f.path().string().c_str());
+        }
+        r = run_cli(args({"export-trace", temp_path(dir_, "missing.sqlite"), "--out", temp_path(dir_, "x.json")}));
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY(!std::filesystem::exists(temp_path(dir_, "x.json")));
+    }
+};
+
+QTEST_GUILESS_MAIN(TraceToolsTest)
+#include "tst_trace_tools.moc"
