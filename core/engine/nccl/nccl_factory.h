@@ -34,7 +34,7 @@ public:
     virtual std::unique_ptr<Communicator> communicator(int rank, Backend& backend) = 0;
 };
 
-#if MESHWORK_HAVE_MPI
+#ifdef MESHWORK_HAVE_MPI
 // The world communicator of this MPI process over NCCL (MPI must be initialised).
 std::unique_ptr<Communicator> make_nccl_mpi_world(Backend& backend, double timeout_s);
 // This process's index among the ranks on its node: the GPU it should use.
