@@ -11,7 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
 #include "analysis/intervals.h"
+#include "cluster/cluster_spec.h"
 #include "analysis/range_context.h"
 #include "analysis/trace_stats.h"
 #include "collect/cpu_collector.h"
@@ -300,6 +303,96 @@ private slots:
             QVERIFY2(r.exit_code == 0, verb);
             QVERIFY2(r.out.find("Exit codes") != std::string::npos, verb);
         }
+    }
+
+    void cli_compare_checks_max_error() {
+        const auto pred = temp_path(dir_, "pred.sqlite"), same = temp_path(dir_, "same.sqlite");
+        write_rank(pred, 0, 0);
+        write_rank(same, 0, 123);  // the same timeline, shifted
+        auto r = run_cli(args({"compare", pred, same, "--json", "--max-error", "0.01"}));
+        QVERIFY2(r.exit_code == 0, (r.out + r.err).c_str());
+        auto j = nlohmann::json::parse(r.out);
+        QCOMPARE(j["max_abs_error"].get<double>(), 0.0);
+        QVERIFY(j["passed"].get<bool>());
+        QCOMPARE(j["categories"][0]["category"].get<std::string>(), std::string("step"));
+        QCOMPARE(j["stages"].size(), std::size_t{1});
+
+        // Measured compute twice as long: compute error -50%, exit 3 at 10%.
+        const auto slow = temp_path(dir_, "slow.sqlite");
+        {
+            auto w = TraceWriter::create(slow);
+            const int c = w->add_track({0, TrackKind::ComputeStream, 0, "compute"});
+            w->add_event(make_event(c, EventKind::Compute, "gemm", 0, 400));
+            w->close();
+        }
+        r = run_cli(args({"compare", pred, slow, "--json", "--max-error", "0.1"}));
+        QCOMPARE(r.exit_code, 3);
+        j = nlohmann::json::parse(r.out);
+        QVERIFY(!j["passed"].get<bool>());
+        QCOMPARE(j["categories"][1]["error"].get<double>(), -0.5);
+        QCOMPARE(run_cli(args({"compare", pred, slow})).exit_code, 0);  // no check asked for
+    }
+
+    void cli_calibrate_fits_and_writes_a_cluster() {
+        // 10 GEMMs of 1e12 FLOPs in 2 ms each (500 TFLOP/s) and all-reduces over 8 ranks of two
+        // sizes with t = 10 us + busbytes / 200 GB/s.
+        const auto path = temp_path(dir_, "measured.sqlite");
+        {
+            auto w = TraceWriter::create(path);
+            const int c = w->add_track({0, TrackKind::ComputeStream, 0, "compute"});
+            const int m = w->add_track({0, TrackKind::CommStream, 0, "comm:dp"});
+            std::int64_t t = 0;
+            for (int i = 0; i < 10; ++i) {
+                auto e = make_event(c, EventKind::Compute, "gemm", t, t + 2000000);
+                e.flops = 1e12;
+                w->add_event(e);
+                t += 2000000;
+            }
+            for (std::int64_t bytes : {std::int64_t{1} << 20, std::int64_t{64} << 20}) {
+                const double bus = static_cast<double>(bytes) * 2.0 * 7.0 / 8.0;
+                const auto dur = static_cast<std::int64_t>((10e-6 + bus / 200e9) * 1e9);
+                auto e = make_event(m, EventKind::Communication, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", t, t + dur);
+                e.bytes = bytes;
+                e.group_size = 8;
+                w->add_event(e);
+                t += dur;
+            }
+            w->close();
+        }
+        const auto out = temp_path(dir_, "calibrated.json");
+        auto r = run_cli(args({"calibrate", path, "--cluster", "dgx-h100", "--dtype", "bf16", "--out", out, "--json"}));
+        QVERIFY2(r.exit_code == 0, (r.out + r.err).c_str());
+        const auto j = nlohmann::json::parse(r.out);
+        QCOMPARE(j["fit"]["achieved_flops_per_s"].get<double>(), 5e14);
+        const double eff = j["fit"]["gemm_efficiency"].get<double>();
+        QVERIFY(eff > 0.3 && eff < 0.8);  // 500 TFLOP/s of H100's ~989 dense bf16
+        QVERIFY(j["fit"]["intra_node"]["latency_fitted"].get<bool>());
+        QVERIFY(std::fabs(j["fit"]["intra_node"]["bus_bandwidth_bytes_per_s"].get<double>() / 200e9 - 1) < 0.01);
+        QVERIFY(std::fabs(j["fit"]["intra_node"]["latency_s"].get<double>() / 10e-6 - 1) < 0.05);
+        QCOMPARE(j["cluster"]["efficiency"]["gemm"].get<double>(), eff);
+        QVERIFY(j["error_before"].is_null());  // no layout given
+        // The written file is a cluster JSON that the cluster reader accepts.
+        QVERIFY_THROWS_NO_EXCEPTION(load_cluster(out));
+        QVERIFY(!run_cli(args({"calibrate", path, "--out", out})).err.empty());  // no cluster known: exit 2
+        QCOMPARE(run_cli(args({"calibrate", path, "--out", out})).exit_code, 2);
+    }
+
+    void cli_calibrate_shows_error_before_and_after_with_a_layout() {
+        const std::string layout = std::string(MESHWORK_RESOURCES_DIR) + "/layouts/tiny-cpu.json";
+        const auto sim = temp_path(dir_, "sim.sqlite");
+        auto r = run_cli(args({"simulate", layout, "--trace", sim}));
+        if (r.exit_code != 0) QSKIP(("simulate is not available: " + r.err).c_str());
+        const auto out = temp_path(dir_, "cal2.json");
+        r = run_cli(args({"calibrate", sim, "--layout", layout, "--out", out, "--json"}));
+        QVERIFY2(r.exit_code == 0, (r.out + r.err).c_str());
+        const auto j = nlohmann::json::parse(r.out);
+        QVERIFY(j["error_before"].is_object());
+        QVERIFY(j["error_after"].is_object());
+        // Predicted against its own simulation: no error before calibration.
+        QVERIFY(std::fabs(j["error_before"]["categories"][0]["error"].get<double>()) < 1e-9);
+        r = run_cli(args({"compare", sim, sim, "--max-error", "0", "--json"}));
+        QCOMPARE(r.exit_code, 0);
+        QCOMPARE(nlohmann::json::parse(r.out)["stage_mapping"].get<std::string>(), std::string("layout"));
     }
 
     void cli_bad_input_exits_2_and_leaves_nothing() {
