@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 namespace meshwork::sim {
 
@@ -73,12 +74,12 @@ public:
             const std::string prefix = "block." + std::to_string(l) + ".";
             span(rank, t.compute, EventKind::Compute, prefix + "attention.fwd", at, b.fwd.attention_s, 0,
                  b.attention_flops_fwd, mb, l, 0);
-            comm(rank, t.cp, "ring_exchange(cp)", at, b.fwd.cp_s, 0, mb, l, c.cp);
-            tp_half(rank, t, at, b.fwd.tp_s / 2, b.tp_bytes, mb, l);
+            overlapped(rank, t.cp, "ring_exchange(cp)", at, b.fwd.cp_s, b.fwd.cp_total_s, 0, mb, l, c.cp);
+            tp_half(rank, t, at, b.fwd.tp_s / 2, b.fwd.tp_total_s / 2, b.tp_bytes, mb, l);
             span(rank, t.compute, EventKind::Compute, prefix + (moe ? "moe.fwd" : "mlp.fwd"), at, b.fwd.mlp_s, 0,
                  b.mlp_flops_fwd, mb, l, 0);
             comm(rank, t.ep, "all_to_all(ep)", at, b.fwd.ep_s, b.ep_bytes, mb, l, c.ep);
-            tp_half(rank, t, at, b.fwd.tp_s / 2, b.tp_bytes, mb, l);
+            tp_half(rank, t, at, b.fwd.tp_s / 2, b.fwd.tp_total_s / 2, b.tp_bytes, mb, l);
         }
         if (cc.chunk == last) {
             span(rank, t.compute, EventKind::Compute, "lm_head.fwd", at, c.head.fwd.compute_s(), 0,
@@ -111,14 +112,14 @@ public:
                 span(rank, t.compute, EventKind::Compute, prefix + "attention.recompute", at,
                      b.selective_recompute_s, 0, b.recompute_flops_selective, mb, l, 0);
             }
-            tp_half(rank, t, at, b.bwd.tp_s / 2, b.tp_bytes, mb, l);
+            tp_half(rank, t, at, b.bwd.tp_s / 2, b.bwd.tp_total_s / 2, b.tp_bytes, mb, l);
             comm(rank, t.ep, "all_to_all(ep)", at, b.bwd.ep_s, b.ep_bytes, mb, l, c.ep);
             span(rank, t.compute, EventKind::Compute, prefix + (moe ? "moe.bwd" : "mlp.bwd"), at, b.bwd.mlp_s, 0,
                  2.0 * b.mlp_flops_fwd, mb, l, 0);
-            tp_half(rank, t, at, b.bwd.tp_s / 2, b.tp_bytes, mb, l);
+            tp_half(rank, t, at, b.bwd.tp_s / 2, b.bwd.tp_total_s / 2, b.tp_bytes, mb, l);
             span(rank, t.compute, EventKind::Compute, prefix + "attention.bwd", at, b.bwd.attention_s, 0,
                  2.0 * b.attention_flops_fwd, mb, l, 0);
-            comm(rank, t.cp, "ring_exchange(cp)", at, b.bwd.cp_s, 0, mb, l, c.cp);
+            overlapped(rank, t.cp, "ring_exchange(cp)", at, b.bwd.cp_s, b.bwd.cp_total_s, 0, mb, l, c.cp);
         }
         if (cc.chunk == 0) {
             span(rank, t.compute, EventKind::Compute, "embedding.bwd", at, c.embedding.bwd.compute_s(), 0, 0, mb, -1, 0);
@@ -128,14 +129,44 @@ public:
 
     // The TP collectives of half a block: an all-reduce, or with SP an all-gather and a
     // reduce-scatter of the same total volume.
-    void tp_half(int rank, const Tracks& t, double& at, double dur, double bytes, int mb, int layer) {
+    void tp_half(int rank, const Tracks& t, double& at, double exposed, double total, double bytes, int mb,
+                 int layer) {
         const auto& c = *in_.costs;
+        if (t.tp < 0) return;
+        const auto [start, end] = window(t.tp, at, exposed, total);
+        double cursor = start;
         if (c.sequence_parallel) {
-            comm(rank, t.tp, "all_gather(tp)", at, dur / 2, bytes, mb, layer, c.tp);
-            comm(rank, t.tp, "reduce_scatter(tp)", at, dur / 2, bytes, mb, layer, c.tp);
+            const double half = (end - start) / 2;
+            span(rank, t.tp, EventKind::Communication, "all_gather(tp)", cursor, half, bytes, 0, mb, layer, c.tp);
+            span(rank, t.tp, EventKind::Communication, "reduce_scatter(tp)", cursor, end - cursor, bytes, 0, mb,
+                 layer, c.tp);
         } else {
-            comm(rank, t.tp, "all_reduce(tp)", at, dur, bytes, mb, layer, c.tp);
+            span(rank, t.tp, EventKind::Communication, "all_reduce(tp)", cursor, end - start, bytes, 0, mb, layer,
+                 c.tp);
         }
+    }
+
+    void overlapped(int rank, int track, const char* name, double& at, double exposed, double total,
+                    double bytes, int mb, int layer, int group) {
+        if (track < 0) return;
+        const auto [start, end] = window(track, at, exposed, total);
+        double cursor = start;
+        span(rank, track, EventKind::Communication, name, cursor, end - start, bytes, 0, mb, layer, group);
+    }
+
+    // A collective of `total` seconds of which `exposed` hold the compute stream at `at`:
+    // it is drawn over [at + exposed − total, at + exposed), the part before `at` having
+    // run under the preceding kernels, never before the previous collective of the same
+    // stream. Advances `at` past the exposed part.
+    std::pair<double, double> window(int track, double& at, double exposed, double total) {
+        if (static_cast<std::size_t>(track) >= last_end_.size()) last_end_.resize(static_cast<std::size_t>(track) + 1, 0.0);
+        double& last = last_end_[static_cast<std::size_t>(track)];
+        exposed = std::max(0.0, exposed);
+        const double start = std::max({0.0, last, at - std::max(0.0, total - exposed)});
+        const double end = at + exposed;
+        last = end;
+        at = end;
+        return {std::min(start, end), end};
     }
 
     // A collective on the critical path: the compute stream waits for it.
@@ -151,6 +182,7 @@ private:
     const TraceInput& in_;
     std::int64_t count_ = 0;
     std::int64_t correlation_ = 0;
+    std::vector<double> last_end_;  // per track: end of the last overlapped collective
 };
 
 }  // namespace
