@@ -1,5 +1,5 @@
 // Trace store benchmark (plain timed harness; results in docs/BENCHMARKS.md "Trace store").
-//   bench_trace_store [EVENTS=10000000] [PATH=/tmp/bench_trace_store.sqlite]
+//   bench_trace_store [EVENTS=10000000] [PATH=/tmp/bench_trace_store.sqlite] [keep]
 // Writes EVENTS events over 8 tracks (4 ranks x compute + communication stream) with
 // 1-20 us kernels back to back, then measures ingest rate, close time, file size per event
 // and window queries of 4000 items per track at zooms from the whole trace down to 4 us.
@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
     std::printf("events                 %lld\n", static_cast<long long>(n_events));
     std::printf("ingest                 %.2f s  (%.0f events/s, producer to committed)\n", ingest_s,
                 static_cast<double>(n_events) / ingest_s);
-    std::printf("close                  %.2f s  (indexes + level of detail)\n", close_s);
+    std::printf("close                  %.2f s  (timeline chunks + level of detail)\n", close_s);
     std::printf("file                   %.1f MB  (%.1f bytes/event)\n", static_cast<double>(bytes) / 1e6,
                 static_cast<double>(bytes) / static_cast<double>(n_events));
 
@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
     const std::int64_t t0 = reader.start_ns();
     const std::int64_t span = reader.end_ns() - t0;
     std::printf("window queries (%zu items max, 20 random windows per zoom, track 0):\n", kItems);
-    std::printf("  %-14s %10s %10s %10s %8s\n", "window", "median ms", "max ms", "items", "mode");
+    std::printf("  %-14s %10s %10s %10s\n", "window", "median ms", "max ms", "items");
     double worst_ms = 0;
     for (std::int64_t w = span; w >= 4000; w /= 8) {
         std::vector<double> ms;
@@ -110,6 +110,6 @@ int main(int argc, char** argv) {
                     ms.back(), items);
     }
     std::printf("window worst           %.2f ms\n", worst_ms);
-    std::filesystem::remove(path);
+    if (!(argc > 3 && std::string(argv[3]) == "keep")) std::filesystem::remove(path);
     return 0;
 }

@@ -4,8 +4,6 @@
 #include <array>
 #include <optional>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -372,21 +370,11 @@ struct TraceWriter::Impl {
     }
 
     void finalize() {
-        using C = std::chrono::steady_clock;
-        auto t0 = C::now();
-        auto lap = [&](const char* what) {
-            if (std::getenv("MESHWORK_CLOSE_TIMING")) {
-                std::fprintf(stderr, "%s %.3f\n", what, std::chrono::duration<double>(C::now() - t0).count());
-            }
-            t0 = C::now();
-        };
-        // Leave WAL before building the indexes: in rollback mode, pages appended to the file
+        // Leave WAL before writing the summaries: in rollback mode, pages appended to the file
         // are written once and need no journal, where WAL would write them twice.
         db.exec("PRAGMA journal_mode = DELETE");
-        lap("checkpoint");
         db.exec("BEGIN");
         db.exec(kCloseIndexSql);
-        lap("index");
         std::vector<TrackExtent> extents;
         sql::Statement update(db,
                               "UPDATE tracks SET event_count = ?, start_ns = ?, end_ns = ?, "
@@ -442,12 +430,10 @@ struct TraceWriter::Impl {
             }
             if (builder) builder->finish();
         }
-        lap("lod");
         put_meta("event_count", std::to_string(total_events));
         put_meta("dropped_events", std::to_string(dropped));
         put_meta("complete", "1");
         db.exec("COMMIT");
-        lap("commit");
         db.close();
     }
 };
