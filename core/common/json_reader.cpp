@@ -6,6 +6,7 @@
 #include <sstream>
 #include <system_error>
 #include <unistd.h>
+#include <vector>
 
 #include "common/error.h"
 
@@ -49,21 +50,90 @@ std::string json_type_name(const Json& v) {
     }
 }
 
+namespace {
+
+// Follows the parser's callbacks to name the first key that appears twice in one object.
+// nlohmann keeps the last value of a duplicated key silently; for hand-edited layouts and
+// configs that hides a mistake (two "tp" entries, only one of which counts), so it is refused.
+class DuplicateKeyFinder {
+public:
+    void on_event(Json::parse_event_t event, const Json& parsed) {
+        using E = Json::parse_event_t;
+        switch (event) {
+            case E::object_start: enter(true); break;
+            case E::array_start: enter(false); break;
+            case E::object_end:
+            case E::array_end:
+                if (!frames_.empty()) frames_.pop_back();
+                break;
+            case E::key: on_key(parsed.get<std::string>()); break;
+            case E::value: count_array_element(); break;
+        }
+    }
+    // The dotted path of the first duplicated key ("parallel.tp"), empty when none.
+    [[nodiscard]] const std::string& duplicate() const { return duplicate_; }
+
+private:
+    struct Frame {
+        bool object = true;
+        std::set<std::string> keys;
+        std::string key;       // the key being read (objects)
+        std::size_t count = 0;  // elements seen (arrays)
+    };
+
+    void count_array_element() {
+        if (!frames_.empty() && !frames_.back().object) ++frames_.back().count;
+    }
+    void enter(bool object) {
+        count_array_element();
+        frames_.push_back(Frame{object, {}, {}, 0});
+    }
+    void on_key(const std::string& key) {
+        if (frames_.empty()) return;
+        Frame& top = frames_.back();
+        if (!top.keys.insert(key).second && duplicate_.empty()) duplicate_ = path_to(key);
+        top.key = key;
+    }
+    [[nodiscard]] std::string path_to(const std::string& key) const {
+        std::string path;
+        for (std::size_t i = 0; i + 1 < frames_.size(); ++i) {
+            const Frame& f = frames_[i];
+            if (f.object) {
+                path += (path.empty() ? "" : ".") + f.key;
+            } else {
+                path += "[" + std::to_string(f.count == 0 ? 0 : f.count - 1) + "]";
+            }
+        }
+        return path + (path.empty() ? "" : ".") + key;
+    }
+
+    std::vector<Frame> frames_;
+    std::string duplicate_;
+};
+
+}  // namespace
+
 Json parse_json_text(const std::string& text, const std::string& file) {
     // The callback sees the depth of every value; refusing deep nesting here keeps the
     // recursive parser from exhausting the stack on hostile input.
     bool too_deep = false;
-    auto depth_guard = [&too_deep](int depth, Json::parse_event_t, Json&) {
+    DuplicateKeyFinder duplicates;
+    auto guard = [&too_deep, &duplicates](int depth, Json::parse_event_t event, Json& parsed) {
         if (depth > kMaxJsonDepth) too_deep = true;
+        if (!too_deep) duplicates.on_event(event, parsed);
         return !too_deep;
     };
     try {
-        Json out = Json::parse(text, depth_guard, /*allow_exceptions=*/true,
+        Json out = Json::parse(text, guard, /*allow_exceptions=*/true,
                                /*ignore_comments=*/false);
         if (too_deep) {
             throw InputError(file, "",
                              "JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
                                  " levels");
+        }
+        if (!duplicates.duplicate().empty()) {
+            throw InputError(file, duplicates.duplicate(),
+                             "duplicated key (a JSON object may name a key once)");
         }
         return out;
     } catch (const Json::parse_error& e) {

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "common/error.h"
+#include "common/utf8.h"
 
 namespace meshwork::profiler::sql {
 
@@ -191,8 +192,16 @@ double Statement::real(int col) const { return sqlite3_column_double(stmt_, col)
 std::string Statement::text(int col) const {
     const auto* p = sqlite3_column_text(stmt_, col);
     const int n = sqlite3_column_bytes(stmt_, col);
-    return p ? std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n))
-             : std::string();
+    std::string out = p ? std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n))
+                        : std::string();
+    // SQLite stores whatever bytes it is given as TEXT; a file from elsewhere may hold names
+    // that are not UTF-8, which would fail far from here (in JSON output, in the GUI).
+    if (db_->trust() == Trust::Untrusted && !is_valid_utf8(out)) {
+        const char* column = sqlite3_column_name(stmt_, col);
+        throw InputError(db_->path(), column ? column : "",
+                         "text that is not valid UTF-8 (a name written by another program?)");
+    }
+    return out;
 }
 
 }  // namespace meshwork::profiler::sql

@@ -98,6 +98,20 @@ struct TraceReader::Impl {
         bad("", "not a Meshwork trace (an SQLite database without the trace tables)");
     }
 
+    // A trace holds the tables and indexes its writer made and one view, event_view. A
+    // trigger or another view was added by some other program: the connection never runs
+    // them (Database::open_untrusted turns both off), but such a file is not what Meshwork
+    // wrote, and a view in place of a table would change what a query reads.
+    void check_no_foreign_code() {
+        sql::Statement st(db, "SELECT type, name FROM sqlite_schema WHERE type = 'trigger' OR "
+                              "(type = 'view' AND name <> 'event_view') ORDER BY type, name LIMIT 1");
+        if (st.step()) {
+            bad("sqlite_schema", st.text(0) + " '" + st.text(1) +
+                                     "' is not part of a Meshwork trace (added by another program); "
+                                     "refusing the file");
+        }
+    }
+
     void load_meta() {
         for (const char* t : {"meta", "ranks", "tracks", "strings", "events", "counters"}) {
             if (!db.has_table(t)) bad("", std::string("not a Meshwork trace: table '") + t + "' is missing");
@@ -352,6 +366,7 @@ TraceReader TraceReader::open(const std::string& path) {
     impl->db = sql::Database::open_untrusted(path);
     impl->check_not_truncated();
     impl->check_identity();
+    impl->check_no_foreign_code();
     impl->load_meta();
     impl->load_tables();
     return TraceReader(std::move(impl));
