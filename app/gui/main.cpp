@@ -1,6 +1,6 @@
 // meshwork: the GUI. Opens the layout given on the command line, or the bundled example.
 // --screenshot FILE renders the window offscreen to a PNG and exits (documentation, checks);
-// --trace, --view, --theme and --size choose what it shows.
+// --trace, --compare-trace, --view, --theme and --size choose what it shows.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTimer>
@@ -9,7 +9,11 @@
 
 #include "app/theme.h"
 #include "common/resources.h"
+#include "dialogs/export_dialog.h"
+#include "dialogs/run_dialog.h"
+#include "dialogs/search_dialog.h"
 #include "mainwindow/main_window.h"
+#include "mainwindow/trace_menu.h"
 
 int main(int argc, char** argv) {
     QApplication app(argc, argv);
@@ -27,7 +31,15 @@ int main(int argc, char** argv) {
     const QCommandLineOption view_opt("view", "Central view: canvas or timeline", "VIEW", "canvas");
     const QCommandLineOption theme_opt("theme", "dark or light (default: the saved choice)", "THEME");
     const QCommandLineOption size_opt("size", "Window size for --screenshot, WIDTHxHEIGHT", "SIZE", "1600x960");
-    parser.addOptions({layout_opt, trace_opt, screenshot, view_opt, theme_opt, size_opt});
+    const QCommandLineOption tool_opt("tool",
+                                      "Open a tool dialog: search (and run the search), run (and run the "
+                                      "layout for 10 steps), or export; with --screenshot the dialog is "
+                                      "rendered once its work is done", "TOOL");
+    parser.addOptions({layout_opt, trace_opt, screenshot, view_opt, theme_opt, size_opt, tool_opt});
+    const QCommandLineOption compare_opt("compare-trace",
+                                         "Trace to show beside --trace (predicted beside measured), with "
+                                         "the comparison table", "FILE");
+    parser.addOption(compare_opt);
     parser.process(app);
 
     using meshwork::gui::MainWindow;
@@ -60,6 +72,51 @@ int main(int argc, char** argv) {
             QApplication::exit(ok ? 0 : 1);
         });
     };
+    if (parser.isSet(tool_opt)) {
+        // A dialog's picture once its work is done: the search ranked, the run finished.
+        auto grab_dialog = [out = parser.value(screenshot)](QWidget* dialog) {
+            QTimer::singleShot(300, dialog, [dialog, out] {
+                const bool ok = dialog->grab().save(out);
+                if (!ok) std::fprintf(stderr, "meshwork: cannot write %s\n", qPrintable(out));
+                QApplication::exit(ok ? 0 : 1);
+            });
+        };
+        const QString tool = parser.value(tool_opt);
+        if (tool == "search") {
+            window.open_search_dialog();
+            auto* dialog = window.search_dialog();
+            if (shooting) QObject::connect(dialog, &meshwork::gui::SearchDialog::search_done, dialog, [dialog, grab_dialog] { grab_dialog(dialog); });
+            dialog->start_search();
+        } else if (tool == "run") {
+            window.open_run_dialog();
+            auto* dialog = window.run_dialog();
+            dialog->set_steps(10);
+            if (shooting) QObject::connect(dialog, &meshwork::gui::RunDialog::run_done, dialog, [dialog, grab_dialog] { grab_dialog(dialog); });
+            if (!dialog->start_run() && shooting) grab_dialog(dialog);
+        } else if (tool == "export") {
+            window.open_export_dialog();
+            if (shooting) grab_dialog(window.export_dialog());
+        } else {
+            std::fprintf(stderr, "meshwork: --tool: unknown tool '%s' (search, run, export)\n", qPrintable(tool));
+            return 2;
+        }
+        return app.exec();
+    }
+    if (parser.isSet(compare_opt)) {
+        // --trace on top as the prediction, --compare-trace below as the measurement.
+        if (!parser.isSet(trace_opt)) {
+            std::fprintf(stderr, "meshwork: --compare-trace needs --trace (the trace to compare it with)\n");
+            return 2;
+        }
+        auto* menu = window.trace_menu();
+        QObject::connect(menu, &meshwork::gui::TraceMenu::failed, &app, [shooting](const QString& message) {
+            std::fprintf(stderr, "meshwork: %s\n", qPrintable(message));
+            if (shooting) QApplication::exit(2);
+        });
+        if (shooting) QObject::connect(menu, &meshwork::gui::TraceMenu::comparison_shown, &app, take_screenshot);
+        menu->compare(parser.value(trace_opt), parser.value(compare_opt));
+        return app.exec();
+    }
     if (parser.isSet(trace_opt)) {
         QObject::connect(&window, &MainWindow::trace_failed, &app, [shooting](const QString&, const QString& message) {
             if (!shooting) return;

@@ -1,5 +1,7 @@
 #include "engine/pipeline_runner.h"
 
+#include "engine/nvtx/scoped_range.h"
+
 namespace meshwork::engine {
 
 void run_pipeline(RankContext& ctx, ParamStore& store, const ModelDims& d,
@@ -19,6 +21,7 @@ void run_pipeline(RankContext& ctx, ParamStore& store, const ModelDims& d,
         ModelChunk& chunk = *chunks.at(static_cast<std::size_t>(op.chunk));
         const int gc = op.chunk * pp + stage;
         ctx.micro_batch = op.micro_batch;
+        const ScopedRange range(ctx.be, range_name::micro_batch(op.micro_batch));
         if (op.kind == PipeOpKind::Forward) {
             Tensor input;
             if (!chunk.first()) {

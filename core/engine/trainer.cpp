@@ -1,5 +1,7 @@
 #include "engine/trainer.h"
 
+#include "engine/nvtx/scoped_range.h"
+
 #include <chrono>
 #include <thread>
 
@@ -90,13 +92,17 @@ StepResult RankTrainer::step(int step) {
         }
     }
     ctx_.step = step;
+    const ScopedRange step_range(ctx_.be, range_name::step(step));
     store_.zero_grads(ctx_.be, ctx_.compute);
     auto mbs = micro_batches(step - 1);
     run_pipeline(ctx_, store_, d_, chunks_, schedule_.ops.at(static_cast<std::size_t>(ctx_.coords.pp)), mbs);
     // Loss: each rank's share (counted once per TP group and per MoE TP×CP group), summed.
     double loss = 0;
     for (auto& c : chunks_) loss += c->take_loss() + c->take_aux_loss();
-    optimizer_->step(ctx_, store_, step);
+    {
+        const ScopedRange optimizer_range(ctx_.be, range_name::optimizer());
+        optimizer_->step(ctx_, store_, step);
+    }
     Floats total(ctx_.be, 1);
     const float local = static_cast<float>(loss);
     ctx_.be.copy_to_device(total.data(), &local, sizeof(float), ctx_.compute);

@@ -10,6 +10,7 @@
 #include "app/theme.h"
 #include "document/layout_document.h"
 #include "estimate/assessment_runner.h"
+#include "estimate/memory_chart.h"
 
 namespace meshwork::gui {
 
@@ -69,6 +70,9 @@ EstimatePanel::EstimatePanel(LayoutDocument* document, QWidget* parent)
     note_ = new QLabel(this);
     note_->setWordWrap(true);
     layout->addWidget(note_);
+
+    memory_chart_ = new MemoryChart(this);
+    layout->addWidget(memory_chart_, 2);
 
     issues_ = new QTreeWidget(this);
     issues_->setRootIsDecorated(false);
@@ -135,6 +139,7 @@ void EstimatePanel::show_assessment(const LayoutAssessment& a) {
         note_->setStyleSheet(QString("color: %1").arg(c.error.name()));
     }
     note_->setVisible(!a.estimate_available || !a.estimate_note.isEmpty());
+    memory_chart_->set_stages(a.stage_memory);
 
     issues_->clear();
     for (const auto& e : a.validation.errors) {

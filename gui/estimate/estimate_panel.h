@@ -16,6 +16,7 @@ namespace meshwork::gui {
 
 class AssessmentRunner;
 class LayoutDocument;
+class MemoryChart;
 
 class EstimatePanel : public QWidget {
     Q_OBJECT
@@ -23,6 +24,7 @@ public:
     explicit EstimatePanel(LayoutDocument* document, QWidget* parent = nullptr);
     [[nodiscard]] AssessmentRunner* runner() const { return runner_; }
     [[nodiscard]] const std::optional<LayoutAssessment>& current() const { return current_; }
+    [[nodiscard]] MemoryChart* memory_chart() const { return memory_chart_; }
 
 signals:
     void assessed(double latency_ms);  // from the edit to the shown result
@@ -36,6 +38,7 @@ private:
     QTreeWidget* figures_ = nullptr;
     QTreeWidget* issues_ = nullptr;
     QLabel* note_ = nullptr;
+    MemoryChart* memory_chart_ = nullptr;
     QLabel* timing_ = nullptr;
     std::optional<LayoutAssessment> current_;
     std::optional<LayoutAssessment> previous_;

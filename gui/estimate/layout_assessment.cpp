@@ -49,6 +49,13 @@ LayoutAssessment assess_layout(const Layout& layout, const std::string& file) {
                 peak = std::max(peak, static_cast<double>(st.peak_bytes));
                 a.stage_memory_bytes.emplace_back(static_cast<double>(st.peak_bytes),
                                                   static_cast<double>(layout.cluster.gpu.hbm_bytes));
+                StageMemoryBreakdown bars;
+                bars.stage = st.stage;
+                bars.capacity_bytes = static_cast<double>(layout.cluster.gpu.hbm_bytes);
+                bars.bytes = {static_cast<double>(st.params_bytes), static_cast<double>(st.grads_bytes),
+                              static_cast<double>(st.optimizer_bytes), static_cast<double>(st.activations_bytes),
+                              static_cast<double>(st.buffers_bytes), static_cast<double>(st.reserved_bytes)};
+                a.stage_memory.push_back(bars);
             }
             a.figures.push_back({"peak_bytes", QObject::tr("Peak memory per GPU"), peak, U::Bytes});
             a.estimate_available = true;

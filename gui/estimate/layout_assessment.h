@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "estimate/stage_memory.h"
 #include "layout/layout.h"
 #include "layout/layout_validate.h"
 
@@ -28,6 +29,8 @@ struct LayoutAssessment {
     bool estimate_available = false;
     // Peak memory and HBM capacity per pipeline stage (empty without an estimate).
     std::vector<std::pair<double, double>> stage_memory_bytes;
+    // The same peaks split by kind, for the memory chart.
+    std::vector<StageMemoryBreakdown> stage_memory;
     QString estimate_note;         // why there is no estimate
     double elapsed_ms = 0;
 };

@@ -18,19 +18,29 @@
 
 #include "app/theme.h"
 #include "common/error.h"
+#include "dialogs/export_dialog.h"
+#include "dialogs/run_dialog.h"
+#include "dialogs/search_dialog.h"
 #include "document/layout_document.h"
 #include "estimate/estimate_panel.h"
 #include "mainwindow/new_layout_dialog.h"
 #include "mainwindow/recent_files.h"
+#include "mainwindow/trace_menu.h"
 #include "mesh/axis_editor.h"
 #include "mesh/mesh_canvas.h"
 #include "model/model_palette.h"
 #include "timeline/timeline_panel.h"
 #include "timeline/trace_opener.h"
 
+// The icons are compiled into the static meshwork_gui library; Q_INIT_RESOURCE keeps the
+// linker from dropping them and must be called outside any namespace.
+static void init_meshwork_resources() { Q_INIT_RESOURCE(meshwork); }
+
 namespace meshwork::gui {
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+    init_meshwork_resources();
+    setWindowIcon(QIcon(":/icons/meshwork.svg"));
     document_ = new LayoutDocument(this);
     views_ = new QTabWidget(this);
     views_->setDocumentMode(true);
@@ -125,7 +135,7 @@ void MainWindow::build_actions() {
                                                           tr("config.json (*.json)"));
         if (!path.isEmpty()) palette_->use_hf_config(path);
     });
-    open_trace_ = new QAction(tr("Open &Trace…"), this);
+    open_trace_ = new QAction(QIcon(":/icons/trace.svg"), tr("Open &Trace…"), this);
     open_trace_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
     connect(open_trace_, &QAction::triggered, this, [this] {
         const QString dir = QSettings().value("files/last_trace_dir").toString();
@@ -146,6 +156,18 @@ void MainWindow::build_actions() {
     dark_->setChecked(current_theme() == Theme::Dark);
     dark_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_L));
     connect(dark_, &QAction::toggled, this, &MainWindow::set_theme);
+    search_ = new QAction(QIcon(":/icons/search.svg"), tr("&Search Layouts…"), this);
+    search_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F));
+    search_->setStatusTip(tr("Find the fastest layouts that fit for this model, cluster and batch"));
+    connect(search_, &QAction::triggered, this, &MainWindow::open_search_dialog);
+    run_ = new QAction(QIcon(":/icons/run.svg"), tr("&Run Layout…"), this);
+    run_->setShortcuts({QKeySequence(Qt::Key_F5), QKeySequence(Qt::CTRL | Qt::Key_R)});
+    run_->setStatusTip(tr("Execute the sharded model on this machine, check it and profile it"));
+    connect(run_, &QAction::triggered, this, &MainWindow::open_run_dialog);
+    export_ = new QAction(QIcon(":/icons/export.svg"), tr("&Export for Production…"), this);
+    export_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    export_->setStatusTip(tr("Megatron-LM arguments, DeepSpeed config, torchtitan TOML or a SLURM script"));
+    connect(export_, &QAction::triggered, this, &MainWindow::open_export_dialog);
     view_canvas_ = new QAction(tr("&Mesh"), this);
     view_canvas_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_1));
     connect(view_canvas_, &QAction::triggered, this, [this] { show_view(View::Canvas); });
@@ -165,6 +187,8 @@ void MainWindow::build_menus_and_toolbar() {
     });
     file->addAction(open_model_);
     file->addAction(open_trace_);
+    trace_menu_ = new TraceMenu({this, timeline_, [this](const QString& path) { open_trace(path); },
+                                 [this] { show_view(View::Timeline); }}, file);
     file->addSeparator();
     file->addAction(save_);
     file->addAction(save_as_);
@@ -175,6 +199,14 @@ void MainWindow::build_menus_and_toolbar() {
     auto* edit = menuBar()->addMenu(tr("&Edit"));
     edit->addAction(undo_);
     edit->addAction(redo_);
+
+    file->insertAction(quit, export_);
+    file->insertSeparator(quit);
+
+    auto* tools_menu = menuBar()->addMenu(tr("&Tools"));
+    tools_menu->addAction(search_);
+    tools_menu->addAction(run_);
+    tools_menu->addAction(export_);
 
     auto* view = menuBar()->addMenu(tr("&View"));
     view->addAction(view_canvas_);
@@ -192,6 +224,9 @@ void MainWindow::build_menus_and_toolbar() {
             "<tr><td><b>Ctrl+Shift+S</b></td><td>save as</td></tr>"
             "<tr><td><b>Ctrl+Z / Ctrl+Shift+Z</b></td><td>undo, redo</td></tr>"
             "<tr><td><b>Ctrl+Shift+O</b></td><td>open a trace</td></tr>"
+            "<tr><td><b>Ctrl+Shift+F</b></td><td>search layouts</td></tr>"
+            "<tr><td><b>F5, Ctrl+R</b></td><td>run the layout (CPU or GPUs)</td></tr>"
+            "<tr><td><b>Ctrl+E</b></td><td>export for production jobs</td></tr>"
             "<tr><td><b>Ctrl+1 / Ctrl+2</b></td><td>mesh, timeline</td></tr>"
             "<tr><td><b>Ctrl+Shift+L</b></td><td>dark / light theme</td></tr>"
             "<tr><td colspan=2><br><b>Timeline</b></td></tr>"
@@ -220,6 +255,10 @@ void MainWindow::build_menus_and_toolbar() {
     tools->addSeparator();
     tools->addAction(undo_);
     tools->addAction(redo_);
+    tools->addSeparator();
+    tools->addAction(search_);
+    tools->addAction(run_);
+    tools->addAction(export_);
 }
 
 void MainWindow::restore_settings() {
@@ -247,6 +286,7 @@ void MainWindow::update_title() {
     setWindowModified(document_->is_modified());
     save_->setEnabled(document_->has_layout());
     save_as_->setEnabled(document_->has_layout());
+    for (QAction* a : {search_, run_, export_}) a->setEnabled(document_->has_layout());
 }
 
 bool MainWindow::maybe_save() {
@@ -337,6 +377,48 @@ void MainWindow::set_theme(bool dark) {
     // Custom-painted views and style sheets read view_colours() when they paint.
     emit document_->changed();
     update();
+}
+
+// A tool dialog is one per window: asking again raises it. Each works on a copy of the
+// layout as it was when opened, so edits made meanwhile never race a running search or run.
+template <class Dialog>
+static bool raise_existing(const QPointer<Dialog>& dialog) {
+    if (!dialog) return false;
+    dialog->show();
+    dialog->raise();
+    dialog->activateWindow();
+    return true;
+}
+
+void MainWindow::open_search_dialog() {
+    if (!document_->has_layout() || raise_existing(search_dialog_)) return;
+    search_dialog_ = new SearchDialog(document_->layout(), this);
+    search_dialog_->setAttribute(Qt::WA_DeleteOnClose);
+    connect(search_dialog_, &SearchDialog::apply_requested, this, [this](const Layout& layout, const QString& what) {
+        const EditOutcome outcome = document_->apply(ProposedEdit{layout, what.toStdString(), {}});
+        if (outcome.accepted) {
+            show_view(View::Canvas);
+            statusBar()->showMessage(what, 6000);
+        } else {
+            show_error(tr("Cannot apply the search result"), outcome.reason);
+        }
+    });
+    search_dialog_->show();
+}
+
+void MainWindow::open_run_dialog() {
+    if (!document_->has_layout() || raise_existing(run_dialog_)) return;
+    run_dialog_ = new RunDialog(document_->layout(), this);
+    run_dialog_->setAttribute(Qt::WA_DeleteOnClose);
+    connect(run_dialog_, &RunDialog::profile_ready, this, &MainWindow::open_trace);
+    run_dialog_->show();
+}
+
+void MainWindow::open_export_dialog() {
+    if (!document_->has_layout() || raise_existing(export_dialog_)) return;
+    export_dialog_ = new ExportDialog(document_->layout(), document_->path(), this);
+    export_dialog_->setAttribute(Qt::WA_DeleteOnClose);
+    export_dialog_->show();
 }
 
 }  // namespace meshwork::gui

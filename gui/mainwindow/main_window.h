@@ -3,6 +3,7 @@
 #pragma once
 
 #include <QMainWindow>
+#include <QPointer>
 
 class QAction;
 class QLabel;
@@ -12,11 +13,15 @@ namespace meshwork::gui {
 
 class AxisEditor;
 class EstimatePanel;
+class ExportDialog;
 class LayoutDocument;
 class MeshCanvas;
 class ModelPalette;
 class RecentFiles;
+class RunDialog;
+class SearchDialog;
 class TimelinePanel;
+class TraceMenu;
 class TraceOpener;
 
 class MainWindow : public QMainWindow {
@@ -39,6 +44,16 @@ public:
     [[nodiscard]] AxisEditor* axis_editor() const { return axis_editor_; }
     [[nodiscard]] EstimatePanel* estimate_panel() const { return estimate_; }
     [[nodiscard]] TimelinePanel* timeline() const { return timeline_; }
+    // Compare, import and remote-open entries of the File menu.
+    [[nodiscard]] TraceMenu* trace_menu() const { return trace_menu_; }
+    // The tool dialog open now, or nullptr (tests drive them; a second request raises it).
+    [[nodiscard]] SearchDialog* search_dialog() const { return search_dialog_; }
+    [[nodiscard]] RunDialog* run_dialog() const { return run_dialog_; }
+    [[nodiscard]] ExportDialog* export_dialog() const { return export_dialog_; }
+    // Tools: non-modal dialogs over the current layout (search applies, run profiles).
+    void open_search_dialog();
+    void open_run_dialog();
+    void open_export_dialog();
 
 signals:
     void trace_opened(const QString& path);
@@ -73,7 +88,11 @@ private:
     RecentFiles* recent_ = nullptr;
     QLabel* status_ = nullptr;
     TraceOpener* trace_opener_ = nullptr;
+    TraceMenu* trace_menu_ = nullptr;
     QString last_error_;
+    QPointer<SearchDialog> search_dialog_;
+    QPointer<RunDialog> run_dialog_;
+    QPointer<ExportDialog> export_dialog_;
 
     QAction* new_ = nullptr;
     QAction* open_ = nullptr;
@@ -84,6 +103,9 @@ private:
     QAction* undo_ = nullptr;
     QAction* redo_ = nullptr;
     QAction* dark_ = nullptr;
+    QAction* search_ = nullptr;
+    QAction* run_ = nullptr;
+    QAction* export_ = nullptr;
     QAction* view_canvas_ = nullptr;
     QAction* view_timeline_ = nullptr;
     QList<QAction*> dock_toggles_;

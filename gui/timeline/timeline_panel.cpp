@@ -5,39 +5,51 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QTextBrowser>
 #include <QToolButton>
 #include <QVBoxLayout>
 
 #include "app/format.h"
 #include "app/theme.h"
+#include "compare/compare_panel.h"
 #include "timeline/time_ruler.h"
 #include "timeline/timeline_view.h"
 
 namespace meshwork::gui {
 
 TimelinePanel::TimelinePanel(QWidget* parent) : QWidget(parent) {
-    auto* layout = new QVBoxLayout(this);
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    pages_ = new QStackedWidget(this);
+    outer->addWidget(pages_);
+    auto* single = new QWidget(pages_);
+    compare_ = new ComparePanel(pages_);
+    pages_->addWidget(single);
+    pages_->addWidget(compare_);
+    connect(compare_, &ComparePanel::close_requested, this, &TimelinePanel::close_comparison);
+
+    auto* layout = new QVBoxLayout(single);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
     auto* bar = new QHBoxLayout;
     bar->setContentsMargins(8, 4, 8, 4);
-    find_ = new QLineEdit(this);
+    find_ = new QLineEdit(single);
     find_->setPlaceholderText(tr("Find event by name (Ctrl+F, Enter / F3 for the next)"));
     find_->setClearButtonEnabled(true);
     find_->setMinimumWidth(280);
     find_->setMaximumWidth(420);
-    auto* fit = new QToolButton(this);
+    auto* fit = new QToolButton(single);
     fit->setText(tr("Whole trace"));
     fit->setToolTip(tr("Show the whole trace (Home)"));
-    info_ = new QLabel(this);
+    info_ = new QLabel(single);
     bar->addWidget(find_);
     bar->addWidget(fit);
     bar->addStretch(1);
     bar->addWidget(info_);
     layout->addLayout(bar);
 
-    auto* split = new QSplitter(Qt::Vertical, this);
+    auto* split = new QSplitter(Qt::Vertical, single);
     view_ = new TimelineView(split);
     details_ = new QTextBrowser(split);
     details_->setPlaceholderText(tr("Click an event for its details; Shift+drag for the statistics of a range."));
@@ -72,11 +84,21 @@ TimelinePanel::TimelinePanel(QWidget* parent) : QWidget(parent) {
 
 void TimelinePanel::set_source(std::shared_ptr<const TimelineSource> source, const QString& title) {
     title_ = title;
+    close_comparison();
     find_from_ns_ = -1;
     details_->clear();
     view_->set_source(std::move(source));
     update_info();
 }
+
+void TimelinePanel::show_comparison(std::shared_ptr<const ComparisonData> data) {
+    compare_->set_data(std::move(data));
+    pages_->setCurrentWidget(compare_);
+}
+
+void TimelinePanel::close_comparison() { pages_->setCurrentIndex(0); }
+
+bool TimelinePanel::comparing() const { return pages_->currentWidget() == compare_; }
 
 bool TimelinePanel::find_next(const QString& text) {
     const auto* source = view_->source();

@@ -35,8 +35,8 @@ TimelineView::TimelineView(QWidget* parent) : QAbstractScrollArea(parent) {
     header_w_ = std::max(160, fm.horizontalAdvance("rank 0000  comm:tp  ") + 24);
     connect(horizontalScrollBar(), &QScrollBar::valueChanged, this, [this](int value) {
         if (syncing_scrollbars_ || !source_) return;
-        const double span = static_cast<double>(source_->end_ns() - source_->begin_ns());
-        t0_ = static_cast<double>(source_->begin_ns()) + span * value / kScrollUnits;
+        const double span = extent_end() - extent_begin();
+        t0_ = extent_begin() + span * value / kScrollUnits;
         fitted_ = false;
         changed_window();
     });
@@ -44,6 +44,8 @@ TimelineView::TimelineView(QWidget* parent) : QAbstractScrollArea(parent) {
 
 void TimelineView::set_source(std::shared_ptr<const TimelineSource> source) {
     source_ = std::move(source);
+    origin_ns_.reset();  // both belong to the previous source
+    extent_ns_.reset();
     labels_.clear();
     selected_event_.reset();
     selected_details_.reset();
@@ -53,6 +55,32 @@ void TimelineView::set_source(std::shared_ptr<const TimelineSource> source) {
 }
 
 double TimelineView::track_width() const { return std::max(1, viewport()->width() - header_w_); }
+
+double TimelineView::extent_begin() const {
+    if (extent_ns_) return extent_ns_->first;
+    return source_ ? static_cast<double>(source_->begin_ns()) : 0.0;
+}
+
+double TimelineView::extent_end() const {
+    if (extent_ns_) return extent_ns_->second;
+    return source_ ? static_cast<double>(source_->end_ns()) : 0.0;
+}
+
+double TimelineView::time_origin() const {
+    if (origin_ns_) return *origin_ns_;
+    return source_ ? static_cast<double>(source_->begin_ns()) : 0.0;
+}
+
+void TimelineView::set_time_origin(std::optional<double> origin_ns) {
+    origin_ns_ = origin_ns;
+    viewport()->update();
+}
+
+void TimelineView::set_time_extent(std::optional<std::pair<double, double>> extent_ns) {
+    extent_ns_ = extent_ns;
+    if (fitted_) fit_all();
+    else changed_window();
+}
 
 std::pair<double, double> TimelineView::visible_window() const {
     return {t0_, t0_ + track_width() * ns_per_px_};
@@ -82,22 +110,22 @@ void TimelineView::pan_pixels(double dx) {
 
 void TimelineView::fit_all() {
     fitted_ = true;
-    if (!source_ || source_->event_count() == 0) {
+    if (!has_events()) {
         t0_ = 0;
         ns_per_px_ = 1000;
     } else {
-        const double span = static_cast<double>(source_->end_ns() - source_->begin_ns());
+        const double span = extent_end() - extent_begin();
         // A small margin on both sides so that the first and last events are not clipped.
         ns_per_px_ = std::max(kMinNsPerPx, span * 1.02 / track_width());
-        t0_ = static_cast<double>(source_->begin_ns()) - span * 0.01;
+        t0_ = extent_begin() - span * 0.01;
     }
     changed_window();
 }
 
 void TimelineView::clamp_window() {
-    if (!source_ || source_->event_count() == 0) return;
-    const double begin = static_cast<double>(source_->begin_ns());
-    const double end = static_cast<double>(source_->end_ns());
+    if (!has_events()) return;
+    const double begin = extent_begin();
+    const double end = extent_end();
     const double span = end - begin;
     const double max_npp = span * 1.1 / track_width();
     ns_per_px_ = std::clamp(ns_per_px_, kMinNsPerPx, std::max(kMinNsPerPx, max_npp));
@@ -108,14 +136,14 @@ void TimelineView::clamp_window() {
 void TimelineView::sync_scrollbars() {
     syncing_scrollbars_ = true;
     auto* h = horizontalScrollBar();
-    if (source_ && source_->event_count() > 0) {
-        const double span = static_cast<double>(source_->end_ns() - source_->begin_ns());
+    if (has_events()) {
+        const double span = extent_end() - extent_begin();
         const double window = track_width() * ns_per_px_;
         const int page = static_cast<int>(std::clamp(window / span, 0.0, 1.0) * kScrollUnits);
         h->setPageStep(std::max(1, page));
         h->setSingleStep(std::max(1, page / 20));
         h->setRange(0, std::max(0, kScrollUnits - page));
-        h->setValue(static_cast<int>((t0_ - static_cast<double>(source_->begin_ns())) / span * kScrollUnits));
+        h->setValue(static_cast<int>((t0_ - extent_begin()) / span * kScrollUnits));
     } else {
         h->setRange(0, 0);
     }
@@ -333,9 +361,10 @@ void TimelineView::paint_ruler(QPainter& p, QSize size) {
     p.fillRect(QRect(0, ruler_h_ - 1, size.width(), 1), c.border);
     const QFontMetrics fm(font());
     const double step = ruler_step_ns(ns_per_px_, fm.horizontalAdvance("000.00 ms") + 24);
-    const double origin = static_cast<double>(source_->begin_ns());
+    const double origin = time_origin();
     const double t1 = t0_ + (size.width() - header_w_) * ns_per_px_;
-    // Ticks are relative to the trace start, labelled in the unit of the step.
+    // Ticks are relative to the time origin, labelled in the unit of the step; before the
+    // origin (a comparison's step start) they are negative.
     double t = origin + std::ceil((t0_ - origin) / step) * step;
     p.setPen(c.text_dim);
     for (; t <= t1; t += step) {
@@ -362,8 +391,8 @@ QString TimelineView::item_tooltip(const DrawnItem& d) const {
         return tr("<b>%1 events</b> folded (too narrow to draw apart)<br>busy %2 of %5<br>%3 – %4<br>"
                   "click to zoom into them")
             .arg(it.count).arg(format_duration_ns(static_cast<double>(it.busy_ns)))
-            .arg(format_duration_ns(static_cast<double>(it.start_ns - source_->begin_ns())))
-            .arg(format_duration_ns(static_cast<double>(it.end_ns - source_->begin_ns())))
+            .arg(format_duration_ns(static_cast<double>(it.start_ns) - time_origin()))
+            .arg(format_duration_ns(static_cast<double>(it.end_ns) - time_origin()))
             .arg(format_duration_ns(static_cast<double>(it.end_ns - it.start_ns)));
     }
     const auto det = source_->details(it.event);
@@ -372,7 +401,7 @@ QString TimelineView::item_tooltip(const DrawnItem& d) const {
                        .arg(QString::fromStdString(e.name).toHtmlEscaped(),
                             QString::fromStdString(to_string(e.kind)),
                             tr("rank %1 %2").arg(e.rank).arg(QString::fromStdString(source_->lane(det.lane).name)),
-                            format_duration_ns(static_cast<double>(e.start_ns - source_->begin_ns())),
+                            format_duration_ns(static_cast<double>(e.start_ns) - time_origin()),
                             format_duration_ns(static_cast<double>(e.end_ns - e.start_ns)));
     if (e.bytes > 0) html += tr("<br>%1").arg(format_bytes(static_cast<double>(e.bytes)));
     if (e.flops > 0) html += tr("<br>%1 FLOP").arg(format_count(e.flops));

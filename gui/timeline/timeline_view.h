@@ -33,6 +33,17 @@ public:
     void fit_all();
     void select_event(std::int64_t event);  // and scrolls it into view
 
+    // Where the ruler's zero lies (default: the source's first event). A comparison measures
+    // each trace from its own step start.
+    void set_time_origin(std::optional<double> origin_ns);
+    [[nodiscard]] double time_origin() const;
+    // The time range fit_all() shows and zoom and pan may reach (default: the source's).
+    // Two linked views share one, so that neither clamps where the other does not.
+    void set_time_extent(std::optional<std::pair<double, double>> extent_ns);
+    [[nodiscard]] double ns_per_pixel() const { return ns_per_px_; }
+    // True while the view shows everything (after fit_all, until a zoom or pan).
+    [[nodiscard]] bool showing_all() const { return fitted_; }
+
     // Items drawn in the latest frame, over all lanes: bounded by the width in pixels.
     [[nodiscard]] std::size_t last_frame_items() const { return last_frame_items_; }
     // Paints one frame into `painter` at `size`, as paintEvent does (benchmarks).
@@ -67,6 +78,9 @@ private:
     [[nodiscard]] double x_of(double t_ns) const { return header_w_ + (t_ns - t0_) / ns_per_px_; }
     [[nodiscard]] double t_of(double x) const { return t0_ + (x - header_w_) * ns_per_px_; }
     [[nodiscard]] double track_width() const;
+    [[nodiscard]] double extent_begin() const;
+    [[nodiscard]] double extent_end() const;
+    [[nodiscard]] bool has_events() const { return source_ && source_->event_count() > 0; }
     [[nodiscard]] int lane_at(double y) const;
     [[nodiscard]] const DrawnItem* item_at(QPointF pos) const;
     void clamp_window();
@@ -96,6 +110,8 @@ private:
     int lane_offset_px_ = 0;  // vertical scroll
     bool syncing_scrollbars_ = false;
     bool fitted_ = true;  // showing the whole trace: a resize refits instead of cropping
+    std::optional<double> origin_ns_;
+    std::optional<std::pair<double, double>> extent_ns_;
 
     std::vector<std::vector<DrawnItem>> drawn_;  // per visible lane, from the last frame
     std::vector<TimelineItem> scratch_;

@@ -1,5 +1,7 @@
 #include "engine/model/model_chunk.h"
 
+#include "engine/nvtx/scoped_range.h"
+
 namespace meshwork::engine {
 
 ModelChunk::ModelChunk(ParamStore& store, const ModelDims& d, const Layout& layout,
@@ -9,6 +11,7 @@ ModelChunk::ModelChunk(ParamStore& store, const ModelDims& d, const Layout& layo
     const auto experts = layout.ep_experts();
     for (int b = first_layer; b < first_layer + num_layers; ++b) {
         Block blk;
+        blk.layer = b;
         blk.attention = std::make_unique<AttentionLayer>(store, d, b, coords.tp);
         if (layout.model.is_moe_block(b)) {
             blk.moe = std::make_unique<MoeLayer>(store, d, b, coords, experts);
@@ -24,6 +27,7 @@ Tensor ModelChunk::forward(RankContext& ctx, ParamStore& store, const MicroBatch
                            Tensor input) {
     Tensor x = embedding_ ? embedding_->forward(ctx, store, mb) : std::move(input);
     for (auto& blk : blocks_) {
+        const ScopedRange range(ctx.be, range_name::layer(blk.layer, "fwd"));
         x = blk.attention->forward(ctx, store, mb, x);
         x = blk.moe ? blk.moe->forward(ctx, store, mb, x) : blk.mlp->forward(ctx, store, mb, x);
     }
@@ -38,6 +42,7 @@ Tensor ModelChunk::backward(RankContext& ctx, ParamStore& store, const MicroBatc
                             Tensor dout) {
     Tensor dx = head_ ? head_->backward(ctx, store, mb) : std::move(dout);
     for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
+        const ScopedRange range(ctx.be, range_name::layer(it->layer, "bwd"));
         dx = it->moe ? it->moe->backward(ctx, store, mb, dx) : it->mlp->backward(ctx, store, mb, dx);
         dx = it->attention->backward(ctx, store, mb, dx);
     }

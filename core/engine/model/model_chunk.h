@@ -33,6 +33,7 @@ public:
 
 private:
     struct Block {
+        int layer = 0;  // transformer block index in the whole model (NVTX range names)
         std::unique_ptr<AttentionLayer> attention;
         std::unique_ptr<MlpLayer> mlp;
         std::unique_ptr<MoeLayer> moe;

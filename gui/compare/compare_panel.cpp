@@ -1,0 +1,127 @@
+#include "compare/compare_panel.h"
+
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+#include "app/format.h"
+#include "app/theme.h"
+#include "compare/axis_link.h"
+#include "compare/comparison_table.h"
+#include "compare/stats_table.h"
+#include "timeline/timeline_view.h"
+
+namespace meshwork::gui {
+
+ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+
+    auto* bar = new QHBoxLayout;
+    bar->setContentsMargins(8, 4, 8, 4);
+    summary_ = new QLabel(this);
+    summary_->setTextFormat(Qt::RichText);
+    auto* fit = new QToolButton(this);
+    fit->setText(tr("Whole traces"));
+    fit->setToolTip(tr("Show both traces whole (Home in either timeline)"));
+    auto* swap = new QToolButton(this);
+    swap->setText(tr("Swap"));
+    swap->setToolTip(tr("Swap which trace is the prediction and which the measurement"));
+    auto* close = new QToolButton(this);
+    close->setText(tr("Close Comparison"));
+    close->setToolTip(tr("Back to the single timeline"));
+    bar->addWidget(summary_, 1);
+    bar->addWidget(fit);
+    bar->addWidget(swap);
+    bar->addWidget(close);
+    layout->addLayout(bar);
+
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(make_side(tr("predicted"), predicted_title_, predicted_view_));
+    split->addWidget(make_side(tr("measured"), measured_title_, measured_view_));
+    tabs_ = new QTabWidget(split);
+    tabs_->setDocumentMode(true);
+    table_ = new ComparisonTable(tabs_);
+    predicted_stats_ = new StatsTable(tabs_);
+    measured_stats_ = new StatsTable(tabs_);
+    tabs_->addTab(table_, tr("Predicted vs measured"));
+    tabs_->addTab(predicted_stats_, tr("Stats: predicted"));
+    tabs_->addTab(measured_stats_, tr("Stats: measured"));
+    split->addWidget(tabs_);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 3);
+    split->setStretchFactor(2, 2);
+    split->setSizes({330, 330, 260});
+    layout->addWidget(split, 1);
+
+    link_ = new AxisLink(predicted_view_, measured_view_, this);
+    connect(fit, &QToolButton::clicked, predicted_view_, &TimelineView::fit_all);
+    connect(close, &QToolButton::clicked, this, &ComparePanel::close_requested);
+    connect(swap, &QToolButton::clicked, this, [this] {
+        if (data_) emit swap_requested(data_->measured.path, data_->predicted.path);
+    });
+}
+
+QWidget* ComparePanel::make_side(const QString& role, QLabel*& title, TimelineView*& view) {
+    auto* side = new QWidget(this);
+    auto* v = new QVBoxLayout(side);
+    v->setContentsMargins(0, 0, 0, 0);
+    v->setSpacing(0);
+    title = new QLabel(side);
+    title->setTextFormat(Qt::RichText);
+    title->setContentsMargins(10, 3, 10, 3);
+    title->setText(role);
+    view = new TimelineView(side);
+    // Both always show a vertical scroll bar so that their track widths, and with them the
+    // time under any x, are the same whatever the number of lanes.
+    view->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOn);
+    v->addWidget(title);
+    v->addWidget(view, 1);
+    return side;
+}
+
+void ComparePanel::describe(QLabel* title, const QString& role, const ComparedTrace& side) {
+    const auto& c = view_colours();
+    const auto* t = side.timeline.get();
+    title->setText(tr("<b>%1</b> &nbsp; %2 &nbsp;<span style='color:%3'>%4 · %5 events · %6 lanes · "
+                      "0 at its %7</span>")
+                       .arg(role, QFileInfo(side.path).fileName().toHtmlEscaped(), c.text_dim.name(),
+                            side.source_name.isEmpty() ? tr("unknown source") : side.source_name.toHtmlEscaped(),
+                            format_count(static_cast<double>(t->event_count())))
+                       .arg(t->lane_count())
+                       .arg(side.origin_label));
+    title->setToolTip(side.path);
+    title->setStyleSheet(QString("background: %1").arg(c.panel.name()));
+}
+
+void ComparePanel::set_data(std::shared_ptr<const ComparisonData> data) {
+    data_ = std::move(data);
+    if (!data_) return;
+    predicted_view_->set_source(data_->predicted.timeline);
+    measured_view_->set_source(data_->measured.timeline);
+    predicted_view_->set_time_origin(data_->predicted.origin_ns);
+    measured_view_->set_time_origin(data_->measured.origin_ns);
+    link_->reset();
+    describe(predicted_title_, tr("Predicted"), data_->predicted);
+    describe(measured_title_, tr("Measured"), data_->measured);
+    table_->set_comparison(data_->comparison, data_->stages_from_layout);
+    predicted_stats_->set_stats(data_->predicted.stats);
+    measured_stats_->set_stats(data_->measured.stats);
+
+    const auto& step = data_->comparison.categories.front();  // "step" comes first
+    summary_->setText(tr("<b>Predicted beside measured</b> &nbsp; step %1 predicted, %2 measured (%3%4 %) · "
+                         "max |error| %5 %")
+                          .arg(format_duration_ns(step.predicted_s * 1e9), format_duration_ns(step.measured_s * 1e9),
+                               step.error >= 0 ? "+" : "\u2212")
+                          .arg(std::fabs(100 * step.error), 0, 'f', 1)
+                          .arg(100 * data_->comparison.max_abs_error, 0, 'f', 1));
+}
+
+}  // namespace meshwork::gui

@@ -1,0 +1,55 @@
+// Predicted beside measured: two timelines one above the other on one time axis (zoom or
+// pan either, the other follows; each measured from its own step start), and below them
+// the comparison table and the statistics of each trace.
+#pragma once
+
+#include <QWidget>
+
+#include <memory>
+
+#include "compare/comparison_data.h"
+
+class QLabel;
+class QTabWidget;
+
+namespace meshwork::gui {
+
+class AxisLink;
+class ComparisonTable;
+class StatsTable;
+class TimelineView;
+
+class ComparePanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit ComparePanel(QWidget* parent = nullptr);
+    void set_data(std::shared_ptr<const ComparisonData> data);
+    [[nodiscard]] const ComparisonData* data() const { return data_.get(); }
+
+    [[nodiscard]] TimelineView* predicted_view() const { return predicted_view_; }
+    [[nodiscard]] TimelineView* measured_view() const { return measured_view_; }
+    [[nodiscard]] ComparisonTable* comparison_table() const { return table_; }
+
+signals:
+    // The user asked to swap the roles of the two traces (the comparison is recomputed).
+    void swap_requested(const QString& predicted_path, const QString& measured_path);
+    void close_requested();
+
+private:
+    QWidget* make_side(const QString& role, QLabel*& title, TimelineView*& view);
+    void describe(QLabel* title, const QString& role, const ComparedTrace& side);
+
+    std::shared_ptr<const ComparisonData> data_;
+    TimelineView* predicted_view_ = nullptr;
+    TimelineView* measured_view_ = nullptr;
+    QLabel* predicted_title_ = nullptr;
+    QLabel* measured_title_ = nullptr;
+    QLabel* summary_ = nullptr;
+    AxisLink* link_ = nullptr;
+    QTabWidget* tabs_ = nullptr;
+    ComparisonTable* table_ = nullptr;
+    StatsTable* predicted_stats_ = nullptr;
+    StatsTable* measured_stats_ = nullptr;
+};
+
+}  // namespace meshwork::gui

@@ -1,0 +1,33 @@
+// What the comparison view shows: two traces opened for drawing, where each one's time axis
+// starts (its first step), the statistics of each (`meshwork-cli stats`) and the
+// predicted-vs-measured comparison (`meshwork-cli compare`). Computed off the UI thread by
+// ComparisonLoader; the profiler's analysis does the arithmetic.
+#pragma once
+
+#include <QString>
+
+#include <memory>
+
+#include "analysis/trace_compare.h"
+#include "analysis/trace_stats.h"
+#include "timeline/timeline_source.h"
+
+namespace meshwork::gui {
+
+struct ComparedTrace {
+    QString path;
+    QString source_name;  // run_info().source: "meshwork-sim", "meshwork-cpu", "nsys", ...
+    std::shared_ptr<const TimelineSource> timeline;
+    double origin_ns = 0;       // the time shown as zero: the start of the first step
+    QString origin_label;       // "step 0 start" or "first event" when no step is known
+    profiler::TraceStats stats;
+};
+
+struct ComparisonData {
+    ComparedTrace predicted;
+    ComparedTrace measured;
+    profiler::TraceComparison comparison;
+    bool stages_from_layout = false;  // else each rank is its own "stage"
+};
+
+}  // namespace meshwork::gui

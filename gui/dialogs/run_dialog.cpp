@@ -1,0 +1,277 @@
+#include "dialogs/run_dialog.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDateTime>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QStandardPaths>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "app/format.h"
+#include "app/theme.h"
+#include "dialogs/loss_plot.h"
+#include "engine/memory_estimate.h"
+#if MESHWORK_HAVE_CUDA
+#include "engine/cuda/cuda_runtime_probe.h"
+#endif
+
+namespace meshwork::gui {
+
+namespace {
+// Runs larger than this share of the machine's memory are refused: the other ranks, the
+// GUI and the profile writer need the rest.
+constexpr double kMaxMemoryShare = 0.8;
+
+QString default_profile_path(const Layout& layout) {
+    const QString dir = QStandardPaths::writableLocation(QStandardPaths::CacheLocation) + "/runs";
+    QDir().mkpath(dir);
+    const QString stem = QString::fromStdString(layout.name.empty() ? "run" : layout.name);
+    return dir + "/" + stem + "-" + QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss") + ".sqlite";
+}
+}  // namespace
+
+RunDialog::RunDialog(const Layout& layout, QWidget* parent)
+    : QDialog(parent), layout_(layout), worker_(new RunWorker(this)) {
+    setWindowTitle(tr("Run %1 on this machine").arg(QString::fromStdString(layout.name)));
+    auto* outer = new QVBoxLayout(this);
+    auto* form = new QFormLayout;
+
+    backend_ = new QComboBox(this);
+    backend_->addItem(tr("CPU — one emulated device per rank (OpenBLAS)"), "cpu");
+    backend_->addItem(tr("CUDA — one GPU per rank (cuBLAS, NCCL)"), "cuda");
+    QString cuda_reason = tr("this build has no CUDA backend");
+#if MESHWORK_HAVE_CUDA
+    cuda_reason = QString::fromStdString(engine::cuda_unavailable_reason(layout.gpus));
+#endif
+    if (!cuda_reason.isEmpty()) {
+        // Keep the entry visible but disabled, with the reason: users look for it.
+        if (auto* model = qobject_cast<QStandardItemModel*>(backend_->model())) model->item(1)->setEnabled(false);
+        backend_->setItemData(1, cuda_reason, Qt::ToolTipRole);
+        backend_->setItemText(1, tr("CUDA — unavailable: %1").arg(cuda_reason));
+    }
+    form->addRow(tr("&Backend:"), backend_);
+
+    steps_ = new QSpinBox(this);
+    steps_->setRange(1, 100000);
+    steps_->setValue(5);
+    form->addRow(tr("&Steps:"), steps_);
+    seed_ = new QSpinBox(this);
+    seed_->setRange(0, 1 << 30);
+    seed_->setValue(1234);
+    form->addRow(tr("S&eed:"), seed_);
+
+    auto* check_row = new QHBoxLayout;
+    check_ = new QCheckBox(tr("&Check against the unsharded reference, relative tolerance"), this);
+    check_->setChecked(true);
+    tolerance_ = new QDoubleSpinBox(this);
+    tolerance_->setDecimals(7);
+    tolerance_->setRange(1e-7, 1);
+    tolerance_->setSingleStep(1e-5);
+    tolerance_->setValue(1e-4);
+    check_row->addWidget(check_);
+    check_row->addWidget(tolerance_);
+    check_row->addStretch();
+    form->addRow(QString(), check_row);
+
+    auto* profile_row = new QHBoxLayout;
+    profile_ = new QCheckBox(tr("&Profile to"), this);
+    profile_->setChecked(true);
+    profile_path_ = new QLineEdit(default_profile_path(layout), this);
+    auto* browse = new QToolButton(this);
+    browse->setText(QString::fromUtf8("…"));
+    browse->setToolTip(tr("Choose the trace file"));
+    profile_row->addWidget(profile_);
+    profile_row->addWidget(profile_path_, 1);
+    profile_row->addWidget(browse);
+    form->addRow(QString(), profile_row);
+    outer->addLayout(form);
+
+    memory_ = new QLabel(this);
+    memory_->setWordWrap(true);
+    outer->addWidget(memory_);
+
+    auto* run_row = new QHBoxLayout;
+    run_ = new QPushButton(tr("&Run"), this);
+    run_->setDefault(true);
+    stop_ = new QPushButton(tr("S&top"), this);
+    stop_->setEnabled(false);
+    progress_ = new QProgressBar(this);
+    progress_->setRange(0, steps_->value());
+    progress_->setValue(0);
+    progress_->setFormat(tr("step %v of %m"));
+    run_row->addWidget(run_);
+    run_row->addWidget(stop_);
+    run_row->addWidget(progress_, 1);
+    outer->addLayout(run_row);
+
+    status_ = new QLabel(tr("Ready."), this);
+    status_->setWordWrap(true);
+    status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    outer->addWidget(status_);
+    loss_ = new LossPlot(this);
+    outer->addWidget(loss_, 1);
+
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
+    outer->addWidget(buttons);
+
+    connect(buttons, &QDialogButtonBox::rejected, this, &RunDialog::reject);
+    connect(run_, &QPushButton::clicked, this, &RunDialog::start_run);
+    connect(stop_, &QPushButton::clicked, this, &RunDialog::stop_run);
+    connect(profile_, &QCheckBox::toggled, profile_path_, &QWidget::setEnabled);
+    connect(check_, &QCheckBox::toggled, tolerance_, &QWidget::setEnabled);
+    connect(check_, &QCheckBox::toggled, this, &RunDialog::update_memory_note);
+    connect(backend_, &QComboBox::currentIndexChanged, this, &RunDialog::update_memory_note);
+    connect(browse, &QToolButton::clicked, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Profile to"), profile_path_->text(),
+                                                          tr("Meshwork traces (*.sqlite)"));
+        if (!path.isEmpty()) profile_path_->setText(path);
+    });
+    connect(worker_, &RunWorker::phase, this, [this](const QString& text) { show_status(text, view_colours().text); });
+    connect(worker_, &RunWorker::step_done, this, [this](int step, double loss, double step_time_s, double tokens_per_s) {
+        progress_->setValue(step);
+        loss_->add(step, loss);
+        show_status(tr("Step %1 of %2: loss %3, %4 per step, %5 tokens/s")
+                        .arg(step)
+                        .arg(steps_->value())
+                        .arg(loss, 0, 'f', 5)
+                        .arg(format_duration_ns(step_time_s * 1e9), format_count(tokens_per_s)),
+                    view_colours().text);
+    });
+    connect(worker_, &RunWorker::finished, this, [this](const RunOutcome& o) {
+        outcome_ = o;
+        set_running(false);
+        const auto& c = view_colours();
+        QString text = o.cancelled ? tr("Stopped after %n step(s).", "", o.steps_done)
+                                   : tr("Finished %n step(s); peak %1 on the largest rank.", "", o.steps_done)
+                                         .arg(format_bytes(o.peak_bytes));
+        QColor colour = o.cancelled ? c.warning : c.ok;
+        if (o.check_ran) {
+            text += o.check_passed ? tr(" Check passed: losses and weights match the reference within %1.")
+                                         .arg(tolerance_->value())
+                                   : tr(" Check FAILED: %1").arg(o.check_text);
+            if (!o.check_passed) colour = c.error;
+        }
+        if (!o.profile_path.isEmpty()) text += tr(" Profile: %1").arg(o.profile_path);
+        show_status(text, colour);
+        emit run_done(!o.cancelled && (!o.check_ran || o.check_passed));
+        if (!o.profile_path.isEmpty()) emit profile_ready(o.profile_path);
+    });
+    connect(worker_, &RunWorker::failed, this, [this](const QString& message) {
+        set_running(false);
+        show_status(tr("Run failed: %1").arg(message), view_colours().error);
+        emit run_done(false);
+    });
+    resize(760, 560);
+    update_memory_note();
+}
+
+void RunDialog::set_steps(int steps) { steps_->setValue(steps); }
+void RunDialog::set_check(bool check) { check_->setChecked(check); }
+void RunDialog::set_profile_path(const QString& path) {
+    profile_->setChecked(!path.isEmpty());
+    profile_path_->setText(path);
+}
+
+QString RunDialog::status_text() const { return status_->text(); }
+
+RunRequest RunDialog::build_request() const {
+    RunRequest r;
+    r.layout = layout_;
+    r.options.backend = backend_->currentData().toString().toStdString();
+    r.options.steps = steps_->value();
+    r.options.seed = static_cast<std::uint64_t>(seed_->value());
+    r.check = check_->isChecked();
+    r.tolerance = tolerance_->value();
+    if (profile_->isChecked()) r.profile_path = profile_path_->text().trimmed();
+    return r;
+}
+
+void RunDialog::update_memory_note() {
+    const auto& c = view_colours();
+    try {
+        const double need = predicted_run_bytes(build_request());
+        const double have = physical_memory_bytes();
+        fits_ = have <= 0 || need <= kMaxMemoryShare * have;
+        if (fits_) {
+            memory_->setText(tr("Predicted memory of the run: %1 on this machine (%2 installed).")
+                                 .arg(format_bytes(need), have > 0 ? format_bytes(have) : tr("unknown")));
+            memory_->setStyleSheet(QString("color: %1").arg(c.text_dim.name()));
+        } else {
+            memory_->setText(tr("This layout needs about %1 to run here, more than %2% of this machine's %3: "
+                                "run it on a cluster (File → Export → SLURM) or pick a smaller model.")
+                                 .arg(format_bytes(need))
+                                 .arg(kMaxMemoryShare * 100, 0, 'f', 0)
+                                 .arg(format_bytes(have)));
+            memory_->setStyleSheet(QString("color: %1").arg(c.error.name()));
+        }
+    } catch (const std::exception& e) {
+        fits_ = false;
+        memory_->setText(tr("This layout cannot run in the engine: %1").arg(QString::fromUtf8(e.what())));
+        memory_->setStyleSheet(QString("color: %1").arg(c.error.name()));
+    }
+    run_->setEnabled(fits_ && !worker_->running());
+}
+
+bool RunDialog::start_run() {
+    update_memory_note();
+    if (!fits_ || worker_->running()) {
+        show_status(memory_->text(), view_colours().error);
+        return false;
+    }
+    RunRequest request = build_request();
+    if (profile_->isChecked() && request.profile_path.isEmpty()) {
+        show_status(tr("Choose a file for the profile, or untick Profile."), view_colours().error);
+        return false;
+    }
+    loss_->clear();
+    progress_->setRange(0, request.options.steps);
+    progress_->setValue(0);
+    outcome_ = {};
+    set_running(true);
+    worker_->start(std::move(request));
+    return true;
+}
+
+void RunDialog::stop_run() {
+    worker_->cancel();
+    show_status(tr("Stopping at the next op…"), view_colours().warning);
+}
+
+void RunDialog::set_running(bool running) {
+    run_->setEnabled(!running && fits_);
+    stop_->setEnabled(running);
+    for (QWidget* w : std::initializer_list<QWidget*>{backend_, steps_, seed_, check_, tolerance_, profile_, profile_path_}) {
+        w->setEnabled(!running);
+    }
+    if (!running) {
+        tolerance_->setEnabled(check_->isChecked());
+        profile_path_->setEnabled(profile_->isChecked());
+    }
+}
+
+void RunDialog::show_status(const QString& text, const QColor& colour) {
+    status_->setText(text);
+    status_->setStyleSheet(QString("color: %1").arg(colour.name()));
+}
+
+void RunDialog::reject() {
+    if (worker_->running()) {
+        stop_run();
+        return;
+    }
+    QDialog::reject();
+}
+
+}  // namespace meshwork::gui

@@ -1,0 +1,114 @@
+#include "dialogs/run_worker.h"
+
+#include <QMetaObject>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <exception>
+#include <memory>
+
+#include "engine/engine_run.h"
+#include "engine/memory_estimate.h"
+#include "engine/stop.h"
+#include "layout/layout_json.h"
+#include "store/trace_writer.h"
+
+namespace meshwork::gui {
+
+double predicted_run_bytes(const RunRequest& request) {
+    double total = 0;
+    double largest = 0;
+    for (const auto& m : engine::estimate_memory(request.layout, request.options)) {
+        total += static_cast<double>(m.peak_bytes);
+        largest = std::max(largest, static_cast<double>(m.params_bytes + m.grads_bytes + m.optimizer_bytes));
+    }
+    // The reference holds the whole model on one rank: about the sum of the shards' state.
+    if (request.check) total *= 2;
+    return std::max(total, largest);
+}
+
+double physical_memory_bytes() {
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
+}
+
+RunWorker::RunWorker(QObject* parent) : QObject(parent) {}
+
+RunWorker::~RunWorker() {
+    if (worker_.joinable()) {
+        engine::request_stop();
+        worker_.join();
+        engine::clear_stop();
+    }
+}
+
+bool RunWorker::start(RunRequest request) {
+    if (running_) return false;
+    if (worker_.joinable()) worker_.join();
+    running_ = true;
+    engine::clear_stop();
+    // As in SearchRunner: the destructor joins first, so `this` outlives the calls posted.
+    worker_ = std::jthread([this, request = std::move(request)] {
+        auto post = [this](auto fn) { QMetaObject::invokeMethod(this, std::move(fn), Qt::QueuedConnection); };
+        RunOutcome outcome;
+        std::unique_ptr<profiler::TraceWriter> writer;
+        try {
+            if (!request.profile_path.isEmpty()) {
+                writer = profiler::TraceWriter::create(request.profile_path.toStdString());
+                TraceRunInfo info;
+                info.tool_version = MESHWORK_VERSION;
+                info.source = "meshwork-" + request.options.backend;
+                info.layout_json = layout_to_json(request.layout).dump();
+                info.cluster = request.layout.cluster.name;
+                info.clock_domain = "steady";
+                info.world_size = request.layout.gpus;
+                writer->set_run_info(info);
+            }
+            engine::ReferenceState reference;
+            if (request.check) {
+                post([this] { emit phase(tr("Running the unsharded reference…")); });
+                reference = engine::run_reference(request.layout, request.options);
+            }
+            post([this, n = request.layout.gpus] { emit phase(tr("Running %n rank(s)…", "", n)); });
+            engine::RunHooks hooks;
+            hooks.sink = writer.get();
+            hooks.reference = request.check ? &reference : nullptr;
+            hooks.tolerance = request.tolerance;
+            hooks.on_step = [&](const engine::StepResult& r) {
+                outcome.steps_done = r.step;
+                post([this, r] { emit step_done(r.step, r.loss, r.step_time_s, r.tokens_per_s); });
+            };
+            const engine::RunResult result = engine::run_in_process(request.layout, request.options, hooks);
+            for (auto b : result.peak_bytes) outcome.peak_bytes = std::max(outcome.peak_bytes, static_cast<double>(b));
+            outcome.check_ran = request.check;
+            outcome.check_passed = request.check && !result.mismatch;
+            if (result.mismatch) outcome.check_text = QString::fromStdString(result.mismatch->to_string());
+        } catch (const engine::StopRequested&) {
+            outcome.cancelled = true;
+        } catch (const std::exception& e) {
+            if (writer) writer->close();
+            post([this, message = QString::fromUtf8(e.what())] {
+                running_ = false;
+                emit failed(message);
+            });
+            return;
+        }
+        if (writer) {
+            writer->close();
+            outcome.profile_path = request.profile_path;
+        }
+        post([this, outcome] {
+            running_ = false;
+            emit finished(outcome);
+        });
+    });
+    return true;
+}
+
+void RunWorker::cancel() {
+    if (running_) engine::request_stop();
+}
+
+}  // namespace meshwork::gui

@@ -1,0 +1,86 @@
+// The File menu's trace entries beyond Open Trace: Open Trace for Comparison (predicted
+// beside measured), Import (Nsight Systems SQLite, PyTorch profiler trace) and Open Remote
+// Trace (host:path through scp). Imports and fetches run off the UI thread with a progress
+// dialog and a cancel button, write into the trace cache and then open in the timeline;
+// failures are shown in a dialog that does not block.
+#pragma once
+
+#include <QObject>
+#include <QPointer>
+#include <QProgressDialog>
+
+#include <functional>
+#include <memory>
+
+class QAction;
+class QMainWindow;
+class QMenu;
+
+namespace meshwork::gui {
+
+class ComparisonLoader;
+struct ComparisonData;
+class RemoteFetch;
+class TimelinePanel;
+class TraceImportJob;
+
+class TraceMenu : public QObject {
+    Q_OBJECT
+public:
+    // What it needs of the window: its timeline, how it opens a trace file there (on a
+    // worker thread) and how it brings the timeline to the front.
+    struct WindowHooks {
+        QMainWindow* window = nullptr;
+        TimelinePanel* timeline = nullptr;
+        std::function<void(const QString&)> open_trace;
+        std::function<void()> show_timeline;
+    };
+    // Adds the entries to `file` (at its end), with their shortcuts.
+    TraceMenu(WindowHooks hooks, QMenu* file);
+
+    // Compares two trace files (the first drawn on top as the prediction).
+    void compare(const QString& predicted_path, const QString& measured_path);
+    // Compares the trace open in the timeline with `path`; an error when none is open.
+    void compare_with_current(const QString& path);
+    // Imports an nsys SQLite export or a Kineto JSON trace (from the cache when it was
+    // imported before) and opens the result.
+    void import_trace(const QString& path);
+    // Fetches "host:path" with scp into the cache and opens it (importing it first when
+    // it is an nsys or PyTorch trace).
+    void open_remote(const QString& spec);
+
+    // The latest error shown (empty when none): for tests and --screenshot.
+    [[nodiscard]] QString last_error() const { return last_error_; }
+    [[nodiscard]] QProgressDialog* progress_dialog() const { return progress_; }
+    [[nodiscard]] RemoteFetch* remote_fetch() const { return fetch_; }
+    [[nodiscard]] TraceImportJob* import_job() const { return import_; }
+
+signals:
+    void comparison_shown();
+    void import_finished(const QString& trace_path);
+    void remote_fetched(const QString& local_path);
+    // Any of the above that failed or was cancelled, with what was shown to the user.
+    void failed(const QString& message);
+
+private:
+    void choose_comparison();
+    void choose_import(const QString& title, const QString& filter);
+    void choose_remote();
+    void open_fetched(const QString& local_path);
+    void show_progress(const QString& text, const std::function<void()>& on_cancel);
+    void hide_progress();
+    void show_error(const QString& title, const QString& text);
+    [[nodiscard]] QString current_trace_path() const;
+
+    WindowHooks hooks_;
+    QMainWindow* window_;
+    ComparisonLoader* loader_ = nullptr;
+    TraceImportJob* import_ = nullptr;
+    RemoteFetch* fetch_ = nullptr;
+    QPointer<QProgressDialog> progress_;
+    QString importing_;  // the input being imported, for messages
+    QString fetching_;   // the host:path being fetched
+    QString last_error_;
+};
+
+}  // namespace meshwork::gui

@@ -1,0 +1,156 @@
+// Predicted beside measured: the comparison table shows the profiler's numbers for a pair
+// of traces whose answer is known, the two timelines stay on one time axis (each from its
+// own step start) whichever is zoomed or panned, and the File menu path shows it all.
+#include <QtTest>
+
+#include <QMainWindow>
+#include <QMenu>
+#include <QMenuBar>
+
+#include "compare/compare_panel.h"
+#include "compare/comparison_loader.h"
+#include "compare/comparison_table.h"
+#include "mainwindow/trace_menu.h"
+#include "timeline/timeline_panel.h"
+#include "timeline/timeline_view.h"
+#include "trace_files.h"
+
+using namespace meshwork;
+using namespace meshwork::gui;
+
+namespace {
+constexpr std::int64_t kMeasuredClockNs = 5'000'000'000;  // a measured run starts at "wall clock" time
+}
+
+class TstTraceCompare : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+    QString predicted_, measured_;
+
+    // The row of `category` under the top-level item `group` of the table.
+    static QTreeWidgetItem* row(ComparisonTable* table, int group, const QString& category) {
+        auto* parent = table->topLevelItem(group);
+        for (int i = 0; parent && i < parent->childCount(); ++i) {
+            if (parent->child(i)->text(ComparisonTable::Category) == category) return parent->child(i);
+        }
+        return nullptr;
+    }
+
+    // Window start relative to the view's origin, and window span.
+    static std::pair<double, double> relative_window(const TimelineView* v) {
+        const auto [a, b] = v->visible_window();
+        return {a - v->time_origin(), b - a};
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        predicted_ = dir_.filePath("predicted.sqlite");
+        measured_ = dir_.filePath("measured.sqlite");
+        // Predicted: 100 µs compute + 50 µs communication per rank; measured: 120 + 80.
+        test::write_step_trace(predicted_, "meshwork-sim", 2, 0, 100'000, 50'000);
+        test::write_step_trace(measured_, "meshwork-cpu", 2, kMeasuredClockNs, 120'000, 80'000);
+    }
+
+    void table_shows_predicted_measured_and_error() {
+        const auto data = ComparisonLoader::load_now(predicted_, measured_);
+        QCOMPARE(data->predicted.origin_ns, 0.0);
+        QCOMPARE(data->measured.origin_ns, static_cast<double>(kMeasuredClockNs));
+        ComparePanel panel;
+        panel.set_data(data);
+        auto* table = panel.comparison_table();
+        // All ranks, then one row per rank (no layout in these traces).
+        QCOMPARE(table->topLevelItemCount(), 3);
+        struct Expected {
+            const char* category;
+            double predicted_s, measured_s;
+        };
+        for (const Expected& e : {Expected{"step", 150e-6, 200e-6}, Expected{"compute", 100e-6, 120e-6},
+                                  Expected{"communication", 50e-6, 80e-6},
+                                  Expected{"exposed communication", 50e-6, 80e-6}}) {
+            for (int group : {0, 1, 2}) {
+                auto* r = row(table, group, e.category);
+                QVERIFY2(r, e.category);
+                QVERIFY(std::abs(r->data(ComparisonTable::Predicted, Qt::UserRole).toDouble() - e.predicted_s) < 1e-12);
+                QVERIFY(std::abs(r->data(ComparisonTable::Measured, Qt::UserRole).toDouble() - e.measured_s) < 1e-12);
+                const double error = (e.predicted_s - e.measured_s) / e.measured_s;
+                QVERIFY(std::abs(r->data(ComparisonTable::Error, Qt::UserRole).toDouble() - error) < 1e-9);
+            }
+        }
+        QCOMPARE(row(table, 0, "step")->text(ComparisonTable::Error), QString("\u221225.0 %"));
+        QCOMPARE(row(table, 0, "communication")->text(ComparisonTable::Measured), QString("80.0 \u00b5s"));
+        // max |error| over the checked categories: communication, 50 vs 80.
+        QVERIFY(std::abs(table->topLevelItem(0)->data(ComparisonTable::Error, Qt::UserRole).toDouble() - 0.375) < 1e-9);
+    }
+
+    void axes_stay_aligned_after_zoom_and_pan_on_either() {
+        ComparePanel panel;
+        panel.resize(1400, 900);
+        panel.set_data(ComparisonLoader::load_now(predicted_, measured_));
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        auto* top = panel.predicted_view();
+        auto* bottom = panel.measured_view();
+        QCOMPARE(top->viewport()->width(), bottom->viewport()->width());
+        auto aligned = [&] {
+            const auto [ta, tspan] = relative_window(top);
+            const auto [ba, bspan] = relative_window(bottom);
+            return std::abs(ta - ba) < 1e-3 && std::abs(tspan - bspan) < 1e-3;
+        };
+        QVERIFY(aligned());
+        const auto whole = relative_window(top).second;
+
+        top->zoom(6.0, top->lane_header_width() + 200);
+        QVERIFY(relative_window(top).second < whole / 5);
+        QVERIFY(aligned());
+        QTest::keyClick(bottom, Qt::Key_D);  // pan the lower one right
+        QVERIFY(aligned());
+        const QPointF pos(bottom->lane_header_width() + 500, 40);
+        QWheelEvent wheel(pos, bottom->viewport()->mapToGlobal(pos), {}, QPoint(0, 360), Qt::NoButton,
+                          Qt::NoModifier, Qt::NoScrollPhase, false);
+        QApplication::sendEvent(bottom->viewport(), &wheel);
+        QVERIFY(aligned());
+        // The same time since the step start lies under the same x in both.
+        const double t_rel = relative_window(top).first + 0.5 * relative_window(top).second;
+        const double x_top = top->lane_header_width() + (t_rel + top->time_origin() - top->visible_window().first) / top->ns_per_pixel();
+        const double x_bottom = bottom->lane_header_width() +
+                                (t_rel + bottom->time_origin() - bottom->visible_window().first) / bottom->ns_per_pixel();
+        QVERIFY(std::abs(x_top - x_bottom) < 0.01);
+        QTest::keyClick(top, Qt::Key_Home);
+        QVERIFY(aligned());
+        QVERIFY2(std::abs(relative_window(bottom).second - whole) < 1e-3, qPrintable(QString("%1 %2 %3").arg(relative_window(bottom).second).arg(whole).arg(relative_window(top).second)));
+    }
+
+    void file_menu_path_shows_the_comparison() {
+        QMainWindow window;
+        auto* timeline = new TimelinePanel(&window);
+        window.setCentralWidget(timeline);
+        QStringList opened;
+        auto* menu = new TraceMenu({&window, timeline, [&](const QString& p) { opened << p; }, [] {}},
+                                   window.menuBar()->addMenu("File"));
+        QSignalSpy shown(menu, &TraceMenu::comparison_shown);
+        QSignalSpy failed(menu, &TraceMenu::failed);
+        menu->compare(predicted_, measured_);
+        QVERIFY(shown.wait(10000));
+        QVERIFY(timeline->comparing());
+        QCOMPARE(timeline->comparison()->data()->measured.path, measured_);
+
+        // Comparing with "the open trace" when none is open is an error, not a crash.
+        menu->compare_with_current(measured_);
+        QCOMPARE(failed.count(), 1);
+        QVERIFY(menu->last_error().contains("Open a trace first"));
+
+        // A corrupt file names itself in the error.
+        const QString bad = dir_.filePath("bad.sqlite");
+        QFile f(bad);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("not a trace at all");
+        f.close();
+        menu->compare(predicted_, bad);
+        QVERIFY(failed.wait(10000));
+        QVERIFY2(menu->last_error().contains("bad.sqlite"), qPrintable(menu->last_error()));
+    }
+};
+
+QTEST_MAIN(TstTraceCompare)
+#include "tst_trace_compare.moc"
