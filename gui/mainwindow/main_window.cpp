@@ -390,6 +390,10 @@ static bool raise_existing(const QPointer<Dialog>& dialog) {
     return true;
 }
 
+SearchDialog* MainWindow::search_dialog() const { return search_dialog_.data(); }
+RunDialog* MainWindow::run_dialog() const { return run_dialog_.data(); }
+ExportDialog* MainWindow::export_dialog() const { return export_dialog_.data(); }
+
 void MainWindow::open_search_dialog() {
     if (!document_->has_layout() || raise_existing(search_dialog_)) return;
     search_dialog_ = new SearchDialog(document_->layout(), this);

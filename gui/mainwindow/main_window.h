@@ -47,9 +47,9 @@ public:
     // Compare, import and remote-open entries of the File menu.
     [[nodiscard]] TraceMenu* trace_menu() const { return trace_menu_; }
     // The tool dialog open now, or nullptr (tests drive them; a second request raises it).
-    [[nodiscard]] SearchDialog* search_dialog() const { return search_dialog_; }
-    [[nodiscard]] RunDialog* run_dialog() const { return run_dialog_; }
-    [[nodiscard]] ExportDialog* export_dialog() const { return export_dialog_; }
+    [[nodiscard]] SearchDialog* search_dialog() const;
+    [[nodiscard]] RunDialog* run_dialog() const;
+    [[nodiscard]] ExportDialog* export_dialog() const;
     // Tools: non-modal dialogs over the current layout (search applies, run profiles).
     void open_search_dialog();
     void open_run_dialog();
