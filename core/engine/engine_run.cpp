@@ -61,6 +61,20 @@ RunResult run_rank(const Layout& layout, const EngineOptions& options, const Run
                    Communicator& world) {
     make_dims(layout, options);  // refuses what the engine does not run, before any work
     const TokenStream tokens = make_token_stream(layout, options);
+    if (options.backend == "cuda") {
+#if MESHWORK_HAVE_CUDA && defined(MESHWORK_HAVE_MPI)
+        // One GPU per process: the process's index on its node picks the GPU, and the ranks
+        // talk over NCCL, bootstrapped through MPI (rank 0's ncclUniqueId); `world` (MPI)
+        // is only the launcher's here.
+        auto be = make_cuda_backend(mpi_node_local_rank());
+        auto comm = make_nccl_mpi_world(*be, options.comm_timeout_s);
+        RunResult result = run_on(layout, options, hooks, *be, *comm, tokens);
+        comm.reset();  // the communicator goes before the backend it runs on
+        return result;
+#else
+        throw InputError("<flags>", "--backend", "this build has no CUDA backend with MPI (configure with MESHWORK_CUDA=ON and MESHWORK_MPI=ON)");
+#endif
+    }
     CpuBackend be(world.world_rank());
     CpuBackend::set_blas_threads(1);
     return run_on(layout, options, hooks, be, world, tokens);
