@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -9,6 +10,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/utf8.h"
 
 namespace meshwork {
 
@@ -36,6 +38,19 @@ std::string read_text_input(const std::string& path) {
     if (text.size() > kMaxImportBytes) {
         throw InputError(path == "-" ? "<stdin>" : path, "",
                          "more than " + std::to_string(kMaxImportBytes) + " bytes");
+    }
+    // Command lines, TOML and JSON configs are text; bytes that are not UTF-8 would reach the
+    // messages (and the terminal) that name an argument, so they are refused first.
+    // ('\n' never occurs inside a multi-byte sequence, so lines can be checked one by one.)
+    const std::string_view all(text);
+    std::size_t line = 1;
+    for (std::size_t begin = 0; begin < all.size(); ++line) {
+        const std::size_t end = std::min(all.find('\n', begin), all.size());
+        if (!is_valid_utf8(all.substr(begin, end - begin))) {
+            throw InputError(path == "-" ? "<stdin>" : path, "",
+                             "line " + std::to_string(line) + ": not valid UTF-8 text");
+        }
+        begin = end + 1;
     }
     return text;
 }

@@ -226,6 +226,33 @@ struct TraceReader::Impl {
                 end = first ? t.end_ns : std::max(end, t.end_ns);
                 first = false;
             }
+        } else {
+            check_declared_counts();
+        }
+    }
+
+    // A closed trace declares its counts (meta.event_count, tracks.event_count and extents)
+    // and readers size their work by them. They must agree with each other and with the
+    // events table, whose ids run from 1 without reuse (so max(id) bounds the row count);
+    // both checks are cheap, neither scans the events.
+    void check_declared_counts() const {
+        std::int64_t sum = 0;
+        for (const auto& t : tracks) {
+            const std::string field = "tracks[id=" + std::to_string(t.id) + "]";
+            if (t.event_count < 0) bad(field + ".event_count", "negative");
+            if (t.event_count > 0 && t.end_ns < t.start_ns) bad(field + ".end_ns", "before start_ns");
+            sum += std::min<std::int64_t>(t.event_count, std::int64_t{1} << 48);
+        }
+        if (sum != events) {
+            bad("meta.event_count", "declares " + std::to_string(events) + " events, its tracks " +
+                                        std::to_string(sum));
+        }
+        sql::Statement st(db, "SELECT max(id) FROM events");
+        const std::int64_t rows_at_most = st.step() ? st.int64(0) : 0;
+        if (events > rows_at_most) {
+            bad("meta.event_count", "declares " + std::to_string(events) +
+                                        " events, the events table holds at most " +
+                                        std::to_string(rows_at_most));
         }
     }
 
