@@ -1,10 +1,14 @@
 // meshwork-cli run: executes the sharded model of a layout (core/engine), every rank in this
 // process (--launcher local) or one rank per MPI process (--launcher mpi, under mpirun/srun).
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
+
+#include <unistd.h>
 
 #include "common/error.h"
 #include "engine/engine_run.h"
@@ -42,7 +46,32 @@ struct RunFlags {
     std::string inject_fault;  // RANK:STEP[:hang], for fault-handling tests
 };
 
-extern "C" void on_interrupt(int /*signal*/) { engine::request_stop(); }
+// Which signal stopped the run: SIGINT (Ctrl-C) or SIGTERM (a launcher or scheduler ending
+// the job; mpirun sends it to every other rank when one rank fails).
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+extern "C" void on_stop_signal(int signal) {
+    g_stop_signal = signal;
+    engine::request_stop();
+}
+
+// Installs on_stop_signal for SIGINT and SIGTERM for the lifetime of the run.
+class StopSignals {
+public:
+    StopSignals()
+        : int_(std::signal(SIGINT, on_stop_signal)), term_(std::signal(SIGTERM, on_stop_signal)) {}
+    ~StopSignals() { restore(); }
+    StopSignals(const StopSignals&) = delete;
+    StopSignals& operator=(const StopSignals&) = delete;
+    void restore() {
+        std::signal(SIGINT, int_);
+        std::signal(SIGTERM, term_);
+    }
+
+private:
+    void (*int_)(int);
+    void (*term_)(int);
+};
 
 // "8GiB", "512MiB", "1e9", "2G": bytes.
 std::size_t parse_bytes(const std::string& text) {
@@ -89,6 +118,34 @@ void refuse_over_limit(const std::vector<engine::RankMemory>& mem, std::size_t l
     }
 }
 
+// Without --memory-limit, the limit is the memory of this machine: a layout whose tensors
+// cannot fit (a hostile or mistyped file declaring gigabyte-sized dimensions) is refused
+// with the predicted figures instead of failing in the allocator or waking the OOM killer.
+// The ranks of --launcher local share this process; under MPI each process holds one rank
+// (ranks may share a host, which this check cannot see). --check adds an unsharded copy.
+void refuse_beyond_host_memory(const std::vector<engine::RankMemory>& mem, bool all_in_process,
+                               bool check, const std::string& source) {
+    const long pages = ::sysconf(_SC_PHYS_PAGES);
+    const long page_size = ::sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page_size <= 0) return;
+    const double host = static_cast<double>(pages) * static_cast<double>(page_size);
+    double largest = 0, total = 0, model = 0;
+    for (const auto& m : mem) {
+        largest = std::max(largest, static_cast<double>(m.peak_bytes));
+        total += static_cast<double>(m.peak_bytes);
+        model += static_cast<double>(m.params_bytes + m.grads_bytes + m.optimizer_bytes);
+    }
+    const double need = (all_in_process ? total : largest) + (check ? model : 0.0);
+    if (need <= host) return;
+    std::ostringstream what;
+    what << "the layout is predicted to need " << std::fixed << std::setprecision(1)
+         << need / (1024.0 * 1024 * 1024) << " GiB in this process"
+         << (all_in_process ? " (all ranks)" : " (one rank)") << (check ? " with --check" : "")
+         << ", more than the " << host / (1024.0 * 1024 * 1024)
+         << " GiB of memory of this machine; check the model's dimensions, or set --memory-limit";
+    throw InputError(source.empty() ? "<flags>" : source, "model", what.str());
+}
+
 engine::EngineOptions engine_options(const RunFlags& f) {
     engine::EngineOptions o;
     o.backend = f.backend;
@@ -106,6 +163,18 @@ engine::EngineOptions engine_options(const RunFlags& f) {
     return o;
 }
 
+// Processes of this job on this node, from the launcher's environment (Open MPI, Slurm,
+// MPICH/Hydra); 1 when none says.
+[[maybe_unused]] int local_ranks_on_this_node() {
+    for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE", "MPI_LOCALNRANKS"}) {
+        if (const char* v = std::getenv(name)) {
+            const int n = std::atoi(v);
+            if (n > 0) return n;
+        }
+    }
+    return 1;
+}
+
 std::string profile_path(const std::string& path, int rank, int world, bool per_rank) {
     if (!per_rank || world == 1) return path;
     const auto dot = path.rfind('.');
@@ -119,11 +188,11 @@ int run_verb(const LayoutFlags& layout_flags, const RunFlags& f) {
     }
     if (f.backend == "cuda") {
 #if MESHWORK_HAVE_CUDA
+#ifndef MESHWORK_HAVE_MPI
         if (f.launcher == "mpi") {
-            throw InputError("<flags>", "--launcher",
-                             "the CUDA backend runs one GPU per rank thread in one process; use "
-                             "--launcher local");
+            throw InputError("<flags>", "--launcher", "this build has no MPI (configure with MESHWORK_MPI=ON)");
         }
+#endif
 #else
         throw InputError("<flags>", "--backend",
                          "this build has no CUDA backend (configure with MESHWORK_CUDA=ON)");
@@ -139,15 +208,22 @@ int run_verb(const LayoutFlags& layout_flags, const RunFlags& f) {
     const engine::EngineOptions options = engine_options(f);
 #if MESHWORK_HAVE_CUDA
     // No GPU, an old driver or too few GPUs: refused before anything is allocated.
+    // Local: every rank's GPU in this process. Under MPI each process takes one GPU of its
+    // node, so a node's processes must not outnumber its GPUs (checked in each process).
     if (f.backend == "cuda") {
-        if (const std::string why = engine::cuda_unavailable_reason(layout.gpus); !why.empty()) {
+        const int gpus_here = f.launcher == "mpi" ? local_ranks_on_this_node() : layout.gpus;
+        if (const std::string why = engine::cuda_unavailable_reason(gpus_here); !why.empty()) {
             throw InputError("<flags>", "--backend", why);
         }
     }
 #endif
     // Everything that can be refused is refused before any rank starts.
     const auto memory = engine::estimate_memory(layout, options);
-    if (!f.memory_limit.empty()) refuse_over_limit(memory, parse_bytes(f.memory_limit));
+    if (!f.memory_limit.empty()) {
+        refuse_over_limit(memory, parse_bytes(f.memory_limit));
+    } else {
+        refuse_beyond_host_memory(memory, f.launcher == "local", f.check, layout_flags.source());
+    }
     (void)engine::make_token_stream(layout, options);
 
     int world_rank = 0;
@@ -181,7 +257,7 @@ int run_verb(const LayoutFlags& layout_flags, const RunFlags& f) {
         writer = profiler::TraceWriter::create(profile_path(f.profile, world_rank, layout.gpus, f.launcher == "mpi"));
         TraceRunInfo info;
         info.tool_version = MESHWORK_VERSION;
-        info.source = "meshwork-cpu";
+        info.source = "meshwork-" + f.backend;
         info.layout_json = layout_to_json(layout).dump();
         info.cluster = layout.cluster.name;
         info.clock_domain = "steady";
@@ -208,7 +284,7 @@ int run_verb(const LayoutFlags& layout_flags, const RunFlags& f) {
             << std::setprecision(0) << r.tokens_per_s << " tokens/s" << std::defaultfloat << std::endl;
     };
 
-    auto* previous = std::signal(SIGINT, on_interrupt);
+    StopSignals stop_signals;
     engine::RunResult result;
     try {
         if (f.launcher == "mpi") {
@@ -226,16 +302,23 @@ int run_verb(const LayoutFlags& layout_flags, const RunFlags& f) {
             result = engine::run_in_process(layout, options, hooks);
         }
     } catch (const engine::StopRequested&) {
-        std::signal(SIGINT, previous);
+        stop_signals.restore();
         if (writer) writer->close();
-        throw RuntimeError("interrupted (Ctrl-C) after " + std::to_string(steps.size()) +
-                           " steps" + (writer ? "; profile closed" : ""));
+        if (g_stop_signal == SIGTERM && f.launcher == "mpi") {
+            // mpirun is ending the job because another rank failed; that rank or mpirun
+            // reports why. Close the profile and leave without a message of our own and
+            // without MPI teardown, which would wait for the rank that is gone.
+            std::_Exit(kExitRuntimeFailure);
+        }
+        throw RuntimeError(std::string(g_stop_signal == SIGTERM ? "terminated (SIGTERM)" : "interrupted (Ctrl-C)") +
+                           " after " + std::to_string(steps.size()) + " steps" +
+                           (writer ? "; profile closed" : ""));
     } catch (...) {
-        std::signal(SIGINT, previous);
+        stop_signals.restore();
         if (writer) writer->close();
         throw;
     }
-    std::signal(SIGINT, previous);
+    stop_signals.restore();
     if (writer) writer->close();
 
     if (root) {
