@@ -6,6 +6,8 @@
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QInputDialog>
+#include <QLineEdit>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -29,7 +31,9 @@
 #include "mesh/axis_editor.h"
 #include "mesh/mesh_canvas.h"
 #include "model/model_palette.h"
+#include "timeline/step_locator.h"
 #include "timeline/timeline_panel.h"
+#include "timeline/timeline_view.h"
 #include "timeline/trace_opener.h"
 
 // The icons are compiled into the static meshwork_gui library; Q_INIT_RESOURCE keeps the
@@ -49,6 +53,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     trace_opener_ = new TraceOpener(this);
     connect(trace_opener_, &TraceOpener::opened, this,
             [this](std::shared_ptr<const TimelineSource> source, const QString& path) {
+                trace_path_ = path;
                 timeline_->set_source(std::move(source), QFileInfo(path).fileName());
                 show_view(View::Timeline);
                 statusBar()->showMessage(tr("Opened trace %1").arg(path), 4000);
@@ -168,6 +173,36 @@ void MainWindow::build_actions() {
     export_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     export_->setStatusTip(tr("Megatron-LM arguments, DeepSpeed config, torchtitan TOML or a SLURM script"));
     connect(export_, &QAction::triggered, this, &MainWindow::open_export_dialog);
+    go_to_step_ = new QAction(tr("&Go to Step…"), this);
+    go_to_step_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_G));
+    go_to_step_->setStatusTip(tr("Zoom the timeline to a step, or to one micro-batch of it (3.1)"));
+    connect(go_to_step_, &QAction::triggered, this, [this] {
+        if (trace_path_.isEmpty()) {
+            show_error(tr("Go to step"), tr("Open a trace first (File → Open Trace)."));
+            return;
+        }
+        bool ok = false;
+        const QString text = QInputDialog::getText(this, tr("Go to step"), tr("Step, or step.micro-batch (e.g. 3 or 3.1):"),
+                                                   QLineEdit::Normal, QString(), &ok);
+        if (!ok) return;
+        int step = 0, mb = -1;
+        if (!parse_step_target(text, step, mb)) {
+            show_error(tr("Go to step"), tr("'%1' is not a step (3) or a step and micro-batch (3.1).").arg(text));
+            return;
+        }
+        go_to_step(step, mb);
+    });
+    step_locator_ = new StepLocator(this);
+    connect(step_locator_, &StepLocator::found, this, [this](qint64 t0, qint64 t1, const QString& what) {
+        // A margin of 2% each side so that the first and last events are not on the edge.
+        const double pad = std::max<double>(1.0, 0.02 * static_cast<double>(t1 - t0));
+        show_view(View::Timeline);
+        timeline_->view()->set_visible_window(static_cast<double>(t0) - pad, static_cast<double>(t1) + pad);
+        statusBar()->showMessage(tr("Showing %1").arg(what), 4000);
+        emit step_shown(t0, t1);
+    });
+    connect(step_locator_, &StepLocator::failed, this,
+            [this](const QString& message) { show_error(tr("Go to step"), message); });
     view_canvas_ = new QAction(tr("&Mesh"), this);
     view_canvas_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_1));
     connect(view_canvas_, &QAction::triggered, this, [this] { show_view(View::Canvas); });
@@ -211,6 +246,7 @@ void MainWindow::build_menus_and_toolbar() {
     auto* view = menuBar()->addMenu(tr("&View"));
     view->addAction(view_canvas_);
     view->addAction(view_timeline_);
+    view->addAction(go_to_step_);
     view->addSeparator();
     for (auto* a : dock_toggles_) view->addAction(a);
     view->addSeparator();
@@ -236,6 +272,7 @@ void MainWindow::build_menus_and_toolbar() {
             "<tr><td><b>Click</b></td><td>select an event: its details</td></tr>"
             "<tr><td><b>Home / F</b></td><td>whole trace / zoom to selection</td></tr>"
             "<tr><td><b>Ctrl+F, F3</b></td><td>find an event by name, next match</td></tr>"
+            "<tr><td><b>Ctrl+G</b></td><td>go to a step or a micro-batch (3.1)</td></tr>"
             "</table>"));
     });
     help->addAction(tr("&About Meshwork"), this, [this] {
@@ -393,6 +430,15 @@ static bool raise_existing(const QPointer<Dialog>& dialog) {
 SearchDialog* MainWindow::search_dialog() const { return search_dialog_.data(); }
 RunDialog* MainWindow::run_dialog() const { return run_dialog_.data(); }
 ExportDialog* MainWindow::export_dialog() const { return export_dialog_.data(); }
+
+void MainWindow::go_to_step(int step, int micro_batch) {
+    if (trace_path_.isEmpty()) {
+        show_error(tr("Go to step"), tr("Open a trace first (File → Open Trace)."));
+        return;
+    }
+    statusBar()->showMessage(tr("Looking for step %1…").arg(step));
+    step_locator_->locate(trace_path_, step, micro_batch);
+}
 
 void MainWindow::open_search_dialog() {
     if (!document_->has_layout() || raise_existing(search_dialog_)) return;

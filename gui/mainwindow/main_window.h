@@ -20,6 +20,7 @@ class ModelPalette;
 class RecentFiles;
 class RunDialog;
 class SearchDialog;
+class StepLocator;
 class TimelinePanel;
 class TraceMenu;
 class TraceOpener;
@@ -54,10 +55,14 @@ public:
     void open_search_dialog();
     void open_run_dialog();
     void open_export_dialog();
+    // Shows step `step` (micro-batch `micro_batch` when >= 0) of the open trace file in the
+    // timeline, found on a worker thread; step_shown or the error follows.
+    void go_to_step(int step, int micro_batch);
 
 signals:
     void trace_opened(const QString& path);
     void trace_failed(const QString& path, const QString& message);
+    void step_shown(qint64 start_ns, qint64 end_ns);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -90,6 +95,9 @@ private:
     TraceOpener* trace_opener_ = nullptr;
     TraceMenu* trace_menu_ = nullptr;
     QString last_error_;
+    QString trace_path_;  // the trace file in the timeline, for Go to Step
+    StepLocator* step_locator_ = nullptr;
+    QAction* go_to_step_ = nullptr;
     QPointer<SearchDialog> search_dialog_;
     QPointer<RunDialog> run_dialog_;
     QPointer<ExportDialog> export_dialog_;

@@ -490,6 +490,17 @@ void TraceReader::for_each_event_of_track(int track_id,
     while (st.step()) fn(impl_->to_event(st, 0));
 }
 
+std::optional<std::pair<std::int64_t, std::int64_t>> TraceReader::step_span(std::int64_t step,
+                                                                            std::int64_t micro_batch) const {
+    sql::Statement st(impl_->db,
+                      "SELECT count(*), min(start_ns), max(end_ns) FROM events "
+                      "WHERE step = ?1 AND (?2 < 0 OR micro_batch = ?2)");
+    st.bind(1, step);
+    st.bind(2, micro_batch);
+    if (!st.step() || st.int64(0) == 0) return std::nullopt;
+    return std::make_pair(st.int64(1), st.int64(2));
+}
+
 void TraceReader::for_each_counter(const std::function<void(const CounterSample&)>& fn) const {
     sql::Statement st(impl_->db, "SELECT track, name_id, time_ns, value FROM counters ORDER BY track, time_ns");
     while (st.step()) {

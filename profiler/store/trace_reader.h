@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,11 @@ public:
     // The events of one track in start order.
     void for_each_event_of_track(int track, const std::function<void(const TraceEvent&)>& fn) const;
     void for_each_counter(const std::function<void(const CounterSample&)>& fn) const;
+    // The time span [first start, last end] of the events of step `step` (and, when
+    // `micro_batch` >= 0, of that micro-batch), over every rank; nullopt when no event
+    // carries it. One scan of the events table: call it off the GUI thread on big traces.
+    [[nodiscard]] std::optional<std::pair<std::int64_t, std::int64_t>> step_span(std::int64_t step,
+                                                                                std::int64_t micro_batch) const;
 
     [[nodiscard]] const std::string& string(std::int64_t id) const;
 

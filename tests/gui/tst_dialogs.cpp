@@ -22,7 +22,13 @@
 #include "estimate/memory_chart.h"
 #include "layout/layout_json.h"
 #include "mainwindow/main_window.h"
+#include "engine/engine_run.h"
+#include "layout/layout_json.h"
 #include "store/trace_reader.h"
+#include "store/trace_writer.h"
+#include "timeline/step_locator.h"
+#include "timeline/timeline_panel.h"
+#include "timeline/timeline_view.h"
 
 using namespace meshwork;
 using namespace meshwork::gui;
@@ -206,6 +212,52 @@ private slots:
         QVERIFY(!tiny.lost().isEmpty());
         tiny.set_format(ExportFormat::Layout);
         QVERIFY(tiny.lost().isEmpty());
+    }
+
+    void go_to_step_zooms_the_timeline_to_that_step() {
+        int step = 0, mb = 0;
+        QVERIFY(parse_step_target("3", step, mb) && step == 3 && mb == -1);
+        QVERIFY(parse_step_target(" 2.1 ", step, mb) && step == 2 && mb == 1);
+        QVERIFY(parse_step_target("4/0", step, mb) && step == 4 && mb == 0);
+        QVERIFY(!parse_step_target("two", step, mb));
+        QVERIFY(!parse_step_target("1.2.3", step, mb));
+
+        // A real profile of 3 steps of the tiny layout.
+        QTemporaryDir dir;
+        const QString path = dir.filePath("steps.sqlite");
+        const Layout layout = load_layout(bundled("tiny-cpu").toStdString());
+        {
+            auto writer = profiler::TraceWriter::create(path.toStdString());
+            engine::EngineOptions options;
+            options.steps = 3;
+            engine::RunHooks hooks;
+            hooks.sink = writer.get();
+            engine::run_in_process(layout, options, hooks);
+            writer->close();
+        }
+        auto reader = profiler::TraceReader::open(path.toStdString());
+        const auto span2 = reader.step_span(2, -1);
+        const auto span2_mb1 = reader.step_span(2, 1);
+        QVERIFY(span2 && span2_mb1);
+        QVERIFY(span2_mb1->first >= span2->first && span2_mb1->second <= span2->second);
+        QVERIFY(!reader.step_span(99, -1));
+
+        MainWindow w;
+        QVERIFY(w.open_layout(bundled("tiny-cpu")));
+        QSignalSpy opened(&w, &MainWindow::trace_opened);
+        w.open_trace(path);
+        QVERIFY(opened.wait(30000));
+        QSignalSpy shown(&w, &MainWindow::step_shown);
+        w.go_to_step(2, -1);
+        QVERIFY(shown.wait(30000));
+        QCOMPARE(shown.at(0).at(0).toLongLong(), span2->first);
+        QCOMPARE(shown.at(0).at(1).toLongLong(), span2->second);
+        const auto [t0, t1] = w.timeline()->view()->visible_window();
+        QVERIFY(t0 <= static_cast<double>(span2->first) && t1 >= static_cast<double>(span2->second));
+        QVERIFY(t1 - t0 < 1.2 * static_cast<double>(span2->second - span2->first));
+
+        w.go_to_step(99, -1);
+        QTRY_VERIFY_WITH_TIMEOUT(w.last_error().contains("step 99"), 30000);
     }
 
     void memory_chart_has_a_column_per_stage_that_matches_the_estimate() {
