@@ -198,8 +198,10 @@ std::string Statement::text(int col) const {
     // that are not UTF-8, which would fail far from here (in JSON output, in the GUI).
     if (db_->trust() == Trust::Untrusted && !is_valid_utf8(out)) {
         const char* column = sqlite3_column_name(stmt_, col);
+        const char* sql = sqlite3_sql(stmt_);  // names the table the column was read from
         throw InputError(db_->path(), column ? column : "",
-                         "text that is not valid UTF-8 (a name written by another program?)");
+                         "text that is not valid UTF-8 (a name written by another program?), read by \"" +
+                             std::string(sql ? sql : "").substr(0, 100) + "\"");
     }
     return out;
 }
