@@ -11,6 +11,7 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QProgressBar>
 #include <QSettings>
 #include <QStatusBar>
 #include <QStyle>
@@ -70,8 +71,19 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     build_actions();
     build_menus_and_toolbar();
 
+    busy_ = new QProgressBar(this);
+    busy_->setRange(0, 0);
+    busy_->setMaximumWidth(140);
+    busy_->setMaximumHeight(14);
+    busy_->setTextVisible(false);
+    busy_->hide();
+    statusBar()->addPermanentWidget(busy_);
     status_ = new QLabel(this);
     statusBar()->addPermanentWidget(status_);
+    connect(this, &MainWindow::trace_opened, busy_, &QWidget::hide);
+    connect(this, &MainWindow::trace_failed, busy_, &QWidget::hide);
+    connect(this, &MainWindow::step_shown, busy_, &QWidget::hide);
+    connect(step_locator_, &StepLocator::failed, busy_, &QWidget::hide);
     connect(canvas_, &MeshCanvas::edit_refused, this,
             [this](const QString& reason) { statusBar()->showMessage(tr("Refused: %1").arg(reason), 8000); });
     connect(canvas_, &MeshCanvas::edit_done, this,
@@ -352,6 +364,7 @@ bool MainWindow::open_layout(const QString& path) {
 
 void MainWindow::open_trace(const QString& path) {
     statusBar()->showMessage(tr("Opening trace %1…").arg(path));
+    busy_->show();
     trace_opener_->open(path);
 }
 
@@ -437,6 +450,7 @@ void MainWindow::go_to_step(int step, int micro_batch) {
         return;
     }
     statusBar()->showMessage(tr("Looking for step %1…").arg(step));
+    busy_->show();
     step_locator_->locate(trace_path_, step, micro_batch);
 }
 

@@ -7,6 +7,7 @@
 
 class QAction;
 class QLabel;
+class QProgressBar;
 class QTabWidget;
 
 namespace meshwork::gui {
@@ -92,6 +93,7 @@ private:
     EstimatePanel* estimate_ = nullptr;
     RecentFiles* recent_ = nullptr;
     QLabel* status_ = nullptr;
+    QProgressBar* busy_ = nullptr;  // indeterminate, while a trace opens or a step is looked up
     TraceOpener* trace_opener_ = nullptr;
     TraceMenu* trace_menu_ = nullptr;
     QString last_error_;
