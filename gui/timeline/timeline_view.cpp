@@ -46,6 +46,7 @@ void TimelineView::set_source(std::shared_ptr<const TimelineSource> source) {
     source_ = std::move(source);
     origin_ns_.reset();  // both belong to the previous source
     extent_ns_.reset();
+    items_key_ = {};
     labels_.clear();
     selected_event_.reset();
     selected_details_.reset();
@@ -224,7 +225,14 @@ void TimelineView::paint_lanes(QPainter& p, QSize size) {
     const auto pixels = static_cast<std::size_t>(std::max(1, size.width() - header_w_));
     const int first_lane = std::max(0, lane_offset_px_ / lane_h_);
     const int last_lane = std::min(source_->lane_count() - 1, (lane_offset_px_ + size.height() - ruler_h_) / lane_h_);
-    drawn_.assign(static_cast<std::size_t>(std::max(0, last_lane - first_lane + 1)), {});
+    const auto visible = static_cast<std::size_t>(std::max(0, last_lane - first_lane + 1));
+    drawn_.resize(visible);
+    for (auto& d : drawn_) d.clear();
+    const auto q0 = static_cast<std::int64_t>(std::floor(t0)), q1 = static_cast<std::int64_t>(std::ceil(t1));
+    const ItemsKey key{source_.get(), q0, q1, pixels, first_lane, last_lane};
+    const bool reuse_items = key == items_key_;
+    items_key_ = key;
+    lane_items_.resize(visible);
     last_frame_items_ = 0;
     const QFontMetrics fm(font());
     p.setClipRect(QRect(header_w_, ruler_h_, size.width() - header_w_, size.height() - ruler_h_));
@@ -232,17 +240,31 @@ void TimelineView::paint_lanes(QPainter& p, QSize size) {
         const double y = ruler_h_ + lane * lane_h_ - lane_offset_px_;
         const int rank = source_->lane(lane).rank;
         p.fillRect(QRectF(header_w_, y, size.width() - header_w_, lane_h_), rank % 2 ? c.panel_alt : c.background);
-        source_->query(lane, static_cast<std::int64_t>(std::floor(t0)), static_cast<std::int64_t>(std::ceil(t1)),
-                       pixels, scratch_);
+        auto& items = lane_items_[static_cast<std::size_t>(lane - first_lane)];
+        if (!reuse_items) {
+            source_->query(lane, q0, q1, pixels, items);
+            ++source_queries_;
+        }
         auto& drawn = drawn_[static_cast<std::size_t>(lane - first_lane)];
-        drawn.reserve(scratch_.size());
-        const double top = y + 2, h = lane_h_ - 4;
-        const QColor lane_bg = (rank % 2 ? c.panel_alt : c.background).toRgb();
-        for (const auto& item : scratch_) {
-            // Whole pixels: the raster engine's fast path, and no blurred seams between cells.
+        drawn.reserve(items.size());
+        const int top = static_cast<int>(y) + 2, h = lane_h_ - 4;
+        const QRgb lane_bg = (rank % 2 ? c.panel_alt : c.background).rgb();
+        // The items' band is composed as one row of pixels, copied to the band's height and
+        // drawn as one image: tens of thousands of 2-px cells at full zoom-out cost a few
+        // stores each instead of a fillRect call each (most of a frame's time before).
+        QRgb* row = band_row(size.width() - header_w_, h);
+        const int row_w = size.width() - header_w_;
+        std::fill(row, row + row_w, lane_bg);
+        auto fill_row = [row, row_w, this](int x0, int x1, QRgb colour) {
+            const int a = std::clamp(x0 - header_w_, 0, row_w), b = std::clamp(x1 - header_w_, 0, row_w);
+            std::fill(row + a, row + std::max(b, std::min(a + 1, row_w)), colour);
+        };
+        labels_to_draw_.clear();
+        for (const auto& item : items) {
+            // Whole pixels: no blurred seams between cells.
             const int x0 = static_cast<int>(std::max<double>(header_w_, std::floor(x_of(static_cast<double>(item.start_ns)))));
             const int x1 = static_cast<int>(std::min<double>(size.width(), std::ceil(x_of(static_cast<double>(item.end_ns)))));
-            const QRect r(x0, static_cast<int>(top), std::max(1, x1 - x0), static_cast<int>(h));
+            const QRect r(x0, top, std::max(1, x1 - x0), h);
             drawn.push_back({QRectF(r), item});
             if (item.count > 1) {
                 // A folded run: the family colour, as strong as the run was busy, so that a
@@ -250,34 +272,48 @@ void TimelineView::paint_lanes(QPainter& p, QSize size) {
                 const double span = static_cast<double>(std::max<std::int64_t>(1, item.end_ns - item.start_ns));
                 const int busy = static_cast<int>(256 * std::clamp(static_cast<double>(item.busy_ns) / span, 0.15, 1.0));
                 const QRgb full = colours_.folded(item.kind).rgb();
-                const QRgb bg = lane_bg.rgb();
                 auto mix = [busy](int a, int b) { return a + (((b - a) * busy) >> 8); };
-                const QColor fill(mix(qRed(bg), qRed(full)), mix(qGreen(bg), qGreen(full)), mix(qBlue(bg), qBlue(full)));
-                p.fillRect(r, fill);
-                if (r.width() > 40) {
-                    const QString label = QString::number(item.count);
-                    if (fm.horizontalAdvance(label) + 8 < r.width()) {
-                        p.setPen(text_colour_on(fill));
-                        p.drawText(r, Qt::AlignCenter, label);
-                    }
-                }
+                const QRgb fill = qRgb(mix(qRed(lane_bg), qRed(full)), mix(qGreen(lane_bg), qGreen(full)),
+                                       mix(qBlue(lane_bg), qBlue(full)));
+                fill_row(x0, x1, fill);
+                if (r.width() > 40) labels_to_draw_.push_back({r, &item, QColor(fill)});
                 continue;
             }
             const QColor& fill = colours_.item(item.kind, item.layer);
-            p.fillRect(r, fill);
+            fill_row(x0, x1, fill.rgb());
             if (r.width() > 30) {
-                paint_label(p, r, item.name_id, fill);
+                labels_to_draw_.push_back({r, &item, fill});
             } else if (r.width() > 3) {
-                p.fillRect(QRect(r.right(), r.top(), 1, r.height()), fill.darker(140));
+                fill_row(r.right(), r.right() + 1, fill.darker(140).rgb());
             }
         }
-        last_frame_items_ += scratch_.size();
+        for (int line = 1; line < h; ++line) std::copy(row, row + row_w, reinterpret_cast<QRgb*>(band_.scanLine(line)));
+        p.drawImage(QPoint(header_w_, top), band_, QRect(0, 0, row_w, h));
+        for (const auto& pending : labels_to_draw_) {
+            if (pending.item->count > 1) {
+                const QString label = QString::number(pending.item->count);
+                if (fm.horizontalAdvance(label) + 8 < pending.rect.width()) {
+                    p.setPen(text_colour_on(pending.fill));
+                    p.drawText(pending.rect, Qt::AlignCenter, label);
+                }
+            } else {
+                paint_label(p, pending.rect, pending.item->name_id, pending.fill);
+            }
+        }
+        last_frame_items_ += items.size();
         // A firmer line between ranks than between the streams of one rank.
         const bool rank_ends = lane + 1 >= source_->lane_count() || source_->lane(lane + 1).rank != rank;
         p.fillRect(QRectF(header_w_, y + lane_h_ - 1, size.width() - header_w_, 1),
                    rank_ends ? c.border : c.panel);
     }
     p.setClipping(false);
+}
+
+QRgb* TimelineView::band_row(int width, int height) {
+    if (band_.width() < width || band_.height() < height) {
+        band_ = QImage(std::max(width, band_.width()), std::max(height, band_.height()), QImage::Format_RGB32);
+    }
+    return reinterpret_cast<QRgb*>(band_.scanLine(0));
 }
 
 void TimelineView::paint_label(QPainter& p, const QRect& r, std::uint32_t name_id, const QColor& fill) {

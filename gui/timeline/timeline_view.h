@@ -7,6 +7,7 @@
 
 #include <QAbstractScrollArea>
 #include <QHash>
+#include <QImage>
 #include <QStaticText>
 
 #include <memory>
@@ -46,6 +47,8 @@ public:
 
     // Items drawn in the latest frame, over all lanes: bounded by the width in pixels.
     [[nodiscard]] std::size_t last_frame_items() const { return last_frame_items_; }
+    // Window queries sent to the source so far (a repaint of an unchanged window sends none).
+    [[nodiscard]] std::size_t source_queries() const { return source_queries_; }
     // Paints one frame into `painter` at `size`, as paintEvent does (benchmarks).
     void render_frame(QPainter& painter, QSize size);
 
@@ -92,6 +95,8 @@ private:
     void paint_selection(QPainter& p, QSize size);
     QString item_tooltip(const DrawnItem& d) const;
     void paint_label(QPainter& p, const QRect& r, std::uint32_t name_id, const QColor& fill);
+    // The first line of the band image, which is at least width × height.
+    QRgb* band_row(int width, int height);
 
     struct Label {
         QString text;
@@ -113,8 +118,29 @@ private:
     std::optional<double> origin_ns_;
     std::optional<std::pair<double, double>> extent_ns_;
 
-    std::vector<std::vector<DrawnItem>> drawn_;  // per visible lane, from the last frame
-    std::vector<TimelineItem> scratch_;
+    // Per visible lane, from the last frame; the vectors keep their capacity from frame to
+    // frame (fresh ones cost page faults on every whole-trace frame).
+    std::vector<std::vector<DrawnItem>> drawn_;
+    // The items the source returned for the last frame, per visible lane, and the query they
+    // answer: a repaint of the same window (hover, selection, expose) draws them again
+    // without asking the source.
+    struct ItemsKey {
+        const TimelineSource* source = nullptr;
+        std::int64_t t0 = 0, t1 = 0;
+        std::size_t pixels = 0;
+        int first_lane = 0, last_lane = -1;
+        bool operator==(const ItemsKey&) const = default;
+    };
+    ItemsKey items_key_;
+    QImage band_;  // one lane's items, composed as pixels
+    struct PendingLabel {
+        QRect rect;
+        const TimelineItem* item;
+        QColor fill;
+    };
+    std::vector<PendingLabel> labels_to_draw_;
+    std::vector<std::vector<TimelineItem>> lane_items_;
+    std::size_t source_queries_ = 0;
     std::size_t last_frame_items_ = 0;
 
     std::optional<std::int64_t> selected_event_;

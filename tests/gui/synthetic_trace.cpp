@@ -5,10 +5,15 @@
 #include <string>
 #include <vector>
 
+#include "store/trace_writer.h"
+
 namespace meshwork::gui::test {
 
-std::shared_ptr<MemoryTimelineSource> make_synthetic_trace(const SyntheticTraceShape& shape) {
-    auto source = std::make_shared<MemoryTimelineSource>();
+namespace {
+
+// Calls add_lane(rank, kind, index, name) -> lane id, then add_event(lane, event) per event.
+template <class AddLane, class AddEvent>
+void generate(const SyntheticTraceShape& shape, AddLane add_lane, AddEvent add_event) {
     constexpr int kLanesPerRank = 3;
     const char* const ops[] = {"attention.qkv", "attention.core", "attention.out", "mlp.up", "mlp.down", "norm"};
     const char* const collectives[] = {"all_reduce(tp)", "reduce_scatter(dp)", "all_gather(dp)", "send(pp)", "recv(pp)"};
@@ -21,19 +26,19 @@ std::shared_ptr<MemoryTimelineSource> make_synthetic_trace(const SyntheticTraceS
     }
     const std::int64_t per_lane = shape.events / (shape.ranks * kLanesPerRank);
     for (int r = 0; r < shape.ranks; ++r) {
-        const int compute = source->add_lane({r, TrackKind::ComputeStream, "compute"});
-        const int tp = source->add_lane({r, TrackKind::CommStream, "comm:tp"});
-        const int dp = source->add_lane({r, TrackKind::CommStream, "comm:dp"});
+        const int compute = add_lane(r, TrackKind::ComputeStream, 0, "compute");
+        const int tp = add_lane(r, TrackKind::CommStream, 0, "comm:tp");
+        const int dp = add_lane(r, TrackKind::CommStream, 1, "comm:dp");
         std::mt19937 rng(shape.seed + static_cast<std::uint32_t>(r));
         // Log-uniform durations from ~1 µs to ~1 ms: a few long kernels among many short ones.
         std::uniform_real_distribution<double> log_dur(3.0, 6.0);
         std::uniform_real_distribution<double> log_gap(1.0, 4.5);
         for (const int lane : {compute, tp, dp}) {
-            source->reserve(lane, static_cast<std::size_t>(per_lane));
             std::int64_t t = r * 1000;
             for (std::int64_t i = 0; i < per_lane; ++i) {
                 TraceEvent e;
                 e.rank = r;
+                e.track = lane;
                 e.step = static_cast<int>(i / 20000);
                 e.micro_batch = static_cast<int>((i / 200) % 8);
                 e.layer = static_cast<int>((i / 12) % 8);
@@ -49,12 +54,40 @@ std::shared_ptr<MemoryTimelineSource> make_synthetic_trace(const SyntheticTraceS
                 }
                 e.start_ns = t;
                 e.end_ns = t + dur;
-                source->add_event(lane, e);
+                add_event(lane, e);
                 t = e.end_ns + static_cast<std::int64_t>(std::pow(10.0, log_gap(rng)));
             }
         }
     }
+}
+
+}  // namespace
+
+std::shared_ptr<MemoryTimelineSource> make_synthetic_trace(const SyntheticTraceShape& shape) {
+    auto source = std::make_shared<MemoryTimelineSource>();
+    const auto per_lane = static_cast<std::size_t>(shape.events / (shape.ranks * 3));
+    generate(
+        shape,
+        [&](int rank, TrackKind kind, int, const char* name) {
+            const int lane = source->add_lane({rank, kind, name});
+            source->reserve(lane, per_lane);
+            return lane;
+        },
+        [&](int lane, const TraceEvent& e) { source->add_event(lane, e); });
     return source;
+}
+
+void write_synthetic_trace(const SyntheticTraceShape& shape, const std::string& path) {
+    auto writer = profiler::TraceWriter::create(path);
+    TraceRunInfo info;
+    info.source = "synthetic";
+    info.world_size = shape.ranks;
+    writer->set_run_info(info);
+    generate(
+        shape,
+        [&](int rank, TrackKind kind, int index, const char* name) { return writer->add_track({rank, kind, index, name}); },
+        [&](int, const TraceEvent& e) { writer->add_event(e); });
+    writer->close();
 }
 
 }  // namespace meshwork::gui::test

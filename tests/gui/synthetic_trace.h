@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "timeline/memory_timeline_source.h"
 
@@ -17,5 +18,8 @@ struct SyntheticTraceShape {
 };
 
 std::shared_ptr<MemoryTimelineSource> make_synthetic_trace(const SyntheticTraceShape& shape);
+// The same events written to a Meshwork trace file with the profiler's TraceWriter (tracks
+// in the same order as the in-memory source's lanes), so the two can be compared.
+void write_synthetic_trace(const SyntheticTraceShape& shape, const std::string& path);
 
 }  // namespace meshwork::gui::test
