@@ -24,8 +24,11 @@ double predicted_run_bytes(const RunRequest& request) {
         largest = std::max(largest, static_cast<double>(m.params_bytes + m.grads_bytes + m.optimizer_bytes));
     }
     // The reference holds the whole model on one rank: about the sum of the shards' state.
-    if (request.check) total *= 2;
-    return std::max(total, largest);
+    // On the CUDA backend the ranks live in GPU memory (the backend reports an
+    // out-of-memory with the figures); only the reference, on the CPU, needs this machine's.
+    const double ranks = request.options.backend == "cuda" ? 0.0 : total;
+    const double reference = request.check ? std::max(total, largest) : 0.0;
+    return ranks + reference;
 }
 
 double physical_memory_bytes() {

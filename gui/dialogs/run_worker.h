@@ -32,8 +32,8 @@ struct RunOutcome {
     int steps_done = 0;
 };
 
-// Bytes the in-process run of `request` is predicted to hold at its peak (every rank, plus
-// the reference when checking): the dialog refuses a run the machine cannot hold.
+// Host bytes the in-process run of `request` is predicted to hold at its peak (every CPU
+// rank, plus the reference when checking): the dialog refuses a run the machine cannot hold.
 double predicted_run_bytes(const RunRequest& request);
 // Physical memory of this machine in bytes (0 when unknown).
 double physical_memory_bytes();
