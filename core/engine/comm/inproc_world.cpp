@@ -24,7 +24,7 @@ InprocGroup::InprocGroup(InProcessWorld& world, std::vector<int> members, std::s
       calls_(members_.size(), 0) {}
 
 void InprocGroup::wait_all(std::unique_lock<std::mutex>& lk, int rank, const char* phase,
-                           std::size_t& counter, std::uint64_t& generation) {
+                           std::size_t& counter, std::uint64_t& generation, bool abortable) {
     const std::uint64_t gen = generation;
     if (++counter == members_.size()) {
         counter = 0;
@@ -35,8 +35,14 @@ void InprocGroup::wait_all(std::unique_lock<std::mutex>& lk, int rank, const cha
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::duration<double>(world_.timeout_s());
     while (generation == gen) {
-        if (world_.aborted()) throw CommError(world_.abort_reason());
+        // A rank that gives up takes its arrival back: otherwise the last rank to arrive
+        // would count it and read buffers that unwinding is about to free.
+        if (abortable && world_.aborted()) {
+            --counter;
+            throw CommError(world_.abort_reason());
+        }
         if (std::chrono::steady_clock::now() > deadline) {
+            --counter;
             std::string missing;
             for (std::size_t r = 0; r < members_.size(); ++r) {
                 if (calls_[r] < calls_[static_cast<std::size_t>(rank)]) {
@@ -61,7 +67,7 @@ void InprocGroup::arrive(int rank, const InprocSlot& mine) {
     if (world_.aborted()) throw CommError(world_.abort_reason());
     slots_[static_cast<std::size_t>(rank)] = mine;
     ++calls_[static_cast<std::size_t>(rank)];
-    wait_all(lk, rank, "arrival", arrived_, arrive_gen_);
+    wait_all(lk, rank, "arrival", arrived_, arrive_gen_, /*abortable=*/true);
     // Every rank runs the same check on the same slots, so all throw or none does.
     const InprocSlot& first = slots_[0];
     for (std::size_t r = 1; r < slots_.size(); ++r) {
@@ -88,7 +94,11 @@ void InprocGroup::arrive(int rank, const InprocSlot& mine) {
 
 void InprocGroup::depart(int rank) {
     std::unique_lock lk(mu_);
-    wait_all(lk, rank, "departure", departed_, depart_gen_);
+    // Not abortable: once every rank has arrived, every rank reads the others' buffers and
+    // then departs with no wait in between, so this wait ends. Leaving early on an abort
+    // would free this rank's buffers while the others still read them (found by
+    // AddressSanitizer in tst_engine_faults: heap-use-after-free in reduce_tile).
+    wait_all(lk, rank, "departure", departed_, depart_gen_, /*abortable=*/false);
 }
 
 void InprocGroup::post(int src, int dst, int tag, std::vector<float> message) {

@@ -57,8 +57,10 @@ public:
     void wake_all();
 
 private:
+    // Waits until every member reached this phase. `abortable`: give up when the world
+    // aborts (arrival only; see depart).
     void wait_all(std::unique_lock<std::mutex>& lk, int rank, const char* phase,
-                  std::size_t& counter, std::uint64_t& generation);
+                  std::size_t& counter, std::uint64_t& generation, bool abortable);
 
     InProcessWorld& world_;
     std::vector<int> members_;
