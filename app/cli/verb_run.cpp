@@ -122,9 +122,11 @@ void refuse_over_limit(const std::vector<engine::RankMemory>& mem, std::size_t l
 // cannot fit (a hostile or mistyped file declaring gigabyte-sized dimensions) is refused
 // with the predicted figures instead of failing in the allocator or waking the OOM killer.
 // The ranks of --launcher local share this process; under MPI each process holds one rank
-// (ranks may share a host, which this check cannot see). --check adds an unsharded copy.
+// (ranks may share a host, which this check cannot see). --check adds an unsharded copy,
+// on the host whatever the backend; on the CUDA backend the ranks' tensors are on the GPUs
+// and only that copy counts here.
 void refuse_beyond_host_memory(const std::vector<engine::RankMemory>& mem, bool all_in_process,
-                               bool check, const std::string& source) {
+                               bool on_gpu, bool check, const std::string& source) {
     const long pages = ::sysconf(_SC_PHYS_PAGES);
     const long page_size = ::sysconf(_SC_PAGESIZE);
     if (pages <= 0 || page_size <= 0) return;
@@ -135,12 +137,14 @@ void refuse_beyond_host_memory(const std::vector<engine::RankMemory>& mem, bool 
         total += static_cast<double>(m.peak_bytes);
         model += static_cast<double>(m.params_bytes + m.grads_bytes + m.optimizer_bytes);
     }
-    const double need = (all_in_process ? total : largest) + (check ? model : 0.0);
+    const double ranks = on_gpu ? 0.0 : all_in_process ? total : largest;
+    const double need = ranks + (check ? model : 0.0);
     if (need <= host) return;
     std::ostringstream what;
     what << "the layout is predicted to need " << std::fixed << std::setprecision(1)
-         << need / (1024.0 * 1024 * 1024) << " GiB in this process"
-         << (all_in_process ? " (all ranks)" : " (one rank)") << (check ? " with --check" : "")
+         << need / (1024.0 * 1024 * 1024) << " GiB of host memory in this process"
+         << (on_gpu ? " (the --check reference)" : all_in_process ? " (all ranks)" : " (one rank)")
+         << (check && !on_gpu ? " with --check" : "")
          << ", more than the " << host / (1024.0 * 1024 * 1024)
          << " GiB of memory of this machine; check the model's dimensions, or set --memory-limit";
     throw InputError(source.empty() ? "<flags>" : source, "model", what.str());
@@ -222,7 +226,8 @@ int run_verb(const LayoutFlags& layout_flags, const RunFlags& f) {
     if (!f.memory_limit.empty()) {
         refuse_over_limit(memory, parse_bytes(f.memory_limit));
     } else {
-        refuse_beyond_host_memory(memory, f.launcher == "local", f.check, layout_flags.source());
+        refuse_beyond_host_memory(memory, f.launcher == "local", f.backend == "cuda", f.check,
+                                  layout_flags.source());
     }
     (void)engine::make_token_stream(layout, options);
 
