@@ -76,7 +76,8 @@ TimelinePanel::TimelinePanel(QWidget* parent) : QWidget(parent) {
     connect(find_, &QLineEdit::returnPressed, this, [this] { find_next(find_->text()); });
     connect(find_, &QLineEdit::textChanged, this, [this] { find_from_ns_ = -1; });
     connect(fit, &QToolButton::clicked, view_, &TimelineView::fit_all);
-    connect(view_, &TimelineView::window_changed, this, &TimelinePanel::update_info);
+    // After the paint, so that the count of items drawn is that of the frame on screen.
+    connect(view_, &TimelineView::frame_painted, this, &TimelinePanel::update_info);
     connect(view_, &TimelineView::event_selected, this, &TimelinePanel::show_event);
     connect(view_, &TimelineView::range_selected, this, &TimelinePanel::show_range);
     connect(view_, &TimelineView::selection_cleared, details_, &QTextBrowser::clear);
@@ -174,7 +175,9 @@ void TimelinePanel::update_info() {
                        .arg(title_, format_count(static_cast<double>(source->event_count())))
                        .arg(source->lane_count())
                        .arg(view_->last_frame_items()));
-    info_->setStyleSheet(QString("color: %1").arg(view_colours().text_dim.name()));
+    // Called after every frame: restyle only when the theme changed.
+    const QString style = QString("color: %1").arg(view_colours().text_dim.name());
+    if (info_->styleSheet() != style) info_->setStyleSheet(style);
 }
 
 }  // namespace meshwork::gui

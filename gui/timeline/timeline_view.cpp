@@ -199,6 +199,7 @@ const TimelineView::DrawnItem* TimelineView::item_at(QPointF pos) const {
 void TimelineView::paintEvent(QPaintEvent*) {
     QPainter p(viewport());
     render_frame(p, viewport()->size());
+    emit frame_painted();
 }
 
 void TimelineView::render_frame(QPainter& p, QSize size) {

@@ -61,6 +61,8 @@ signals:
     void event_selected(const meshwork::gui::TimelineEventDetails& details);
     void range_selected(int lane_first, int lane_last, double t0_ns, double t1_ns);
     void selection_cleared();
+    // After each paint: last_frame_items() now describes what is on screen.
+    void frame_painted();
 
 protected:
     void paintEvent(QPaintEvent* event) override;

@@ -64,7 +64,7 @@ class BenchTimeline : public QObject {
         QBENCHMARK {
             if (move_every_other_frame) {
                 // Counted across calls: -median runs the function once per measurement.
-                const double shift = (frames_painted_++ % 2) ? px : 0.0;
+                const double shift = (frames_painted_++ % 2) ? 0.0 : px;
                 view.set_visible_window(t0 + shift, t1 + shift);
             }
             view.render_frame(p, frame_.size());

@@ -77,6 +77,38 @@ private slots:
         QVERIFY(std::abs((view.visible_window().second - view.visible_window().first) - (b0 - a0)) < (b0 - a0) * 1e-6);
     }
 
+    // A repaint of an unchanged window (hover, selection, expose) draws the previous
+    // frame's items without asking the source; any zoom or pan asks again, and at every
+    // zoom from the whole trace down to nanoseconds the items stay within lanes × pixels.
+    void repaints_reuse_items_and_zooming_stays_bounded() {
+        TimelineView view;
+        view.resize(1400, 700);
+        view.set_source(trace_);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QImage frame(view.viewport()->size(), QImage::Format_ARGB32_Premultiplied);
+        QPainter p(&frame);
+        view.render_frame(p, frame.size());
+        const std::size_t queries = view.source_queries();
+        const std::size_t items = view.last_frame_items();
+        view.render_frame(p, frame.size());
+        QCOMPARE(view.source_queries(), queries);
+        QCOMPARE(view.last_frame_items(), items);
+        const std::size_t width = static_cast<std::size_t>(view.viewport()->width() - view.lane_header_width());
+        const std::size_t lanes_visible = static_cast<std::size_t>(view.viewport()->height() / view.lane_height() + 1);
+        std::size_t previous_queries = view.source_queries();
+        for (int step = 0; step < 60; ++step) {
+            const double before = view.ns_per_pixel();
+            view.zoom(2.0, view.lane_header_width() + 500);
+            if (view.ns_per_pixel() == before) break;  // the deepest zoom
+            view.render_frame(p, frame.size());
+            QVERIFY(view.source_queries() > previous_queries);
+            previous_queries = view.source_queries();
+            QVERIFY2(view.last_frame_items() <= lanes_visible * width, qPrintable(QString::number(view.last_frame_items())));
+        }
+        QVERIFY(view.ns_per_pixel() < 0.1);
+    }
+
     void wheel_zooms_around_the_cursor() {
         TimelineView view;
         view.resize(1200, 500);
