@@ -14,7 +14,7 @@
 namespace meshwork::gui {
 
 namespace {
-constexpr double kLegendHeightPx = 34;  // two rows of legend entries
+constexpr double kLegendHeightPx = 42;  // two rows of legend entries and the top axis label
 constexpr double kAxisWidthPx = 56;
 constexpr double kLabelHeightPx = 18;
 constexpr double kMarginPx = 6;
@@ -60,7 +60,8 @@ void MemoryChart::set_stages(std::vector<StageMemoryBreakdown> stages) {
 double MemoryChart::axis_max_bytes() const {
     double top = 1;
     for (const auto& s : stages_) top = std::max({top, s.total_bytes(), s.capacity_bytes});
-    return nice_ceiling_bytes(top);
+    // Headroom above the tallest column or the capacity line, for the line's label.
+    return nice_ceiling_bytes(top * 1.08);
 }
 
 QRectF MemoryChart::plot_rect() const {
@@ -162,7 +163,9 @@ void MemoryChart::paintEvent(QPaintEvent* /*event*/) {
         p.drawLine(QPointF(plot.left(), cy), QPointF(plot.right(), cy));
         p.setPen(c.error);
         const QString text = tr("HBM %1").arg(format_bytes(capacity));
-        p.drawText(QPointF(plot.right() - fm.horizontalAdvance(text) - 2, cy - 3), text);
+        // Above the line unless that would leave the plot (then just below it).
+        const double text_y = cy - 3 - fm.ascent() >= plot.top() ? cy - 3 : cy + fm.ascent() + 2;
+        p.drawText(QPointF(plot.right() - fm.horizontalAdvance(text) - 2, text_y), text);
     }
 }
 
