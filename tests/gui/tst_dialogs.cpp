@@ -260,6 +260,22 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(w.last_error().contains("step 99"), 30000);
     }
 
+    void icons_are_compiled_in_and_render() {
+        MainWindow w;  // registers the resources
+        for (const char* name : {"meshwork", "search", "run", "export", "trace", "compare"}) {
+            const QString path = QString(":/icons/%1.svg").arg(name);
+            QVERIFY2(QFile::exists(path), qPrintable(path));
+            const QImage image = QIcon(path).pixmap(32, 32).toImage();
+            QVERIFY2(!image.isNull(), qPrintable(path));
+            int opaque = 0;
+            for (int y = 0; y < image.height(); ++y) {
+                for (int x = 0; x < image.width(); ++x) opaque += qAlpha(image.pixel(x, y)) > 0 ? 1 : 0;
+            }
+            QVERIFY2(opaque > 20, qPrintable(path + " renders empty (is the SVG icon engine installed?)"));
+        }
+        QVERIFY(!w.windowIcon().isNull());
+    }
+
     void memory_chart_has_a_column_per_stage_that_matches_the_estimate() {
         MainWindow w;
         QVERIFY(w.open_layout(bundled("llama3.1-405b-h100-16384")));
