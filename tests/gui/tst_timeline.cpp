@@ -7,6 +7,7 @@
 #include "synthetic_trace.h"
 #include "timeline/timeline_panel.h"
 #include "timeline/timeline_view.h"
+#include "timeline/trace_reader_source.h"
 
 using namespace meshwork;
 using namespace meshwork::gui;
@@ -107,6 +108,37 @@ private slots:
             QVERIFY2(view.last_frame_items() <= lanes_visible * width, qPrintable(QString::number(view.last_frame_items())));
         }
         QVERIFY(view.ns_per_pixel() < 0.1);
+    }
+
+    // The same through a trace file: the reader's level-of-detail windows keep every frame
+    // within lanes × pixels from the whole trace down to single events.
+    void trace_file_frames_stay_bounded_when_zooming() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString path = dir.filePath("synthetic.sqlite");
+        test::write_synthetic_trace({8, 300'000, 5}, path.toStdString());
+        auto source = std::make_shared<TraceReaderSource>(profiler::TraceReader::open(path.toStdString()));
+        QCOMPARE(source->lane_count(), 24);
+        TimelineView view;
+        view.resize(1200, 700);
+        view.set_source(source);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QImage frame(view.viewport()->size(), QImage::Format_ARGB32_Premultiplied);
+        QPainter p(&frame);
+        const std::size_t width = static_cast<std::size_t>(view.viewport()->width() - view.lane_header_width());
+        const std::size_t lanes_visible = static_cast<std::size_t>(view.viewport()->height() / view.lane_height() + 1);
+        bool reached_deep_zoom = false;
+        for (int step = 0; step < 60; ++step) {
+            view.render_frame(p, frame.size());
+            QVERIFY(view.last_frame_items() > 0);
+            QVERIFY2(view.last_frame_items() <= lanes_visible * width, qPrintable(QString::number(view.last_frame_items())));
+            const double before = view.ns_per_pixel();
+            view.zoom(2.0, view.lane_header_width() + 300);
+            if (view.ns_per_pixel() == before) break;
+            reached_deep_zoom = reached_deep_zoom || view.ns_per_pixel() < 10;
+        }
+        QVERIFY(reached_deep_zoom);
     }
 
     void wheel_zooms_around_the_cursor() {
