@@ -32,6 +32,41 @@ void check_header(const std::string& path) {
     }
 }
 
+// Turns off what a hostile file could use to run code or change what queries read.
+void harden(sqlite3* db) {
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
+}
+
+// A writer killed inside a rollback-journal transaction (a trace being closed leaves WAL
+// for that) leaves a hot journal beside the file. Only a connection that may write can roll
+// it back, and until it does no read-only connection can read the file ("attempt to write a
+// readonly database"). Rolling back restores the file as its writer last committed it, what
+// any SQLite program does on opening it; it is done here once, on a hardened connection,
+// before the read-only open.
+void roll_back_hot_journal(const std::string& path) {
+    std::error_code ec;
+    const std::string journal = path + "-journal";
+    if (!std::filesystem::exists(journal, ec) || std::filesystem::file_size(journal, ec) == 0 || ec) return;
+    sqlite3* db = nullptr;
+    int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+    if (rc == SQLITE_OK) {
+        harden(db);
+        rc = sqlite3_exec(db, "SELECT count(*) FROM sqlite_schema", nullptr, nullptr, nullptr);
+    }
+    const std::string why = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close_v2(db);
+    if (rc != SQLITE_OK) {
+        throw InputError(path, "",
+                         "its writer was killed in the middle of a transaction and the journal "
+                         "beside it (" + journal + ") cannot be rolled back: " + why +
+                             " (make the file and its folder writable and open it again)");
+    }
+}
+
 }  // namespace
 
 Database Database::create(const std::string& path) {
@@ -52,6 +87,7 @@ Database Database::create(const std::string& path) {
 
 Database Database::open_untrusted(const std::string& path) {
     check_header(path);
+    roll_back_hot_journal(path);
     Database db;
     db.path_ = path;
     db.trust_ = Trust::Untrusted;
@@ -59,11 +95,7 @@ Database Database::open_untrusted(const std::string& path) {
                                    nullptr);
     if (rc != SQLITE_OK) db.fail(rc, "cannot open database");
     // A hostile file must not be able to run code or corrupt memory through its schema.
-    sqlite3_db_config(db.db_, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
-    sqlite3_db_config(db.db_, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
-    sqlite3_db_config(db.db_, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
-    sqlite3_db_config(db.db_, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
-    sqlite3_db_config(db.db_, SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
+    harden(db.db_);
     // Reading the schema here turns "file is not a database" and header corruption into an
     // error now instead of at the first query.
     Statement probe(db, "SELECT count(*) FROM sqlite_schema");

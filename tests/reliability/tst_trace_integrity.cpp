@@ -1,7 +1,13 @@
 // A complete trace passes SQLite's own checks: PRAGMA integrity_check (what a user runs on a
 // trace copied off a cluster) and TraceReader::verify (quick_check). The events are long
 // enough to land in long_events, the table SQLite 3.40 misreported as holding NULLs while
-// its key columns were not its leading ones.
+// its key columns were not its leading ones. A trace whose writer was killed inside a
+// rollback-journal transaction (closing leaves WAL for one) still opens, as committed.
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -13,7 +19,45 @@ class TestTraceIntegrity : public QObject {
     Q_OBJECT
 private slots:
     void closedTraceWithLongEventsPassesIntegrityCheck();
+    void killedInsideARollbackTransactionOpens();
 };
+
+namespace {
+
+void write_closed_trace(const std::string& path, int events) {
+    auto writer = meshwork::profiler::TraceWriter::create(path);
+    const int track = writer->add_track({0, meshwork::TrackKind::ComputeStream, 0, "compute"});
+    for (int i = 0; i < events; ++i) {
+        meshwork::TraceEvent e;
+        e.track = track;
+        e.name = "op";
+        e.start_ns = std::int64_t{i} * 1000;
+        e.end_ns = e.start_ns + 500;
+        e.correlation_id = i;
+        writer->add_event(e);
+    }
+    writer->close();
+}
+
+// In a child process: opens `path` in rollback-journal mode, changes rows inside a
+// transaction and exits without committing or closing, as a writer killed while closing
+// does. Returns the child's exit status.
+int die_inside_a_transaction(const std::string& path) {
+    const pid_t child = ::fork();
+    if (child == 0) {
+        sqlite3* db = nullptr;
+        if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) ::_exit(3);
+        const char* sql =
+            "PRAGMA journal_mode = DELETE; BEGIN; UPDATE meta SET value = '0' WHERE key = 'complete';"
+            "UPDATE events SET bytes = bytes + 1;";
+        ::_exit(sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK ? 0 : 4);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
 
 void TestTraceIntegrity::closedTraceWithLongEventsPassesIntegrityCheck() {
     QTemporaryDir dir;
@@ -42,6 +86,25 @@ void TestTraceIntegrity::closedTraceWithLongEventsPassesIntegrityCheck() {
     } catch (const std::exception& e) {
         QFAIL(e.what());
     }
+}
+
+void TestTraceIntegrity::killedInsideARollbackTransactionOpens() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("killed.sqlite").toStdString();
+    write_closed_trace(path, 500);
+    QCOMPARE(die_inside_a_transaction(path), 0);
+    QVERIFY2(QFile::exists(QString::fromStdString(path + "-journal")), "no journal was left behind");
+    try {
+        const auto reader = meshwork::profiler::TraceReader::open(path);
+        QVERIFY2(reader.complete(), "the uncommitted change must be rolled back");
+        QCOMPARE(reader.event_count(), 500);
+        std::int64_t changed = 0;
+        reader.for_each_event([&](const meshwork::TraceEvent& e) { changed += e.bytes != 0; });
+        QCOMPARE(changed, std::int64_t{0});
+    } catch (const std::exception& e) {
+        QFAIL(e.what());
+    }
+    QCOMPARE(QString::fromStdString(meshwork::reliability::integrity_check(path)), QString("ok"));
 }
 
 QTEST_GUILESS_MAIN(TestTraceIntegrity)
