@@ -92,8 +92,8 @@ void TimelinePanel::set_source(std::shared_ptr<const TimelineSource> source, con
     update_info();
 }
 
-void TimelinePanel::show_comparison(std::shared_ptr<const ComparisonData> data) {
-    compare_->set_data(std::move(data));
+void TimelinePanel::show_comparison(std::shared_ptr<const ComparisonData> comparison) {
+    compare_->set_data(std::move(comparison));
     pages_->setCurrentWidget(compare_);
 }
 

@@ -27,7 +27,7 @@ public:
     // Shows one trace (and leaves a comparison).
     void set_source(std::shared_ptr<const TimelineSource> source, const QString& title);
     [[nodiscard]] TimelineView* view() const { return view_; }
-    void show_comparison(std::shared_ptr<const ComparisonData> data);
+    void show_comparison(std::shared_ptr<const ComparisonData> comparison);
     void close_comparison();
     [[nodiscard]] bool comparing() const;
     [[nodiscard]] ComparePanel* comparison() const { return compare_; }
