@@ -228,12 +228,16 @@ void MainWindow::build_menus_and_toolbar() {
     file->addAction(new_);
     file->addAction(open_);
     auto* recent_menu = file->addMenu(tr("Open &Recent"));
-    recent_ = new RecentFiles(recent_menu, this);
+    recent_ = new RecentFiles(recent_menu, "files/recent", tr("No recent layouts"), this);
     connect(recent_, &RecentFiles::open_requested, this, [this](const QString& path) {
         if (maybe_save()) open_layout(path);
     });
     file->addAction(open_model_);
     file->addAction(open_trace_);
+    auto* recent_traces_menu = file->addMenu(tr("Open Recent Tra&ce"));
+    recent_traces_ = new RecentFiles(recent_traces_menu, "files/recent_traces", tr("No recent traces"), this);
+    connect(recent_traces_, &RecentFiles::open_requested, this, &MainWindow::open_trace);
+    connect(this, &MainWindow::trace_opened, recent_traces_, &RecentFiles::add);
     trace_menu_ = new TraceMenu({this, timeline_, [this](const QString& path) { open_trace(path); },
                                  [this] { show_view(View::Timeline); }}, file);
     file->addSeparator();

@@ -92,6 +92,7 @@ private:
     AxisEditor* axis_editor_ = nullptr;
     EstimatePanel* estimate_ = nullptr;
     RecentFiles* recent_ = nullptr;
+    RecentFiles* recent_traces_ = nullptr;
     QLabel* status_ = nullptr;
     QProgressBar* busy_ = nullptr;  // indeterminate, while a trace opens or a step is looked up
     TraceOpener* trace_opener_ = nullptr;

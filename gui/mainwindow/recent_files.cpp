@@ -5,11 +5,16 @@
 #include <QMenu>
 #include <QSettings>
 
+#include <utility>
+
 namespace meshwork::gui {
 
-RecentFiles::RecentFiles(QMenu* menu, QObject* parent) : QObject(parent), menu_(menu) { rebuild(); }
+RecentFiles::RecentFiles(QMenu* menu, QString settings_key, QString empty_text, QObject* parent)
+    : QObject(parent), menu_(menu), key_(std::move(settings_key)), empty_text_(std::move(empty_text)) {
+    rebuild();
+}
 
-QStringList RecentFiles::paths() const { return QSettings().value("files/recent").toStringList(); }
+QStringList RecentFiles::paths() const { return QSettings().value(key_).toStringList(); }
 
 void RecentFiles::add(const QString& path) {
     const QString absolute = QFileInfo(path).absoluteFilePath();
@@ -17,7 +22,7 @@ void RecentFiles::add(const QString& path) {
     list.removeAll(absolute);
     list.prepend(absolute);
     while (list.size() > kMax) list.removeLast();
-    QSettings().setValue("files/recent", list);
+    QSettings().setValue(key_, list);
     rebuild();
 }
 
@@ -31,12 +36,12 @@ void RecentFiles::rebuild() {
         menu_->addAction(label, this, [this, path] { emit open_requested(path); });
     }
     if (list.isEmpty()) {
-        menu_->addAction(tr("No recent layouts"))->setEnabled(false);
+        menu_->addAction(empty_text_)->setEnabled(false);
         return;
     }
     menu_->addSeparator();
     menu_->addAction(tr("Clear List"), this, [this] {
-        QSettings().remove("files/recent");
+        QSettings().remove(key_);
         rebuild();
     });
 }

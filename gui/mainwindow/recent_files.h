@@ -1,7 +1,9 @@
-// The "Open Recent" list, newest first, kept in QSettings under "files/recent".
+// An "Open Recent" list, newest first, kept in QSettings under a key of its own (layouts
+// under "files/recent", traces under "files/recent_traces").
 #pragma once
 
 #include <QObject>
+#include <QString>
 #include <QStringList>
 
 class QMenu;
@@ -11,7 +13,7 @@ namespace meshwork::gui {
 class RecentFiles : public QObject {
     Q_OBJECT
 public:
-    RecentFiles(QMenu* menu, QObject* parent = nullptr);
+    RecentFiles(QMenu* menu, QString settings_key, QString empty_text, QObject* parent = nullptr);
     void add(const QString& path);
     [[nodiscard]] QStringList paths() const;
 
@@ -21,6 +23,8 @@ signals:
 private:
     void rebuild();
     QMenu* menu_;
+    QString key_;
+    QString empty_text_;
     static constexpr int kMax = 10;
 };
 

@@ -247,6 +247,8 @@ private slots:
         QSignalSpy opened(&w, &MainWindow::trace_opened);
         w.open_trace(path);
         QVERIFY(opened.wait(30000));
+        // An opened trace joins File → Open Recent Trace.
+        QCOMPARE(QSettings().value("files/recent_traces").toStringList().value(0), QFileInfo(path).absoluteFilePath());
         QSignalSpy shown(&w, &MainWindow::step_shown);
         w.go_to_step(2, -1);
         QVERIFY(shown.wait(30000));
