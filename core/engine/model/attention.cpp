@@ -4,6 +4,7 @@
 
 #include "engine/model/cp_ring.h"
 #include "engine/model/linear.h"
+#include "engine/model/pre_norm.h"
 #include "engine/model/tp_regions.h"
 
 namespace meshwork::engine {
@@ -13,6 +14,8 @@ std::string pname(int block, const char* what) {
     return "block." + std::to_string(block) + ".attention." + what;
 }
 }  // namespace
+
+PreNorm AttentionLayer::pre_norm() const { return {d_, norm_, block_, "block." + std::to_string(block_) + ".attention"}; }
 
 AttentionLayer::AttentionLayer(ParamStore& store, const ModelDims& d, int block, int tp_rank)
     : d_(d), block_(block) {
@@ -39,14 +42,7 @@ Tensor AttentionLayer::forward(RankContext& ctx, ParamStore& store, const MicroB
     const int rows = d_.rows, hd = d_.head_dim, qc = d_.q_cols(), kvc = d_.kv_cols();
     const int sl = d_.seq_local, sall = d_.cp * d_.seq_local, H = d_.hidden;
     Cache c;
-    c.x = clone(ctx, x);
-    Tensor hr(be, x.rows, H);
-    c.rstd = Floats(be, static_cast<std::size_t>(x.rows));
-    {
-        RankContext::Op op(ctx, pname(block_, "norm.fwd"), block_, 0);
-        be.rmsnorm_forward(x.ptr(), store.value(norm_), hr.ptr(), c.rstd.data(), x.rows, H, d_.rms_eps, s);
-    }
-    c.h = gather_for_tp(ctx, d_, hr);
+    c.h = pre_norm().forward(ctx, store, x, c.x, c.rstd);
     c.q = Tensor(be, rows, qc);
     Tensor k(be, rows, kvc), v(be, rows, kvc);
     {
@@ -189,15 +185,7 @@ Tensor AttentionLayer::backward(RankContext& ctx, ParamStore& store, const Micro
         matmul_tn(be, s, c.h.ptr(), dk.ptr(), store.grad(wk_), H, kvc, rows);
         matmul_tn(be, s, c.h.ptr(), dv.ptr(), store.grad(wv_), H, kvc, rows);
     }
-    Tensor dhr = reduce_tp_input_grad(ctx, d_, dh);
-    Tensor dx(be, c.x.rows, H);
-    {
-        RankContext::Op op(ctx, pname(block_, "norm.bwd"), block_, 0);
-        be.rmsnorm_backward(dhr.ptr(), c.x.ptr(), store.value(norm_), c.rstd.data(), dx.ptr(),
-                            store.grad(norm_), c.x.rows, H, s);
-        be.axpy(dx.ptr(), dout.ptr(), dx.size(), 1.0f, s);
-    }
-    return dx;
+    return pre_norm().backward(ctx, store, c.x, c.rstd, dh, dout);
 }
 
 }  // namespace meshwork::engine

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "engine/model/dims.h"
+#include "engine/model/pre_norm.h"
 #include "engine/model/micro_batch.h"
 #include "engine/params.h"
 #include "engine/rank_context.h"
@@ -21,6 +22,7 @@ public:
     Tensor backward(RankContext& ctx, ParamStore& store, const MicroBatch& mb, const Tensor& dout);
 
 private:
+    [[nodiscard]] PreNorm pre_norm() const;
     struct Cache {
         Tensor x, h, q, k, v, kseq, vseq, probs, ctx;
         Floats rstd;

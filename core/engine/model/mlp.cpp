@@ -1,6 +1,7 @@
 #include "engine/model/mlp.h"
 
 #include "engine/model/linear.h"
+#include "engine/model/pre_norm.h"
 #include "engine/model/tp_regions.h"
 
 namespace meshwork::engine {
@@ -10,6 +11,8 @@ std::string pname(int block, const char* what) {
     return "block." + std::to_string(block) + ".mlp." + what;
 }
 }  // namespace
+
+PreNorm MlpLayer::pre_norm() const { return {d_, norm_, block_, "block." + std::to_string(block_) + ".mlp"}; }
 
 MlpLayer::MlpLayer(ParamStore& store, const ModelDims& d, int block, int tp_rank)
     : d_(d), block_(block) {
@@ -30,14 +33,7 @@ Tensor MlpLayer::forward(RankContext& ctx, ParamStore& store, const MicroBatch& 
     const Stream s = ctx.compute;
     const int rows = d_.rows, H = d_.hidden, F = d_.ffn_local;
     Cache c;
-    c.x = clone(ctx, x);
-    Tensor hr(be, x.rows, H);
-    c.rstd = Floats(be, static_cast<std::size_t>(x.rows));
-    {
-        RankContext::Op op(ctx, pname(block_, "norm.fwd"), block_, 0);
-        be.rmsnorm_forward(x.ptr(), store.value(norm_), hr.ptr(), c.rstd.data(), x.rows, H, d_.rms_eps, s);
-    }
-    c.h = gather_for_tp(ctx, d_, hr);
+    c.h = pre_norm().forward(ctx, store, x, c.x, c.rstd);
     c.gate = Tensor(be, rows, F);
     c.up = Tensor(be, rows, F);
     c.act = Tensor(be, rows, F);
@@ -75,15 +71,7 @@ Tensor MlpLayer::backward(RankContext& ctx, ParamStore& store, const MicroBatch&
         matmul_tn(be, s, c.h.ptr(), dgate.ptr(), store.grad(wg_), H, F, rows);
         matmul_tn(be, s, c.h.ptr(), dup.ptr(), store.grad(wu_), H, F, rows);
     }
-    Tensor dhr = reduce_tp_input_grad(ctx, d_, dh);
-    Tensor dx(be, c.x.rows, H);
-    {
-        RankContext::Op op(ctx, pname(block_, "norm.bwd"), block_, 0);
-        be.rmsnorm_backward(dhr.ptr(), c.x.ptr(), store.value(norm_), c.rstd.data(), dx.ptr(),
-                            store.grad(norm_), c.x.rows, H, s);
-        be.axpy(dx.ptr(), dout.ptr(), dx.size(), 1.0f, s);
-    }
-    return dx;
+    return pre_norm().backward(ctx, store, c.x, c.rstd, dh, dout);
 }
 
 }  // namespace meshwork::engine

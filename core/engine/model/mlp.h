@@ -5,6 +5,7 @@
 #include <map>
 
 #include "engine/model/dims.h"
+#include "engine/model/pre_norm.h"
 #include "engine/model/micro_batch.h"
 #include "engine/params.h"
 #include "engine/rank_context.h"
@@ -18,6 +19,7 @@ public:
     Tensor backward(RankContext& ctx, ParamStore& store, const MicroBatch& mb, const Tensor& dout);
 
 private:
+    [[nodiscard]] PreNorm pre_norm() const;
     struct Cache {
         Tensor x, h, gate, up, act;
         Floats rstd;
