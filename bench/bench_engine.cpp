@@ -16,6 +16,7 @@
 #include "engine/comm/inproc_world.h"
 #include "engine/cpu/cpu_backend.h"
 #include "engine/engine_run.h"
+#include "engine/reference_layouts.h"
 #include "engine/rank_context.h"
 #include "layout/layout_overrides.h"
 
@@ -134,31 +135,7 @@ void BM_InprocAllReduce_64MiB_2Ranks(benchmark::State& state) {
 }
 BENCHMARK(BM_InprocAllReduce_64MiB_2Ranks)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(10);
 
-struct MatrixCase {
-    const char* name;
-    const char* model;
-    int tp, pp, dp, cp, ep, vpp;
-    const char* schedule;
-    bool sp;
-    int zero;
-};
-
-void BM_Matrix(benchmark::State& state, MatrixCase c) {
-    LayoutOverrides o;
-    o.model = c.model;
-    o.tp = c.tp;
-    o.pp = c.pp;
-    o.dp = c.dp;
-    o.cp = c.cp;
-    o.ep = c.ep;
-    o.vpp = c.vpp;
-    o.mbs = 2;
-    o.gbs = 8;
-    o.seq = 32;
-    o.schedule = c.schedule;
-    o.sequence_parallel = c.sp;
-    o.zero = c.zero;
-    o.dtype = "fp32";
+void BM_Matrix(benchmark::State& state, LayoutOverrides o) {
     const Layout layout = build_layout(std::nullopt, o);
     EngineOptions options;
     options.steps = 3;
@@ -170,24 +147,22 @@ void BM_Matrix(benchmark::State& state, MatrixCase c) {
     state.counters["tokens_per_s"] = tokens_per_s;
 }
 
-const MatrixCase kMatrix[] = {
-    {"unsharded", "tiny", 1, 1, 1, 1, 1, 1, "1f1b", false, 0},
-    {"DP2", "tiny", 1, 1, 2, 1, 1, 1, "1f1b", false, 0},
-    {"TP2", "tiny", 2, 1, 1, 1, 1, 1, "1f1b", false, 0},
-    {"TP2+SP", "tiny", 2, 1, 1, 1, 1, 1, "1f1b", true, 0},
-    {"PP2_1F1B", "tiny", 1, 2, 1, 1, 1, 1, "1f1b", false, 0},
-    {"PP2_interleaved_v2", "tiny", 1, 2, 1, 1, 1, 2, "interleaved", false, 0},
-    {"PP4_GPipe", "tiny", 1, 4, 1, 1, 1, 1, "gpipe", false, 0},
-    {"EP2", "tiny-moe", 1, 1, 2, 1, 2, 1, "1f1b", false, 0},
-    {"EP2xTP2+SP", "tiny-moe", 2, 1, 2, 1, 2, 1, "1f1b", true, 0},
-    {"CP2", "tiny", 1, 1, 1, 2, 1, 1, "1f1b", false, 0},
-    {"ZeRO1_DP2", "tiny", 1, 1, 2, 1, 1, 1, "1f1b", false, 1},
-    {"TP2xPP2xDP2", "tiny", 2, 2, 2, 1, 1, 1, "1f1b", false, 0},
-};
+// Benchmark names without spaces: "PP2 1F1B" -> "PP2_1F1B".
+std::string bench_name(std::string name) {
+    for (char& ch : name) {
+        if (ch == ' ') ch = '_';
+    }
+    return "BM_Matrix/" + name;
+}
 
 const bool kMatrixRegistered = [] {
-    for (const auto& c : kMatrix) {
-        benchmark::RegisterBenchmark((std::string("BM_Matrix/") + c.name).c_str(), BM_Matrix, c)
+    // The unsharded layout first (the peer of every row), then the engine's reference layouts.
+    LayoutOverrides unsharded = overrides_of(reference_layouts().front());
+    unsharded.dp = 1;
+    unsharded.gpus = 1;
+    benchmark::RegisterBenchmark("BM_Matrix/unsharded", BM_Matrix, unsharded)->Unit(benchmark::kMillisecond)->Iterations(1);
+    for (const auto& c : reference_layouts()) {
+        benchmark::RegisterBenchmark(bench_name(c.name).c_str(), BM_Matrix, overrides_of(c))
             ->Unit(benchmark::kMillisecond)
             ->Iterations(1);
     }

@@ -1,4 +1,4 @@
-// The engine's layout matrix (tests/core/engine/engine_test_layouts.h) on the CUDA backend:
+// The engine's layout matrix (core/engine/reference_layouts.h) on the CUDA backend:
 // every layout that fits the visible GPUs trains 3 steps with one GPU per rank and NCCL,
 // and its losses and updated weights match the unsharded reference run on the CPU backend.
 // A one-GPU row (the unsharded layout itself on the GPU) runs on any machine with a GPU.
@@ -10,7 +10,7 @@
 
 #include "engine/cuda/cuda_runtime_probe.h"
 #include "engine/engine_run.h"
-#include "../core/engine/engine_test_layouts.h"
+#include "engine/reference_layouts.h"
 #include "layout/layout_validate.h"
 
 using namespace meshwork;
@@ -20,7 +20,7 @@ namespace {
 constexpr double kTolerance = 1e-3;
 
 LayoutOverrides single_gpu_overrides() {
-    LayoutOverrides o = testing::overrides_of(testing::layout_matrix().front());
+    LayoutOverrides o = overrides_of(reference_layouts().front());
     o.dp = 1;
     o.gpus = 1;
     return o;
@@ -42,14 +42,14 @@ private slots:
     void matches_cpu_reference_data() {
         QTest::addColumn<int>("index");
         QTest::newRow("single GPU") << -1;
-        const auto& cases = testing::layout_matrix();
+        const auto& cases = reference_layouts();
         for (std::size_t i = 0; i < cases.size(); ++i) QTest::newRow(cases[i].name) << static_cast<int>(i);
     }
 
     void matches_cpu_reference() {
         QFETCH(int, index);
         const LayoutOverrides o = index < 0 ? single_gpu_overrides()
-                                            : testing::overrides_of(testing::layout_matrix()[static_cast<std::size_t>(index)]);
+                                            : overrides_of(reference_layouts()[static_cast<std::size_t>(index)]);
         const Layout layout = build_layout(std::nullopt, o);
         require_valid_layout(layout, "<test>");
         if (layout.gpus > gpus_) QSKIP(qPrintable(QString("needs %1 GPUs, %2 visible").arg(layout.gpus).arg(gpus_)));

@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "../core/engine/comm_suite.h"
-#include "../core/engine/engine_test_layouts.h"
+#include "engine/reference_layouts.h"
 #include "engine/comm/mpi_communicator.h"
 #include "engine/cpu/cpu_backend.h"
 #include "engine/engine_run.h"
@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
     // PP2 interleaved × DP2.
     struct Mpi4 {
         const char* name;
-        testing::LayoutCase c;
+        ReferenceLayout c;
     };
     const Mpi4 cases[] = {
         {"TP2xPP2", {"", "tiny", 2, 2, 1, 1, 1, 1, "1f1b", false, 0}},
@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
         {"PP2 interleaved xDP2", {"", "tiny", 1, 2, 2, 1, 1, 2, "interleaved", false, 0}},
     };
     for (const auto& k : cases) {
-        auto o = testing::overrides_of(k.c);
+        auto o = overrides_of(k.c);
         o.gbs = 8;
         const Layout layout = build_layout(std::nullopt, o);
         require_valid_layout(layout, "<test>");

@@ -12,14 +12,14 @@
 #include "common/error.h"
 #include "engine/engine_run.h"
 #include "engine/stop.h"
-#include "engine_test_layouts.h"
+#include "engine/reference_layouts.h"
 
 using namespace meshwork;
 using namespace meshwork::engine;
 
 namespace {
 Layout tp2_pp2() {
-    return build_layout(std::nullopt, testing::overrides_of(testing::layout_matrix()[11]));  // 8 ranks
+    return build_layout(std::nullopt, overrides_of(reference_layouts()[11]));  // 8 ranks
 }
 
 class MemorySink : public TraceSink {
@@ -192,7 +192,7 @@ void TestEngineFaults::token_file_is_used() {
 }
 
 void TestEngineFaults::unsupported_model_is_refused() {
-    LayoutOverrides ov = testing::overrides_of(testing::layout_matrix()[0]);
+    LayoutOverrides ov = overrides_of(reference_layouts()[0]);
     Layout layout = build_layout(std::nullopt, ov);
     layout.model.tie_embeddings = true;
     try {

@@ -1,11 +1,11 @@
-// Every layout of the matrix (engine_test_layouts.h) trains 3 AdamW steps in-process and
+// Every layout of the matrix (core/engine/reference_layouts.h) trains 3 AdamW steps in-process and
 // matches the unsharded reference within 1e-4 relative: losses of every step and every
 // updated weight shard.
 #include <QtTest>
 
 #include "engine/engine_run.h"
 #include "engine/memory_estimate.h"
-#include "engine_test_layouts.h"
+#include "engine/reference_layouts.h"
 #include "layout/layout_validate.h"
 
 using namespace meshwork;
@@ -23,14 +23,14 @@ private slots:
 
 void TestEngineLayouts::matches_reference_data() {
     QTest::addColumn<int>("index");
-    const auto& cases = testing::layout_matrix();
+    const auto& cases = reference_layouts();
     for (std::size_t i = 0; i < cases.size(); ++i) QTest::newRow(cases[i].name) << static_cast<int>(i);
 }
 
 void TestEngineLayouts::matches_reference() {
     QFETCH(int, index);
-    const auto& c = testing::layout_matrix()[static_cast<std::size_t>(index)];
-    const Layout layout = build_layout(std::nullopt, testing::overrides_of(c));
+    const auto& c = reference_layouts()[static_cast<std::size_t>(index)];
+    const Layout layout = build_layout(std::nullopt, overrides_of(c));
     require_valid_layout(layout, "<test>");
     EngineOptions options;
     options.steps = 3;
@@ -50,7 +50,7 @@ void TestEngineLayouts::matches_reference() {
 void TestEngineLayouts::reference_learns() {
     // The synthetic stream is predictable (each token follows from the previous one up to
     // 2 bits): 20 steps on fresh batches lower the loss from about ln(256).
-    LayoutOverrides o = testing::overrides_of(testing::layout_matrix()[0]);
+    LayoutOverrides o = overrides_of(reference_layouts()[0]);
     o.dp = 1;
     o.gpus = 1;
     EngineOptions options;
@@ -62,7 +62,7 @@ void TestEngineLayouts::reference_learns() {
 }
 
 void TestEngineLayouts::same_layout_is_bitwise_deterministic() {
-    const Layout layout = build_layout(std::nullopt, testing::overrides_of(testing::layout_matrix()[7]));
+    const Layout layout = build_layout(std::nullopt, overrides_of(reference_layouts()[7]));
     EngineOptions options;
     options.steps = 2;
     const RunResult a = run_in_process(layout, options, {});
@@ -72,7 +72,7 @@ void TestEngineLayouts::same_layout_is_bitwise_deterministic() {
 
 void TestEngineLayouts::memory_estimate_brackets_measured_peak() {
     for (int index : {0, 5, 7, 11}) {
-        const Layout layout = build_layout(std::nullopt, testing::overrides_of(testing::layout_matrix()[static_cast<std::size_t>(index)]));
+        const Layout layout = build_layout(std::nullopt, overrides_of(reference_layouts()[static_cast<std::size_t>(index)]));
         EngineOptions options;
         options.steps = 1;
         const auto predicted = estimate_memory(layout, options);
@@ -80,7 +80,7 @@ void TestEngineLayouts::memory_estimate_brackets_measured_peak() {
         QCOMPARE(predicted.size(), r.peak_bytes.size());
         for (std::size_t rank = 0; rank < predicted.size(); ++rank) {
             const double ratio = static_cast<double>(predicted[rank].peak_bytes) / static_cast<double>(r.peak_bytes[rank]);
-            const std::string msg = testing::layout_matrix()[static_cast<std::size_t>(index)].name +
+            const std::string msg = reference_layouts()[static_cast<std::size_t>(index)].name +
                                     std::string(" rank ") + std::to_string(rank) + ": predicted/measured = " + std::to_string(ratio);
             QVERIFY2(ratio > 0.7 && ratio < 1.5, msg.c_str());
         }

@@ -1,5 +1,7 @@
-// The layout matrix of the engine tests (tiny models, sequence 32, 3 steps), shared by the
-// in-process test and the MPI test.
+// The engine's reference layouts: the matrix of small layouts (tiny models, sequence 32,
+// micro-batch 2, global batch 8, fp32) on which every parallelism of the engine is checked
+// against the unsharded reference, in process (tests/core/engine), under MPI (tests/mpi)
+// and on GPUs (tests/gpu), and timed (bench/bench_engine).
 #pragma once
 
 #include <optional>
@@ -8,9 +10,9 @@
 
 #include "layout/layout_overrides.h"
 
-namespace meshwork::engine::testing {
+namespace meshwork::engine {
 
-struct LayoutCase {
+struct ReferenceLayout {
     const char* name;
     const char* model;
     int tp, pp, dp, cp, ep, vpp;
@@ -19,8 +21,8 @@ struct LayoutCase {
     int zero;
 };
 
-inline const std::vector<LayoutCase>& layout_matrix() {
-    static const std::vector<LayoutCase> cases = {
+inline const std::vector<ReferenceLayout>& reference_layouts() {
+    static const std::vector<ReferenceLayout> cases = {
         {"DP2", "tiny", 1, 1, 2, 1, 1, 1, "1f1b", false, 0},
         {"TP2", "tiny", 2, 1, 1, 1, 1, 1, "1f1b", false, 0},
         {"TP2+SP", "tiny", 2, 1, 1, 1, 1, 1, "1f1b", true, 0},
@@ -38,7 +40,7 @@ inline const std::vector<LayoutCase>& layout_matrix() {
     return cases;
 }
 
-inline LayoutOverrides overrides_of(const LayoutCase& c) {
+inline LayoutOverrides overrides_of(const ReferenceLayout& c) {
     LayoutOverrides o;
     o.model = c.model;
     o.tp = c.tp;
@@ -57,4 +59,4 @@ inline LayoutOverrides overrides_of(const LayoutCase& c) {
     return o;
 }
 
-}  // namespace meshwork::engine::testing
+}  // namespace meshwork::engine
