@@ -8,7 +8,9 @@
 
 #include "engine/comm/inproc_world.h"
 #include "engine/cpu/cpu_backend.h"
+#include "analysis/range_context.h"
 #include "engine/engine_run.h"
+#include "engine/nvtx/scoped_range.h"
 #include "engine/rank_context.h"
 #include "engine/trainer.h"
 #include "layout/layout_json.h"
@@ -97,6 +99,20 @@ private slots:
                                             [](const std::string& e) { return e.ends_with(" bwd") && e[0] == '+'; });
         QVERIFY(first_bwd != be.log.end());
         QCOMPARE(*first_bwd, "+layer " + std::to_string(layers - 1) + " bwd");
+    }
+
+    // The profiler reads these names back (CUPTI collector, Nsight Systems import).
+    void profiler_parses_every_range_name() {
+        using profiler::parse_range_context;
+        QCOMPARE(parse_range_context(range_name::step(7)).step, 7);
+        QCOMPARE(parse_range_context(range_name::micro_batch(3)).micro_batch, 3);
+        const auto fwd = parse_range_context(range_name::layer(12, "fwd"));
+        QCOMPARE(fwd.layer, 12);
+        QCOMPARE(fwd.step, -1);
+        QCOMPARE(fwd.micro_batch, -1);
+        QCOMPARE(parse_range_context(range_name::layer(0, "bwd")).layer, 0);
+        const auto opt = parse_range_context(range_name::optimizer());
+        QVERIFY(opt.step < 0 && opt.micro_batch < 0 && opt.layer < 0);
     }
 };
 
