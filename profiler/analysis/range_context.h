@@ -5,9 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include "trace/trace_event.h"
 
 namespace meshwork::profiler {
 
@@ -40,5 +43,31 @@ private:
     std::unordered_map<std::int64_t, std::vector<Range>> by_thread_;
     std::vector<Range> all_;
 };
+
+// A GPU activity record (kernel, copy, set; CUPTI or Nsight Systems) as an event on
+// `track`, with the step, micro-batch and layer of the ranges its launch ran in: found by
+// correlation id in `launches` (correlation -> {host thread, launch time}), or, for a launch
+// that was not recorded, any range open when the activity started. DeviceRecord needs
+// name, kind, start_ns, end_ns, bytes and correlation.
+template <class DeviceRecord, class LaunchMap>
+TraceEvent device_event(const DeviceRecord& d, int rank, int track, const LaunchMap& launches,
+                        const RangeContextMap& ranges) {
+    TraceEvent e;
+    e.rank = rank;
+    e.track = track;
+    e.kind = d.kind;
+    e.name = d.name;
+    e.start_ns = d.start_ns;
+    e.end_ns = d.end_ns;
+    e.bytes = d.bytes;
+    e.correlation_id = d.correlation;
+    const auto l = launches.find(d.correlation);
+    const RangeContext c = l != launches.end() ? ranges.lookup(l->second.first, l->second.second)
+                                               : ranges.lookup_any(d.start_ns);
+    e.step = c.step;
+    e.micro_batch = c.micro_batch;
+    e.layer = c.layer;
+    return e;
+}
 
 }  // namespace meshwork::profiler

@@ -179,24 +179,7 @@ struct CuptiCollector::Impl {
                                          comm ? comm_index++ : compute_index++,
                                          "gpu " + std::to_string(key.first) + " stream " + std::to_string(key.second)});
         }
-        for (const auto& d : device) {
-            TraceEvent e;
-            e.rank = rank;
-            e.track = track[{d.device, d.stream}];
-            e.kind = d.kind;
-            e.name = d.name;
-            e.start_ns = d.start_ns;
-            e.end_ns = d.end_ns;
-            e.bytes = d.bytes;
-            e.correlation_id = d.correlation;
-            auto l = launch.find(d.correlation);
-            const RangeContext c = l != launch.end() ? ctx.lookup(l->second.first, l->second.second)
-                                                     : ctx.lookup_any(d.start_ns);
-            e.step = c.step;
-            e.micro_batch = c.micro_batch;
-            e.layer = c.layer;
-            sink.add_event(e);
-        }
+        for (const auto& d : device) sink.add_event(device_event(d, rank, track[{d.device, d.stream}], launch, ctx));
         std::map<std::uint32_t, int> host;
         for (const auto& m : markers) {
             auto it = host.find(m.thread);

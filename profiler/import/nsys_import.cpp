@@ -113,22 +113,7 @@ public:
             thread_track[h.thread] = sink.add_track(t);
         }
         for (const auto& d : device_) {
-            TraceEvent e;
-            e.rank = rank;
-            e.track = stream_track[{d.device, d.stream}];
-            e.kind = d.kind;
-            e.name = d.name;
-            e.start_ns = d.start_ns;
-            e.end_ns = d.end_ns;
-            e.bytes = d.bytes;
-            e.correlation_id = d.correlation;
-            auto l = launch_.find(d.correlation);
-            const RangeContext ctx = l != launch_.end() ? contexts_.lookup(l->second.first, l->second.second)
-                                                        : contexts_.lookup_any(d.start_ns);
-            e.step = ctx.step;
-            e.micro_batch = ctx.micro_batch;
-            e.layer = ctx.layer;
-            sink.add_event(e);
+            sink.add_event(device_event(d, rank, stream_track[{d.device, d.stream}], launch_, contexts_));
             ++out.events;
         }
         for (const auto& h : host_) {
