@@ -6,6 +6,7 @@
 #include "common/error.h"
 #include "engine/comm/inproc_world.h"
 #include "engine/cpu/cpu_backend.h"
+#include "engine/memory_estimate.h"
 #include "engine/stop.h"
 
 #if MESHWORK_HAVE_CUDA
@@ -66,7 +67,9 @@ RunResult run_rank(const Layout& layout, const EngineOptions& options, const Run
         // One GPU per process: the process's index on its node picks the GPU, and the ranks
         // talk over NCCL, bootstrapped through MPI (rank 0's ncclUniqueId); `world` (MPI)
         // is only the launcher's here.
-        auto be = make_cuda_backend(mpi_node_local_rank());
+        CudaBackendOptions cuda = cuda_options_from_env();
+        cuda.predicted_peak_bytes = estimate_memory(layout, options).at(static_cast<std::size_t>(world.world_rank())).peak_bytes;
+        auto be = make_cuda_backend(mpi_node_local_rank(), cuda);
         auto comm = make_nccl_mpi_world(*be, options.comm_timeout_s);
         RunResult result = run_on(layout, options, hooks, *be, *comm, tokens);
         comm.reset();  // the communicator goes before the backend it runs on
@@ -90,6 +93,7 @@ RunResult run_in_process_cuda(const Layout& layout, const EngineOptions& options
         throw InputError("<flags>", "--backend", why);
     }
     auto world = NcclInprocWorld::create(n, options.comm_timeout_s);
+    const std::vector<RankMemory> predicted = estimate_memory(layout, options);
     std::vector<RunResult> results(static_cast<std::size_t>(n));
     std::mutex mu;
     std::string first_error;
@@ -100,7 +104,9 @@ RunResult run_in_process_cuda(const Layout& layout, const EngineOptions& options
             std::unique_ptr<Backend> be;
             std::unique_ptr<Communicator> comm;
             try {
-                be = make_cuda_backend(r);
+                CudaBackendOptions cuda = cuda_options_from_env();
+                cuda.predicted_peak_bytes = predicted.at(static_cast<std::size_t>(r)).peak_bytes;
+                be = make_cuda_backend(r, cuda);
                 comm = world->communicator(r, *be);
                 results[static_cast<std::size_t>(r)] = run_on(layout, options, hooks, *be, *comm, tokens);
             } catch (const StopRequested&) {

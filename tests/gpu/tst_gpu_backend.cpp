@@ -49,7 +49,9 @@ private slots:
     }
 
     void out_of_memory_names_op_and_bytes() {
-        CudaBackend be(0, CudaBackendOptions{});
+        CudaBackendOptions options;
+        options.predicted_peak_bytes = std::size_t{3} << 30;
+        CudaBackend be(0, options);
         be.push_range("layer 5 fwd");
         try {
             (void)be.allocate(std::size_t{1} << 50);  // 1 PiB
@@ -60,6 +62,7 @@ private slots:
             QVERIFY2(m.find("layer 5 fwd") != std::string::npos, e.what());
             QVERIFY2(m.find("requested 1125899906842624 bytes") != std::string::npos, e.what());
             QVERIFY2(m.find("peak") != std::string::npos, e.what());
+            QVERIFY2(m.find("predicted peak 3221225472 bytes") != std::string::npos, e.what());
         }
         be.pop_range();
         // Still usable afterwards.

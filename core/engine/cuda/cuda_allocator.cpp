@@ -100,8 +100,9 @@ void* CachingAllocator::allocate(std::size_t bytes, const std::string& context) 
             throw RuntimeError("cuda:" + std::to_string(device_) + ": out of device memory in " +
                                (context.empty() ? std::string("allocate") : context) +
                                ": requested " + mib(bytes) + ", in use " + mib(in_use_) +
-                               ", peak " + mib(peak_) + ", device free " + mib(free_b) +
-                               " of " + mib(total_b));
+                               ", peak " + mib(peak_) +
+                               (predicted_peak_ > 0 ? " (predicted peak " + mib(predicted_peak_) + ")" : std::string()) +
+                               ", device free " + mib(free_b) + " of " + mib(total_b));
         }
         check_cuda(st, "cudaMalloc", device_);
         reserved_ += size;

@@ -26,7 +26,9 @@ namespace meshwork::engine::cuda_detail {
 
 class CachingAllocator {
 public:
-    explicit CachingAllocator(int device) : device_(device) {}
+    // `predicted_peak_bytes` (0: unknown) is quoted in the out-of-memory message.
+    CachingAllocator(int device, std::size_t predicted_peak_bytes)
+        : device_(device), predicted_peak_(predicted_peak_bytes) {}
     ~CachingAllocator();
     CachingAllocator(const CachingAllocator&) = delete;
     CachingAllocator& operator=(const CachingAllocator&) = delete;
@@ -56,6 +58,7 @@ private:
     cudaEvent_t new_event();
 
     int device_;
+    std::size_t predicted_peak_ = 0;
     std::multimap<std::size_t, void*> free_;                  // rounded size → block
     std::unordered_map<void*, std::pair<std::size_t, std::size_t>> live_;  // → rounded, asked
     std::deque<Parked> parked_;

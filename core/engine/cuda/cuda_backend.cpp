@@ -46,7 +46,7 @@ cuda_detail::GemmPrecision precision_of(CudaGemmMode m) {
 }  // namespace
 
 CudaBackend::CudaBackend(int device, const CudaBackendOptions& options)
-    : device_(device), options_(options), alloc_(device) {
+    : device_(device), options_(options), alloc_(device, options.predicted_peak_bytes) {
     int count = 0;
     check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
     if (device < 0 || device >= count) {

@@ -22,6 +22,9 @@ enum class CudaGemmMode {
 struct CudaBackendOptions {
     CudaGemmMode gemm = CudaGemmMode::Tf32;
     std::size_t gemm_workspace_bytes = std::size_t{32} << 20;  // cuBLASLt's split-K scratch
+    // This rank's peak memory as the engine predicts it (engine/memory_estimate.h), quoted
+    // beside the measured figures in an out-of-memory message; 0 when not known.
+    std::size_t predicted_peak_bytes = 0;
 };
 
 // The defaults, with MESHWORK_CUDA_GEMM=fp32|tf32|bf16 from the environment applied.
