@@ -8,8 +8,6 @@
 #include <iostream>
 #include <sstream>
 
-#include <unistd.h>
-
 #include "common/error.h"
 #include "engine/engine_run.h"
 #include "engine/memory_estimate.h"
@@ -18,7 +16,6 @@
 #include "engine/cuda/cuda_runtime_probe.h"
 #endif
 #include "exit_codes.h"
-#include "layout/layout_json.h"
 #include "layout/layout_validate.h"
 #include "layout_flags.h"
 #include "store/trace_writer.h"
@@ -127,10 +124,8 @@ void refuse_over_limit(const std::vector<engine::RankMemory>& mem, std::size_t l
 // and only that copy counts here.
 void refuse_beyond_host_memory(const std::vector<engine::RankMemory>& mem, bool all_in_process,
                                bool on_gpu, bool check, const std::string& source) {
-    const long pages = ::sysconf(_SC_PHYS_PAGES);
-    const long page_size = ::sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || page_size <= 0) return;
-    const double host = static_cast<double>(pages) * static_cast<double>(page_size);
+    const double host = engine::host_memory_bytes();
+    if (host <= 0) return;
     double largest = 0, total = 0, model = 0;
     for (const auto& m : mem) {
         largest = std::max(largest, static_cast<double>(m.peak_bytes));
@@ -260,14 +255,7 @@ int run_verb(const LayoutFlags& layout_flags, const RunFlags& f) {
     std::unique_ptr<profiler::TraceWriter> writer;
     if (!f.profile.empty()) {
         writer = profiler::TraceWriter::create(profile_path(f.profile, world_rank, layout.gpus, f.launcher == "mpi"));
-        TraceRunInfo info;
-        info.tool_version = MESHWORK_VERSION;
-        info.source = "meshwork-" + f.backend;
-        info.layout_json = layout_to_json(layout).dump();
-        info.cluster = layout.cluster.name;
-        info.clock_domain = "steady";
-        info.world_size = layout.gpus;
-        writer->set_run_info(info);
+        writer->set_run_info(engine::run_trace_info(layout, options));
     }
 
     engine::ReferenceState reference;

@@ -8,6 +8,7 @@
 #include "engine/cpu/cpu_backend.h"
 #include "engine/memory_estimate.h"
 #include "engine/stop.h"
+#include "layout/layout_json.h"
 
 #if MESHWORK_HAVE_CUDA
 #include "engine/cuda/cuda_runtime_probe.h"
@@ -15,6 +16,17 @@
 #endif
 
 namespace meshwork::engine {
+
+TraceRunInfo run_trace_info(const Layout& layout, const EngineOptions& options) {
+    TraceRunInfo info;
+    info.tool_version = MESHWORK_VERSION;
+    info.source = "meshwork-" + options.backend;
+    info.layout_json = layout_to_json(layout).dump();
+    info.cluster = layout.cluster.name;
+    info.clock_domain = "steady";
+    info.world_size = layout.gpus;
+    return info;
+}
 
 TokenStream make_token_stream(const Layout& layout, const EngineOptions& options) {
     const int vocab = static_cast<int>(layout.model.vocab_size);

@@ -30,6 +30,11 @@ struct RunResult {
     std::map<std::string, std::vector<float>> params;  // with keep_params on a 1-rank run
 };
 
+// What a profile of this run records about it (tool version, source "meshwork-<backend>",
+// the layout, cluster, clock domain and world size): one definition for meshwork-cli run
+// and the GUI's run dialog.
+TraceRunInfo run_trace_info(const Layout& layout, const EngineOptions& options);
+
 // The token stream of the options (synthetic or --tokens FILE).
 TokenStream make_token_stream(const Layout& layout, const EngineOptions& options);
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <unistd.h>
+
 #include "engine/model/dims.h"
 #include "engine/trainer.h"
 #include "schedule/pipeline_schedule.h"
@@ -72,6 +74,12 @@ std::vector<RankMemory> estimate_memory(const Layout& layout, const EngineOption
         out.push_back(rm);
     }
     return out;
+}
+
+double host_memory_bytes() {
+    const long pages = ::sysconf(_SC_PHYS_PAGES);
+    const long page_size = ::sysconf(_SC_PAGESIZE);
+    return pages > 0 && page_size > 0 ? static_cast<double>(pages) * static_cast<double>(page_size) : 0.0;
 }
 
 }  // namespace meshwork::engine

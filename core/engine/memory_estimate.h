@@ -24,4 +24,8 @@ struct RankMemory {
 
 std::vector<RankMemory> estimate_memory(const Layout& layout, const EngineOptions& options);
 
+// Physical memory of this machine in bytes (0 when unknown): what a CPU run is held against
+// before it starts (meshwork-cli run, the GUI's run dialog).
+double host_memory_bytes();
+
 }  // namespace meshwork::engine

@@ -202,7 +202,7 @@ void RunDialog::update_memory_note() {
     const auto& c = view_colours();
     try {
         const double need = predicted_run_bytes(build_request());
-        const double have = physical_memory_bytes();
+        const double have = engine::host_memory_bytes();
         fits_ = have <= 0 || need <= kMaxMemoryShare * have;
         if (fits_) {
             memory_->setText(tr("Predicted memory of the run: %1 on this machine (%2 installed).")

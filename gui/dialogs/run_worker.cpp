@@ -2,8 +2,6 @@
 
 #include <QMetaObject>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <exception>
 #include <memory>
@@ -11,7 +9,6 @@
 #include "engine/engine_run.h"
 #include "engine/memory_estimate.h"
 #include "engine/stop.h"
-#include "layout/layout_json.h"
 #include "store/trace_writer.h"
 
 namespace meshwork::gui {
@@ -29,12 +26,6 @@ double predicted_run_bytes(const RunRequest& request) {
     const double ranks = request.options.backend == "cuda" ? 0.0 : total;
     const double reference = request.check ? std::max(total, largest) : 0.0;
     return ranks + reference;
-}
-
-double physical_memory_bytes() {
-    const long pages = sysconf(_SC_PHYS_PAGES);
-    const long page = sysconf(_SC_PAGESIZE);
-    return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
 }
 
 RunWorker::RunWorker(QObject* parent) : QObject(parent) {}
@@ -60,14 +51,7 @@ bool RunWorker::start(RunRequest request) {
         try {
             if (!request.profile_path.isEmpty()) {
                 writer = profiler::TraceWriter::create(request.profile_path.toStdString());
-                TraceRunInfo info;
-                info.tool_version = MESHWORK_VERSION;
-                info.source = "meshwork-" + request.options.backend;
-                info.layout_json = layout_to_json(request.layout).dump();
-                info.cluster = request.layout.cluster.name;
-                info.clock_domain = "steady";
-                info.world_size = request.layout.gpus;
-                writer->set_run_info(info);
+                writer->set_run_info(engine::run_trace_info(request.layout, request.options));
             }
             engine::ReferenceState reference;
             if (request.check) {

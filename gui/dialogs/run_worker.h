@@ -35,8 +35,6 @@ struct RunOutcome {
 // Host bytes the in-process run of `request` is predicted to hold at its peak (every CPU
 // rank, plus the reference when checking): the dialog refuses a run the machine cannot hold.
 double predicted_run_bytes(const RunRequest& request);
-// Physical memory of this machine in bytes (0 when unknown).
-double physical_memory_bytes();
 
 class RunWorker : public QObject {
     Q_OBJECT
