@@ -81,12 +81,12 @@ Communicator& RankContext::group(Group g) {
 }
 
 std::size_t RankContext::begin_record(EventKind kind, Stream s, std::string name,
-                                      std::int64_t bytes, double flops, int layer) {
+                                      std::int64_t bytes, double flops, int layer, int group_size) {
     throw_if_stopped();
     if (!sink_) return 0;
     Pending p{be.create_event(), be.create_event(), kind,
               kind == EventKind::Communication ? comm_track_ : compute_track_,
-              std::move(name), bytes, flops, step, micro_batch, layer};
+              std::move(name), bytes, flops, step, micro_batch, layer, group_size};
     be.record_event(p.start, s);
     pending_.push_back(std::move(p));
     return pending_.size() - 1;
@@ -121,6 +121,7 @@ void RankContext::flush_trace() {
         e.step = p.step;
         e.micro_batch = p.micro_batch;
         e.layer = p.layer;
+        e.group_size = p.group_size;
         sink_->add_event(e);
         be.destroy_event(p.start);
         be.destroy_event(p.end);
@@ -134,12 +135,12 @@ RankContext::Op::Op(RankContext& ctx, std::string name, int layer, double flops)
 RankContext::Op::~Op() { ctx_.end_record(index_, ctx_.compute); }
 
 template <typename Fn>
-void RankContext::collective(Group g, const char* what, std::size_t bytes, Fn&& fn) {
+void RankContext::collective(Group g, const char* what, std::size_t bytes, int group_size, Fn&& fn) {
     be.record_event(order_to_comm_, compute);
     be.wait_event(comm, order_to_comm_);
     const std::size_t rec = begin_record(EventKind::Communication, comm,
                                          std::string(what) + "(" + to_string(g) + ")",
-                                         static_cast<std::int64_t>(bytes), 0, -1);
+                                         static_cast<std::int64_t>(bytes), 0, -1, group_size);
     fn(group(g));
     end_record(rec, comm);
     be.record_event(order_to_compute_, comm);
@@ -156,37 +157,37 @@ std::size_t total(const std::vector<std::size_t>& c) {
 
 void RankContext::all_reduce(Group g, float* data, std::size_t count, ReduceOp op) {
     if (size(g) == 1) return;
-    collective(g, "all_reduce", count * sizeof(float),
+    collective(g, "all_reduce", count * sizeof(float), size(g),
                [&](Communicator& c) { c.all_reduce(data, data, count, op, comm); });
 }
 
 void RankContext::all_gather_v(Group g, const float* send, float* recv,
                                const std::vector<std::size_t>& counts) {
-    collective(g, "all_gather", total(counts) * sizeof(float),
+    collective(g, "all_gather", total(counts) * sizeof(float), size(g),
                [&](Communicator& c) { c.all_gather_v(send, recv, counts, comm); });
 }
 
 void RankContext::reduce_scatter_v(Group g, const float* send, float* recv,
                                    const std::vector<std::size_t>& counts) {
-    collective(g, "reduce_scatter", total(counts) * sizeof(float),
+    collective(g, "reduce_scatter", total(counts) * sizeof(float), size(g),
                [&](Communicator& c) { c.reduce_scatter_v(send, recv, counts, comm); });
 }
 
 void RankContext::all_to_all_v(Group g, const float* send,
                                const std::vector<std::size_t>& send_counts, float* recv,
                                const std::vector<std::size_t>& recv_counts) {
-    collective(g, "all_to_all", total(send_counts) * sizeof(float), [&](Communicator& c) {
+    collective(g, "all_to_all", total(send_counts) * sizeof(float), size(g), [&](Communicator& c) {
         c.all_to_all_v(send, send_counts, recv, recv_counts, comm);
     });
 }
 
 void RankContext::send(Group g, const float* data, std::size_t count, int peer, int tag) {
-    collective(g, "send", count * sizeof(float),
+    collective(g, "send", count * sizeof(float), 2,
                [&](Communicator& c) { c.send(data, count, peer, tag, comm); });
 }
 
 void RankContext::recv(Group g, float* data, std::size_t count, int peer, int tag) {
-    collective(g, "recv", count * sizeof(float),
+    collective(g, "recv", count * sizeof(float), 2,
                [&](Communicator& c) { c.recv(data, count, peer, tag, comm); });
 }
 

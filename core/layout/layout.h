@@ -43,7 +43,10 @@ struct TrainingConfig {
     Schedule schedule = Schedule::OneFOneB;
     Recompute recompute = Recompute::None;
     int recompute_num_layers = 0;   // full recompute: layers per stage recomputed (0 = all)
-    int zero_stage = 0;             // 0 none, 1 optimizer states (= distributed optimizer), 2, 3
+    // 0 none, 1 optimizer states (= Megatron's distributed optimizer), 2, 3. Default 1: every
+    // production recipe of Megatron-Core, NeMo and torchtitan shards the optimizer, and with
+    // dp = 1 it changes nothing.
+    int zero_stage = 1;
     bool flash_attention = true;    // fused attention: no s×s score activations stored
     double moe_capacity_factor = 0; // 0 = dropless
     bool operator==(const TrainingConfig&) const = default;

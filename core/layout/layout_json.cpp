@@ -151,8 +151,8 @@ Layout layout_from_json(const Json& j, const std::string& file) {
                          "unknown recompute '" + recompute + "' (none, selective, full)");
     }
     tr.recompute_num_layers = static_cast<int>(t.get_int_or("recompute_num_layers", 0, 0, 100000));
-    tr.zero_stage = static_cast<int>(t.get_int_or("zero_stage", 0, 0, 3));
-    tr.flash_attention = t.get_bool_or("flash_attention", true);
+    tr.zero_stage = static_cast<int>(t.get_int_or("zero_stage", TrainingConfig{}.zero_stage, 0, 3));
+    tr.flash_attention = t.get_bool_or("flash_attention", TrainingConfig{}.flash_attention);
     tr.moe_capacity_factor = t.get_number_or("moe_capacity_factor", 0.0, 0.0, 1000.0);
     t.reject_unknown_keys();
     r.reject_unknown_keys();

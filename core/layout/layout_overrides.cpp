@@ -20,7 +20,7 @@ void require_positive(const std::optional<int>& v, const std::string& flag) {
 bool LayoutOverrides::empty() const {
     return !model && !cluster && !gpus && !nodes && !tp && !pp && !dp && !cp && !ep && !etp &&
            !vpp && !order && !mbs && !gbs && !seq && !schedule && !recompute && !dtype &&
-           !sequence_parallel && !zero && !layers_per_stage;
+           !sequence_parallel && !zero && !flash_attention && !layers_per_stage;
 }
 
 Layout build_layout(const std::optional<std::string>& layout_file, const LayoutOverrides& f) {
@@ -125,6 +125,14 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
             throw InputError(kFlags, "--zero", std::to_string(*f.zero) + " is not 0, 1, 2 or 3");
         }
         t.zero_stage = *f.zero;
+    }
+    if (f.flash_attention) {
+        if (*f.flash_attention == "on") t.flash_attention = true;
+        else if (*f.flash_attention == "off") t.flash_attention = false;
+        else {
+            throw InputError(kFlags, "--flash-attention",
+                             "'" + *f.flash_attention + "' is not on or off");
+        }
     }
     if (f.layers_per_stage) {
         l.placement.layers_per_stage = *f.layers_per_stage;

@@ -19,6 +19,7 @@ struct LayoutOverrides {
     std::optional<std::string> schedule, recompute, dtype;
     std::optional<bool> sequence_parallel;
     std::optional<int> zero;
+    std::optional<std::string> flash_attention;  // "on" or "off"
     std::optional<std::vector<int>> layers_per_stage;
 
     [[nodiscard]] bool empty() const;

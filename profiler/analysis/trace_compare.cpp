@@ -12,12 +12,14 @@ namespace {
 struct Means {
     double step = 0, compute = 0, comm = 0, exposed = 0, idle = 0;
     int ranks = 0;
+    // One step of each rank (RankStats' per-step means), so that a run of several steps
+    // compares with a prediction of one.
     void add(const RankStats& r) {
-        step += r.span_s;
-        compute += r.compute_s;
-        comm += r.comm_s;
-        exposed += r.exposed_comm_s;
-        idle += r.idle_s;
+        step += r.step_s;
+        compute += r.step_compute_s;
+        comm += r.step_comm_s;
+        exposed += r.step_exposed_comm_s;
+        idle += r.step_idle_s;
         ++ranks;
     }
     [[nodiscard]] Means mean() const {

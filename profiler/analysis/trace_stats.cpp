@@ -18,11 +18,35 @@ bool is_device_work(EventKind k) {
            k == EventKind::Memset;
 }
 
+struct StepIntervals {
+    std::vector<Interval> all, compute, comm;
+};
+
 struct RankAccumulator {
     std::vector<Interval> compute, comm, mem, all;
-    std::map<int, std::vector<Interval>> by_step;
+    std::map<int, StepIntervals> by_step;
     std::int64_t events = 0;
 };
+
+// Extent, compute, communication, exposed communication and idle time of one step (or of
+// the whole trace), in ns.
+struct StepTimes {
+    std::int64_t span = 0, compute = 0, comm = 0, exposed = 0, idle = 0;
+};
+
+StepTimes step_times(std::vector<Interval> all, std::vector<Interval> compute, std::vector<Interval> comm) {
+    StepTimes t;
+    const auto a = union_of(std::move(all));
+    if (a.empty()) return t;
+    const auto c = union_of(std::move(compute));
+    const auto m = union_of(std::move(comm));
+    t.span = a.back().second - a.front().first;
+    t.compute = length_ns(c);
+    t.comm = length_ns(m);
+    t.exposed = t.comm - intersection_ns(c, m);
+    t.idle = t.span - length_ns(a);
+    return t;
+}
 
 }  // namespace
 
@@ -73,7 +97,12 @@ TraceStats compute_stats(const TraceReader& trace, std::size_t top_kernels) {
         if (e.kind == EventKind::Compute) r.compute.push_back(iv);
         else if (e.kind == EventKind::Communication) r.comm.push_back(iv);
         else r.mem.push_back(iv);
-        if (e.step >= 0) r.by_step[e.step].push_back(iv);
+        if (e.step >= 0) {
+            auto& st = r.by_step[e.step];
+            st.all.push_back(iv);
+            if (e.kind == EventKind::Compute) st.compute.push_back(iv);
+            else if (e.kind == EventKind::Communication) st.comm.push_back(iv);
+        }
 
         auto& k = kernels[e.name];
         if (k.count == 0) {
@@ -101,6 +130,33 @@ TraceStats compute_stats(const TraceReader& trace, std::size_t top_kernels) {
         RankStats s;
         s.rank = rank;
         s.events = acc.events;
+        // Per step first (it copies the intervals the whole-trace figures then consume).
+        std::int64_t step_span = 0, step_idle = 0;
+        StepTimes sum;
+        const bool skip_warmup = acc.by_step.size() >= 2;
+        bool first = true;
+        for (auto& [step, ivs] : acc.by_step) {
+            const StepTimes t = step_times(std::move(ivs.all), std::move(ivs.compute), std::move(ivs.comm));
+            step_span += t.span;
+            step_idle += t.idle;
+            const bool warmup = first && skip_warmup;
+            first = false;
+            if (warmup || t.span <= 0) continue;
+            sum.span += t.span, sum.compute += t.compute, sum.comm += t.comm;
+            sum.exposed += t.exposed, sum.idle += t.idle;
+            ++s.steps_averaged;
+        }
+        s.steps = static_cast<int>(acc.by_step.size());
+        if (s.steps_averaged == 0) {
+            sum = step_times(acc.all, acc.compute, acc.comm);
+        }
+        const double per_step = std::max(1, s.steps_averaged) * kNsPerS;
+        s.step_s = static_cast<double>(sum.span) / per_step;
+        s.step_compute_s = static_cast<double>(sum.compute) / per_step;
+        s.step_comm_s = static_cast<double>(sum.comm) / per_step;
+        s.step_exposed_comm_s = static_cast<double>(sum.exposed) / per_step;
+        s.step_idle_s = static_cast<double>(sum.idle) / per_step;
+
         const auto all = union_of(std::move(acc.all));
         const auto compute = union_of(std::move(acc.compute));
         const auto comm = union_of(std::move(acc.comm));
@@ -118,14 +174,6 @@ TraceStats compute_stats(const TraceReader& trace, std::size_t top_kernels) {
         s.overlap_fraction = comm_ns > 0 ? static_cast<double>(overlap) / static_cast<double>(comm_ns) : 0;
         // Bubble: idle time inside each step's extent, so gaps between steps (data loading,
         // host work) do not count; without step numbers, the whole trace is one step.
-        std::int64_t step_span = 0, step_idle = 0;
-        for (auto& [step, ivs] : acc.by_step) {
-            const auto u = union_of(std::move(ivs));
-            if (u.empty()) continue;
-            const auto sp = u.back().second - u.front().first;
-            step_span += sp;
-            step_idle += sp - length_ns(u);
-        }
         if (step_span > 0) {
             s.bubble_fraction = static_cast<double>(step_idle) / static_cast<double>(step_span);
         } else if (span > 0) {
@@ -163,7 +211,10 @@ nlohmann::json stats_to_json(const TraceStats& s) {
                          {"comm_s", r.comm_s}, {"memcpy_s", r.memcpy_s}, {"idle_s", r.idle_s},
                          {"exposed_comm_s", r.exposed_comm_s},
                          {"overlap_fraction", r.overlap_fraction},
-                         {"bubble_fraction", r.bubble_fraction}, {"events", r.events}});
+                         {"bubble_fraction", r.bubble_fraction}, {"events", r.events},
+                         {"steps", r.steps}, {"steps_averaged", r.steps_averaged}, {"step_s", r.step_s},
+                         {"step_compute_s", r.step_compute_s}, {"step_comm_s", r.step_comm_s},
+                         {"step_exposed_comm_s", r.step_exposed_comm_s}, {"step_idle_s", r.step_idle_s}});
     }
     for (const auto& k : s.kernels) {
         kernels.push_back({{"name", k.name}, {"kind", to_string(k.kind)}, {"count", k.count},

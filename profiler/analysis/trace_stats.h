@@ -24,6 +24,18 @@ struct RankStats {
     double overlap_fraction = 0;  // |compute ∩ comm| / |comm|
     double bubble_fraction = 0;   // idle time inside steps / step time (see docs/profiler.md)
     std::int64_t events = 0;
+    // One training step, for comparing a trace of several steps with a prediction of one:
+    // means over the steps after the first (the first is warm-up: allocations, first-touch
+    // page faults, lazy initialisation) when there are two or more, else over the one step
+    // (or the whole trace when no event carries a step). Each step's extent runs from its
+    // first device event to its last; time between steps does not count.
+    int steps = 0;                // distinct step numbers among device events
+    int steps_averaged = 0;       // steps behind the per-step means (0: the whole trace)
+    double step_s = 0;            // mean extent of a step
+    double step_compute_s = 0;    // |union(compute)| inside a step
+    double step_comm_s = 0;       // |union(communication)| inside a step
+    double step_exposed_comm_s = 0;
+    double step_idle_s = 0;       // step extent - |union(all device events)| inside it
 };
 
 struct KernelStats {
