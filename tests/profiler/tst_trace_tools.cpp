@@ -400,17 +400,17 @@ private slots:
     // collectives with bytes and group sizes, calibrate fits the in-process link and the
     // compute pace, and the calibrated prediction of a layout that never ran before
     // (DP2 x TP2: no pipeline, a data-parallel gradient all-reduce) is compared with a run
-    // of it. Each layout runs three times and the fastest run counts (best of N, as timeit
+    // of it. Each layout runs five times and the fastest run counts (best of N, as timeit
     // does): this host is 2 shared cores under other builds, and one run of a layout can
     // take 2.5x as long as the next. Tolerance 40 % (the issue asks for 20 %: not met on this
     // host, see docs/BENCHMARKS.md); without calibration the prediction is 70-90 % short. The figures are in docs/BENCHMARKS.md.
     void cli_calibration_predicts_another_layout() {
         const std::string layout = std::string(MESHWORK_RESOURCES_DIR) + "/layouts/tiny-cpu.json";
-        // Runs `extra` three times; returns the trace of the fastest (mean step over ranks).
+        // Runs `extra` five times; returns the trace of the fastest (mean step over ranks).
         auto fastest_run = [&](const std::string& name, const QStringList& extra) {
             std::string best;
             double best_step = 1e9;
-            for (int i = 0; i < 3; ++i) {
+            for (int i = 0; i < 5; ++i) {
                 const auto path = temp_path(dir_, name + "-" + std::to_string(i) + ".sqlite");
                 QStringList a = args({"run", layout, "--steps", "8", "--profile", path});
                 a += extra;
@@ -461,7 +461,7 @@ private slots:
         };
         const double before = step_error("cpu-local");
         const double after = step_error(cluster);
-        qInfo("DP2xTP2 step (fastest of 3 runs): error %+.1f%% uncalibrated, %+.1f%% calibrated on TP2xPP2 "
+        qInfo("DP2xTP2 step (fastest of 5 runs): error %+.1f%% uncalibrated, %+.1f%% calibrated on TP2xPP2 "
               "(link latency %.1f us per step, busbw %.3f GB/s, compute x%.3f)",
               100 * before, 100 * after, 1e6 * fit["intra_node"]["latency_s"].get<double>(),
               fit["intra_node"]["bus_bandwidth_bytes_per_s"].get<double>() / 1e9, fit["compute_scale"].get<double>());
