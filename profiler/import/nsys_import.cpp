@@ -78,6 +78,7 @@ public:
         ImportResult out;
         out.format = "nsys";
         int rank = options.rank >= 0 ? options.rank : rank_from_file_name(path_);
+        out.rank_known = rank >= 0;
         if (rank < 0) rank = 0;
         out.rank = rank;
         TraceRunInfo info;
