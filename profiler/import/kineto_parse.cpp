@@ -373,7 +373,10 @@ private:
                 } else {
                     od::json_type t{};
                     check(v.type().get(t), at(i, "args"));
-                    if (t != od::json_type::object) fail(at(i, "args"), "expected an object");
+                    if (t != od::json_type::object) {
+                        probe(v, 3, i);
+                        fail(at(i, "args"), "expected an object");
+                    }
                     // "M" metadata: keep process and thread names.
                     if (ph == "M") read_metadata_args(v, i, args);
                     else read_args(v, i, args);
