@@ -32,7 +32,8 @@ Verb add_import_trace_verb(CLI::App& app) {
     cmd->add_option("--threads", *threads, "Files imported at once (default: one per core)");
     cmd->add_flag("--json", *json,
                   "Print JSON: out, events, world_size, files[] (file, format, rank, rank_source, events, "
-                  "device_events, skipped, offset_ns, alignment)");
+                  "device_events, skipped, offset_ns, alignment); with one input, its format, rank, "
+                  "rank_source, device_events and skipped also at the top level");
     cmd->footer("Several files are imported on parallel threads and merged; their clocks are aligned on "
                 "absolute timestamps when every file has them, otherwise on the end of the first common "
                 "collective (docs/profiler.md).\n"
@@ -81,8 +82,11 @@ Verb add_import_trace_verb(CLI::App& app) {
                     }
                 }
                 if (*json) {
-                    std::cout << nlohmann::json{{"out", *out}, {"events", events}, {"world_size", world}, {"files", files}}.dump(2)
-                              << "\n";
+                    nlohmann::json j{{"out", *out}, {"events", events}, {"world_size", world}, {"files", files}};
+                    if (files.size() == 1) {  // one file: its fields at the top level too
+                        for (const char* k : {"format", "rank", "rank_source", "device_events", "skipped"}) j[k] = files[0][k];
+                    }
+                    std::cout << j.dump(2) << "\n";
                 } else {
                     for (const auto& f : files) {
                         std::cout << f["file"].get<std::string>() << " (" << f["format"].get<std::string>() << ", rank "

@@ -112,6 +112,10 @@ private:
     void check(simdjson::error_code e, const std::string& field) const {
         if (e) fail(field, error_text(e));
     }
+    // The field's path is only built on failure: checks run for every value of every event.
+    void check_at(simdjson::error_code e, std::size_t i, const char* key = nullptr) const {
+        if (e) fail(at(i, key), error_text(e));
+    }
     std::string at(std::size_t i, const char* key = nullptr) const {
         std::string s = "traceEvents[" + std::to_string(i) + "]";
         if (key) s += std::string(".") + key;
@@ -203,7 +207,7 @@ private:
     // A lane id: an integer, or a string ("Spans", "stream 7") mapped to a stable negative id.
     std::int64_t lane_id(od::value& v, std::size_t i, const char* key) {
         od::json_type t{};
-        check(v.type().get(t), at(i, key));
+        check_at(v.type().get(t), i, key);
         if (t == od::json_type::number) {
             std::int64_t n = 0;
             if (!v.get_int64().get(n)) return n;
@@ -215,7 +219,7 @@ private:
         }
         if (t == od::json_type::string) {
             std::string_view s;
-            check(v.get_string().get(s), at(i, key));
+            check_at(v.get_string().get(s), i, key);
             auto [pos, fresh] = string_lanes_.try_emplace(std::string(s), -static_cast<std::int64_t>(string_lanes_.size()) - 1);
             return pos->second;
         }
@@ -225,7 +229,7 @@ private:
     std::int64_t time_ns(od::value& v, std::size_t i, const char* key) {
         std::string_view raw;
         od::json_type t{};
-        check(v.type().get(t), at(i, key));
+        check_at(v.type().get(t), i, key);
         if (t != od::json_type::number) fail(at(i, key), "expected a number of microseconds");
         raw = v.raw_json_token();
         while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\r' || raw.back() == '\t')) {
@@ -259,9 +263,9 @@ private:
         if (v.get_object().get(obj)) fail(at(i, "args"), "expected an object");
         for (auto fr : obj) {
             od::field f;
-            check(std::move(fr).get(f), at(i, "args"));
+            check_at(std::move(fr).get(f), i, "args");
             std::string_view key;
-            check(f.unescaped_key().get(key), at(i, "args"));
+            check_at(f.unescaped_key().get(key), i, "args");
             od::value val = f.value();
             if (key == "correlation") a.correlation = non_negative(val);
             else if (iequals(key, "External id")) a.external_id = non_negative(val);
@@ -290,7 +294,7 @@ private:
         std::size_t i = 0;
         for (auto er : arr) {
             od::value ev;
-            check(std::move(er).get(ev), at(i));
+            check_at(std::move(er).get(ev), i);
             read_event(ev, i);
             ++i;
         }
@@ -301,13 +305,13 @@ private:
     void probe(od::value& v, int depth, std::size_t i) {
         if (depth > kMaxJsonDepth) fail(at(i), error_text(simdjson::DEPTH_ERROR));
         od::json_type t{};
-        check(v.type().get(t), at(i));
+        check_at(v.type().get(t), i);
         if (t == od::json_type::array) {
             od::array a;
-            check(v.get_array().get(a), at(i));
+            check_at(v.get_array().get(a), i);
             for (auto er : a) {
                 od::value x;
-                check(std::move(er).get(x), at(i));
+                check_at(std::move(er).get(x), i);
                 probe(x, depth + 1, i);
             }
         }
@@ -327,9 +331,9 @@ private:
         std::vector<std::pair<std::string, double>> counter_values;
         for (auto fr : obj) {
             od::field f;
-            check(std::move(fr).get(f), at(i));
+            check_at(std::move(fr).get(f), i);
             std::string_view key;
-            check(f.unescaped_key().get(key), at(i));
+            check_at(f.unescaped_key().get(key), i);
             od::value v = f.value();
             if (key == "ph") {
                 if (v.get_string().get(ph)) fail(at(i, "ph"), "expected a string");
@@ -338,11 +342,9 @@ private:
                 if (v.get_string().get(cat)) fail(at(i, "cat"), "expected a string");
             } else if (key == "name") {
                 od::json_type t{};
-                check(v.type().get(t), at(i, "name"));
+                check_at(v.type().get(t), i, "name");
                 if (t != od::json_type::string) fail(at(i, "name"), "expected a string");
-                check(v.get_string().get(name), at(i, "name"));
-                name_buf_.assign(name);
-                name = name_buf_;
+                check_at(v.get_string().get(name), i, "name");
             } else if (key == "ts") {
                 ts = time_ns(v, i, "ts");
                 has_ts = true;
@@ -357,13 +359,13 @@ private:
                 has_tid = true;
             } else if (key == "id") {
                 od::json_type t{};
-                check(v.type().get(t), at(i, "id"));
+                check_at(v.type().get(t), i, "id");
                 if (t == od::json_type::number) {
                     id = non_negative(v);
                     has_id = true;
                 } else if (t == od::json_type::string) {
                     std::string_view s;
-                    check(v.get_string().get(s), at(i, "id"));
+                    check_at(v.get_string().get(s), i, "id");
                     id = static_cast<std::int64_t>(std::hash<std::string_view>{}(s) & 0x3fffffffffffffffULL);
                     has_id = true;
                 }
@@ -372,7 +374,7 @@ private:
                     read_counter_args(v, i, counter_values);
                 } else {
                     od::json_type t{};
-                    check(v.type().get(t), at(i, "args"));
+                    check_at(v.type().get(t), i, "args");
                     if (t != od::json_type::object) {
                         probe(v, 3, i);
                         fail(at(i, "args"), "expected an object");
@@ -486,12 +488,12 @@ private:
 
     void read_metadata_args(od::value& v, std::size_t i, Args&) {
         od::object obj;
-        check(v.get_object().get(obj), at(i, "args"));
+        check_at(v.get_object().get(obj), i, "args");
         for (auto fr : obj) {
             od::field f;
-            check(std::move(fr).get(f), at(i, "args"));
+            check_at(std::move(fr).get(f), i, "args");
             std::string_view key;
-            check(f.unescaped_key().get(key), at(i, "args"));
+            check_at(f.unescaped_key().get(key), i, "args");
             std::string_view s;
             if (key == "name" && !f.value().get_string().get(s)) meta_name_ = s;
         }
@@ -502,13 +504,13 @@ private:
         if (v.get_object().get(obj)) fail(at(i, "args"), "expected an object");
         for (auto fr : obj) {
             od::field f;
-            check(std::move(fr).get(f), at(i, "args"));
+            check_at(std::move(fr).get(f), i, "args");
             std::string_view key;
-            check(f.unescaped_key().get(key), at(i, "args"));
+            check_at(f.unescaped_key().get(key), i, "args");
             double d = 0;
             od::value val = f.value();
             od::json_type t{};
-            check(val.type().get(t), at(i, "args"));
+            check_at(val.type().get(t), i, "args");
             if (t != od::json_type::number) continue;
             if (val.get_double().get(d)) fail(at(i, "args") + "." + std::string(key), "not a finite number");
             if (std::isfinite(d)) out.emplace_back(std::string(key), d);
@@ -524,7 +526,7 @@ private:
     KinetoFile file_;
     std::string text_;
     od::parser parser_;
-    std::string name_buf_, meta_name_;
+    std::string meta_name_;
     std::map<std::string, std::int64_t> string_lanes_;
     std::map<std::pair<std::int64_t, std::int64_t>, std::vector<Open>> open_ranges_;
     std::set<std::string, std::less<>> top_keys_;

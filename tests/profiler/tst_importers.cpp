@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "common/error.h"
@@ -247,6 +248,30 @@ private slots:
         int streams = 0;
         for (const auto& t : r.tracks()) streams += t.info.kind != TrackKind::Host;
         QCOMPARE(streams, 2);
+    }
+
+    // One export of a two-process job (nsys profiling mpirun/torchrun): each process with
+    // device work is a rank, in pid order from the file's rank.
+    void nsys_processes_become_ranks() {
+        const auto in = temp_path(dir_, "job_rank3.sqlite");
+        write_nsys_fixture(in);
+        sqlite3* db = nullptr;
+        QCOMPARE(sqlite3_open(in.c_str(), &db), SQLITE_OK);
+        exec_sql(db, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId,"
+                     " globalPid, demangledName, shortName) VALUES (2500, 2900, 0, 1, 7, 99, 33554432, 2, 4);");
+        sqlite3_close(db);
+        const auto out = temp_path(dir_, "nsys_job.sqlite");
+        auto w = TraceWriter::create(out);
+        const auto res = import_trace_file(in, *w, {});
+        w->close();
+        QCOMPARE(res.world_size, 2);
+        auto r = TraceReader::open(out);
+        std::map<int, int> kernels_by_rank;
+        r.for_each_event([&](const TraceEvent& e) {
+            if (e.kind == EventKind::Compute || e.kind == EventKind::Communication) ++kernels_by_rank[e.rank];
+        });
+        // pid 2 (globalPid 2 << 24) comes before pid 256, the launching thread's process.
+        QCOMPARE(kernels_by_rank, (std::map<int, int>{{3, 1}, {4, 2}}));
     }
 
     void refuses_nsys_without_needed_columns() {
