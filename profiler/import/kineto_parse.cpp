@@ -155,9 +155,9 @@ private:
                 file_.base_time_ns = base;
             } else if (key == "displayTimeUnit") {
                 std::string_view unit;
-                if (v.get_string().get(unit)) fail("displayTimeUnit", "expected a string");
-                if (unit != "ms" && unit != "ns") fail("displayTimeUnit", "expected \"ms\" or \"ns\", found \"" + std::string(unit) + "\"");
-                file_.display_time_unit = unit;
+                // A display preference ("ms" or "ns" by the format): it never changes what ts means,
+                // so any value is kept, none refused.
+                if (!v.get_string().get(unit)) file_.display_time_unit = unit;
             } else if (key == "distributedInfo") {
                 read_distributed(v);
             } else if (key == "deviceProperties") {
