@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -173,12 +174,17 @@ ImportResult write_kineto_trace(KinetoFile& file, TraceSink& sink, const ImportO
     }
     std::map<std::pair<std::int64_t, std::int64_t>, int> track_of_device, track_of_host;
     int comm_index = 0, compute_index = 0;
+    // Lane names stay short (the timeline's label column is narrow): the device only when the
+    // file has several.
+    std::set<std::int64_t> devices;
+    for (const auto& [lane, comm] : device_lanes) devices.insert(lane.first);
     for (const auto& [lane, comm] : device_lanes) {
         TrackInfo t;
         t.rank = rank;
         t.kind = comm ? TrackKind::CommStream : TrackKind::ComputeStream;
         t.index = comm ? comm_index++ : compute_index++;
-        t.name = "device " + std::to_string(lane.first) + " stream " + std::to_string(lane.second);
+        t.name = (devices.size() > 1 ? "device " + std::to_string(lane.first) + " " : std::string()) + "stream " +
+                 std::to_string(lane.second);
         track_of_device[lane] = sink.add_track(t);
     }
     int host_index = 0;
@@ -188,8 +194,8 @@ ImportResult write_kineto_trace(KinetoFile& file, TraceSink& sink, const ImportO
         t.kind = TrackKind::Host;
         t.index = host_index++;
         auto named = file.thread_names.find(lane);
-        t.name = named != file.thread_names.end() ? "host " + named->second
-                                                  : "host " + std::to_string(lane.first) + "/" + std::to_string(lane.second);
+        t.name = named != file.thread_names.end() ? named->second
+                                                  : "thread " + std::to_string(lane.first) + "/" + std::to_string(lane.second);
         track_of_host[lane] = sink.add_track(t);
     }
 
