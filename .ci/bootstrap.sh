@@ -21,6 +21,7 @@ packages=(
   qt6-base-dev qt6-base-dev-tools libqt6sql6-sqlite qt6-charts-dev qt6-svg-dev
   libqt6opengl6-dev libgl1-mesa-dev libsqlite3-dev sqlite3 libopenblas-dev libopenmpi-dev
   openmpi-bin nlohmann-json3-dev libcli11-dev zlib1g-dev libbenchmark-dev libtomlplusplus-dev
+  libsimdjson-dev libdeflate-dev python3
   xvfb xauth fonts-dejavu-core
 )
 if [[ "${MESHWORK_SKIP_INSTALL:-0}" != 1 ]]; then

@@ -8,18 +8,37 @@
 #   model-1b.json  the ~1B dense model (Llama-3.2-1B shape) the step-time runs use
 #   step.txt/.json meshwork-cli run --backend cuda on one GPU: step time, tokens/s; MFU
 #   nccl.txt       bus bandwidth per collective when there are 2+ GPUs (bench_gpu_nccl)
-#   profile.*      the same run with --profile, its trace and `stats`; profiler overhead
-#   summary.txt    one line per step: ok / FAILED / skipped, and the headline figures
-# Usage: bench/gpu-check.sh [RESULTS_DIR]
-#   MESHWORK_GPU_BUILD=DIR   build folder (default build-gpu-check); an existing build is
-#                            reused, MESHWORK_GPU_NO_BUILD=1 skips building altogether
+#   profile.*      the same run with --profile: the CUPTI collector of the CUDA plugin
+#                  records kernels, NCCL kernels, copies and NVTX ranges into the trace
+#                  beside the host events; its GPU tracks counted, `stats`, and the
+#                  profiler overhead (step time with --profile against the same run without)
+#   summary.txt    one line per step: ok / FAILED / skipped / dry-run, and the headline
+#                  figures; the script exits 1 when a step FAILED
+# Usage: bench/gpu-check.sh [--dry-run] [RESULTS_DIR]
+#   --dry-run                no GPU needed (CI runs it): every step with its paths and the
+#                            summary format; the build is planned (ninja -n) in an existing
+#                            build folder, the GPU suites run and skip, the CUDA runs must
+#                            be refused with exit 2 and their reason and leave no trace
+#                            file, and the overhead arithmetic runs on the CPU engine
+#   MESHWORK_GPU_BUILD=DIR   build folder (default build-gpu-check, with --dry-run
+#                            build-ci); an existing build is reused,
+#                            MESHWORK_GPU_NO_BUILD=1 skips building altogether
 #   MESHWORK_CUDA_ARCH=90    architectures (default: the GPU's own compute capability)
 # Every step has its own time limit; the whole script stays under 8 minutes on one H200.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+dry=0
+if [[ "${1:-}" == --dry-run ]]; then
+  dry=1
+  shift
+fi
 out=${1:-$root/gpu-results/$(date +%Y%m%d-%H%M%S)}
-build=${MESHWORK_GPU_BUILD:-$root/build-gpu-check}
+if [[ $dry == 1 ]]; then
+  build=${MESHWORK_GPU_BUILD:-$root/build-ci}
+else
+  build=${MESHWORK_GPU_BUILD:-$root/build-gpu-check}
+fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 summary=$out/summary.txt
@@ -44,6 +63,27 @@ step() {
   fi
   return $rc
 }
+# gpu_step NAME LIMIT_S LOGFILE CMD...: a step that needs a GPU. With --dry-run it must be
+# refused the way a machine without a GPU refuses it: exit 2 and an "error: ... --backend:"
+# line naming the reason (no plugin, a library, no driver, no device).
+gpu_step() {
+  if [[ $dry == 0 ]]; then
+    step "$@"
+    return
+  fi
+  local name=$1 limit=$2 log=$3
+  shift 3
+  timeout --kill-after=10 "$limit" "$@" >"$log" 2>&1
+  local rc=$?
+  local why
+  why=$(grep -m1 -- '--backend:' "$log")
+  if [[ $rc -eq 2 && -n "$why" ]]; then
+    note "dry-run  $name: refused without a GPU (exit 2): ${why#error: }"
+  else
+    note "FAILED   $name: expected exit 2 naming why there is no GPU, got exit $rc: $(tail -n 1 "$log")"
+  fi
+  return 1  # nothing measured
+}
 # num KEY FILE: the last number after "KEY" (JSON "KEY": N or plain "KEY N") in FILE.
 num() {
   grep -oE "\"?$1\"?[: ]+[-+0-9.eE]+" "$2" 2>/dev/null | tail -n 1 | grep -oE '[-+0-9.eE]+$'
@@ -58,22 +98,41 @@ note "device   $gpus GPU(s), compute capability ${cc:-unknown}, building for $ar
 
 # ---- build ------------------------------------------------------------------------------
 cli=$build/app/meshwork-cli
-if [[ "${MESHWORK_GPU_NO_BUILD:-0}" != 1 ]]; then
+plugin=$build/app/libmeshwork_cuda.so
+if [[ $dry == 1 && "${MESHWORK_GPU_NO_BUILD:-0}" != 1 ]]; then
+  # The configure line a GPU machine runs, and the build plan in the existing folder.
+  note "dry-run  configure: cmake -S $root -B $build -G Ninja -DMESHWORK_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=$arch ..."
+  targets=()
+  for t in meshwork-cli meshwork_cuda bench_gpu_gemm bench_gpu_nccl tst_gpu_kernels tst_gpu_backend tst_gpu_nccl tst_gpu_layouts; do
+    ninja -C "$build" -t targets all 2>/dev/null | grep -q "^$t:" && targets+=("$t")
+  done
+  step "build plan (${targets[*]})" 60 "$out/build.log" ninja -C "$build" -n "${targets[@]}"
+elif [[ "${MESHWORK_GPU_NO_BUILD:-0}" != 1 ]]; then
   step "configure" 120 "$out/configure.log" \
     cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMESHWORK_GUI=OFF \
       -DMESHWORK_CUDA=ON "-DCMAKE_CUDA_ARCHITECTURES=$arch" -DMESHWORK_BUILD_TESTS=ON \
       -DMESHWORK_BUILD_BENCH=ON
-  targets=(meshwork-cli bench_gpu_gemm bench_gpu_nccl)
-  for t in tst_gpu_kernels tst_gpu_backend tst_gpu_nccl; do
+  targets=(meshwork-cli meshwork_cuda bench_gpu_gemm bench_gpu_nccl)
+  for t in tst_gpu_kernels tst_gpu_backend tst_gpu_nccl tst_gpu_layouts; do
     ninja -C "$build" -t targets all 2>/dev/null | grep -q "^$t:" && targets+=("$t")
   done
   step "build (${targets[*]})" 300 "$out/build.log" ninja -C "$build" -j "$(nproc)" "${targets[@]}"
 fi
 {
   echo "--- as the CUDA backend sees it"
-  "$build/bench/bench_gpu_gemm" --info
+  if [[ -x "$build/bench/bench_gpu_gemm" ]]; then "$build/bench/bench_gpu_gemm" --info; fi
   "$cli" --version
 } >>"$out/device.txt" 2>&1
+if [[ -x "$cli" ]]; then
+  note "ok       meshwork-cli: $cli"
+else
+  note "FAILED   meshwork-cli: $cli is missing"
+fi
+if [[ -f "$plugin" ]]; then
+  note "ok       CUDA plugin: $plugin ($(readelf -d "$plugin" | grep -oE 'lib(cudart|cublasLt|nccl|cupti)[^]]*' | tr '\n' ' '))"
+else
+  note "FAILED   CUDA plugin: $plugin is missing (configure with -DMESHWORK_CUDA=ON)"
+fi
 
 # ---- GPU tests ----------------------------------------------------------------------------
 if ls "$build"/tests/gpu/tst_gpu_* >/dev/null 2>&1; then
@@ -83,7 +142,9 @@ else
 fi
 
 # ---- GEMM rate ----------------------------------------------------------------------------
-if step "gemm" 90 "$out/gemm.txt" "$build/bench/bench_gpu_gemm" --size 4096 --size 8192; then
+if [[ ! -x "$build/bench/bench_gpu_gemm" ]]; then
+  note "skipped  gemm: bench_gpu_gemm is not built (MESHWORK_BUILD_BENCH=OFF, or Google Benchmark missing)"
+elif step "gemm" 90 "$out/gemm.txt" "$build/bench/bench_gpu_gemm" --size 4096 --size 8192; then
   line=$(grep -E '^gemm bf16 8192x' "$out/gemm.txt")
   note "         bf16 8192³: $(echo "$line" | awk '{print $7 " TFLOP/s, " $11*100 "% of " $9 " dense peak"}')"
 fi
@@ -116,7 +177,7 @@ mean_step() {
     awk '{ s += $1; n++ } END { if (n) printf "%.4f", s / n; else print 0 }'
 }
 for mode in tf32 bf16; do
-  if MESHWORK_CUDA_GEMM=$mode step "run 1B ($mode GEMMs)" 150 "$out/step-$mode.json" \
+  if MESHWORK_CUDA_GEMM=$mode gpu_step "run 1B ($mode GEMMs)" 150 "$out/step-$mode.json" \
       "$cli" run "${layout[@]}" --backend cuda --steps 4 --json; then
     t=$(mean_step "$out/step-$mode.json")
     note "         1B step ${t} s with $mode GEMMs, MFU $(mfu_of "$t") (predicted step ${est_step:-?} s, MFU ${est_mfu:-?})"
@@ -124,7 +185,9 @@ for mode in tf32 bf16; do
 done
 
 # ---- NCCL bus bandwidth -------------------------------------------------------------------
-if [[ "$gpus" -ge 2 ]]; then
+if [[ "$gpus" -ge 2 && ! -x "$build/bench/bench_gpu_nccl" ]]; then
+  note "skipped  nccl busbw: bench_gpu_nccl is not built"
+elif [[ "$gpus" -ge 2 ]]; then
   step "nccl busbw ($gpus GPUs)" 120 "$out/nccl.txt" "$build/bench/bench_gpu_nccl" --max-bytes 268435456
   grep -E 'bytes 268435456' "$out/nccl.txt" | awk '{print "         " $2 " 256 MiB busbw " $12 " GB/s"}' | tee -a "$summary"
 else
@@ -132,13 +195,44 @@ else
 fi
 
 # ---- profiled run ---------------------------------------------------------------------------
+# The same run with --profile: CUPTI (from the plugin) records the GPUs into the trace beside
+# the engine's host events. Overhead = profiled step time / plain step time - 1.
+overhead() {
+  awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0) printf "%.1f%%", (b / a - 1) * 100; else print "n/a" }'
+}
 rm -f "$out/profile.sqlite"
-if MESHWORK_CUDA_GEMM=bf16 step "run 1B --profile" 150 "$out/profile-run.json" \
+if MESHWORK_CUDA_GEMM=bf16 gpu_step "run 1B --profile" 150 "$out/profile-run.json" \
     "$cli" run "${layout[@]}" --backend cuda --steps 4 --json --profile "$out/profile.sqlite"; then
   step "stats of the profile" 60 "$out/profile-stats.json" "$cli" stats "$out/profile.sqlite" --json
+  if command -v sqlite3 >/dev/null; then
+    gpu_tracks=$(sqlite3 "$out/profile.sqlite" "SELECT count(*) FROM tracks WHERE name LIKE 'gpu %'")
+    kernels=$(sqlite3 "$out/profile.sqlite" "SELECT count(*) FROM events e JOIN tracks t ON e.track = t.id WHERE t.name LIKE 'gpu %'")
+    nccl=$(sqlite3 "$out/profile.sqlite" "SELECT count(*) FROM events e JOIN tracks t ON e.track = t.id WHERE t.name LIKE 'gpu %' AND e.kind = 1")
+    if [[ "${kernels:-0}" -gt 0 ]]; then
+      note "ok       CUPTI in the profile: $gpu_tracks GPU stream tracks, $kernels device events ($nccl communication)"
+    else
+      note "FAILED   CUPTI in the profile: no device events on GPU tracks"
+    fi
+  fi
   plain=$(mean_step "$out/step-bf16.json")
   prof=$(mean_step "$out/profile-run.json")
-  note "         profiler overhead $(awk -v a="$plain" -v b="$prof" 'BEGIN { if (a > 0) printf "%.1f%%", (b / a - 1) * 100; else print "n/a" }') of step time"
+  note "         profiler overhead $(overhead "$plain" "$prof") of step time (bf16, ${plain} s without --profile, ${prof} s with)"
+elif [[ $dry == 1 ]]; then
+  if [[ -e "$out/profile.sqlite" ]]; then
+    note "FAILED   the refused profiled run left $out/profile.sqlite behind"
+  else
+    note "ok       the refused profiled run left no trace file"
+  fi
+  # The overhead arithmetic and the stats step, on the CPU engine's own events.
+  tiny=(--model tiny --seq 32 --mbs 2 --gbs 8 --steps 4 --json)
+  if step "cpu run (dry-run overhead baseline)" 60 "$out/cpu-run.json" "$cli" run "${tiny[@]}" &&
+     step "cpu run --profile (dry-run)" 60 "$out/cpu-profile-run.json" "$cli" run "${tiny[@]}" --profile "$out/cpu-profile.sqlite" &&
+     step "stats of the CPU profile" 60 "$out/cpu-profile-stats.json" "$cli" stats "$out/cpu-profile.sqlite" --json; then
+    note "         profiler overhead $(overhead "$(mean_step "$out/cpu-run.json")" "$(mean_step "$out/cpu-profile-run.json")") of step time (CPU engine, dry-run)"
+  fi
 fi
 
 note "total    $(( $(date +%s) - start_s )) s; results in $out"
+if grep -q '^FAILED' "$summary"; then
+  exit 1
+fi

@@ -1,10 +1,12 @@
-// meshwork-cli merge: per-rank traces -> one trace with aligned clocks.
+// meshwork-cli merge: per-rank traces (Meshwork traces, Kineto JSON, nsys SQLite, or folders
+// of them) -> one trace with aligned clocks.
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
 #include "exit_codes.h"
+#include "import/import_many.h"
 #include "merge/trace_merge.h"
 #include "store/trace_output.h"
 #include "verb.h"
@@ -19,7 +21,14 @@ Verb add_merge_verb(CLI::App& app) {
     auto barrier = std::make_shared<std::string>("barrier");
     auto mixed = std::make_shared<bool>(false);
     auto json = std::make_shared<bool>(false);
-    cmd->add_option("TRACES", *inputs, "Meshwork traces, one or more ranks each")->required();
+    auto ranks = std::make_shared<std::vector<int>>();
+    cmd->add_option("TRACES", *inputs,
+                    "Meshwork traces (one or more ranks each), or per-rank PyTorch profiler (Kineto) JSON "
+                    "or nsys SQLite files of one job, or folders of them")
+        ->required();
+    cmd->add_option("--rank", *ranks,
+                    "Rank of each input, in order, for profiles that do not name theirs (default: Kineto "
+                    "distributedInfo.rank, else 'rankN' in the file name, else the file's position)");
     cmd->add_option("--out", *out, "The merged trace to write (.sqlite)")->required();
     cmd->add_option("--barrier", *barrier,
                     "Events whose name contains this mark the barrier used to align clocks")
@@ -27,19 +36,23 @@ Verb add_merge_verb(CLI::App& app) {
     cmd->add_flag("--allow-mixed", *mixed, "Merge even when run id, layout, world size or source differ");
     cmd->add_flag("--json", *json, "Print JSON: out, events, world_size, inputs[] (file, ranks, offset_ns, "
                                    "alignment, events, complete)");
-    cmd->footer("Clock alignment: the end of each file's first barrier event is made equal to the first "
-                "file's; without barriers in every file, the files' wall-clock start times are used.\n"
+    cmd->footer("Clock alignment: Meshwork runs: the end of each file's first barrier event is made equal to "
+                "the first file's; without barriers in every file, the files' wall-clock start times are used. "
+                "Imported profiles: their absolute timestamps when every file has them, otherwise the end of "
+                "the first common collective.\n"
                 "Exit codes: 0 success, 1 runtime failure, 2 bad input (a file that is not a trace, traces "
                 "of different runs, a rank in two files; the message names the file).");
-    return {cmd, [inputs, out, barrier, mixed, json]() {
-                for (const auto& in : *inputs) {
+    return {cmd, [inputs, out, barrier, mixed, json, ranks]() {
+                const auto files = profiler::expand_trace_inputs(*inputs);
+                for (const auto& in : files) {
                     if (in == *out) throw InputError(*out, "--out", "is also an input");
                 }
                 profiler::TraceOutput output(*out);
-                profiler::MergeOptions options;
-                options.barrier_name = *barrier;
-                options.allow_mixed = *mixed;
-                const auto r = profiler::merge_traces(*inputs, output.writer(), options);
+                profiler::ImportManyOptions options;
+                options.merge.barrier_name = *barrier;
+                options.merge.allow_mixed = *mixed;
+                options.ranks = *ranks;
+                const auto r = profiler::import_trace_files(files, output.writer(), options).merge;
                 output.commit();
                 if (*json) {
                     nlohmann::json list = nlohmann::json::array();

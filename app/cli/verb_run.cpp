@@ -12,9 +12,8 @@
 #include "engine/engine_run.h"
 #include "engine/memory_estimate.h"
 #include "engine/stop.h"
-#if MESHWORK_HAVE_CUDA
-#include "engine/cuda/cuda_runtime_probe.h"
-#endif
+#include "collect/cupti_collector.h"
+#include "engine/cuda_plugin.h"
 #include "exit_codes.h"
 #include "layout/layout_validate.h"
 #include "layout_flags.h"
@@ -164,7 +163,7 @@ engine::EngineOptions engine_options(const RunFlags& f) {
 
 // Processes of this job on this node, from the launcher's environment (Open MPI, Slurm,
 // MPICH/Hydra); 1 when none says.
-[[maybe_unused]] int local_ranks_on_this_node() {
+int local_ranks_on_this_node() {
     for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE", "MPI_LOCALNRANKS"}) {
         if (const char* v = std::getenv(name)) {
             const int n = std::atoi(v);
@@ -181,21 +180,23 @@ std::string profile_path(const std::string& path, int rank, int world, bool per_
     return dot == std::string::npos ? path + suffix : path.substr(0, dot) + suffix + path.substr(dot);
 }
 
+// The CUPTI collector of a CUDA run, started: one per process (CUPTI is process-wide). With
+// --launcher local the ranks are threads of this process and rank r runs on device r; under
+// MPI every device this process uses belongs to its own rank, and so does its profile file.
+std::unique_ptr<profiler::CuptiCollector> make_gpu_profile(TraceSink& sink, const Layout& layout, int world_rank,
+                                                           bool mpi) {
+    profiler::CuptiOptions options;
+    if (!mpi) {
+        for (int r = 0; r < layout.gpus; ++r) options.rank_of_device.push_back(r);
+    }
+    auto collector = std::make_unique<profiler::CuptiCollector>(sink, world_rank, options);
+    collector->start();
+    return collector;
+}
+
 int run_verb(const LayoutFlags& layout_flags, const RunFlags& f) {
     if (f.backend != "cpu" && f.backend != "cuda") {
         throw InputError("<flags>", "--backend", "unknown backend '" + f.backend + "' (cpu, cuda)");
-    }
-    if (f.backend == "cuda") {
-#if MESHWORK_HAVE_CUDA
-#ifndef MESHWORK_HAVE_MPI
-        if (f.launcher == "mpi") {
-            throw InputError("<flags>", "--launcher", "this build has no MPI (configure with MESHWORK_MPI=ON)");
-        }
-#endif
-#else
-        throw InputError("<flags>", "--backend",
-                         "this build has no CUDA backend (configure with MESHWORK_CUDA=ON)");
-#endif
     }
     if (f.launcher != "local" && f.launcher != "mpi") {
         throw InputError("<flags>", "--launcher", "unknown launcher '" + f.launcher + "' (local, mpi)");
@@ -205,17 +206,16 @@ int run_verb(const LayoutFlags& layout_flags, const RunFlags& f) {
     const auto validation = validate_layout(layout, layout_flags.source());
     if (!validation.valid()) throw InputError(validation.errors);
     const engine::EngineOptions options = engine_options(f);
-#if MESHWORK_HAVE_CUDA
-    // No GPU, an old driver or too few GPUs: refused before anything is allocated.
-    // Local: every rank's GPU in this process. Under MPI each process takes one GPU of its
-    // node, so a node's processes must not outnumber its GPUs (checked in each process).
+    // No CUDA plugin, a library it needs, no driver, an old driver or too few GPUs: refused
+    // before anything is allocated; this is where the plugin is loaded (only for --backend
+    // cuda). Local: every rank's GPU in this process. Under MPI each process takes one GPU
+    // of its node, so a node's processes must not outnumber its GPUs (checked in each).
     if (f.backend == "cuda") {
         const int gpus_here = f.launcher == "mpi" ? local_ranks_on_this_node() : layout.gpus;
-        if (const std::string why = engine::cuda_unavailable_reason(gpus_here); !why.empty()) {
+        if (const std::string why = engine::cuda_backend_unavailable(gpus_here); !why.empty()) {
             throw InputError("<flags>", "--backend", why);
         }
     }
-#endif
     // Everything that can be refused is refused before any rank starts.
     const auto memory = engine::estimate_memory(layout, options);
     if (!f.memory_limit.empty()) {
@@ -257,6 +257,22 @@ int run_verb(const LayoutFlags& layout_flags, const RunFlags& f) {
         writer = profiler::TraceWriter::create(profile_path(f.profile, world_rank, layout.gpus, f.launcher == "mpi"));
         writer->set_run_info(engine::run_trace_info(layout, options));
     }
+    // On the CUDA backend the profile also holds CUPTI's record of the GPUs (kernels, NCCL
+    // kernels as communication, copies, sets, NVTX ranges), beside the engine's host events.
+    std::unique_ptr<profiler::CuptiCollector> gpu_profile;
+    if (writer && f.backend == "cuda") gpu_profile = make_gpu_profile(*writer, layout, world_rank, f.launcher == "mpi");
+    // GPU records go into the trace before it closes, after a failure or Ctrl-C too.
+    auto close_profile = [&] {
+        if (gpu_profile) {
+            try {
+                gpu_profile->stop();
+            } catch (const std::exception& e) {
+                std::cerr << "warning: GPU profile incomplete: " << e.what() << "\n";
+            }
+            gpu_profile.reset();
+        }
+        if (writer) writer->close();
+    };
 
     engine::ReferenceState reference;
     if (f.check) {
@@ -287,7 +303,7 @@ int run_verb(const LayoutFlags& layout_flags, const RunFlags& f) {
             } catch (const engine::StopRequested&) {
                 throw;
             } catch (const std::exception& e) {
-                if (writer) writer->close();
+                close_profile();
                 engine::MpiSession::abort_job("rank " + std::to_string(world_rank) + ": " + e.what(), kExitRuntimeFailure);
             }
 #endif
@@ -296,7 +312,7 @@ int run_verb(const LayoutFlags& layout_flags, const RunFlags& f) {
         }
     } catch (const engine::StopRequested&) {
         stop_signals.restore();
-        if (writer) writer->close();
+        close_profile();
         if (g_stop_signal == SIGTERM && f.launcher == "mpi") {
             // mpirun is ending the job because another rank failed; that rank or mpirun
             // reports why. Close the profile and leave without a message of our own and
@@ -308,11 +324,11 @@ int run_verb(const LayoutFlags& layout_flags, const RunFlags& f) {
                            (writer ? "; profile closed" : ""));
     } catch (...) {
         stop_signals.restore();
-        if (writer) writer->close();
+        close_profile();
         throw;
     }
     stop_signals.restore();
-    if (writer) writer->close();
+    close_profile();
 
     if (root) {
         if (f.json) {
@@ -353,10 +369,11 @@ int run_verb(const LayoutFlags& layout_flags, const RunFlags& f) {
 }  // namespace
 
 Verb add_run_verb(CLI::App& app) {
-    auto* cmd = app.add_subcommand("run", "Execute the sharded model of a layout for real (CPU ranks)");
+    auto* cmd = app.add_subcommand("run", "Execute the sharded model of a layout for real (CPU ranks, or GPUs through the CUDA plugin)");
     auto flags = std::make_shared<LayoutFlags>(cmd);
     auto f = std::make_shared<RunFlags>();
-    cmd->add_option("--backend", f->backend, "Compute backend: cpu (one emulated device per rank) or cuda")->capture_default_str();
+    cmd->add_option("--backend", f->backend, "Compute backend: cpu (one emulated device per rank) or cuda (loads libmeshwork_cuda.so; exit 2 naming "
+                    "what is missing: the plugin, a CUDA library, the driver or GPUs)")->capture_default_str();
     cmd->add_option("--launcher", f->launcher,
                     "local: every rank a thread of this process; mpi: one process per rank under mpirun/srun")
         ->capture_default_str();
@@ -368,7 +385,8 @@ Verb add_run_verb(CLI::App& app) {
                   "Also run the unsharded reference and compare losses and updated weights (exit 3 on a mismatch)");
     cmd->add_option("--tolerance", f->tolerance, "Relative tolerance of --check")->capture_default_str();
     cmd->add_option("--profile", f->profile,
-                    "Write op and collective events of every rank to this trace (OUT.sqlite; under mpi one file per rank, OUT.rankN.sqlite)");
+                    "Write op and collective events of every rank to this trace (OUT.sqlite; under mpi one file per rank, "
+                    "OUT.rankN.sqlite); with --backend cuda also the GPUs' kernels, copies and NVTX ranges (CUPTI)");
     cmd->add_option("--memory-limit", f->memory_limit,
                     "Refuse the run when a rank's predicted memory exceeds this (e.g. 2GiB)");
     cmd->add_option("--comm-timeout", f->comm_timeout_s,

@@ -43,10 +43,13 @@ void print_human(const profiler::TraceReader& trace, const profiler::TraceStats&
     if (!s.collectives.empty()) {
         std::cout << "\ncollective          size  ranks   count        mean  algbw GB/s  busbw GB/s\n";
         for (const auto& c : s.collectives) {
-            std::cout << pad_right(c.collective, 15) << pad_left(human_bytes(static_cast<double>(c.bytes)), 9)
+            const bool sized = c.bytes > 0;
+            std::cout << pad_right(c.collective, 15)
+                      << pad_left(sized ? human_bytes(static_cast<double>(c.bytes)) : "unknown", 9)
                       << pad_left(c.group_size ? std::to_string(c.group_size) : "?", 7)
                       << pad_left(std::to_string(c.count), 8) << pad_left(human_seconds(c.mean_s), 12)
-                      << pad_left(fixed(c.algbw_gbps, 1), 12) << pad_left(fixed(c.busbw_gbps, 1), 12) << "\n";
+                      << pad_left(sized ? fixed(c.algbw_gbps, 1) : "-", 12)
+                      << pad_left(sized ? fixed(c.busbw_gbps, 1) : "-", 12) << "\n";
         }
     }
 }
@@ -62,7 +65,8 @@ Verb add_stats_verb(CLI::App& app) {
     cmd->add_option("TRACE", *path, "A Meshwork trace (.sqlite)")->required();
     cmd->add_flag("--json", *json,
                   "Print JSON: ranks[] (rank, compute_s, comm_s, idle_s, overlap_fraction, "
-                  "bubble_fraction, ...), kernels[], collectives[] (algbw_gbps, busbw_gbps)");
+                  "bubble_fraction, ...), kernels[], collectives[] (bytes, size_known, algbw_gbps and "
+                  "busbw_gbps: null when the trace has no message size)");
     cmd->add_option("--top", *top, "How many kernels to list (by total time)")->capture_default_str();
     cmd->footer("Definitions: docs/profiler.md. Exit codes: 0 success, 1 runtime failure, "
                 "2 bad input (the message names the file and what is wrong).");

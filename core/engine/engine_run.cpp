@@ -10,10 +10,7 @@
 #include "engine/stop.h"
 #include "layout/layout_json.h"
 
-#if MESHWORK_HAVE_CUDA
-#include "engine/cuda/cuda_runtime_probe.h"
-#include "engine/nccl/nccl_factory.h"
-#endif
+#include "engine/cuda_plugin.h"
 
 namespace meshwork::engine {
 
@@ -75,36 +72,33 @@ RunResult run_rank(const Layout& layout, const EngineOptions& options, const Run
     make_dims(layout, options);  // refuses what the engine does not run, before any work
     const TokenStream tokens = make_token_stream(layout, options);
     if (options.backend == "cuda") {
-#if MESHWORK_HAVE_CUDA && defined(MESHWORK_HAVE_MPI)
         // One GPU per process: the process's index on its node picks the GPU, and the ranks
         // talk over NCCL, bootstrapped through MPI (rank 0's ncclUniqueId); `world` (MPI)
         // is only the launcher's here.
-        CudaBackendOptions cuda = cuda_options_from_env();
+        const CudaPlugin& plugin = require_cuda_plugin();
+        CudaBackendOptions cuda = plugin.options_from_env();
         cuda.predicted_peak_bytes = estimate_memory(layout, options).at(static_cast<std::size_t>(world.world_rank())).peak_bytes;
-        auto be = make_cuda_backend(mpi_node_local_rank(), cuda);
-        auto comm = make_nccl_mpi_world(*be, options.comm_timeout_s);
+        auto be = plugin.make_backend(plugin.mpi_node_local_rank(), cuda);
+        auto comm = plugin.make_nccl_mpi_world(*be, options.comm_timeout_s);
         RunResult result = run_on(layout, options, hooks, *be, *comm, tokens);
         comm.reset();  // the communicator goes before the backend it runs on
         return result;
-#else
-        throw InputError("<flags>", "--backend", "this build has no CUDA backend with MPI (configure with MESHWORK_CUDA=ON and MESHWORK_MPI=ON)");
-#endif
     }
     CpuBackend be(world.world_rank());
     CpuBackend::set_blas_threads(1);
     return run_on(layout, options, hooks, be, world, tokens);
 }
 
-#if MESHWORK_HAVE_CUDA
 namespace {
 // One GPU per rank thread, NCCL between them: the same rank body as the CPU path.
 RunResult run_in_process_cuda(const Layout& layout, const EngineOptions& options,
                               const RunHooks& hooks, const TokenStream& tokens) {
     const int n = layout.gpus;
-    if (const std::string why = cuda_unavailable_reason(n); !why.empty()) {
+    if (const std::string why = cuda_backend_unavailable(n); !why.empty()) {
         throw InputError("<flags>", "--backend", why);
     }
-    auto world = NcclInprocWorld::create(n, options.comm_timeout_s);
+    const CudaPlugin& plugin = require_cuda_plugin();
+    auto world = plugin.make_nccl_inproc_world(n, options.comm_timeout_s);
     const std::vector<RankMemory> predicted = estimate_memory(layout, options);
     std::vector<RunResult> results(static_cast<std::size_t>(n));
     std::mutex mu;
@@ -116,9 +110,9 @@ RunResult run_in_process_cuda(const Layout& layout, const EngineOptions& options
             std::unique_ptr<Backend> be;
             std::unique_ptr<Communicator> comm;
             try {
-                CudaBackendOptions cuda = cuda_options_from_env();
+                CudaBackendOptions cuda = plugin.options_from_env();
                 cuda.predicted_peak_bytes = predicted.at(static_cast<std::size_t>(r)).peak_bytes;
-                be = make_cuda_backend(r, cuda);
+                be = plugin.make_backend(r, cuda);
                 comm = world->communicator(r, *be);
                 results[static_cast<std::size_t>(r)] = run_on(layout, options, hooks, *be, *comm, tokens);
             } catch (const StopRequested&) {
@@ -147,18 +141,11 @@ RunResult run_in_process_cuda(const Layout& layout, const EngineOptions& options
     return out;
 }
 }  // namespace
-#endif
 
 RunResult run_in_process(const Layout& layout, const EngineOptions& options, const RunHooks& hooks) {
     make_dims(layout, options);
     const TokenStream tokens = make_token_stream(layout, options);
-    if (options.backend == "cuda") {
-#if MESHWORK_HAVE_CUDA
-        return run_in_process_cuda(layout, options, hooks, tokens);
-#else
-        throw InputError("<flags>", "--backend", "this build has no CUDA backend (configure with MESHWORK_CUDA=ON)");
-#endif
-    }
+    if (options.backend == "cuda") return run_in_process_cuda(layout, options, hooks, tokens);
     const int n = layout.gpus;
     // One emulated device per rank thread: OpenBLAS's own threads would oversubscribe.
     CpuBackend::set_blas_threads(1);

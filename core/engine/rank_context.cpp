@@ -1,5 +1,6 @@
 #include "engine/rank_context.h"
 
+#include "engine/nvtx/scoped_range.h"
 #include "engine/stop.h"
 #include "mesh/device_mesh.h"
 
@@ -138,8 +139,9 @@ template <typename Fn>
 void RankContext::collective(Group g, const char* what, std::size_t bytes, int group_size, Fn&& fn) {
     be.record_event(order_to_comm_, compute);
     be.wait_event(comm, order_to_comm_);
-    const std::size_t rec = begin_record(EventKind::Communication, comm,
-                                         std::string(what) + "(" + to_string(g) + ")",
+    std::string name = std::string(what) + "(" + to_string(g) + ")";
+    const ScopedRange range(be, range_name::collective(name, bytes, size(g)));
+    const std::size_t rec = begin_record(EventKind::Communication, comm, std::move(name),
                                          static_cast<std::int64_t>(bytes), 0, -1, group_size);
     fn(group(g));
     end_record(rec, comm);

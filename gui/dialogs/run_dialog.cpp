@@ -14,7 +14,6 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSpinBox>
-#include <QStandardItemModel>
 #include <QStandardPaths>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -23,9 +22,7 @@
 #include "app/theme.h"
 #include "dialogs/loss_plot.h"
 #include "engine/memory_estimate.h"
-#if MESHWORK_HAVE_CUDA
-#include "engine/cuda/cuda_runtime_probe.h"
-#endif
+#include "engine/cuda_plugin.h"
 
 namespace meshwork::gui {
 
@@ -51,16 +48,8 @@ RunDialog::RunDialog(const Layout& layout, QWidget* parent)
     backend_ = new QComboBox(this);
     backend_->addItem(tr("CPU — one emulated device per rank (OpenBLAS)"), "cpu");
     backend_->addItem(tr("CUDA — one GPU per rank (cuBLAS, NCCL)"), "cuda");
-    QString cuda_reason = tr("this build has no CUDA backend");
-#if MESHWORK_HAVE_CUDA
-    cuda_reason = QString::fromStdString(engine::cuda_unavailable_reason(layout.gpus));
-#endif
-    if (!cuda_reason.isEmpty()) {
-        // Keep the entry visible but disabled, with the reason: users look for it.
-        if (auto* model = qobject_cast<QStandardItemModel*>(backend_->model())) model->item(1)->setEnabled(false);
-        backend_->setItemData(1, cuda_reason, Qt::ToolTipRole);
-        backend_->setItemText(1, tr("CUDA — unavailable: %1").arg(cuda_reason));
-    }
+    // The CUDA plugin is loaded only when CUDA is chosen (update_memory_note), so opening
+    // this dialog loads no CUDA library.
     form->addRow(tr("&Backend:"), backend_);
 
     steps_ = new QSpinBox(this);
@@ -200,6 +189,19 @@ RunRequest RunDialog::build_request() const {
 
 void RunDialog::update_memory_note() {
     const auto& c = view_colours();
+    if (backend_->currentData().toString() == "cuda") {
+        if (!cuda_reason_) cuda_reason_ = QString::fromStdString(engine::cuda_backend_unavailable(layout_.gpus));
+        if (!cuda_reason_->isEmpty()) {
+            // Keep the entry selectable, with the reason beside it: users look for it.
+            fits_ = false;
+            backend_->setItemData(1, *cuda_reason_, Qt::ToolTipRole);
+            backend_->setItemText(1, tr("CUDA — unavailable: %1").arg(*cuda_reason_));
+            memory_->setText(tr("The CUDA backend cannot run here: %1").arg(*cuda_reason_));
+            memory_->setStyleSheet(QString("color: %1").arg(c.error.name()));
+            run_->setEnabled(false);
+            return;
+        }
+    }
     try {
         const double need = predicted_run_bytes(build_request());
         const double have = engine::host_memory_bytes();

@@ -4,6 +4,8 @@
 // offered to the timeline when the run ends (profile_ready).
 #pragma once
 
+#include <optional>
+
 #include <QDialog>
 
 #include "dialogs/run_worker.h"
@@ -69,6 +71,7 @@ private:
     LossPlot* loss_ = nullptr;
     RunOutcome outcome_;
     bool fits_ = true;
+    std::optional<QString> cuda_reason_;  // empty: usable; asked when CUDA is first chosen
 };
 
 }  // namespace meshwork::gui

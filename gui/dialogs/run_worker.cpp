@@ -9,6 +9,7 @@
 #include "engine/engine_run.h"
 #include "engine/memory_estimate.h"
 #include "engine/stop.h"
+#include "collect/cupti_collector.h"
 #include "store/trace_writer.h"
 
 namespace meshwork::gui {
@@ -48,10 +49,30 @@ bool RunWorker::start(RunRequest request) {
         auto post = [this](auto fn) { QMetaObject::invokeMethod(this, std::move(fn), Qt::QueuedConnection); };
         RunOutcome outcome;
         std::unique_ptr<profiler::TraceWriter> writer;
+        std::unique_ptr<profiler::CuptiCollector> gpu_profile;
+        // GPU records go into the trace before it closes (CUPTI writes them at stop()).
+        auto close_profile = [&] {
+            if (gpu_profile) {
+                try {
+                    gpu_profile->stop();
+                } catch (const std::exception&) {
+                    // The host events are still worth keeping; the run's own error is reported.
+                }
+                gpu_profile.reset();
+            }
+            if (writer) writer->close();
+        };
         try {
             if (!request.profile_path.isEmpty()) {
                 writer = profiler::TraceWriter::create(request.profile_path.toStdString());
                 writer->set_run_info(engine::run_trace_info(request.layout, request.options));
+                if (request.options.backend == "cuda") {
+                    // Every rank is a thread of this process, rank r on device r.
+                    profiler::CuptiOptions gpu;
+                    for (int r = 0; r < request.layout.gpus; ++r) gpu.rank_of_device.push_back(r);
+                    gpu_profile = std::make_unique<profiler::CuptiCollector>(*writer, 0, gpu);
+                    gpu_profile->start();
+                }
             }
             engine::ReferenceState reference;
             if (request.check) {
@@ -75,7 +96,7 @@ bool RunWorker::start(RunRequest request) {
         } catch (const engine::StopRequested&) {
             outcome.cancelled = true;
         } catch (const std::exception& e) {
-            if (writer) writer->close();
+            close_profile();
             post([this, message = QString::fromUtf8(e.what())] {
                 running_ = false;
                 emit failed(message);
@@ -83,7 +104,7 @@ bool RunWorker::start(RunRequest request) {
             return;
         }
         if (writer) {
-            writer->close();
+            close_profile();
             outcome.profile_path = request.profile_path;
         }
         post([this, outcome] {

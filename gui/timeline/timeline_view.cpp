@@ -1,5 +1,6 @@
 #include "timeline/timeline_view.h"
 
+#include <QFontMetricsF>
 #include <QHelpEvent>
 #include <QKeyEvent>
 #include <QPainter>
@@ -376,15 +377,21 @@ void TimelineView::paint_headers(QPainter& p, QSize size) {
         const auto& info = source_->lane(lane);
         const double y = ruler_h_ + lane * lane_h_ - lane_offset_px_;
         const bool first_of_rank = lane == 0 || source_->lane(lane - 1).rank != info.rank;
-        const QRectF r(10, y, header_w_ - 16, lane_h_);
+        QRectF r(10, y, header_w_ - 16, lane_h_);
         if (first_of_rank) {
             p.setFont(bold);
             p.setPen(c.text);
-            p.drawText(r, Qt::AlignLeft | Qt::AlignVCenter, tr("rank %1").arg(info.rank));
+            const QString rank_label = tr("rank %1").arg(info.rank);
+            p.drawText(r, Qt::AlignLeft | Qt::AlignVCenter, rank_label);
+            // The lane's name takes the room the rank label leaves.
+            r.setLeft(r.left() + QFontMetricsF(bold).horizontalAdvance(rank_label) + 6);
         }
         p.setFont(font());
         p.setPen(c.text_dim);
-        p.drawText(r, Qt::AlignRight | Qt::AlignVCenter, QString::fromStdString(info.name));
+        // Imported lanes can have long names ("thread 4037 (python3.8)"): elide the end rather
+        // than clip the start, so the kind and the number stay readable.
+        const QString name = QFontMetricsF(font()).elidedText(QString::fromStdString(info.name), Qt::ElideRight, r.width());
+        p.drawText(r, Qt::AlignRight | Qt::AlignVCenter, name);
         const bool rank_ends = lane + 1 >= source_->lane_count() || source_->lane(lane + 1).rank != info.rank;
         if (rank_ends) p.fillRect(QRectF(0, y + lane_h_ - 1, header_w_, 1), c.border);
     }

@@ -1,6 +1,8 @@
 // Classifying kernels by name the way Holistic Trace Analysis does, so that imported and
-// recorded traces yield the same metrics: communication (^nccl|ncclKernel), memory
-// (^Memcpy|^Memset), compute (the rest, except synchronisation/wait kernels).
+// recorded traces yield the same metrics: communication (^nccl|ncclKernel, and beyond HTA:
+// RCCL, PyTorch symmetric-memory multimem/one-shot/two-shot all-reduce, vLLM/TensorRT-LLM
+// custom all-reduce, DeepEP), memory (^Memcpy|^Memset), compute (the rest, except
+// synchronisation/wait kernels).
 #pragma once
 
 #include <string_view>
@@ -14,7 +16,7 @@ enum class KernelClass { Compute, Communication, Memory, Sync };
 KernelClass classify_kernel(std::string_view name);
 EventKind event_kind_of_kernel(std::string_view name);
 
-// The collective of an NCCL kernel name ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL" ->
+// The collective of a communication kernel name ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL" ->
 // "all_reduce"); empty when the name is not an NCCL collective. The algorithm and protocol
 // in the name are not reliable (NCCL dispatches through a function table) and are ignored.
 std::string_view nccl_collective_of(std::string_view kernel_name);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <limits>
 #include <string>
 
 namespace meshwork::profiler {
@@ -14,13 +15,13 @@ namespace {
 constexpr std::size_t kMaxLookBack = 256;
 
 // The number right after `key` plus one optional separator (' ', '=', '#', '_', '.', ':').
-int number_after(std::string_view name, std::string_view key) {
+std::int64_t number_after_64(std::string_view name, std::string_view key) {
     std::size_t pos = 0;
     while ((pos = name.find(key, pos)) != std::string_view::npos) {
         const bool word_start = pos == 0 || !std::isalpha(static_cast<unsigned char>(name[pos - 1]));
         std::size_t p = pos + key.size();
         if (p < name.size() && std::string_view(" =#_.:").find(name[p]) != std::string_view::npos) ++p;
-        int v = -1;
+        std::int64_t v = -1;
         if (word_start && p < name.size()) {
             const auto r = std::from_chars(name.data() + p, name.data() + name.size(), v);
             if (r.ec == std::errc() && v >= 0) return v;
@@ -28,6 +29,11 @@ int number_after(std::string_view name, std::string_view key) {
         pos += key.size();
     }
     return -1;
+}
+
+int number_after(std::string_view name, std::string_view key) {
+    const std::int64_t v = number_after_64(name, key);
+    return v > std::numeric_limits<int>::max() ? -1 : static_cast<int>(v);
 }
 
 }  // namespace
@@ -41,13 +47,15 @@ RangeContext parse_range_context(std::string_view name) {
     if (c.micro_batch < 0) c.micro_batch = number_after(name, "mb");
     c.layer = number_after(name, "layer");
     if (c.layer < 0) c.layer = number_after(name, "block");
+    c.bytes = number_after_64(name, "bytes=");
+    if (c.bytes >= 0) c.group_size = std::max(0, number_after(name, "group="));
     return c;
 }
 
 void RangeContextMap::add_range(std::int64_t thread, std::int64_t start_ns, std::int64_t end_ns,
                                 std::string_view name) {
     const RangeContext c = parse_range_context(name);
-    if (c.step < 0 && c.micro_batch < 0 && c.layer < 0) return;
+    if (c.step < 0 && c.micro_batch < 0 && c.layer < 0 && c.bytes < 0) return;
     by_thread_[thread].push_back({start_ns, end_ns, c});
     all_.push_back({start_ns, end_ns, c});
 }
@@ -69,6 +77,10 @@ RangeContext RangeContextMap::lookup_in(const std::vector<Range>& v, std::int64_
         if (out.step < 0) out.step = it->ctx.step;
         if (out.micro_batch < 0) out.micro_batch = it->ctx.micro_batch;
         if (out.layer < 0) out.layer = it->ctx.layer;
+        if (out.bytes < 0) {
+            out.bytes = it->ctx.bytes;
+            out.group_size = it->ctx.group_size;
+        }
     }
     return out;
 }

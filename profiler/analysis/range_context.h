@@ -1,7 +1,9 @@
 // Step, micro-batch and layer of GPU work, recovered from the host ranges (NVTX, PyTorch
 // record_function) that enclosed its launch. Range names understood (docs/profiler.md):
 // "step 3" / "step=3" / "ProfilerStep#3", "microbatch 2" / "mb=2", "layer 5" / "layer=5" /
-// "block.5.…"; several may share one name ("step=3 mb=1").
+// "block.5.…"; several may share one name ("step=3 mb=1"). A collective's range carries its
+// payload and group ("all_reduce(tp) bytes=4096 group=4", engine/nvtx/scoped_range.h), which
+// the communication kernels launched inside it take on.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,8 @@ struct RangeContext {
     int step = -1;
     int micro_batch = -1;
     int layer = -1;
+    std::int64_t bytes = -1;  // payload of the collective the range encloses
+    int group_size = 0;       // ranks of that collective
 };
 
 // The fields one range name sets (the others stay -1).
@@ -47,7 +51,8 @@ private:
 // A GPU activity record (kernel, copy, set; CUPTI or Nsight Systems) as an event on
 // `track`, with the step, micro-batch and layer of the ranges its launch ran in: found by
 // correlation id in `launches` (correlation -> {host thread, launch time}), or, for a launch
-// that was not recorded, any range open when the activity started. DeviceRecord needs
+// that was not recorded, any range open when the activity started; a communication kernel
+// takes bytes and group size from the collective's range around it. DeviceRecord needs
 // name, kind, start_ns, end_ns, bytes and correlation.
 template <class DeviceRecord, class LaunchMap>
 TraceEvent device_event(const DeviceRecord& d, int rank, int track, const LaunchMap& launches,
@@ -67,6 +72,10 @@ TraceEvent device_event(const DeviceRecord& d, int rank, int track, const Launch
     e.step = c.step;
     e.micro_batch = c.micro_batch;
     e.layer = c.layer;
+    if (e.kind == EventKind::Communication && c.bytes >= 0) {
+        e.bytes = c.bytes;
+        e.group_size = c.group_size;
+    }
     return e;
 }
 

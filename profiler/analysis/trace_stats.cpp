@@ -115,13 +115,14 @@ TraceStats compute_stats(const TraceReader& trace, std::size_t top_kernels) {
         k.max_s = std::max(k.max_s, d);
         k.flops += e.flops;
 
-        if (e.kind == EventKind::Communication && e.bytes > 0) {
-            const auto c = collective_of_event(e.name);
-            if (!c.empty()) {
-                auto& slot = colls[{c, e.bytes, e.group_size}];
-                ++slot.first;
-                slot.second += e.end_ns - e.start_ns;
-            }
+        // Every communication event is a collective call, sized or not: a trace without
+        // message sizes still shows its collectives, with the size unknown.
+        if (e.kind == EventKind::Communication) {
+            auto c = collective_of_event(e.name);
+            if (c.empty()) c = "other";
+            auto& slot = colls[{c, std::max<std::int64_t>(e.bytes, 0), e.group_size}];
+            ++slot.first;
+            slot.second += e.end_ns - e.start_ns;
         }
     });
 
@@ -222,9 +223,11 @@ nlohmann::json stats_to_json(const TraceStats& s) {
                            {"flops", k.flops}});
     }
     for (const auto& c : s.collectives) {
-        colls.push_back({{"collective", c.collective}, {"bytes", c.bytes},
+        const bool sized = c.bytes > 0;
+        colls.push_back({{"collective", c.collective}, {"bytes", c.bytes}, {"size_known", sized},
                          {"group_size", c.group_size}, {"count", c.count}, {"mean_s", c.mean_s},
-                         {"algbw_gbps", c.algbw_gbps}, {"busbw_gbps", c.busbw_gbps}});
+                         {"algbw_gbps", sized ? nlohmann::json(c.algbw_gbps) : nlohmann::json(nullptr)},
+                         {"busbw_gbps", sized ? nlohmann::json(c.busbw_gbps) : nlohmann::json(nullptr)}});
     }
     return {{"ranks", ranks}, {"kernels", kernels}, {"collectives", colls}};
 }

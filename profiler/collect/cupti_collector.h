@@ -1,34 +1,33 @@
-// The CUPTI collector: GPU activity (concurrent kernels, memcpy, memset, CUDA runtime calls,
-// NVTX ranges) through CUPTI's Activity API into a TraceSink. Timestamps are taken from the
-// host steady clock (cuptiActivityRegisterTimestampCallback), so GPU records line up with
-// CPU spans. NCCL kernels become communication events; kernels get step, micro-batch and
-// layer from the NVTX ranges open on the launching thread (analysis/range_context.h).
-// Without CUDA in the build, or without a driver/GPU at run time, start() throws
-// RuntimeError saying so.
+// GPU profiling for the rest of the program: the CUPTI collector of the CUDA plugin
+// (cupti_activity.h inside libmeshwork_cuda.so), loaded on first use. Records kernels (NCCL
+// kernels as communication, with bytes and group from the engine's collective ranges),
+// memcpy, memset and NVTX ranges into a TraceSink, on the host steady clock like the
+// engine's own events, with step, micro-batch and layer from the ranges open at each launch
+// (collect/gpu_activity.h). Without the plugin, its libraries, a driver or a GPU,
+// available() says which and start() throws RuntimeError saying so.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
 
+#include "engine/cuda_plugin.h"
 #include "trace/trace_event.h"
 
 namespace meshwork::profiler {
 
-struct CuptiOptions {
-    std::size_t buffer_bytes = std::size_t{4} << 20;  // CUPTI recommends 1-10 MB
-    bool runtime_api = true;
-    bool nvtx = true;
-};
+using CuptiOptions = engine::GpuActivityOptions;
 
 class CuptiCollector {
 public:
+    // `rank` is the rank of every device unless options.rank_of_device says otherwise.
     CuptiCollector(TraceSink& sink, int rank, CuptiOptions options = {});
     ~CuptiCollector();  // stops if running
     CuptiCollector(const CuptiCollector&) = delete;
     CuptiCollector& operator=(const CuptiCollector&) = delete;
 
-    // True when this build has CUPTI and a device is visible; otherwise `why` says why not.
+    // True when the CUDA plugin loads and a device is visible; otherwise `why` says why not.
+    // Loads the plugin.
     static bool available(std::string* why);
 
     void start();
@@ -36,10 +35,11 @@ public:
     void stop();
     [[nodiscard]] std::int64_t dropped_records() const;
 
-    struct Impl;
-
 private:
-    std::unique_ptr<Impl> impl_;
+    TraceSink& sink_;
+    CuptiOptions options_;
+    std::unique_ptr<engine::GpuActivityCollector> impl_;  // made by the plugin at start()
+    bool running_ = false;
 };
 
 }  // namespace meshwork::profiler

@@ -28,10 +28,18 @@ InputFormat detect_input_format(const std::string& path) {
                                                               : InputFormat::NsysSqlite;
     }
     if (is_gzip_file(path)) return InputFormat::KinetoJson;
+    // Python pickles (protocol 2+: 0x80 then the protocol number): torch.cuda.memory._snapshot()
+    // dumps and other torch.save output are not profiler traces.
+    if (n >= 2 && static_cast<unsigned char>(head[0]) == 0x80 && head[1] >= 2 && head[1] <= 5) {
+        throw InputError(path, "",
+                         "a Python pickle (such as a PyTorch CUDA memory snapshot), not a profiler trace; record "
+                         "one with torch.profiler.profile(...) and prof.export_chrome_trace(path)");
+    }
     for (std::size_t i = 0; i < n; ++i) {
         const auto c = static_cast<unsigned char>(head[i]);
         if (std::isspace(c)) continue;
-        if (c == '{' || (c == 0xEF && i == 0)) return InputFormat::KinetoJson;  // '{' or a UTF-8 BOM
+        // '{' (an object with traceEvents), '[' (the Trace Event Format's array form), or a BOM.
+        if (c == '{' || c == '[' || (c == 0xEF && i == 0)) return InputFormat::KinetoJson;
         break;
     }
     throw InputError(path, "",

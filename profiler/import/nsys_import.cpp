@@ -1,6 +1,7 @@
 #include "import/nsys_import.h"
 
 #include <map>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -37,6 +38,7 @@ std::string memcpy_name(std::int64_t kind) {
 }
 
 struct DeviceOp {
+    std::int64_t process = -1;  // pid from globalPid; -1: found through the launch
     std::int64_t device = 0, stream = 0;
     EventKind kind = EventKind::Compute;
     std::string name;
@@ -78,6 +80,7 @@ public:
         ImportResult out;
         out.format = "nsys";
         int rank = options.rank >= 0 ? options.rank : rank_from_file_name(path_);
+        out.rank_known = rank >= 0;
         if (rank < 0) rank = 0;
         out.rank = rank;
         TraceRunInfo info;
@@ -87,38 +90,79 @@ public:
         info.start_time_unix_ns = session_start_ns_;
         info.extra["imported_from"] = path_;
         for (const auto& [id, name] : gpu_names_) info.extra["gpu." + std::to_string(id)] = name;
+
+        // One rank per process that ran device work (nsys profiling an mpirun or torchrun
+        // job records every process in one export): MPI ranks where the export has them,
+        // otherwise the processes in pid order, starting at the file's rank.
+        for (auto& d : device_) {
+            if (d.process >= 0) continue;
+            auto l = launch_.find(d.correlation);
+            if (l != launch_.end()) d.process = process_of(l->second.first);
+        }
+        std::map<std::int64_t, int> rank_of_process;
+        for (const auto& d : device_) {
+            if (d.process >= 0) rank_of_process.emplace(d.process, 0);
+        }
+        // Work whose process is not recorded at all belongs to the first process.
+        const std::int64_t first_process = rank_of_process.empty() ? -1 : rank_of_process.begin()->first;
+        for (auto& d : device_) {
+            if (d.process < 0) d.process = first_process;
+        }
+        if (rank_of_process.size() > 1) {
+            const auto mpi = mpi_ranks();
+            int next = 0;
+            for (auto& [pid, r] : rank_of_process) {
+                auto m = mpi.find(pid);
+                r = m != mpi.end() ? m->second : rank + next;
+                ++next;
+            }
+            info.world_size = static_cast<int>(rank_of_process.size());
+            out.world_size = info.world_size;
+            out.rank_known = true;
+        } else {
+            for (auto& [pid, r] : rank_of_process) r = rank;
+        }
+        auto rank_for = [&](std::int64_t pid) {
+            auto it = rank_of_process.find(pid);
+            return it != rank_of_process.end() ? it->second : rank;  // host-only processes: the file's rank
+        };
         sink.set_run_info(info);
 
         contexts_.finalize();
-        std::map<std::pair<std::int64_t, std::int64_t>, bool> streams;
+        using StreamKey = std::tuple<int, std::int64_t, std::int64_t>;  // rank, device, stream
+        std::map<StreamKey, bool> streams;
         for (const auto& d : device_) {
-            bool& comm = streams[{d.device, d.stream}];
+            bool& comm = streams[{rank_for(d.process), d.device, d.stream}];
             comm = comm || d.kind == EventKind::Communication;
         }
-        std::map<std::pair<std::int64_t, std::int64_t>, int> stream_track;
-        int comm_index = 0, compute_index = 0;
+        std::map<StreamKey, int> stream_track;
+        std::map<int, std::pair<int, int>> stream_index;  // rank -> next comm, compute index
         for (const auto& [key, comm] : streams) {
-            TrackInfo t{rank, comm ? TrackKind::CommStream : TrackKind::ComputeStream,
+            auto& [comm_index, compute_index] = stream_index[std::get<0>(key)];
+            TrackInfo t{std::get<0>(key), comm ? TrackKind::CommStream : TrackKind::ComputeStream,
                         comm ? comm_index++ : compute_index++,
-                        "gpu " + std::to_string(key.first) + " stream " + std::to_string(key.second)};
+                        "gpu " + std::to_string(std::get<1>(key)) + " stream " + std::to_string(std::get<2>(key))};
             stream_track[key] = sink.add_track(t);
         }
         std::map<std::int64_t, int> thread_track;
+        std::map<int, int> host_index;
         for (const auto& h : host_) {
             if (thread_track.count(h.thread)) continue;
-            const std::int64_t pid = (h.thread >> 24) & 0xFFFFFF;
+            const std::int64_t pid = process_of(h.thread);
             const std::int64_t tid = h.thread & 0xFFFFFF;
-            TrackInfo t{rank, TrackKind::Host, static_cast<int>(thread_track.size()),
-                        "host " + std::to_string(pid) + "/" + std::to_string(tid)};
+            const int r = rank_for(pid);
+            TrackInfo t{r, TrackKind::Host, host_index[r]++, "host " + std::to_string(pid) + "/" + std::to_string(tid)};
             thread_track[h.thread] = sink.add_track(t);
         }
         for (const auto& d : device_) {
-            sink.add_event(device_event(d, rank, stream_track[{d.device, d.stream}], launch_, contexts_));
+            const int r = rank_for(d.process);
+            sink.add_event(device_event(d, r, stream_track[{r, d.device, d.stream}], launch_, contexts_));
             ++out.events;
+            ++out.device_events;
         }
         for (const auto& h : host_) {
             TraceEvent e;
-            e.rank = rank;
+            e.rank = rank_for(process_of(h.thread));
             e.track = thread_track[h.thread];
             e.kind = h.kind;
             e.name = h.name;
@@ -132,6 +176,7 @@ public:
             sink.add_event(e);
             ++out.events;
         }
+        out.absolute_start_ns = session_start_ns_;
         return out;
     }
 
@@ -144,6 +189,13 @@ private:
         for (const char* c : cols) {
             if (!db_.has_column(table, c)) bad(table, std::string("column '") + c + "' is missing");
         }
+    }
+
+    // nsys serialises process and thread ids as globalPid/globalTid: pid in bits 24..47.
+    // 0 or NULL (read as 0) is "not recorded": -1.
+    static std::int64_t process_of(std::int64_t global_id) {
+        const std::int64_t pid = global_id <= 0 ? -1 : (global_id >> 24) & 0xFFFFFF;
+        return pid == 0 ? -1 : pid;
     }
 
     std::string string_of(std::int64_t id) const {
@@ -171,8 +223,10 @@ private:
                                                                         : nullptr;
         if (!name_col) bad(kKernel, "neither column 'demangledName' nor 'shortName' is present");
         const bool has_corr = db_.has_column(kKernel, "correlationId");
+        const bool has_pid = db_.has_column(kKernel, "globalPid");
         const std::string q = std::string("SELECT start, end, deviceId, streamId, ") + name_col + ", " +
-                              (has_corr ? "correlationId" : "0") + " FROM " + kKernel;
+                              (has_corr ? "correlationId" : "0") + ", " + (has_pid ? "globalPid" : "-1") +
+                              " FROM " + kKernel;
         sql::Statement st(db_, q);
         while (st.step()) {
             DeviceOp d;
@@ -183,6 +237,7 @@ private:
             d.stream = st.int64(3);
             d.name = string_of(st.int64(4));
             d.correlation = st.int64(5);
+            d.process = process_of(st.int64(6));
             d.kind = event_kind_of_kernel(d.name);
             device_.push_back(std::move(d));
         }
@@ -193,9 +248,10 @@ private:
         require_columns(table, {"start", "end", "deviceId", "streamId", "bytes"});
         const bool has_copy_kind = kind == EventKind::Memcpy && db_.has_column(table, "copyKind");
         const bool has_corr = db_.has_column(table, "correlationId");
+        const bool has_pid = db_.has_column(table, "globalPid");
         const std::string q = std::string("SELECT start, end, deviceId, streamId, bytes, ") +
-                              (has_copy_kind ? "copyKind" : "0") + ", " + (has_corr ? "correlationId" : "0") +
-                              " FROM " + table;
+                              (has_copy_kind ? "copyKind" : "0") + ", " + (has_corr ? "correlationId" : "0") + ", " +
+                              (has_pid ? "globalPid" : "-1") + " FROM " + table;
         sql::Statement st(db_, q);
         while (st.step()) {
             DeviceOp d;
@@ -208,6 +264,7 @@ private:
             d.kind = kind;
             d.name = kind == EventKind::Memset ? "Memset" : memcpy_name(st.int64(5));
             d.correlation = st.int64(6);
+            d.process = process_of(st.int64(7));
             device_.push_back(std::move(d));
         }
     }
@@ -247,6 +304,22 @@ private:
             contexts_.add_range(h.thread, h.start_ns, h.end_ns, h.name);
             host_.push_back(std::move(h));
         }
+    }
+
+    // MPI rank of each process, when the export traced MPI (nsys --trace=mpi writes a table
+    // mapping threads to ranks; probed like every other table).
+    std::map<std::int64_t, int> mpi_ranks() const {
+        std::map<std::int64_t, int> out;
+        if (!db_.has_table("MPI_RANKS") || !db_.has_column("MPI_RANKS", "rank") ||
+            !db_.has_column("MPI_RANKS", "globalTid")) {
+            return out;
+        }
+        sql::Statement st(db_, "SELECT globalTid, rank FROM MPI_RANKS");
+        while (st.step()) {
+            const std::int64_t r = st.int64(1);
+            if (r >= 0 && r < (1 << 24)) out.emplace(process_of(st.int64(0)), static_cast<int>(r));
+        }
+        return out;
     }
 
     void read_target_info() {

@@ -4,6 +4,7 @@
 #include <optional>
 #include <set>
 
+#include "analysis/trace_stats.h"
 #include "common/error.h"
 #include "store/trace_reader.h"
 
@@ -28,6 +29,27 @@ std::optional<std::int64_t> first_barrier_end(const TraceReader& r, const std::s
     if (!best) return std::nullopt;
     return best->second;
 }
+
+// End of the first communication event of `collective` ("" = of any collective; the name
+// found is returned through `collective`).
+std::optional<std::int64_t> first_collective_end(const TraceReader& r, std::string& collective) {
+    std::optional<std::pair<std::int64_t, std::int64_t>> best;
+    std::string best_name;
+    r.for_each_event([&](const TraceEvent& e) {
+        if (e.kind != EventKind::Communication) return;
+        const std::string c = collective_of_event(e.name);
+        if (c.empty() || (!collective.empty() && c != collective)) return;
+        if (!best || e.start_ns < best->first) {
+            best = {e.start_ns, e.end_ns};
+            best_name = c;
+        }
+    });
+    if (!best) return std::nullopt;
+    collective = best_name;
+    return best->second;
+}
+
+bool imported(const TraceReader& r) { return r.run_info().source == "kineto" || r.run_info().source == "nsys"; }
 
 void check_same_run(const TraceReader& ref, const TraceReader& other) {
     const auto& a = ref.run_info();
@@ -58,6 +80,9 @@ MergeResult merge_traces(const std::vector<std::string>& inputs, TraceWriter& ou
     for (const auto& p : inputs) readers.push_back(TraceReader::open(p));
     MergeResult result;
     std::map<int, std::string> owner;  // rank -> file
+    auto override_of = [&](std::size_t i) {
+        return i < options.rank_override.size() ? options.rank_override[i] : -1;
+    };
     for (std::size_t i = 0; i < readers.size(); ++i) {
         if (i > 0 && !options.allow_mixed) check_same_run(readers[0], readers[i]);
         MergeInputReport rep;
@@ -65,6 +90,12 @@ MergeResult merge_traces(const std::vector<std::string>& inputs, TraceWriter& ou
         rep.complete = readers[i].complete();
         std::set<int> ranks;
         for (const auto& t : readers[i].tracks()) ranks.insert(t.info.rank);
+        if (override_of(i) >= 0) {
+            if (ranks.size() > 1) {
+                throw InputError(inputs[i], "tracks.rank", "holds several ranks; a rank cannot be given to it");
+            }
+            ranks = {override_of(i)};
+        }
         for (int r : ranks) {
             auto [it, fresh] = owner.emplace(r, inputs[i]);
             if (!fresh) {
@@ -77,31 +108,59 @@ MergeResult merge_traces(const std::vector<std::string>& inputs, TraceWriter& ou
         result.inputs.push_back(rep);
     }
 
-    // Offsets: barrier ends made equal to the first file's; else wall-clock start times.
-    std::vector<std::optional<std::int64_t>> barrier(readers.size());
-    bool all_barriers = true;
-    for (std::size_t i = 0; i < readers.size(); ++i) {
-        barrier[i] = first_barrier_end(readers[i], options.barrier_name);
-        all_barriers = all_barriers && barrier[i].has_value();
+    bool all_imported = true, all_starts = true;
+    for (const auto& r : readers) {
+        all_imported = all_imported && imported(r);
+        all_starts = all_starts && r.run_info().start_time_unix_ns != 0;
     }
-    bool all_starts = true;
-    for (const auto& r : readers) all_starts = all_starts && r.run_info().start_time_unix_ns != 0;
+    // Offsets. Meshwork runs: barrier ends made equal to the first file's, else wall-clock
+    // start times. Imported profiles: absolute start times, else the first common collective.
+    std::vector<std::optional<std::int64_t>> anchor(readers.size());
+    std::string anchor_kind = "none";
+    if (all_imported && all_starts) {
+        anchor_kind = "start-time";
+    } else if (all_imported) {
+        std::string collective;
+        bool all = true;
+        for (std::size_t i = 0; i < readers.size() && all; ++i) {
+            anchor[i] = first_collective_end(readers[i], collective);
+            all = anchor[i].has_value();
+        }
+        anchor_kind = all ? "collective" : "none";
+    } else {
+        bool all = true;
+        for (std::size_t i = 0; i < readers.size() && all; ++i) {
+            anchor[i] = first_barrier_end(readers[i], options.barrier_name);
+            all = anchor[i].has_value();
+        }
+        anchor_kind = all ? "barrier" : all_starts ? "start-time" : "none";
+    }
     for (std::size_t i = 0; i < readers.size(); ++i) {
         auto& rep = result.inputs[i];
         if (i == 0) {
             rep.alignment = "reference";
-        } else if (all_barriers) {
-            rep.offset_ns = *barrier[0] - *barrier[i];
-            rep.alignment = "barrier";
-        } else if (all_starts) {
+        } else if (anchor_kind == "barrier" || anchor_kind == "collective") {
+            rep.offset_ns = *anchor[0] - *anchor[i];
+            rep.alignment = anchor_kind;
+        } else if (anchor_kind == "start-time") {
             rep.offset_ns = readers[i].run_info().start_time_unix_ns - readers[0].run_info().start_time_unix_ns;
             rep.alignment = "start-time";
         } else {
             rep.alignment = "none";
         }
     }
+    // Imported files start at their own first event; with absolute starts, the merged trace
+    // starts at the earliest of them.
+    if (anchor_kind == "start-time") {
+        std::int64_t earliest = 0;
+        for (const auto& rep : result.inputs) earliest = std::min(earliest, rep.offset_ns);
+        for (auto& rep : result.inputs) rep.offset_ns -= earliest;
+    }
 
     TraceRunInfo info = readers[0].run_info();
+    if (anchor_kind == "start-time") {
+        for (const auto& r : readers) info.start_time_unix_ns = std::min(info.start_time_unix_ns, r.run_info().start_time_unix_ns);
+    }
     int world = info.world_size;
     for (const auto& [rank, file] : owner) world = std::max(world, rank + 1);
     info.world_size = world;
@@ -112,11 +171,18 @@ MergeResult merge_traces(const std::vector<std::string>& inputs, TraceWriter& ou
     for (std::size_t i = 0; i < readers.size(); ++i) {
         const auto& r = readers[i];
         const std::int64_t off = result.inputs[i].offset_ns;
+        const int forced = override_of(i);
+        auto rank_of = [&](int rank) { return forced >= 0 ? forced : rank; };
         std::map<int, int> track_map;
-        for (const auto& t : r.tracks()) track_map[t.id] = out.add_track(t.info);
-        for (const auto& rk : r.ranks()) out.set_rank_info(rk.rank, rk.device, rk.clock_offset_ns + off);
+        for (const auto& t : r.tracks()) {
+            TrackInfo ti = t.info;
+            ti.rank = rank_of(ti.rank);
+            track_map[t.id] = out.add_track(ti);
+        }
+        for (const auto& rk : r.ranks()) out.set_rank_info(rank_of(rk.rank), rk.device, rk.clock_offset_ns + off);
         r.for_each_event([&](const TraceEvent& e) {
             TraceEvent c = e;
+            c.rank = rank_of(e.rank);
             c.track = track_map.at(e.track);
             c.start_ns += off;
             c.end_ns += off;
@@ -127,7 +193,7 @@ MergeResult merge_traces(const std::vector<std::string>& inputs, TraceWriter& ou
             auto it = track_map.find(s.track);
             if (it == track_map.end()) return;
             const TrackRecord* t = r.track(s.track);
-            out.add_counter(t ? t->info.rank : 0, it->second, s.name, s.time_ns + off, s.value);
+            out.add_counter(rank_of(t ? t->info.rank : 0), it->second, s.name, s.time_ns + off, s.value);
         });
         result.events += result.inputs[i].events;
     }

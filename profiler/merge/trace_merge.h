@@ -1,8 +1,12 @@
-// Per-rank traces -> one trace. Clocks are aligned by a per-rank offset measured at a
-// barrier (every rank leaves a barrier at the same instant, so the ends of the first barrier
-// events are made equal); without barriers, by the files' wall-clock start times. Traces of
-// different runs (run id, layout, world size or source differ) and overlapping ranks are
-// refused.
+// Per-rank traces -> one trace. Clocks are aligned by a per-rank offset:
+// - Meshwork's own runs: at a barrier (every rank leaves a barrier at the same instant, so the
+//   ends of the first barrier events are made equal); without barriers, by the files'
+//   wall-clock start times.
+// - Imported profiles (Kineto, nsys): by their absolute timestamps when every file has them;
+//   otherwise the ends of the first common collective (the first communication event of the
+//   first file's first collective kind) are made equal.
+// Traces of different runs (run id, layout, world size or source differ) and overlapping
+// ranks are refused.
 #pragma once
 
 #include <cstdint>
@@ -17,13 +21,14 @@ namespace meshwork::profiler {
 struct MergeOptions {
     std::string barrier_name = "barrier";  // an event whose name contains this marks the barrier
     bool allow_mixed = false;              // skip the same-run checks
+    std::vector<int> rank_override;        // per input: -1 keeps its ranks, else its one rank becomes this
 };
 
 struct MergeInputReport {
     std::string file;
     std::vector<int> ranks;
     std::int64_t offset_ns = 0;
-    std::string alignment;  // "barrier", "start-time", "reference", "none"
+    std::string alignment;  // "barrier", "start-time", "collective", "reference", "none"
     std::int64_t events = 0;
     bool complete = true;
 };

@@ -4,6 +4,8 @@
 #include <QtTest>
 
 #include <QAction>
+#include <QComboBox>
+#include <QPushButton>
 #include <QMenuBar>
 #include <QProgressBar>
 #include <QTableView>
@@ -22,6 +24,7 @@
 #include "estimate/memory_chart.h"
 #include "layout/layout_json.h"
 #include "mainwindow/main_window.h"
+#include "engine/cuda_plugin.h"
 #include "engine/engine_run.h"
 #include "layout/layout_json.h"
 #include "store/trace_reader.h"
@@ -173,6 +176,32 @@ private slots:
         QVERIFY(dialog.status_text().startsWith("Stopped"));
         auto reader = profiler::TraceReader::open(profile.toStdString());
         QVERIFY(reader.complete());
+    }
+
+    // Choosing CUDA where it cannot run (here: the plugin is not beside this test, or no GPU)
+    // names the reason and keeps Run disabled; the CPU backend is unaffected.
+    void choosing_cuda_without_it_names_what_is_missing() {
+        const Layout layout = load_layout(bundled("tiny-cpu").toStdString());
+        if (engine::cuda_backend_unavailable(layout.gpus).empty()) QSKIP("CUDA can run here");
+        RunDialog dialog(layout);
+        auto* backend = dialog.findChild<QComboBox*>();
+        QVERIFY(backend != nullptr);
+        const int cuda = backend->findData("cuda");
+        QVERIFY(cuda >= 0);
+        backend->setCurrentIndex(cuda);
+        QVERIFY(!dialog.start_run());
+        QVERIFY2(dialog.status_text().contains("The CUDA backend cannot run here: "), qPrintable(dialog.status_text()));
+        QVERIFY2(dialog.status_text().contains("CUDA plugin") || dialog.status_text().contains("GPU"),
+                 qPrintable(dialog.status_text()));
+        QVERIFY(!dialog.running());
+        QPushButton* run = nullptr;
+        for (auto* b : dialog.findChildren<QPushButton*>()) {
+            if (b->text() == "&Run") run = b;
+        }
+        QVERIFY(run != nullptr);
+        QVERIFY(!run->isEnabled());
+        backend->setCurrentIndex(backend->findData("cpu"));
+        QVERIFY(run->isEnabled());
     }
 
     void run_refuses_a_layout_this_machine_cannot_hold() {

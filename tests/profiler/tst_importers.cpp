@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "common/error.h"
@@ -120,14 +121,15 @@ class ImportersTest : public QObject {
         auto r = TraceReader::open(out);
         QCOMPARE(r.run_info().source, std::string("kineto"));
         QCOMPARE(r.run_info().world_size, 2);
-        QCOMPARE(r.run_info().start_time_unix_ns, std::int64_t{1700000000000000000});
+        // Times start at the first event (ts 1000 us); the absolute start is base + 1000 us.
+        QCOMPARE(r.run_info().start_time_unix_ns, std::int64_t{1700000000001000000});
         int kernels = 0, comms = 0, copies = 0, sets = 0, host = 0;
         r.for_each_event([&](const TraceEvent& e) {
             QCOMPARE(e.rank, 1);
             if (e.kind == EventKind::Compute) {
                 ++kernels;
-                QCOMPARE(e.start_ns, std::int64_t{1100000});
-                QCOMPARE(e.end_ns, std::int64_t{1200000});
+                QCOMPARE(e.start_ns, std::int64_t{100000});
+                QCOMPARE(e.end_ns, std::int64_t{200000});
                 QCOMPARE(e.step, 3);  // through correlation 100 -> launch inside ProfilerStep#3
                 QCOMPARE(e.correlation_id, std::int64_t{100});
             } else if (e.kind == EventKind::Communication) {
@@ -137,8 +139,8 @@ class ImportersTest : public QObject {
                 QCOMPARE(e.step, 3);
             } else if (e.kind == EventKind::Memcpy) {
                 ++copies;
-                QCOMPARE(e.start_ns, std::int64_t{1050500});
-                QCOMPARE(e.end_ns, std::int64_t{1060750});
+                QCOMPARE(e.start_ns, std::int64_t{50500});
+                QCOMPARE(e.end_ns, std::int64_t{60750});
             } else if (e.kind == EventKind::Memset) {
                 ++sets;
             } else {
@@ -248,6 +250,30 @@ private slots:
         QCOMPARE(streams, 2);
     }
 
+    // One export of a two-process job (nsys profiling mpirun/torchrun): each process with
+    // device work is a rank, in pid order from the file's rank.
+    void nsys_processes_become_ranks() {
+        const auto in = temp_path(dir_, "job_rank3.sqlite");
+        write_nsys_fixture(in);
+        sqlite3* db = nullptr;
+        QCOMPARE(sqlite3_open(in.c_str(), &db), SQLITE_OK);
+        exec_sql(db, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId,"
+                     " globalPid, demangledName, shortName) VALUES (2500, 2900, 0, 1, 7, 99, 33554432, 2, 4);");
+        sqlite3_close(db);
+        const auto out = temp_path(dir_, "nsys_job.sqlite");
+        auto w = TraceWriter::create(out);
+        const auto res = import_trace_file(in, *w, {});
+        w->close();
+        QCOMPARE(res.world_size, 2);
+        auto r = TraceReader::open(out);
+        std::map<int, int> kernels_by_rank;
+        r.for_each_event([&](const TraceEvent& e) {
+            if (e.kind == EventKind::Compute || e.kind == EventKind::Communication) ++kernels_by_rank[e.rank];
+        });
+        // pid 2 (globalPid 2 << 24) comes before pid 256, the launching thread's process.
+        QCOMPARE(kernels_by_rank, (std::map<int, int>{{3, 1}, {4, 2}}));
+    }
+
     void refuses_nsys_without_needed_columns() {
         const auto in = temp_path(dir_, "nsys_bad.sqlite");
         write_nsys_fixture(in, /*with_kernel_name=*/false);
@@ -283,7 +309,12 @@ private slots:
             {"type.json", R"({"traceEvents":[{"ph":"X","name":"k","ts":1,"dur":1},{"ph":"X","name":"k","ts":"soon"}]})", "traceEvents[1].ts"},
             {"name.json", R"({"traceEvents":[{"ph":"X","name":7,"ts":1,"dur":1}]})", "traceEvents[0].name"},
             {"elem.json", R"({"traceEvents":[3]})", "traceEvents[0]"},
-            {"top.json", R"([{"ph":"X"}])", "top level"},
+            // The Trace Event Format's array form is read like traceEvents[].
+            {"top.json", R"([{"ph":"X","name":"k"}])", "traceEvents[0].ts"},
+            {"empty.json", R"({"traceEvents":[{"ph":"M","name":"process_name","pid":1,"args":{"name":"x"}}]})",
+             "empty profiler trace"},
+            {"et.json", R"({"schema":"1.0.1","pid":1,"nodes":[{"id":1,"name":"[pytorch|profiler|execution_trace|process]"}]})",
+             "execution trace"},
             {"missing.json", R"({"events":[]})", "traceEvents"},
             {"cut.json", R"({"traceEvents":[{"ph":"X","name":"k","ts":1,)", "malformed JSON"},
             {"negative.json", R"({"traceEvents":[{"ph":"X","name":"k","ts":1,"dur":-5}]})", "negative"},

@@ -1,7 +1,6 @@
-// What non-CUDA code (the CLI, the GUI, benchmarks) may know of the CUDA backend: whether
-// GPUs are usable, and a factory. C++20-safe and free of CUDA headers. Compiled only when the
-// build has CUDA (MESHWORK_HAVE_CUDA is then defined on meshwork_core), so callers guard
-// their use with `#if MESHWORK_HAVE_CUDA`.
+// Inside the CUDA plugin (libmeshwork_cuda.so) and the GPU tests and benchmarks that link
+// its code directly: whether GPUs are usable, and the backend factory. C++20-safe and free
+// of CUDA headers. The rest of the program reaches these through engine/cuda_plugin.h.
 #pragma once
 
 #include <cstddef>
@@ -9,23 +8,9 @@
 #include <string>
 
 #include "engine/backend.h"
+#include "engine/cuda_plugin.h"
 
 namespace meshwork::engine {
-
-// How Backend::gemm (fp32 in and out) computes on the GPU.
-enum class CudaGemmMode {
-    Fp32,  // exact fp32 (CUBLAS_COMPUTE_32F): the mode the GPU tests compare with the CPU in
-    Tf32,  // fp32 storage, TF32 tensor cores (default)
-    Bf16,  // inputs rounded to bf16, fp32 accumulation and output: bf16 tensor-core rates
-};
-
-struct CudaBackendOptions {
-    CudaGemmMode gemm = CudaGemmMode::Tf32;
-    std::size_t gemm_workspace_bytes = std::size_t{32} << 20;  // cuBLASLt's split-K scratch
-    // This rank's peak memory as the engine predicts it (engine/memory_estimate.h), quoted
-    // beside the measured figures in an out-of-memory message; 0 when not known.
-    std::size_t predicted_peak_bytes = 0;
-};
 
 // The defaults, with MESHWORK_CUDA_GEMM=fp32|tf32|bf16 from the environment applied.
 [[nodiscard]] CudaBackendOptions cuda_options_from_env();

@@ -1,6 +1,6 @@
-// NCCL communicators for CUDA backends: what non-CUDA code (the run verb, benchmarks) may
-// include. C++20-safe, free of CUDA and NCCL headers; compiled only when the build has CUDA
-// (guard uses with `#if MESHWORK_HAVE_CUDA`).
+// NCCL communicators for CUDA backends. C++20-safe, free of CUDA and NCCL headers. The
+// functions are defined in the CUDA plugin (libmeshwork_cuda.so); the rest of the program
+// reaches them through CudaPlugin (engine/cuda_plugin.h), which uses the class below.
 //
 // One process, several GPUs: create one NcclInprocWorld, then each rank thread calls
 // communicator(rank, its CudaBackend) — every rank must call it, concurrently, since NCCL's

@@ -30,6 +30,11 @@ inline std::string layer(int layer, const char* pass) {
     return "layer " + std::to_string(layer) + " " + pass;
 }
 inline std::string optimizer() { return "optimizer"; }
+// Around one collective or point-to-point op, e.g. "all_reduce(tp) bytes=4096 group=4": the
+// communication kernels launched inside take the payload and the group size from it.
+inline std::string collective(const std::string& op, std::size_t bytes, int group_size) {
+    return op + " bytes=" + std::to_string(bytes) + " group=" + std::to_string(group_size);
+}
 }  // namespace range_name
 
 }  // namespace meshwork::engine

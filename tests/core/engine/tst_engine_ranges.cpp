@@ -4,6 +4,7 @@
 #include <QtTest>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/comm/inproc_world.h"
@@ -101,6 +102,48 @@ private slots:
         QCOMPARE(*first_bwd, "+layer " + std::to_string(layers - 1) + " bwd");
     }
 
+    // Every collective is inside a range naming its payload and group, which the CUPTI
+    // collector gives to the NCCL kernels launched in it (profiler/collect/gpu_activity.h).
+    void collectives_open_a_range_with_bytes_and_group() {
+        Layout layout = load_layout(std::string(MESHWORK_RESOURCES_DIR) + "/layouts/tiny-cpu.json");
+        layout.gpus = 2;
+        layout.parallel.mesh.tp = 2;
+        layout.parallel.mesh.pp = 1;
+        layout.placement.layers_per_stage.clear();
+        EngineOptions options;
+        options.steps = 1;
+        InProcessWorld world(2, 30);
+        const TokenStream tokens = make_token_stream(layout, options);
+        std::vector<std::vector<std::string>> logs(2);
+        std::vector<std::thread> ranks;
+        for (int r = 0; r < 2; ++r) {
+            ranks.emplace_back([&, r] {
+                auto comm = world.communicator(r);
+                RangeRecordingBackend be(r);
+                {
+                    RankContext ctx(layout, be, *comm, nullptr);
+                    RankTrainer trainer(layout, options, ctx, tokens);
+                    trainer.step(1);
+                }
+                logs[static_cast<std::size_t>(r)] = be.log;
+            });
+        }
+        for (auto& t : ranks) t.join();
+        for (const auto& log : logs) {
+            int collectives = 0;
+            for (const auto& entry : log) {
+                if (entry[0] != '+' || !entry.starts_with("+all_reduce(tp)")) continue;
+                const auto c = profiler::parse_range_context(entry.substr(1));
+                QVERIFY2(c.bytes > 0, entry.c_str());
+                QCOMPARE(c.group_size, 2);
+                QVERIFY2(c.step < 0 && c.layer < 0, entry.c_str());  // the enclosing ranges say those
+                ++collectives;
+            }
+            QVERIFY(collectives > 0);
+        }
+        QCOMPARE(logs[0].size(), logs[1].size());  // same ranges on both ranks of the group
+    }
+
     // The profiler reads these names back (CUPTI collector, Nsight Systems import).
     void profiler_parses_every_range_name() {
         using profiler::parse_range_context;
@@ -113,6 +156,10 @@ private slots:
         QCOMPARE(parse_range_context(range_name::layer(0, "bwd")).layer, 0);
         const auto opt = parse_range_context(range_name::optimizer());
         QVERIFY(opt.step < 0 && opt.micro_batch < 0 && opt.layer < 0);
+        const auto coll = parse_range_context(range_name::collective("all_gather(dp)", 1u << 20, 8));
+        QCOMPARE(coll.bytes, std::int64_t{1} << 20);
+        QCOMPARE(coll.group_size, 8);
+        QVERIFY(coll.step < 0 && coll.micro_batch < 0 && coll.layer < 0);
     }
 };
 
