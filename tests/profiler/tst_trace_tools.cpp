@@ -16,6 +16,7 @@
 #include "analysis/intervals.h"
 #include "cluster/cluster_spec.h"
 #include "analysis/range_context.h"
+#include "analysis/trace_compare.h"
 #include "analysis/trace_stats.h"
 #include "collect/cpu_collector.h"
 #include "analysis/event_classify.h"
@@ -174,6 +175,51 @@ private slots:
         QCOMPARE(collective_of_event("ncclDevKernel_AllGather_RING_LL"), std::string("all_gather"));
         QCOMPARE(collective_of_event("all_to_all(ep)"), std::string("all_to_all"));
         QCOMPARE(collective_of_event("gemm"), std::string());
+    }
+
+    // A run of three steps compares with a prediction of one: per-step means over the steps
+    // after the first (warm-up), so a 3-step run no longer looks 3x slower than predicted.
+    void per_step_figures_leave_out_the_warmup_step() {
+        auto write = [](const std::string& path, const std::vector<std::int64_t>& step_starts,
+                        std::int64_t first_compute) {
+            auto w = TraceWriter::create(path);
+            const int c = w->add_track({0, TrackKind::ComputeStream, 0, "compute"});
+            const int m = w->add_track({0, TrackKind::CommStream, 0, "comm"});
+            for (std::size_t i = 0; i < step_starts.size(); ++i) {
+                const std::int64_t t = step_starts[i];
+                const std::int64_t compute = i == 0 ? first_compute : 100;
+                auto k = make_event(c, EventKind::Compute, "gemm", t, t + compute);
+                k.step = static_cast<int>(i);
+                auto x = make_event(m, EventKind::Communication, "all_reduce(tp)", t + compute, t + compute + 50);
+                x.step = static_cast<int>(i);
+                x.bytes = 1024;
+                x.group_size = 2;
+                w->add_event(k);
+                w->add_event(x);
+            }
+            w->close();
+        };
+        const auto run = temp_path(dir_, "three-steps.sqlite"), one = temp_path(dir_, "one-step.sqlite");
+        write(run, {0, 1000, 2000}, 500);  // warm-up step 0: compute 500 ns
+        write(one, {0}, 100);
+        const auto s = compute_stats(TraceReader::open(run));
+        const auto& r = s.ranks.at(0);
+        QCOMPARE(r.steps, 3);
+        QCOMPARE(r.steps_averaged, 2);
+        QCOMPARE(r.step_s, 150e-9);
+        QCOMPARE(r.step_compute_s, 100e-9);
+        QCOMPARE(r.step_comm_s, 50e-9);
+        QCOMPARE(r.step_exposed_comm_s, 50e-9);
+        QCOMPARE(r.step_idle_s, 0.0);
+        QCOMPARE(r.span_s, 2150e-9);  // the whole-trace figures are unchanged
+        const auto c = compare_traces(TraceReader::open(one), TraceReader::open(run), [](int rank) { return rank; });
+        QCOMPARE(c.categories.at(0).category, std::string("step"));
+        QCOMPARE(c.categories.at(0).error, 0.0);
+        QCOMPARE(c.max_abs_error, 0.0);
+        // One step only: that step; no step numbers at all: the whole trace.
+        const auto single = compute_stats(TraceReader::open(one)).ranks.at(0);
+        QCOMPARE(single.steps_averaged, 1);
+        QCOMPARE(single.step_s, 150e-9);
     }
 
     void merge_aligns_clocks_at_the_barrier() {
