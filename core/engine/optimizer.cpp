@@ -50,7 +50,9 @@ void Optimizer::adam_range(RankContext& ctx, ParamStore& store, ReduceGroup g, s
 }
 
 void Optimizer::step(RankContext& ctx, ParamStore& store, int step) {
-    RankContext::Op op(ctx, "optimizer.step", -1, 0);
+    // The trace's "optimizer.step" op spans the updates only: the gradient collectives are
+    // traced as themselves, so a measured step's compute does not count them twice (and
+    // calibrate does not take their time for compute).
     if (ctx.size(Group::Tp) > 1) {
         for (int id = 0; id < static_cast<int>(store.all().size()); ++id) {
             if (store.info(id).tp_partial_grad) ctx.all_reduce(Group::Tp, store.grad(id), store.info(id).count());
@@ -67,15 +69,19 @@ void Optimizer::step(RankContext& ctx, ParamStore& store, int step) {
             for (std::size_t at = 0; at < n && ctx.size(st.comm) > 1; at += bucket) {
                 ctx.all_reduce(st.comm, grads + at, std::min(bucket, n - at));
             }
+            RankContext::Op op(ctx, "optimizer.step", -1, 0);
             adam_range(ctx, store, g, 0, n, st.m.data(), st.v.data(), step);
             continue;
         }
         // ZeRO: each rank reduces, updates and then shares only its shard.
         Floats shard(ctx.be, st.count);
         ctx.reduce_scatter_v(st.comm, grads, shard.data(), st.counts);
-        ctx.be.copy(grads + st.begin, shard.data(), st.count * sizeof(float), ctx.compute);
-        adam_range(ctx, store, g, st.begin, st.count, st.m.data(), st.v.data(), step);
-        ctx.be.copy(shard.data(), store.values(g).data() + st.begin, st.count * sizeof(float), ctx.compute);
+        {
+            RankContext::Op op(ctx, "optimizer.step", -1, 0);
+            ctx.be.copy(grads + st.begin, shard.data(), st.count * sizeof(float), ctx.compute);
+            adam_range(ctx, store, g, st.begin, st.count, st.m.data(), st.v.data(), step);
+            ctx.be.copy(shard.data(), store.values(g).data() + st.begin, st.count * sizeof(float), ctx.compute);
+        }
         ctx.all_gather_v(st.comm, shard.data(), store.values(g).data(), st.counts);
     }
 }
