@@ -31,6 +31,11 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
     auto* fit = new QToolButton(this);
     fit->setText(tr("Whole traces"));
     fit->setToolTip(tr("Show both traces whole (Home in either timeline)"));
+    calibrate_ = new QToolButton(this);
+    calibrate_->setText(tr("Calibrate && Re-predict"));
+    calibrate_->setToolTip(tr("Fit the cluster's efficiencies and link latency to the measured trace, simulate "
+                              "the layout that ran again on the calibrated cluster and compare anew "
+                              "(meshwork-cli calibrate, simulate, compare)"));
     auto* swap = new QToolButton(this);
     swap->setText(tr("Swap"));
     swap->setToolTip(tr("Swap which trace is the prediction and which the measurement"));
@@ -39,6 +44,7 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
     close->setToolTip(tr("Back to the single timeline"));
     bar->addWidget(summary_, 1);
     bar->addWidget(fit);
+    bar->addWidget(calibrate_);
     bar->addWidget(swap);
     bar->addWidget(close);
     layout->addLayout(bar);
@@ -64,6 +70,9 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
     link_ = new AxisLink(predicted_view_, measured_view_, this);
     connect(fit, &QToolButton::clicked, predicted_view_, &TimelineView::fit_all);
     connect(close, &QToolButton::clicked, this, &ComparePanel::close_requested);
+    connect(calibrate_, &QToolButton::clicked, this, [this] {
+        if (data_) emit calibrate_requested(data_->predicted.path, data_->measured.path);
+    });
     connect(swap, &QToolButton::clicked, this, [this] {
         if (data_) emit swap_requested(data_->measured.path, data_->predicted.path);
     });
@@ -121,7 +130,16 @@ void ComparePanel::set_data(std::shared_ptr<const ComparisonData> data) {
                           .arg(format_duration_ns(step.predicted_s * 1e9), format_duration_ns(step.measured_s * 1e9),
                                step.error >= 0 ? "+" : "\u2212")
                           .arg(std::fabs(100 * step.error), 0, 'f', 1)
-                          .arg(100 * data_->comparison.max_abs_error, 0, 'f', 1));
+                          .arg(100 * data_->comparison.max_abs_error, 0, 'f', 1) +
+                      (data_->calibration_note.isEmpty()
+                           ? QString()
+                           : QString("<br><span style='color:%1'>%2</span>")
+                                 .arg(view_colours().text_dim.name(), data_->calibration_note.toHtmlEscaped())));
+    summary_->setToolTip(data_->calibrated_cluster_path.isEmpty()
+                             ? QString()
+                             : tr("Calibrated cluster written to %1").arg(data_->calibrated_cluster_path));
 }
+
+QString ComparePanel::summary_text() const { return summary_->text(); }
 
 }  // namespace meshwork::gui

@@ -10,6 +10,7 @@
 #include "compare/comparison_data.h"
 
 class QLabel;
+class QToolButton;
 class QTabWidget;
 
 namespace meshwork::gui {
@@ -29,10 +30,15 @@ public:
     [[nodiscard]] TimelineView* predicted_view() const { return predicted_view_; }
     [[nodiscard]] TimelineView* measured_view() const { return measured_view_; }
     [[nodiscard]] ComparisonTable* comparison_table() const { return table_; }
+    [[nodiscard]] QToolButton* calibrate_button() const { return calibrate_; }
+    [[nodiscard]] QString summary_text() const;
 
 signals:
     // The user asked to swap the roles of the two traces (the comparison is recomputed).
     void swap_requested(const QString& predicted_path, const QString& measured_path);
+    // The user asked to calibrate the cluster on the measured trace and re-predict the
+    // layout that ran (ComparisonLoader::calibrate).
+    void calibrate_requested(const QString& predicted_path, const QString& measured_path);
     void close_requested();
 
 private:
@@ -45,6 +51,7 @@ private:
     QLabel* predicted_title_ = nullptr;
     QLabel* measured_title_ = nullptr;
     QLabel* summary_ = nullptr;
+    QToolButton* calibrate_ = nullptr;
     AxisLink* link_ = nullptr;
     QTabWidget* tabs_ = nullptr;
     ComparisonTable* table_ = nullptr;

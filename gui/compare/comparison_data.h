@@ -28,6 +28,10 @@ struct ComparisonData {
     ComparedTrace measured;
     profiler::TraceComparison comparison;
     bool stages_from_layout = false;  // else each rank is its own "stage"
+    // Set when the prediction was re-made on a cluster calibrated to the measured trace:
+    // what was fitted, and where the calibrated cluster JSON was written.
+    QString calibration_note;
+    QString calibrated_cluster_path;
 };
 
 }  // namespace meshwork::gui

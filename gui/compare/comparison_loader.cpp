@@ -1,10 +1,15 @@
 #include "compare/comparison_loader.h"
 
+#include <QDir>
+#include <QFileInfo>
 #include <QMetaObject>
 
 #include <exception>
 #include <optional>
 
+#include "analysis/calibrate.h"
+#include "cluster/cluster_spec.h"
+#include "common/error.h"
 #include "common/json_reader.h"
 #include "compare/step_origin.h"
 #include "layout/layout_json.h"
@@ -15,15 +20,20 @@ namespace meshwork::gui {
 
 namespace {
 
-// The mesh that says which pipeline stage each rank is in: from the layout a trace carries
-// (as `meshwork-cli compare` does without --layout); none when neither carries one.
-std::optional<DeviceMesh> mesh_of(const profiler::TraceReader& a, const profiler::TraceReader& b) {
+// The layout a trace carries, the first of `a`, `b` that has one (as `meshwork-cli
+// compare` and `calibrate` do without --layout).
+std::optional<Layout> layout_of(const profiler::TraceReader& a, const profiler::TraceReader& b) {
     for (const auto* t : {&a, &b}) {
         if (t->run_info().layout_json.empty()) continue;
-        const auto layout = layout_from_json(parse_json_text(t->run_info().layout_json, t->path()),
-                                             t->path() + " (meta.layout_json)");
-        return layout.mesh();
+        return layout_from_json(parse_json_text(t->run_info().layout_json, t->path()),
+                                t->path() + " (meta.layout_json)");
     }
+    return std::nullopt;
+}
+
+// The mesh that says which pipeline stage each rank is in; none when no trace carries a layout.
+std::optional<DeviceMesh> mesh_of(const profiler::TraceReader& a, const profiler::TraceReader& b) {
+    if (auto layout = layout_of(a, b)) return layout->mesh();
     return std::nullopt;
 }
 
@@ -70,12 +80,59 @@ std::shared_ptr<const ComparisonData> ComparisonLoader::load_now(const QString& 
     return data;
 }
 
+std::shared_ptr<const ComparisonData> ComparisonLoader::calibrate_now(const QString& predicted_path,
+                                                                      const QString& measured_path,
+                                                                      const QString& out_dir) {
+    const auto measured = profiler::TraceReader::open(measured_path.toStdString());
+    const auto predicted = profiler::TraceReader::open(predicted_path.toStdString());
+    // The layout that ran first: the measured trace's.
+    const auto layout = layout_of(measured, predicted);
+    if (!layout) {
+        throw InputError(measured_path.toStdString(), "meta.layout_json",
+                         "neither trace carries the layout that ran: nothing to re-predict");
+    }
+    if (!QDir().mkpath(out_dir)) {
+        throw RuntimeError("cannot create the folder " + out_dir.toStdString());
+    }
+    const QString stem = QFileInfo(measured_path).completeBaseName();
+    const QString new_prediction = QDir(out_dir).filePath(stem + ".calibrated-prediction.sqlite");
+    const QString cluster_path = QDir(out_dir).filePath(stem + ".calibrated-cluster.json");
+    const auto r = profiler::calibrate_and_repredict(measured, *layout, new_prediction.toStdString());
+    save_json_file(cluster_to_json(r.cluster), cluster_path.toStdString());
+    auto data = std::const_pointer_cast<ComparisonData>(load_now(new_prediction, measured_path));
+    const auto& was = layout->cluster;
+    auto link = [](const profiler::LinkFit& f) {
+        if (!f.fitted) return QObject::tr("not fitted");
+        QString text = f.latency_fitted ? QObject::tr("latency %1 µs/step").arg(f.latency_s * 1e6, 0, 'f', 1) : QString();
+        if (f.bus_bandwidth_bytes_per_s > 0) {
+            if (!text.isEmpty()) text += ", ";
+            text += QObject::tr("busbw %1 GB/s").arg(f.bus_bandwidth_bytes_per_s / 1e9, 0, 'g', 3);
+        }
+        return text;
+    };
+    data->calibration_note = QObject::tr("calibrated on the measurement: GEMM efficiency %1 → %2; intra-node link %3; "
+                                         "inter-node link %4")
+                                 .arg(was.efficiency.gemm, 0, 'g', 3)
+                                 .arg(r.cluster.efficiency.gemm, 0, 'g', 3)
+                                 .arg(link(r.fit.intra_node), link(r.fit.inter_node));
+    data->calibrated_cluster_path = cluster_path;
+    return data;
+}
+
+void ComparisonLoader::calibrate(const QString& predicted_path, const QString& measured_path, const QString& out_dir) {
+    run([predicted_path, measured_path, out_dir] { return calibrate_now(predicted_path, measured_path, out_dir); });
+}
+
 void ComparisonLoader::load(const QString& predicted_path, const QString& measured_path) {
-    pool_.start([this, predicted_path, measured_path] {
+    run([predicted_path, measured_path] { return load_now(predicted_path, measured_path); });
+}
+
+void ComparisonLoader::run(std::function<std::shared_ptr<const ComparisonData>()> work) {
+    pool_.start([this, work = std::move(work)] {
         std::shared_ptr<const ComparisonData> data;
         QString error;
         try {
-            data = load_now(predicted_path, measured_path);
+            data = work();
         } catch (const std::exception& e) {
             error = QString::fromStdString(e.what());
         }

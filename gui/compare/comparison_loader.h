@@ -6,6 +6,7 @@
 #include <QObject>
 #include <QThreadPool>
 
+#include <functional>
 #include <memory>
 
 #include "compare/comparison_data.h"
@@ -18,17 +19,27 @@ public:
     explicit ComparisonLoader(QObject* parent = nullptr);
     ~ComparisonLoader() override;
     void load(const QString& predicted_path, const QString& measured_path);
+    // Calibrates the cluster of the layout that ran (the one the measured trace carries,
+    // else the prediction's) on the measured trace, simulates that layout again on the
+    // calibrated cluster into `out_dir`, and compares the new prediction with the
+    // measurement (`meshwork-cli calibrate` + `simulate` + `compare` in one step).
+    void calibrate(const QString& predicted_path, const QString& measured_path, const QString& out_dir);
     void wait();
 
-    // The same work, on the calling thread (the worker's body; tests). Throws on errors.
+    // The same work, on the calling thread (the worker's body; tests). Throw on errors.
     static std::shared_ptr<const ComparisonData> load_now(const QString& predicted_path,
                                                           const QString& measured_path);
+    static std::shared_ptr<const ComparisonData> calibrate_now(const QString& predicted_path,
+                                                               const QString& measured_path,
+                                                               const QString& out_dir);
 
 signals:
     void loaded(std::shared_ptr<const meshwork::gui::ComparisonData> data);
     void failed(const QString& message);
 
 private:
+    // Runs `work` on the worker thread; loaded or failed follows on the UI thread.
+    void run(std::function<std::shared_ptr<const ComparisonData>()> work);
     QThreadPool pool_;
 };
 

@@ -14,6 +14,7 @@
 #include <exception>
 
 #include "app/format.h"
+#include "compare/compare_panel.h"
 #include "compare/comparison_loader.h"
 #include "import/import_trace.h"
 #include "timeline/timeline_panel.h"
@@ -60,6 +61,10 @@ TraceMenu::TraceMenu(WindowHooks hooks, QMenu* file)
     });
     connect(loader_, &ComparisonLoader::failed, this,
             [this](const QString& message) { show_error(tr("Cannot compare traces"), message); });
+    if (auto* panel = hooks_.timeline->comparison()) {
+        connect(panel, &ComparePanel::swap_requested, this, &TraceMenu::compare);
+        connect(panel, &ComparePanel::calibrate_requested, this, &TraceMenu::calibrate);
+    }
 
     connect(import_, &TraceImportJob::progress, this, [this](qint64 events) {
         if (progress_) {
@@ -138,6 +143,11 @@ void TraceMenu::compare(const QString& predicted_path, const QString& measured_p
     window_->statusBar()->showMessage(tr("Comparing %1 with %2…")
                                           .arg(QFileInfo(predicted_path).fileName(), QFileInfo(measured_path).fileName()));
     loader_->load(predicted_path, measured_path);
+}
+
+void TraceMenu::calibrate(const QString& predicted_path, const QString& measured_path) {
+    window_->statusBar()->showMessage(tr("Calibrating on %1 and predicting again…").arg(QFileInfo(measured_path).fileName()));
+    loader_->calibrate(predicted_path, measured_path, trace_cache_dir("calibrated"));
 }
 
 void TraceMenu::choose_import(const QString& title, const QString& filter) {

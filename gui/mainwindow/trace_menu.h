@@ -42,6 +42,10 @@ public:
     void compare(const QString& predicted_path, const QString& measured_path);
     // Compares the trace open in the timeline with `path`; an error when none is open.
     void compare_with_current(const QString& path);
+    // Calibrates on the measured trace, predicts the layout that ran again and shows that
+    // comparison (the compare view's "Calibrate & Re-predict"); the new prediction and the
+    // calibrated cluster JSON go to the trace cache's "calibrated" folder.
+    void calibrate(const QString& predicted_path, const QString& measured_path);
     // Imports an nsys SQLite export or a Kineto JSON trace (from the cache when it was
     // imported before) and opens the result.
     void import_trace(const QString& path);

@@ -9,7 +9,9 @@
 
 #include "analysis/intervals.h"
 #include "analysis/trace_stats.h"
+#include "common/error.h"
 #include "sim/simulate.h"
+#include "store/trace_writer.h"
 
 namespace meshwork::profiler {
 
@@ -183,6 +185,26 @@ ClusterSpec apply_calibration(ClusterSpec c, const CalibrationFit& fit) {
     if (fit.inter_node.efficiency > 0) c.efficiency.inter_node_link = fit.inter_node.efficiency;
     if (fit.inter_node.latency_fitted) c.inter_node.latency_s = fit.inter_node.latency_s;
     return c;
+}
+
+Reprediction calibrate_and_repredict(const TraceReader& measured, const Layout& layout,
+                                     const std::string& predicted_out) {
+    Reprediction r;
+    r.fit = fit_calibration(measured, layout.cluster, layout.training.dtype, &layout);
+    if (r.fit.gemm_efficiency <= 0 && !r.fit.intra_node.fitted && !r.fit.inter_node.fitted) {
+        throw InputError(measured.path(), "events",
+                         "nothing to fit: no compute event carries FLOPs and no collective carries "
+                         "bytes and a group size");
+    }
+    r.cluster = apply_calibration(layout.cluster, r.fit);
+    r.cluster.description = layout.cluster.description + " (calibrated from " + measured.path() + ")";
+    Layout calibrated = layout;
+    calibrated.cluster = r.cluster;
+    calibrated.cluster_ref.clear();  // the trace's layout carries the calibrated figures inline
+    auto writer = TraceWriter::create(predicted_out);
+    simulate_layout(calibrated, writer.get());
+    writer->close();
+    return r;
 }
 
 nlohmann::json calibration_to_json(const CalibrationFit& f) {

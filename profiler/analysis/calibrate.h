@@ -52,6 +52,17 @@ CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& c
                                const Layout* layout = nullptr);
 // The cluster with the fitted figures applied (unfitted ones left as they were).
 ClusterSpec apply_calibration(ClusterSpec cluster, const CalibrationFit& fit);
+
+struct Reprediction {
+    CalibrationFit fit;
+    ClusterSpec cluster;  // the calibrated cluster
+};
+// Closes the loop in one call (the GUI's compare view): fits `layout`'s cluster to the
+// measured trace (in `layout`'s precision, with `layout` as the layout that ran) and
+// simulates the layout on the calibrated cluster into a new trace at `predicted_out`.
+// Throws InputError when there is nothing to fit.
+Reprediction calibrate_and_repredict(const TraceReader& measured, const Layout& layout,
+                                     const std::string& predicted_out);
 nlohmann::json calibration_to_json(const CalibrationFit& fit);
 
 }  // namespace meshwork::profiler
