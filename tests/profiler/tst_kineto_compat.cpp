@@ -1,6 +1,7 @@
 // Kineto/Chrome traces as PyTorch writes them across versions, with real files from
 // tests/data/kineto (SOURCES.txt there) and small hand-made ones for single facts:
 // exact timestamps, HTA's step attribution, collectives, non-profiles, several ranks.
+#include <QDir>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -223,6 +224,37 @@ private slots:
             if (absolute) QCOMPARE(comm_end[1] - comm_end[0], std::int64_t{5000});
             else QCOMPARE(comm_end[1], comm_end[0]);
         }
+    }
+
+    // Eight ranks of one job, given as a folder, imported on parallel threads: eight ranks,
+    // each with compute and communication.
+    void eight_ranks_from_a_folder() {
+        const std::string folder = temp_path(dir_, "job8");
+        QVERIFY(QDir().mkpath(QString::fromStdString(folder)));
+        for (int rank = 0; rank < 8; ++rank) {
+            const long long t0 = 1000 + rank * 7;  // each rank's clock starts a little later
+            write_text(folder + "/worker" + std::to_string(rank) + ".pt.trace.json",
+                       "{\"baseTimeNanoseconds\": 1700000000000000000, \"distributedInfo\": {\"rank\": " +
+                           std::to_string(rank) + ", \"world_size\": 8}, \"traceEvents\": ["
+                           "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"sm90_gemm\",\"pid\":0,\"tid\":7,\"ts\":" +
+                           std::to_string(t0) + ",\"dur\":50},"
+                           "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_Sum_bf16_RING_LL\","
+                           "\"pid\":0,\"tid\":20,\"ts\":" + std::to_string(t0 + 60) + ",\"dur\":30}]}");
+        }
+        const auto out = temp_path(dir_, "job8.sqlite");
+        auto w = TraceWriter::create(out);
+        ImportManyOptions o;
+        o.threads = 4;
+        const auto r = import_trace_files(expand_trace_inputs({folder}), *w, o);
+        w->close();
+        QCOMPARE(r.files.size(), std::size_t{8});
+        const auto stats = compute_stats(TraceReader::open(out));
+        QCOMPARE(stats.ranks.size(), std::size_t{8});
+        for (const auto& rank : stats.ranks) {
+            QCOMPARE(rank.compute_s, 50e-6);
+            QCOMPARE(rank.comm_s, 30e-6);
+        }
+        QCOMPARE(r.merge.inputs.at(7).offset_ns, std::int64_t{49000});
     }
 
     void rank_collision_is_refused() {
