@@ -8,7 +8,9 @@ namespace meshwork::profiler {
 
 namespace {
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-bool contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
+bool contains(std::string_view s, std::string_view p) {
+    return s.find(p) != std::string_view::npos;
+}
 
 std::string lower(std::string_view s) {
     std::string out(s);
@@ -31,8 +33,9 @@ std::string_view function_name(std::string_view name) {
 bool is_symmetric_or_custom_collective(std::string_view fn) {
     const std::string f = lower(fn);
     static constexpr std::array<std::string_view, 9> kMarks{
-        "multimem_",       "one_shot_all_reduce", "two_shot_all_reduce", "symmetric_memory::",
-        "cross_device_reduce", "custom_all_reduce", "allreduce_fusion", "deep_ep::", "lamport"};
+        "multimem_",          "one_shot_all_reduce", "two_shot_all_reduce",
+        "symmetric_memory::", "cross_device_reduce", "custom_all_reduce",
+        "allreduce_fusion",   "deep_ep::",           "lamport"};
     for (auto m : kMarks) {
         if (contains(f, m)) return true;
     }
@@ -54,11 +57,14 @@ KernelClass classify_kernel(std::string_view name) {
 
 EventKind event_kind_of_kernel(std::string_view name) {
     switch (classify_kernel(name)) {
-        case KernelClass::Communication: return EventKind::Communication;
+        case KernelClass::Communication:
+            return EventKind::Communication;
         case KernelClass::Memory:
             return starts_with(name, "Memset") ? EventKind::Memset : EventKind::Memcpy;
-        case KernelClass::Sync: return EventKind::Idle;
-        case KernelClass::Compute: break;
+        case KernelClass::Sync:
+            return EventKind::Idle;
+        case KernelClass::Compute:
+            break;
     }
     return EventKind::Compute;
 }

@@ -21,13 +21,15 @@ namespace {
 
 bool is_trace_file_name(const fs::path& p) {
     const std::string n = p.filename().string();
-    auto ends = [&](const std::string& s) { return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0; };
+    auto ends = [&](const std::string& s) {
+        return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0;
+    };
     return ends(".json") || ends(".json.gz") || ends(".sqlite");
 }
 
 // A private folder for the per-file traces, removed with everything in it.
 class TempDir {
-public:
+  public:
     TempDir() {
         std::random_device rd;
         for (int attempt = 0; attempt < 16; ++attempt) {
@@ -35,7 +37,8 @@ public:
             std::error_code ec;
             if (fs::create_directory(path_, ec)) return;
         }
-        throw std::runtime_error("cannot create a temporary folder in " + fs::temp_directory_path().string());
+        throw std::runtime_error("cannot create a temporary folder in " +
+                                 fs::temp_directory_path().string());
     }
     ~TempDir() {
         std::error_code ec;
@@ -45,7 +48,7 @@ public:
     TempDir& operator=(const TempDir&) = delete;
     [[nodiscard]] const fs::path& path() const { return path_; }
 
-private:
+  private:
     fs::path path_;
 };
 
@@ -58,10 +61,13 @@ std::vector<std::string> expand_trace_inputs(const std::vector<std::string>& pat
         if (fs::is_directory(p, ec)) {
             std::vector<std::string> found;
             for (const auto& entry : fs::directory_iterator(p, ec)) {
-                if (entry.is_regular_file() && is_trace_file_name(entry.path())) found.push_back(entry.path().string());
+                if (entry.is_regular_file() && is_trace_file_name(entry.path()))
+                    found.push_back(entry.path().string());
             }
             if (ec) throw InputError(p, "", "cannot list the folder: " + ec.message());
-            if (found.empty()) throw InputError(p, "", "folder holds no *.json, *.json.gz or *.sqlite trace files");
+            if (found.empty())
+                throw InputError(p, "",
+                                 "folder holds no *.json, *.json.gz or *.sqlite trace files");
             std::sort(found.begin(), found.end());
             out.insert(out.end(), found.begin(), found.end());
         } else if (!fs::exists(p, ec)) {
@@ -79,7 +85,8 @@ ImportManyResult import_trace_files(const std::vector<std::string>& inputs, Trac
     if (!options.ranks.empty() && options.ranks.size() != inputs.size()) {
         throw InputError("<flags>", "--rank",
                          "given " + std::to_string(options.ranks.size()) + " times for " +
-                             std::to_string(inputs.size()) + " input files; give one per file, in order");
+                             std::to_string(inputs.size()) +
+                             " input files; give one per file, in order");
     }
     TempDir temp;
     ImportManyResult result;
@@ -107,7 +114,8 @@ ImportManyResult import_trace_files(const std::vector<std::string>& inputs, Trac
             }
         }
     };
-    unsigned n = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+    unsigned n =
+        options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
     n = static_cast<unsigned>(std::min<std::size_t>(n, inputs.size()));
     {
         std::vector<std::jthread> pool;
@@ -144,8 +152,9 @@ ImportManyResult import_trace_files(const std::vector<std::string>& inputs, Trac
         if (!none_known) {
             for (std::size_t i = 0; i < inputs.size(); ++i) {
                 if (result.files[i].rank_source.empty()) {
-                    throw InputError(inputs[i], "distributedInfo.rank",
-                                     "names no rank, while other inputs do; pass --rank once per file");
+                    throw InputError(
+                        inputs[i], "distributedInfo.rank",
+                        "names no rank, while other inputs do; pass --rank once per file");
                 }
             }
         }

@@ -14,8 +14,9 @@
 namespace meshwork::profiler {
 
 struct ImportManyOptions {
-    std::vector<int> ranks;  // one per input file (after folders are expanded); empty: from the files
-    unsigned threads = 0;    // 0: hardware concurrency
+    std::vector<int>
+        ranks;             // one per input file (after folders are expanded); empty: from the files
+    unsigned threads = 0;  // 0: hardware concurrency
     MergeOptions merge;
 };
 

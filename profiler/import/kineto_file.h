@@ -16,9 +16,9 @@ namespace meshwork::profiler {
 
 // What a category says an event is (kineto_categories.h).
 enum class KinetoRole : std::uint8_t {
-    HostOp,          // cpu_op, user_annotation, python_function, Operator, ...
-    HostLaunch,      // cuda_runtime / cuda_driver / hip / mtia runtime: carries the correlation id
-    DeviceKernel,    // kernel (name decides compute or communication)
+    HostOp,        // cpu_op, user_annotation, python_function, Operator, ...
+    HostLaunch,    // cuda_runtime / cuda_driver / hip / mtia runtime: carries the correlation id
+    DeviceKernel,  // kernel (name decides compute or communication)
     DeviceMemcpy,
     DeviceMemset,
     DeviceAnnotation,  // gpu_user_annotation: a range on the device timeline

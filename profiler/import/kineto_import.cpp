@@ -16,17 +16,21 @@ namespace meshwork::profiler {
 namespace {
 
 bool on_device(KinetoRole r) {
-    return r == KinetoRole::DeviceKernel || r == KinetoRole::DeviceMemcpy || r == KinetoRole::DeviceMemset ||
-           r == KinetoRole::DeviceAnnotation || r == KinetoRole::DeviceSync;
+    return r == KinetoRole::DeviceKernel || r == KinetoRole::DeviceMemcpy ||
+           r == KinetoRole::DeviceMemset || r == KinetoRole::DeviceAnnotation ||
+           r == KinetoRole::DeviceSync;
 }
 
 // ProfilerStep#N windows of the host timeline (any thread), for HTA's step attribution:
 // an op belongs to the step whose window holds its start, whichever thread ran it.
 class StepWindows {
-public:
-    void add(std::int64_t start, std::int64_t end, int step) { windows_.push_back({start, end, step}); }
+  public:
+    void add(std::int64_t start, std::int64_t end, int step) {
+        windows_.push_back({start, end, step});
+    }
     void finalize() {
-        std::sort(windows_.begin(), windows_.end(), [](const W& a, const W& b) { return a.start < b.start; });
+        std::sort(windows_.begin(), windows_.end(),
+                  [](const W& a, const W& b) { return a.start < b.start; });
     }
     [[nodiscard]] int step_at(std::int64_t t) const {
         auto it = std::upper_bound(windows_.begin(), windows_.end(), t,
@@ -36,7 +40,7 @@ public:
         return t < it->end ? it->step : -1;
     }
 
-private:
+  private:
     struct W {
         std::int64_t start, end;
         int step;
@@ -47,20 +51,22 @@ private:
 // Host ops that carry collective args, per thread: the innermost one around a launch gives
 // the kernel its size and group.
 class CommOps {
-public:
+  public:
     void add(std::int64_t tid, std::int64_t start, std::int64_t end, int comm) {
         by_thread_[tid].push_back({start, end, comm});
     }
     void finalize() {
         for (auto& [t, v] : by_thread_) {
-            std::sort(v.begin(), v.end(), [](const Op& a, const Op& b) { return a.start < b.start; });
+            std::sort(v.begin(), v.end(),
+                      [](const Op& a, const Op& b) { return a.start < b.start; });
         }
     }
     [[nodiscard]] int around(std::int64_t tid, std::int64_t t) const {
         auto th = by_thread_.find(tid);
         if (th == by_thread_.end()) return -1;
         const auto& v = th->second;
-        auto it = std::upper_bound(v.begin(), v.end(), t, [](std::int64_t x, const Op& o) { return x < o.start; });
+        auto it = std::upper_bound(v.begin(), v.end(), t,
+                                   [](std::int64_t x, const Op& o) { return x < o.start; });
         for (int n = 0; it != v.begin() && n < 8; ++n) {
             --it;
             if (it->end >= t) return it->comm;
@@ -68,7 +74,7 @@ public:
         return -1;
     }
 
-private:
+  private:
     struct Op {
         std::int64_t start, end;
         int comm;
@@ -102,8 +108,10 @@ ImportResult write_kineto_trace(KinetoFile& file, TraceSink& sink, const ImportO
     for (const auto& c : file.counters) origin = std::min(origin, c.time_ns);
     if (origin == std::numeric_limits<std::int64_t>::max()) origin = 0;
     std::int64_t absolute_start_ns = 0;
-    if (file.base_time_ns) absolute_start_ns = *file.base_time_ns + origin;
-    else if (origin >= kEpoch2000Ns) absolute_start_ns = origin;
+    if (file.base_time_ns)
+        absolute_start_ns = *file.base_time_ns + origin;
+    else if (origin >= kEpoch2000Ns)
+        absolute_start_ns = origin;
 
     TraceRunInfo info;
     info.source = "kineto";
@@ -146,12 +154,16 @@ ImportResult write_kineto_trace(KinetoFile& file, TraceSink& sink, const ImportO
     std::unordered_map<std::int64_t, Launch> flow_start;
     std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> flow_end_at;  // (ts, tid) -> id
     for (const auto& f : file.flows) {
-        if (f.start) flow_start[f.id] = {f.tid, f.ts_ns};
-        else flow_end_at[{f.ts_ns, f.tid}] = f.id;
+        if (f.start)
+            flow_start[f.id] = {f.tid, f.ts_ns};
+        else
+            flow_end_at[{f.ts_ns, f.tid}] = f.id;
     }
     auto launch_of = [&](const KinetoEvent& e, std::int64_t original_tid) -> const Launch* {
         if (e.correlation) {
-            if (auto l = launch_by_correlation.find(e.correlation); l != launch_by_correlation.end()) return &l->second;
+            if (auto l = launch_by_correlation.find(e.correlation);
+                l != launch_by_correlation.end())
+                return &l->second;
         }
         auto f = flow_end_at.find({e.start_ns, original_tid});
         if (f == flow_end_at.end()) f = flow_end_at.find({e.start_ns, e.tid});
@@ -183,8 +195,9 @@ ImportResult write_kineto_trace(KinetoFile& file, TraceSink& sink, const ImportO
         t.rank = rank;
         t.kind = comm ? TrackKind::CommStream : TrackKind::ComputeStream;
         t.index = comm ? comm_index++ : compute_index++;
-        t.name = (devices.size() > 1 ? "device " + std::to_string(lane.first) + " " : std::string()) + "stream " +
-                 std::to_string(lane.second);
+        t.name =
+            (devices.size() > 1 ? "device " + std::to_string(lane.first) + " " : std::string()) +
+            "stream " + std::to_string(lane.second);
         track_of_device[lane] = sink.add_track(t);
     }
     int host_index = 0;
@@ -194,8 +207,9 @@ ImportResult write_kineto_trace(KinetoFile& file, TraceSink& sink, const ImportO
         t.kind = TrackKind::Host;
         t.index = host_index++;
         auto named = file.thread_names.find(lane);
-        t.name = named != file.thread_names.end() ? named->second
-                                                  : "thread " + std::to_string(lane.first) + "/" + std::to_string(lane.second);
+        t.name = named != file.thread_names.end()
+                     ? named->second
+                     : "thread " + std::to_string(lane.first) + "/" + std::to_string(lane.second);
         track_of_host[lane] = sink.add_track(t);
     }
 
@@ -222,7 +236,8 @@ ImportResult write_kineto_trace(KinetoFile& file, TraceSink& sink, const ImportO
             if (r.kind == EventKind::Communication) {
                 int comm = r.comm;
                 if (comm < 0 && r.external_id) {
-                    if (auto c = comm_by_external.find(r.external_id); c != comm_by_external.end()) comm = c->second;
+                    if (auto c = comm_by_external.find(r.external_id); c != comm_by_external.end())
+                        comm = c->second;
                 }
                 if (comm < 0 && l) comm = comm_ops.around(l->tid, l->time_ns);
                 if (comm >= 0) {
@@ -247,7 +262,8 @@ ImportResult write_kineto_trace(KinetoFile& file, TraceSink& sink, const ImportO
     for (const auto& c : file.counters) {
         auto it = memory_tracks.find(c.pid);
         if (it == memory_tracks.end()) {
-            TrackInfo t{rank, TrackKind::Memory, static_cast<int>(memory_tracks.size()), "counters " + std::to_string(c.pid)};
+            TrackInfo t{rank, TrackKind::Memory, static_cast<int>(memory_tracks.size()),
+                        "counters " + std::to_string(c.pid)};
             it = memory_tracks.emplace(c.pid, sink.add_track(t)).first;
         }
         sink.add_counter(rank, it->second, c.name, c.time_ns + shift, c.value);
@@ -256,7 +272,8 @@ ImportResult write_kineto_trace(KinetoFile& file, TraceSink& sink, const ImportO
     return out;
 }
 
-ImportResult import_kineto_json(const std::string& path, TraceSink& sink, const ImportOptions& options) {
+ImportResult import_kineto_json(const std::string& path, TraceSink& sink,
+                                const ImportOptions& options) {
     KinetoFile file = read_kineto_file(path);
     return write_kineto_trace(file, sink, options);
 }

@@ -18,7 +18,8 @@
 
 namespace meshwork::profiler {
 
-ImportResult import_kineto_json(const std::string& path, TraceSink& sink, const ImportOptions& options);
+ImportResult import_kineto_json(const std::string& path, TraceSink& sink,
+                                const ImportOptions& options);
 
 // The same for a file already read.
 ImportResult write_kineto_trace(KinetoFile& file, TraceSink& sink, const ImportOptions& options);

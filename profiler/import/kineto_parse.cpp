@@ -33,12 +33,26 @@ const char* kHowToRecord =
 
 int dtype_bytes_of(std::string_view dtype) {
     // PyTorch's scalar type names as record_param_comms writes them (c10 ScalarType).
-    static const std::map<std::string, int, std::less<>> kSizes = {
-        {"Float", 4},        {"float", 4},        {"Half", 2},          {"BFloat16", 2},
-        {"Double", 8},       {"Int", 4},          {"Long", 8},          {"Short", 2},
-        {"Byte", 1},         {"Char", 1},         {"Bool", 1},          {"Float8_e4m3fn", 1},
-        {"Float8_e5m2", 1},  {"Float8_e4m3fnuz", 1}, {"Float8_e5m2fnuz", 1}, {"ComplexFloat", 8},
-        {"ComplexDouble", 16}, {"UInt16", 2},     {"UInt32", 4},        {"UInt64", 8}};
+    static const std::map<std::string, int, std::less<>> kSizes = {{"Float", 4},
+                                                                   {"float", 4},
+                                                                   {"Half", 2},
+                                                                   {"BFloat16", 2},
+                                                                   {"Double", 8},
+                                                                   {"Int", 4},
+                                                                   {"Long", 8},
+                                                                   {"Short", 2},
+                                                                   {"Byte", 1},
+                                                                   {"Char", 1},
+                                                                   {"Bool", 1},
+                                                                   {"Float8_e4m3fn", 1},
+                                                                   {"Float8_e5m2", 1},
+                                                                   {"Float8_e4m3fnuz", 1},
+                                                                   {"Float8_e5m2fnuz", 1},
+                                                                   {"ComplexFloat", 8},
+                                                                   {"ComplexDouble", 16},
+                                                                   {"UInt16", 2},
+                                                                   {"UInt32", 4},
+                                                                   {"UInt64", 8}};
     if (dtype.rfind("c10::", 0) == 0) dtype.remove_prefix(5);
     auto it = kSizes.find(dtype);
     return it == kSizes.end() ? 0 : it->second;
@@ -47,7 +61,8 @@ int dtype_bytes_of(std::string_view dtype) {
 bool iequals(std::string_view a, std::string_view b) {
     if (a.size() != b.size()) return false;
     for (std::size_t i = 0; i < a.size(); ++i) {
-        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) {
+        if (std::tolower(static_cast<unsigned char>(a[i])) !=
+            std::tolower(static_cast<unsigned char>(b[i]))) {
             return false;
         }
     }
@@ -56,30 +71,42 @@ bool iequals(std::string_view a, std::string_view b) {
 
 std::string error_text(simdjson::error_code e) {
     switch (e) {
-        case simdjson::UTF8_ERROR: return "ill-formed UTF-8 in the JSON text";
-        case simdjson::DEPTH_ERROR: return "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
-        case simdjson::NUMBER_ERROR: return "malformed JSON: a number is not valid JSON (NaN or Infinity?)";
+        case simdjson::UTF8_ERROR:
+            return "ill-formed UTF-8 in the JSON text";
+        case simdjson::DEPTH_ERROR:
+            return "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+        case simdjson::NUMBER_ERROR:
+            return "malformed JSON: a number is not valid JSON (NaN or Infinity?)";
         case simdjson::T_ATOM_ERROR:
         case simdjson::F_ATOM_ERROR:
-        case simdjson::N_ATOM_ERROR: return "malformed JSON: an invalid literal (NaN or Infinity are not JSON)";
-        case simdjson::UNCLOSED_STRING: return "malformed JSON: a string is not closed";
+        case simdjson::N_ATOM_ERROR:
+            return "malformed JSON: an invalid literal (NaN or Infinity are not JSON)";
+        case simdjson::UNCLOSED_STRING:
+            return "malformed JSON: a string is not closed";
         case simdjson::TAPE_ERROR:
-        case simdjson::INCOMPLETE_ARRAY_OR_OBJECT: return "malformed JSON: unbalanced or truncated";
-        default: return std::string("malformed JSON: ") + simdjson::error_message(e);
+        case simdjson::INCOMPLETE_ARRAY_OR_OBJECT:
+            return "malformed JSON: unbalanced or truncated";
+        default:
+            return std::string("malformed JSON: ") + simdjson::error_message(e);
     }
 }
 
 class Parser {
-public:
+  public:
     explicit Parser(std::string path) { file_.path = std::move(path); }
 
     KinetoFile run() {
         text_ = read_text_maybe_gzip(file_.path);
-        if (text_.size() >= 3 && text_.compare(0, 3, "\xEF\xBB\xBF") == 0) text_.replace(0, 3, "   ");  // UTF-8 BOM
-        if (text_.capacity() < text_.size() + simdjson::SIMDJSON_PADDING) text_.reserve(text_.size() + simdjson::SIMDJSON_PADDING);
+        if (text_.size() >= 3 && text_.compare(0, 3, "\xEF\xBB\xBF") == 0)
+            text_.replace(0, 3, "   ");  // UTF-8 BOM
+        if (text_.capacity() < text_.size() + simdjson::SIMDJSON_PADDING)
+            text_.reserve(text_.size() + simdjson::SIMDJSON_PADDING);
         if (auto e = parser_.allocate(text_.size(), kMaxJsonDepth)) fail("", error_text(e));
         od::document doc;
-        if (auto e = parser_.iterate(simdjson::padded_string_view(text_.data(), text_.size(), text_.capacity())).get(doc)) {
+        if (auto e = parser_
+                         .iterate(simdjson::padded_string_view(text_.data(), text_.size(),
+                                                               text_.capacity()))
+                         .get(doc)) {
             fail("", error_text(e));
         }
         od::json_type type{};
@@ -95,17 +122,20 @@ public:
             check(doc.get_object().get(top), "");
             read_top(top);
         } else {
-            fail("", "expected a JSON object at the top level (a profiler trace has traceEvents[])");
+            fail("",
+                 "expected a JSON object at the top level (a profiler trace has traceEvents[])");
         }
         if (!saw_events_) not_a_trace();
         if (complete_events_ == 0) {
-            fail("traceEvents", "holds no events with a duration: an empty profiler trace (was the profiler "
-                                "stopped before any step ran?); " + std::string(kHowToRecord));
+            fail("traceEvents",
+                 "holds no events with a duration: an empty profiler trace (was the profiler "
+                 "stopped before any step ran?); " +
+                     std::string(kHowToRecord));
         }
         return std::move(file_);
     }
 
-private:
+  private:
     [[noreturn]] void fail(const std::string& field, const std::string& msg) const {
         throw InputError(file_.path, field, msg);
     }
@@ -125,12 +155,16 @@ private:
     // Not a profiler trace: say what it is.
     [[noreturn]] void not_a_trace() const {
         if (top_keys_.count("nodes")) {
-            fail("", "a PyTorch execution trace (Chakra, nodes[]), not a profiler trace: it has the operator "
-                     "graph but no timings; " + std::string(kHowToRecord));
+            fail("",
+                 "a PyTorch execution trace (Chakra, nodes[]), not a profiler trace: it has the "
+                 "operator "
+                 "graph but no timings; " +
+                     std::string(kHowToRecord));
         }
         if (top_keys_.count("segments") || top_keys_.count("device_traces")) {
-            fail("", "a PyTorch CUDA memory snapshot (segments/device_traces), not a profiler trace; " +
-                         std::string(kHowToRecord));
+            fail("",
+                 "a PyTorch CUDA memory snapshot (segments/device_traces), not a profiler trace; " +
+                     std::string(kHowToRecord));
         }
         fail("traceEvents", "missing: not a PyTorch profiler or Chrome trace (no traceEvents[]); " +
                                 std::string(kHowToRecord));
@@ -151,12 +185,13 @@ private:
                 saw_events_ = true;
             } else if (key == "baseTimeNanoseconds") {
                 std::int64_t base = 0;
-                if (v.get_int64().get(base) || base < 0) fail("baseTimeNanoseconds", "expected a non-negative integer");
+                if (v.get_int64().get(base) || base < 0)
+                    fail("baseTimeNanoseconds", "expected a non-negative integer");
                 file_.base_time_ns = base;
             } else if (key == "displayTimeUnit") {
                 std::string_view unit;
-                // A display preference ("ms" or "ns" by the format): it never changes what ts means,
-                // so any value is kept, none refused.
+                // A display preference ("ms" or "ns" by the format): it never changes what ts
+                // means, so any value is kept, none refused.
                 if (!v.get_string().get(unit)) file_.display_time_unit = unit;
             } else if (key == "distributedInfo") {
                 read_distributed(v);
@@ -177,7 +212,8 @@ private:
             if (key == "rank" || key == "world_size") {
                 std::int64_t n = 0;
                 if (f.value().get_int64().get(n) || n < 0 || n > (1 << 24)) {
-                    fail("distributedInfo." + std::string(key), "expected an integer from 0 to 16777216");
+                    fail("distributedInfo." + std::string(key),
+                         "expected an integer from 0 to 16777216");
                 }
                 (key == "rank" ? file_.rank : file_.world_size) = static_cast<int>(n);
             } else if (key == "backend") {
@@ -199,7 +235,8 @@ private:
                 std::string_view key;
                 if (f.unescaped_key().get(key)) break;
                 std::string_view s;
-                if (key == "name" && file_.device_name.empty() && !f.value().get_string().get(s)) file_.device_name = s;
+                if (key == "name" && file_.device_name.empty() && !f.value().get_string().get(s))
+                    file_.device_name = s;
             }
         }
     }
@@ -220,7 +257,8 @@ private:
         if (t == od::json_type::string) {
             std::string_view s;
             check_at(v.get_string().get(s), i, key);
-            auto [pos, fresh] = string_lanes_.try_emplace(std::string(s), -static_cast<std::int64_t>(string_lanes_.size()) - 1);
+            auto [pos, fresh] = string_lanes_.try_emplace(
+                std::string(s), -static_cast<std::int64_t>(string_lanes_.size()) - 1);
             return pos->second;
         }
         fail(at(i, key), "expected an integer or a string");
@@ -232,7 +270,8 @@ private:
         check_at(v.type().get(t), i, key);
         if (t != od::json_type::number) fail(at(i, key), "expected a number of microseconds");
         raw = v.raw_json_token();
-        while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\r' || raw.back() == '\t')) {
+        while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\r' ||
+                                raw.back() == '\t')) {
             raw.remove_suffix(1);
         }
         const auto ns = micros_text_to_ns(raw);
@@ -246,7 +285,8 @@ private:
         std::uint64_t u = 0;
         if (!v.get_uint64().get(u)) return u > (1ULL << 62) ? 0 : static_cast<std::int64_t>(u);
         double d = 0;
-        if (!v.get_double().get(d) && std::isfinite(d) && d >= 0 && d < 9.0e15) return static_cast<std::int64_t>(d);
+        if (!v.get_double().get(d) && std::isfinite(d) && d >= 0 && d < 9.0e15)
+            return static_cast<std::int64_t>(d);
         return 0;
     }
 
@@ -258,7 +298,9 @@ private:
         std::string group, collective;
     };
 
-    void read_args(od::value& v, std::size_t i, Args& a) {
+    // Calls fn(key, value) for each member of traceEvents[i].args.
+    template <class Fn>
+    void for_each_arg(od::value& v, std::size_t i, Fn&& fn) {
         od::object obj;
         if (v.get_object().get(obj)) fail(at(i, "args"), "expected an object");
         for (auto fr : obj) {
@@ -267,15 +309,32 @@ private:
             std::string_view key;
             check_at(f.unescaped_key().get(key), i, "args");
             od::value val = f.value();
-            if (key == "correlation") a.correlation = non_negative(val);
-            else if (iequals(key, "External id")) a.external_id = non_negative(val);
-            else if (key == "device") a.device = non_negative(val);
-            else if (key == "stream") a.stream = non_negative(val);
-            else if (key == "bytes" || key == "size") a.bytes = non_negative(val);
-            else if (key == "In msg nelems") { a.in_nelems = non_negative(val); a.has_comm = true; }
-            else if (key == "Out msg nelems") { a.out_nelems = non_negative(val); a.has_comm = true; }
-            else if (key == "Group size") { a.group_size = non_negative(val); a.has_comm = true; }
-            else if (key == "dtype") {
+            fn(key, val);
+        }
+    }
+
+    void read_args(od::value& v, std::size_t i, Args& a) {
+        for_each_arg(v, i, [&](std::string_view key, od::value& val) {
+            if (key == "correlation")
+                a.correlation = non_negative(val);
+            else if (iequals(key, "External id"))
+                a.external_id = non_negative(val);
+            else if (key == "device")
+                a.device = non_negative(val);
+            else if (key == "stream")
+                a.stream = non_negative(val);
+            else if (key == "bytes" || key == "size")
+                a.bytes = non_negative(val);
+            else if (key == "In msg nelems") {
+                a.in_nelems = non_negative(val);
+                a.has_comm = true;
+            } else if (key == "Out msg nelems") {
+                a.out_nelems = non_negative(val);
+                a.has_comm = true;
+            } else if (key == "Group size") {
+                a.group_size = non_negative(val);
+                a.has_comm = true;
+            } else if (key == "dtype") {
                 std::string_view s;
                 if (!val.get_string().get(s)) a.dtype_bytes = dtype_bytes_of(s);
             } else if (key == "Process Group Name") {
@@ -287,7 +346,7 @@ private:
                 if (!val.get_string().get(s)) a.collective = s;
                 a.has_comm = true;
             }
-        }
+        });
     }
 
     void read_events(od::array& arr) {
@@ -366,7 +425,8 @@ private:
                 } else if (t == od::json_type::string) {
                     std::string_view s;
                     check_at(v.get_string().get(s), i, "id");
-                    id = static_cast<std::int64_t>(std::hash<std::string_view>{}(s) & 0x3fffffffffffffffULL);
+                    id = static_cast<std::int64_t>(
+                        std::hash<std::string_view>{}(s)&0x3fffffffffffffffULL);
                     has_id = true;
                 }
             } else if (key == "args") {
@@ -380,8 +440,10 @@ private:
                         fail(at(i, "args"), "expected an object");
                     }
                     // "M" metadata: keep process and thread names.
-                    if (ph == "M") read_metadata_args(v, i, args);
-                    else read_args(v, i, args);
+                    if (ph == "M")
+                        read_metadata_args(v, i, args);
+                    else
+                        read_args(v, i, args);
                 }
             }
         }
@@ -389,15 +451,18 @@ private:
         (void)has_tid;
         if (!has_ph) fail(at(i, "ph"), "required field is missing");
         if (ph == "M") {
-            if (name == "process_name" && !meta_name_.empty()) file_.process_names[pid] = meta_name_;
-            if (name == "thread_name" && !meta_name_.empty()) file_.thread_names[{pid, tid}] = meta_name_;
+            if (name == "process_name" && !meta_name_.empty())
+                file_.process_names[pid] = meta_name_;
+            if (name == "thread_name" && !meta_name_.empty())
+                file_.thread_names[{pid, tid}] = meta_name_;
             meta_name_.clear();
             ++file_.skipped;
             return;
         }
         if (ph == "C") {
             if (!has_ts) fail(at(i, "ts"), "required field is missing");
-            for (auto& [k, value] : counter_values) file_.counters.push_back({pid, std::string(name) + "." + k, ts, value});
+            for (auto& [k, value] : counter_values)
+                file_.counters.push_back({pid, std::string(name) + "." + k, ts, value});
             return;
         }
         if (ph == "s" || ph == "f" || ph == "t") {
@@ -431,8 +496,8 @@ private:
         add_complete(cat, name, pid, tid, ts, ts + dur, args);
     }
 
-    void add_complete(std::string_view cat, std::string_view name, std::int64_t pid, std::int64_t tid,
-                      std::int64_t start_ns, std::int64_t end_ns, const Args& a) {
+    void add_complete(std::string_view cat, std::string_view name, std::int64_t pid,
+                      std::int64_t tid, std::int64_t start_ns, std::int64_t end_ns, const Args& a) {
         ++complete_events_;
         KinetoEvent e;
         e.role = kineto_role_of(cat);
@@ -464,8 +529,12 @@ private:
                 e.kind = EventKind::Memset;
                 e.bytes = a.bytes;
                 break;
-            case KinetoRole::DeviceSync: e.kind = EventKind::Idle; break;
-            default: e.kind = EventKind::Marker; break;
+            case KinetoRole::DeviceSync:
+                e.kind = EventKind::Idle;
+                break;
+            default:
+                e.kind = EventKind::Marker;
+                break;
         }
         if (e.role == KinetoRole::DeviceKernel || e.role == KinetoRole::DeviceMemcpy ||
             e.role == KinetoRole::DeviceMemset || e.role == KinetoRole::DeviceAnnotation ||
@@ -476,7 +545,8 @@ private:
         if (a.has_comm) {
             KinetoCommInfo c;
             const std::int64_t n = std::max(a.in_nelems, a.out_nelems);
-            if (n > 0 && a.dtype_bytes > 0 && n < (std::int64_t{1} << 56)) c.bytes = n * a.dtype_bytes;
+            if (n > 0 && a.dtype_bytes > 0 && n < (std::int64_t{1} << 56))
+                c.bytes = n * a.dtype_bytes;
             c.group_size = static_cast<int>(std::min<std::int64_t>(a.group_size, 1 << 24));
             c.group = a.group;
             c.collective = a.collective;
@@ -487,34 +557,23 @@ private:
     }
 
     void read_metadata_args(od::value& v, std::size_t i, Args&) {
-        od::object obj;
-        check_at(v.get_object().get(obj), i, "args");
-        for (auto fr : obj) {
-            od::field f;
-            check_at(std::move(fr).get(f), i, "args");
-            std::string_view key;
-            check_at(f.unescaped_key().get(key), i, "args");
+        for_each_arg(v, i, [&](std::string_view key, od::value& val) {
             std::string_view s;
-            if (key == "name" && !f.value().get_string().get(s)) meta_name_ = s;
-        }
+            if (key == "name" && !val.get_string().get(s)) meta_name_ = s;
+        });
     }
 
-    void read_counter_args(od::value& v, std::size_t i, std::vector<std::pair<std::string, double>>& out) {
-        od::object obj;
-        if (v.get_object().get(obj)) fail(at(i, "args"), "expected an object");
-        for (auto fr : obj) {
-            od::field f;
-            check_at(std::move(fr).get(f), i, "args");
-            std::string_view key;
-            check_at(f.unescaped_key().get(key), i, "args");
-            double d = 0;
-            od::value val = f.value();
+    void read_counter_args(od::value& v, std::size_t i,
+                           std::vector<std::pair<std::string, double>>& out) {
+        for_each_arg(v, i, [&](std::string_view key, od::value& val) {
             od::json_type t{};
             check_at(val.type().get(t), i, "args");
-            if (t != od::json_type::number) continue;
-            if (val.get_double().get(d)) fail(at(i, "args") + "." + std::string(key), "not a finite number");
+            if (t != od::json_type::number) return;
+            double d = 0;
+            if (val.get_double().get(d))
+                fail(at(i, "args") + "." + std::string(key), "not a finite number");
             if (std::isfinite(d)) out.emplace_back(std::string(key), d);
-        }
+        });
     }
 
     struct Open {

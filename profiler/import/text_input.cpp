@@ -55,8 +55,9 @@ std::string gunzip(const std::string& path, const std::string& raw, std::uint64_
             out.reserve(base + avail + kTextPaddingBytes);
             out.resize(base + avail);
             std::size_t used_in = 0, produced = 0;
-            const auto rc = libdeflate_gzip_decompress_ex(d.get(), raw.data() + in_pos, in_left, out.data() + base,
-                                                          avail, &used_in, &produced);
+            const auto rc =
+                libdeflate_gzip_decompress_ex(d.get(), raw.data() + in_pos, in_left,
+                                              out.data() + base, avail, &used_in, &produced);
             if (rc == LIBDEFLATE_SUCCESS) {
                 out.resize(base + produced);
                 if (out.size() > max_bytes) break;
@@ -66,23 +67,27 @@ std::string gunzip(const std::string& path, const std::string& raw, std::uint64_
             out.resize(base);
             if (rc == LIBDEFLATE_INSUFFICIENT_SPACE) {
                 if (base + avail > max_bytes) {
-                    throw InputError(path, "", "more than " + std::to_string(max_bytes) +
-                                                   " bytes once decompressed (gzip); refusing to read it");
+                    throw InputError(path, "",
+                                     "more than " + std::to_string(max_bytes) +
+                                         " bytes once decompressed (gzip); refusing to read it");
                 }
                 avail *= 2;
                 continue;
             }
-            throw InputError(path, "", in_pos == 0 ? "corrupt or truncated gzip data"
-                                                   : "corrupt gzip data after the first member");
+            throw InputError(path, "",
+                             in_pos == 0 ? "corrupt or truncated gzip data"
+                                         : "corrupt gzip data after the first member");
         }
         if (out.size() > max_bytes) {
-            throw InputError(path, "", "more than " + std::to_string(max_bytes) +
-                                           " bytes once decompressed (gzip); refusing to read it");
+            throw InputError(path, "",
+                             "more than " + std::to_string(max_bytes) +
+                                 " bytes once decompressed (gzip); refusing to read it");
         }
         // Trailing zero padding after the last member (some writers pad to a block) ends it.
         if (in_pos < raw.size() && raw[in_pos] != '\x1f') break;
     }
-    if (out.capacity() < out.size() + kTextPaddingBytes) out.reserve(out.size() + kTextPaddingBytes);
+    if (out.capacity() < out.size() + kTextPaddingBytes)
+        out.reserve(out.size() + kTextPaddingBytes);
     return out;
 }
 
@@ -112,12 +117,15 @@ std::string read_text_maybe_gzip(const std::string& path, std::uint64_t max_byte
     if (size == 0) throw InputError(path, "", "file is empty");
     if (!is_gzip_file(path)) {
         if (size > max_bytes) {
-            throw InputError(path, "", "more than " + std::to_string(max_bytes) + " bytes; refusing to read it");
+            throw InputError(
+                path, "", "more than " + std::to_string(max_bytes) + " bytes; refusing to read it");
         }
         return read_raw(path, size);
     }
     if (size > max_bytes) {
-        throw InputError(path, "", "more than " + std::to_string(max_bytes) + " bytes of gzip; refusing to read it");
+        throw InputError(
+            path, "",
+            "more than " + std::to_string(max_bytes) + " bytes of gzip; refusing to read it");
     }
     return gunzip(path, read_raw(path, size), max_bytes);
 }

@@ -14,7 +14,8 @@ inline constexpr std::uint64_t kMaxTraceTextBytes = std::uint64_t{2} << 30;  // 
 // InputError naming the file when it is missing, empty, corrupt or larger than max_bytes once
 // decompressed.
 inline constexpr std::size_t kTextPaddingBytes = 64;  // >= SIMDJSON_PADDING
-std::string read_text_maybe_gzip(const std::string& path, std::uint64_t max_bytes = kMaxTraceTextBytes);
+std::string read_text_maybe_gzip(const std::string& path,
+                                 std::uint64_t max_bytes = kMaxTraceTextBytes);
 bool is_gzip_file(const std::string& path);
 
 }  // namespace meshwork::profiler

@@ -1,6 +1,7 @@
 // Kineto/Chrome traces as PyTorch writes them across versions, with real files from
 // tests/data/kineto (SOURCES.txt there) and small hand-made ones for single facts:
 // exact timestamps, HTA's step attribution, collectives, non-profiles, several ranks.
+#include <QDir>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -26,7 +27,9 @@ namespace {
 
 const std::string kData = std::string(MESHWORK_TEST_FIXTURES) + "/../data/kineto/";
 
-void write_text(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+void write_text(const std::string& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+}
 
 struct Imported {
     ImportResult result;
@@ -63,14 +66,15 @@ class KinetoCompatTest : public QObject {
         return {};
     }
 
-private slots:
+  private slots:
     void initTestCase() { QVERIFY(dir_.isValid()); }
 
     void timestamps_parse_exactly() {
         QCOMPARE(micros_text_to_ns("1666149715033200").value(), std::int64_t{1666149715033200000});
         QCOMPARE(micros_text_to_ns("4203669604595.407").value(), std::int64_t{4203669604595407});
         // A double holds 1.7e15 us only to 0.25 us; the text keeps every nanosecond.
-        QCOMPARE(micros_text_to_ns("1700000000000000.123").value(), std::int64_t{1700000000000000123});
+        QCOMPARE(micros_text_to_ns("1700000000000000.123").value(),
+                 std::int64_t{1700000000000000123});
         QCOMPARE(micros_text_to_ns("1.0005").value(), std::int64_t{1001});  // rounds half up
         QCOMPARE(micros_text_to_ns("-2.5").value(), std::int64_t{-2500});
         QCOMPARE(micros_text_to_ns("1.5e3").value(), std::int64_t{1500000});
@@ -116,7 +120,8 @@ private slots:
     void rocm_trace_with_base_time() {
         const auto r = import(kData + "hta__amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz");
         // base + the first kept event's ts (the profiler's own "Trace" span is not kept).
-        QCOMPARE(r.info.start_time_unix_ns, std::int64_t{1735632360000000000} + std::int64_t{4203669603187439});
+        QCOMPARE(r.info.start_time_unix_ns,
+                 std::int64_t{1735632360000000000} + std::int64_t{4203669603187439});
         QCOMPARE(r.result.device_events, std::int64_t{16});
         int stepped = 0;
         for (const auto& e : r.events) stepped += (e.kind == EventKind::Compute && e.step >= 0);
@@ -124,8 +129,8 @@ private slots:
     }
 
     void not_a_profile_says_what_it_is() {
-        QVERIFY(error_of(kData + "hta__execution_trace__benchmark_simple_add_et.json.gz").find("execution trace") !=
-                std::string::npos);
+        QVERIFY(error_of(kData + "hta__execution_trace__benchmark_simple_add_et.json.gz")
+                    .find("execution trace") != std::string::npos);
         const auto snap = temp_path(dir_, "snapshot.json");
         write_text(snap, R"({"segments": [], "device_traces": [[]]})");
         QVERIFY(error_of(snap).find("memory snapshot") != std::string::npos);
@@ -185,17 +190,28 @@ private slots:
     // the first common collective does.
     void several_ranks_align() {
         auto rank_file = [&](int rank, long long t0, bool absolute) {
-            const auto p = temp_path(dir_, "job_" + std::string(absolute ? "abs" : "rel") + std::to_string(rank) + ".json");
+            const auto p = temp_path(dir_, "job_" + std::string(absolute ? "abs" : "rel") +
+                                               std::to_string(rank) + ".json");
             const std::string ts0 = std::to_string(t0);
-            write_text(p, std::string("{") + (absolute ? "\"baseTimeNanoseconds\": 1700000000000000000," : "") +
-                              "\"distributedInfo\": {\"rank\": " + std::to_string(rank) + ", \"world_size\": 2},"
+            write_text(p, std::string("{") +
+                              (absolute ? "\"baseTimeNanoseconds\": 1700000000000000000," : "") +
+                              "\"distributedInfo\": {\"rank\": " + std::to_string(rank) +
+                              ", \"world_size\": 2},"
                               "\"traceEvents\": ["
                               // Rank 1 has an earlier kernel, so its file's origin differs.
-                              + (rank == 1 ? "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"prologue\",\"pid\":0,\"tid\":7,\"ts\":" +
-                                                 std::to_string(t0 - 50) + ",\"dur\":5}," : std::string()) +
-                              "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":" + ts0 + ",\"dur\":10},"
-                              "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_Sum_f32_RING_LL\",\"pid\":0,\"tid\":9,"
-                              "\"ts\":" + std::to_string(t0 + 20 + rank * 30) + ",\"dur\":" + std::to_string(40 - rank * 30) + "}]}");
+                              + (rank == 1 ? "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":"
+                                             "\"prologue\",\"pid\":0,\"tid\":7,\"ts\":" +
+                                                 std::to_string(t0 - 50) + ",\"dur\":5},"
+                                           : std::string()) +
+                              "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,"
+                              "\"tid\":7,\"ts\":" +
+                              ts0 +
+                              ",\"dur\":10},"
+                              "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_"
+                              "Sum_f32_RING_LL\",\"pid\":0,\"tid\":9,"
+                              "\"ts\":" +
+                              std::to_string(t0 + 20 + rank * 30) +
+                              ",\"dur\":" + std::to_string(40 - rank * 30) + "}]}");
             return p;
         };
         for (bool absolute : {true, false}) {
@@ -203,13 +219,15 @@ private slots:
             // file starts at 900 (another origin).
             const auto a = rank_file(0, absolute ? 100 : 100, absolute);
             const auto b = rank_file(1, absolute ? 105 : 900, absolute);
-            const auto out = temp_path(dir_, std::string("job_") + (absolute ? "abs" : "rel") + ".sqlite");
+            const auto out =
+                temp_path(dir_, std::string("job_") + (absolute ? "abs" : "rel") + ".sqlite");
             auto w = TraceWriter::create(out);
             ImportManyOptions o;
             o.threads = 2;
             const auto r = import_trace_files({a, b}, *w, o);
             w->close();
-            QCOMPARE(r.merge.inputs.at(1).alignment, std::string(absolute ? "start-time" : "collective"));
+            QCOMPARE(r.merge.inputs.at(1).alignment,
+                     std::string(absolute ? "start-time" : "collective"));
             auto reader = TraceReader::open(out);
             std::map<int, std::int64_t> comm_end;
             std::set<int> ranks;
@@ -220,14 +238,54 @@ private slots:
             QCOMPARE(ranks, (std::set<int>{0, 1}));
             // On the common clock rank 1's all-reduce ends 5 us after rank 0's (160 vs 165 us);
             // without one, the collective's ends are made equal.
-            if (absolute) QCOMPARE(comm_end[1] - comm_end[0], std::int64_t{5000});
-            else QCOMPARE(comm_end[1], comm_end[0]);
+            if (absolute)
+                QCOMPARE(comm_end[1] - comm_end[0], std::int64_t{5000});
+            else
+                QCOMPARE(comm_end[1], comm_end[0]);
         }
+    }
+
+    // Eight ranks of one job, given as a folder, imported on parallel threads: eight ranks,
+    // each with compute and communication.
+    void eight_ranks_from_a_folder() {
+        const std::string folder = temp_path(dir_, "job8");
+        QVERIFY(QDir().mkpath(QString::fromStdString(folder)));
+        for (int rank = 0; rank < 8; ++rank) {
+            const long long t0 = 1000 + rank * 7;  // each rank's clock starts a little later
+            write_text(
+                folder + "/worker" + std::to_string(rank) + ".pt.trace.json",
+                "{\"baseTimeNanoseconds\": 1700000000000000000, \"distributedInfo\": {\"rank\": " +
+                    std::to_string(rank) +
+                    ", \"world_size\": 8}, \"traceEvents\": ["
+                    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"sm90_gemm\",\"pid\":0,\"tid\":7,"
+                    "\"ts\":" +
+                    std::to_string(t0) +
+                    ",\"dur\":50},"
+                    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_Sum_bf16_"
+                    "RING_LL\","
+                    "\"pid\":0,\"tid\":20,\"ts\":" +
+                    std::to_string(t0 + 60) + ",\"dur\":30}]}");
+        }
+        const auto out = temp_path(dir_, "job8.sqlite");
+        auto w = TraceWriter::create(out);
+        ImportManyOptions o;
+        o.threads = 4;
+        const auto r = import_trace_files(expand_trace_inputs({folder}), *w, o);
+        w->close();
+        QCOMPARE(r.files.size(), std::size_t{8});
+        const auto stats = compute_stats(TraceReader::open(out));
+        QCOMPARE(stats.ranks.size(), std::size_t{8});
+        for (const auto& rank : stats.ranks) {
+            QCOMPARE(rank.compute_s, 50e-6);
+            QCOMPARE(rank.comm_s, 30e-6);
+        }
+        QCOMPARE(r.merge.inputs.at(7).offset_ns, std::int64_t{49000});
     }
 
     void rank_collision_is_refused() {
         const auto a = temp_path(dir_, "dup_a.json"), b = temp_path(dir_, "dup_b.json");
-        const std::string body = R"({"distributedInfo":{"rank":3},"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":1,"ts":1,"dur":1}]})";
+        const std::string body =
+            R"({"distributedInfo":{"rank":3},"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":1,"ts":1,"dur":1}]})";
         write_text(a, body);
         write_text(b, body);
         auto w = TraceWriter::create(temp_path(dir_, "dup.sqlite"));
