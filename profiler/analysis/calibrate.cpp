@@ -34,9 +34,9 @@ double latency_steps(const std::string& collective, int n) {
 // Least squares of t = a·steps + x·bus_bytes (a = latency, x = 1/B) over the classes (one
 // collective, size and group each) at their mean times, weighted by their instance counts:
 // the fit reproduces the total time spent in collectives, which is what a step's
-// prediction adds up, while per-event noise averages out in the means. Non-negative: when the free fit
-// gives a negative latency it is refitted as bandwidth only, when it gives no positive
-// 1/B as latency only (bandwidth then stays the nominal one).
+// prediction adds up, while per-event noise averages out in the means. Non-negative: when
+// the free fit gives a negative latency it is refitted as bandwidth only, when it gives no
+// positive 1/B as latency only (the bandwidth then stays the nominal one).
 LinkFit fit_link(const std::vector<Sample>& classes, int events, double nominal_bandwidth) {
     LinkFit f;
     f.samples = events;
