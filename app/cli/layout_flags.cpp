@@ -25,10 +25,12 @@ LayoutFlags::LayoutFlags(CLI::App* c) : v_(std::make_shared<Values>()) {
     const auto one = std::to_string(m.tp);
     v.options["layout"] =
         c->add_option("layout", v.file, "Layout file (docs/layout-format.md); flags override it");
-    add("--model", v.model, "Model preset (meshwork-cli presets) or a Hugging Face config.json "
-                            "(required without a layout file)");
-    add("--cluster", v.cluster, "Cluster preset or cluster JSON (default without a layout file: "
-                                "cpu-local for models of hidden size <= 1024, else dgx-h100)");
+    add("--model", v.model,
+        "Model preset (meshwork-cli presets) or a Hugging Face config.json "
+        "(required without a layout file)");
+    add("--cluster", v.cluster,
+        "Cluster preset or cluster JSON (default without a layout file: "
+        "cpu-local for models of hidden size <= 1024, else dgx-h100)");
     add("--gpus", v.gpus, "World size (GPUs) (default: tp·pp·cp·dp)");
     add("--nodes", v.nodes, "World size in nodes (× GPUs per node)");
     add("--tp", v.tp, "Tensor-parallel size (default " + one + ")");
@@ -37,26 +39,35 @@ LayoutFlags::LayoutFlags(CLI::App* c) : v_(std::make_shared<Values>()) {
     add("--cp", v.cp, "Context-parallel size (default " + one + ")");
     add("--ep", v.ep, "Expert-parallel size (default " + one + ")");
     add("--etp", v.etp, "Tensor-parallel size inside experts (default " + one + ")");
-    add("--vpp", v.vpp, "Virtual pipeline stages per rank (interleaved schedule) (default " + one + ")");
+    add("--vpp", v.vpp,
+        "Virtual pipeline stages per rank (interleaved schedule) (default " + one + ")");
     add("--order", v.order, "Axis order for rank mapping (default " + m.order + ")");
-    add("--mbs", v.mbs, "Micro-batch size (sequences) (default " + std::to_string(t.micro_batch_size) + ")");
-    add("--gbs", v.gbs, "Global batch size (sequences) (default: mbs·dp, one micro-batch per step)");
+    add("--mbs", v.mbs,
+        "Micro-batch size (sequences) (default " + std::to_string(t.micro_batch_size) + ")");
+    add("--gbs", v.gbs,
+        "Global batch size (sequences) (default: mbs·dp, one micro-batch per step)");
     add("--seq", v.seq, "Sequence length (tokens) (default " + std::to_string(t.seq_length) + ")");
-    add("--schedule", v.schedule, "Pipeline schedule: gpipe, 1f1b, interleaved (default " +
-                                      to_string(t.schedule) + "; interleaved when --vpp > 1)");
-    add("--recompute", v.recompute, "Activation recomputation: none, selective, full (default " +
-                                        to_string(t.recompute) + ")");
-    add("--zero", v.zero, "ZeRO stage 0-3; 1 = Megatron's distributed optimizer (default " +
-                              std::to_string(t.zero_stage) + ")");
-    add("--dtype", v.dtype, "Training precision: bf16, fp16, fp8, fp32 (default " + to_string(t.dtype) +
-                                "; fp32 on a cluster without a bf16 peak, e.g. cpu-local)");
-    add("--flash-attention", v.flash, std::string("Fused (flash) attention: on, or off for unfused "
-                                      "attention that stores the s×s scores, as 2022-era runs (default ") +
-                                      (t.flash_attention ? "on" : "off") + ")");
-    add("--layers-per-stage", v.layers_per_stage, "Uneven pipeline split, e.g. 7,8,8,7 (default: even, "
-                                                  "the end stages one layer less when it does not divide)");
-    v.options["--sp"] = c->add_flag("--sp", v.sp, std::string("Sequence parallelism with TP (default ") +
-                                                      (ParallelConfig{}.sequence_parallel ? "on" : "off") + ")");
+    add("--schedule", v.schedule,
+        "Pipeline schedule: gpipe, 1f1b, interleaved (default " + to_string(t.schedule) +
+            "; interleaved when --vpp > 1)");
+    add("--recompute", v.recompute,
+        "Activation recomputation: none, selective, full (default " + to_string(t.recompute) + ")");
+    add("--zero", v.zero,
+        "ZeRO stage 0-3; 1 = Megatron's distributed optimizer (default " +
+            std::to_string(t.zero_stage) + ")");
+    add("--dtype", v.dtype,
+        "Training precision: bf16, fp16, fp8, fp32 (default " + to_string(t.dtype) +
+            "; fp32 on a cluster without a bf16 peak, e.g. cpu-local)");
+    add("--flash-attention", v.flash,
+        std::string("Fused (flash) attention: on, or off for unfused "
+                    "attention that stores the s×s scores, as 2022-era runs (default ") +
+            (t.flash_attention ? "on" : "off") + ")");
+    add("--layers-per-stage", v.layers_per_stage,
+        "Uneven pipeline split, e.g. 7,8,8,7 (default: even, "
+        "the end stages one layer less when it does not divide)");
+    v.options["--sp"] = c->add_flag("--sp", v.sp,
+                                    std::string("Sequence parallelism with TP (default ") +
+                                        (ParallelConfig{}.sequence_parallel ? "on" : "off") + ")");
     v.options["--no-sp"] = c->add_flag("--no-sp", v.no_sp, "No sequence parallelism");
     v.options["--sp"]->excludes(v.options["--no-sp"]);
 }

@@ -96,7 +96,8 @@ Verb add_calibrate_verb(CLI::App& app) {
                 if (!dtype_name->empty() && !parse_dtype(*dtype_name, dtype)) {
                     throw InputError("<flags>", "--dtype", "unknown precision '" + *dtype_name + "'");
                 }
-                const auto fit = profiler::fit_calibration(measured, cluster, dtype, layout ? &*layout : nullptr);
+                const auto fit = profiler::fit_calibration(measured, cluster, dtype,
+                                                           layout ? &*layout : nullptr);
                 if (fit.gemm_efficiency <= 0 && !fit.intra_node.fitted && !fit.inter_node.fitted) {
                     throw InputError(*trace_path, "events",
                                      "nothing to fit: no compute event carries FLOPs and no collective carries "
@@ -122,11 +123,13 @@ Verb add_calibrate_verb(CLI::App& app) {
                 } else {
                     std::cout << std::setprecision(4);
                     std::cout << "GEMM efficiency    " << cluster.efficiency.gemm << " -> "
-                              << calibrated.efficiency.gemm << " (" << fit.compute_samples << " compute events, "
-                              << fit.achieved_flops_per_s / 1e12 << " TFLOP/s achieved";
+                              << calibrated.efficiency.gemm << " (" << fit.compute_samples
+                              << " compute events, " << fit.achieved_flops_per_s / 1e12
+                              << " TFLOP/s achieved";
                     if (fit.compute_scale > 0) {
-                        std::cout << "; one step's compute predicted " << fit.predicted_compute_s * 1e3
-                                  << " ms, measured " << fit.measured_compute_s * 1e3 << " ms: efficiencies x"
+                        std::cout << "; one step's compute predicted "
+                                  << fit.predicted_compute_s * 1e3 << " ms, measured "
+                                  << fit.measured_compute_s * 1e3 << " ms: efficiencies x"
                                   << fit.compute_scale;
                     }
                     std::cout << ")\n";
@@ -134,9 +137,14 @@ Verb add_calibrate_verb(CLI::App& app) {
                         std::cout << name << was << " -> " << now;
                         if (f.fitted) {
                             std::cout << " (" << f.samples << " collectives, busbw "
-                                      << (f.bus_bandwidth_bytes_per_s > 0 ? std::to_string(f.bus_bandwidth_bytes_per_s / 1e9) + " GB/s"
-                                                                          : std::string("not limiting (nominal kept)"))
-                                      << (f.latency_fitted ? ", latency " + std::to_string(f.latency_s * 1e6) + " us per step" : "")
+                                      << (f.bus_bandwidth_bytes_per_s > 0
+                                              ? std::to_string(f.bus_bandwidth_bytes_per_s / 1e9) +
+                                                    " GB/s"
+                                              : std::string("not limiting (nominal kept)"))
+                                      << (f.latency_fitted
+                                              ? ", latency " + std::to_string(f.latency_s * 1e6) +
+                                                    " us per step"
+                                              : "")
                                       << ")";
                         } else {
                             std::cout << " (not fitted: no collectives)";

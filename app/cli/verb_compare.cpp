@@ -58,10 +58,12 @@ Verb add_compare_verb(CLI::App& app) {
                     "or per stage, is off by more than this fraction (0.1 = 10%)");
     cmd->add_flag("--json", *json, "Print JSON: categories[] (category, predicted_s, measured_s, error, "
                                    "checked), stages[], max_abs_error, passed");
-    cmd->footer("Per-rank means of one step of each trace (a trace of several steps: the mean over its steps "
-                "after the first, which is warm-up); error = (predicted - measured) / measured.\n"
-                "Exit codes: 0 success, 1 runtime failure, 2 bad input (the message names the file), "
-                "3 --max-error not met.");
+    cmd->footer(
+        "Per-rank means of one step of each trace (a trace of several steps: the mean over its "
+        "steps "
+        "after the first, which is warm-up); error = (predicted - measured) / measured.\n"
+        "Exit codes: 0 success, 1 runtime failure, 2 bad input (the message names the file), "
+        "3 --max-error not met.");
     return {cmd, [predicted, measured, layout, max_error, json]() {
                 const auto p = profiler::TraceReader::open(*predicted);
                 const auto m = profiler::TraceReader::open(*measured);

@@ -80,7 +80,8 @@ void Optimizer::step(RankContext& ctx, ParamStore& store, int step) {
             RankContext::Op op(ctx, "optimizer.step", -1, 0);
             ctx.be.copy(grads + st.begin, shard.data(), st.count * sizeof(float), ctx.compute);
             adam_range(ctx, store, g, st.begin, st.count, st.m.data(), st.v.data(), step);
-            ctx.be.copy(shard.data(), store.values(g).data() + st.begin, st.count * sizeof(float), ctx.compute);
+            ctx.be.copy(shard.data(), store.values(g).data() + st.begin, st.count * sizeof(float),
+                        ctx.compute);
         }
         ctx.all_gather_v(st.comm, shard.data(), store.values(g).data(), st.counts);
     }

@@ -85,9 +85,9 @@ std::size_t RankContext::begin_record(EventKind kind, Stream s, std::string name
                                       std::int64_t bytes, double flops, int layer, int group_size) {
     throw_if_stopped();
     if (!sink_) return 0;
-    Pending p{be.create_event(), be.create_event(), kind,
-              kind == EventKind::Communication ? comm_track_ : compute_track_,
-              std::move(name), bytes, flops, step, micro_batch, layer, group_size};
+    const int track = kind == EventKind::Communication ? comm_track_ : compute_track_;
+    Pending p{be.create_event(), be.create_event(), kind, track, std::move(name), bytes, flops,
+              step, micro_batch, layer, group_size};
     be.record_event(p.start, s);
     pending_.push_back(std::move(p));
     return pending_.size() - 1;
@@ -136,7 +136,8 @@ RankContext::Op::Op(RankContext& ctx, std::string name, int layer, double flops)
 RankContext::Op::~Op() { ctx_.end_record(index_, ctx_.compute); }
 
 template <typename Fn>
-void RankContext::collective(Group g, const char* what, std::size_t bytes, int group_size, Fn&& fn) {
+void RankContext::collective(Group g, const char* what, std::size_t bytes, int group_size,
+                             Fn&& fn) {
     be.record_event(order_to_comm_, compute);
     be.wait_event(comm, order_to_comm_);
     std::string name = std::string(what) + "(" + to_string(g) + ")";

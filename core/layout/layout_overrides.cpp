@@ -127,8 +127,10 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
         t.zero_stage = *f.zero;
     }
     if (f.flash_attention) {
-        if (*f.flash_attention == "on") t.flash_attention = true;
-        else if (*f.flash_attention == "off") t.flash_attention = false;
+        if (*f.flash_attention == "on")
+            t.flash_attention = true;
+        else if (*f.flash_attention == "off")
+            t.flash_attention = false;
         else {
             throw InputError(kFlags, "--flash-attention",
                              "'" + *f.flash_attention + "' is not on or off");

@@ -33,9 +33,10 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
     fit->setToolTip(tr("Show both traces whole (Home in either timeline)"));
     calibrate_ = new QToolButton(this);
     calibrate_->setText(tr("Calibrate && Re-predict"));
-    calibrate_->setToolTip(tr("Fit the cluster's efficiencies and link latency to the measured trace, simulate "
-                              "the layout that ran again on the calibrated cluster and compare anew "
-                              "(meshwork-cli calibrate, simulate, compare)"));
+    calibrate_->setToolTip(
+        tr("Fit the cluster's efficiencies and link latency to the measured trace, simulate "
+           "the layout that ran again on the calibrated cluster and compare anew "
+           "(meshwork-cli calibrate, simulate, compare)"));
     auto* swap = new QToolButton(this);
     swap->setText(tr("Swap"));
     swap->setToolTip(tr("Swap which trace is the prediction and which the measurement"));
@@ -125,19 +126,21 @@ void ComparePanel::set_data(std::shared_ptr<const ComparisonData> data) {
     measured_stats_->set_stats(data_->measured.stats);
 
     const auto& step = data_->comparison.categories.front();  // "step" comes first
-    summary_->setText(tr("<b>Predicted beside measured</b> &nbsp; step %1 predicted, %2 measured (%3%4 %) · "
-                         "max |error| %5 %")
-                          .arg(format_duration_ns(step.predicted_s * 1e9), format_duration_ns(step.measured_s * 1e9),
-                               step.error >= 0 ? "+" : "\u2212")
-                          .arg(std::fabs(100 * step.error), 0, 'f', 1)
-                          .arg(100 * data_->comparison.max_abs_error, 0, 'f', 1) +
-                      (data_->calibration_note.isEmpty()
-                           ? QString()
-                           : QString("<br><span style='color:%1'>%2</span>")
-                                 .arg(view_colours().text_dim.name(), data_->calibration_note.toHtmlEscaped())));
-    summary_->setToolTip(data_->calibrated_cluster_path.isEmpty()
-                             ? QString()
-                             : tr("Calibrated cluster written to %1").arg(data_->calibrated_cluster_path));
+    summary_->setText(
+        tr("<b>Predicted beside measured</b> &nbsp; step %1 predicted, %2 measured (%3%4 %) · "
+           "max |error| %5 %")
+            .arg(format_duration_ns(step.predicted_s * 1e9),
+                 format_duration_ns(step.measured_s * 1e9), step.error >= 0 ? "+" : "\u2212")
+            .arg(std::fabs(100 * step.error), 0, 'f', 1)
+            .arg(100 * data_->comparison.max_abs_error, 0, 'f', 1) +
+        (data_->calibration_note.isEmpty()
+             ? QString()
+             : QString("<br><span style='color:%1'>%2</span>")
+                   .arg(view_colours().text_dim.name(), data_->calibration_note.toHtmlEscaped())));
+    summary_->setToolTip(
+        data_->calibrated_cluster_path.isEmpty()
+            ? QString()
+            : tr("Calibrated cluster written to %1").arg(data_->calibrated_cluster_path));
 }
 
 QString ComparePanel::summary_text() const { return summary_->text(); }

@@ -33,7 +33,7 @@ public:
     [[nodiscard]] QToolButton* calibrate_button() const { return calibrate_; }
     [[nodiscard]] QString summary_text() const;
 
-signals:
+  signals:
     // The user asked to swap the roles of the two traces (the comparison is recomputed).
     void swap_requested(const QString& predicted_path, const QString& measured_path);
     // The user asked to calibrate the cluster on the measured trace and re-predict the

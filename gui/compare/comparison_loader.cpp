@@ -97,30 +97,38 @@ std::shared_ptr<const ComparisonData> ComparisonLoader::calibrate_now(const QStr
     const QString stem = QFileInfo(measured_path).completeBaseName();
     const QString new_prediction = QDir(out_dir).filePath(stem + ".calibrated-prediction.sqlite");
     const QString cluster_path = QDir(out_dir).filePath(stem + ".calibrated-cluster.json");
-    const auto r = profiler::calibrate_and_repredict(measured, *layout, new_prediction.toStdString());
+    const auto r =
+        profiler::calibrate_and_repredict(measured, *layout, new_prediction.toStdString());
     save_json_file(cluster_to_json(r.cluster), cluster_path.toStdString());
     auto data = std::const_pointer_cast<ComparisonData>(load_now(new_prediction, measured_path));
     const auto& was = layout->cluster;
     auto link = [](const profiler::LinkFit& f) {
         if (!f.fitted) return QObject::tr("not fitted");
-        QString text = f.latency_fitted ? QObject::tr("latency %1 µs/step").arg(f.latency_s * 1e6, 0, 'f', 1) : QString();
+        QString text = f.latency_fitted
+                           ? QObject::tr("latency %1 µs/step").arg(f.latency_s * 1e6, 0, 'f', 1)
+                           : QString();
         if (f.bus_bandwidth_bytes_per_s > 0) {
             if (!text.isEmpty()) text += ", ";
             text += QObject::tr("busbw %1 GB/s").arg(f.bus_bandwidth_bytes_per_s / 1e9, 0, 'g', 3);
         }
         return text;
     };
-    data->calibration_note = QObject::tr("calibrated on the measurement: GEMM efficiency %1 → %2; intra-node link %3; "
-                                         "inter-node link %4")
-                                 .arg(was.efficiency.gemm, 0, 'g', 3)
-                                 .arg(r.cluster.efficiency.gemm, 0, 'g', 3)
-                                 .arg(link(r.fit.intra_node), link(r.fit.inter_node));
+    data->calibration_note =
+        QObject::tr(
+            "calibrated on the measurement: GEMM efficiency %1 → %2; intra-node link %3; "
+            "inter-node link %4")
+            .arg(was.efficiency.gemm, 0, 'g', 3)
+            .arg(r.cluster.efficiency.gemm, 0, 'g', 3)
+            .arg(link(r.fit.intra_node), link(r.fit.inter_node));
     data->calibrated_cluster_path = cluster_path;
     return data;
 }
 
-void ComparisonLoader::calibrate(const QString& predicted_path, const QString& measured_path, const QString& out_dir) {
-    run([predicted_path, measured_path, out_dir] { return calibrate_now(predicted_path, measured_path, out_dir); });
+void ComparisonLoader::calibrate(const QString& predicted_path, const QString& measured_path,
+                                 const QString& out_dir) {
+    run([predicted_path, measured_path, out_dir] {
+        return calibrate_now(predicted_path, measured_path, out_dir);
+    });
 }
 
 void ComparisonLoader::load(const QString& predicted_path, const QString& measured_path) {

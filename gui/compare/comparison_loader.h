@@ -23,7 +23,8 @@ public:
     // else the prediction's) on the measured trace, simulates that layout again on the
     // calibrated cluster into `out_dir`, and compares the new prediction with the
     // measurement (`meshwork-cli calibrate` + `simulate` + `compare` in one step).
-    void calibrate(const QString& predicted_path, const QString& measured_path, const QString& out_dir);
+    void calibrate(const QString& predicted_path, const QString& measured_path,
+                   const QString& out_dir);
     void wait();
 
     // The same work, on the calling thread (the worker's body; tests). Throw on errors.
@@ -33,14 +34,14 @@ public:
                                                                const QString& measured_path,
                                                                const QString& out_dir);
 
-signals:
+  signals:
     void loaded(std::shared_ptr<const meshwork::gui::ComparisonData> data);
     void failed(const QString& message);
 
 private:
-    // Runs `work` on the worker thread; loaded or failed follows on the UI thread.
-    void run(std::function<std::shared_ptr<const ComparisonData>()> work);
-    QThreadPool pool_;
+  // Runs `work` on the worker thread; loaded or failed follows on the UI thread.
+  void run(std::function<std::shared_ptr<const ComparisonData>()> work);
+  QThreadPool pool_;
 };
 
 }  // namespace meshwork::gui

@@ -146,7 +146,8 @@ void TraceMenu::compare(const QString& predicted_path, const QString& measured_p
 }
 
 void TraceMenu::calibrate(const QString& predicted_path, const QString& measured_path) {
-    window_->statusBar()->showMessage(tr("Calibrating on %1 and predicting again…").arg(QFileInfo(measured_path).fileName()));
+    window_->statusBar()->showMessage(
+        tr("Calibrating on %1 and predicting again…").arg(QFileInfo(measured_path).fileName()));
     loader_->calibrate(predicted_path, measured_path, trace_cache_dir("calibrated"));
 }
 

@@ -45,7 +45,8 @@ LinkFit fit_link(const std::vector<Sample>& classes, int events, double nominal_
     std::set<std::pair<double, double>> shapes;
     for (const auto& c : classes) {
         const double w = c.weight;
-        kk += w * c.steps * c.steps, kx += w * c.steps * c.bus_bytes, xx += w * c.bus_bytes * c.bus_bytes;
+        kk += w * c.steps * c.steps, kx += w * c.steps * c.bus_bytes,
+            xx += w * c.bus_bytes * c.bus_bytes;
         kt += w * c.steps * c.seconds, xt += w * c.bus_bytes * c.seconds;
         shapes.insert({c.steps, c.bus_bytes});
     }
@@ -58,9 +59,9 @@ LinkFit fit_link(const std::vector<Sample>& classes, int events, double nominal_
     if (latency >= 0 && inv_bw > 0) {
         f.latency_fitted = true;
     } else if (xx > 0 && (latency < 0 || shapes.size() < 2)) {
-        latency = 0, inv_bw = xt / xx;      // bandwidth only
+        latency = 0, inv_bw = xt / xx;  // bandwidth only
     } else if (kk > 0) {
-        latency = kt / kk, inv_bw = 0;      // latency only
+        latency = kt / kk, inv_bw = 0;  // latency only
         f.latency_fitted = true;
     }
     f.latency_s = std::max(0.0, latency);
@@ -96,7 +97,8 @@ double predicted_step_compute_s(Layout layout, const ClusterSpec& cluster) {
     } sink;
     simulate_layout(layout, &sink);
     double sum = 0;
-    for (auto& [rank, ivs] : sink.by_rank) sum += static_cast<double>(length_ns(union_of(std::move(ivs)))) * 1e-9;
+    for (auto& [rank, ivs] : sink.by_rank)
+        sum += static_cast<double>(length_ns(union_of(std::move(ivs)))) * 1e-9;
     return sink.by_rank.empty() ? 0 : sum / static_cast<double>(sink.by_rank.size());
 }
 
@@ -152,7 +154,8 @@ CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& c
     });
     std::vector<Sample> intra, inter;
     for (const auto& [key, c] : classes) {
-        (std::get<0>(key) ? intra : inter).push_back({c.steps, c.bus_bytes, c.sum / c.count, static_cast<double>(c.count)});
+        (std::get<0>(key) ? intra : inter)
+            .push_back({c.steps, c.bus_bytes, c.sum / c.count, static_cast<double>(c.count)});
     }
     if (seconds > 0) {
         fit.achieved_flops_per_s = flops / seconds;
@@ -164,7 +167,8 @@ CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& c
         fit.predicted_compute_s = predicted_step_compute_s(*layout, cluster);
         if (fit.measured_compute_s > 0 && fit.predicted_compute_s > 0) {
             fit.compute_scale = fit.predicted_compute_s / fit.measured_compute_s;
-            fit.gemm_efficiency = std::clamp(cluster.efficiency.gemm * fit.compute_scale, 1e-3, 1.0);
+            fit.gemm_efficiency =
+                std::clamp(cluster.efficiency.gemm * fit.compute_scale, 1e-3, 1.0);
         }
     }
     fit.intra_node = fit_link(intra, intra_events, cluster.intra_node.bandwidth_bytes_per_s);
@@ -197,7 +201,8 @@ Reprediction calibrate_and_repredict(const TraceReader& measured, const Layout& 
                          "bytes and a group size");
     }
     r.cluster = apply_calibration(layout.cluster, r.fit);
-    r.cluster.description = layout.cluster.description + " (calibrated from " + measured.path() + ")";
+    r.cluster.description =
+        layout.cluster.description + " (calibrated from " + measured.path() + ")";
     Layout calibrated = layout;
     calibrated.cluster = r.cluster;
     calibrated.cluster_ref.clear();  // the trace's layout carries the calibrated figures inline
@@ -208,9 +213,12 @@ Reprediction calibrate_and_repredict(const TraceReader& measured, const Layout& 
 }
 
 nlohmann::json calibration_to_json(const CalibrationFit& f) {
-    return {{"compute_samples", f.compute_samples}, {"achieved_flops_per_s", f.achieved_flops_per_s},
-            {"gemm_efficiency", f.gemm_efficiency}, {"compute_scale", f.compute_scale},
-            {"predicted_compute_s", f.predicted_compute_s}, {"measured_compute_s", f.measured_compute_s},
+    return {{"compute_samples", f.compute_samples},
+            {"achieved_flops_per_s", f.achieved_flops_per_s},
+            {"gemm_efficiency", f.gemm_efficiency},
+            {"compute_scale", f.compute_scale},
+            {"predicted_compute_s", f.predicted_compute_s},
+            {"measured_compute_s", f.measured_compute_s},
             {"intra_node", link_json(f.intra_node)},
             {"inter_node", link_json(f.inter_node)}};
 }

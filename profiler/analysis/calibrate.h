@@ -14,7 +14,7 @@
 namespace meshwork::profiler {
 
 struct LinkFit {
-    int samples = 0;                      // collective events (receives left out)
+    int samples = 0;  // collective events (receives left out)
     bool fitted = false;
     bool latency_fitted = false;          // enough distinct sizes for a regression
     double bus_bandwidth_bytes_per_s = 0; // B

@@ -34,7 +34,8 @@ struct StepTimes {
     std::int64_t span = 0, compute = 0, comm = 0, exposed = 0, idle = 0;
 };
 
-StepTimes step_times(std::vector<Interval> all, std::vector<Interval> compute, std::vector<Interval> comm) {
+StepTimes step_times(std::vector<Interval> all, std::vector<Interval> compute,
+                     std::vector<Interval> comm) {
     StepTimes t;
     const auto a = union_of(std::move(all));
     if (a.empty()) return t;
@@ -100,8 +101,10 @@ TraceStats compute_stats(const TraceReader& trace, std::size_t top_kernels) {
         if (e.step >= 0) {
             auto& st = r.by_step[e.step];
             st.all.push_back(iv);
-            if (e.kind == EventKind::Compute) st.compute.push_back(iv);
-            else if (e.kind == EventKind::Communication) st.comm.push_back(iv);
+            if (e.kind == EventKind::Compute)
+                st.compute.push_back(iv);
+            else if (e.kind == EventKind::Communication)
+                st.comm.push_back(iv);
         }
 
         auto& k = kernels[e.name];
@@ -137,7 +140,8 @@ TraceStats compute_stats(const TraceReader& trace, std::size_t top_kernels) {
         const bool skip_warmup = acc.by_step.size() >= 2;
         bool first = true;
         for (auto& [step, ivs] : acc.by_step) {
-            const StepTimes t = step_times(std::move(ivs.all), std::move(ivs.compute), std::move(ivs.comm));
+            const StepTimes t =
+                step_times(std::move(ivs.all), std::move(ivs.compute), std::move(ivs.comm));
             step_span += t.span;
             step_idle += t.idle;
             const bool warmup = first && skip_warmup;
@@ -208,14 +212,23 @@ nlohmann::json stats_to_json(const TraceStats& s) {
     nlohmann::json ranks = nlohmann::json::array(), kernels = nlohmann::json::array(),
                    colls = nlohmann::json::array();
     for (const auto& r : s.ranks) {
-        ranks.push_back({{"rank", r.rank}, {"span_s", r.span_s}, {"compute_s", r.compute_s},
-                         {"comm_s", r.comm_s}, {"memcpy_s", r.memcpy_s}, {"idle_s", r.idle_s},
+        ranks.push_back({{"rank", r.rank},
+                         {"span_s", r.span_s},
+                         {"compute_s", r.compute_s},
+                         {"comm_s", r.comm_s},
+                         {"memcpy_s", r.memcpy_s},
+                         {"idle_s", r.idle_s},
                          {"exposed_comm_s", r.exposed_comm_s},
                          {"overlap_fraction", r.overlap_fraction},
-                         {"bubble_fraction", r.bubble_fraction}, {"events", r.events},
-                         {"steps", r.steps}, {"steps_averaged", r.steps_averaged}, {"step_s", r.step_s},
-                         {"step_compute_s", r.step_compute_s}, {"step_comm_s", r.step_comm_s},
-                         {"step_exposed_comm_s", r.step_exposed_comm_s}, {"step_idle_s", r.step_idle_s}});
+                         {"bubble_fraction", r.bubble_fraction},
+                         {"events", r.events},
+                         {"steps", r.steps},
+                         {"steps_averaged", r.steps_averaged},
+                         {"step_s", r.step_s},
+                         {"step_compute_s", r.step_compute_s},
+                         {"step_comm_s", r.step_comm_s},
+                         {"step_exposed_comm_s", r.step_exposed_comm_s},
+                         {"step_idle_s", r.step_idle_s}});
     }
     for (const auto& k : s.kernels) {
         kernels.push_back({{"name", k.name}, {"kind", to_string(k.kind)}, {"count", k.count},

@@ -29,13 +29,13 @@ struct RankStats {
     // page faults, lazy initialisation) when there are two or more, else over the one step
     // (or the whole trace when no event carries a step). Each step's extent runs from its
     // first device event to its last; time between steps does not count.
-    int steps = 0;                // distinct step numbers among device events
-    int steps_averaged = 0;       // steps behind the per-step means (0: the whole trace)
-    double step_s = 0;            // mean extent of a step
-    double step_compute_s = 0;    // |union(compute)| inside a step
-    double step_comm_s = 0;       // |union(communication)| inside a step
+    int steps = 0;              // distinct step numbers among device events
+    int steps_averaged = 0;     // steps behind the per-step means (0: the whole trace)
+    double step_s = 0;          // mean extent of a step
+    double step_compute_s = 0;  // |union(compute)| inside a step
+    double step_comm_s = 0;     // |union(communication)| inside a step
     double step_exposed_comm_s = 0;
-    double step_idle_s = 0;       // step extent - |union(all device events)| inside it
+    double step_idle_s = 0;  // step extent - |union(all device events)| inside it
 };
 
 struct KernelStats {

@@ -163,15 +163,33 @@ void TestCli::help_states_every_layout_default() {
     const Result r = run_cli({"estimate", "--help"});
     QCOMPARE(r.exit_code, 0);
     const QString text = QString::fromUtf8(r.out);
-    for (const char* flag : {"--cluster", "--gpus", "--tp", "--pp", "--dp", "--cp", "--ep", "--etp",
-                             "--vpp", "--order", "--mbs", "--gbs", "--seq", "--schedule", "--recompute",
-                             "--zero", "--dtype", "--flash-attention", "--layers-per-stage", "--sp"}) {
+    for (const char* flag : {"--cluster",
+                             "--gpus",
+                             "--tp",
+                             "--pp",
+                             "--dp",
+                             "--cp",
+                             "--ep",
+                             "--etp",
+                             "--vpp",
+                             "--order",
+                             "--mbs",
+                             "--gbs",
+                             "--seq",
+                             "--schedule",
+                             "--recompute",
+                             "--zero",
+                             "--dtype",
+                             "--flash-attention",
+                             "--layers-per-stage",
+                             "--sp"}) {
         const auto at = text.indexOf(QString("  ") + flag + " ");
         QVERIFY2(at >= 0, flag);
         // The option's help runs to the next option line.
         const auto next = text.indexOf(QRegularExpression("\\n  -"), at + 1);
         const QString help = text.mid(at, next < 0 ? -1 : next - at);
-        QVERIFY2(help.contains("(default"), qPrintable(QString(flag) + " states no default: " + help));
+        QVERIFY2(help.contains("(default"),
+                 qPrintable(QString(flag) + " states no default: " + help));
     }
     QVERIFY(text.contains("distributed optimizer (default 1)"));
     QVERIFY(text.contains("(default on)"));  // --flash-attention
@@ -180,8 +198,8 @@ void TestCli::help_states_every_layout_default() {
 // Without a layout file: the distributed optimizer (ZeRO-1) and fused attention, and
 // --flash-attention off / --zero 0 describe a 2021-22 Megatron-LM run as it ran.
 void TestCli::defaults_a_production_user_expects() {
-    const QStringList base{"estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8",
-                           "--seq", "4096", "--gbs", "64", "--json"};
+    const QStringList base{"estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus",
+                           "8",        "--seq",   "4096",      "--gbs",     "64",       "--json"};
     const Result def = run_cli(base);
     QCOMPARE(def.exit_code, 0);
     const auto d = nlohmann::json::parse(def.out.toStdString());
@@ -197,11 +215,13 @@ void TestCli::defaults_a_production_user_expects() {
     const Result unfused = run_cli(base + QStringList{"--flash-attention", "off"});
     QCOMPARE(unfused.exit_code, 0);
     const auto u = nlohmann::json::parse(unfused.out.toStdString());
-    QVERIFY(u["stages"][0]["activations_bytes"].get<double>() > d["stages"][0]["activations_bytes"].get<double>());
+    QVERIFY(u["stages"][0]["activations_bytes"].get<double>() >
+            d["stages"][0]["activations_bytes"].get<double>());
     QVERIFY(u["hardware_tflops_per_gpu"].get<double>() > 0);
     const Result on = run_cli(base + QStringList{"--flash-attention", "on"});
     QCOMPARE(on.exit_code, 0);
-    QCOMPARE(nlohmann::json::parse(on.out.toStdString())["step_time_s"].get<double>(), d["step_time_s"].get<double>());
+    QCOMPARE(nlohmann::json::parse(on.out.toStdString())["step_time_s"].get<double>(),
+             d["step_time_s"].get<double>());
     const Result bad = run_cli(base + QStringList{"--flash-attention", "maybe"});
     QCOMPARE(bad.exit_code, 2);
     QVERIFY(bad.err.contains("--flash-attention"));

@@ -12,12 +12,12 @@
 #include "compare/compare_panel.h"
 #include "compare/comparison_loader.h"
 #include "compare/comparison_table.h"
-#include "mainwindow/trace_menu.h"
-#include "timeline/timeline_panel.h"
-#include "timeline/timeline_view.h"
 #include "layout/layout_json.h"
+#include "mainwindow/trace_menu.h"
 #include "sim/simulate.h"
 #include "store/trace_writer.h"
+#include "timeline/timeline_panel.h"
+#include "timeline/timeline_view.h"
 #include "trace_files.h"
 
 using namespace meshwork;
@@ -187,11 +187,13 @@ private slots:
             simulate_layout(slow, w.get());
             w->close();
         }
-        const double before = ComparisonLoader::load_now(predicted, measured)->comparison.categories.front().error;
-        const auto data = ComparisonLoader::calibrate_now(predicted, measured, dir_.filePath("calibrated"));
+        const double before =
+            ComparisonLoader::load_now(predicted, measured)->comparison.categories.front().error;
+        const auto data =
+            ComparisonLoader::calibrate_now(predicted, measured, dir_.filePath("calibrated"));
         const double after = data->comparison.categories.front().error;
-        qInfo("step error %+.1f%% before, %+.1f%% after calibrating (%s)", 100 * before, 100 * after,
-              qPrintable(data->calibration_note));
+        qInfo("step error %+.1f%% before, %+.1f%% after calibrating (%s)", 100 * before,
+              100 * after, qPrintable(data->calibration_note));
         QVERIFY(before < -0.3);
         QVERIFY2(std::fabs(after) < 0.1, qPrintable(QString::number(after)));
         QVERIFY(QFileInfo::exists(data->calibrated_cluster_path));
@@ -212,11 +214,14 @@ private slots:
         QVERIFY(shown.wait(10000));
         timeline->comparison()->calibrate_button()->click();
         QVERIFY(shown.wait(20000));
-        QVERIFY(timeline->comparison()->data()->predicted.path.endsWith(".calibrated-prediction.sqlite"));
-        QVERIFY(std::fabs(timeline->comparison()->data()->comparison.categories.front().error) < 0.1);
+        QVERIFY(timeline->comparison()->data()->predicted.path.endsWith(
+            ".calibrated-prediction.sqlite"));
+        QVERIFY(std::fabs(timeline->comparison()->data()->comparison.categories.front().error) <
+                0.1);
 
         // A pair of traces without a layout cannot be re-predicted: the error names the file.
-        QVERIFY_THROWS_EXCEPTION(std::exception, ComparisonLoader::calibrate_now(predicted_, measured_, dir_.filePath("c2")));
+        QVERIFY_THROWS_EXCEPTION(std::exception, ComparisonLoader::calibrate_now(
+                                                     predicted_, measured_, dir_.filePath("c2")));
     }
 };
 

@@ -13,13 +13,13 @@
 
 #include <cmath>
 
+#include "analysis/event_classify.h"
 #include "analysis/intervals.h"
-#include "cluster/cluster_spec.h"
 #include "analysis/range_context.h"
 #include "analysis/trace_compare.h"
 #include "analysis/trace_stats.h"
+#include "cluster/cluster_spec.h"
 #include "collect/cpu_collector.h"
-#include "analysis/event_classify.h"
 #include "collect/cupti_collector.h"
 #include "collect/gpu_activity.h"
 #include "common/error.h"
@@ -190,7 +190,8 @@ private slots:
                 const std::int64_t compute = i == 0 ? first_compute : 100;
                 auto k = make_event(c, EventKind::Compute, "gemm", t, t + compute);
                 k.step = static_cast<int>(i);
-                auto x = make_event(m, EventKind::Communication, "all_reduce(tp)", t + compute, t + compute + 50);
+                auto x = make_event(m, EventKind::Communication, "all_reduce(tp)", t + compute,
+                                    t + compute + 50);
                 x.step = static_cast<int>(i);
                 x.bytes = 1024;
                 x.group_size = 2;
@@ -199,7 +200,8 @@ private slots:
             }
             w->close();
         };
-        const auto run = temp_path(dir_, "three-steps.sqlite"), one = temp_path(dir_, "one-step.sqlite");
+        const auto run = temp_path(dir_, "three-steps.sqlite"),
+                   one = temp_path(dir_, "one-step.sqlite");
         write(run, {0, 1000, 2000}, 500);  // warm-up step 0: compute 500 ns
         write(one, {0}, 100);
         const auto s = compute_stats(TraceReader::open(run));
@@ -212,7 +214,8 @@ private slots:
         QCOMPARE(r.step_exposed_comm_s, 50e-9);
         QCOMPARE(r.step_idle_s, 0.0);
         QCOMPARE(r.span_s, 2150e-9);  // the whole-trace figures are unchanged
-        const auto c = compare_traces(TraceReader::open(one), TraceReader::open(run), [](int rank) { return rank; });
+        const auto c = compare_traces(TraceReader::open(one), TraceReader::open(run),
+                                      [](int rank) { return rank; });
         QCOMPARE(c.categories.at(0).category, std::string("step"));
         QCOMPARE(c.categories.at(0).error, 0.0);
         QCOMPARE(c.max_abs_error, 0.0);
@@ -505,7 +508,8 @@ private slots:
         QVERIFY(j["fit"]["intra_node"]["latency_fitted"].get<bool>());
         QVERIFY(std::fabs(j["fit"]["intra_node"]["bus_bandwidth_bytes_per_s"].get<double>() / 200e9 - 1) < 0.01);
         // The model's latency is per ring step: an all-reduce over 8 ranks takes 2·7 of them.
-        QVERIFY(std::fabs(14 * j["fit"]["intra_node"]["latency_s"].get<double>() / 10e-6 - 1) < 0.05);
+        QVERIFY(std::fabs(14 * j["fit"]["intra_node"]["latency_s"].get<double>() / 10e-6 - 1) <
+                0.05);
         QCOMPARE(j["cluster"]["efficiency"]["gemm"].get<double>(), eff);
         QVERIFY(j["error_before"].is_null());  // no layout given
         // The written file is a cluster JSON that the cluster reader accepts.
@@ -539,7 +543,8 @@ private slots:
     // of it. Each layout runs five times and the fastest run counts (best of N, as timeit
     // does): this host is 2 shared cores under other builds, and one run of a layout can
     // take 2.5x as long as the next. Tolerance 40 % (the issue asks for 20 %: not met on this
-    // host, see docs/BENCHMARKS.md); without calibration the prediction is 70-90 % short. The figures are in docs/BENCHMARKS.md.
+    // host, see docs/BENCHMARKS.md); without calibration the prediction is 70-90 % short. The
+    // figures are in docs/BENCHMARKS.md.
     void cli_calibration_predicts_another_layout() {
         const std::string layout = std::string(MESHWORK_RESOURCES_DIR) + "/layouts/tiny-cpu.json";
         // Runs `extra` five times; returns the trace of the fastest (mean step over ranks).
@@ -587,7 +592,8 @@ private slots:
         auto step_error = [&](const std::string& cluster_arg) {
             const auto predicted = temp_path(dir_, "dp2tp2-predicted.sqlite");
             std::filesystem::remove(predicted);
-            QStringList a = args({"simulate", layout, "--cluster", cluster_arg, "--trace", predicted});
+            QStringList a =
+                args({"simulate", layout, "--cluster", cluster_arg, "--trace", predicted});
             a += other;
             auto s = run_cli(a);
             if (s.exit_code != 0) return 99.0;
@@ -597,10 +603,13 @@ private slots:
         };
         const double before = step_error("cpu-local");
         const double after = step_error(cluster);
-        qInfo("DP2xTP2 step (fastest of 5 runs): error %+.1f%% uncalibrated, %+.1f%% calibrated on TP2xPP2 "
-              "(link latency %.1f us per step, busbw %.3f GB/s, compute x%.3f)",
-              100 * before, 100 * after, 1e6 * fit["intra_node"]["latency_s"].get<double>(),
-              fit["intra_node"]["bus_bandwidth_bytes_per_s"].get<double>() / 1e9, fit["compute_scale"].get<double>());
+        qInfo(
+            "DP2xTP2 step (fastest of 5 runs): error %+.1f%% uncalibrated, %+.1f%% calibrated on "
+            "TP2xPP2 "
+            "(link latency %.1f us per step, busbw %.3f GB/s, compute x%.3f)",
+            100 * before, 100 * after, 1e6 * fit["intra_node"]["latency_s"].get<double>(),
+            fit["intra_node"]["bus_bandwidth_bytes_per_s"].get<double>() / 1e9,
+            fit["compute_scale"].get<double>());
         QVERIFY2(std::fabs(after) < 0.4, "calibrated prediction of DP2xTP2 outside 40 %");
         QVERIFY(std::fabs(after) < std::fabs(before));
     }
