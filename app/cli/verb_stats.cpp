@@ -24,13 +24,16 @@ std::string fixed(double v, int digits) {
 void print_human(const profiler::TraceReader& trace, const profiler::TraceStats& s) {
     std::cout << trace.path() << ": " << trace.event_count() << " events, source "
               << (trace.run_info().source.empty() ? "?" : trace.run_info().source) << "\n\n";
-    std::cout << "rank      span   compute      comm      idle  exposed  overlap  bubble\n";
+    std::cout << "rank      span   compute      comm      idle  exposed  overlap  bubble  steps  "
+                 "one step\n";
     for (const auto& r : s.ranks) {
         std::cout << pad_left(std::to_string(r.rank), 4) << pad_left(human_seconds(r.span_s), 10)
                   << pad_left(human_seconds(r.compute_s), 10) << pad_left(human_seconds(r.comm_s), 10)
                   << pad_left(human_seconds(r.idle_s), 10) << pad_left(human_seconds(r.exposed_comm_s), 9)
                   << pad_left(fixed(100 * r.overlap_fraction, 1) + "%", 9)
-                  << pad_left(fixed(100 * r.bubble_fraction, 1) + "%", 8) << "\n";
+                  << pad_left(fixed(100 * r.bubble_fraction, 1) + "%", 8)
+                  << pad_left(std::to_string(r.steps), 7) << pad_left(human_seconds(r.step_s), 10)
+                  << "\n";
     }
     if (!s.kernels.empty()) {
         std::cout << "\ntop kernels            count       total        mean  name\n";
