@@ -28,8 +28,7 @@ struct RankAccumulator {
     std::int64_t events = 0;
 };
 
-// Extent, compute, communication, exposed communication and idle time of one step (or of
-// the whole trace), in ns.
+// Extent, compute, communication, exposed communication and idle time of one step, in ns.
 struct StepTimes {
     std::int64_t span = 0, compute = 0, comm = 0, exposed = 0, idle = 0;
 };
@@ -134,7 +133,7 @@ TraceStats compute_stats(const TraceReader& trace, std::size_t top_kernels) {
         RankStats s;
         s.rank = rank;
         s.events = acc.events;
-        // Per step first (it copies the intervals the whole-trace figures then consume).
+        // Per step first; the whole-trace figures below then consume the rank's intervals.
         std::int64_t step_span = 0, step_idle = 0;
         StepTimes sum;
         const bool skip_warmup = acc.by_step.size() >= 2;
@@ -152,15 +151,6 @@ TraceStats compute_stats(const TraceReader& trace, std::size_t top_kernels) {
             ++s.steps_averaged;
         }
         s.steps = static_cast<int>(acc.by_step.size());
-        if (s.steps_averaged == 0) {
-            sum = step_times(acc.all, acc.compute, acc.comm);
-        }
-        const double per_step = std::max(1, s.steps_averaged) * kNsPerS;
-        s.step_s = static_cast<double>(sum.span) / per_step;
-        s.step_compute_s = static_cast<double>(sum.compute) / per_step;
-        s.step_comm_s = static_cast<double>(sum.comm) / per_step;
-        s.step_exposed_comm_s = static_cast<double>(sum.exposed) / per_step;
-        s.step_idle_s = static_cast<double>(sum.idle) / per_step;
 
         const auto all = union_of(std::move(acc.all));
         const auto compute = union_of(std::move(acc.compute));
@@ -176,6 +166,16 @@ TraceStats compute_stats(const TraceReader& trace, std::size_t top_kernels) {
         s.memcpy_s = static_cast<double>(length_ns(mem)) / kNsPerS;
         s.idle_s = static_cast<double>(span - busy) / kNsPerS;
         s.exposed_comm_s = static_cast<double>(comm_ns - overlap) / kNsPerS;
+        if (s.steps_averaged == 0) {
+            // No step numbers: the whole trace is the one step.
+            sum = {span, length_ns(compute), comm_ns, comm_ns - overlap, span - busy};
+        }
+        const double per_step = std::max(1, s.steps_averaged) * kNsPerS;
+        s.step_s = static_cast<double>(sum.span) / per_step;
+        s.step_compute_s = static_cast<double>(sum.compute) / per_step;
+        s.step_comm_s = static_cast<double>(sum.comm) / per_step;
+        s.step_exposed_comm_s = static_cast<double>(sum.exposed) / per_step;
+        s.step_idle_s = static_cast<double>(sum.idle) / per_step;
         s.overlap_fraction = comm_ns > 0 ? static_cast<double>(overlap) / static_cast<double>(comm_ns) : 0;
         // Bubble: idle time inside each step's extent, so gaps between steps (data loading,
         // host work) do not count; without step numbers, the whole trace is one step.
