@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <thread>
 
 #include "common/error.h"
@@ -295,6 +296,13 @@ void CudaBackend::gemm_bf16(Transpose ta, Transpose tb, int m, int n, int k, flo
     activate();
     lt_->gemm_bf16(ta == Transpose::Yes, tb == Transpose::Yes, m, n, k, alpha, a, lda, b, ldb,
                    beta, c, ldc, native_stream(s));
+}
+
+// ---- numerics ----------------------------------------------------------------------------------
+
+void CudaBackend::set_precision(Precision p) {
+    Backend::set_precision(p);
+    if (p == Precision::Bf16 && std::getenv("MESHWORK_CUDA_GEMM") == nullptr) options_.gemm = CudaGemmMode::Bf16;
 }
 
 // ---- ranges ------------------------------------------------------------------------------------

@@ -94,6 +94,9 @@ public:
     void row_dot(const float* a, const float* b, float* out, int rows, int cols,
                  Stream s) override;
 
+    // A bf16 layout: GEMM operands cast to CUDA_R_16BF (CudaGemmMode::Bf16) unless
+    // MESHWORK_CUDA_GEMM chose the mode.
+    void set_precision(Precision p) override;
     void push_range(const std::string& name) override;
     void pop_range() override;
 
