@@ -208,8 +208,10 @@ if MESHWORK_CUDA_GEMM=bf16 gpu_step "run 1B --profile" 150 "$out/profile-run.jso
     gpu_tracks=$(sqlite3 "$out/profile.sqlite" "SELECT count(*) FROM tracks WHERE name LIKE 'gpu %'")
     kernels=$(sqlite3 "$out/profile.sqlite" "SELECT count(*) FROM events e JOIN tracks t ON e.track = t.id WHERE t.name LIKE 'gpu %'")
     nccl=$(sqlite3 "$out/profile.sqlite" "SELECT count(*) FROM events e JOIN tracks t ON e.track = t.id WHERE t.name LIKE 'gpu %' AND e.kind = 1")
+    in_layers=$(sqlite3 "$out/profile.sqlite" "SELECT count(*) FROM events e JOIN tracks t ON e.track = t.id WHERE t.name LIKE 'gpu %' AND e.layer >= 0")
+    ranges=$(sqlite3 "$out/profile.sqlite" "SELECT count(*) FROM events e JOIN tracks t ON e.track = t.id WHERE t.name LIKE 'host thread %' AND e.kind = 4")
     if [[ "${kernels:-0}" -gt 0 ]]; then
-      note "ok       CUPTI in the profile: $gpu_tracks GPU stream tracks, $kernels device events ($nccl communication)"
+      note "ok       CUPTI in the profile: $gpu_tracks GPU stream tracks, $kernels device events ($nccl communication, $in_layers with a layer), $ranges NVTX ranges"
     else
       note "FAILED   CUPTI in the profile: no device events on GPU tracks"
     fi
