@@ -4,17 +4,18 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
 
+#include "collect/cupti_collector.h"
 #include "common/error.h"
+#include "engine/cuda_plugin.h"
 #include "engine/engine_run.h"
 #include "engine/memory_estimate.h"
 #include "engine/precision.h"
 #include "engine/stop.h"
-#include "collect/cupti_collector.h"
-#include "engine/cuda_plugin.h"
 #include "exit_codes.h"
 #include "layout/layout_validate.h"
 #include "layout_flags.h"
@@ -261,7 +262,17 @@ int run_verb(const LayoutFlags& layout_flags, const RunFlags& f) {
     // On the CUDA backend the profile also holds CUPTI's record of the GPUs (kernels, NCCL
     // kernels as communication, copies, sets, NVTX ranges), beside the engine's host events.
     std::unique_ptr<profiler::CuptiCollector> gpu_profile;
-    if (writer && f.backend == "cuda") gpu_profile = make_gpu_profile(*writer, layout, world_rank, f.launcher == "mpi");
+    if (writer && f.backend == "cuda") {
+        try {
+            gpu_profile = make_gpu_profile(*writer, layout, world_rank, f.launcher == "mpi");
+        } catch (...) {
+            // Nothing has run: leave no trace file behind.
+            writer->close();
+            std::error_code ec;
+            std::filesystem::remove(profile_path(f.profile, world_rank, layout.gpus, f.launcher == "mpi"), ec);
+            throw;
+        }
+    }
     // GPU records go into the trace before it closes, after a failure or Ctrl-C too.
     auto close_profile = [&] {
         if (gpu_profile) {
