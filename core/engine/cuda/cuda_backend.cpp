@@ -138,6 +138,14 @@ void* CudaBackend::scratch(std::size_t bytes, int slot, int stream_id) {
     return buf.ptr;
 }
 
+const float* CudaBackend::bf16_operand(const float* p, std::size_t count, Stream s) {
+    if (precision() != Precision::Bf16) return p;
+    // Slots 0 and 1 hold the GEMM operands (cuda_gemm.cpp); 2 is this one's.
+    auto* rounded = static_cast<float*>(scratch(count * sizeof(float), 2, s.id));
+    check(cuda_kernels::round_bf16(p, rounded, count, native_stream(s)), "round_bf16");
+    return rounded;
+}
+
 void CudaBackend::copy_to_device(void* dst, const void* host_src, std::size_t bytes, Stream s) {
     if (bytes == 0) return;
     activate();

@@ -126,6 +126,9 @@ private:
     void check(cudaError_t status, const char* what) const;
     [[nodiscard]] cudaEvent_t native_event(Event e) const;
     void* scratch(std::size_t bytes, int slot, int stream_id);
+    // `count` floats at p as the model reads them: p in fp32, a bf16-rounded copy in this
+    // stream's scratch in bf16 (engine/precision.h; the norm weights).
+    const float* bf16_operand(const float* p, std::size_t count, Stream s);
     void run_hooks();
 
     int device_;
