@@ -99,23 +99,29 @@ note "device   $gpus GPU(s), compute capability ${cc:-unknown}, building for $ar
 # ---- build ------------------------------------------------------------------------------
 cli=$build/app/meshwork-cli
 plugin=$build/app/libmeshwork_cuda.so
+# The targets of the check that this build folder defines (the benchmarks need Google
+# Benchmark, the GPU suites Qt 6 Test).
+gpu_targets() {
+  local t all
+  all=$(ninja -C "$build" -t targets all 2>/dev/null | cut -d: -f1)
+  for t in meshwork-cli meshwork_cuda bench_gpu_gemm bench_gpu_nccl tst_gpu_kernels tst_gpu_backend tst_gpu_nccl tst_gpu_layouts; do
+    grep -qx -- "$t" <<<"$all" && echo "$t"
+  done
+}
 if [[ $dry == 1 && "${MESHWORK_GPU_NO_BUILD:-0}" != 1 ]]; then
   # The configure line a GPU machine runs, and the build plan in the existing folder.
   note "dry-run  configure: cmake -S $root -B $build -G Ninja -DMESHWORK_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=$arch ..."
-  targets=()
-  for t in meshwork-cli meshwork_cuda bench_gpu_gemm bench_gpu_nccl tst_gpu_kernels tst_gpu_backend tst_gpu_nccl tst_gpu_layouts; do
-    ninja -C "$build" -t targets all 2>/dev/null | grep -q "^$t:" && targets+=("$t")
-  done
+  mapfile -t targets < <(gpu_targets)
+  if [[ " ${targets[*]} " != *" meshwork-cli "* || " ${targets[*]} " != *" meshwork_cuda "* ]]; then
+    note "FAILED   build plan: $build defines no meshwork-cli or meshwork_cuda target (configure with -DMESHWORK_CUDA=ON)"
+  fi
   step "build plan (${targets[*]})" 60 "$out/build.log" ninja -C "$build" -n "${targets[@]}"
 elif [[ "${MESHWORK_GPU_NO_BUILD:-0}" != 1 ]]; then
   step "configure" 120 "$out/configure.log" \
     cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMESHWORK_GUI=OFF \
       -DMESHWORK_CUDA=ON "-DCMAKE_CUDA_ARCHITECTURES=$arch" -DMESHWORK_BUILD_TESTS=ON \
       -DMESHWORK_BUILD_BENCH=ON
-  targets=(meshwork-cli meshwork_cuda bench_gpu_gemm bench_gpu_nccl)
-  for t in tst_gpu_kernels tst_gpu_backend tst_gpu_nccl tst_gpu_layouts; do
-    ninja -C "$build" -t targets all 2>/dev/null | grep -q "^$t:" && targets+=("$t")
-  done
+  mapfile -t targets < <(gpu_targets)
   step "build (${targets[*]})" 300 "$out/build.log" ninja -C "$build" -j "$(nproc)" "${targets[@]}"
 fi
 {
@@ -208,8 +214,10 @@ if MESHWORK_CUDA_GEMM=bf16 gpu_step "run 1B --profile" 150 "$out/profile-run.jso
     gpu_tracks=$(sqlite3 "$out/profile.sqlite" "SELECT count(*) FROM tracks WHERE name LIKE 'gpu %'")
     kernels=$(sqlite3 "$out/profile.sqlite" "SELECT count(*) FROM events e JOIN tracks t ON e.track = t.id WHERE t.name LIKE 'gpu %'")
     nccl=$(sqlite3 "$out/profile.sqlite" "SELECT count(*) FROM events e JOIN tracks t ON e.track = t.id WHERE t.name LIKE 'gpu %' AND e.kind = 1")
+    in_layers=$(sqlite3 "$out/profile.sqlite" "SELECT count(*) FROM events e JOIN tracks t ON e.track = t.id WHERE t.name LIKE 'gpu %' AND e.layer >= 0")
+    ranges=$(sqlite3 "$out/profile.sqlite" "SELECT count(*) FROM events e JOIN tracks t ON e.track = t.id WHERE t.name LIKE 'host thread %' AND e.kind = 4")
     if [[ "${kernels:-0}" -gt 0 ]]; then
-      note "ok       CUPTI in the profile: $gpu_tracks GPU stream tracks, $kernels device events ($nccl communication)"
+      note "ok       CUPTI in the profile: $gpu_tracks GPU stream tracks, $kernels device events ($nccl communication, $in_layers with a layer), $ranges NVTX ranges"
     else
       note "FAILED   CUPTI in the profile: no device events on GPU tracks"
     fi

@@ -63,7 +63,7 @@ search::SearchRequest build_request(const SearchFlags& f) {
     }
     o.global_batch_size = f.gbs;
     o.seq_length = f.seq;
-    o.dtype = req.cluster.gpu.peak_flops(DType::Bf16) > 0 ? DType::Bf16 : DType::Fp32;
+    o.dtype = req.cluster.gpu.default_training_dtype();
     if (f.dtype_opt->count() && !parse_dtype(f.dtype, o.dtype)) {
         throw InputError("<flags>", "--dtype",
                          "unknown dtype '" + f.dtype + "' (fp32, tf32, bf16, fp16, fp8)");

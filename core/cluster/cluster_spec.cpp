@@ -80,6 +80,10 @@ double GpuKind::peak_flops(DType dtype) const {
     return it == peak_flops_per_s.end() ? 0.0 : it->second;
 }
 
+DType GpuKind::default_training_dtype() const {
+    return peak_flops(DType::Bf16) > peak_flops(DType::Fp32) ? DType::Bf16 : DType::Fp32;
+}
+
 GpuKind gpu_from_json(const nlohmann::json& j, const std::string& file, const std::string& path) {
     JsonObjectReader r(j, file, path);
     check_format(r, "meshwork-gpu");

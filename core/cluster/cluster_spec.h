@@ -27,6 +27,9 @@ struct GpuKind {
 
     // Peak dense FLOP/s in `dtype`; 0 when the GPU has no such units (fp8 on A100).
     [[nodiscard]] double peak_flops(DType dtype) const;
+    // What a job trains in when nothing says: bf16 where this device runs it faster than
+    // fp32 (tensor cores), else fp32 (a CPU, whose bf16 is emulated at the fp32 rate).
+    [[nodiscard]] DType default_training_dtype() const;
     bool operator==(const GpuKind&) const = default;
 };
 

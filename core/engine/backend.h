@@ -19,6 +19,8 @@
 #include <memory>
 #include <string>
 
+#include "engine/precision.h"
+
 namespace meshwork::engine {
 
 // A device allocation. `ptr` is a device address (host address on the CPU backend).
@@ -160,6 +162,13 @@ public:
     virtual void push_range(const std::string& /*name*/) {}
     virtual void pop_range() {}
 
+    // ---- numerics --------------------------------------------------------------------------
+    // Which tensors are read as bf16 (engine/precision.h); set by the engine from the
+    // layout's dtype before the first op of a run. Backends override it to change how they
+    // compute and call this one to record it.
+    virtual void set_precision(Precision p) { precision_ = p; }
+    [[nodiscard]] Precision precision() const { return precision_; }
+
     // ---- optimizer -------------------------------------------------------------------------
     struct AdamW {
         float lr = 0, beta1 = 0, beta2 = 0, eps = 0, weight_decay = 0;
@@ -167,6 +176,9 @@ public:
     };
     virtual void adamw(float* param, const float* grad, float* m, float* v, std::size_t count,
                        const AdamW& hp, Stream s) = 0;
+
+private:
+    Precision precision_ = Precision::Fp32;
 };
 
 }  // namespace meshwork::engine

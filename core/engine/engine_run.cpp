@@ -7,6 +7,7 @@
 #include "engine/comm/inproc_world.h"
 #include "engine/cpu/cpu_backend.h"
 #include "engine/memory_estimate.h"
+#include "engine/precision.h"
 #include "engine/stop.h"
 #include "layout/layout_json.h"
 
@@ -38,6 +39,7 @@ namespace {
 RunResult run_on(const Layout& layout, const EngineOptions& options, const RunHooks& hooks,
                  Backend& be, Communicator& world, const TokenStream& tokens) {
     RunResult out;
+    be.set_precision(precision_of(layout));  // the layout's dtype: fp32, or bf16 emulated
     RankContext ctx(layout, be, world, hooks.sink);
     RankTrainer trainer(layout, options, ctx, tokens);
     std::vector<double> losses;
@@ -50,7 +52,8 @@ RunResult run_on(const Layout& layout, const EngineOptions& options, const RunHo
     out.peak_bytes.push_back(be.peak_bytes_in_use());
     if (hooks.keep_params) out.params = download_params(be, trainer.params());
     if (hooks.reference) {
-        auto m = compare_losses(losses, *hooks.reference, hooks.tolerance);
+        auto m = compare_losses(losses, *hooks.reference,
+                                hooks.loss_tolerance < 0 ? hooks.tolerance : hooks.loss_tolerance);
         if (!m) m = compare_params(be, trainer.params(), *hooks.reference, world.world_rank(), hooks.tolerance);
         // The lowest rank with a mismatch reports it: every rank learns which one.
         Floats flag(be, 1);

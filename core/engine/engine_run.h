@@ -19,7 +19,8 @@ struct RunHooks {
     TraceSink* sink = nullptr;                              // op and collective events
     std::function<void(const StepResult&)> on_step;         // called on rank 0 per step
     const ReferenceState* reference = nullptr;              // compare after the last step
-    double tolerance = 1e-4;
+    double tolerance = 1e-4;                                // updated weights (relative)
+    double loss_tolerance = -1;                             // losses; < 0: `tolerance`
     bool keep_params = false;                               // download full params (1 rank)
 };
 

@@ -117,9 +117,7 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
         throw InputError(kFlags, "--dtype",
                          "unknown dtype '" + *f.dtype + "' (fp32, tf32, bf16, fp16, fp8)");
     }
-    if (!layout_file && !f.dtype && l.cluster.gpu.peak_flops(DType::Bf16) <= 0) {
-        t.dtype = DType::Fp32;
-    }
+    if (!layout_file && !f.dtype) t.dtype = l.cluster.gpu.default_training_dtype();
     if (f.zero) {
         if (*f.zero < 0 || *f.zero > 3) {
             throw InputError(kFlags, "--zero", std::to_string(*f.zero) + " is not 0, 1, 2 or 3");

@@ -22,6 +22,7 @@
 #include "app/theme.h"
 #include "dialogs/loss_plot.h"
 #include "engine/memory_estimate.h"
+#include "engine/precision.h"
 #include "engine/cuda_plugin.h"
 
 namespace meshwork::gui {
@@ -68,7 +69,8 @@ RunDialog::RunDialog(const Layout& layout, QWidget* parent)
     tolerance_->setDecimals(7);
     tolerance_->setRange(1e-7, 1);
     tolerance_->setSingleStep(1e-5);
-    tolerance_->setValue(1e-4);
+    // 1e-4 for an fp32 layout, 2e-2 for bf16 (engine/precision.h, docs/engine.md).
+    tolerance_->setValue(engine::default_check_tolerance(engine::precision_of(layout)).weights);
     check_row->addWidget(check_);
     check_row->addWidget(tolerance_);
     check_row->addStretch();

@@ -8,6 +8,7 @@
 
 #include "engine/engine_run.h"
 #include "engine/memory_estimate.h"
+#include "engine/precision.h"
 #include "engine/stop.h"
 #include "collect/cupti_collector.h"
 #include "store/trace_writer.h"
@@ -84,6 +85,9 @@ bool RunWorker::start(RunRequest request) {
             hooks.sink = writer.get();
             hooks.reference = request.check ? &reference : nullptr;
             hooks.tolerance = request.tolerance;
+            // The default weights tolerance of a bf16 layout comes with its tighter loss one.
+            const engine::CheckTolerance defaults = engine::default_check_tolerance(engine::precision_of(request.layout));
+            if (request.tolerance == defaults.weights) hooks.loss_tolerance = defaults.loss;
             hooks.on_step = [&](const engine::StepResult& r) {
                 outcome.steps_done = r.step;
                 post([this, r] { emit step_done(r.step, r.loss, r.step_time_s, r.tokens_per_s); });

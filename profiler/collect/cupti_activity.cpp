@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 #include <cupti.h>
+#include <dlfcn.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -52,6 +53,19 @@ bool available_impl(std::string* why) {
         return false;
     }
     return true;
+}
+
+// NVTX (header-only, v3) hands its ranges to the library named by NVTX_INJECTION64_PATH,
+// read once, at the process's first NVTX call; CUPTI records them as MARKER activity only
+// when that library is CUPTI. The collector starts before the run's first range, so
+// pointing NVTX at the libcupti this plugin loaded is enough (an existing setting is kept:
+// another tool, such as Nsight Systems, may own the ranges).
+void route_nvtx_to_cupti() {
+    if (std::getenv("NVTX_INJECTION64_PATH") != nullptr) return;
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) != 0 && info.dli_fname != nullptr) {
+        setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+    }
 }
 
 class CuptiActivityCollector final : public engine::GpuActivityCollector {
@@ -197,6 +211,7 @@ void CuptiActivityCollector::start() {
     if (!Impl::active.compare_exchange_strong(expected, impl_.get())) {
         throw RuntimeError("another CUPTI collector is already running in this process");
     }
+    if (impl_->options.nvtx) route_nvtx_to_cupti();
     try {
         check(cuptiActivityRegisterCallbacks(&Impl::buffer_requested, &Impl::buffer_completed),
               "cuptiActivityRegisterCallbacks");

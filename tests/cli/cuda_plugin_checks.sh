@@ -93,6 +93,13 @@ hidden)
     exit 77
   fi
   [[ -d "$cuda_root" ]] || fail "the CUDA toolkit folder $cuda_root does not exist"
+  case "$(realpath "$cuda_root")" in
+  / | /usr | /usr/local | /opt)
+    # A toolkit installed into the system folders cannot be hidden without hiding the system.
+    echo "SKIP: the CUDA toolkit is in $cuda_root, a system folder that cannot be hidden"
+    exit 77
+    ;;
+  esac
   # Inside: the toolkit is an empty folder; every step's outcome goes to a file read below.
   MESHWORK_RESOURCES=$resources unshare -m bash -c '
     set -u

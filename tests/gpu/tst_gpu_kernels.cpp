@@ -194,6 +194,43 @@ private slots:
         QVERIFY(t.error(logits, n) < kFp32Tol);
     }
 
+    // A bf16 layout (engine/precision.h): both backends read the norm weights, the embedding
+    // rows and the GEMM operands as bf16. The rounding is the same on both (ties to even), so
+    // the embedding rows agree exactly, the rest up to the order of fp32 sums.
+    void bf16_reads_match_the_cpu_emulation() {
+        Twin t(CudaGemmMode::Bf16);
+        t.cpu().set_precision(Precision::Bf16);
+        t.gpu().set_precision(Precision::Bf16);
+        const int rows = 64, cols = 1000;
+        const std::size_t n = static_cast<std::size_t>(rows) * cols;
+        auto x = t.up(randn(n, 40)), w = t.up(randn(cols, 41, 1.0f + 1.0f / 300));
+        auto y = t.zeros<float>(n), rstd = t.zeros<float>(rows);
+        const int count = 100, hidden = 96;
+        std::vector<std::int32_t> tok(count);
+        for (int i = 0; i < count; ++i) tok[static_cast<std::size_t>(i)] = (i * 13) % 64;
+        auto tokens = t.up(tok);
+        auto table = t.up(randn(static_cast<std::size_t>(64) * hidden, 42));
+        const std::size_t rows_out = static_cast<std::size_t>(count) * hidden;
+        auto out = t.zeros<float>(rows_out);
+        auto a = t.up(randn(static_cast<std::size_t>(rows) * 256, 43));
+        auto b = t.up(randn(static_cast<std::size_t>(256) * 128, 44));
+        auto c = t.zeros<float>(static_cast<std::size_t>(rows) * 128);
+        t.run([&](Backend& be, bool g) {
+            be.rmsnorm_forward(on(x, g), on(w, g), on(y, g), on(rstd, g), rows, cols, 1e-5f,
+                               be.compute_stream());
+            be.embedding_forward(on(table, g), on(tokens, g), on(out, g), count, hidden, 0, 64,
+                                 be.compute_stream());
+            be.gemm(Transpose::No, Transpose::No, rows, 128, 256, 1.0f, on(a, g), 256, on(b, g), 128,
+                    0.0f, on(c, g), 128, be.compute_stream());
+        });
+        QCOMPARE(t.error(out, rows_out), 0.0);
+        auto [cpu_out, gpu_out] = t.down(out, rows_out);
+        for (float v : gpu_out) QCOMPARE(round_to_bf16(v), v);
+        QVERIFY(t.error(y, n) < kFp32Tol);
+        // Same bf16 operands; tensor cores sum the exact products in their own order.
+        QVERIFY(t.error(c, static_cast<std::size_t>(rows) * 128) < 1e-3);
+    }
+
     void embedding_and_moe_rows() {
         Twin t;
         const int count = 200, hidden = 96, vocab_begin = 64, vocab_rows = 64;

@@ -124,9 +124,23 @@ void CpuBackend::gemm(Transpose ta, Transpose tb, int m, int n, int k, float alp
         }
         return;
     }
+    // The stored extent of each operand: rows of its leading dimension, the last one partial.
+    const auto extent = [](Transpose t, int rows, int cols, int ld) {
+        return t == Transpose::No ? static_cast<std::size_t>(rows - 1) * ld + cols
+                                  : static_cast<std::size_t>(cols - 1) * ld + rows;
+    };
+    a = operand(a, extent(ta, m, k, lda), scratch_a_);
+    b = operand(b, extent(tb, k, n, ldb), scratch_b_);
     cblas_sgemm(CblasRowMajor, ta == Transpose::Yes ? CblasTrans : CblasNoTrans,
                 tb == Transpose::Yes ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb,
                 beta, c, ldc);
+}
+
+const float* CpuBackend::operand(const float* p, std::size_t count, std::vector<float>& scratch) const {
+    if (precision() != Precision::Bf16) return p;
+    scratch.resize(count);
+    round_to_bf16(p, scratch.data(), count);
+    return scratch.data();
 }
 
 void CpuBackend::adamw(float* param, const float* grad, float* m, float* v, std::size_t count,

@@ -1,7 +1,9 @@
 // The CPU backend: one emulated device per rank; memory is host memory, GEMMs are OpenBLAS
 // cblas_sgemm, kernels are plain loops. Streams execute in order at the call (a legal
 // implementation of the asynchronous contract of engine/backend.h): events complete when
-// recorded and carry the host time of recording.
+// recorded and carry the host time of recording. In bf16 (engine/precision.h) the GEMM
+// operands, the embedding rows and the norm weights are rounded to bf16 as they are read;
+// sgemm then accumulates the exact products of bf16 values in fp32, as bf16 tensor cores do.
 #pragma once
 
 #include <atomic>
@@ -89,6 +91,9 @@ public:
 
 private:
     void check_stream(Stream s) const;
+    // `count` floats at p as the model reads them: p itself in fp32; in bf16 (precision.h) a
+    // copy rounded to bf16 in `scratch`, valid until the next use of that scratch.
+    const float* operand(const float* p, std::size_t count, std::vector<float>& scratch) const;
 
     int device_;
     std::size_t in_use_ = 0;
@@ -96,6 +101,7 @@ private:
     int streams_ = 1;
     std::vector<std::int64_t> event_ns_;  // host time of the last record, per event id
     std::vector<int> free_events_;
+    std::vector<float> scratch_a_, scratch_b_, scratch_w_;  // bf16-rounded operands
 };
 
 }  // namespace meshwork::engine

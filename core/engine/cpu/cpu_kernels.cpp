@@ -29,6 +29,7 @@ void CpuBackend::scale(float* x, std::size_t count, float alpha, Stream s) {
 void CpuBackend::rmsnorm_forward(const float* x, const float* w, float* y, float* rstd, int rows,
                                  int cols, float eps, Stream s) {
     check_stream(s);
+    w = operand(w, static_cast<std::size_t>(cols), scratch_w_);
     for (int r = 0; r < rows; ++r) {
         const float* xr = x + at(r, cols, 0);
         double sq = 0;
@@ -44,6 +45,7 @@ void CpuBackend::rmsnorm_backward(const float* dy, const float* x, const float* 
                                   const float* rstd, float* dx, float* dw, int rows, int cols,
                                   Stream s) {
     check_stream(s);
+    w = operand(w, static_cast<std::size_t>(cols), scratch_w_);
     // With x̂ = x·rstd and g = dy·w: dx = rstd·(g − x̂·mean(g·x̂)), dw = Σ_rows dy·x̂.
     for (int r = 0; r < rows; ++r) {
         const float* xr = x + at(r, cols, 0);
@@ -146,7 +148,11 @@ void CpuBackend::embedding_forward(const float* table, const std::int32_t* token
             for (int c = 0; c < hidden; ++c) o[c] = 0.0f;
         } else {
             const float* t = table + at(row, hidden, 0);
-            for (int c = 0; c < hidden; ++c) o[c] = t[c];
+            if (precision() == Precision::Bf16) {
+                round_to_bf16(t, o, static_cast<std::size_t>(hidden));  // the bf16 table's row
+            } else {
+                for (int c = 0; c < hidden; ++c) o[c] = t[c];
+            }
         }
     }
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <thread>
 
 #include "common/error.h"
@@ -135,6 +136,14 @@ void* CudaBackend::scratch(std::size_t bytes, int slot, int stream_id) {
         buf = allocate(bytes);
     }
     return buf.ptr;
+}
+
+const float* CudaBackend::bf16_operand(const float* p, std::size_t count, Stream s) {
+    if (precision() != Precision::Bf16) return p;
+    // Slots 0 and 1 hold the GEMM operands (cuda_gemm.cpp); 2 is this one's.
+    auto* rounded = static_cast<float*>(scratch(count * sizeof(float), 2, s.id));
+    check(cuda_kernels::round_bf16(p, rounded, count, native_stream(s)), "round_bf16");
+    return rounded;
 }
 
 void CudaBackend::copy_to_device(void* dst, const void* host_src, std::size_t bytes, Stream s) {
@@ -295,6 +304,13 @@ void CudaBackend::gemm_bf16(Transpose ta, Transpose tb, int m, int n, int k, flo
     activate();
     lt_->gemm_bf16(ta == Transpose::Yes, tb == Transpose::Yes, m, n, k, alpha, a, lda, b, ldb,
                    beta, c, ldc, native_stream(s));
+}
+
+// ---- numerics ----------------------------------------------------------------------------------
+
+void CudaBackend::set_precision(Precision p) {
+    Backend::set_precision(p);
+    if (p == Precision::Bf16 && std::getenv("MESHWORK_CUDA_GEMM") == nullptr) options_.gemm = CudaGemmMode::Bf16;
 }
 
 // ---- ranges ------------------------------------------------------------------------------------

@@ -94,6 +94,9 @@ public:
     void row_dot(const float* a, const float* b, float* out, int rows, int cols,
                  Stream s) override;
 
+    // A bf16 layout: GEMM operands cast to CUDA_R_16BF (CudaGemmMode::Bf16) unless
+    // MESHWORK_CUDA_GEMM chose the mode.
+    void set_precision(Precision p) override;
     void push_range(const std::string& name) override;
     void pop_range() override;
 
@@ -123,6 +126,9 @@ private:
     void check(cudaError_t status, const char* what) const;
     [[nodiscard]] cudaEvent_t native_event(Event e) const;
     void* scratch(std::size_t bytes, int slot, int stream_id);
+    // `count` floats at p as the model reads them: p in fp32, a bf16-rounded copy in this
+    // stream's scratch in bf16 (engine/precision.h; the norm weights).
+    const float* bf16_operand(const float* p, std::size_t count, Stream s);
     void run_hooks();
 
     int device_;

@@ -33,6 +33,7 @@ void CudaBackend::scale(float* x, std::size_t count, float alpha, Stream s) {
 void CudaBackend::rmsnorm_forward(const float* x, const float* w, float* y, float* rstd, int rows,
                                   int cols, float eps, Stream s) {
     activate();
+    w = bf16_operand(w, static_cast<std::size_t>(cols), s);
     check(k::rmsnorm_forward(x, w, y, rstd, rows, cols, eps, native_stream(s)), "rmsnorm_forward");
 }
 
@@ -40,6 +41,7 @@ void CudaBackend::rmsnorm_backward(const float* dy, const float* x, const float*
                                    const float* rstd, float* dx, float* dw, int rows, int cols,
                                    Stream s) {
     activate();
+    w = bf16_operand(w, static_cast<std::size_t>(cols), s);
     check(k::rmsnorm_backward(dy, x, w, rstd, dx, dw, rows, cols, native_stream(s)),
           "rmsnorm_backward");
 }
@@ -83,6 +85,10 @@ void CudaBackend::embedding_forward(const float* table, const std::int32_t* toke
     check(k::embedding_forward(table, tokens, out, count, hidden, vocab_begin, vocab_rows,
                                native_stream(s)),
           "embedding_forward");
+    if (precision() == Precision::Bf16) {  // the rows of a bf16 table
+        const std::size_t n = static_cast<std::size_t>(count) * static_cast<std::size_t>(hidden);
+        check(k::round_bf16(out, out, n, native_stream(s)), "round_bf16");
+    }
 }
 
 void CudaBackend::embedding_backward(const float* dout, const std::int32_t* tokens,

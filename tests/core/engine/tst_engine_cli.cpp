@@ -8,6 +8,7 @@ class TestEngineCli : public QObject {
 private slots:
     void check_passes();
     void check_mismatch_exits_3();
+    void bf16_check_uses_its_tolerances();
     void invalid_layout_exits_2();
     void missing_tokens_exits_2();
     void memory_limit_refuses();
@@ -42,6 +43,21 @@ void TestEngineCli::check_mismatch_exits_3() {
     QCOMPARE(r.code, 3);
     QVERIFY2(r.err.contains("check failed: ") && r.err.contains("on rank ") &&
                  r.err.contains("relative error"), qPrintable(r.err));
+}
+
+// A bf16 layout runs with bf16 emulated on the CPU and is checked with the bf16 tolerances
+// (docs/engine.md); the CPU's default dtype stays fp32 (no faster bf16 there).
+void TestEngineCli::bf16_check_uses_its_tolerances() {
+    const auto fp32 = cli(kTp2 + QStringList{"--check", "--json"});
+    QVERIFY2(fp32.code == 0, qPrintable(fp32.err));
+    QVERIFY2(fp32.out.contains("\"tolerance\": 0.0001"), qPrintable(fp32.out));
+    const auto r = cli(kTp2 + QStringList{"--dtype", "bf16", "--check"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("within 0.001 (losses) and 0.02 (weights) relative"), qPrintable(r.out));
+    // The numbers are bf16's: not the fp32 run's losses.
+    const auto b = cli(kTp2 + QStringList{"--dtype", "bf16", "--json"});
+    QVERIFY2(b.code == 0, qPrintable(b.err));
+    QVERIFY(b.out.section("\"loss\":", 1, 1).section(',', 0, 0) != fp32.out.section("\"loss\":", 1, 1).section(',', 0, 0));
 }
 
 void TestEngineCli::invalid_layout_exits_2() {

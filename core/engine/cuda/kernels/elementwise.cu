@@ -80,6 +80,10 @@ __global__ void to_bf16_kernel(const float* src, __nv_bfloat16* dst, std::size_t
     MESHWORK_GRID_STRIDE(i, n) dst[i] = __float2bfloat16_rn(src[i]);
 }
 
+__global__ void round_bf16_kernel(const float* src, float* dst, std::size_t n) {
+    MESHWORK_GRID_STRIDE(i, n) dst[i] = __bfloat162float(__float2bfloat16_rn(src[i]));
+}
+
 #undef MESHWORK_GRID_STRIDE
 
 }  // namespace
@@ -146,6 +150,12 @@ cudaError_t to_bf16(const float* src, std::uint16_t* dst, std::size_t count, cud
     if (count == 0) return cudaSuccess;
     to_bf16_kernel<<<grid_for(count), kThreads, 0, stream>>>(
         src, reinterpret_cast<__nv_bfloat16*>(dst), count);
+    return cudaGetLastError();
+}
+
+cudaError_t round_bf16(const float* src, float* dst, std::size_t count, cudaStream_t stream) {
+    if (count == 0) return cudaSuccess;
+    round_bf16_kernel<<<grid_for(count), kThreads, 0, stream>>>(src, dst, count);
     return cudaGetLastError();
 }
 

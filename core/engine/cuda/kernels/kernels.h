@@ -32,6 +32,9 @@ cudaError_t adamw(float* param, const float* grad, float* m, float* v, std::size
                   float bias1, float bias2, cudaStream_t stream);
 // fp32 → bf16 (round to nearest even), bf16 stored as its 16 raw bits.
 cudaError_t to_bf16(const float* src, std::uint16_t* dst, std::size_t count, cudaStream_t stream);
+// dst = src rounded to the nearest bf16 (ties to even), kept as fp32: how a bf16 layout
+// reads a parameter stored in fp32 (engine/precision.h). dst may be src.
+cudaError_t round_bf16(const float* src, float* dst, std::size_t count, cudaStream_t stream);
 
 // ---- row-wise (rows.cu): one block per row ------------------------------------------------
 cudaError_t rmsnorm_forward(const float* x, const float* w, float* y, float* rstd, int rows,
