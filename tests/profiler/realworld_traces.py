@@ -170,9 +170,9 @@ def main():
             failures += 1
         shown = path.parent.name + "/" + path.name
         if expect["refused"]:
-            print(f"{shown[:70]:<70} {status:<8}")
+            print(f"{shown:<70} {status:<8}")
         else:
-            print(f"{shown[:70]:<70} {status:<8} {expect['device']:>7} {expect['compute_ns'] / 1e6:>11.3f} "
+            print(f"{shown:<70} {status:<8} {expect['device']:>7} {expect['compute_ns'] / 1e6:>11.3f} "
                   f"{expect['comm_ns'] / 1e6:>9.3f}")
         for p in problems:
             print(f"    {p}")
