@@ -9,7 +9,7 @@
 
 namespace meshwork {
 
-enum class ExportFormat { Megatron, DeepSpeed, Torchtitan, Slurm, Layout };
+enum class ExportFormat { Megatron, DeepSpeed, Torchtitan, TorchtitanToml, Slurm, Layout };
 std::string to_string(ExportFormat format);  // "megatron", "deepspeed", ...
 bool parse_export_format(const std::string& text, ExportFormat& out);
 

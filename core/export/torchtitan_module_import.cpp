@@ -1,0 +1,455 @@
+// A torchtitan main config module (a Python function returning Trainer.Config) ->
+// TorchtitanSettings -> Layout. Nothing is executed: the reader understands the statements a
+// config is written with -- `config = base()`, `config.section.field = constant`,
+// `ParallelismConfig(...)` / `TrainingConfig(...)` with constant keyword arguments,
+// `model_registry("FLAVOR", converters=[...])` and the activation-checkpointing policy -- and
+// names the line of anything else that would change the layout.
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "common/error.h"
+#include "export/torchtitan_config.h"
+#include "export/torchtitan_settings.h"
+
+namespace meshwork {
+
+namespace {
+
+// torchtitan/config/configs.py at kTorchtitanMainCommit (docs/export.md).
+constexpr const char* kTrainingUsed =
+    "num_tokens_per_microbatch_per_dp_rank num_tokens_per_train_step max_context_length mixed_precision_param";
+constexpr const char* kTrainingIgnored =
+    "max_norm steps enable_cpu_offload disable_cuda_graphs dtype mixed_precision_reduce gc_freq gc_debug";
+constexpr const char* kParallelismUsed =
+    "data_parallel_replicate_degree data_parallel_shard_degree fsdp_reshard_after_forward tensor_parallel_degree "
+    "enable_sequence_parallel pipeline_parallel_degree module_fqns_per_model_part "
+    "pipeline_parallel_first_stage_less_layers pipeline_parallel_last_stage_less_layers "
+    "pipeline_parallel_layers_per_stage pipeline_parallel_schedule num_pp_microbatches context_parallel_degree "
+    "expert_parallel_degree";
+constexpr const char* kParallelismIgnored =
+    "enable_fsdp_symm_mem spmd_backend pipeline_parallel_schedule_csv context_parallel_load_balancer "
+    "context_parallel_ptrr_mask_key";
+// Trainer.Config fields (torchtitan/trainer.py) that do not change the layout.
+constexpr const char* kTrainerIgnored =
+    "hf_assets_path dump_folder profiler metrics tokenizer dataloader optimizer lr_scheduler checkpoint compile "
+    "comm validator debug override loss";
+
+bool has_word(const char* list, const std::string& word) {
+    std::istringstream in(list);
+    std::string w;
+    while (in >> w) {
+        if (w == word) return true;
+    }
+    return false;
+}
+
+// One logical statement: comments removed, lines joined while brackets are open.
+struct Statement {
+    std::string text;
+    int line = 0;
+};
+
+std::vector<Statement> statements(const std::string& source) {
+    std::vector<Statement> out;
+    std::string cur;
+    int depth = 0, line = 1, start = 1;
+    char quote = 0;
+    bool comment = false;
+    for (std::size_t i = 0; i < source.size(); ++i) {
+        const char c = source[i];
+        if (c == '\n') {
+            comment = false;
+            ++line;
+            if (depth == 0 && quote == 0) {
+                if (cur.find_first_not_of(" \t\r") != std::string::npos) out.push_back({cur, start});
+                cur.clear();
+                start = line;
+                continue;
+            }
+            cur += ' ';
+            continue;
+        }
+        if (comment) continue;
+        if (quote != 0) {
+            cur += c;
+            if (c == '\\' && i + 1 < source.size()) cur += source[++i];
+            else if (c == quote) quote = 0;
+            continue;
+        }
+        if (c == '#') {
+            comment = true;
+            continue;
+        }
+        if (c == '"' || c == '\'') quote = c;
+        if (c == '(' || c == '[' || c == '{') ++depth;
+        if ((c == ')' || c == ']' || c == '}') && depth > 0) --depth;
+        if (cur.empty() && (c == ' ' || c == '\t')) {
+            cur += c;  // keep the indentation marker minimal
+            continue;
+        }
+        cur += c;
+    }
+    if (cur.find_first_not_of(" \t\r") != std::string::npos) out.push_back({cur, start});
+    return out;
+}
+
+std::string trim(const std::string& s) {
+    const auto a = s.find_first_not_of(" \t\r");
+    if (a == std::string::npos) return "";
+    const auto b = s.find_last_not_of(" \t\r,");
+    return s.substr(a, b - a + 1);
+}
+
+// A constant: int (with _ separators, a product of ints, a leading minus), a string,
+// True/False/None.
+struct Value {
+    enum Kind { Int, Str, Bool, None } kind = None;
+    long long i = 0;
+    std::string s;
+    bool b = false;
+};
+
+bool parse_value(const std::string& raw, Value& out) {
+    const std::string text = trim(raw);
+    if (text.size() >= 2 && (text.front() == '"' || text.front() == '\'') && text.back() == text.front()) {
+        out.kind = Value::Str;
+        out.s = text.substr(1, text.size() - 2);
+        return out.s.find(text.front()) == std::string::npos;
+    }
+    if (text == "True" || text == "False") {
+        out.kind = Value::Bool;
+        out.b = text == "True";
+        return true;
+    }
+    if (text == "None") {
+        out.kind = Value::None;
+        return true;
+    }
+    // Products of integers ("8 * 8192").
+    long long product = 1;
+    std::stringstream in(text);
+    std::string factor;
+    bool any = false;
+    while (std::getline(in, factor, '*')) {
+        std::string digits;
+        const std::string f = trim(factor);
+        for (std::size_t k = 0; k < f.size(); ++k) {
+            const char c = f[k];
+            if (c == '_' && k > 0) continue;
+            if (c == '-' && k == 0) {
+                digits += c;
+                continue;
+            }
+            if (std::isdigit(static_cast<unsigned char>(c)) == 0) return false;
+            digits += c;
+        }
+        if (digits.empty() || digits == "-" || digits.size() > 12) return false;
+        product *= std::stoll(digits);
+        if (product > (1ll << 50) || product < -(1ll << 50)) return false;
+        any = true;
+    }
+    if (!any) return false;
+    out.kind = Value::Int;
+    out.i = product;
+    return true;
+}
+
+// The top-level comma-separated items of an argument list.
+std::vector<std::string> split_args(const std::string& args) {
+    std::vector<std::string> out;
+    std::string cur;
+    int depth = 0;
+    char quote = 0;
+    for (char c : args) {
+        if (quote != 0) {
+            cur += c;
+            if (c == quote) quote = 0;
+            continue;
+        }
+        if (c == '"' || c == '\'') quote = c;
+        if (c == '(' || c == '[' || c == '{') ++depth;
+        if (c == ')' || c == ']' || c == '}') --depth;
+        if (c == ',' && depth == 0) {
+            if (!trim(cur).empty()) out.push_back(trim(cur));
+            cur.clear();
+            continue;
+        }
+        cur += c;
+    }
+    if (!trim(cur).empty()) out.push_back(trim(cur));
+    return out;
+}
+
+// The text between the bracket that opens at `open` and its match.
+std::string call_args(const std::string& text, std::size_t open) {
+    int depth = 0;
+    char quote = 0;
+    for (std::size_t i = open; i < text.size(); ++i) {
+        const char c = text[i];
+        if (quote != 0) {
+            if (c == quote) quote = 0;
+            continue;
+        }
+        if (c == '"' || c == '\'') quote = c;
+        if (c == '(') ++depth;
+        if (c == ')' && --depth == 0) return text.substr(open + 1, i - open - 1);
+    }
+    return text.substr(open + 1);
+}
+
+class ModuleReader {
+public:
+    ModuleReader(std::string file, ImportResult& r) : file_(std::move(file)), r_(r) {}
+
+    std::string at(int line, const std::string& what) const {
+        return what + " (line " + std::to_string(line) + ")";
+    }
+
+    // section.field = constant, from an assignment or a keyword argument.
+    void set(const std::string& section, const std::string& field, const std::string& raw, int line) {
+        const std::string key = section + "." + field;
+        const char* used = section == "training" ? kTrainingUsed : kParallelismUsed;
+        const char* ignored = section == "training" ? kTrainingIgnored : kParallelismIgnored;
+        if (has_word(ignored, field)) {
+            r_.ignored.push_back({at(line, key), key + " = " + trim(raw), "torchtitan setting that does not change the layout"});
+            return;
+        }
+        if (!has_word(used, field)) throw InputError(file_, at(line, key), "unknown torchtitan main setting");
+        Value v;
+        if (!parse_value(raw, v)) {
+            throw InputError(file_, at(line, key),
+                             "'" + trim(raw) + "' is not a constant: Meshwork reads configs without running them");
+        }
+        values_[key] = {v, line};
+    }
+
+    void keyword_args(const std::string& section, const std::string& args, int line) {
+        for (const auto& item : split_args(args)) {
+            const auto eq = item.find('=');
+            if (eq == std::string::npos) {
+                throw InputError(file_, at(line, section), "'" + item + "': expected field=value");
+            }
+            set(section, trim(item.substr(0, eq)), item.substr(eq + 1), line);
+        }
+    }
+
+    void read(const std::string& text, TorchtitanSettings& s) {
+        static const std::regex def(R"(^\s*def\s+(\w+)\s*\(\s*\)\s*->\s*Trainer\.Config\s*:)");
+        static const std::regex model_import(R"(^\s*from\s+torchtitan\.models\.(\w+)(\.config_registry)?\s+import\b)");
+        static const std::regex base_call(R"(^\s*config\s*=\s*(\w+)\s*\(\s*\)\s*$)");
+        static const std::regex assign(R"(^\s*config\.(\w+)\.(\w+)\s*=(?!=))");
+        static const std::regex replace(R"(^\s*config\.(\w+)\s*=(?!=))");
+        static const std::regex section_call(R"(\b(parallelism|training)\s*=\s*(ParallelismConfig|TrainingConfig)\s*\()");
+        static const std::regex ac_kwarg(R"(\bactivation_checkpoint\s*=\s*(None|\w+\.Config\s*\([^)]*\)))");
+        static const std::regex registry(R"(\bmodel_registry\s*\(\s*(["'])([^"']*)\1)");
+        std::vector<std::string> functions;
+        for (const auto& st : statements(text)) {
+            std::smatch m;
+            const std::string& t = st.text;
+            if (std::regex_search(t, m, def)) {
+                functions.push_back(m[1]);
+                continue;
+            }
+            if (std::regex_search(t, m, model_import)) {
+                s.model_name = m[1];
+                s.where["model.name"] = at(st.line, "from torchtitan.models." + std::string(m[1]));
+                continue;
+            }
+            if (std::regex_search(t, m, base_call)) {
+                base_ = m[1];
+                continue;
+            }
+            if (std::regex_search(t, m, registry)) {
+                s.flavor = m[2];
+                s.where["model.flavor"] = at(st.line, "model_registry(\"" + s.flavor + "\")");
+                s.fp8 = t.find("Float8LinearConverter") != std::string::npos ||
+                        t.find("Float8GroupedExpertsConverter") != std::string::npos;
+            }
+            if (std::regex_search(t, m, ac_kwarg)) ac(m[1], st.line, s);
+            for (auto it = std::sregex_iterator(t.begin(), t.end(), section_call); it != std::sregex_iterator(); ++it) {
+                const std::string section = (*it)[1];
+                replaced_.push_back(section);
+                const auto open = static_cast<std::size_t>(it->position(0) + it->length(0) - 1);
+                keyword_args(section, call_args(t, open), st.line);
+            }
+            if (std::regex_search(t, m, assign)) {
+                const std::string section = m[1], field = m[2];
+                if (section == "training" || section == "parallelism") {
+                    set(section, field, m.suffix().str(), st.line);
+                } else if (section == "model_spec") {
+                    throw InputError(file_, at(st.line, "config.model_spec." + field),
+                                     "changes the model inside the spec: Meshwork reads model_registry(\"FLAVOR\") only");
+                } else if (has_word(kTrainerIgnored, section)) {
+                    r_.ignored.push_back({at(st.line, "config." + section + "." + field), trim(t),
+                                          "torchtitan setting that does not change the layout"});
+                } else {
+                    throw InputError(file_, at(st.line, "config." + section), "unknown Trainer.Config field");
+                }
+                continue;
+            }
+            if (std::regex_search(t, m, replace)) {
+                const std::string field = m[1], value = trim(m.suffix().str());
+                if (field == "activation_checkpoint") {
+                    ac(value, st.line, s);
+                } else if (field == "model_spec") {
+                    if (value.find("model_registry") == std::string::npos) {
+                        throw InputError(file_, at(st.line, "config.model_spec"),
+                                         "expected model_registry(\"FLAVOR\", ...)");
+                    }
+                } else if (field == "parallelism" || field == "training") {
+                    if (!std::regex_search(t, section_call) &&
+                        value.rfind(field == "parallelism" ? "ParallelismConfig(" : "TrainingConfig(", 0) != 0) {
+                        throw InputError(file_, at(st.line, "config." + field), "expected a constructor call with constants");
+                    }
+                    if (value.rfind("ParallelismConfig(", 0) == 0 || value.rfind("TrainingConfig(", 0) == 0) {
+                        replaced_.push_back(field);
+                        keyword_args(field, call_args(value, value.find('(')), st.line);
+                    }
+                } else if (has_word(kTrainerIgnored, field)) {
+                    r_.ignored.push_back({at(st.line, "config." + field), trim(t),
+                                          "torchtitan setting that does not change the layout"});
+                } else {
+                    throw InputError(file_, at(st.line, "config." + field), "unknown Trainer.Config field");
+                }
+            }
+        }
+        if (functions.size() != 1) {
+            std::string names;
+            for (const auto& f : functions) names += (names.empty() ? "" : ", ") + f;
+            throw InputError(file_, "def ... -> Trainer.Config",
+                             functions.empty() ? "no config function (def NAME() -> Trainer.Config:)"
+                                               : std::to_string(functions.size()) + " config functions (" + names +
+                                                     "): Meshwork reads a module with the one you run");
+        }
+        if (!base_.empty()) {
+            for (const char* section : {"parallelism", "training"}) {
+                if (std::find(replaced_.begin(), replaced_.end(), section) == replaced_.end()) {
+                    r_.notes.push_back(std::string(section) + " fields not set here come from " + base_ +
+                                       "(), read as torchtitan's defaults");
+                }
+            }
+        }
+        apply(s);
+    }
+
+private:
+    void ac(const std::string& value, int line, TorchtitanSettings& s) {
+        s.where["activation_checkpoint.mode"] = at(line, "activation_checkpoint");
+        if (value == "None") s.ac_mode = "none";
+        else if (value.rfind("FullAC.Config", 0) == 0) s.ac_mode = "full";
+        else if (value.rfind("SelectiveAC.Config", 0) == 0) s.ac_mode = "selective";
+        else if (value.rfind("MemoryBudgetAC.Config", 0) == 0) {
+            s.ac_mode = "selective";
+            r_.notes.push_back("MemoryBudgetAC read as selective recompute");
+        } else {
+            throw InputError(file_, at(line, "activation_checkpoint"),
+                             "'" + value + "': expected None, FullAC.Config(), SelectiveAC.Config() or MemoryBudgetAC.Config()");
+        }
+        s.ac_option = "op";
+    }
+
+    const Value* get(const std::string& key, Value::Kind kind, TorchtitanSettings& s) {
+        const auto it = values_.find(key);
+        if (it == values_.end()) return nullptr;
+        const auto& [v, line] = it->second;
+        s.where[key] = at(line, key);
+        if (v.kind != kind) {
+            throw InputError(file_, s.where[key], kind == Value::Int ? "expected an integer"
+                                                  : kind == Value::Str ? "expected a string" : "expected True or False");
+        }
+        return &v;
+    }
+    void integer(const std::string& key, long long& out, TorchtitanSettings& s) {
+        if (const Value* v = get(key, Value::Int, s)) out = v->i;
+    }
+    void string(const std::string& key, std::string& out, TorchtitanSettings& s) {
+        if (const Value* v = get(key, Value::Str, s)) out = v->s;
+    }
+
+    void apply(TorchtitanSettings& s) {
+        integer("parallelism.data_parallel_replicate_degree", s.replicate, s);
+        integer("parallelism.data_parallel_shard_degree", s.shard, s);
+        string("parallelism.fsdp_reshard_after_forward", s.reshard, s);
+        integer("parallelism.tensor_parallel_degree", s.tp, s);
+        if (const Value* v = get("parallelism.enable_sequence_parallel", Value::Bool, s)) s.sequence_parallel = v->b;
+        integer("parallelism.pipeline_parallel_degree", s.pp, s);
+        string("parallelism.pipeline_parallel_schedule", s.schedule, s);
+        integer("parallelism.context_parallel_degree", s.cp, s);
+        integer("parallelism.expert_parallel_degree", s.ep, s);
+        integer("parallelism.pipeline_parallel_first_stage_less_layers", s.first_less, s);
+        integer("parallelism.pipeline_parallel_last_stage_less_layers", s.last_less, s);
+        if (values_.count("parallelism.pipeline_parallel_layers_per_stage") != 0 &&
+            values_.at("parallelism.pipeline_parallel_layers_per_stage").first.kind != Value::None) {
+            long long per = 0;
+            integer("parallelism.pipeline_parallel_layers_per_stage", per, s);
+            s.layers_per_stage = per;
+        }
+        if (values_.count("parallelism.module_fqns_per_model_part") != 0 &&
+            values_.at("parallelism.module_fqns_per_model_part").first.kind != Value::None) {
+            throw InputError(file_, at(values_.at("parallelism.module_fqns_per_model_part").second,
+                                       "parallelism.module_fqns_per_model_part"),
+                             "explicit module lists are not imported: use pipeline_parallel_layers_per_stage");
+        }
+        string("training.mixed_precision_param", s.precision, s);
+        long long seq = 2048, mb_tokens = 16384, step_tokens = -1, micro_batches = 1;
+        integer("training.max_context_length", seq, s);
+        integer("training.num_tokens_per_microbatch_per_dp_rank", mb_tokens, s);
+        integer("training.num_tokens_per_train_step", step_tokens, s);
+        integer("parallelism.num_pp_microbatches", micro_batches, s);
+        if (seq < 1) throw InputError(file_, s.at("training.max_context_length"), "must be at least 1");
+        if (micro_batches < 1) throw InputError(file_, s.at("parallelism.num_pp_microbatches"), "must be at least 1");
+        // Meshwork's batches are in sequences of max_context_length tokens.
+        if (mb_tokens < seq || mb_tokens % seq != 0) {
+            throw InputError(file_, s.at("training.num_tokens_per_microbatch_per_dp_rank"),
+                             std::to_string(mb_tokens) + " tokens are not a whole number of " +
+                                 std::to_string(seq) + "-token sequences (training.max_context_length)");
+        }
+        if (step_tokens != -1 && (step_tokens < seq || step_tokens % seq != 0)) {
+            throw InputError(file_, s.at("training.num_tokens_per_train_step"),
+                             std::to_string(step_tokens) + " tokens are not a whole number of " +
+                                 std::to_string(seq) + "-token sequences (training.max_context_length)");
+        }
+        s.seq_len = seq;
+        s.where["training.seq_len"] = s.at("training.max_context_length");
+        const long long mb = mb_tokens / seq;
+        s.pp_micro_batch = mb;
+        s.local_batch = s.pp > 1 ? mb * micro_batches : mb;
+        s.where["training.local_batch_size"] = s.at("training.num_tokens_per_microbatch_per_dp_rank");
+        s.where["parallelism.pipeline_parallel_microbatch_size"] = s.at("training.num_tokens_per_microbatch_per_dp_rank");
+        s.global_batch = step_tokens == -1 ? -1 : step_tokens / seq;
+        s.where["training.global_batch_size"] = s.at("training.num_tokens_per_train_step");
+    }
+
+    std::string file_;
+    ImportResult& r_;
+    std::string base_;
+    std::vector<std::string> replaced_;
+    std::map<std::string, std::pair<Value, int>> values_;
+};
+
+}  // namespace
+
+bool is_torchtitan_module(const std::string& text) {
+    return (text.find("from torchtitan") != std::string::npos || text.find("import torchtitan") != std::string::npos) &&
+           text.find("Trainer.Config") != std::string::npos;
+}
+
+ImportResult import_torchtitan_module(const std::string& text, const std::string& file,
+                                      const ImportOptions& options) {
+    ImportResult r;
+    r.format = ImportFormat::Torchtitan;
+    TorchtitanSettings s;
+    s.target = TorchtitanTarget::Main;
+    s.shard = -1;
+    s.ac_mode = "selective";  // Trainer.Config's default policy is SelectiveAC
+    s.ac_option = "op";
+    ModuleReader reader(file, r);
+    reader.read(text, s);
+    layout_from_torchtitan(s, file, options, r);
+    return r;
+}
+
+}  // namespace meshwork
