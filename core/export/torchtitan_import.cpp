@@ -65,6 +65,19 @@ constexpr Section kV02[] = {
     {"debug", "", "deterministic deterministic_warn_only moe_force_load_balance seed"},
 };
 
+// Keys of v0.1.0's JobConfig (torchtitan/config_manager.py) that v0.2.x dropped or renamed:
+// still known, so a v0.1 config reads; none changes the layout but the split points.
+constexpr Section kV01Extra[] = {
+    {"job", "", "print_args use_for_integration_test"},
+    {"lr_scheduler", "", "lr_min"},
+    {"training", "", "compile"},
+    {"parallelism", "pipeline_parallel_split_points", ""},
+    {"checkpoint", "", "enable_checkpoint initial_load_model_weights_only last_save_model_weights_only"},
+    {"memory_estimation", "", "enabled"},
+    {"fault_tolerance", "", "fragment_sync_delay fragment_update_alpha should_quantize sync_steps"},
+};
+constexpr const char* kV01Tables[] = {"float8", "mx"};  // v0.1 converter settings
+
 // The JobConfig of before v0.2 (torchtitan/config_manager.py of 2024), for configs that still
 // use its keys; its sections without layout keys are ignored whole.
 constexpr Section kPre02[] = {
@@ -202,9 +215,11 @@ void check_keys(const toml::table& root, bool pre02, const std::string& file, Im
     for (const auto& [table_key, table_node] : root) {
         const std::string table(table_key.str());
         const Section* sec = pre02 ? find_section(kPre02, table) : find_section(kV02, table);
-        const bool ignored_table =
-            pre02 && std::find_if(std::begin(kPre02IgnoredTables), std::end(kPre02IgnoredTables),
-                                  [&](const char* t) { return table == t; }) != std::end(kPre02IgnoredTables);
+        const auto in = [&](const auto& list) {
+            return std::find_if(std::begin(list), std::end(list), [&](const char* t) { return table == t; }) !=
+                   std::end(list);
+        };
+        const bool ignored_table = pre02 ? in(kPre02IgnoredTables) : in(kV01Tables);
         if (!table_node.is_table()) {
             issues.push_back({file, table, "expected a [" + table + "] table"});
             continue;
@@ -225,6 +240,13 @@ void check_keys(const toml::table& root, bool pre02, const std::string& file, Im
             if (has_word(sec->used, k)) continue;
             if (has_word(sec->ignored, k)) {
                 r.ignored.push_back({table + "." + k, table + "." + k + " = " + value_text(value), kIgnoredKey});
+                continue;
+            }
+            const Section* old = pre02 ? nullptr : find_section(kV01Extra, table);
+            if (old != nullptr && has_word(old->used, k)) continue;
+            if (old != nullptr && has_word(old->ignored, k)) {
+                r.ignored.push_back({table + "." + k, table + "." + k + " = " + value_text(value),
+                                     "torchtitan v0.1 setting (dropped or renamed in v0.2) that does not change the layout"});
                 continue;
             }
             issues.push_back({file, table + "." + k,
@@ -321,19 +343,21 @@ ImportResult import_torchtitan_toml(const std::string& text, const std::string& 
         }
         t.integer("parallelism", "pipeline_parallel_first_stage_less_layers", s.first_less);
         t.integer("parallelism", "pipeline_parallel_last_stage_less_layers", s.last_less);
-        if (s.pp > 1 && t.has("parallelism", "module_fqns_per_model_part")) {
-            throw InputError(file, t.where("parallelism", "module_fqns_per_model_part"),
-                             "explicit module lists are not imported: use pipeline_parallel_layers_per_stage");
+        for (const char* k : {"module_fqns_per_model_part", "pipeline_parallel_split_points"}) {
+            if (s.pp > 1 && t.has("parallelism", k)) {
+                throw InputError(file, t.where("parallelism", k),
+                                 "explicit module lists are not imported: use pipeline_parallel_layers_per_stage");
+            }
         }
         // v0.2.x registers "quantize.linear.float8" (and the grouped-GEMM one for experts);
-        // "float8" is the name of earlier releases, which v0.2.x no longer registers.
+        // "float8" is v0.1's name, which v0.2.x no longer registers.
         for (const auto& c : t.strings("model", "converters")) {
             if (c == kV02Float8Linear || c == kV02Float8GroupedMm) {
                 s.fp8 = true;
             } else if (c == "float8") {
                 s.fp8 = true;
-                r.notes.push_back(std::string("model.converters \"float8\": torchtitan v0.2.x registers it as \"") +
-                                  kV02Float8Linear + "\" and would refuse this name; read as float8 training");
+                r.notes.push_back(std::string("model.converters \"float8\" is torchtitan v0.1's name: v0.2.x registers \"") +
+                                  kV02Float8Linear + "\" and would refuse it; read as float8 training");
             } else {
                 r.ignored.push_back({"model.converters", c, "model converter that does not change the layout"});
             }

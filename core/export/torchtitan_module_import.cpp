@@ -50,32 +50,40 @@ bool has_word(const char* list, const std::string& word) {
 struct Statement {
     std::string text;
     int line = 0;
+    std::vector<int> lines;  // the source line of each character of text
+    [[nodiscard]] int line_at(std::size_t offset) const {
+        return offset < lines.size() ? lines[offset] : line;
+    }
 };
 
 std::vector<Statement> statements(const std::string& source) {
     std::vector<Statement> out;
-    std::string cur;
-    int depth = 0, line = 1, start = 1;
+    Statement cur;
+    int depth = 0, line = 1;
     char quote = 0;
     bool comment = false;
+    const auto add = [&](char c) {
+        if (cur.text.empty()) cur.line = line;
+        cur.text += c;
+        cur.lines.push_back(line);
+    };
     for (std::size_t i = 0; i < source.size(); ++i) {
         const char c = source[i];
         if (c == '\n') {
             comment = false;
-            ++line;
             if (depth == 0 && quote == 0) {
-                if (cur.find_first_not_of(" \t\r") != std::string::npos) out.push_back({cur, start});
-                cur.clear();
-                start = line;
-                continue;
+                if (cur.text.find_first_not_of(" \t\r") != std::string::npos) out.push_back(cur);
+                cur = {};
+            } else {
+                add(' ');
             }
-            cur += ' ';
+            ++line;
             continue;
         }
         if (comment) continue;
         if (quote != 0) {
-            cur += c;
-            if (c == '\\' && i + 1 < source.size()) cur += source[++i];
+            add(c);
+            if (c == '\\' && i + 1 < source.size()) add(source[++i]);
             else if (c == quote) quote = 0;
             continue;
         }
@@ -86,13 +94,9 @@ std::vector<Statement> statements(const std::string& source) {
         if (c == '"' || c == '\'') quote = c;
         if (c == '(' || c == '[' || c == '{') ++depth;
         if ((c == ')' || c == ']' || c == '}') && depth > 0) --depth;
-        if (cur.empty() && (c == ' ' || c == '\t')) {
-            cur += c;  // keep the indentation marker minimal
-            continue;
-        }
-        cur += c;
+        add(c);
     }
-    if (cur.find_first_not_of(" \t\r") != std::string::npos) out.push_back({cur, start});
+    if (cur.text.find_first_not_of(" \t\r") != std::string::npos) out.push_back(cur);
     return out;
 }
 
@@ -157,15 +161,20 @@ bool parse_value(const std::string& raw, Value& out) {
     return true;
 }
 
-// The top-level comma-separated items of an argument list.
-std::vector<std::string> split_args(const std::string& args) {
-    std::vector<std::string> out;
-    std::string cur;
+// The top-level comma-separated items of an argument list, with their offsets in it.
+std::vector<std::pair<std::string, std::size_t>> split_args(const std::string& args) {
+    std::vector<std::pair<std::string, std::size_t>> out;
+    std::size_t start = 0;
     int depth = 0;
     char quote = 0;
-    for (char c : args) {
+    const auto flush = [&](std::size_t end) {
+        const std::string item = args.substr(start, end - start);
+        const auto first = item.find_first_not_of(" \t\r");
+        if (first != std::string::npos) out.emplace_back(trim(item), start + first);
+    };
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const char c = args[i];
         if (quote != 0) {
-            cur += c;
             if (c == quote) quote = 0;
             continue;
         }
@@ -173,13 +182,11 @@ std::vector<std::string> split_args(const std::string& args) {
         if (c == '(' || c == '[' || c == '{') ++depth;
         if (c == ')' || c == ']' || c == '}') --depth;
         if (c == ',' && depth == 0) {
-            if (!trim(cur).empty()) out.push_back(trim(cur));
-            cur.clear();
-            continue;
+            flush(i);
+            start = i + 1;
         }
-        cur += c;
     }
-    if (!trim(cur).empty()) out.push_back(trim(cur));
+    flush(args.size());
     return out;
 }
 
@@ -226,8 +233,10 @@ public:
         values_[key] = {v, line};
     }
 
-    void keyword_args(const std::string& section, const std::string& args, int line) {
-        for (const auto& item : split_args(args)) {
+    // The keyword arguments of a call whose argument text starts at `offset` of `st`.
+    void keyword_args(const std::string& section, const std::string& args, const Statement& st, std::size_t offset) {
+        for (const auto& [item, at_offset] : split_args(args)) {
+            const int line = st.line_at(offset + at_offset);
             const auto eq = item.find('=');
             if (eq == std::string::npos) {
                 throw InputError(file_, at(line, section), "'" + item + "': expected field=value");
@@ -273,7 +282,7 @@ public:
                 const std::string section = (*it)[1];
                 replaced_.push_back(section);
                 const auto open = static_cast<std::size_t>(it->position(0) + it->length(0) - 1);
-                keyword_args(section, call_args(t, open), st.line);
+                keyword_args(section, call_args(t, open), st, open + 1);
             }
             if (std::regex_search(t, m, assign)) {
                 const std::string section = m[1], field = m[2];
@@ -300,13 +309,11 @@ public:
                                          "expected model_registry(\"FLAVOR\", ...)");
                     }
                 } else if (field == "parallelism" || field == "training") {
-                    if (!std::regex_search(t, section_call) &&
-                        value.rfind(field == "parallelism" ? "ParallelismConfig(" : "TrainingConfig(", 0) != 0) {
-                        throw InputError(file_, at(st.line, "config." + field), "expected a constructor call with constants");
-                    }
-                    if (value.rfind("ParallelismConfig(", 0) == 0 || value.rfind("TrainingConfig(", 0) == 0) {
-                        replaced_.push_back(field);
-                        keyword_args(field, call_args(value, value.find('(')), st.line);
+                    // `config.parallelism = ParallelismConfig(...)` was read above as a call.
+                    if (value.rfind(field == "parallelism" ? "ParallelismConfig(" : "TrainingConfig(", 0) != 0) {
+                        throw InputError(file_, at(st.line, "config." + field),
+                                         "expected " + std::string(field == "parallelism" ? "ParallelismConfig" : "TrainingConfig") +
+                                             "(...) with constants");
                     }
                 } else if (has_word(kTrainerIgnored, field)) {
                     r_.ignored.push_back({at(st.line, "config." + field), trim(t),
