@@ -88,11 +88,11 @@ ExportResult export_torchtitan(const Layout& layout) {
         s += std::string("from torchtitan.distributed.activation_checkpoint import ") +
              (t.recompute == Recompute::Full ? "FullAC" : "SelectiveAC") + "\n";
     }
-    s += "from torchtitan.models." + name + " import model_registry\n";
-    s += "from torchtitan.models." + name + ".config_registry import " + base + "\n";
+    // The base is called through its module: the layout's function may have the same name.
+    s += "from torchtitan.models." + name + " import config_registry, model_registry\n";
     s += "from torchtitan.trainer import Trainer\n\n\n";
     s += "def " + fn + "() -> Trainer.Config:\n";
-    s += "    config = " + base + "()\n";
+    s += "    config = config_registry." + base + "()\n";
     s += "    config.model_spec = model_registry(" + py_string(flavor);
     if (fp8) {
         s += ", converters=[Float8LinearConverter.Config()";

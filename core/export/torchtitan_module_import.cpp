@@ -248,7 +248,7 @@ public:
     void read(const std::string& text, TorchtitanSettings& s) {
         static const std::regex def(R"(^\s*def\s+(\w+)\s*\(\s*\)\s*->\s*Trainer\.Config\s*:)");
         static const std::regex model_import(R"(^\s*from\s+torchtitan\.models\.(\w+)(\.config_registry)?\s+import\b)");
-        static const std::regex base_call(R"(^\s*config\s*=\s*(\w+)\s*\(\s*\)\s*$)");
+        static const std::regex base_call(R"(^\s*config\s*=\s*([\w.]+)\s*\(\s*\)\s*$)");
         static const std::regex assign(R"(^\s*config\.(\w+)\.(\w+)\s*=(?!=))");
         static const std::regex replace(R"(^\s*config\.(\w+)\s*=(?!=))");
         static const std::regex section_call(R"(\b(parallelism|training)\s*=\s*(ParallelismConfig|TrainingConfig)\s*\()");
