@@ -29,6 +29,13 @@ const TorchtitanFlavor* torchtitan_flavor_of_preset(const std::string& preset) {
     return nullptr;
 }
 
+const TorchtitanFlavor* torchtitan_flavor_of_main_config(const std::string& name, const std::string& function) {
+    for (const auto& f : kFlavors) {
+        if (name == f.name && function == f.main_config) return &f;
+    }
+    return nullptr;
+}
+
 std::string preset_of_torchtitan_flavor(const std::string& name, const std::string& flavor) {
     for (const auto& f : kFlavors) {
         if (name == f.name && flavor == f.flavor) return f.preset;
@@ -144,23 +151,96 @@ std::string torchtitan_schedule_name(Schedule schedule) {
     return "1F1B";
 }
 
+TorchtitanSplit torchtitan_split(int layers, int pp, const std::optional<long long>& layers_per_stage,
+                                 long long first_less, long long last_less, bool multi_stage_schedule) {
+    TorchtitanSplit out;
+    const long long effective = layers + first_less + last_less;
+    long long stages = 0;
+    if (layers_per_stage) {
+        stages = (effective + *layers_per_stage - 1) / *layers_per_stage;
+        if (stages % pp != 0) {
+            out.error = std::to_string(stages) + " stages (" + std::to_string(effective) + " effective layers / " +
+                        std::to_string(*layers_per_stage) + ", rounded up) are not a multiple of pp " + std::to_string(pp);
+            return out;
+        }
+        if (!multi_stage_schedule && stages / pp != 1) {
+            out.error = "a single-stage schedule needs exactly 1 stage per rank, not " + std::to_string(stages / pp);
+            return out;
+        }
+        if (multi_stage_schedule && stages / pp < 2) {
+            out.error = "a multi-stage schedule needs at least 2 stages per rank";
+            return out;
+        }
+    } else {
+        stages = static_cast<long long>(pp) * (multi_stage_schedule ? 2 : 1);
+    }
+    if (stages == 1) {
+        out.layers = {layers};
+        return out;
+    }
+    const long long base = effective / stages, extra = effective % stages;
+    if (stages > effective || base == 0) {
+        out.error = std::to_string(stages) + " stages for " + std::to_string(effective) + " effective layers";
+        return out;
+    }
+    if (first_less > base || last_less > base) {
+        out.error = "first/last_stage_less_layers exceed the " + std::to_string(base) + " layers of a stage";
+        return out;
+    }
+    long long placed = 0;
+    for (long long i = 0; i < stages; ++i) {
+        long long n = base + (i < extra ? 1 : 0);
+        if (i == 0) n -= first_less;
+        if (i == stages - 1) n -= last_less;
+        n = std::max(0ll, std::min(n, layers - placed));  // torchtitan stops at the last layer
+        out.layers.push_back(static_cast<int>(n));
+        placed += n;
+    }
+    if (placed != layers) out.error = "the stages hold " + std::to_string(placed) + " of " + std::to_string(layers) + " layers";
+    if (std::find(out.layers.begin(), out.layers.end(), 0) != out.layers.end()) out.error = "a stage without layers";
+    if (!out.error.empty()) out.layers.clear();
+    return out;
+}
+
 TorchtitanStages torchtitan_stages(const Layout& layout, std::vector<std::string>& lost) {
     TorchtitanStages out;
     const auto split = layout.stage_layers();
+    const int layers = layout.model.num_layers;
+    const int pp = layout.parallel.mesh.pp;
+    const auto chunks = static_cast<long long>(split.size());
+    const bool multi = layout.parallel.vpp > 1;
+    const auto builds = [&](long long first_less, long long last_less, long long& per) {
+        const long long effective = layers + first_less + last_less;
+        per = (effective + chunks - 1) / chunks;
+        return torchtitan_split(layers, pp, per, first_less, last_less, multi).layers == split;
+    };
+    // The lighter-ends form first (what a reader expects), then any reductions that work.
     const SplitShape shape = classify_split(split);
     if (shape.even || shape.ends_form) {
         const int base = shape.even ? shape.middle : std::max({shape.first, shape.middle, shape.last});
-        out.written = true;
-        out.layers_per_stage = base;
-        out.first_less = base - shape.first;
-        out.last_less = base - shape.last;
-        if (shape.ends_form && split.size() > 2 && shape.middle != base) {
-            lost.push_back("stage split: torchtitan's middle stages hold layers_per_stage");
+        long long per = 0;
+        if (builds(base - shape.first, base - shape.last, per) && per == base) {
+            out.written = true;
+            out.layers_per_stage = base;
+            out.first_less = base - shape.first;
+            out.last_less = base - shape.last;
+            return out;
         }
-    } else {
-        lost.push_back("layers per stage: torchtitan describes an even split with lighter "
-                       "first and last stages only");
     }
+    for (long long sum = 0; sum <= 2ll * layers; ++sum) {
+        for (long long first_less = 0; first_less <= sum; ++first_less) {
+            long long per = 0;
+            if (builds(first_less, sum - first_less, per)) {
+                out.written = true;
+                out.layers_per_stage = static_cast<int>(per);
+                out.first_less = static_cast<int>(first_less);
+                out.last_less = static_cast<int>(sum - first_less);
+                return out;
+            }
+        }
+    }
+    lost.push_back("layers per stage: torchtitan deals the layers out evenly (the remainder to the first "
+                   "stages) with the first and last stages lighter only");
     return out;
 }
 

@@ -3,6 +3,7 @@
 // DDP/FSDP/HSDP and an expert mesh. docs/export.md lists each fact with file:line.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,8 @@ struct TorchtitanFlavor {
 };
 // The flavor of a preset; nullptr when torchtitan has none.
 const TorchtitanFlavor* torchtitan_flavor_of_preset(const std::string& preset);
+// The flavor whose shipped main config function is `function` of torchtitan/models/`name`.
+const TorchtitanFlavor* torchtitan_flavor_of_main_config(const std::string& name, const std::string& function);
 // The preset of a torchtitan model name and flavor; empty when none.
 std::string preset_of_torchtitan_flavor(const std::string& name, const std::string& flavor);
 
@@ -64,8 +67,21 @@ std::string torchtitan_mesh_problem(TorchtitanTarget target, long long replicate
 // torchtitan's name of a pipeline schedule (torch.distributed.pipelining).
 std::string torchtitan_schedule_name(Schedule schedule);
 
-// pipeline_parallel_layers_per_stage and the first/last-stage reductions of the layout's
-// split; `written` is false (and the reason in `lost`) when torchtitan cannot describe it.
+// torchtitan's pipeline split (distributed/pipeline_parallel.py, the same in v0.2.2 and main):
+// stages = ceil((layers + first_less + last_less) / layers_per_stage), or pp × (1, or 2 for a
+// multi-stage schedule) without layers_per_stage; the effective layers are dealt out evenly
+// with the remainder to the first stages, and the first and last stage give up first_less
+// and last_less of theirs to the embedding and the output. `error` says why torchtitan
+// refuses the settings (then `layers` is empty).
+struct TorchtitanSplit {
+    std::vector<int> layers;
+    std::string error;
+};
+TorchtitanSplit torchtitan_split(int layers, int pp, const std::optional<long long>& layers_per_stage,
+                                 long long first_less, long long last_less, bool multi_stage_schedule);
+
+// pipeline_parallel_layers_per_stage and the first/last-stage reductions that make torchtitan
+// build the layout's split; `written` is false (and the reason in `lost`) when none does.
 struct TorchtitanStages {
     bool written = false;
     int layers_per_stage = 0, first_less = 0, last_less = 0;

@@ -6,6 +6,8 @@
 // names the line of anything else that would change the layout.
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
+#include <optional>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -245,44 +247,147 @@ public:
         }
     }
 
-    void read(const std::string& text, TorchtitanSettings& s) {
-        static const std::regex def(R"(^\s*def\s+(\w+)\s*\(\s*\)\s*->\s*Trainer\.Config\s*:)");
-        static const std::regex model_import(R"(^\s*from\s+torchtitan\.models\.(\w+)(\.config_registry)?\s+import\b)");
+    // Reads the config function `chosen` (or the module's only one) into `s`.
+    void read(const std::string& text, const std::optional<std::string>& chosen, bool model_given,
+              TorchtitanSettings& s) {
+        static const std::regex def(R"(^def\s+(\w+)\s*\(([^)]*)\)\s*(->\s*([\w.]+))?\s*:)");
+        static const std::regex registry_import(R"(^\s*from\s+torchtitan\.models\.(\w+)\s+import\s+(.*))");
+        static const std::regex base_import(R"(^\s*from\s+torchtitan\.models\.(\w+)\.config_registry\s+import\s+(.*))");
+        static const std::regex local_registry(R"(^\s*from\s+\.\s+import\s+(.*)\bmodel_registry\b)");
+        std::string function;
+        for (const auto& st : statements(text)) {
+            const bool top = !st.text.empty() && st.text[0] != ' ' && st.text[0] != '\t';
+            std::smatch m;
+            if (top) {
+                function.clear();
+                if (std::regex_search(st.text, m, def)) {
+                    function = m[1];
+                    if (m[4] == "Trainer.Config" && trim(m[2]).empty()) config_functions_.push_back(function);
+                    bodies_[function] = {};
+                    def_line_[function] = st.line;
+                    continue;
+                }
+                if (std::regex_search(st.text, m, base_import)) {
+                    for (const auto& [name, offset] : split_args(strip_parens(m[2]))) base_module_[name] = m[1];
+                } else if (std::regex_search(st.text, m, registry_import)) {
+                    const std::string names = m[2];
+                    if (names.find("model_registry") != std::string::npos) registry_model_ = m[1];
+                    if (names.find("config_registry") != std::string::npos) base_module_["config_registry"] = m[1];
+                } else if (std::regex_search(st.text, m, local_registry)) {
+                    // `from . import model_registry` in torchtitan/models/NAME/*.py: the package
+                    // is the folder the module lives in.
+                    registry_model_ = std::filesystem::path(file_).parent_path().filename().string();
+                    local_registry_ = true;
+                }
+                continue;
+            }
+            if (!function.empty()) bodies_[function].push_back(st);
+        }
+        if (chosen) {
+            if (std::find(config_functions_.begin(), config_functions_.end(), *chosen) == config_functions_.end()) {
+                throw InputError("<flags>", "--config",
+                                 "no function " + *chosen + "() -> Trainer.Config in " + file_ + listing());
+            }
+        } else if (config_functions_.size() != 1) {
+            throw InputError(file_, "def ... -> Trainer.Config",
+                             config_functions_.empty()
+                                 ? "no config function (def NAME() -> Trainer.Config:)"
+                                 : std::to_string(config_functions_.size()) +
+                                       " config functions: pass --config NAME" + listing());
+        }
+        const std::string name = chosen.value_or(config_functions_.front());
+        if (registry_model_) {
+            s.model_name = *registry_model_;
+            s.where["model.name"] = local_registry_ ? "from . import model_registry (the module's folder)"
+                                                    : "from torchtitan.models." + *registry_model_;
+        }
+        read_function(name, 0, s);
+        if (!base_.empty()) {
+            for (const char* section : {"parallelism", "training"}) {
+                if (std::find(replaced_.begin(), replaced_.end(), section) == replaced_.end()) {
+                    r_.notes.push_back(std::string(section) + " fields not set by " + name + "() come from " + base_ +
+                                       "(), which Meshwork does not read: taken at torchtitan's defaults");
+                }
+            }
+        }
+        if (!flavor_seen_ && !model_given) {
+            throw InputError(file_, at(def_line_[name], name + "()"),
+                             "the model is not named here (no model_registry(\"FLAVOR\")" +
+                                 (base_.empty() ? std::string(")") : " and it comes from " + base_ + "())") +
+                                 ": pass --model PRESET|config.json");
+        }
+        apply(s);
+    }
+
+private:
+    std::string listing() const {
+        std::string names;
+        for (const auto& f : config_functions_) names += (names.empty() ? " (" : ", ") + f;
+        return names.empty() ? "" : names + ")";
+    }
+
+    static std::string strip_parens(std::string s) {
+        for (char& c : s) {
+            if (c == '(' || c == ')') c = ' ';
+        }
+        return s;
+    }
+
+    // One config function's statements; a base function of the same module is read first.
+    void read_function(const std::string& name, int depth, TorchtitanSettings& s) {
         static const std::regex base_call(R"(^\s*config\s*=\s*([\w.]+)\s*\(\s*\)\s*$)");
         static const std::regex assign(R"(^\s*config\.(\w+)\.(\w+)\s*=(?!=))");
         static const std::regex replace(R"(^\s*config\.(\w+)\s*=(?!=))");
         static const std::regex section_call(R"(\b(parallelism|training)\s*=\s*(ParallelismConfig|TrainingConfig)\s*\()");
         static const std::regex ac_kwarg(R"(\bactivation_checkpoint\s*=\s*(None|\w+\.Config\s*\([^)]*\)))");
         static const std::regex registry(R"(\bmodel_registry\s*\(\s*(["'])([^"']*)\1)");
-        std::vector<std::string> functions;
-        for (const auto& st : statements(text)) {
+        if (depth > 16) throw InputError(file_, at(def_line_[name], name + "()"), "config functions call each other in a cycle");
+        for (const auto& st : bodies_[name]) {
             std::smatch m;
             const std::string& t = st.text;
-            if (std::regex_search(t, m, def)) {
-                functions.push_back(m[1]);
-                continue;
-            }
-            if (std::regex_search(t, m, model_import)) {
-                s.model_name = m[1];
-                s.where["model.name"] = at(st.line, "from torchtitan.models." + std::string(m[1]));
-                continue;
-            }
             if (std::regex_search(t, m, base_call)) {
-                base_ = m[1];
+                std::string base = m[1];
+                std::string module;
+                if (base.rfind("config_registry.", 0) == 0) {
+                    base = base.substr(std::string("config_registry.").size());
+                    module = base_module_.count("config_registry") != 0 ? base_module_["config_registry"] : "";
+                } else if (base_module_.count(base) != 0) {
+                    module = base_module_[base];
+                }
+                if (bodies_.count(base) != 0 && module.empty()) {
+                    read_function(base, depth + 1, s);
+                    continue;
+                }
+                base_ = base;
+                // A shipped config function of a flavor Meshwork knows names the model.
+                const std::string pkg = module.empty() ? s.model_name : module;
+                if (const TorchtitanFlavor* f = torchtitan_flavor_of_main_config(pkg, base); f != nullptr && !flavor_seen_) {
+                    s.model_name = f->name;
+                    s.flavor = f->flavor;
+                    s.where["model.flavor"] = at(st.line, base + "()");
+                    flavor_seen_ = true;
+                }
                 continue;
             }
+            bool used = false;
             if (std::regex_search(t, m, registry)) {
                 s.flavor = m[2];
                 s.where["model.flavor"] = at(st.line, "model_registry(\"" + s.flavor + "\")");
                 s.fp8 = t.find("Float8LinearConverter") != std::string::npos ||
                         t.find("Float8GroupedExpertsConverter") != std::string::npos;
+                flavor_seen_ = true;
+                used = true;
             }
-            if (std::regex_search(t, m, ac_kwarg)) ac(m[1], st.line, s);
+            if (std::regex_search(t, m, ac_kwarg)) {
+                ac(m[1], st.line, s);
+                used = true;
+            }
             for (auto it = std::sregex_iterator(t.begin(), t.end(), section_call); it != std::sregex_iterator(); ++it) {
                 const std::string section = (*it)[1];
                 replaced_.push_back(section);
                 const auto open = static_cast<std::size_t>(it->position(0) + it->length(0) - 1);
                 keyword_args(section, call_args(t, open), st, open + 1);
+                used = true;
             }
             if (std::regex_search(t, m, assign)) {
                 const std::string section = m[1], field = m[2];
@@ -321,28 +426,16 @@ public:
                 } else {
                     throw InputError(file_, at(st.line, "config." + field), "unknown Trainer.Config field");
                 }
+                continue;
+            }
+            // A call that is handed the config may change anything: say that it was not followed.
+            if (!used && std::regex_search(t, std::regex(R"(\(\s*config\b)"))) {
+                r_.notes.push_back(at(st.line, name + "()") + ": '" + trim(t).substr(0, 80) +
+                                   "' is not followed (Meshwork reads assignments and constructor calls)");
             }
         }
-        if (functions.size() != 1) {
-            std::string names;
-            for (const auto& f : functions) names += (names.empty() ? "" : ", ") + f;
-            throw InputError(file_, "def ... -> Trainer.Config",
-                             functions.empty() ? "no config function (def NAME() -> Trainer.Config:)"
-                                               : std::to_string(functions.size()) + " config functions (" + names +
-                                                     "): Meshwork reads a module with the one you run");
-        }
-        if (!base_.empty()) {
-            for (const char* section : {"parallelism", "training"}) {
-                if (std::find(replaced_.begin(), replaced_.end(), section) == replaced_.end()) {
-                    r_.notes.push_back(std::string(section) + " fields not set here come from " + base_ +
-                                       "(), read as torchtitan's defaults");
-                }
-            }
-        }
-        apply(s);
     }
 
-private:
     void ac(const std::string& value, int line, TorchtitanSettings& s) {
         s.where["activation_checkpoint.mode"] = at(line, "activation_checkpoint");
         if (value == "None") s.ac_mode = "none";
@@ -433,6 +526,13 @@ private:
     std::string file_;
     ImportResult& r_;
     std::string base_;
+    std::vector<std::string> config_functions_;
+    std::map<std::string, std::vector<Statement>> bodies_;
+    std::map<std::string, int> def_line_;
+    std::map<std::string, std::string> base_module_;  // imported base function -> torchtitan.models.NAME
+    std::optional<std::string> registry_model_;        // the package whose model_registry is imported
+    bool local_registry_ = false;
+    bool flavor_seen_ = false;
     std::vector<std::string> replaced_;
     std::map<std::string, std::pair<Value, int>> values_;
 };
@@ -454,7 +554,7 @@ ImportResult import_torchtitan_module(const std::string& text, const std::string
     s.ac_mode = "selective";  // Trainer.Config's default policy is SelectiveAC
     s.ac_option = "op";
     ModuleReader reader(file, r);
-    reader.read(text, s);
+    reader.read(text, options.config_function, options.model.has_value(), s);
     layout_from_torchtitan(s, file, options, r);
     return r;
 }

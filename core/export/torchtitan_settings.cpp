@@ -6,7 +6,6 @@
 #include "common/error.h"
 #include "export/canonical_layout.h"
 #include "export/import_common.h"
-#include "export/stage_split.h"
 #include "model/hf_config.h"
 
 namespace meshwork {
@@ -178,29 +177,20 @@ void layout_from_torchtitan(const TorchtitanSettings& s, const std::string& file
     }
     const int layers = l.model.num_layers;
     if (mesh.pp > 1) {
-        if (s.layers_per_stage) {
-            const long long per = *s.layers_per_stage;
-            check_range(s, file, "parallelism.pipeline_parallel_layers_per_stage", per, 1, 100000);
-            const long long total = layers + s.first_less + s.last_less;
-            if (total % per != 0 || total / per < 2 || (total / per) % mesh.pp != 0) {
-                throw InputError(file, s.at("parallelism.pipeline_parallel_layers_per_stage"),
-                                 std::to_string(layers) + " layers (+" + std::to_string(s.first_less) + " +" +
-                                     std::to_string(s.last_less) +
-                                     " for the ends) do not make a whole number of stages per rank");
-            }
-            const int chunks = static_cast<int>(total / per);
-            l.parallel.vpp = chunks / mesh.pp;
-            l.placement.layers_per_stage =
-                ends_split(chunks, static_cast<int>(per - s.first_less), static_cast<int>(per),
-                           static_cast<int>(per - s.last_less));
-        } else {
-            if (tr.schedule == Schedule::Interleaved) {
-                throw InputError(file, s.at("parallelism.pipeline_parallel_schedule"),
-                                 "an interleaved schedule needs pipeline_parallel_layers_per_stage "
-                                 "to know the stages per rank");
-            }
-            r.notes.push_back("no pipeline_parallel_layers_per_stage: torchtitan splits the layers "
-                              "itself; Meshwork assumes its balanced split");
+        if (s.layers_per_stage) check_range(s, file, "parallelism.pipeline_parallel_layers_per_stage", *s.layers_per_stage, 1, 100000);
+        // torchtitan's own split of the model's layers (torchtitan_facts.h).
+        const bool multi = tr.schedule == Schedule::Interleaved;
+        const TorchtitanSplit split = torchtitan_split(layers, mesh.pp, s.layers_per_stage, s.first_less, s.last_less, multi);
+        if (!split.error.empty()) {
+            throw InputError(file, s.at(s.layers_per_stage ? "parallelism.pipeline_parallel_layers_per_stage"
+                                                           : "parallelism.pipeline_parallel_schedule"),
+                             "torchtitan would refuse this split of " + std::to_string(layers) + " layers: " + split.error);
+        }
+        l.parallel.vpp = static_cast<int>(split.layers.size()) / mesh.pp;
+        l.placement.layers_per_stage = split.layers;
+        if (!s.layers_per_stage) {
+            r.notes.push_back("no pipeline_parallel_layers_per_stage: torchtitan's default of " +
+                              std::to_string(l.parallel.vpp) + " stage(s) per rank, its split of the layers");
         }
     }
 

@@ -77,6 +77,12 @@ class AnyObj:
     def __getitem__(self, item):
         return AnyObj()
 
+    def __iter__(self):
+        return iter(())
+
+    def __len__(self):
+        return 0
+
     def __or__(self, other):
         return AnyObj()
 
@@ -96,8 +102,10 @@ def install_stubs():
     dm = types.ModuleType("torch.distributed.device_mesh")
     dm.DeviceMesh = FakeMesh
     dm.init_device_mesh = lambda device_type, shape, mesh_dim_names: FakeMesh(mesh_dim_names, shape)
-    sys.modules.update({"torch": torch, "torch.distributed": Anything("torch.distributed"),
-                        "torch.distributed.device_mesh": dm})
+    torch.__path__ = []
+    distributed = Anything("torch.distributed")
+    distributed.__path__ = []
+    sys.modules.update({"torch": torch, "torch.distributed": distributed, "torch.distributed.device_mesh": dm})
     tyro = Anything("tyro")
     tyro.conf = Anything("tyro.conf")
     sys.modules["tyro"] = tyro
@@ -108,7 +116,8 @@ def install_stubs():
     utils = types.ModuleType("torchtitan.tools.utils")
     utils.device_type = "cuda"
     for name in ("torchtitan", "torchtitan.tools", "torchtitan.config", "torchtitan.distributed"):
-        sys.modules[name] = types.ModuleType(name)
+        sys.modules[name] = Anything(name)
+        sys.modules[name].__path__ = []
     sys.modules["torchtitan.tools.logging"] = logging
     sys.modules["torchtitan.tools.utils"] = utils
 
@@ -118,6 +127,82 @@ def load(name, source):
     sys.modules[name] = module
     exec(compile(source, name, "exec"), module.__dict__)
     return module
+
+
+class PipelineScheduleSingle:
+    pass
+
+
+class PipelineScheduleMulti:
+    pass
+
+
+def install_pipelining_stubs():
+    """torch.distributed.pipelining's schedule classes: GPipe and 1F1B run one stage per
+    rank (PipelineScheduleSingle), the interleaved schedule several."""
+    class Schedules(types.ModuleType):
+        def __getattr__(self, name):
+            if name.startswith("__"):
+                raise AttributeError(name)
+            return AnyObj()
+
+    schedules = Schedules("torch.distributed.pipelining.schedules")
+    classes = {"GPipe": type("ScheduleGPipe", (PipelineScheduleSingle,), {}),
+               "1F1B": type("Schedule1F1B", (PipelineScheduleSingle,), {}),
+               "Interleaved1F1B": type("ScheduleInterleaved1F1B", (PipelineScheduleMulti,), {})}
+    schedules.get_schedule_class = lambda name: classes[name]
+    schedules.PipelineScheduleSingle = PipelineScheduleSingle
+    schedules.PipelineScheduleMulti = PipelineScheduleMulti
+
+    class Anything(types.ModuleType):
+        def __getattr__(self, name):
+            if name.startswith("__"):
+                raise AttributeError(name)
+            return AnyObj()
+
+    class Finder:
+        def find_spec(self, name, path=None, target=None):
+            import importlib.machinery
+            if name.startswith(("torch", "torchtitan")) and name not in sys.modules:
+                return importlib.machinery.ModuleSpec(name, self, is_package=True)
+            return None
+
+        def create_module(self, spec):
+            m = Anything(spec.name)
+            m.__path__ = []
+            return m
+
+        def exec_module(self, module):
+            pass
+
+    sys.modules["torch.distributed.pipelining.schedules"] = schedules
+    pipelining = Anything("torch.distributed.pipelining")
+    pipelining.__path__ = []
+    pipelining.schedules = schedules
+    sys.modules["torch.distributed.pipelining"] = pipelining
+    sys.meta_path.append(Finder())
+
+
+SPLITS_CHECKED = [0]
+
+
+def upstream_split(mods, target, p, pp, num_layers):
+    """Layers per stage as torchtitan builds them: _get_pipeline_metadata (main) for the
+    stage count, then the release's own fqn generator."""
+    dims = types.SimpleNamespace(pp=pp)
+    stages, layers, first, last = mods["pp_main"]._get_pipeline_metadata(
+        parallel_dims=dims, parallelism=p, model_config=types.SimpleNamespace(layers=[None] * num_layers))
+    generate = (mods["pp_v02"].generate_llm_fqn_per_model_part if target == "v02"
+                else mods["pp_main"]._generate_llm_fqn_per_model_part)
+    parts = generate(stages, layers, first, last)
+    SPLITS_CHECKED[0] += 1
+    return [sum(1 for m in part if m.startswith("layers.")) for part in parts]
+
+
+def meshwork_split(cli, flags):
+    out = subprocess.run([cli, "describe", "--json", *[f for f in flags]], capture_output=True, text=True)
+    d = json.loads(out.stdout)
+    return d["mesh"]["layers_per_stage"], d["model"]["layers"] if "layers" in d["model"] else None
 
 
 def registered_converters(gitdir, rev):
@@ -149,7 +234,7 @@ def export(cli, fmt, flags):
     return j["content"], j["lost"]
 
 
-def check_v02(mods, converters, text, gpus):
+def check_v02(mods, converters, text, gpus, split=None):
     data = tomllib.loads(text)
     manager = object.__new__(mods["manager"].ConfigManager)
     cfg = manager._dict_to_dataclass(mods["job_config"].JobConfig, data)
@@ -162,12 +247,16 @@ def check_v02(mods, converters, text, gpus):
                                    pp=p.pipeline_parallel_degree, ep=p.expert_parallel_degree,
                                    etp=p.expert_tensor_parallel_degree, world_size=gpus)
     dims.build_mesh()
+    if split is not None and p.pipeline_parallel_degree > 1:
+        got = upstream_split(mods, "v02", p, p.pipeline_parallel_degree, sum(split))
+        if got != split:
+            raise ValueError(f"torchtitan splits the layers {got}, the layout {split}")
     # torchtitan/models/llama3/infra/parallelize.py:125-151 (v0.2.2)
     if not dims.fsdp_enabled and dims.dp_replicate_enabled and dims.world_size != dims.dp_replicate:
         raise RuntimeError("DDP has not supported > 1D parallelism")
 
 
-def check_main(mods, tables, text, gpus, unknown_flavor_declared=False):
+def check_main(mods, tables, text, gpus, unknown_flavor_declared=False, split=None):
     configs = mods["configs"]
     captured = {}
 
@@ -228,6 +317,10 @@ def check_main(mods, tables, text, gpus, unknown_flavor_declared=False):
     t, p = config.training, config.parallelism
     dims = mods["pd_main"].ParallelDims.from_config(p, gpus)
     dims.build_mesh()
+    if split is not None and p.pipeline_parallel_degree > 1:
+        got = upstream_split(mods, "main", p, p.pipeline_parallel_degree, sum(split))
+        if got != split:
+            raise ValueError(f"torchtitan splits the layers {got}, the layout {split}")
     # torchtitan/trainer.py:409-427 (main)
     micro = p.num_pp_microbatches if dims.pp_enabled else 1
     per_rank = t.num_tokens_per_microbatch_per_dp_rank * micro
@@ -240,6 +333,143 @@ def check_main(mods, tables, text, gpus, unknown_flavor_declared=False):
         raise ValueError("CUDA graphs do not support pipeline/expert parallelism: disable_cuda_graphs")
 
 
+CORPUS = [
+    "torchtitan/models/llama3/config_registry.py",
+    "torchtitan/models/deepseek_v3/config_registry.py",
+    "torchtitan/models/qwen3/config_registry.py",
+    "torchtitan_recipes/tests/features.py",
+    "torchtitan_recipes/tests/models.py",
+]
+
+
+class StubFinder:
+    """Imports every other torchtitan module as a stand-in, so that upstream config
+    functions run with upstream's ParallelismConfig and TrainingConfig only; the
+    config_registry modules a recipe derives from are upstream's own."""
+
+    def __init__(self, gitdir, rev):
+        self.gitdir, self.rev = gitdir, rev
+
+    def find_spec(self, name, path=None, target=None):
+        import importlib.machinery
+        if (name.startswith("torchtitan") or name in ("fla", "torchvision")) and name not in sys.modules:
+            return importlib.machinery.ModuleSpec(name, self, is_package=True)
+        return None
+
+    def create_module(self, spec):
+        if spec.name.endswith(".config_registry"):
+            return None  # a plain module, filled by exec_module from upstream's source
+
+        class Anything(types.ModuleType):
+            def __getattr__(self, attr):
+                if attr.startswith("__"):
+                    raise AttributeError(attr)
+                return AnyObj()
+        m = Anything(spec.name)
+        m.__path__ = []
+        return m
+
+    def exec_module(self, module):
+        if module.__name__.endswith(".config_registry"):
+            path = module.__name__.replace(".", "/") + ".py"
+            module.__package__ = module.__name__.rsplit(".", 1)[0]
+            exec(compile(git_show(self.gitdir, self.rev, path), path, "exec"), module.__dict__)
+
+
+def upstream_degrees(mods, gitdir, rev, path):
+    """Runs each config function of an upstream module; returns {name: (parallelism, error)}."""
+    configs = mods["configs"]
+
+    class Config:
+        def __init__(self, **kw):
+            self.training = kw.get("training", configs.TrainingConfig())
+            self.parallelism = kw.get("parallelism", configs.ParallelismConfig())
+            for k, v in kw.items():
+                setattr(self, k, v)
+
+        def __getattr__(self, name):
+            value = AnyObj()
+            setattr(self, name, value)
+            return value
+
+    trainer = types.ModuleType("torchtitan.trainer")
+    trainer.Trainer = types.SimpleNamespace(Config=Config)
+    sys.modules["torchtitan.trainer"] = trainer
+    import importlib
+    cfg = importlib.import_module("torchtitan.config")
+    cfg.ParallelismConfig = configs.ParallelismConfig
+    cfg.TrainingConfig = configs.TrainingConfig
+    cfg.CompileConfig = AnyObj()
+    sys.modules["torchtitan.config"] = cfg
+    package = path.rsplit("/", 1)[0].replace("/", ".")
+    for mod in list(sys.modules):
+        if mod.startswith(("torchtitan.models", "torchtitan_recipes")):
+            del sys.modules[mod]
+    if package.startswith("torchtitan_recipes"):
+        load("torchtitan_recipes.tests", git_show(gitdir, rev, "torchtitan_recipes/tests/__init__.py"))
+    name = path[:-3].replace("/", ".")
+    source = git_show(gitdir, rev, path)
+    module = types.ModuleType(name)
+    module.__package__ = package
+    sys.modules[name] = module
+    exec(compile(source, path, "exec"), module.__dict__)
+    out = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef) and node.returns is not None and \
+                ast.unparse(node.returns) == "Trainer.Config" and not node.args.args:
+            try:
+                out[node.name] = (getattr(module, node.name)().parallelism, None)
+            except Exception as e:
+                out[node.name] = (None, f"{type(e).__name__}: {e}")
+    return out
+
+
+def check_corpus(mods, gitdir, rev, cli, workdir):
+    """import-args on upstream's own config modules: the axes must be what upstream's
+    functions build. Returns (passed, failed)."""
+    import os
+    import tempfile
+    keep = {"torchtitan.config.configs", "torchtitan.distributed.parallel_dims", "torchtitan.tools.logging",
+            "torchtitan.tools.utils"}
+    for mod in [m for m in sys.modules if m.startswith("torchtitan") and m not in keep]:
+        del sys.modules[mod]
+    sys.meta_path.insert(0, StubFinder(gitdir, rev))
+    passed = failed = 0
+    for path in CORPUS:
+        results = upstream_degrees(mods, gitdir, rev, path)
+        local = os.path.join(workdir, path)
+        os.makedirs(os.path.dirname(local), exist_ok=True)
+        with open(local, "w") as f:
+            f.write(git_show(gitdir, rev, path))
+        for fn, (p, error) in results.items():
+            if p is None or not isinstance(p, mods["configs"].ParallelismConfig):
+                print(f"skip {path}:{fn}: upstream function did not run under stand-ins ({(error or 'no ParallelismConfig')[:80]})")
+                continue
+            shard = p.data_parallel_shard_degree
+            k = 2
+            while p.expert_parallel_degree > 1 and (k * p.context_parallel_degree * p.tensor_parallel_degree) % p.expert_parallel_degree:
+                k += 1
+            shard = k if shard == -1 else shard
+            world = p.data_parallel_replicate_degree * shard * p.tensor_parallel_degree * p.pipeline_parallel_degree * p.context_parallel_degree
+            # A stand-in model of the same kind with room for the degrees: only the axes are compared.
+            model = "deepseek-v3" if p.expert_parallel_degree > 1 else "llama3-8b"
+            out = subprocess.run([cli, "import-args", local, "--config", fn, "--model", model, "--cluster", "dgx-h100",
+                                  "--gpus", str(world), "--json"], capture_output=True, text=True)
+            want = dict(tp=p.tensor_parallel_degree, pp=p.pipeline_parallel_degree, cp=p.context_parallel_degree,
+                        ep=p.expert_parallel_degree, dp=p.data_parallel_replicate_degree * shard)
+            if out.returncode != 0:
+                print(f"refused {path}:{fn} {want}: {out.stderr.strip().splitlines()[-1][:160]}")
+                continue
+            got = json.loads(out.stdout)["layout"]["parallel"]
+            got = {k: got[k] for k in want}
+            if got == want:
+                passed += 1
+            else:
+                failed += 1
+                print(f"FAIL corpus {path}:{fn}: upstream {want}, imported {got}")
+    return passed, failed
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("gitdir")
@@ -249,6 +479,8 @@ def main():
     ap.add_argument("--toml-format", default="torchtitan-toml",
                     help="the export format that writes the v0.2 TOML (an older meshwork-cli: torchtitan)")
     ap.add_argument("--only", choices=["v02", "main"], help="check one target only")
+    ap.add_argument("--corpus", action="store_true",
+                    help="also import upstream's own config modules (main) and compare the axes")
     a = ap.parse_args()
     install_stubs()
     mods = {}
@@ -259,6 +491,9 @@ def main():
     mods["pd"] = load("torchtitan.distributed.parallel_dims_v02", git_show(a.gitdir, a.v02, "torchtitan/distributed/parallel_dims.py"))
     mods["configs"] = load("torchtitan.config.configs", git_show(a.gitdir, a.main, "torchtitan/config/configs.py"))
     mods["pd_main"] = load("torchtitan.distributed.parallel_dims", git_show(a.gitdir, a.main, "torchtitan/distributed/parallel_dims.py"))
+    install_pipelining_stubs()
+    mods["pp_main"] = load("torchtitan.distributed.pipeline_parallel", git_show(a.gitdir, a.main, "torchtitan/distributed/pipeline_parallel.py"))
+    mods["pp_v02"] = load("torchtitan.distributed.pipeline_parallel_v02", git_show(a.gitdir, a.v02, "torchtitan/distributed/pipeline_parallel.py"))
     converters = registered_converters(a.gitdir, a.v02)
     quant_init = ast.parse(git_show(a.gitdir, a.main, "torchtitan/components/quantization/__init__.py"))
     tables = {
@@ -277,11 +512,18 @@ def main():
         ("mixtral-8x7b", 64, [(2, 4, 1, 8, 1), (1, 1, 1, 8, 1), (2, 2, 1, 4, 2)]),
     ]:
         for (tp, pp, cp, ep, etp), zero, extra in itertools.product(
-                axes, (0, 1, 2, 3), ([], ["--dtype", "fp8"], ["--recompute", "full"])):
+                axes, (0, 1, 2, 3), ([], ["--dtype", "fp8"], ["--recompute", "full"],
+                                     ["--schedule", "interleaved", "--vpp", "2"])):
             flags = ["--model", model, "--cluster", "dgx-h100", "--gpus", str(gpus), "--tp", str(tp), "--pp", str(pp),
                      "--cp", str(cp), "--ep", str(ep), "--etp", str(etp), "--zero", str(zero), "--mbs", "1",
                      "--gbs", "512", *extra]
             cases.append((" ".join(flags[1:]), gpus, flags))
+    # Uneven splits: lighter ends, a heavier last stage, heavier ends (not expressible: lost).
+    for model, gpus, pp, split in [("llama3-8b", 16, 2, "15,17"), ("llama3-70b", 64, 4, "19,21,21,19"),
+                                   ("llama3-70b", 64, 4, "21,19,19,21"), ("llama3-8b", 24, 3, "11,11,10")]:
+        flags = ["--model", model, "--cluster", "dgx-h100", "--gpus", str(gpus), "--pp", str(pp), "--zero", "3",
+                 "--mbs", "1", "--gbs", "512", "--layers-per-stage", split]
+        cases.append((" ".join(flags[1:]), gpus, flags))
     passed = failed = 0
     for name, gpus, flags in cases:
         for target, fmt in (("v02", a.toml_format), ("main", "torchtitan")):
@@ -292,15 +534,27 @@ def main():
                 print(f"skip {fmt} {name}: not a valid layout ({lost.splitlines()[-1] if lost else ''})")
                 continue
             try:
+                # The split is only checked where the export did not declare it lost.
+                split = None if any("layers per stage" in x or "stage split" in x for x in lost) else \
+                    json.loads(subprocess.run([a.cli, "describe", "--json", *flags], capture_output=True,
+                                              text=True).stdout)["mesh"]["layers_per_stage"]
                 if target == "v02":
-                    check_v02(mods, converters, text, gpus)
+                    check_v02(mods, converters, text, gpus, split)
                 else:
                     # A model torchtitan has no flavor of is declared lost by the export.
-                    check_main(mods, tables, text, gpus, any("has no flavor" in x for x in lost))
+                    check_main(mods, tables, text, gpus, any("has no flavor" in x for x in lost), split)
                 passed += 1
             except Exception as e:  # upstream's own error is the finding
                 failed += 1
                 print(f"FAIL {fmt} {name}: {type(e).__name__}: {e}")
+    if a.corpus:
+        import tempfile
+        with tempfile.TemporaryDirectory() as work:
+            p2, f2 = check_corpus(mods, a.gitdir, a.main, a.cli, work)
+        print(f"corpus: {p2} imported with upstream's axes, {f2} differ")
+        passed += p2
+        failed += f2
+    print(f"pipeline splits compared with torchtitan's own: {SPLITS_CHECKED[0]}")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

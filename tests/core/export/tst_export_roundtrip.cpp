@@ -235,6 +235,18 @@ void TestExportRoundTrip::torchtitan_variants() {
         const Layout l = from_model("llama3-8b", "dgx-h100", 16, o);
         expect_round_trip(l, ExportFormat::Torchtitan, options_for(l));
     }
+    {   // 32 layers over 3 stages, and a heavier last stage: torchtitan's own dealing
+        //   (the remainder to the first stages, lighter ends) expresses both
+        LayoutOverrides o;
+        o.pp = 3;
+        o.zero = 3;
+        o.mbs = 1;
+        o.gbs = 48;
+        Layout l = from_model("llama3-8b", "dgx-h100", 24, o);
+        for (const auto f : {ExportFormat::Torchtitan, ExportFormat::TorchtitanToml}) expect_round_trip(l, f, options_for(l));
+        l.placement.layers_per_stage = {10, 11, 11};
+        for (const auto f : {ExportFormat::Torchtitan, ExportFormat::TorchtitanToml}) expect_round_trip(l, f, options_for(l));
+    }
     {   // DDP only, no parallelism but data
         LayoutOverrides o;
         o.zero = 0;
