@@ -303,11 +303,20 @@ public:
         }
         read_function(name, 0, s);
         if (!base_.empty()) {
-            for (const char* section : {"parallelism", "training"}) {
-                if (std::find(replaced_.begin(), replaced_.end(), section) == replaced_.end()) {
-                    r_.notes.push_back(std::string(section) + " fields not set by " + name + "() come from " + base_ +
-                                       "(), which Meshwork does not read: taken at torchtitan's defaults");
-                }
+            // The layout fields the imported base may set and this module does not.
+            std::string missing;
+            for (const char* key : {"training.max_context_length", "training.num_tokens_per_microbatch_per_dp_rank",
+                                    "training.num_tokens_per_train_step", "training.mixed_precision_param",
+                                    "parallelism.data_parallel_replicate_degree", "parallelism.data_parallel_shard_degree",
+                                    "parallelism.tensor_parallel_degree", "parallelism.pipeline_parallel_degree",
+                                    "parallelism.context_parallel_degree", "parallelism.expert_parallel_degree"}) {
+                const std::string k(key);
+                const bool replaced = std::find(replaced_.begin(), replaced_.end(), k.substr(0, k.find('.'))) != replaced_.end();
+                if (!replaced && values_.count(k) == 0) missing += (missing.empty() ? "" : ", ") + k;
+            }
+            if (!missing.empty()) {
+                r_.notes.push_back(missing + ": not set by " + name + "(); " + base_ +
+                                   "() may set them, which Meshwork does not read: taken at torchtitan's defaults");
             }
         }
         if (!flavor_seen_ && !model_given) {
@@ -429,7 +438,8 @@ private:
                 continue;
             }
             // A call that is handed the config may change anything: say that it was not followed.
-            if (!used && std::regex_search(t, std::regex(R"(\(\s*config\b)"))) {
+            static const std::regex hands_config(R"(\(\s*config\b)");
+            if (!used && std::regex_search(t, hands_config)) {
                 r_.notes.push_back(at(st.line, name + "()") + ": '" + trim(t).substr(0, 80) +
                                    "' is not followed (Meshwork reads assignments and constructor calls)");
             }
