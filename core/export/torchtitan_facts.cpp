@@ -29,7 +29,8 @@ const TorchtitanFlavor* torchtitan_flavor_of_preset(const std::string& preset) {
     return nullptr;
 }
 
-const TorchtitanFlavor* torchtitan_flavor_of_main_config(const std::string& name, const std::string& function) {
+const TorchtitanFlavor* torchtitan_flavor_of_main_config(const std::string& name,
+                                                         const std::string& function) {
     for (const auto& f : kFlavors) {
         if (name == f.name && function == f.main_config) return &f;
     }
@@ -63,8 +64,9 @@ std::string torchtitan_mesh_problem(TorchtitanTarget target, long long replicate
         }
         const long long group = ep > 1 ? static_cast<long long>(ep) * etp : 1;
         if (!divides(group, region)) {
-            return "ep·etp = " + std::to_string(group) + " does not divide dp_shard·cp·tp = " +
-                   std::to_string(region) + ": torchtitan's expert mesh (efsdp) would be empty";
+            return "ep·etp = " + std::to_string(group) +
+                   " does not divide dp_shard·cp·tp = " + std::to_string(region) +
+                   ": torchtitan's expert mesh (efsdp) would be empty";
         }
         // Without FSDP (dp_shard·cp = 1 and no EP) v0.2.x applies DDP, which refuses any
         // other axis: "DDP has not supported > 1D parallelism".
@@ -76,8 +78,9 @@ std::string torchtitan_mesh_problem(TorchtitanTarget target, long long replicate
         return "";
     }
     if (!divides(ep, region)) {
-        return "expert_parallel_degree " + std::to_string(ep) + " does not divide dp_shard·cp·tp = " +
-               std::to_string(region) + " (torchtitan's ParallelDims refuses it)";
+        return "expert_parallel_degree " + std::to_string(ep) +
+               " does not divide dp_shard·cp·tp = " + std::to_string(region) +
+               " (torchtitan's ParallelDims refuses it)";
     }
     return "";
 }
@@ -90,8 +93,9 @@ TorchtitanDataParallel plan_torchtitan_data_parallel(const Layout& layout, Torch
     // Expert tensor parallelism: main has no ETP axis; v0.2.x only ETP = TP or 1.
     int etp = m.ep > 1 ? m.etp : 1;
     if (etp > 1 && target == TorchtitanTarget::Main) {
-        lost.push_back("expert tensor parallelism (ETP " + std::to_string(etp) +
-                       "): torchtitan main has no ETP axis; experts are split over EP and efsdp only");
+        lost.push_back(
+            "expert tensor parallelism (ETP " + std::to_string(etp) +
+            "): torchtitan main has no ETP axis; experts are split over EP and efsdp only");
         etp = 1;
     } else if (etp > 1 && etp != m.tp) {
         lost.push_back("expert tensor parallelism (ETP " + std::to_string(etp) +
@@ -100,7 +104,8 @@ TorchtitanDataParallel plan_torchtitan_data_parallel(const Layout& layout, Torch
     }
     p.etp = etp;
     const auto fits = [&](long long replicate, long long shard) {
-        return torchtitan_mesh_problem(target, replicate, shard, m.tp, m.pp, m.cp, m.ep, etp).empty();
+        return torchtitan_mesh_problem(target, replicate, shard, m.tp, m.pp, m.cp, m.ep, etp)
+            .empty();
     };
     if (m.dp == 1) {
         if (zero >= 2) lost.push_back("ZeRO-" + std::to_string(zero) + " without data parallelism");
@@ -110,14 +115,16 @@ TorchtitanDataParallel plan_torchtitan_data_parallel(const Layout& layout, Torch
     } else if (zero == 1) {
         p.shard = m.dp;
         p.reshard = "never";
-        lost.push_back("ZeRO-1 (distributed optimizer): torchtitan has no optimizer-only sharding; "
-                       "written as FSDP without resharding after forward (ZeRO-2), which also "
-                       "shards gradients");
+        lost.push_back(
+            "ZeRO-1 (distributed optimizer): torchtitan has no optimizer-only sharding; "
+            "written as FSDP without resharding after forward (ZeRO-2), which also "
+            "shards gradients");
     } else if (fits(m.dp, 1)) {
         p.replicate = m.dp;
     } else {
         // Replication alone is refused: shard parameters in the smallest groups that work.
-        const std::string why = torchtitan_mesh_problem(target, m.dp, 1, m.tp, m.pp, m.cp, m.ep, etp);
+        const std::string why =
+            torchtitan_mesh_problem(target, m.dp, 1, m.tp, m.pp, m.cp, m.ep, etp);
         for (int s = 2; s <= m.dp; ++s) {
             if (m.dp % s == 0 && fits(m.dp / s, s)) {
                 p.shard = s;
@@ -129,8 +136,8 @@ TorchtitanDataParallel plan_torchtitan_data_parallel(const Layout& layout, Torch
         p.replicate = m.dp / p.shard;
         p.reshard = "never";
         lost.push_back("ZeRO-0 (replicated parameters): " + why + "; written as " +
-                       (p.replicate > 1 ? "HSDP (replicate " + std::to_string(p.replicate) + " × shard " +
-                                              std::to_string(p.shard) + ")"
+                       (p.replicate > 1 ? "HSDP (replicate " + std::to_string(p.replicate) +
+                                              " × shard " + std::to_string(p.shard) + ")"
                                         : std::string("FSDP")) +
                        " without resharding after forward (ZeRO-2)");
     }
@@ -144,27 +151,34 @@ TorchtitanDataParallel plan_torchtitan_data_parallel(const Layout& layout, Torch
 
 std::string torchtitan_schedule_name(Schedule schedule) {
     switch (schedule) {
-        case Schedule::GPipe: return "GPipe";
-        case Schedule::OneFOneB: return "1F1B";
-        case Schedule::Interleaved: return "Interleaved1F1B";
+        case Schedule::GPipe:
+            return "GPipe";
+        case Schedule::OneFOneB:
+            return "1F1B";
+        case Schedule::Interleaved:
+            return "Interleaved1F1B";
     }
     return "1F1B";
 }
 
-TorchtitanSplit torchtitan_split(int layers, int pp, const std::optional<long long>& layers_per_stage,
-                                 long long first_less, long long last_less, bool multi_stage_schedule) {
+TorchtitanSplit torchtitan_split(int layers, int pp,
+                                 const std::optional<long long>& layers_per_stage,
+                                 long long first_less, long long last_less,
+                                 bool multi_stage_schedule) {
     TorchtitanSplit out;
     const long long effective = layers + first_less + last_less;
     long long stages = 0;
     if (layers_per_stage) {
         stages = (effective + *layers_per_stage - 1) / *layers_per_stage;
         if (stages % pp != 0) {
-            out.error = std::to_string(stages) + " stages (" + std::to_string(effective) + " effective layers / " +
-                        std::to_string(*layers_per_stage) + ", rounded up) are not a multiple of pp " + std::to_string(pp);
+            out.error = std::to_string(stages) + " stages (" + std::to_string(effective) +
+                        " effective layers / " + std::to_string(*layers_per_stage) +
+                        ", rounded up) are not a multiple of pp " + std::to_string(pp);
             return out;
         }
         if (!multi_stage_schedule && stages / pp != 1) {
-            out.error = "a single-stage schedule needs exactly 1 stage per rank, not " + std::to_string(stages / pp);
+            out.error = "a single-stage schedule needs exactly 1 stage per rank, not " +
+                        std::to_string(stages / pp);
             return out;
         }
         if (multi_stage_schedule && stages / pp < 2) {
@@ -180,11 +194,13 @@ TorchtitanSplit torchtitan_split(int layers, int pp, const std::optional<long lo
     }
     const long long base = effective / stages, extra = effective % stages;
     if (stages > effective || base == 0) {
-        out.error = std::to_string(stages) + " stages for " + std::to_string(effective) + " effective layers";
+        out.error = std::to_string(stages) + " stages for " + std::to_string(effective) +
+                    " effective layers";
         return out;
     }
     if (first_less > base || last_less > base) {
-        out.error = "first/last_stage_less_layers exceed the " + std::to_string(base) + " layers of a stage";
+        out.error = "first/last_stage_less_layers exceed the " + std::to_string(base) +
+                    " layers of a stage";
         return out;
     }
     long long placed = 0;
@@ -196,8 +212,11 @@ TorchtitanSplit torchtitan_split(int layers, int pp, const std::optional<long lo
         out.layers.push_back(static_cast<int>(n));
         placed += n;
     }
-    if (placed != layers) out.error = "the stages hold " + std::to_string(placed) + " of " + std::to_string(layers) + " layers";
-    if (std::find(out.layers.begin(), out.layers.end(), 0) != out.layers.end()) out.error = "a stage without layers";
+    if (placed != layers)
+        out.error = "the stages hold " + std::to_string(placed) + " of " + std::to_string(layers) +
+                    " layers";
+    if (std::find(out.layers.begin(), out.layers.end(), 0) != out.layers.end())
+        out.error = "a stage without layers";
     if (!out.error.empty()) out.layers.clear();
     return out;
 }
@@ -217,7 +236,8 @@ TorchtitanStages torchtitan_stages(const Layout& layout, std::vector<std::string
     // The lighter-ends form first (what a reader expects), then any reductions that work.
     const SplitShape shape = classify_split(split);
     if (shape.even || shape.ends_form) {
-        const int base = shape.even ? shape.middle : std::max({shape.first, shape.middle, shape.last});
+        const int base =
+            shape.even ? shape.middle : std::max({shape.first, shape.middle, shape.last});
         long long per = 0;
         if (builds(base - shape.first, base - shape.last, per) && per == base) {
             out.written = true;
@@ -239,8 +259,9 @@ TorchtitanStages torchtitan_stages(const Layout& layout, std::vector<std::string
             }
         }
     }
-    lost.push_back("layers per stage: torchtitan deals the layers out evenly (the remainder to the first "
-                   "stages) with the first and last stages lighter only");
+    lost.push_back(
+        "layers per stage: torchtitan deals the layers out evenly (the remainder to the first "
+        "stages) with the first and last stages lighter only");
     return out;
 }
 
@@ -254,10 +275,12 @@ void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost
         lost.push_back("virtual stages with the " + to_string(t.schedule) + " schedule");
     }
     if (m.order != "tp-cp-ep-dp-pp") {
-        lost.push_back("rank order " + m.order + ": torchtitan's mesh is pp, dp, cp, tp (tp fastest)");
+        lost.push_back("rank order " + m.order +
+                       ": torchtitan's mesh is pp, dp, cp, tp (tp fastest)");
     }
     if (!layout.placement.experts_per_ep_rank.empty()) lost.push_back("expert placement");
-    if (!t.flash_attention) lost.push_back("unfused attention: torchtitan uses SDPA/flex attention");
+    if (!t.flash_attention)
+        lost.push_back("unfused attention: torchtitan uses SDPA/flex attention");
     if (t.moe_capacity_factor > 0) lost.push_back("MoE capacity factor");
 }
 

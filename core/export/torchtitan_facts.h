@@ -33,7 +33,8 @@ struct TorchtitanFlavor {
 // The flavor of a preset; nullptr when torchtitan has none.
 const TorchtitanFlavor* torchtitan_flavor_of_preset(const std::string& preset);
 // The flavor whose shipped main config function is `function` of torchtitan/models/`name`.
-const TorchtitanFlavor* torchtitan_flavor_of_main_config(const std::string& name, const std::string& function);
+const TorchtitanFlavor* torchtitan_flavor_of_main_config(const std::string& name,
+                                                         const std::string& function);
 // The preset of a torchtitan model name and flavor; empty when none.
 std::string preset_of_torchtitan_flavor(const std::string& name, const std::string& flavor);
 
@@ -77,8 +78,10 @@ struct TorchtitanSplit {
     std::vector<int> layers;
     std::string error;
 };
-TorchtitanSplit torchtitan_split(int layers, int pp, const std::optional<long long>& layers_per_stage,
-                                 long long first_less, long long last_less, bool multi_stage_schedule);
+TorchtitanSplit torchtitan_split(int layers, int pp,
+                                 const std::optional<long long>& layers_per_stage,
+                                 long long first_less, long long last_less,
+                                 bool multi_stage_schedule);
 
 // pipeline_parallel_layers_per_stage and the first/last-stage reductions that make torchtitan
 // build the layout's split; `written` is false (and the reason in `lost`) when none does.

@@ -28,40 +28,54 @@ struct Section {
 
 // v0.2.0-v0.2.2 JobConfig, section by section (docs/export.md).
 constexpr Section kV02[] = {
-    {"job", "", "config_file custom_config_module description dump_folder print_config save_config_file"},
-    {"profiling", "", "enable_memory_snapshot enable_profiling profile_freq profiler_active profiler_warmup "
-                      "save_memory_snapshot_folder save_traces_folder"},
-    {"metrics", "", "disable_color_printing enable_tensorboard enable_wandb log_freq save_for_all_ranks save_tb_folder"},
+    {"job", "",
+     "config_file custom_config_module description dump_folder print_config save_config_file"},
+    {"profiling", "",
+     "enable_memory_snapshot enable_profiling profile_freq profiler_active profiler_warmup "
+     "save_memory_snapshot_folder save_traces_folder"},
+    {"metrics", "",
+     "disable_color_printing enable_tensorboard enable_wandb log_freq save_for_all_ranks "
+     "save_tb_folder"},
     {"model", "converters flavor name", "hf_assets_path print_after_conversion tokenizer_path"},
     {"optimizer", "", "beta1 beta2 early_step_in_backward eps implementation lr name weight_decay"},
     {"lr_scheduler", "", "decay_ratio decay_type min_lr_factor total_steps warmup_steps"},
     {"training", "global_batch_size local_batch_size mixed_precision_param seq_len",
-     "dataloader dataset dataset_path debug_moe_force_load_balance deterministic dtype enable_cpu_offload "
+     "dataloader dataset dataset_path debug_moe_force_load_balance deterministic dtype "
+     "enable_cpu_offload "
      "gc_debug gc_freq max_norm mixed_precision_reduce seed steps"},
     {"parallelism",
-     "context_parallel_degree data_parallel_replicate_degree data_parallel_shard_degree expert_parallel_degree "
-     "expert_tensor_parallel_degree fsdp_reshard_after_forward module_fqns_per_model_part pipeline_parallel_degree "
+     "context_parallel_degree data_parallel_replicate_degree data_parallel_shard_degree "
+     "expert_parallel_degree "
+     "expert_tensor_parallel_degree fsdp_reshard_after_forward module_fqns_per_model_part "
+     "pipeline_parallel_degree "
      "pipeline_parallel_first_stage_less_layers pipeline_parallel_last_stage_less_layers "
-     "pipeline_parallel_layers_per_stage pipeline_parallel_microbatch_size pipeline_parallel_schedule "
+     "pipeline_parallel_layers_per_stage pipeline_parallel_microbatch_size "
+     "pipeline_parallel_schedule "
      "tensor_parallel_degree",
      "context_parallel_load_balancer context_parallel_rotate_method disable_loss_parallel "
      "enable_async_tensor_parallel enable_compiled_autograd expert_parallel_comm_backend "
      "pipeline_parallel_expert_parallel_overlap pipeline_parallel_schedule_csv"},
-    {"checkpoint", "", "async_mode create_seed_checkpoint enable enable_first_step_checkpoint "
-                       "enable_ft_dataloader_checkpoints exclude_from_loading export_dtype folder "
-                       "initial_load_in_hf initial_load_in_hf_quantized initial_load_model_only initial_load_path "
-                       "interval keep_latest_k last_save_in_hf last_save_model_only load_only load_step"},
+    {"checkpoint", "",
+     "async_mode create_seed_checkpoint enable enable_first_step_checkpoint "
+     "enable_ft_dataloader_checkpoints exclude_from_loading export_dtype folder "
+     "initial_load_in_hf initial_load_in_hf_quantized initial_load_model_only initial_load_path "
+     "interval keep_latest_k last_save_in_hf last_save_model_only load_only load_step"},
     {"activation_checkpoint", "mode selective_ac_option",
-     "debug determinism_check early_stop memory_budget per_op_sac_force_recompute_mm_shapes_by_fqns "
+     "debug determinism_check early_stop memory_budget "
+     "per_op_sac_force_recompute_mm_shapes_by_fqns "
      "preserve_rng_state visualize_memory_budget_pareto"},
     {"compile", "", "backend components enable"},
     {"quantize", "", "grouped_mm linear"},
-    {"comm", "", "init_timeout_seconds mode save_traces_file_prefix save_traces_folder trace_buf_size train_timeout_seconds"},
+    {"comm", "",
+     "init_timeout_seconds mode save_traces_file_prefix save_traces_folder trace_buf_size "
+     "train_timeout_seconds"},
     {"memory_estimation", "", "disable_fake_mode enable"},
-    {"fault_tolerance", "", "enable group_size min_replica_size process_group process_group_timeout_ms replica_id "
-                            "semi_sync_method"},
+    {"fault_tolerance", "",
+     "enable group_size min_replica_size process_group process_group_timeout_ms replica_id "
+     "semi_sync_method"},
     {"experimental", "", "custom_args_module custom_import"},
-    {"validation", "", "dataloader dataset dataset_path enable freq local_batch_size seq_len steps"},
+    {"validation", "",
+     "dataloader dataset dataset_path enable freq local_batch_size seq_len steps"},
     {"debug", "", "deterministic deterministic_warn_only moe_force_load_balance seed"},
 };
 
@@ -72,7 +86,8 @@ constexpr Section kV01Extra[] = {
     {"lr_scheduler", "", "lr_min"},
     {"training", "", "compile"},
     {"parallelism", "pipeline_parallel_split_points", ""},
-    {"checkpoint", "", "enable_checkpoint initial_load_model_weights_only last_save_model_weights_only"},
+    {"checkpoint", "",
+     "enable_checkpoint initial_load_model_weights_only last_save_model_weights_only"},
     {"memory_estimation", "", "enabled"},
     {"fault_tolerance", "", "fragment_sync_delay fragment_update_alpha should_quantize sync_steps"},
 };
@@ -82,15 +97,19 @@ constexpr const char* kV01Tables[] = {"float8", "mx"};  // v0.1 converter settin
 // use its keys; its sections without layout keys are ignored whole.
 constexpr Section kPre02[] = {
     {"model", "flavor name", "norm_type tokenizer_path"},
-    {"training", "batch_size data_parallel_degree data_parallel_type mixed_precision_param seq_len tensor_parallel_degree",
-     "compile dataset dataset_path enable_loss_parallel gc_freq max_norm mixed_precision_reduce steps warmup_steps"},
-    {"experimental", "pipeline_parallel_degree pipeline_parallel_microbatches pipeline_parallel_schedule",
+    {"training",
+     "batch_size data_parallel_degree data_parallel_type mixed_precision_param seq_len "
+     "tensor_parallel_degree",
+     "compile dataset dataset_path enable_loss_parallel gc_freq max_norm mixed_precision_reduce "
+     "steps warmup_steps"},
+    {"experimental",
+     "pipeline_parallel_degree pipeline_parallel_microbatches pipeline_parallel_schedule",
      "enable_async_tensor_parallel enable_compiled_autograd pipeline_parallel_split_points"},
     {"activation_checkpoint", "mode selective_ac_option", ""},
     {"float8", "enable_float8_linear", ""},
 };
-constexpr const char* kPre02IgnoredTables[] = {"job", "profiling", "metrics", "optimizer", "checkpoint", "comm",
-                                               "memory_estimation"};
+constexpr const char* kPre02IgnoredTables[] = {
+    "job", "profiling", "metrics", "optimizer", "checkpoint", "comm", "memory_estimation"};
 
 bool has_word(const char* list, const std::string& word) {
     std::istringstream in(list);
@@ -110,7 +129,7 @@ const Section* find_section(const Section (&table)[N], const std::string& name) 
 }
 
 class TomlReader {
-public:
+  public:
     TomlReader(const toml::table& root, std::string file, TorchtitanSettings& s)
         : root_(root), file_(std::move(file)), s_(s) {}
 
@@ -142,7 +161,8 @@ public:
     std::optional<bool> boolean(const std::string& table, const std::string& key) const {
         const toml::node* n = node(table, key);
         if (n == nullptr) return std::nullopt;
-        if (!n->is_boolean()) throw InputError(file_, where(table, key, n), "expected true or false");
+        if (!n->is_boolean())
+            throw InputError(file_, where(table, key, n), "expected true or false");
         return n->value<bool>();
     }
     std::vector<std::string> strings(const std::string& table, const std::string& key) const {
@@ -157,9 +177,11 @@ public:
             while (std::getline(in, item, ',')) out.push_back(item);
             return out;
         }
-        if (a == nullptr) throw InputError(file_, where(table, key, n), "expected an array of strings");
+        if (a == nullptr)
+            throw InputError(file_, where(table, key, n), "expected an array of strings");
         for (const auto& e : *a) {
-            if (!e.is_string()) throw InputError(file_, where(table, key, n), "expected an array of strings");
+            if (!e.is_string())
+                throw InputError(file_, where(table, key, n), "expected an array of strings");
             out.push_back(*e.value<std::string>());
         }
         return out;
@@ -171,14 +193,16 @@ public:
         return where(table, key, node(table, key));
     }
 
-private:
+  private:
     const toml::node* node(const std::string& table, const std::string& key) const {
         const toml::table* t = root_[table].as_table();
         return t == nullptr ? nullptr : t->get(key);
     }
-    static std::string where(const std::string& table, const std::string& key, const toml::node* n) {
+    static std::string where(const std::string& table, const std::string& key,
+                             const toml::node* n) {
         std::string w = table + "." + key;
-        if (n != nullptr && n->source().begin.line > 0) w += " (line " + std::to_string(n->source().begin.line) + ")";
+        if (n != nullptr && n->source().begin.line > 0)
+            w += " (line " + std::to_string(n->source().begin.line) + ")";
         return w;
     }
 
@@ -193,7 +217,8 @@ bool is_pre02(const toml::table& root) {
         return t != nullptr && t->contains(key);
     };
     return has("training", "batch_size") || has("training", "data_parallel_degree") ||
-           has("training", "tensor_parallel_degree") || has("experimental", "pipeline_parallel_degree");
+           has("training", "tensor_parallel_degree") ||
+           has("experimental", "pipeline_parallel_degree");
 }
 
 std::string value_text(const toml::node& value) {
@@ -211,13 +236,14 @@ void check_keys(const toml::table& root, bool pre02, const std::string& file, Im
     };
     // A custom config module adds sections of its own (job.custom_config_module in v0.2.1+,
     // experimental.custom_args_module in v0.2.0).
-    const bool extended = !pre02 && (custom("job", "custom_config_module") || custom("experimental", "custom_args_module"));
+    const bool extended = !pre02 && (custom("job", "custom_config_module") ||
+                                     custom("experimental", "custom_args_module"));
     for (const auto& [table_key, table_node] : root) {
         const std::string table(table_key.str());
         const Section* sec = pre02 ? find_section(kPre02, table) : find_section(kV02, table);
         const auto in = [&](const auto& list) {
-            return std::find_if(std::begin(list), std::end(list), [&](const char* t) { return table == t; }) !=
-                   std::end(list);
+            return std::find_if(std::begin(list), std::end(list),
+                                [&](const char* t) { return table == t; }) != std::end(list);
         };
         const bool ignored_table = pre02 ? in(kPre02IgnoredTables) : in(kV01Tables);
         if (!table_node.is_table()) {
@@ -225,13 +251,15 @@ void check_keys(const toml::table& root, bool pre02, const std::string& file, Im
             continue;
         }
         if (ignored_table || (sec == nullptr && extended)) {
-            r.ignored.push_back({"[" + table + "]", "[" + table + "]",
-                                 ignored_table ? kIgnoredTable : "section of the config's custom config module"});
+            r.ignored.push_back(
+                {"[" + table + "]", "[" + table + "]",
+                 ignored_table ? kIgnoredTable : "section of the config's custom config module"});
             continue;
         }
         if (sec == nullptr) {
             issues.push_back({file, "[" + table + "]",
-                              std::string("unknown torchtitan ") + (pre02 ? "(before v0.2) " : "v0.2.x ") +
+                              std::string("unknown torchtitan ") +
+                                  (pre02 ? "(before v0.2) " : "v0.2.x ") +
                                   "section (docs/export.md lists the known ones)"});
             continue;
         }
@@ -239,18 +267,21 @@ void check_keys(const toml::table& root, bool pre02, const std::string& file, Im
             const std::string k(key.str());
             if (has_word(sec->used, k)) continue;
             if (has_word(sec->ignored, k)) {
-                r.ignored.push_back({table + "." + k, table + "." + k + " = " + value_text(value), kIgnoredKey});
+                r.ignored.push_back(
+                    {table + "." + k, table + "." + k + " = " + value_text(value), kIgnoredKey});
                 continue;
             }
             const Section* old = pre02 ? nullptr : find_section(kV01Extra, table);
             if (old != nullptr && has_word(old->used, k)) continue;
             if (old != nullptr && has_word(old->ignored, k)) {
                 r.ignored.push_back({table + "." + k, table + "." + k + " = " + value_text(value),
-                                     "torchtitan v0.1 setting (dropped or renamed in v0.2) that does not change the layout"});
+                                     "torchtitan v0.1 setting (dropped or renamed in v0.2) that "
+                                     "does not change the layout"});
                 continue;
             }
             issues.push_back({file, table + "." + k,
-                              std::string("unknown torchtitan ") + (pre02 ? "(before v0.2) " : "v0.2.x ") + "setting"});
+                              std::string("unknown torchtitan ") +
+                                  (pre02 ? "(before v0.2) " : "v0.2.x ") + "setting"});
         }
     }
     if (!issues.empty()) throw InputError(issues);
@@ -264,7 +295,8 @@ ImportResult import_torchtitan_toml(const std::string& text, const std::string& 
     try {
         root = toml::parse(text, file);
     } catch (const toml::parse_error& e) {
-        throw InputError(file, "line " + std::to_string(e.source().begin.line), std::string(e.description()));
+        throw InputError(file, "line " + std::to_string(e.source().begin.line),
+                         std::string(e.description()));
     }
     ImportResult r;
     r.format = ImportFormat::Torchtitan;
@@ -283,8 +315,9 @@ ImportResult import_torchtitan_toml(const std::string& text, const std::string& 
     t.string("activation_checkpoint", "selective_ac_option", s.ac_option);
 
     if (pre02) {
-        r.notes.push_back("keys of torchtitan before v0.2 (training.batch_size, training.data_parallel_degree, "
-                          "[experimental] pipeline_parallel_degree) read as that release defined them");
+        r.notes.push_back(
+            "keys of torchtitan before v0.2 (training.batch_size, training.data_parallel_degree, "
+            "[experimental] pipeline_parallel_degree) read as that release defined them");
         t.integer("training", "batch_size", s.local_batch, "training.local_batch_size");
         std::string dp_type = "fsdp";
         t.string("training", "data_parallel_type", dp_type);
@@ -292,28 +325,34 @@ ImportResult import_torchtitan_toml(const std::string& text, const std::string& 
         t.integer("training", "data_parallel_degree", dp, "parallelism.data_parallel_shard_degree");
         if (dp_type == "ddp") {
             if (dp == -1) {
-                throw InputError(file, t.where("training", "data_parallel_degree"),
-                                 "-1 with data_parallel_type ddp: Meshwork needs the replicate degree");
+                throw InputError(
+                    file, t.where("training", "data_parallel_degree"),
+                    "-1 with data_parallel_type ddp: Meshwork needs the replicate degree");
             }
             s.replicate = dp;
             s.shard = 1;
-            s.where["parallelism.data_parallel_replicate_degree"] = s.at("parallelism.data_parallel_shard_degree");
+            s.where["parallelism.data_parallel_replicate_degree"] =
+                s.at("parallelism.data_parallel_shard_degree");
         } else if (dp_type == "fsdp") {
             s.shard = dp;
         } else {
-            throw InputError(file, t.where("training", "data_parallel_type"), "'" + dp_type + "': expected fsdp or ddp");
+            throw InputError(file, t.where("training", "data_parallel_type"),
+                             "'" + dp_type + "': expected fsdp or ddp");
         }
         t.integer("training", "tensor_parallel_degree", s.tp, "parallelism.tensor_parallel_degree");
-        t.integer("experimental", "pipeline_parallel_degree", s.pp, "parallelism.pipeline_parallel_degree");
-        t.string("experimental", "pipeline_parallel_schedule", s.schedule, "parallelism.pipeline_parallel_schedule");
+        t.integer("experimental", "pipeline_parallel_degree", s.pp,
+                  "parallelism.pipeline_parallel_degree");
+        t.string("experimental", "pipeline_parallel_schedule", s.schedule,
+                 "parallelism.pipeline_parallel_schedule");
         long long micro_batches = s.pp;
         t.integer("experimental", "pipeline_parallel_microbatches", micro_batches,
                   "parallelism.pipeline_parallel_microbatch_size");
         if (s.pp > 1) {
             if (micro_batches < 1 || s.local_batch % micro_batches != 0) {
                 throw InputError(file, s.at("parallelism.pipeline_parallel_microbatch_size"),
-                                 "the batch of " + std::to_string(s.local_batch) + " does not split into " +
-                                     std::to_string(micro_batches) + " micro-batches");
+                                 "the batch of " + std::to_string(s.local_batch) +
+                                     " does not split into " + std::to_string(micro_batches) +
+                                     " micro-batches");
             }
             s.pp_micro_batch = s.local_batch / micro_batches;
         }
@@ -346,7 +385,8 @@ ImportResult import_torchtitan_toml(const std::string& text, const std::string& 
         for (const char* k : {"module_fqns_per_model_part", "pipeline_parallel_split_points"}) {
             if (s.pp > 1 && t.has("parallelism", k)) {
                 throw InputError(file, t.where("parallelism", k),
-                                 "explicit module lists are not imported: use pipeline_parallel_layers_per_stage");
+                                 "explicit module lists are not imported: use "
+                                 "pipeline_parallel_layers_per_stage");
             }
         }
         // v0.2.x registers "quantize.linear.float8" (and the grouped-GEMM one for experts);
@@ -356,16 +396,20 @@ ImportResult import_torchtitan_toml(const std::string& text, const std::string& 
                 s.fp8 = true;
             } else if (c == "float8") {
                 s.fp8 = true;
-                r.notes.push_back(std::string("model.converters \"float8\" is torchtitan v0.1's name: v0.2.x registers \"") +
-                                  kV02Float8Linear + "\" and would refuse it; read as float8 training");
+                r.notes.push_back(std::string("model.converters \"float8\" is torchtitan v0.1's "
+                                              "name: v0.2.x registers \"") +
+                                  kV02Float8Linear +
+                                  "\" and would refuse it; read as float8 training");
             } else {
-                r.ignored.push_back({"model.converters", c, "model converter that does not change the layout"});
+                r.ignored.push_back(
+                    {"model.converters", c, "model converter that does not change the layout"});
             }
         }
     }
     s.where.try_emplace("model.flavor", "model.flavor");
     if (s.ac_mode == "memory_budget") {
-        r.notes.push_back("activation_checkpoint.mode \"memory_budget\" read as selective recompute");
+        r.notes.push_back(
+            "activation_checkpoint.mode \"memory_budget\" read as selective recompute");
         s.ac_mode = "selective";
         s.ac_option = "op";
     }
@@ -373,7 +417,8 @@ ImportResult import_torchtitan_toml(const std::string& text, const std::string& 
     return r;
 }
 
-ImportResult import_torchtitan(const std::string& text, const std::string& file, const ImportOptions& options) {
+ImportResult import_torchtitan(const std::string& text, const std::string& file,
+                               const ImportOptions& options) {
     if (is_torchtitan_module(text)) return import_torchtitan_module(text, file, options);
     return import_torchtitan_toml(text, file, options);
 }

@@ -21,9 +21,9 @@ struct TorchtitanSettings {
     bool sequence_parallel = true;
     std::string precision = "bfloat16";
     long long seq_len = 2048;
-    long long local_batch = 8;        // sequences per DP rank in one forward (all pp micro-batches)
-    long long global_batch = -1;      // sequences per optimizer step; -1: local × dp
-    long long pp_micro_batch = 1;     // sequences per pipeline micro-batch
+    long long local_batch = 8;     // sequences per DP rank in one forward (all pp micro-batches)
+    long long global_batch = -1;   // sequences per optimizer step; -1: local × dp
+    long long pp_micro_batch = 1;  // sequences per pipeline micro-batch
     std::optional<long long> layers_per_stage;
     long long first_less = 1, last_less = 1;
     std::string schedule = "1F1B";

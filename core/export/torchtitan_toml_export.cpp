@@ -31,18 +31,23 @@ ExportResult export_torchtitan_toml(const Layout& layout) {
     auto& lost = r.lost;
     std::string s;
     s += "# torchtitan v0.2.x job config for the Meshwork layout '" + l.name + "'\n";
-    s += "# (meshwork-cli export --format torchtitan-toml; key names of torchtitan v0.2.2, the last\n";
+    s += "# (meshwork-cli export --format torchtitan-toml; key names of torchtitan v0.2.2, the "
+         "last\n";
     s += "# release with TOML configs). Run with NGPU=" + std::to_string(l.gpus) +
-         " CONFIG_FILE=FILE ./run_train.sh, or torchrun ... -m torchtitan.train --job.config_file FILE\n\n";
-    s += "[job]\ndescription = " + toml_string(l.description.empty() ? l.name : l.description) + "\n\n";
+         " CONFIG_FILE=FILE ./run_train.sh, or torchrun ... -m torchtitan.train --job.config_file "
+         "FILE\n\n";
+    s += "[job]\ndescription = " + toml_string(l.description.empty() ? l.name : l.description) +
+         "\n\n";
 
     const TorchtitanFlavor* known = torchtitan_flavor_of_preset(l.model_ref);
     std::string name = known != nullptr ? known->name : "llama3";
     std::string flavor = known != nullptr ? known->flavor : "";
     if (known == nullptr) {
         flavor = l.model_ref.empty() ? l.model.name : l.model_ref;
-        lost.push_back("model " + flavor + ": torchtitan has no flavor of this architecture "
-                       "(written as flavor \"" + flavor + "\", which torchtitan must register)");
+        lost.push_back("model " + flavor +
+                       ": torchtitan has no flavor of this architecture "
+                       "(written as flavor \"" +
+                       flavor + "\", which torchtitan must register)");
     }
     s += "[model]\nname = " + toml_string(name) + "\nflavor = " + toml_string(flavor) + "\n";
     if (t.dtype == DType::Fp8) {
@@ -64,7 +69,8 @@ ExportResult export_torchtitan_toml(const Layout& layout) {
         s += "mixed_precision_param = \"float32\"\n";
     } else {
         s += "mixed_precision_param = \"bfloat16\"\n";
-        if (t.dtype == DType::Fp16) lost.push_back("fp16: torchtitan trains in bfloat16 or float32");
+        if (t.dtype == DType::Fp16)
+            lost.push_back("fp16: torchtitan trains in bfloat16 or float32");
         if (t.dtype == DType::Tf32) lost.push_back("tf32: torchtitan has no TF32 switch");
     }
     s += "\n[parallelism]\n";
@@ -78,18 +84,23 @@ ExportResult export_torchtitan_toml(const Layout& layout) {
     if (!reshard.empty()) s += "fsdp_reshard_after_forward = " + toml_string(reshard) + "\n";
     s += "tensor_parallel_degree = " + std::to_string(m.tp) + "\n";
     if (m.tp > 1 && !l.parallel.sequence_parallel) {
-        lost.push_back("tensor parallelism without sequence parallelism: torchtitan's TP plan "
-                       "always shards norms over the sequence");
+        lost.push_back(
+            "tensor parallelism without sequence parallelism: torchtitan's TP plan "
+            "always shards norms over the sequence");
     }
     s += "pipeline_parallel_degree = " + std::to_string(m.pp) + "\n";
     if (m.pp > 1) {
-        s += "pipeline_parallel_schedule = " + toml_string(torchtitan_schedule_name(t.schedule)) + "\n";
+        s += "pipeline_parallel_schedule = " + toml_string(torchtitan_schedule_name(t.schedule)) +
+             "\n";
         s += "pipeline_parallel_microbatch_size = " + std::to_string(t.micro_batch_size) + "\n";
         const TorchtitanStages st = torchtitan_stages(l, lost);
         if (st.written) {
-            s += "pipeline_parallel_layers_per_stage = " + std::to_string(st.layers_per_stage) + "\n";
-            s += "pipeline_parallel_first_stage_less_layers = " + std::to_string(st.first_less) + "\n";
-            s += "pipeline_parallel_last_stage_less_layers = " + std::to_string(st.last_less) + "\n";
+            s += "pipeline_parallel_layers_per_stage = " + std::to_string(st.layers_per_stage) +
+                 "\n";
+            s += "pipeline_parallel_first_stage_less_layers = " + std::to_string(st.first_less) +
+                 "\n";
+            s +=
+                "pipeline_parallel_last_stage_less_layers = " + std::to_string(st.last_less) + "\n";
         }
     }
     s += "context_parallel_degree = " + std::to_string(m.cp) + "\n";
@@ -101,7 +112,9 @@ ExportResult export_torchtitan_toml(const Layout& layout) {
 
     s += "\n[activation_checkpoint]\n";
     switch (t.recompute) {
-        case Recompute::None: s += "mode = \"none\"\n"; break;
+        case Recompute::None:
+            s += "mode = \"none\"\n";
+            break;
         case Recompute::Selective:
             // Op-level selective AC: saves matmul outputs, recomputes the cheap ops around them.
             s += "mode = \"selective\"\nselective_ac_option = \"op\"\n";
@@ -116,7 +129,8 @@ ExportResult export_torchtitan_toml(const Layout& layout) {
     }
     if (t.dtype == DType::Fp8) {
         // deepseek_v3's parallelize refuses tensorwise float8 (the default recipe) with TP.
-        if (name == "deepseek_v3" && m.tp > 1) s += "\n[quantize.linear.float8]\nrecipe_name = \"rowwise\"\n";
+        if (name == "deepseek_v3" && m.tp > 1)
+            s += "\n[quantize.linear.float8]\nrecipe_name = \"rowwise\"\n";
         // The grouped-GEMM converter converts only the MoE modules named here (none by default).
         if (l.model.is_moe()) s += "\n[quantize.grouped_mm.float8]\nfqns = [\"experts\"]\n";
     }

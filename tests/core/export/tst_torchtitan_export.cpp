@@ -93,30 +93,36 @@ struct Degrees {
 std::vector<std::string> check_toml(const Facts& facts, const std::string& text, Degrees& d) {
     std::vector<std::string> errors;
     const toml::table root = toml::parse(text);
-    std::function<void(const toml::table&, const std::string&)> walk = [&](const toml::table& t, const std::string& prefix) {
-        for (const auto& [k, v] : t) {
-            const std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
-            if (v.is_table()) {
-                walk(*v.as_table(), key);
-                continue;
-            }
-            std::string e;
-            if (v.is_integer()) e = check_value(facts, "v0.2", key, "int", *v.value<std::int64_t>(), "");
-            else if (v.is_string()) e = check_value(facts, "v0.2", key, "str", 0, *v.value<std::string>());
-            else if (v.is_array()) {
-                e = check_value(facts, "v0.2", key, "list[str]", 0, "");
-                for (const auto& item : *v.as_array()) {
-                    const std::string s = *item.value<std::string>();
-                    const auto& f = facts.at("v0.2 " + key);
-                    if (f.constraint.rfind("one of", 0) == 0 && f.constraint.find("\"" + s + "\"") == std::string::npos) {
-                        e = key + ": \"" + s + "\" is not " + f.constraint;
-                    }
-                    if (key == "model.converters") d.converters.push_back(s);
+    std::function<void(const toml::table&, const std::string&)> walk =
+        [&](const toml::table& t, const std::string& prefix) {
+            for (const auto& [k, v] : t) {
+                const std::string key =
+                    prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+                if (v.is_table()) {
+                    walk(*v.as_table(), key);
+                    continue;
                 }
-            } else e = key + ": unexpected value type";
-            if (!e.empty()) errors.push_back(e);
-        }
-    };
+                std::string e;
+                if (v.is_integer())
+                    e = check_value(facts, "v0.2", key, "int", *v.value<std::int64_t>(), "");
+                else if (v.is_string())
+                    e = check_value(facts, "v0.2", key, "str", 0, *v.value<std::string>());
+                else if (v.is_array()) {
+                    e = check_value(facts, "v0.2", key, "list[str]", 0, "");
+                    for (const auto& item : *v.as_array()) {
+                        const std::string s = *item.value<std::string>();
+                        const auto& f = facts.at("v0.2 " + key);
+                        if (f.constraint.rfind("one of", 0) == 0 &&
+                            f.constraint.find("\"" + s + "\"") == std::string::npos) {
+                            e = key + ": \"" + s + "\" is not " + f.constraint;
+                        }
+                        if (key == "model.converters") d.converters.push_back(s);
+                    }
+                } else
+                    e = key + ": unexpected value type";
+                if (!e.empty()) errors.push_back(e);
+            }
+        };
     walk(root, "");
     const auto get = [&](const char* k, long long& out) {
         if (auto v = root["parallelism"][k].value<std::int64_t>()) out = *v;
@@ -158,25 +164,32 @@ std::vector<std::string> check_module(const Facts& facts, const std::string& tex
         }
         if (!e.empty()) errors.push_back(e);
     };
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), assign); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), assign);
+         it != std::sregex_iterator(); ++it) {
         check(std::string((*it)[1]) + "." + std::string((*it)[2]), (*it)[3]);
     }
     std::istringstream in(text);
     std::string line;
     bool in_parallelism = false;
     while (std::getline(in, line)) {
-        if (line.find("ParallelismConfig(") != std::string::npos) in_parallelism = true;
-        else if (trim(line) == ")") in_parallelism = false;
+        if (line.find("ParallelismConfig(") != std::string::npos)
+            in_parallelism = true;
+        else if (trim(line) == ")")
+            in_parallelism = false;
         std::smatch m;
-        if (in_parallelism && std::regex_match(line, m, kwarg)) check("parallelism." + std::string(m[1]), m[2]);
+        if (in_parallelism && std::regex_match(line, m, kwarg))
+            check("parallelism." + std::string(m[1]), m[2]);
     }
     std::smatch m;
-    if (!std::regex_search(text, m, ac)) errors.push_back("no activation_checkpoint");
-    else if (facts.at("main activation_checkpoint").constraint.find(trim(m[1])) == std::string::npos) {
+    if (!std::regex_search(text, m, ac))
+        errors.push_back("no activation_checkpoint");
+    else if (facts.at("main activation_checkpoint").constraint.find(trim(m[1])) ==
+             std::string::npos) {
         errors.push_back("activation_checkpoint = " + std::string(m[1]) + " is not " +
                          facts.at("main activation_checkpoint").constraint);
     }
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), conv); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), conv);
+         it != std::sregex_iterator(); ++it) {
         d.converters.push_back((*it)[1]);
         if (facts.at("main converters").constraint.find((*it)[1]) == std::string::npos) {
             errors.push_back(std::string((*it)[1]) + " is not a converter of the table");
@@ -193,16 +206,19 @@ std::vector<std::string> check_rules(const Facts& facts, bool v02, const Degrees
         if (facts.count(t + r) == 0) e.push_back(t + r + " missing from the table");
     }
     const long long shard = d.shard;
-    if (d.replicate * shard * d.tp * d.pp * d.cp != gpus) e.push_back("degrees do not multiply to the world size");
+    if (d.replicate * shard * d.tp * d.pp * d.cp != gpus)
+        e.push_back("degrees do not multiply to the world size");
     const long long region = shard * d.cp * d.tp;
     if (v02) {
         if (d.ep > 1 && d.etp != 1 && d.etp != d.tp) e.push_back("rule:etp broken");
-        if (d.ep > 1 && region % (d.ep * d.etp) != 0) e.push_back("rule:expert-mesh broken (empty efsdp)");
+        if (d.ep > 1 && region % (d.ep * d.etp) != 0)
+            e.push_back("rule:expert-mesh broken (empty efsdp)");
         if (d.replicate > 1 && shard == 1 && d.cp == 1 && d.ep == 1 && (d.tp > 1 || d.pp > 1)) {
             e.push_back("rule:ddp-1d broken: DDP with tp/pp > 1");
         }
     } else {
-        if (region % d.ep != 0) e.push_back("rule:expert-mesh broken: ep does not divide dp_shard·cp·tp");
+        if (region % d.ep != 0)
+            e.push_back("rule:expert-mesh broken: ep does not divide dp_shard·cp·tp");
         if ((d.pp > 1 || d.ep > 1) && !d.cuda_graphs_off) e.push_back("rule:cuda-graphs broken");
     }
     return e;
@@ -218,7 +234,7 @@ std::string joined(const std::vector<std::string>& v) {
 
 class TestTorchtitanExport : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void facts_table_is_there();
     void goldens_match_the_facts();
     void matrix_follows_torchtitan();
@@ -228,7 +244,8 @@ void TestTorchtitanExport::facts_table_is_there() {
     const Facts f = load_facts();
     QVERIFY2(f.size() > 40, "docs/export.md has no torchtitan facts table");
     QVERIFY(f.count("v0.2 rule:ddp-1d") == 1);
-    QVERIFY(f.at("v0.2 model.converters").constraint.find("\"quantize.linear.float8\"") != std::string::npos);
+    QVERIFY(f.at("v0.2 model.converters").constraint.find("\"quantize.linear.float8\"") !=
+            std::string::npos);
     QVERIFY(f.at("v0.2 model.converters").constraint.find("\"float8\"") == std::string::npos);
 }
 
@@ -241,7 +258,8 @@ void TestTorchtitanExport::goldens_match_the_facts() {
         Degrees toml_d, py_d;
         auto errors = check_toml(facts, read(dir + name + ".torchtitan.toml"), toml_d);
         for (auto& e : check_rules(facts, true, toml_d, l.gpus)) errors.push_back("toml: " + e);
-        for (auto& e : check_module(facts, read(dir + name + ".torchtitan.py"), py_d)) errors.push_back("py: " + e);
+        for (auto& e : check_module(facts, read(dir + name + ".torchtitan.py"), py_d))
+            errors.push_back("py: " + e);
         for (auto& e : check_rules(facts, false, py_d, l.gpus)) errors.push_back("py: " + e);
         QVERIFY2(errors.empty(), qPrintable(QString::fromStdString(name + ":" + joined(errors))));
         ++seen;
@@ -257,10 +275,12 @@ void TestTorchtitanExport::matrix_follows_torchtitan() {
         int gpus, tp, pp, cp, ep, etp;
     };
     const Axes axes[] = {
-        {"llama3-8b", 16, 1, 1, 1, 1, 1}, {"llama3-8b", 16, 2, 1, 1, 1, 1}, {"llama3-8b", 16, 1, 2, 1, 1, 1},
-        {"llama3-8b", 16, 2, 2, 1, 1, 1}, {"llama3-8b", 16, 2, 1, 2, 1, 1}, {"llama3-70b", 64, 8, 4, 1, 1, 1},
-        {"mixtral-8x7b", 32, 1, 1, 1, 8, 1}, {"mixtral-8x7b", 32, 2, 2, 1, 8, 1}, {"mixtral-8x7b", 32, 2, 1, 1, 4, 2},
-        {"deepseek-v3", 256, 4, 4, 1, 16, 1}, {"deepseek-v3", 256, 2, 2, 1, 8, 2},
+        {"llama3-8b", 16, 1, 1, 1, 1, 1},    {"llama3-8b", 16, 2, 1, 1, 1, 1},
+        {"llama3-8b", 16, 1, 2, 1, 1, 1},    {"llama3-8b", 16, 2, 2, 1, 1, 1},
+        {"llama3-8b", 16, 2, 1, 2, 1, 1},    {"llama3-70b", 64, 8, 4, 1, 1, 1},
+        {"mixtral-8x7b", 32, 1, 1, 1, 8, 1}, {"mixtral-8x7b", 32, 2, 2, 1, 8, 1},
+        {"mixtral-8x7b", 32, 2, 1, 1, 4, 2}, {"deepseek-v3", 256, 4, 4, 1, 16, 1},
+        {"deepseek-v3", 256, 2, 2, 1, 8, 2},
     };
     for (const auto& a : axes) {
         for (int zero = 0; zero <= 3; ++zero) {
@@ -287,26 +307,32 @@ void TestTorchtitanExport::matrix_follows_torchtitan() {
                     const bool v02 = format == ExportFormat::TorchtitanToml;
                     const ExportResult r = export_layout(l, format);
                     Degrees d;
-                    auto errors = v02 ? check_toml(facts, r.text, d) : check_module(facts, r.text, d);
+                    auto errors =
+                        v02 ? check_toml(facts, r.text, d) : check_module(facts, r.text, d);
                     for (auto& e : check_rules(facts, v02, d, l.gpus)) errors.push_back(e);
-                    if (v02 && std::string(a.model) == "deepseek-v3" && a.tp > 1 && std::string(dtype) == "fp8" &&
+                    if (v02 && std::string(a.model) == "deepseek-v3" && a.tp > 1 &&
+                        std::string(dtype) == "fp8" &&
                         r.text.find("recipe_name = \"rowwise\"") == std::string::npos) {
                         errors.push_back("rule:float8-tp-deepseek broken");
                     }
-                    const std::string what = to_string(format) + " " + a.model + " tp" + std::to_string(a.tp) + " pp" +
-                                             std::to_string(a.pp) + " cp" + std::to_string(a.cp) + " ep" +
-                                             std::to_string(a.ep) + " etp" + std::to_string(a.etp) + " zero" +
-                                             std::to_string(zero) + " " + dtype;
-                    QVERIFY2(errors.empty(), qPrintable(QString::fromStdString(what + ":" + joined(errors) + "\n" + r.text)));
+                    const std::string what = to_string(format) + " " + a.model + " tp" +
+                                             std::to_string(a.tp) + " pp" + std::to_string(a.pp) +
+                                             " cp" + std::to_string(a.cp) + " ep" +
+                                             std::to_string(a.ep) + " etp" + std::to_string(a.etp) +
+                                             " zero" + std::to_string(zero) + " " + dtype;
+                    QVERIFY2(errors.empty(), qPrintable(QString::fromStdString(
+                                                 what + ":" + joined(errors) + "\n" + r.text)));
                     if (!r.lossless()) continue;
                     ImportOptions io;
                     io.cluster = l.cluster_ref;
                     io.name = l.name;
                     io.description = l.description;
-                    const ImportResult back = import_config(r.text, "exported", ImportFormat::Auto, io);
+                    const ImportResult back =
+                        import_config(r.text, "exported", ImportFormat::Auto, io);
                     QVERIFY2(back.layout == canonical_layout(l),
-                             qPrintable(QString::fromStdString(what + ": round trip differs\n" + r.text + "\n" +
-                                                               layout_to_json(back.layout).dump())));
+                             qPrintable(QString::fromStdString(
+                                 what + ": round trip differs\n" + r.text + "\n" +
+                                 layout_to_json(back.layout).dump())));
                     ++round_trips;
                 }
             }

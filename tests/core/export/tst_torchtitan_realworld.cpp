@@ -10,16 +10,18 @@
 #include <toml++/toml.h>
 
 #include "export/importer.h"
+#include "export/text_file.h"
 #include "export/torchtitan_facts.h"
 #include "layout/layout_validate.h"
-#include "export/text_file.h"
 
 using namespace meshwork;
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path corpus() { return fs::path(MESHWORK_RESOURCES_DIR) / ".." / ".." / "shared" / "realworld" / "torchtitan"; }
+fs::path corpus() {
+    return fs::path(MESHWORK_RESOURCES_DIR) / ".." / ".." / "shared" / "realworld" / "torchtitan";
+}
 
 long long degree(const toml::table& root, const char* table, const char* key, long long fallback) {
     return root[table][key].value<std::int64_t>().value_or(fallback);
@@ -29,12 +31,13 @@ long long degree(const toml::table& root, const char* table, const char* key, lo
 
 class TestTorchtitanRealworld : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void corpus_imports_with_the_authors_axes();
 };
 
 void TestTorchtitanRealworld::corpus_imports_with_the_authors_axes() {
-    if (!fs::is_directory(corpus())) QSKIP(qPrintable("no corpus at " + QString::fromStdString(corpus().string())));
+    if (!fs::is_directory(corpus()))
+        QSKIP(qPrintable("no corpus at " + QString::fromStdString(corpus().string())));
     int files = 0;
     for (const auto& entry : fs::directory_iterator(corpus())) {
         const fs::path path = entry.path();
@@ -43,7 +46,8 @@ void TestTorchtitanRealworld::corpus_imports_with_the_authors_axes() {
         const std::string text = read_text_input(path.string());
         const toml::table root = toml::parse(text, path.string());
         // The authors' axes, in whichever release's keys the file uses.
-        const bool pre02 = root["training"]["data_parallel_degree"] || root["training"]["batch_size"];
+        const bool pre02 =
+            root["training"]["data_parallel_degree"] || root["training"]["batch_size"];
         long long replicate = degree(root, "parallelism", "data_parallel_replicate_degree", 1);
         long long shard = pre02 ? degree(root, "training", "data_parallel_degree", -1)
                                 : degree(root, "parallelism", "data_parallel_shard_degree", -1);
@@ -68,7 +72,8 @@ void TestTorchtitanRealworld::corpus_imports_with_the_authors_axes() {
         const std::string flavor = root["model"]["flavor"].value_or(std::string("debugmodel"));
         // Flavors without a Meshwork preset get a stand-in of the same kind (dense or MoE):
         // the axes are what is checked.
-        if (preset_of_torchtitan_flavor(name, flavor).empty()) o.model = ep > 1 ? "tiny-moe" : "tiny";
+        if (preset_of_torchtitan_flavor(name, flavor).empty())
+            o.model = ep > 1 ? "tiny-moe" : "tiny";
         const std::string what = path.filename().string();
         ImportResult r;
         try {
@@ -83,10 +88,12 @@ void TestTorchtitanRealworld::corpus_imports_with_the_authors_axes() {
         QVERIFY2(r.layout.gpus == world, what.c_str());
         QVERIFY2(r.layout.training.zero_stage == (shard > 1 ? 3 : 0), what.c_str());
         const auto valid = validate_layout(r.layout, what);
-        QVERIFY2(valid.valid(), qPrintable(QString::fromStdString(
-                                    what + ": " + (valid.errors.empty() ? "" : valid.errors.front().to_string()))));
-        qInfo("%s: tp %d pp %d cp %d ep %d dp %d on %d GPUs", what.c_str(), m.tp, m.pp, m.cp, m.ep, m.dp,
-              r.layout.gpus);
+        QVERIFY2(
+            valid.valid(),
+            qPrintable(QString::fromStdString(
+                what + ": " + (valid.errors.empty() ? "" : valid.errors.front().to_string()))));
+        qInfo("%s: tp %d pp %d cp %d ep %d dp %d on %d GPUs", what.c_str(), m.tp, m.pp, m.cp, m.ep,
+              m.dp, r.layout.gpus);
     }
     QVERIFY2(files > 0, "no .toml file in the corpus folder");
 }
