@@ -30,7 +30,7 @@ Verb add_export_verb(CLI::App& app) {
                   "SLURM job, or a layout file");
     auto flags = std::make_shared<LayoutFlags>(cmd);
     auto a = std::make_shared<ExportArgs>();
-    cmd->add_option("--format", a->format, "megatron, deepspeed, torchtitan, slurm or layout")
+    cmd->add_option("--format", a->format, "megatron, deepspeed, torchtitan (a config module for torchtitan main), torchtitan-toml (v0.2.x), slurm or layout")
         ->required();
     cmd->add_option("--trainer", a->trainer,
                     "What the SLURM job runs: megatron (default), torchtitan or meshwork "
@@ -47,7 +47,7 @@ Verb add_export_verb(CLI::App& app) {
                 if (!parse_export_format(a->format, format)) {
                     throw InputError("<flags>", "--format",
                                      "unknown format '" + a->format +
-                                         "' (megatron, deepspeed, torchtitan, slurm, layout)");
+                                         "' (megatron, deepspeed, torchtitan, torchtitan-toml, slurm, layout)");
                 }
                 ExportOptions options;
                 if (!parse_slurm_trainer(a->trainer, options.slurm_trainer)) {

@@ -19,7 +19,7 @@ namespace {
 struct ImportArgs {
     std::string input = "-";
     std::string format = "auto";
-    std::string cluster, model, name, out;
+    std::string cluster, model, name, out, config;
     int gpus = 0, nodes = 0, seq = 0;
     bool json = false;
     CLI::Option* cluster_opt = nullptr;
@@ -27,6 +27,7 @@ struct ImportArgs {
     CLI::Option* gpus_opt = nullptr;
     CLI::Option* nodes_opt = nullptr;
     CLI::Option* seq_opt = nullptr;
+    CLI::Option* config_opt = nullptr;
 };
 
 nlohmann::json ignored_json(const std::vector<IgnoredInput>& ignored) {
@@ -54,6 +55,8 @@ Verb add_import_args_verb(CLI::App& app) {
     a->gpus_opt = cmd->add_option("--gpus", a->gpus, "World size when the input does not carry it");
     a->nodes_opt = cmd->add_option("--nodes", a->nodes, "World size in nodes (× GPUs per node)");
     a->seq_opt = cmd->add_option("--seq", a->seq, "Sequence length (DeepSpeed configs have none)");
+    a->config_opt = cmd->add_option("--config", a->config,
+                                    "torchtitan main: the config function to read from a module with several");
     cmd->add_option("--name", a->name, "Layout name (default: the input file's stem)");
     cmd->add_option("--out", a->out, "Write the layout to LAYOUT.json (atomically)");
     cmd->add_flag("--json", a->json,
@@ -75,6 +78,7 @@ Verb add_import_args_verb(CLI::App& app) {
                 if (a->gpus_opt->count()) options.gpus = a->gpus;
                 if (a->nodes_opt->count()) options.nodes = a->nodes;
                 if (a->seq_opt->count()) options.seq = a->seq;
+                if (a->config_opt->count()) options.config_function = a->config;
                 options.name = a->name;
                 const std::string file = a->input == "-" ? "<stdin>" : a->input;
                 const std::string text = read_text_input(a->input);

@@ -6,10 +6,11 @@
 namespace meshwork {
 
 namespace {
-constexpr std::array<std::pair<ExportFormat, const char*>, 5> kExportFormats{{
+constexpr std::array<std::pair<ExportFormat, const char*>, 6> kExportFormats{{
     {ExportFormat::Megatron, "megatron"},
     {ExportFormat::DeepSpeed, "deepspeed"},
     {ExportFormat::Torchtitan, "torchtitan"},
+    {ExportFormat::TorchtitanToml, "torchtitan-toml"},
     {ExportFormat::Slurm, "slurm"},
     {ExportFormat::Layout, "layout"},
 }};

@@ -9,7 +9,7 @@
 
 namespace meshwork {
 
-enum class ExportFormat { Megatron, DeepSpeed, Torchtitan, Slurm, Layout };
+enum class ExportFormat { Megatron, DeepSpeed, Torchtitan, TorchtitanToml, Slurm, Layout };
 std::string to_string(ExportFormat format);  // "megatron", "deepspeed", ...
 bool parse_export_format(const std::string& text, ExportFormat& out);
 
@@ -41,6 +41,7 @@ struct ImportOptions {
     std::optional<int> gpus;             // world size when the config does not carry it
     std::optional<int> nodes;
     std::optional<int> seq;              // sequence length when the config has none (DeepSpeed)
+    std::optional<std::string> config_function;  // torchtitan main: the config function of a module
     std::string name;                    // layout name; default: the file's stem
     std::string description;             // default: "Imported from FILE (FORMAT)"
 };

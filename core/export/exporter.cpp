@@ -13,6 +13,7 @@ ExportResult export_layout(const Layout& layout, ExportFormat format, const Expo
         case ExportFormat::Megatron: return export_megatron(layout);
         case ExportFormat::DeepSpeed: return export_deepspeed(layout);
         case ExportFormat::Torchtitan: return export_torchtitan(layout);
+        case ExportFormat::TorchtitanToml: return export_torchtitan_toml(layout);
         case ExportFormat::Slurm: return export_slurm(layout, options.slurm_trainer);
         case ExportFormat::Layout: return {layout_to_json(layout).dump(2) + "\n", {}};
     }

@@ -13,7 +13,7 @@ ImportFormat detect_import_format(const std::string& text) {
     if (first != std::string::npos && text[first] == '{') return ImportFormat::DeepSpeed;
     // A TOML table header on a line of its own; command lines have no such line.
     static const std::regex table(R"((^|\n)[ \t]*\[(parallelism|training|model|job)\][ \t]*(#[^\n]*)?(\r?\n|$))");
-    if (std::regex_search(text, table)) return ImportFormat::Torchtitan;
+    if (std::regex_search(text, table) || is_torchtitan_module(text)) return ImportFormat::Torchtitan;
     return ImportFormat::Megatron;
 }
 

@@ -86,7 +86,7 @@ ExportResult export_slurm(const Layout& l, SlurmTrainer trainer) {
             break;
         }
         case SlurmTrainer::Torchtitan: {
-            const ExportResult toml = export_torchtitan(l);
+            const ExportResult toml = export_torchtitan_toml(l);
             r.lost.insert(r.lost.end(), toml.lost.begin(), toml.lost.end());
             s += header(l, nodes, per_node, 1);
             s += nccl_environment(false);

@@ -1,5 +1,6 @@
-// Layout <-> torchtitan job config TOML ([model], [training], [parallelism],
-// [activation_checkpoint]; torchtitan/config/job_config.py).
+// Layout <-> torchtitan: a config module for current main (Python, --module/--config) and a
+// job config TOML for v0.2.x (--job.config_file). The facts both rely on are in
+// torchtitan_facts.h; docs/export.md says which upstream lines they come from.
 #pragma once
 
 #include <string>
@@ -9,14 +10,23 @@
 
 namespace meshwork {
 
-// torchtitan's model name and flavor for a bundled preset; false when torchtitan has no
-// flavor of that architecture.
-bool torchtitan_flavor(const std::string& preset, std::string& name, std::string& flavor);
-// The bundled preset of a torchtitan model name and flavor; empty when none.
-std::string preset_of_torchtitan_flavor(const std::string& name, const std::string& flavor);
-
+// --format torchtitan: a Python module defining one function that returns Trainer.Config.
 ExportResult export_torchtitan(const Layout& layout);
+// --format torchtitan-toml: a v0.2.x job config ([job], [model], [training], [parallelism],
+// [activation_checkpoint], key names of v0.2.2).
+ExportResult export_torchtitan_toml(const Layout& layout);
+// The function name export_torchtitan() gives the layout's config (a Python identifier).
+std::string torchtitan_function_name(const std::string& layout_name);
+
+// Either form, told apart by content (a TOML table header, or Python).
 ImportResult import_torchtitan(const std::string& text, const std::string& file,
                                const ImportOptions& options);
+ImportResult import_torchtitan_toml(const std::string& text, const std::string& file,
+                                    const ImportOptions& options);
+ImportResult import_torchtitan_module(const std::string& text, const std::string& file,
+                                      const ImportOptions& options);
+// True when `text` looks like a torchtitan Python config module (imports torchtitan and
+// returns a Trainer.Config).
+bool is_torchtitan_module(const std::string& text);
 
 }  // namespace meshwork

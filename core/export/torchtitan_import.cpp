@@ -1,110 +1,187 @@
+// torchtitan v0.2.x job config TOML -> TorchtitanSettings -> Layout. Every field of v0.2.0 to
+// v0.2.2's JobConfig (torchtitan/config/job_config.py) is known: layout fields are read, the
+// rest listed as ignored; anything else is an error, so a misspelt key never falls back to a
+// default silently. Configs of before v0.2 (training.batch_size, training.data_parallel_degree,
+// [experimental] pipeline_parallel_degree) are read with that release's keys.
 #include <algorithm>
-#include <cctype>
+#include <cstring>
 #include <sstream>
 
 #include <toml++/toml.h>
 
 #include "common/error.h"
-#include "export/canonical_layout.h"
-#include "export/import_common.h"
-#include "export/stage_split.h"
 #include "export/torchtitan_config.h"
-#include "model/hf_config.h"
+#include "export/torchtitan_settings.h"
 
 namespace meshwork {
 
 namespace {
 
-constexpr std::int64_t kMaxAxis = 1 << 20;
-constexpr std::int64_t kMaxBatch = 1ll << 30;
 constexpr const char* kIgnoredTable = "torchtitan section that does not change the layout";
 constexpr const char* kIgnoredKey = "torchtitan setting that does not change the layout";
 
-// Tables of a torchtitan job config that say nothing about the layout.
-constexpr const char* kIgnoredTables[] = {
-    "profiling", "metrics", "optimizer", "lr_scheduler", "checkpoint", "compile", "float8",
-    "mx", "comm", "memory_estimation", "fault_tolerance", "experimental", "validation",
-    "quantize", "debug",
+struct Section {
+    const char* name;
+    const char* used;     // space-separated keys read into the layout
+    const char* ignored;  // space-separated known keys that do not change it
 };
 
-// Keys of the layout tables that are known and have no effect on the layout.
-bool ignored_key(const std::string& table, const std::string& key) {
-    static const std::pair<const char*, const char*> keys[] = {
-        {"job", "config_file"}, {"job", "dump_folder"}, {"job", "description"},
-        {"job", "use_for_integration_test"}, {"job", "print_args"}, {"job", "custom_config_module"},
-        {"model", "hf_assets_path"}, {"model", "tokenizer_path"}, {"model", "print_after_conversion"},
-        {"training", "dataset"}, {"training", "dataset_path"}, {"training", "max_norm"},
-        {"training", "steps"}, {"training", "enable_cpu_offload"}, {"training", "mixed_precision_reduce"},
-        {"training", "gc_freq"}, {"training", "gc_debug"}, {"training", "seed"},
-        {"training", "deterministic"}, {"training", "compile"},
-        {"parallelism", "enable_compiled_autograd"}, {"parallelism", "disable_loss_parallel"},
-        {"parallelism", "enable_async_tensor_parallel"}, {"parallelism", "context_parallel_rotate_method"},
-        {"parallelism", "pipeline_parallel_schedule_csv"}, {"parallelism", "world_size"},
-        {"activation_checkpoint", "per_op_sac_force_recompute_mm_shapes_by_fqns"},
-        {"activation_checkpoint", "early_stop"}, {"activation_checkpoint", "memory_budget"},
-        {"activation_checkpoint", "visualize_memory_budget_pareto"},
-    };
-    for (const auto& [t, k] : keys) {
-        if (table == t && key == k) return true;
+// v0.2.0-v0.2.2 JobConfig, section by section (docs/export.md).
+constexpr Section kV02[] = {
+    {"job", "",
+     "config_file custom_config_module description dump_folder print_config save_config_file"},
+    {"profiling", "",
+     "enable_memory_snapshot enable_profiling profile_freq profiler_active profiler_warmup "
+     "save_memory_snapshot_folder save_traces_folder"},
+    {"metrics", "",
+     "disable_color_printing enable_tensorboard enable_wandb log_freq save_for_all_ranks "
+     "save_tb_folder"},
+    {"model", "converters flavor name", "hf_assets_path print_after_conversion tokenizer_path"},
+    {"optimizer", "", "beta1 beta2 early_step_in_backward eps implementation lr name weight_decay"},
+    {"lr_scheduler", "", "decay_ratio decay_type min_lr_factor total_steps warmup_steps"},
+    {"training", "global_batch_size local_batch_size mixed_precision_param seq_len",
+     "dataloader dataset dataset_path debug_moe_force_load_balance deterministic dtype "
+     "enable_cpu_offload "
+     "gc_debug gc_freq max_norm mixed_precision_reduce seed steps"},
+    {"parallelism",
+     "context_parallel_degree data_parallel_replicate_degree data_parallel_shard_degree "
+     "expert_parallel_degree "
+     "expert_tensor_parallel_degree fsdp_reshard_after_forward module_fqns_per_model_part "
+     "pipeline_parallel_degree "
+     "pipeline_parallel_first_stage_less_layers pipeline_parallel_last_stage_less_layers "
+     "pipeline_parallel_layers_per_stage pipeline_parallel_microbatch_size "
+     "pipeline_parallel_schedule "
+     "tensor_parallel_degree",
+     "context_parallel_load_balancer context_parallel_rotate_method disable_loss_parallel "
+     "enable_async_tensor_parallel enable_compiled_autograd expert_parallel_comm_backend "
+     "pipeline_parallel_expert_parallel_overlap pipeline_parallel_schedule_csv"},
+    {"checkpoint", "",
+     "async_mode create_seed_checkpoint enable enable_first_step_checkpoint "
+     "enable_ft_dataloader_checkpoints exclude_from_loading export_dtype folder "
+     "initial_load_in_hf initial_load_in_hf_quantized initial_load_model_only initial_load_path "
+     "interval keep_latest_k last_save_in_hf last_save_model_only load_only load_step"},
+    {"activation_checkpoint", "mode selective_ac_option",
+     "debug determinism_check early_stop memory_budget "
+     "per_op_sac_force_recompute_mm_shapes_by_fqns "
+     "preserve_rng_state visualize_memory_budget_pareto"},
+    {"compile", "", "backend components enable"},
+    {"quantize", "", "grouped_mm linear"},
+    {"comm", "",
+     "init_timeout_seconds mode save_traces_file_prefix save_traces_folder trace_buf_size "
+     "train_timeout_seconds"},
+    {"memory_estimation", "", "disable_fake_mode enable"},
+    {"fault_tolerance", "",
+     "enable group_size min_replica_size process_group process_group_timeout_ms replica_id "
+     "semi_sync_method"},
+    {"experimental", "", "custom_args_module custom_import"},
+    {"validation", "",
+     "dataloader dataset dataset_path enable freq local_batch_size seq_len steps"},
+    {"debug", "", "deterministic deterministic_warn_only moe_force_load_balance seed"},
+};
+
+// Keys of v0.1.0's JobConfig (torchtitan/config_manager.py) that v0.2.x dropped or renamed:
+// still known, so a v0.1 config reads; none changes the layout but the split points.
+constexpr Section kV01Extra[] = {
+    {"job", "", "print_args use_for_integration_test"},
+    {"lr_scheduler", "", "lr_min"},
+    {"training", "", "compile"},
+    {"parallelism", "pipeline_parallel_split_points", ""},
+    {"checkpoint", "",
+     "enable_checkpoint initial_load_model_weights_only last_save_model_weights_only"},
+    {"memory_estimation", "", "enabled"},
+    {"fault_tolerance", "", "fragment_sync_delay fragment_update_alpha should_quantize sync_steps"},
+};
+constexpr const char* kV01Tables[] = {"float8", "mx"};  // v0.1 converter settings
+
+// The JobConfig of before v0.2 (torchtitan/config_manager.py of 2024), for configs that still
+// use its keys; its sections without layout keys are ignored whole.
+constexpr Section kPre02[] = {
+    {"model", "flavor name", "norm_type tokenizer_path"},
+    {"training",
+     "batch_size data_parallel_degree data_parallel_type mixed_precision_param seq_len "
+     "tensor_parallel_degree",
+     "compile dataset dataset_path enable_loss_parallel gc_freq max_norm mixed_precision_reduce "
+     "steps warmup_steps"},
+    {"experimental",
+     "pipeline_parallel_degree pipeline_parallel_microbatches pipeline_parallel_schedule",
+     "enable_async_tensor_parallel enable_compiled_autograd pipeline_parallel_split_points"},
+    {"activation_checkpoint", "mode selective_ac_option", ""},
+    {"float8", "enable_float8_linear", ""},
+};
+constexpr const char* kPre02IgnoredTables[] = {
+    "job", "profiling", "metrics", "optimizer", "checkpoint", "comm", "memory_estimation"};
+
+bool has_word(const char* list, const std::string& word) {
+    std::istringstream in(list);
+    std::string w;
+    while (in >> w) {
+        if (w == word) return true;
     }
     return false;
 }
 
-bool used_key(const std::string& table, const std::string& key) {
-    static const std::pair<const char*, const char*> keys[] = {
-        {"model", "name"}, {"model", "flavor"}, {"model", "converters"},
-        {"training", "local_batch_size"}, {"training", "global_batch_size"}, {"training", "seq_len"},
-        {"training", "mixed_precision_param"},
-        {"parallelism", "data_parallel_replicate_degree"}, {"parallelism", "data_parallel_shard_degree"},
-        {"parallelism", "fsdp_reshard_after_forward"}, {"parallelism", "tensor_parallel_degree"},
-        {"parallelism", "pipeline_parallel_degree"}, {"parallelism", "pipeline_parallel_schedule"},
-        {"parallelism", "pipeline_parallel_microbatch_size"},
-        {"parallelism", "pipeline_parallel_layers_per_stage"},
-        {"parallelism", "pipeline_parallel_first_stage_less_layers"},
-        {"parallelism", "pipeline_parallel_last_stage_less_layers"},
-        {"parallelism", "pipeline_parallel_split_points"},
-        {"parallelism", "module_fqns_per_model_part"},
-        {"parallelism", "context_parallel_degree"}, {"parallelism", "expert_parallel_degree"},
-        {"parallelism", "expert_tensor_parallel_degree"},
-        {"activation_checkpoint", "mode"}, {"activation_checkpoint", "selective_ac_option"},
-    };
-    for (const auto& [t, k] : keys) {
-        if (table == t && key == k) return true;
+template <std::size_t N>
+const Section* find_section(const Section (&table)[N], const std::string& name) {
+    for (const auto& s : table) {
+        if (name == s.name) return &s;
     }
-    return false;
+    return nullptr;
 }
 
 class TomlReader {
-public:
-    TomlReader(const toml::table& root, std::string file) : root_(root), file_(std::move(file)) {}
+  public:
+    TomlReader(const toml::table& root, std::string file, TorchtitanSettings& s)
+        : root_(root), file_(std::move(file)), s_(s) {}
 
-    std::optional<std::int64_t> integer(const std::string& table, const std::string& key,
-                                        std::int64_t min_value, std::int64_t max_value) const {
+    // Reads an integer into `out`, recording where it was found under `key` ("table.key").
+    void integer(const std::string& table, const std::string& key, long long& out,
+                 const std::string& as = "") {
         const toml::node* n = node(table, key);
-        if (n == nullptr) return std::nullopt;
+        if (n == nullptr) return;
+        const std::string w = where(table, key, n);
+        s_.where[as.empty() ? table + "." + key : as] = w;
         const auto v = n->value<std::int64_t>();
-        if (!n->is_integer() || !v) throw InputError(file_, where(table, key, n), "expected an integer");
-        if (*v < min_value || *v > max_value) {
-            throw InputError(file_, where(table, key, n),
-                             std::to_string(*v) + " is outside [" + std::to_string(min_value) + ", " +
-                                 std::to_string(max_value) + "]");
-        }
-        return v;
+        if (!n->is_integer() || !v) throw InputError(file_, w, "expected an integer");
+        out = *v;
     }
-    std::optional<std::string> string(const std::string& table, const std::string& key) const {
+    void string(const std::string& table, const std::string& key, std::string& out,
+                const std::string& as = "") {
+        const toml::node* n = node(table, key);
+        if (n == nullptr) return;
+        const std::string w = where(table, key, n);
+        s_.where[as.empty() ? table + "." + key : as] = w;
+        // selective_ac_option is a string, but a bare integer is what people write.
+        if (n->is_integer()) {
+            out = std::to_string(*n->value<std::int64_t>());
+            return;
+        }
+        if (!n->is_string()) throw InputError(file_, w, "expected a string");
+        out = *n->value<std::string>();
+    }
+    std::optional<bool> boolean(const std::string& table, const std::string& key) const {
         const toml::node* n = node(table, key);
         if (n == nullptr) return std::nullopt;
-        if (!n->is_string()) throw InputError(file_, where(table, key, n), "expected a string");
-        return n->value<std::string>();
+        if (!n->is_boolean())
+            throw InputError(file_, where(table, key, n), "expected true or false");
+        return n->value<bool>();
     }
     std::vector<std::string> strings(const std::string& table, const std::string& key) const {
         const toml::node* n = node(table, key);
         std::vector<std::string> out;
         if (n == nullptr) return out;
         const toml::array* a = n->as_array();
-        if (a == nullptr) throw InputError(file_, where(table, key, n), "expected an array of strings");
+        // torchtitan's CLI also takes a comma-separated string.
+        if (n->is_string()) {
+            std::stringstream in(*n->value<std::string>());
+            std::string item;
+            while (std::getline(in, item, ',')) out.push_back(item);
+            return out;
+        }
+        if (a == nullptr)
+            throw InputError(file_, where(table, key, n), "expected an array of strings");
         for (const auto& e : *a) {
-            if (!e.is_string()) throw InputError(file_, where(table, key, n), "expected an array of strings");
+            if (!e.is_string())
+                throw InputError(file_, where(table, key, n), "expected an array of strings");
             out.push_back(*e.value<std::string>());
         }
         return out;
@@ -116,32 +193,104 @@ public:
         return where(table, key, node(table, key));
     }
 
-private:
+  private:
     const toml::node* node(const std::string& table, const std::string& key) const {
         const toml::table* t = root_[table].as_table();
         return t == nullptr ? nullptr : t->get(key);
     }
-    static std::string where(const std::string& table, const std::string& key, const toml::node* n) {
+    static std::string where(const std::string& table, const std::string& key,
+                             const toml::node* n) {
         std::string w = table + "." + key;
-        if (n != nullptr && n->source().begin.line > 0) {
+        if (n != nullptr && n->source().begin.line > 0)
             w += " (line " + std::to_string(n->source().begin.line) + ")";
-        }
         return w;
     }
 
     const toml::table& root_;
     std::string file_;
+    TorchtitanSettings& s_;
 };
 
-std::string lower(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
+bool is_pre02(const toml::table& root) {
+    const auto has = [&](const char* table, const char* key) {
+        const toml::table* t = root[table].as_table();
+        return t != nullptr && t->contains(key);
+    };
+    return has("training", "batch_size") || has("training", "data_parallel_degree") ||
+           has("training", "tensor_parallel_degree") ||
+           has("experimental", "pipeline_parallel_degree");
+}
+
+std::string value_text(const toml::node& value) {
+    std::ostringstream v;
+    value.visit([&v](const auto& n) { v << n; });
+    return v.str();
+}
+
+// Classifies every table and key: used, ignored (listed in r.ignored) or an error.
+void check_keys(const toml::table& root, bool pre02, const std::string& file, ImportResult& r) {
+    std::vector<InputIssue> issues;
+    const auto custom = [&](const char* table, const char* key) {
+        const toml::table* t = root[table].as_table();
+        return t != nullptr && t->contains(key);
+    };
+    // A custom config module adds sections of its own (job.custom_config_module in v0.2.1+,
+    // experimental.custom_args_module in v0.2.0).
+    const bool extended = !pre02 && (custom("job", "custom_config_module") ||
+                                     custom("experimental", "custom_args_module"));
+    for (const auto& [table_key, table_node] : root) {
+        const std::string table(table_key.str());
+        const Section* sec = pre02 ? find_section(kPre02, table) : find_section(kV02, table);
+        const auto in = [&](const auto& list) {
+            return std::find_if(std::begin(list), std::end(list),
+                                [&](const char* t) { return table == t; }) != std::end(list);
+        };
+        const bool ignored_table = pre02 ? in(kPre02IgnoredTables) : in(kV01Tables);
+        if (!table_node.is_table()) {
+            issues.push_back({file, table, "expected a [" + table + "] table"});
+            continue;
+        }
+        if (ignored_table || (sec == nullptr && extended)) {
+            r.ignored.push_back(
+                {"[" + table + "]", "[" + table + "]",
+                 ignored_table ? kIgnoredTable : "section of the config's custom config module"});
+            continue;
+        }
+        if (sec == nullptr) {
+            issues.push_back({file, "[" + table + "]",
+                              std::string("unknown torchtitan ") +
+                                  (pre02 ? "(before v0.2) " : "v0.2.x ") +
+                                  "section (docs/export.md lists the known ones)"});
+            continue;
+        }
+        for (const auto& [key, value] : *table_node.as_table()) {
+            const std::string k(key.str());
+            if (has_word(sec->used, k)) continue;
+            if (has_word(sec->ignored, k)) {
+                r.ignored.push_back(
+                    {table + "." + k, table + "." + k + " = " + value_text(value), kIgnoredKey});
+                continue;
+            }
+            const Section* old = pre02 ? nullptr : find_section(kV01Extra, table);
+            if (old != nullptr && has_word(old->used, k)) continue;
+            if (old != nullptr && has_word(old->ignored, k)) {
+                r.ignored.push_back({table + "." + k, table + "." + k + " = " + value_text(value),
+                                     "torchtitan v0.1 setting (dropped or renamed in v0.2) that "
+                                     "does not change the layout"});
+                continue;
+            }
+            issues.push_back({file, table + "." + k,
+                              std::string("unknown torchtitan ") +
+                                  (pre02 ? "(before v0.2) " : "v0.2.x ") + "setting"});
+        }
+    }
+    if (!issues.empty()) throw InputError(issues);
 }
 
 }  // namespace
 
-ImportResult import_torchtitan(const std::string& text, const std::string& file,
-                               const ImportOptions& options) {
+ImportResult import_torchtitan_toml(const std::string& text, const std::string& file,
+                                    const ImportOptions& options) {
     toml::table root;
     try {
         root = toml::parse(text, file);
@@ -151,219 +300,127 @@ ImportResult import_torchtitan(const std::string& text, const std::string& file,
     }
     ImportResult r;
     r.format = ImportFormat::Torchtitan;
-    // Every table and key is either used, known to be irrelevant (listed as ignored) or an
-    // error: a misspelt key must not silently fall back to torchtitan's default.
-    std::vector<InputIssue> issues;
-    for (const auto& [table_key, table_node] : root) {
-        const std::string table(table_key.str());
-        const bool layout_table = table == "job" || table == "model" || table == "training" ||
-                                  table == "parallelism" || table == "activation_checkpoint";
-        const bool ignored_table = std::find_if(std::begin(kIgnoredTables), std::end(kIgnoredTables),
-                                                [&](const char* t) { return table == t; }) !=
-                                   std::end(kIgnoredTables);
-        if (!table_node.is_table()) {
-            issues.push_back({file, table, "expected a [" + table + "] table"});
-            continue;
-        }
-        if (ignored_table) {
-            r.ignored.push_back({"[" + table + "]", "[" + table + "]", kIgnoredTable});
-            continue;
-        }
-        if (!layout_table) {
-            issues.push_back({file, "[" + table + "]",
-                              "unknown torchtitan section (docs/export.md lists the known ones)"});
-            continue;
-        }
-        for (const auto& [key, value] : *table_node.as_table()) {
-            const std::string k(key.str());
-            if (used_key(table, k)) continue;
-            if (ignored_key(table, k)) {
-                std::ostringstream v;
-                value.visit([&v](const auto& n) { v << n; });
-                r.ignored.push_back({table + "." + k, table + "." + k + " = " + v.str(), kIgnoredKey});
-                continue;
+    const bool pre02 = is_pre02(root);
+    check_keys(root, pre02, file, r);
+
+    TorchtitanSettings s;
+    s.target = TorchtitanTarget::V02;
+    s.ac_option = "2";  // v0.2.x's default selective_ac_option
+    TomlReader t(root, file, s);
+    t.string("model", "name", s.model_name);
+    t.string("model", "flavor", s.flavor);
+    t.string("training", "mixed_precision_param", s.precision);
+    t.integer("training", "seq_len", s.seq_len);
+    t.string("activation_checkpoint", "mode", s.ac_mode);
+    t.string("activation_checkpoint", "selective_ac_option", s.ac_option);
+
+    if (pre02) {
+        r.notes.push_back(
+            "keys of torchtitan before v0.2 (training.batch_size, training.data_parallel_degree, "
+            "[experimental] pipeline_parallel_degree) read as that release defined them");
+        t.integer("training", "batch_size", s.local_batch, "training.local_batch_size");
+        std::string dp_type = "fsdp";
+        t.string("training", "data_parallel_type", dp_type);
+        long long dp = -1;
+        t.integer("training", "data_parallel_degree", dp, "parallelism.data_parallel_shard_degree");
+        if (dp_type == "ddp") {
+            if (dp == -1) {
+                throw InputError(
+                    file, t.where("training", "data_parallel_degree"),
+                    "-1 with data_parallel_type ddp: Meshwork needs the replicate degree");
             }
-            issues.push_back({file, table + "." + k, "unknown torchtitan setting"});
-        }
-    }
-    if (!issues.empty()) throw InputError(issues);
-    const TomlReader t(root, file);
-
-    Layout& l = r.layout;
-    // The model: --model wins; else the flavor of a known torchtitan model; else a flavor
-    // that names a Meshwork preset (what a lossy export writes).
-    const std::string name = t.string("model", "name").value_or("llama3");
-    const std::string flavor = t.string("model", "flavor").value_or("debugmodel");
-    std::string preset = options.model.value_or(preset_of_torchtitan_flavor(name, flavor));
-    if (preset.empty()) {
-        try {
-            (void)load_model(flavor, file, t.where("model", "flavor"));
-            preset = flavor;
-            r.notes.push_back("flavor \"" + flavor + "\" read as the Meshwork preset of that name");
-        } catch (const InputError&) {
-            throw InputError(file, t.where("model", "flavor"),
-                             "torchtitan model " + name + " flavor " + flavor +
-                                 " has no Meshwork preset: pass --model PRESET|config.json");
-        }
-    }
-    l.model = load_model(preset, options.model ? "<flags>" : file,
-                         options.model ? "--model" : t.where("model", "flavor"));
-    l.model_ref = preset;
-    apply_import_defaults(l, options, file, "torchtitan config", r.notes);
-
-    auto& mesh = l.parallel.mesh;
-    const auto replicate = t.integer("parallelism", "data_parallel_replicate_degree", 1, kMaxAxis).value_or(1);
-    auto shard = t.integer("parallelism", "data_parallel_shard_degree", -1, kMaxAxis).value_or(-1);
-    if (shard == 0) throw InputError(file, t.where("parallelism", "data_parallel_shard_degree"), "0 is not a degree (use -1 or at least 1)");
-    mesh.tp = static_cast<int>(t.integer("parallelism", "tensor_parallel_degree", 1, kMaxAxis).value_or(1));
-    mesh.pp = static_cast<int>(t.integer("parallelism", "pipeline_parallel_degree", 1, kMaxAxis).value_or(1));
-    mesh.cp = static_cast<int>(t.integer("parallelism", "context_parallel_degree", 1, kMaxAxis).value_or(1));
-    mesh.ep = static_cast<int>(t.integer("parallelism", "expert_parallel_degree", 1, kMaxAxis).value_or(1));
-    mesh.etp = static_cast<int>(t.integer("parallelism", "expert_tensor_parallel_degree", 1, kMaxAxis).value_or(1));
-    const long long model_parallel = static_cast<long long>(mesh.tp) * mesh.pp * mesh.cp;
-    const auto world_opt = world_from_options(options, l.cluster.gpus_per_node);
-    long long world = 0;
-    if (shard == -1) {
-        // torchtitan: -1 takes the ranks left after replicate, cp, tp and pp.
-        if (!world_opt) {
-            throw InputError(file, t.where("parallelism", "data_parallel_shard_degree"),
-                             "-1 (the remaining ranks) needs the world size: pass --gpus or --nodes");
-        }
-        world = *world_opt;
-        if (world % (model_parallel * replicate) != 0) {
-            throw InputError("<flags>", "--gpus", "not a multiple of replicate × tp × pp × cp");
-        }
-        shard = world / (model_parallel * replicate);
-    } else {
-        world = model_parallel * replicate * shard;
-        if (world_opt && *world_opt != world) {
-            throw InputError("<flags>", options.gpus ? "--gpus" : "--nodes",
-                             std::to_string(*world_opt) + " GPUs disagree with the config's " +
-                                 std::to_string(world));
-        }
-    }
-    mesh.dp = static_cast<int>(replicate * shard);
-    l.gpus = static_cast<int>(world);
-    l.parallel.sequence_parallel = mesh.tp > 1;  // torchtitan's TP plan is always sequence-parallel
-
-    auto& tr = l.training;
-    if (shard > 1) {
-        const std::string reshard = t.string("parallelism", "fsdp_reshard_after_forward").value_or("default");
-        if (reshard == "never") tr.zero_stage = 2;
-        else if (reshard == "always" || reshard == "default") tr.zero_stage = 3;
-        else throw InputError(file, t.where("parallelism", "fsdp_reshard_after_forward"),
-                              "'" + reshard + "': expected default, always or never");
-        if (replicate > 1) {
-            r.notes.push_back("HSDP (replicate " + std::to_string(replicate) + " × shard " +
-                              std::to_string(shard) + ") read as ZeRO-" +
-                              std::to_string(tr.zero_stage) + " over all " + std::to_string(mesh.dp) +
-                              " data-parallel ranks");
-        }
-    } else {
-        tr.zero_stage = 0;
-    }
-
-    const std::string precision = t.string("training", "mixed_precision_param").value_or("bfloat16");
-    const auto converters = t.strings("model", "converters");
-    const bool fp8 = std::find(converters.begin(), converters.end(), "float8") != converters.end();
-    if (precision == "bfloat16") tr.dtype = fp8 ? DType::Fp8 : DType::Bf16;
-    else if (precision == "float32") tr.dtype = DType::Fp32;
-    else throw InputError(file, t.where("training", "mixed_precision_param"), "'" + precision + "': expected bfloat16 or float32");
-
-    tr.seq_length = static_cast<int>(t.integer("training", "seq_len", 1, 1 << 26).value_or(2048));
-    const auto local = t.integer("training", "local_batch_size", 1, kMaxBatch).value_or(8);
-    auto global = t.integer("training", "global_batch_size", -1, kMaxBatch).value_or(-1);
-    if (global == -1) global = local * mesh.dp;  // torchtitan's default
-    if (global == 0) throw InputError(file, t.where("training", "global_batch_size"), "0 is not a batch size");
-    tr.global_batch_size = static_cast<int>(global);
-    if (mesh.pp > 1) {
-        tr.micro_batch_size = static_cast<int>(
-            t.integer("parallelism", "pipeline_parallel_microbatch_size", 1, kMaxBatch).value_or(1));
-        if (local % tr.micro_batch_size != 0) {
-            throw InputError(file, t.where("training", "local_batch_size"),
-                             "not a multiple of pipeline_parallel_microbatch_size");
-        }
-    } else {
-        tr.micro_batch_size = static_cast<int>(local);
-    }
-
-    // The schedule and the split.
-    const std::string sched = t.string("parallelism", "pipeline_parallel_schedule").value_or("1F1B");
-    const std::string s = lower(sched);
-    if (s == "gpipe") tr.schedule = Schedule::GPipe;
-    else if (s == "1f1b") tr.schedule = Schedule::OneFOneB;
-    else if (s == "interleaved1f1b") tr.schedule = Schedule::Interleaved;
-    else throw InputError(file, t.where("parallelism", "pipeline_parallel_schedule"),
-                          "'" + sched + "' has no Meshwork equivalent (GPipe, 1F1B, Interleaved1F1B)");
-    for (const char* k : {"pipeline_parallel_split_points", "module_fqns_per_model_part"}) {
-        if (t.has("parallelism", k)) {
-            throw InputError(file, t.where("parallelism", k),
-                             "explicit module lists are not imported: use pipeline_parallel_layers_per_stage");
-        }
-    }
-    const int layers = l.model.num_layers;
-    if (mesh.pp > 1) {
-        const auto per = t.integer("parallelism", "pipeline_parallel_layers_per_stage", 1, 100000);
-        const int first_less = static_cast<int>(
-            t.integer("parallelism", "pipeline_parallel_first_stage_less_layers", 0, 100000).value_or(1));
-        const int last_less = static_cast<int>(
-            t.integer("parallelism", "pipeline_parallel_last_stage_less_layers", 0, 100000).value_or(1));
-        if (per) {
-            const long long total = layers + first_less + last_less;
-            if (total % *per != 0 || total / *per < 2 || (total / *per) % mesh.pp != 0) {
-                throw InputError(file, t.where("parallelism", "pipeline_parallel_layers_per_stage"),
-                                 std::to_string(layers) + " layers (+" + std::to_string(first_less) +
-                                     " +" + std::to_string(last_less) +
-                                     " for the ends) do not make a whole number of stages per rank");
-            }
-            const int chunks = static_cast<int>(total / *per);
-            l.parallel.vpp = chunks / mesh.pp;
-            l.placement.layers_per_stage = ends_split(chunks, static_cast<int>(*per) - first_less,
-                                                      static_cast<int>(*per),
-                                                      static_cast<int>(*per) - last_less);
+            s.replicate = dp;
+            s.shard = 1;
+            s.where["parallelism.data_parallel_replicate_degree"] =
+                s.at("parallelism.data_parallel_shard_degree");
+        } else if (dp_type == "fsdp") {
+            s.shard = dp;
         } else {
-            if (tr.schedule == Schedule::Interleaved) {
-                throw InputError(file, t.where("parallelism", "pipeline_parallel_schedule"),
-                                 "an interleaved schedule needs pipeline_parallel_layers_per_stage "
-                                 "to know the stages per rank");
-            }
-            r.notes.push_back("no pipeline_parallel_layers_per_stage: torchtitan splits the layers "
-                              "itself; Meshwork assumes its balanced split");
+            throw InputError(file, t.where("training", "data_parallel_type"),
+                             "'" + dp_type + "': expected fsdp or ddp");
         }
-    }
-
-    const std::string mode = t.string("activation_checkpoint", "mode").value_or("selective");
-    const std::string option = t.string("activation_checkpoint", "selective_ac_option").value_or("2");
-    if (mode == "none") {
-        tr.recompute = Recompute::None;
-    } else if (mode == "full") {
-        tr.recompute = Recompute::Full;
-    } else if (mode == "selective") {
-        if (option == "op") {
-            tr.recompute = Recompute::Selective;
-        } else {
-            long long every = 0;
-            if (!parse_int_text(option, 1, 100000, every)) {
-                throw InputError(file, t.where("activation_checkpoint", "selective_ac_option"),
-                                 "'" + option + "': expected \"op\" or a layer interval such as \"2\"");
+        t.integer("training", "tensor_parallel_degree", s.tp, "parallelism.tensor_parallel_degree");
+        t.integer("experimental", "pipeline_parallel_degree", s.pp,
+                  "parallelism.pipeline_parallel_degree");
+        t.string("experimental", "pipeline_parallel_schedule", s.schedule,
+                 "parallelism.pipeline_parallel_schedule");
+        long long micro_batches = s.pp;
+        t.integer("experimental", "pipeline_parallel_microbatches", micro_batches,
+                  "parallelism.pipeline_parallel_microbatch_size");
+        if (s.pp > 1) {
+            if (micro_batches < 1 || s.local_batch % micro_batches != 0) {
+                throw InputError(file, s.at("parallelism.pipeline_parallel_microbatch_size"),
+                                 "the batch of " + std::to_string(s.local_batch) +
+                                     " does not split into " + std::to_string(micro_batches) +
+                                     " micro-batches");
             }
-            // Every n-th layer fully recomputed: Meshwork's full recompute of a share of the
-            // layers of each stage.
-            tr.recompute = Recompute::Full;
-            const auto split = l.stage_layers();
-            const int largest = split.empty() ? layers : *std::max_element(split.begin(), split.end());
-            tr.recompute_num_layers = every == 1 ? 0 : std::max(1, largest / static_cast<int>(every));
-            r.notes.push_back("selective_ac_option \"" + option + "\" (every " + option +
-                              "th layer fully recomputed) read as full recompute of " +
-                              std::to_string(tr.recompute_num_layers == 0 ? largest : tr.recompute_num_layers) +
-                              " layers per stage");
+            s.pp_micro_batch = s.local_batch / micro_batches;
         }
+        if (t.has("experimental", "pipeline_parallel_split_points")) {
+            throw InputError(file, t.where("experimental", "pipeline_parallel_split_points"),
+                             "explicit split points are not imported");
+        }
+        s.fp8 = t.boolean("float8", "enable_float8_linear").value_or(false);
+        s.first_less = s.last_less = 0;
     } else {
-        throw InputError(file, t.where("activation_checkpoint", "mode"),
-                         "'" + mode + "': expected none, selective or full");
+        t.integer("training", "local_batch_size", s.local_batch);
+        t.integer("training", "global_batch_size", s.global_batch);
+        t.integer("parallelism", "data_parallel_replicate_degree", s.replicate);
+        t.integer("parallelism", "data_parallel_shard_degree", s.shard);
+        t.string("parallelism", "fsdp_reshard_after_forward", s.reshard);
+        t.integer("parallelism", "tensor_parallel_degree", s.tp);
+        t.integer("parallelism", "pipeline_parallel_degree", s.pp);
+        t.integer("parallelism", "context_parallel_degree", s.cp);
+        t.integer("parallelism", "expert_parallel_degree", s.ep);
+        t.integer("parallelism", "expert_tensor_parallel_degree", s.etp);
+        t.string("parallelism", "pipeline_parallel_schedule", s.schedule);
+        t.integer("parallelism", "pipeline_parallel_microbatch_size", s.pp_micro_batch);
+        long long per = 0;
+        if (t.has("parallelism", "pipeline_parallel_layers_per_stage")) {
+            t.integer("parallelism", "pipeline_parallel_layers_per_stage", per);
+            s.layers_per_stage = per;
+        }
+        t.integer("parallelism", "pipeline_parallel_first_stage_less_layers", s.first_less);
+        t.integer("parallelism", "pipeline_parallel_last_stage_less_layers", s.last_less);
+        for (const char* k : {"module_fqns_per_model_part", "pipeline_parallel_split_points"}) {
+            if (s.pp > 1 && t.has("parallelism", k)) {
+                throw InputError(file, t.where("parallelism", k),
+                                 "explicit module lists are not imported: use "
+                                 "pipeline_parallel_layers_per_stage");
+            }
+        }
+        // v0.2.x registers "quantize.linear.float8" (and the grouped-GEMM one for experts);
+        // "float8" is v0.1's name, which v0.2.x no longer registers.
+        for (const auto& c : t.strings("model", "converters")) {
+            if (c == kV02Float8Linear || c == kV02Float8GroupedMm) {
+                s.fp8 = true;
+            } else if (c == "float8") {
+                s.fp8 = true;
+                r.notes.push_back(std::string("model.converters \"float8\" is torchtitan v0.1's "
+                                              "name: v0.2.x registers \"") +
+                                  kV02Float8Linear +
+                                  "\" and would refuse it; read as float8 training");
+            } else {
+                r.ignored.push_back(
+                    {"model.converters", c, "model converter that does not change the layout"});
+            }
+        }
     }
-    l = canonical_layout(std::move(l));
+    s.where.try_emplace("model.flavor", "model.flavor");
+    if (s.ac_mode == "memory_budget") {
+        r.notes.push_back(
+            "activation_checkpoint.mode \"memory_budget\" read as selective recompute");
+        s.ac_mode = "selective";
+        s.ac_option = "op";
+    }
+    layout_from_torchtitan(s, file, options, r);
     return r;
+}
+
+ImportResult import_torchtitan(const std::string& text, const std::string& file,
+                               const ImportOptions& options) {
+    if (is_torchtitan_module(text)) return import_torchtitan_module(text, file, options);
+    return import_torchtitan_toml(text, file, options);
 }
 
 }  // namespace meshwork

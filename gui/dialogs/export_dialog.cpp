@@ -33,7 +33,8 @@ struct FormatEntry {
 constexpr FormatEntry kFormats[] = {
     {ExportFormat::Megatron, "Megatron-LM arguments", "megatron.sh"},
     {ExportFormat::DeepSpeed, "DeepSpeed config (JSON)", "deepspeed.json"},
-    {ExportFormat::Torchtitan, "torchtitan config (TOML)", "torchtitan.toml"},
+    {ExportFormat::Torchtitan, "torchtitan config module (Python, main)", "torchtitan.py"},
+    {ExportFormat::TorchtitanToml, "torchtitan v0.2 job config (TOML)", "torchtitan.toml"},
     {ExportFormat::Slurm, "SLURM batch script", "sbatch"},
     {ExportFormat::Layout, "Meshwork layout (JSON)", "layout.json"},
 };

@@ -183,7 +183,7 @@ void MainWindow::build_actions() {
     connect(run_, &QAction::triggered, this, &MainWindow::open_run_dialog);
     export_ = new QAction(QIcon(":/icons/export.svg"), tr("&Export for Production…"), this);
     export_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
-    export_->setStatusTip(tr("Megatron-LM arguments, DeepSpeed config, torchtitan TOML or a SLURM script"));
+    export_->setStatusTip(tr("Megatron-LM arguments, DeepSpeed config, a torchtitan config or a SLURM script"));
     connect(export_, &QAction::triggered, this, &MainWindow::open_export_dialog);
     go_to_step_ = new QAction(tr("&Go to Step…"), this);
     go_to_step_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_G));

@@ -2,6 +2,8 @@
 // caller, and strict refusal of keys that are neither known nor known to be irrelevant.
 #include <QtTest>
 
+#include <algorithm>
+
 #include <fstream>
 #include <sstream>
 
@@ -36,6 +38,8 @@ private slots:
     void detects_formats();
     void torchtitan_llama3_70b();
     void torchtitan_refusals();
+    void torchtitan_v02_fields();
+    void torchtitan_module();
     void deepspeed_zero2();
     void deepspeed_refusals();
 };
@@ -67,7 +71,7 @@ void TestConfigImport::torchtitan_llama3_70b() {
     QVERIFY(l.training.dtype == DType::Bf16);
     bool optimizer_listed = false, steps_listed = false;
     for (const auto& i : r.ignored) {
-        optimizer_listed = optimizer_listed || i.where == "[optimizer]";
+        optimizer_listed = optimizer_listed || i.where.rfind("optimizer.", 0) == 0;
         steps_listed = steps_listed || i.where == "training.steps";
     }
     QVERIFY(optimizer_listed);
@@ -91,6 +95,104 @@ void TestConfigImport::torchtitan_refusals() {
     QVERIFY(first_field("[model]\nname = \"qwen3\"\nflavor = \"0.6B\"\n[parallelism]\n", o)
                 .find("model.flavor") == 0);
     QVERIFY(first_field(head + "[parallelism\n", o).find("line 4") == 0);
+}
+
+void TestConfigImport::torchtitan_v02_fields() {
+    ImportOptions o;
+    o.gpus = 16;
+    const std::string head = "[job]\nprint_config = true\nsave_config_file = \"c.json\"\n"
+                             "[model]\nname = \"llama3\"\nflavor = \"8B\"\n";
+    // Every v0.2.x field is known: print_config, a dataloader sub-table, quantize tables.
+    const ImportResult r = import_config(head + "[training]\ndtype = \"bfloat16\"\n[training.dataloader]\nnum_workers = 2\n"
+                                                "[parallelism]\ntensor_parallel_degree = 2\n"
+                                                "expert_parallel_comm_backend = \"standard\"\n"
+                                                "[quantize.linear.float8]\nrecipe_name = \"rowwise\"\n",
+                                         "a.toml", ImportFormat::Auto, o);
+    bool print_config = false, dataloader = false;
+    for (const auto& i : r.ignored) {
+        print_config = print_config || i.where == "job.print_config";
+        dataloader = dataloader || i.where == "training.dataloader";
+    }
+    QVERIFY(print_config && dataloader);
+    QCOMPARE(r.layout.parallel.mesh.tp, 2);
+    QCOMPARE(r.layout.parallel.mesh.dp, 8);
+    // v0.2.x's converter name is fp8; v0.1's "float8" too, with a note that v0.2.x refuses it.
+    QVERIFY(import_config(head + "converters = [\"quantize.linear.float8\"]\n", "b.toml", ImportFormat::Auto, o)
+                .layout.training.dtype == DType::Fp8);
+    const ImportResult old = import_config(head + "converters = [\"float8\"]\n", "c.toml", ImportFormat::Auto, o);
+    QVERIFY(old.layout.training.dtype == DType::Fp8);
+    QVERIFY(std::any_of(old.notes.begin(), old.notes.end(),
+                        [](const std::string& n) { return n.find("quantize.linear.float8") != std::string::npos; }));
+    // fsdp_reshard_after_forward "default" under pp is "never": ZeRO-2.
+    const ImportResult pp = import_config(head + "[parallelism]\npipeline_parallel_degree = 2\n"
+                                                 "pipeline_parallel_layers_per_stage = 16\n"
+                                                 "pipeline_parallel_first_stage_less_layers = 0\n"
+                                                 "pipeline_parallel_last_stage_less_layers = 0\n",
+                                          "d.toml", ImportFormat::Auto, o);
+    QCOMPARE(pp.layout.training.zero_stage, 2);
+    // Degrees v0.2.x would refuse are imported with a note naming torchtitan's error.
+    const ImportResult ddp = import_config(head + "[parallelism]\ndata_parallel_replicate_degree = 8\n"
+                                                  "data_parallel_shard_degree = 1\ntensor_parallel_degree = 2\n",
+                                           "e.toml", ImportFormat::Auto, o);
+    QVERIFY(std::any_of(ddp.notes.begin(), ddp.notes.end(),
+                        [](const std::string& n) { return n.find("DDP has not supported") != std::string::npos; }));
+    // Before v0.2: training.data_parallel_degree and [experimental] pipeline_parallel_degree.
+    const ImportResult pre = import_config("[model]\nname = \"llama3\"\nflavor = \"8B\"\nnorm_type = \"rmsnorm\"\n"
+                                           "[training]\nbatch_size = 2\ndata_parallel_degree = -1\n"
+                                           "tensor_parallel_degree = 2\n[experimental]\npipeline_parallel_degree = 1\n"
+                                           "[float8]\nenable_float8_linear = true\n",
+                                           "f.toml", ImportFormat::Auto, o);
+    QCOMPARE(pre.layout.parallel.mesh.tp, 2);
+    QCOMPARE(pre.layout.parallel.mesh.dp, 8);
+    QCOMPARE(pre.layout.training.micro_batch_size, 2);
+    QVERIFY(pre.layout.training.dtype == DType::Fp8);
+    // A key no release had is still an error with its line.
+    QVERIFY(first_field(head + "[training]\nlocal_batch = 2\n", o).find("training.local_batch") == 0);
+}
+
+void TestConfigImport::torchtitan_module() {
+    // A recipe as torchtitan main's README writes one: a function returning Trainer.Config.
+    const std::string module =
+        "from torchtitan.config import ParallelismConfig, TrainingConfig\n"
+        "from torchtitan.distributed.activation_checkpoint import FullAC\n"
+        "from torchtitan.models.llama3 import model_registry\n"
+        "from torchtitan.trainer import Trainer\n\n"
+        "def llama3_8b_fsdp8_tp2() -> Trainer.Config:\n"
+        "    model_spec = model_registry(\"8B\", attn_backend=\"flex\")\n"
+        "    return Trainer.Config(\n"
+        "        model_spec=model_spec,\n"
+        "        training=TrainingConfig(\n"
+        "            num_tokens_per_microbatch_per_dp_rank=2 * 8192,  # two sequences\n"
+        "            max_context_length=8192,\n"
+        "            steps=1000,\n"
+        "        ),\n"
+        "        parallelism=ParallelismConfig(\n"
+        "            data_parallel_shard_degree=8,\n"
+        "            tensor_parallel_degree=2,\n"
+        "        ),\n"
+        "        activation_checkpoint=FullAC.Config(),\n"
+        "    )\n";
+    QVERIFY(detect_import_format(module) == ImportFormat::Torchtitan);
+    const ImportResult r = import_config(module, "my_runs.py", ImportFormat::Auto, {});
+    const Layout& l = r.layout;
+    QCOMPARE(QString::fromStdString(l.model_ref), QString("llama3-8b"));
+    QCOMPARE(l.gpus, 16);
+    QCOMPARE(l.parallel.mesh.tp, 2);
+    QCOMPARE(l.parallel.mesh.dp, 8);
+    QCOMPARE(l.training.zero_stage, 3);
+    QCOMPARE(l.training.micro_batch_size, 2);
+    QCOMPARE(l.training.global_batch_size, 16);
+    QCOMPARE(l.training.seq_length, 8192);
+    QVERIFY(l.training.recompute == Recompute::Full);
+    // What would change the layout and is not a constant is named with its line.
+    std::string bad = module;
+    bad.replace(bad.find("tensor_parallel_degree=2"), 24, "tensor_parallel_degree=tp");
+    QVERIFY(first_field(bad, {}).find("parallelism.tensor_parallel_degree (line 17)") == 0);
+    std::string unknown = module;
+    unknown.replace(unknown.find("tensor_parallel_degree=2"), 24, "tensor_paralel_degree=2");
+    QVERIFY(first_field(unknown, {}).find("parallelism.tensor_paralel_degree (line 17)") == 0);
+    QVERIFY(first_field(module + "\ndef other() -> Trainer.Config:\n    return llama3_8b_fsdp8_tp2()\n", {})
+                .find("def") == 0);
 }
 
 void TestConfigImport::deepspeed_zero2() {

@@ -87,7 +87,11 @@ void TestExportCli::lossy_export_needs_allow_lossy() {
     const auto j = nlohmann::json::parse(ok.out.toStdString());
     QVERIFY(!j["lossless"].get<bool>());
     QVERIFY(!j["lost"].empty());
-    QVERIFY(j["content"].get<std::string>().find("[parallelism]") != std::string::npos);
+    QVERIFY(j["content"].get<std::string>().find("config.parallelism = ParallelismConfig(") != std::string::npos);
+    const Result toml = run_cli({"export", layout("tiny-cpu"), "--format", "torchtitan-toml", "--allow-lossy", "--json"});
+    QCOMPARE(toml.exit_code, 0);
+    QVERIFY(nlohmann::json::parse(toml.out.toStdString())["content"].get<std::string>().find("[parallelism]") !=
+            std::string::npos);
 }
 
 void TestExportCli::export_bad_input() {

@@ -46,7 +46,8 @@ struct Case {
 constexpr Case kCases[] = {
     {ExportFormat::Megatron, SlurmTrainer::Megatron, "megatron.sh"},
     {ExportFormat::DeepSpeed, SlurmTrainer::Megatron, "deepspeed.json"},
-    {ExportFormat::Torchtitan, SlurmTrainer::Megatron, "torchtitan.toml"},
+    {ExportFormat::Torchtitan, SlurmTrainer::Megatron, "torchtitan.py"},
+    {ExportFormat::TorchtitanToml, SlurmTrainer::Megatron, "torchtitan.toml"},
     {ExportFormat::Slurm, SlurmTrainer::Megatron, "slurm-megatron.sbatch"},
     {ExportFormat::Slurm, SlurmTrainer::Torchtitan, "slurm-torchtitan.sbatch"},
     {ExportFormat::Slurm, SlurmTrainer::Meshwork, "slurm-meshwork.sbatch"},

@@ -207,13 +207,13 @@ void TestExportRoundTrip::torchtitan_variants() {
         LayoutOverrides o;
         o.zero = 3;
         const Layout l = bundled("llama3-70b-h100-64", o);
-        expect_round_trip(l, ExportFormat::Torchtitan, options_for(l));
+        for (const auto f : {ExportFormat::Torchtitan, ExportFormat::TorchtitanToml}) expect_round_trip(l, f, options_for(l));
     }
     {   // 126 layers over 16 stages: lighter first and last stages
         LayoutOverrides o;
         o.zero = 2;
         const Layout l = bundled("llama3.1-405b-h100-16384", o);
-        expect_round_trip(l, ExportFormat::Torchtitan, options_for(l));
+        for (const auto f : {ExportFormat::Torchtitan, ExportFormat::TorchtitanToml}) expect_round_trip(l, f, options_for(l));
     }
     {   // interleaved 1F1B, FP8, full recompute, plain FSDP
         LayoutOverrides o;
@@ -225,7 +225,27 @@ void TestExportRoundTrip::torchtitan_variants() {
         o.mbs = 1;
         o.gbs = 32;
         const Layout l = from_model("llama3-8b", "dgx-h100", 8, o);
+        for (const auto f : {ExportFormat::Torchtitan, ExportFormat::TorchtitanToml}) expect_round_trip(l, f, options_for(l));
+    }
+    {   // HSDP-free replication with TP on main (v0.2.x would need DDP, which refuses TP)
+        LayoutOverrides o;
+        o.zero = 0;
+        o.tp = 2;
+        o.recompute = "selective";
+        const Layout l = from_model("llama3-8b", "dgx-h100", 16, o);
         expect_round_trip(l, ExportFormat::Torchtitan, options_for(l));
+    }
+    {   // 32 layers over 3 stages, and a heavier last stage: torchtitan's own dealing
+        //   (the remainder to the first stages, lighter ends) expresses both
+        LayoutOverrides o;
+        o.pp = 3;
+        o.zero = 3;
+        o.mbs = 1;
+        o.gbs = 48;
+        Layout l = from_model("llama3-8b", "dgx-h100", 24, o);
+        for (const auto f : {ExportFormat::Torchtitan, ExportFormat::TorchtitanToml}) expect_round_trip(l, f, options_for(l));
+        l.placement.layers_per_stage = {10, 11, 11};
+        for (const auto f : {ExportFormat::Torchtitan, ExportFormat::TorchtitanToml}) expect_round_trip(l, f, options_for(l));
     }
     {   // DDP only, no parallelism but data
         LayoutOverrides o;
@@ -234,7 +254,7 @@ void TestExportRoundTrip::torchtitan_variants() {
         o.gbs = 64;
         o.recompute = "none";
         const Layout l = from_model("llama3-8b", "dgx-h100", 16, o);
-        expect_round_trip(l, ExportFormat::Torchtitan, options_for(l));
+        for (const auto f : {ExportFormat::Torchtitan, ExportFormat::TorchtitanToml}) expect_round_trip(l, f, options_for(l));
     }
 }
 
@@ -248,7 +268,15 @@ void TestExportRoundTrip::lossy_cases_name_the_loss() {
     };
     const auto tt = export_layout(tiny, ExportFormat::Torchtitan);
     QVERIFY(has(tt, "flavor"));
-    QVERIFY(has(tt, "sequence parallelism"));
+    QVERIFY(has(export_layout(tiny, ExportFormat::TorchtitanToml), "sequence parallelism"));
+    {   // ZeRO-0 with TP: v0.2.x's DDP refuses any second axis, main replicates
+        LayoutOverrides o;
+        o.zero = 0;
+        o.tp = 2;
+        const Layout l = from_model("llama3-8b", "dgx-h100", 16, o);
+        QVERIFY(has(export_layout(l, ExportFormat::TorchtitanToml), "DDP has not supported"));
+        QVERIFY(export_layout(l, ExportFormat::Torchtitan).lossless());
+    }
     const auto ds = export_layout(bundled("mixtral-8x7b-h100-64"), ExportFormat::DeepSpeed);
     QVERIFY(has(ds, "expert parallelism"));
     LayoutOverrides o;

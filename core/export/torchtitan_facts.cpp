@@ -1,0 +1,287 @@
+#include "export/torchtitan_facts.h"
+
+#include <algorithm>
+#include <array>
+
+#include "export/stage_split.h"
+
+namespace meshwork {
+
+namespace {
+
+// torchtitan/models/{llama3,deepseek_v3}/__init__.py flavor tables (torchtitan's llama3
+// flavors are the Llama 3.1 checkpoints) and their config_registry.py functions on main.
+constexpr std::array<TorchtitanFlavor, 4> kFlavors{{
+    {"llama3-8b", "llama3", "8B", "llama3_8b", false},
+    {"llama3-70b", "llama3", "70B", "llama3_70b", false},
+    {"llama3.1-405b", "llama3", "405B", "llama3_405b", false},
+    {"deepseek-v3", "deepseek_v3", "671B", "deepseek_v3_671b", true},
+}};
+
+bool divides(long long d, long long n) { return d > 0 && n % d == 0; }
+
+}  // namespace
+
+const TorchtitanFlavor* torchtitan_flavor_of_preset(const std::string& preset) {
+    for (const auto& f : kFlavors) {
+        if (preset == f.preset) return &f;
+    }
+    return nullptr;
+}
+
+const TorchtitanFlavor* torchtitan_flavor_of_main_config(const std::string& name,
+                                                         const std::string& function) {
+    for (const auto& f : kFlavors) {
+        if (name == f.name && function == f.main_config) return &f;
+    }
+    return nullptr;
+}
+
+std::string preset_of_torchtitan_flavor(const std::string& name, const std::string& flavor) {
+    for (const auto& f : kFlavors) {
+        if (name == f.name && flavor == f.flavor) return f.preset;
+    }
+    return "";
+}
+
+int torchtitan_zero_stage(long long shard, const std::string& reshard, int pp) {
+    if (shard <= 1) return 0;
+    if (reshard == "never") return 2;
+    if (reshard == "always") return 3;
+    return pp > 1 ? 2 : 3;  // "default"
+}
+
+std::string torchtitan_mesh_problem(TorchtitanTarget target, long long replicate, long long shard,
+                                    int tp, int pp, int cp, int ep, int etp) {
+    // Expert meshes: v0.2.x unflattens (pp, dp_replicate, efsdp, ep, etp) with
+    // efsdp = dp_shard·cp·tp / (ep·etp); main (pp, dp_replicate, efsdp, ep) with
+    // efsdp = dp_shard·cp·tp / ep. Replicas never hold experts of another replica.
+    const long long region = shard * cp * tp;
+    if (target == TorchtitanTarget::V02) {
+        if (ep > 1 && etp != 1 && etp != tp) {
+            return "expert_tensor_parallel_degree " + std::to_string(etp) +
+                   ": torchtitan v0.2.x supports ETP = TP or ETP = 1";
+        }
+        const long long group = ep > 1 ? static_cast<long long>(ep) * etp : 1;
+        if (!divides(group, region)) {
+            return "ep·etp = " + std::to_string(group) +
+                   " does not divide dp_shard·cp·tp = " + std::to_string(region) +
+                   ": torchtitan's expert mesh (efsdp) would be empty";
+        }
+        // Without FSDP (dp_shard·cp = 1 and no EP) v0.2.x applies DDP, which refuses any
+        // other axis: "DDP has not supported > 1D parallelism".
+        if (replicate > 1 && shard == 1 && cp == 1 && ep == 1 && (tp > 1 || pp > 1)) {
+            return "data_parallel_replicate_degree " + std::to_string(replicate) +
+                   " alone with tp/pp > 1: torchtitan v0.2.x runs DDP only when data parallelism "
+                   "is the only axis (\"DDP has not supported > 1D parallelism\")";
+        }
+        return "";
+    }
+    if (!divides(ep, region)) {
+        return "expert_parallel_degree " + std::to_string(ep) +
+               " does not divide dp_shard·cp·tp = " + std::to_string(region) +
+               " (torchtitan's ParallelDims refuses it)";
+    }
+    return "";
+}
+
+TorchtitanDataParallel plan_torchtitan_data_parallel(const Layout& layout, TorchtitanTarget target,
+                                                     std::vector<std::string>& lost) {
+    const auto& m = layout.parallel.mesh;
+    const int zero = layout.training.zero_stage;
+    TorchtitanDataParallel p;
+    // Expert tensor parallelism: main has no ETP axis; v0.2.x only ETP = TP or 1.
+    int etp = m.ep > 1 ? m.etp : 1;
+    if (etp > 1 && target == TorchtitanTarget::Main) {
+        lost.push_back(
+            "expert tensor parallelism (ETP " + std::to_string(etp) +
+            "): torchtitan main has no ETP axis; experts are split over EP and efsdp only");
+        etp = 1;
+    } else if (etp > 1 && etp != m.tp) {
+        lost.push_back("expert tensor parallelism (ETP " + std::to_string(etp) +
+                       "): torchtitan v0.2.x supports ETP = TP or 1; written as 1");
+        etp = 1;
+    }
+    p.etp = etp;
+    const auto fits = [&](long long replicate, long long shard) {
+        return torchtitan_mesh_problem(target, replicate, shard, m.tp, m.pp, m.cp, m.ep, etp)
+            .empty();
+    };
+    if (m.dp == 1) {
+        if (zero >= 2) lost.push_back("ZeRO-" + std::to_string(zero) + " without data parallelism");
+    } else if (zero >= 2) {
+        p.shard = m.dp;
+        p.reshard = zero == 2 ? "never" : "always";
+    } else if (zero == 1) {
+        p.shard = m.dp;
+        p.reshard = "never";
+        lost.push_back(
+            "ZeRO-1 (distributed optimizer): torchtitan has no optimizer-only sharding; "
+            "written as FSDP without resharding after forward (ZeRO-2), which also "
+            "shards gradients");
+    } else if (fits(m.dp, 1)) {
+        p.replicate = m.dp;
+    } else {
+        // Replication alone is refused: shard parameters in the smallest groups that work.
+        const std::string why =
+            torchtitan_mesh_problem(target, m.dp, 1, m.tp, m.pp, m.cp, m.ep, etp);
+        for (int s = 2; s <= m.dp; ++s) {
+            if (m.dp % s == 0 && fits(m.dp / s, s)) {
+                p.shard = s;
+                p.replicate = m.dp / s;
+                break;
+            }
+        }
+        if (p.shard == 1) p.shard = m.dp;  // unreachable for a valid layout (ep·etp | dp·cp·tp)
+        p.replicate = m.dp / p.shard;
+        p.reshard = "never";
+        lost.push_back("ZeRO-0 (replicated parameters): " + why + "; written as " +
+                       (p.replicate > 1 ? "HSDP (replicate " + std::to_string(p.replicate) +
+                                              " × shard " + std::to_string(p.shard) + ")"
+                                        : std::string("FSDP")) +
+                       " without resharding after forward (ZeRO-2)");
+    }
+    if (m.cp > 1 && zero < 2 && p.shard == 1) {
+        lost.push_back("ZeRO-" + std::to_string(zero) +
+                       " with context parallelism: torchtitan shards parameters over the cp ranks "
+                       "(FSDP over dp_shard × cp)");
+    }
+    return p;
+}
+
+std::string torchtitan_schedule_name(Schedule schedule) {
+    switch (schedule) {
+        case Schedule::GPipe:
+            return "GPipe";
+        case Schedule::OneFOneB:
+            return "1F1B";
+        case Schedule::Interleaved:
+            return "Interleaved1F1B";
+    }
+    return "1F1B";
+}
+
+TorchtitanSplit torchtitan_split(int layers, int pp,
+                                 const std::optional<long long>& layers_per_stage,
+                                 long long first_less, long long last_less,
+                                 bool multi_stage_schedule) {
+    TorchtitanSplit out;
+    const long long effective = layers + first_less + last_less;
+    long long stages = 0;
+    if (layers_per_stage) {
+        stages = (effective + *layers_per_stage - 1) / *layers_per_stage;
+        if (stages % pp != 0) {
+            out.error = std::to_string(stages) + " stages (" + std::to_string(effective) +
+                        " effective layers / " + std::to_string(*layers_per_stage) +
+                        ", rounded up) are not a multiple of pp " + std::to_string(pp);
+            return out;
+        }
+        if (!multi_stage_schedule && stages / pp != 1) {
+            out.error = "a single-stage schedule needs exactly 1 stage per rank, not " +
+                        std::to_string(stages / pp);
+            return out;
+        }
+        if (multi_stage_schedule && stages / pp < 2) {
+            out.error = "a multi-stage schedule needs at least 2 stages per rank";
+            return out;
+        }
+    } else {
+        stages = static_cast<long long>(pp) * (multi_stage_schedule ? 2 : 1);
+    }
+    if (stages == 1) {
+        out.layers = {layers};
+        return out;
+    }
+    const long long base = effective / stages, extra = effective % stages;
+    if (stages > effective || base == 0) {
+        out.error = std::to_string(stages) + " stages for " + std::to_string(effective) +
+                    " effective layers";
+        return out;
+    }
+    if (first_less > base || last_less > base) {
+        out.error = "first/last_stage_less_layers exceed the " + std::to_string(base) +
+                    " layers of a stage";
+        return out;
+    }
+    long long placed = 0;
+    for (long long i = 0; i < stages; ++i) {
+        long long n = base + (i < extra ? 1 : 0);
+        if (i == 0) n -= first_less;
+        if (i == stages - 1) n -= last_less;
+        n = std::max(0ll, std::min(n, layers - placed));  // torchtitan stops at the last layer
+        out.layers.push_back(static_cast<int>(n));
+        placed += n;
+    }
+    if (placed != layers)
+        out.error = "the stages hold " + std::to_string(placed) + " of " + std::to_string(layers) +
+                    " layers";
+    if (std::find(out.layers.begin(), out.layers.end(), 0) != out.layers.end())
+        out.error = "a stage without layers";
+    if (!out.error.empty()) out.layers.clear();
+    return out;
+}
+
+TorchtitanStages torchtitan_stages(const Layout& layout, std::vector<std::string>& lost) {
+    TorchtitanStages out;
+    const auto split = layout.stage_layers();
+    const int layers = layout.model.num_layers;
+    const int pp = layout.parallel.mesh.pp;
+    const auto chunks = static_cast<long long>(split.size());
+    const bool multi = layout.parallel.vpp > 1;
+    const auto builds = [&](long long first_less, long long last_less, long long& per) {
+        const long long effective = layers + first_less + last_less;
+        per = (effective + chunks - 1) / chunks;
+        return torchtitan_split(layers, pp, per, first_less, last_less, multi).layers == split;
+    };
+    // The lighter-ends form first (what a reader expects), then any reductions that work.
+    const SplitShape shape = classify_split(split);
+    if (shape.even || shape.ends_form) {
+        const int base =
+            shape.even ? shape.middle : std::max({shape.first, shape.middle, shape.last});
+        long long per = 0;
+        if (builds(base - shape.first, base - shape.last, per) && per == base) {
+            out.written = true;
+            out.layers_per_stage = base;
+            out.first_less = base - shape.first;
+            out.last_less = base - shape.last;
+            return out;
+        }
+    }
+    for (long long sum = 0; sum <= 2ll * layers; ++sum) {
+        for (long long first_less = 0; first_less <= sum; ++first_less) {
+            long long per = 0;
+            if (builds(first_less, sum - first_less, per)) {
+                out.written = true;
+                out.layers_per_stage = static_cast<int>(per);
+                out.first_less = static_cast<int>(first_less);
+                out.last_less = static_cast<int>(sum - first_less);
+                return out;
+            }
+        }
+    }
+    lost.push_back(
+        "layers per stage: torchtitan deals the layers out evenly (the remainder to the first "
+        "stages) with the first and last stages lighter only");
+    return out;
+}
+
+void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost) {
+    const auto& m = layout.parallel.mesh;
+    const auto& t = layout.training;
+    if (m.pp == 1 && t.schedule != Schedule::OneFOneB) {
+        lost.push_back("pipeline schedule " + to_string(t.schedule) + " with pp 1");
+    }
+    if (layout.parallel.vpp > 1 && t.schedule != Schedule::Interleaved) {
+        lost.push_back("virtual stages with the " + to_string(t.schedule) + " schedule");
+    }
+    if (m.order != "tp-cp-ep-dp-pp") {
+        lost.push_back("rank order " + m.order +
+                       ": torchtitan's mesh is pp, dp, cp, tp (tp fastest)");
+    }
+    if (!layout.placement.experts_per_ep_rank.empty()) lost.push_back("expert placement");
+    if (!t.flash_attention)
+        lost.push_back("unfused attention: torchtitan uses SDPA/flex attention");
+    if (t.moe_capacity_factor > 0) lost.push_back("MoE capacity factor");
+}
+
+}  // namespace meshwork

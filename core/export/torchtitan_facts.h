@@ -1,0 +1,98 @@
+// What Meshwork relies on about torchtitan, in one place: the pinned commits, the model
+// flavors, the converter names, and how torchtitan turns the data-parallel degrees into
+// DDP/FSDP/HSDP and an expert mesh. docs/export.md lists each fact with file:line.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "layout/layout.h"
+
+namespace meshwork {
+
+// The torchtitan a config is written for.
+enum class TorchtitanTarget {
+    Main,  // current main: a Python module returning Trainer.Config (--module/--config)
+    V02,   // v0.2.0-v0.2.2: the TOML job config (--job.config_file)
+};
+
+// The commits the facts were read at (docs/export.md).
+inline constexpr const char* kTorchtitanMainCommit = "b5bcd76c66d0acb1a08b176d9639425bc55e0b2a";
+inline constexpr const char* kTorchtitanV022Commit = "73a0e6979dd10b6b1904098eb3c8f62c18ab87ce";
+
+// A torchtitan model flavor with the same layers, widths, heads, experts and vocabulary as a
+// bundled preset, and the shipped main config function of that flavor.
+struct TorchtitanFlavor {
+    const char* preset;
+    const char* name;         // torchtitan/models/<name>
+    const char* flavor;       // key of the model's flavor table
+    const char* main_config;  // function of torchtitan/models/<name>/config_registry.py
+    bool moe;
+};
+// The flavor of a preset; nullptr when torchtitan has none.
+const TorchtitanFlavor* torchtitan_flavor_of_preset(const std::string& preset);
+// The flavor whose shipped main config function is `function` of torchtitan/models/`name`.
+const TorchtitanFlavor* torchtitan_flavor_of_main_config(const std::string& name,
+                                                         const std::string& function);
+// The preset of a torchtitan model name and flavor; empty when none.
+std::string preset_of_torchtitan_flavor(const std::string& name, const std::string& flavor);
+
+// v0.2.x model.converters names (components/quantization/float8.py register_model_converter).
+inline constexpr const char* kV02Float8Linear = "quantize.linear.float8";
+inline constexpr const char* kV02Float8GroupedMm = "quantize.grouped_mm.float8";
+
+// How the data-parallel ranks are written: replicate × shard = dp.
+struct TorchtitanDataParallel {
+    int replicate = 1;
+    int shard = 1;
+    std::string reshard;  // fsdp_reshard_after_forward: "always", "never" or "" (not written)
+    int etp = 1;          // expert_tensor_parallel_degree (V02 only; main has no ETP axis)
+};
+
+// What torchtitan at `target` would run for the layout's DP/ZeRO/EP: pure replication where
+// torchtitan allows it, else FSDP/HSDP, with every change from the layout appended to `lost`.
+// `layout` is canonical.
+TorchtitanDataParallel plan_torchtitan_data_parallel(const Layout& layout, TorchtitanTarget target,
+                                                     std::vector<std::string>& lost);
+
+// The ZeRO stage torchtitan's degrees amount to: sharded parameters (dp_shard > 1) are ZeRO-3,
+// or ZeRO-2 when they stay unsharded between forward and backward; reshard "default" means
+// "never" under pipeline parallelism (distributed/fsdp.py). Replication is ZeRO-0.
+int torchtitan_zero_stage(long long shard, const std::string& reshard, int pp);
+
+// Why torchtitan at `target` cannot build these degrees; empty when it can.
+std::string torchtitan_mesh_problem(TorchtitanTarget target, long long replicate, long long shard,
+                                    int tp, int pp, int cp, int ep, int etp);
+
+// torchtitan's name of a pipeline schedule (torch.distributed.pipelining).
+std::string torchtitan_schedule_name(Schedule schedule);
+
+// torchtitan's pipeline split (distributed/pipeline_parallel.py, the same in v0.2.2 and main):
+// stages = ceil((layers + first_less + last_less) / layers_per_stage), or pp × (1, or 2 for a
+// multi-stage schedule) without layers_per_stage; the effective layers are dealt out evenly
+// with the remainder to the first stages, and the first and last stage give up first_less
+// and last_less of theirs to the embedding and the output. `error` says why torchtitan
+// refuses the settings (then `layers` is empty).
+struct TorchtitanSplit {
+    std::vector<int> layers;
+    std::string error;
+};
+TorchtitanSplit torchtitan_split(int layers, int pp,
+                                 const std::optional<long long>& layers_per_stage,
+                                 long long first_less, long long last_less,
+                                 bool multi_stage_schedule);
+
+// pipeline_parallel_layers_per_stage and the first/last-stage reductions that make torchtitan
+// build the layout's split; `written` is false (and the reason in `lost`) when none does.
+struct TorchtitanStages {
+    bool written = false;
+    int layers_per_stage = 0, first_less = 0, last_less = 0;
+};
+TorchtitanStages torchtitan_stages(const Layout& layout, std::vector<std::string>& lost);
+
+// What neither target expresses: rank order, explicit expert placement, unfused attention,
+// capacity factor, a schedule without pipeline.
+void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost);
+
+}  // namespace meshwork
