@@ -1,6 +1,7 @@
 // What the exporters and importers of core/export exchange: formats, options, results.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +44,11 @@ struct ImportOptions {
     std::optional<int> seq;              // sequence length when the config has none (DeepSpeed)
     std::string name;                    // layout name; default: the file's stem
     std::string description;             // default: "Imported from FILE (FORMAT)"
+    std::optional<long long> vocab_size; // when the config does not state it (a tokenizer)
+    // Launch scripts: values of what the script cannot know (--set NAME=VALUE, "1" for $1)
+    // and the files that `. NAME` reads (--source NAME=PATH).
+    std::map<std::string, std::string> set;
+    std::map<std::string, std::string> sources;
 };
 
 // An input item that was read and deliberately not used (a learning rate, a data path).

@@ -20,6 +20,15 @@ constexpr const char* kModelDetail = "model detail that does not change shapes o
 constexpr const char* kMoeDetail = "MoE routing or dispatch detail: not modelled";
 constexpr const char* kRuntime = "process, timeout or fault-tolerance setting: not part of the layout";
 constexpr const char* kRamp = "batch-size ramp-up: Meshwork models the final --global-batch-size";
+constexpr const char* kModelNotYet =
+    "model setting that ModelSpec does not hold yet (RoPE variant, QK norm, sliding window, MTP): not modelled";
+constexpr const char* kRecomputeDetail =
+    "which modules selective recompute covers: Meshwork models selective recompute as a whole";
+constexpr const char* kFork =
+    "flag of a Megatron-LM fork (Pai-Megatron-Patch, ROCm Megatron-LM): not part of the layout";
+constexpr const char* kLegacy = "flag of an earlier Megatron-LM, since removed: not part of the layout";
+constexpr const char* kDeepSpeed =
+    "Megatron-DeepSpeed's DeepSpeed setting: import the DeepSpeed config itself with --format deepspeed";
 
 struct Entry {
     std::string_view flag;
@@ -136,6 +145,32 @@ constexpr std::array kIgnored = std::to_array<Entry>({
     {"--local-rank", kRuntime}, {"--local_rank", kRuntime}, {"--enable-ft-package", kRuntime},
     {"--empty-unused-memory-level", kRuntime}, {"--deterministic-mode", kRuntime},
     {"--yaml-cfg", kRuntime},
+    // current Megatron-LM flags met in its examples (arguments.py and the config dataclasses
+    // at d98e8a64; docs/upstream-megatron.md)
+    {"--decoupled-lr", kOptim}, {"--decoupled-min-lr", kOptim}, {"--step-batch-size-schedule", kRamp},
+    {"--tiktoken-pattern", kData}, {"--fsdp-manual-registration", kOverlap},
+    {"--recompute-modules", kRecomputeDetail}, {"--rope-type", kModelNotYet},
+    {"--rotary-scaling-factor", kModelNotYet}, {"--mscale", kModelNotYet}, {"--mscale-all-dim", kModelNotYet},
+    {"--qk-layernorm", kModelNotYet}, {"--window-size", kModelNotYet}, {"--mtp-num-layers", kModelNotYet},
+    {"--rotary-interleaved", kModelNotYet}, {"--apply-query-key-layer-scaling", kModelDetail},
+    {"--moe-router-force-load-balancing", kMoeDetail}, {"--log-batch-size-to-tensorboard", kLog},
+    {"--no-log-loss-scale-to-tensorboard", kLog}, {"--log-loss-scale-to-tensorboard", kLog},
+    {"--optimizer-offload-fraction", kOptim}, {"--optimizer-cpu-offload", kOptim},
+    {"--megatron-fsdp-main-params-dtype", kPrecisionDetail}, {"--megatron-fsdp-main-grads-dtype", kPrecisionDetail},
+    {"--megatron-fsdp-grad-comm-dtype", kPrecisionDetail},
+    // earlier Megatron-LM
+    {"--DDP-impl", kLegacy}, {"--use-contiguous-parameters-in-local-ddp", kLegacy},
+    {"--data-impl", kLegacy}, {"--no-load-lr-state", kLegacy},
+    // Megatron-DeepSpeed
+    {"--deepspeed_config", kDeepSpeed}, {"--deepspeed-config", kDeepSpeed},
+    {"--deepspeed-activation-checkpointing", kDeepSpeed}, {"--use-flash-attn-v2", kKernel},
+    {"--use-flash-attn-triton", kKernel}, {"--no-query-key-layer-scaling", kModelDetail},
+    {"--cpu-optimizer", kOptim}, {"--cpu-torch-adam", kOptim},
+    // forks: Pai-Megatron-Patch, ROCm Megatron-LM
+    {"--patch-tokenizer-type", kFork}, {"--extra-vocab-size", kFork}, {"--dataset", kFork},
+    {"--max-padding-length", kFork}, {"--train-mode", kFork}, {"--enable-shared-expert", kFork},
+    {"--num-shared-experts", kFork}, {"--attention-sink-k", kFork}, {"--fused-padded-mla-attention", kFork},
+    {"--keep_fp8_weight_transpose_cache", kFork}, {"--optimizer-offload-policy", kFork},
 });
 
 constexpr std::array kTorchrun = std::to_array<LauncherOption>({
