@@ -107,6 +107,9 @@ public:
     ImportResult run(const ScriptRun& script) {
         script_ = &script;
         for (const auto& n : script.notes) result_.notes.push_back(n);
+        for (const auto& [line, text] : script.exports) {
+            result_.ignored.push_back({"line " + std::to_string(line), text, "environment variable: not part of the layout"});
+        }
         ShellCommand argv;
         argv_ = &argv;
         const std::size_t i = pick_command(script, argv);
@@ -141,6 +144,7 @@ private:
             }
             return false;
         };
+        if (!w.empty() && megatron_flag(w[0].text)) return 0;  // the bare arguments
         for (std::size_t k = 0; k < w.size(); ++k) {
             const std::string b = basename(w[k].text);
             if (b == "torchrun" || b == "deepspeed") return k;
@@ -458,7 +462,7 @@ private:
     void arguments(const ShellCommand& argv, std::size_t i) {
         while (i < argv.size()) {
             std::string flag = argv[i].text;
-            if (!argv[i].unresolved.empty()) {
+            if (!argv[i].unresolved.empty() && !starts_with(flag, "--")) {
                 add(where(i), "an unknown word where an argument was expected: " + argv[i].unresolved);
                 ++i;
                 continue;

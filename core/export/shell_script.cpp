@@ -903,7 +903,13 @@ private:
         if (cmd_name == "export" || cmd_name == "declare" || cmd_name == "typeset" || cmd_name == "local" ||
             cmd_name == "readonly") {
             for (std::size_t a = k + 1; a < n.words.size(); ++a) {
-                if (is_assignment(n.words[a])) do_assignment(n.words[a]);
+                if (!is_assignment(n.words[a])) continue;
+                do_assignment(n.words[a]);
+                if (cmd_name == "export" && n.words[a].kind == Token::Word) {
+                    const std::string name = n.words[a].text.substr(0, n.words[a].text.find('='));
+                    const Var* v = value_of(name);
+                    run_.exports.emplace_back(n.line, name + "=" + shown(v != nullptr && !v->items.empty() ? v->items.front() : ""));
+                }
             }
             return {};
         }

@@ -65,6 +65,7 @@ struct ScriptRun {
     std::map<std::string, std::vector<ScriptWord>> variables;
     std::map<std::string, int> variable_lines;      // where each variable was last assigned
     std::map<std::string, std::string> sbatch;      // #SBATCH option (long name) -> value
+    std::vector<std::pair<int, std::string>> exports;  // line, NAME=value of each `export`
     std::vector<std::string> notes;
     int exit_line = 0;  // > 0: the run stopped at `exit N` (N != 0) on this line: an error exit
 };
