@@ -32,6 +32,9 @@ bool ignored_key(const std::string& table, const std::string& key) {
     static const std::pair<const char*, const char*> keys[] = {
         {"job", "config_file"}, {"job", "dump_folder"}, {"job", "description"},
         {"job", "use_for_integration_test"}, {"job", "print_args"}, {"job", "custom_config_module"},
+        {"job", "print_config"},  // v0.2.x: prints the resolved config at start-up
+        {"model", "norm_type"},   // 2024: the norm kernel of the flavor's own norm
+        {"training", "warmup_steps"},  // 2024: learning-rate warm-up, later [lr_scheduler]
         {"model", "hf_assets_path"}, {"model", "tokenizer_path"}, {"model", "print_after_conversion"},
         {"training", "dataset"}, {"training", "dataset_path"}, {"training", "max_norm"},
         {"training", "steps"}, {"training", "enable_cpu_offload"}, {"training", "mixed_precision_reduce"},
@@ -48,6 +51,53 @@ bool ignored_key(const std::string& table, const std::string& key) {
         if (table == t && key == k) return true;
     }
     return false;
+}
+
+// torchtitan's earlier names (2024: the parallel degrees under [training] and
+// [experimental], training.batch_size), moved to where v0.2.x reads them.
+struct MovedKey {
+    const char* from_table;
+    const char* from_key;
+    const char* to_table;
+    const char* to_key;
+};
+constexpr MovedKey kMovedKeys[] = {
+    {"training", "batch_size", "training", "local_batch_size"},
+    {"training", "data_parallel_degree", "parallelism", "data_parallel_shard_degree"},
+    {"training", "data_parallel_shard_degree", "parallelism", "data_parallel_shard_degree"},
+    {"training", "data_parallel_replicate_degree", "parallelism", "data_parallel_replicate_degree"},
+    {"training", "tensor_parallel_degree", "parallelism", "tensor_parallel_degree"},
+    {"experimental", "pipeline_parallel_degree", "parallelism", "pipeline_parallel_degree"},
+    {"experimental", "pipeline_parallel_schedule", "parallelism", "pipeline_parallel_schedule"},
+    {"experimental", "pipeline_parallel_split_points", "parallelism", "pipeline_parallel_split_points"},
+    {"experimental", "context_parallel_degree", "parallelism", "context_parallel_degree"},
+    {"experimental", "expert_parallel_degree", "parallelism", "expert_parallel_degree"},
+};
+
+void move_earlier_keys(toml::table& root, const std::string& file, ImportResult& r) {
+    for (const auto& m : kMovedKeys) {
+        toml::table* from = root[m.from_table].as_table();
+        if (from == nullptr || from->get(m.from_key) == nullptr) continue;
+        if (root[m.to_table].as_table() == nullptr) root.insert_or_assign(m.to_table, toml::table{});
+        toml::table* to = root[m.to_table].as_table();
+        const std::string from_name = std::string(m.from_table) + "." + m.from_key;
+        const std::string to_name = std::string(m.to_table) + "." + m.to_key;
+        if (to->get(m.to_key) != nullptr) {
+            throw InputError(file, from_name, "given together with " + to_name + ", its later name");
+        }
+        from->get(m.from_key)->visit([&](const auto& v) { to->insert_or_assign(m.to_key, v); });
+        from->erase(m.from_key);
+        r.notes.push_back(from_name + " read as " + to_name + " (its name in torchtitan v0.2)");
+    }
+    // 2024: [float8] enable_float8_linear = true is the float8 converter of later versions.
+    if (const toml::table* f8 = root["float8"].as_table()) {
+        if (const toml::node* on = f8->get("enable_float8_linear"); on != nullptr && on->value_or(false)) {
+            if (root["model"].as_table() == nullptr) root.insert_or_assign("model", toml::table{});
+            toml::table* model = root["model"].as_table();
+            if (model->get("converters") == nullptr) model->insert_or_assign("converters", toml::array{"float8"});
+            r.notes.push_back("float8.enable_float8_linear = true read as model.converters = [\"float8\"]");
+        }
+    }
 }
 
 bool used_key(const std::string& table, const std::string& key) {
@@ -151,6 +201,7 @@ ImportResult import_torchtitan(const std::string& text, const std::string& file,
     }
     ImportResult r;
     r.format = ImportFormat::Torchtitan;
+    move_earlier_keys(root, file, r);
     // Every table and key is either used, known to be irrelevant (listed as ignored) or an
     // error: a misspelt key must not silently fall back to torchtitan's default.
     std::vector<InputIssue> issues;
@@ -302,6 +353,12 @@ ImportResult import_torchtitan(const std::string& text, const std::string& file,
         }
     }
     const int layers = l.model.num_layers;
+    if (mesh.pp == 1 && tr.schedule != Schedule::OneFOneB) {
+        // torchtitan builds no pipeline with one stage: the schedule is not used.
+        r.notes.push_back("pipeline_parallel_schedule = \"" + sched +
+                          "\" has no effect with pipeline_parallel_degree 1");
+        tr.schedule = Schedule::OneFOneB;
+    }
     if (mesh.pp > 1) {
         const auto per = t.integer("parallelism", "pipeline_parallel_layers_per_stage", 1, 100000);
         const int first_less = static_cast<int>(
