@@ -326,6 +326,8 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     c.recompute = tr.recompute;
     c.recompute_num_layers = tr.recompute_num_layers;
     c.zero_stage = std::clamp(tr.zero_stage, 0, 3);
+    c.offload_optimizer = tr.offload_optimizer != Offload::None;
+    c.offload_params = tr.offload_params != Offload::None;
     c.dtype = tr.dtype;
     c.kernel = kernel_model(cl, tr.dtype);
     c.link = link_model(cl);

@@ -72,6 +72,8 @@ struct LayoutCosts {
     Recompute recompute = Recompute::None;
     int recompute_num_layers = 0;
     int zero_stage = 0;
+    bool offload_optimizer = false;  // optimizer states on the host (not in GPU memory)
+    bool offload_params = false;     // ZeRO-3 parameter shards on the host
     DType dtype = DType::Bf16;
     KernelModel kernel;
     LinkModel link;

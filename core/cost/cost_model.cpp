@@ -197,9 +197,11 @@ void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const T
             buffers += 2.0 * c.tokens * profile_.top_k / c.tp * profile_.hidden * c.element_bytes;
         }
         const double reserved = c.reserved_fixed_bytes + c.fragmentation * (activations + buffers);
-        st.params_bytes = to_bytes(dense_mem.params_bytes + expert_mem.params_bytes);
+        // Offloaded state lives in host memory; the gathered working set of ZeRO-3 is in the
+        // buffers either way.
+        st.params_bytes = c.offload_params ? 0 : to_bytes(dense_mem.params_bytes + expert_mem.params_bytes);
         st.grads_bytes = to_bytes(dense_mem.grads_bytes + expert_mem.grads_bytes);
-        st.optimizer_bytes = to_bytes(dense_mem.optimizer_bytes + expert_mem.optimizer_bytes);
+        st.optimizer_bytes = c.offload_optimizer ? 0 : to_bytes(dense_mem.optimizer_bytes + expert_mem.optimizer_bytes);
         st.activations_bytes = to_bytes(activations);
         st.buffers_bytes = to_bytes(buffers);
         st.reserved_bytes = to_bytes(reserved);

@@ -15,6 +15,13 @@ nlohmann::json deepspeed_config_json(const Layout& layout, std::vector<std::stri
     j["train_micro_batch_size_per_gpu"] = t.micro_batch_size;
     j["gradient_accumulation_steps"] = l.num_micro_batches();
     j["zero_optimization"] = {{"stage", t.zero_stage}};
+    // ZeRO-Offload / ZeRO-Infinity (deepspeed/runtime/zero/offload_config.py: device none|cpu|nvme).
+    if (t.offload_optimizer != Offload::None) {
+        j["zero_optimization"]["offload_optimizer"] = {{"device", to_string(t.offload_optimizer)}};
+    }
+    if (t.offload_params != Offload::None) {
+        j["zero_optimization"]["offload_param"] = {{"device", to_string(t.offload_params)}};
+    }
     j["bf16"] = {{"enabled", t.dtype == DType::Bf16}};
     j["fp16"] = {{"enabled", t.dtype == DType::Fp16}};
     if (m.tp > 1) j["tensor_parallel"] = {{"autotp_size", m.tp}};

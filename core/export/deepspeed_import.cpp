@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "common/error.h"
 #include "common/json_reader.h"
 #include "export/canonical_layout.h"
@@ -12,14 +14,15 @@ namespace {
 constexpr std::int64_t kMaxBatch = 1ll << 30;
 constexpr std::int64_t kMaxAxis = 1 << 20;
 
-// Refuses the "auto" placeholders of Hugging Face's Trainer integration: a file to import
-// must hold the values.
-void refuse_auto(const Json& j, const std::string& path, const std::string& file) {
-    if (j.is_string() && j.get<std::string>() == "auto") {
-        throw InputError(file, path, "\"auto\" is filled in by the Hugging Face Trainer at run "
-                                     "time: write the number");
-    }
-}
+bool is_auto(const Json& j) { return j.is_string() && j.get<std::string>() == "auto"; }
+
+// The Hugging Face Trainer fills "auto" from its TrainingArguments
+// (transformers/integrations/deepspeed.py, HfTrainerDeepSpeedConfig.trainer_config_process):
+// train_micro_batch_size_per_gpu <- per_device_train_batch_size (default 8),
+// gradient_accumulation_steps <- gradient_accumulation_steps (default 1),
+// train_batch_size <- world × the two, fp16/bf16.enabled <- --fp16/--bf16 (default off).
+constexpr std::int64_t kHfPerDeviceBatch = 8;
+constexpr std::int64_t kHfAccumulation = 1;
 
 // Reads the keys of `section` listed in `used`, lists the rest as ignored.
 void ignore_rest(const Json& section, const std::string& path, std::initializer_list<const char*> used,
@@ -38,6 +41,7 @@ void ignore_rest(const Json& section, const std::string& path, std::initializer_
 
 ImportResult import_deepspeed(const std::string& text, const std::string& file,
                               const ImportOptions& options) {
+    std::vector<std::string> auto_batch;  // the batch keys given as "auto"
     const Json j = parse_json_text(text, file);
     if (!j.is_object()) throw InputError(file, "(top level)", "expected a DeepSpeed config object");
     ImportResult r;
@@ -51,11 +55,10 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
     l.model_ref = *options.model;
     apply_import_defaults(l, options, file, "DeepSpeed config", r.notes);
 
-    for (const auto& [key, value] : j.items()) refuse_auto(value, key, file);
     auto optional_int = [&](const Json& obj, const std::string& key, const std::string& path,
                             std::int64_t min_value, std::int64_t max_value) -> std::optional<std::int64_t> {
         if (!obj.contains(key)) return std::nullopt;
-        refuse_auto(obj.at(key), path, file);
+        if (is_auto(obj.at(key))) throw InputError(file, path, "\"auto\" is not read here: write the number");
         return JsonObjectReader::as_int(obj.at(key), file, path, min_value, max_value);
     };
     auto section = [&](const std::string& key) -> const Json& {
@@ -69,10 +72,11 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
     auto enabled = [&](const std::string& key) {
         const Json& s = section(key);
         if (!s.contains("enabled")) return false;
-        if (!s.at("enabled").is_boolean()) {
-            refuse_auto(s.at("enabled"), key + ".enabled", file);
-            throw InputError(file, key + ".enabled", "expected true or false");
+        if (is_auto(s.at("enabled"))) {
+            r.notes.push_back(key + ".enabled \"auto\": off, as the Hugging Face Trainer fills it without --" + key);
+            return false;
         }
+        if (!s.at("enabled").is_boolean()) throw InputError(file, key + ".enabled", "expected true or false");
         return s.at("enabled").get<bool>();
     };
 
@@ -92,12 +96,38 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
                                             kMaxAxis).value_or(1));
     const long long model_parallel = static_cast<long long>(mesh.tp) * mesh.pp * mesh.cp;
 
-    auto tbs = optional_int(j, "train_batch_size", "train_batch_size", 1, kMaxBatch);
-    auto mbs = optional_int(j, "train_micro_batch_size_per_gpu", "train_micro_batch_size_per_gpu", 1,
-                            kMaxBatch);
-    auto gas = optional_int(j, "gradient_accumulation_steps", "gradient_accumulation_steps", 1,
-                            kMaxBatch);
+    // "auto" batch values: filled as the Hugging Face Trainer fills them.
+    const auto batch_key = [&](const char* key) -> std::optional<std::int64_t> {
+        if (j.contains(key) && is_auto(j.at(key))) {
+            auto_batch.push_back(key);
+            return std::nullopt;
+        }
+        return optional_int(j, key, key, 1, kMaxBatch);
+    };
+    auto tbs = batch_key("train_batch_size");
+    auto mbs = batch_key("train_micro_batch_size_per_gpu");
+    auto gas = batch_key("gradient_accumulation_steps");
     const auto world_opt = world_from_options(options, l.cluster.gpus_per_node);
+    const auto is_auto_key = [&](const char* key) {
+        return std::find(auto_batch.begin(), auto_batch.end(), std::string(key)) != auto_batch.end();
+    };
+    if (!auto_batch.empty()) {
+        if (is_auto_key("train_micro_batch_size_per_gpu")) mbs = kHfPerDeviceBatch;
+        if (is_auto_key("gradient_accumulation_steps")) gas = kHfAccumulation;
+        if (is_auto_key("train_batch_size")) {
+            if (!world_opt) {
+                throw InputError(file, "train_batch_size",
+                                 "\"auto\" is the world size × micro batch × accumulation steps: pass --gpus or --nodes");
+            }
+            if (mbs && gas) tbs = *world_opt * *mbs * *gas;
+        }
+        std::string keys;
+        for (const auto& k : auto_batch) keys += (keys.empty() ? "" : ", ") + k;
+        r.notes.push_back("\"auto\" in " + keys +
+                          " filled as the Hugging Face Trainer does with its defaults (per-device batch " +
+                          std::to_string(kHfPerDeviceBatch) + ", accumulation " + std::to_string(kHfAccumulation) +
+                          ", train batch = world × both); give the numbers your Trainer uses in the config");
+    }
     long long dp = 0;
     if (tbs && mbs && gas) {
         if (*tbs % (*mbs * *gas) != 0) {
@@ -122,18 +152,30 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
             throw InputError("<flags>", "--gpus", "not a multiple of autotp × pipeline × sequence parallel");
         }
         dp = *world_opt / model_parallel;
+        // DeepSpeed's own completion of the missing keys (runtime/config.py,
+        // _set_batch_related_parameters), then its check (_batch_assertion).
         if (tbs && mbs) {
-            if (*tbs % (*mbs * dp) != 0) throw InputError(file, "train_batch_size", "not a multiple of micro batch × data parallel");
-            gas = *tbs / (*mbs * dp);
+            gas = *tbs / *mbs / dp;
         } else if (tbs && gas) {
-            if (*tbs % (*gas * dp) != 0) throw InputError(file, "train_batch_size", "not a multiple of accumulation steps × data parallel");
-            mbs = *tbs / (*gas * dp);
+            mbs = *tbs / dp / *gas;
         } else if (mbs && gas) {
             tbs = *mbs * *gas * dp;
+        } else if (tbs) {
+            gas = 1;
+            mbs = *tbs / dp;
+        } else if (mbs) {
+            gas = 1;
+            tbs = *mbs * dp;
         } else {
             throw InputError(file, "train_batch_size",
-                             "two of train_batch_size, train_micro_batch_size_per_gpu and "
-                             "gradient_accumulation_steps are needed");
+                             "DeepSpeed needs train_batch_size or train_micro_batch_size_per_gpu (a config for the "
+                             "Hugging Face Trainer gets them from its arguments: write them, or \"auto\")");
+        }
+        if (*mbs < 1 || *gas < 1 || *tbs != *mbs * *gas * dp) {
+            throw InputError(file, "train_batch_size",
+                             "DeepSpeed's check fails on " + std::to_string(dp) + " data-parallel ranks: " +
+                                 std::to_string(*tbs) + " != " + std::to_string(*mbs) + " (micro batch) × " +
+                                 std::to_string(*gas) + " (accumulation steps) × " + std::to_string(dp));
         }
     }
     mesh.dp = static_cast<int>(dp);
@@ -154,6 +196,35 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
     }
     const Json& zero = section("zero_optimization");
     t.zero_stage = static_cast<int>(optional_int(zero, "stage", "zero_optimization.stage", 0, 3).value_or(0));
+    // ZeRO-Offload: offload_optimizer / offload_param {"device": none|cpu|nvme}; the earlier
+    // booleans cpu_offload (optimizer) and cpu_offload_params.
+    const auto device = [&](const char* key, const char* legacy) {
+        Offload o = Offload::None;
+        if (zero.contains(key)) {
+            const Json& sec = zero.at(key);
+            const std::string path = std::string("zero_optimization.") + key + ".device";
+            if (!sec.is_object()) throw InputError(file, std::string("zero_optimization.") + key, "expected an object");
+            if (sec.contains("device")) {
+                if (!sec.at("device").is_string() || !parse_offload(sec.at("device").get<std::string>(), o)) {
+                    throw InputError(file, path, "expected \"none\", \"cpu\" or \"nvme\"");
+                }
+            }
+        }
+        if (zero.contains(legacy)) {
+            if (!zero.at(legacy).is_boolean()) {
+                throw InputError(file, std::string("zero_optimization.") + legacy, "expected true or false");
+            }
+            if (zero.at(legacy).get<bool>()) {
+                if (o == Offload::Nvme) {
+                    throw InputError(file, std::string("zero_optimization.") + legacy, "conflicts with the nvme device");
+                }
+                o = Offload::Cpu;
+            }
+        }
+        return o;
+    };
+    t.offload_optimizer = device("offload_optimizer", "cpu_offload");
+    t.offload_params = device("offload_param", "cpu_offload_params");
     const bool bf16 = enabled("bf16") || enabled("bfloat16");
     const bool fp16 = enabled("fp16");
     if (bf16 && fp16) throw InputError(file, "fp16.enabled", "conflicts with bf16.enabled");
@@ -170,11 +241,18 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
     t.schedule = Schedule::OneFOneB;
 
     for (const auto& [key, value] : j.items()) {
+        if (is_auto(value) && key != "train_batch_size" && key != "train_micro_batch_size_per_gpu" &&
+            key != "gradient_accumulation_steps") {
+            r.ignored.push_back({key, value.dump(), "\"auto\" filled by the Hugging Face Trainer; not part of the layout"});
+            continue;
+        }
         if (key == "train_batch_size" || key == "train_micro_batch_size_per_gpu" ||
             key == "gradient_accumulation_steps" || key == "sequence_parallel_size") {
             continue;
         }
-        if (key == "zero_optimization") ignore_rest(value, key, {"stage"}, r);
+        if (key == "zero_optimization") {
+            ignore_rest(value, key, {"stage", "offload_optimizer", "offload_param", "cpu_offload", "cpu_offload_params"}, r);
+        }
         else if (key == "bf16" || key == "bfloat16" || key == "fp16") ignore_rest(value, key, {"enabled"}, r);
         else if (key == "tensor_parallel") ignore_rest(value, key, {"autotp_size"}, r);
         else if (key == "pipeline") ignore_rest(value, key, {"stages", "activation_checkpoint_interval"}, r);

@@ -175,6 +175,9 @@ void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
             break;
     }
     a.value("--attention-backend", t.flash_attention ? "auto" : "unfused");
+    if (t.offload_optimizer != Offload::None || t.offload_params != Offload::None) {
+        lost.push_back("DeepSpeed-style offload of optimizer states or parameters: not written for Megatron-LM");
+    }
     if (l.model.is_moe() && t.moe_capacity_factor > 0) {
         a.value("--moe-expert-capacity-factor", number(t.moe_capacity_factor));
     }

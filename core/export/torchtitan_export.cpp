@@ -159,6 +159,10 @@ ExportResult export_torchtitan(const Layout& layout) {
     if (!l.placement.experts_per_ep_rank.empty()) lost.push_back("expert placement");
     if (!t.flash_attention) lost.push_back("unfused attention: torchtitan uses SDPA/flex attention");
     if (t.moe_capacity_factor > 0) lost.push_back("MoE capacity factor");
+    if (t.offload_optimizer != Offload::None || t.offload_params != Offload::None) {
+        lost.push_back("DeepSpeed-style offload: torchtitan's enable_cpu_offload moves parameters, "
+                       "gradients and optimizer states together");
+    }
 
     s += "\n[activation_checkpoint]\n";
     switch (t.recompute) {
