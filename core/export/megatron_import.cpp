@@ -207,13 +207,14 @@ private:
     }
 
     // No command launches training: the Megatron-LM arguments of a variable (a config file
-    // that a job script sources), when exactly one variable holds a layout argument.
+    // that a job script sources), when exactly one variable holds a model: --num-layers,
+    // which Megatron-LM requires.
     std::size_t from_variable(const ScriptRun& script, ShellCommand& argv) {
         std::vector<std::string> candidates;
         for (const auto& [name, words] : script.variables) {
-            bool layout = false;
-            for (const auto& w : words) layout = layout || layout_flag(w.text.substr(0, w.text.find('='))) != nullptr;
-            if (layout) candidates.push_back(name);
+            bool model = false;
+            for (const auto& w : words) model = model || w.text.substr(0, w.text.find('=')) == "--num-layers";
+            if (model) candidates.push_back(name);
         }
         // A variable whose words are all inside another candidate (GPT_ARGS in ALL_ARGS) is a part.
         std::vector<std::string> outer;

@@ -19,22 +19,27 @@ constexpr std::int64_t kMaxPositions = 1ll << 26;
 constexpr std::int64_t kMaxExperts = 1 << 16;
 
 // The families whose config.json fields this reader knows.
-enum class Family { LlamaLike, Mixtral, Qwen2Moe, DeepSeek, Gpt2, GptNeoX };
+enum class Family { LlamaLike, Gemma, Mixtral, Qwen2Moe, DeepSeek, DeepSeekMoe, Gpt2, GptNeoX };
 
 Family family_of(const std::string& model_type, const std::string& file,
                  const std::string& field) {
     if (model_type == "llama" || model_type == "mistral" || model_type == "qwen2" ||
         model_type == "qwen3")
         return Family::LlamaLike;
+    // Gemma 2/3: a Llama-like block with GeGLU, a tied LM head and extra norms whose few
+    // parameters (2·h per layer) are not counted.
+    if (model_type == "gemma2" || model_type == "gemma3_text") return Family::Gemma;
     if (model_type == "mixtral") return Family::Mixtral;
+    // DeepSeek-MoE (v1): DeepSeek's experts with standard multi-head attention.
+    if (model_type == "deepseek") return Family::DeepSeekMoe;
     if (model_type == "qwen2_moe") return Family::Qwen2Moe;
     if (model_type == "deepseek_v3" || model_type == "deepseek_v2") return Family::DeepSeek;
     if (model_type == "gpt2") return Family::Gpt2;
     if (model_type == "gpt_neox") return Family::GptNeoX;
     throw InputError(file, field,
                      "unsupported model_type '" + model_type +
-                         "' (supported: llama, mistral, qwen2, qwen3, mixtral, qwen2_moe, "
-                         "deepseek_v2, deepseek_v3, gpt2, gpt_neox)");
+                         "' (supported: llama, mistral, qwen2, qwen3, gemma2, gemma3_text, mixtral, "
+                         "qwen2_moe, deepseek, deepseek_v2, deepseek_v3, gpt2, gpt_neox)");
 }
 
 void check_divides(std::int64_t a, std::int64_t b, const std::string& file,
@@ -84,7 +89,8 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
         m.vocab_size = r.get_int("vocab_size", 1, kMaxVocab);
         m.max_position_embeddings = r.get_int_or("max_position_embeddings", 4096, 1, kMaxPositions);
         m.ffn_hidden_size = r.get_int("intermediate_size", 1, kMaxWidth);
-        m.tie_embeddings = r.get_bool_or("tie_word_embeddings", false);
+        // transformers' default: Gemma ties the LM head to the embedding, the others do not.
+        m.tie_embeddings = r.get_bool_or("tie_word_embeddings", fam == Family::Gemma);
         if (fam == Family::GptNeoX) {
             m.norm = NormKind::LayerNorm;
             m.mlp = MlpKind::Dense;
@@ -130,7 +136,7 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
                                  "dense-only layer lists are not supported; expected []");
             }
         }
-    } else if (fam == Family::DeepSeek) {
+    } else if (fam == Family::DeepSeek || fam == Family::DeepSeekMoe) {
         m.moe.num_experts = static_cast<int>(r.get_int("n_routed_experts", 1, kMaxExperts));
         m.moe.top_k = static_cast<int>(r.get_int("num_experts_per_tok", 1, kMaxExperts));
         m.moe.expert_ffn_hidden = r.get_int("moe_intermediate_size", 1, kMaxWidth);
@@ -139,6 +145,8 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
         m.moe.first_k_dense = static_cast<int>(r.get_int_or("first_k_dense_replace", 0, 0, kMaxLayers));
         m.moe.layer_freq = static_cast<int>(r.get_int_or("moe_layer_freq", 1, 1, kMaxLayers));
         m.moe.router_bias = model_type == "deepseek_v3";
+    }
+    if (fam == Family::DeepSeek) {
         m.uses_mla = true;
         m.mla.q_lora_rank = r.get_int_or("q_lora_rank", 0, 0, kMaxWidth);
         m.mla.kv_lora_rank = r.get_int("kv_lora_rank", 1, kMaxWidth);
@@ -206,14 +214,15 @@ Json model_to_hf_config(const ModelSpec& m) {
         j["moe_intermediate_size"] = m.moe.expert_ffn_hidden;
         j["shared_expert_intermediate_size"] = m.moe.shared_ffn_hidden;
         j["decoder_sparse_step"] = m.moe.layer_freq;
-    } else if (m.family == "deepseek_v3" || m.family == "deepseek_v2") {
-        j.erase("head_dim");
+    } else if (m.family == "deepseek_v3" || m.family == "deepseek_v2" || m.family == "deepseek") {
         j["n_routed_experts"] = m.moe.num_experts;
         j["num_experts_per_tok"] = m.moe.top_k;
         j["moe_intermediate_size"] = m.moe.expert_ffn_hidden;
         j["n_shared_experts"] = m.moe.num_shared_experts;
         j["first_k_dense_replace"] = m.moe.first_k_dense;
         j["moe_layer_freq"] = m.moe.layer_freq;
+        if (m.family == "deepseek") return j;
+        j.erase("head_dim");
         j["q_lora_rank"] = m.mla.q_lora_rank;
         j["kv_lora_rank"] = m.mla.kv_lora_rank;
         j["qk_nope_head_dim"] = m.mla.qk_nope_head_dim;
