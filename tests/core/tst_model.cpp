@@ -24,6 +24,7 @@ private slots:
     void hf_bad_configs_data();
     void hf_bad_configs();
     void hf_round_trip();
+    void hf_round_trip_new_families();
     void unknown_preset_lists_known();
 };
 
@@ -114,7 +115,7 @@ void TestModel::hf_families_data() {
     QTest::addColumn<qint64>("params");
     // Small configs of each family, counted by hand in the fixture's "_expected_params".
     for (const char* f : {"qwen2-small", "qwen2moe-small", "gpt2-no-model-type", "neox-small",
-                          "deepseek-small", "mistral-head-dim"}) {
+                          "deepseek-small", "mistral-head-dim", "gemma2-small", "deepseek-moe-v1-small"}) {
         const std::string path = std::string(MESHWORK_TEST_FIXTURES) + "/hf/" + f + ".json";
         const Json j = load_json_file(path);
         QTest::newRow(f) << QString::fromStdString(path)
@@ -164,6 +165,13 @@ void TestModel::hf_round_trip() {
         const ModelSpec m = load_model(preset);
         ModelSpec back = model_from_hf_config(model_to_hf_config(m), "rt", m.name);
         QVERIFY2(back == m, preset);
+    }
+}
+
+void TestModel::hf_round_trip_new_families() {
+    for (const char* f : {"gemma2-small", "deepseek-moe-v1-small"}) {
+        const ModelSpec m = load_model(std::string(MESHWORK_TEST_FIXTURES) + "/hf/" + f + ".json");
+        QVERIFY2(model_from_hf_config(model_to_hf_config(m), "rt", m.name) == m, f);
     }
 }
 
