@@ -155,7 +155,7 @@ constexpr std::array kIgnored = std::to_array<Entry>({
     {"--rotary-interleaved", kModelNotYet}, {"--apply-query-key-layer-scaling", kModelDetail},
     {"--moe-router-force-load-balancing", kMoeDetail}, {"--log-batch-size-to-tensorboard", kLog},
     {"--no-log-loss-scale-to-tensorboard", kLog}, {"--log-loss-scale-to-tensorboard", kLog},
-    {"--optimizer-offload-fraction", kOptim}, {"--optimizer-cpu-offload", kOptim},
+    {"--optimizer-offload-fraction", kOptim},
     {"--megatron-fsdp-main-params-dtype", kPrecisionDetail}, {"--megatron-fsdp-main-grads-dtype", kPrecisionDetail},
     {"--megatron-fsdp-grad-comm-dtype", kPrecisionDetail},
     // earlier Megatron-LM
@@ -190,11 +190,64 @@ constexpr std::array kTorchrun = std::to_array<LauncherOption>({
     {"--run_path", false},
 });
 
+struct UpstreamFlag {
+    std::string_view flag;
+    bool takes_value;
+    const char* source;
+};
+
+constexpr UpstreamFlag kUpstream[] = {
+#include "export/megatron_upstream_flags.inc"
+};
+
+constexpr const char* kUpstreamReason =
+    "Megatron-LM argument that is not one of the layout arguments import-args reads";
+
+// Current flags that change the layout in ways a Meshwork layout does not hold.
+constexpr std::array kUnread = std::to_array<Entry>({
+    {"--account-for-embedding-in-pipeline-split", "the pipeline split then counts the embedding as a layer"},
+    {"--account-for-loss-in-pipeline-split", "the pipeline split then counts the loss as a layer"},
+    {"--heterogeneous-layers-config-path", "heterogeneous layers: blocks of different shapes"},
+    {"--heterogeneous-layers-config-encoded-json", "heterogeneous layers: blocks of different shapes"},
+    {"--heterogeneous-block-specs", "heterogeneous layers: blocks of different shapes"},
+    {"--hybrid-layer-pattern", "hybrid Mamba/attention layer pattern"},
+    {"--hybrid-override-pattern", "hybrid Mamba/attention layer pattern"},
+    {"--is-hybrid-model", "hybrid Mamba/attention model"},
+    {"--hierarchical-context-parallel-sizes", "hierarchical context parallelism"},
+    {"--hybrid-context-parallel", "hybrid context parallelism"},
+    {"--encoder-num-layers", "an encoder stack"},
+    {"--tensor-parallel-num-weight-shards", "weight sharding within tensor parallelism"},
+    {"--expert-tensor-parallel-num-weight-shards", "weight sharding within expert tensor parallelism"},
+    {"--cpu-offloading", "activation and weight offloading to the CPU"},
+    {"--fine-grained-activation-offloading", "activation offloading to the CPU"},
+    {"--optimizer-cpu-offload", "a fraction of the optimizer on the CPU (a whole-optimizer offload is "
+                                "training.offload_optimizer, from DeepSpeed configs)"},
+    {"--fp4-format", "FP4 training"},
+    {"--quick-geglu", "a gated GeLU MLP (a gated MLP is read from --swiglu)"},
+    {"--moe-latent-size", "experts working in a latent width"},
+});
+
 }  // namespace
 
 const char* megatron_ignored_flag_reason(const std::string& flag) {
     for (const auto& e : kIgnored) {
         if (e.flag == flag) return e.reason;
+    }
+    if (megatron_unread_layout_flag(flag) != nullptr) return nullptr;
+    if (megatron_upstream_flag_source(flag) != nullptr) return kUpstreamReason;
+    return nullptr;
+}
+
+const char* megatron_unread_layout_flag(const std::string& flag) {
+    for (const auto& e : kUnread) {
+        if (e.flag == flag) return e.reason;
+    }
+    return nullptr;
+}
+
+const char* megatron_upstream_flag_source(const std::string& flag) {
+    for (const auto& u : kUpstream) {
+        if (u.flag == flag) return u.source;
     }
     return nullptr;
 }

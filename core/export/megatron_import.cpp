@@ -514,6 +514,8 @@ private:
                 // An unexpanded value of an ignored flag is harmless: it is not read.
                 (void)unexpanded;
                 result_.ignored.push_back({where(at), text, reason});
+            } else if (const char* unread = megatron_unread_layout_flag(flag)) {
+                add(where(at, flag), std::string("changes the layout in a way import-args does not read: ") + unread);
             } else {
                 add(where(at, flag),
                     "unknown Megatron-LM argument: neither a layout argument nor one of the "

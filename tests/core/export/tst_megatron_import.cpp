@@ -261,6 +261,14 @@ void TestMegatronImport::launchers() {
     QVERIFY(mds.layout.training.recompute == Recompute::Full);
     QVERIFY(mds.layout.training.dtype == DType::Fp8);
     QVERIFY(ignored(mds, "--decoupled-lr 1e-4") != nullptr);
+    // Any flag of Megatron-LM's current argparse is known (the generated table); one that
+    // changes the layout in a way a layout does not hold is refused, named.
+    const ImportResult up = import_megatron(
+        "torchrun --nproc-per-node 2 " + args + " --eval-micro-batch-size 2 --no-check-for-nan-in-loss-and-grad",
+        "up.sh", cluster("dgx-h100"));
+    QVERIFY(ignored(up, "--eval-micro-batch-size 2") != nullptr);
+    EXPECT_ISSUE("torchrun --nproc-per-node 2 " + args + " --hybrid-layer-pattern M*4", "argv[18] --hybrid-layer-pattern",
+                 "does not read");
 }
 
 void TestMegatronImport::pipeline_layout() {
