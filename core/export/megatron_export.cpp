@@ -4,6 +4,7 @@
 
 #include "export/canonical_layout.h"
 #include "export/moe_layer_pattern.h"
+#include "export/pipeline_layout.h"
 #include "export/stage_split.h"
 
 namespace meshwork {
@@ -72,7 +73,11 @@ void model_args(const ModelSpec& m, ArgList& a, std::vector<std::string>& lost) 
             a.value("--moe-shared-expert-intermediate-size", m.moe.shared_ffn_hidden);
         }
         if (m.moe.shared_expert_gate) a.flag("--moe-shared-expert-gate");
-        if (m.moe.router_bias) a.flag("--moe-router-enable-expert-bias");
+        if (m.moe.router_bias) {
+            // TransformerConfig refuses expert bias with the default softmax scores.
+            a.value("--moe-router-score-function", "sigmoid");
+            a.flag("--moe-router-enable-expert-bias");
+        }
         const std::string freq = moe_layer_freq_value(m);
         if (!freq.empty()) a.value("--moe-layer-freq", freq);
     }
@@ -99,23 +104,15 @@ void parallel_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
     const int vpp = l.parallel.vpp;
     const auto split = l.stage_layers();
     const SplitShape shape = classify_split(split);
-    if (vpp > 1) {
-        if (shape.even) {
-            a.value("--num-layers-per-virtual-pipeline-stage", shape.middle);
-        } else {
-            a.value("--num-virtual-stages-per-pipeline-rank", vpp);
-            lost.push_back("uneven split " + std::to_string(split.size()) +
-                           " chunks with virtual stages: Meshwork exports uneven splits only "
-                           "without virtual pipeline stages");
-        }
+    if (vpp > 1 && shape.even) {
+        a.value("--num-layers-per-virtual-pipeline-stage", shape.middle);
+    } else if (vpp == 1 && m.pp > 1 && !shape.even && shape.ends_form) {
+        a.value("--decoder-first-pipeline-num-layers", shape.first);
+        a.value("--decoder-last-pipeline-num-layers", shape.last);
     } else if (m.pp > 1 && !shape.even) {
-        if (shape.ends_form) {
-            a.value("--decoder-first-pipeline-num-layers", shape.first);
-            a.value("--decoder-last-pipeline-num-layers", shape.last);
-        } else {
-            lost.push_back("layers per stage: Megatron-LM's flags describe an even split or "
-                           "different first and last stages only");
-        }
+        // Any other split, with or without virtual stages: the layout string places every
+        // chunk's layers (chunk = vpp rank · pp + pp rank, as Meshwork orders them).
+        a.value("--pipeline-model-parallel-layout", format_pipeline_layout(split));
     }
     switch (l.training.schedule) {
         case Schedule::GPipe:
@@ -155,11 +152,13 @@ void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
         case 0: break;
         case 1: a.flag("--use-distributed-optimizer"); break;
         default:
-            // Megatron-FSDP: optim_grads is ZeRO-2, optim_grads_params ZeRO-3.
+            // Megatron-FSDP: optim_grads is ZeRO-2, optim_grads_params ZeRO-3; it accepts
+            // only its own checkpoint format (validate_args).
             a.flag("--use-megatron-fsdp");
             a.value("--data-parallel-sharding-strategy",
                     t.zero_stage == 2 ? "optim_grads" : "optim_grads_params");
             a.flag("--use-distributed-optimizer");
+            a.value("--ckpt-format", "fsdp_dtensor");
             break;
     }
     switch (t.dtype) {
@@ -209,6 +208,11 @@ MegatronCommand megatron_command(const Layout& layout) {
         cmd.lost.push_back("expert placement: Megatron-LM gives each EP rank a contiguous block");
     }
     cmd.args = a.take();
+    const auto& mesh = l.parallel.mesh;
+    if ((mesh.tp > 1 || mesh.cp > 1) && l.training.zero_stage < 2) {
+        cmd.env.push_back({"CUDA_DEVICE_MAX_CONNECTIONS", "1",
+                           "validate_args: tensor or context parallelism before Blackwell"});
+    }
     const int per_node = std::max(1, std::min(l.gpus, l.cluster.gpus_per_node));
     cmd.nproc_per_node = per_node;
     cmd.nnodes = (l.gpus + per_node - 1) / per_node;
@@ -232,6 +236,10 @@ ExportResult export_megatron(const Layout& layout) {
             " micro-batches per step.\n";
     text += "# Add the rendezvous (--rdzv-backend c10d --rdzv-endpoint HOST:PORT), data,\n"
             "# tokenizer, optimizer and checkpoint flags, or use: meshwork-cli export --format slurm\n";
+    for (const auto& [name, value, why] : cmd.env) text += "export " + name + "=" + value + "  # " + why + "\n";
+    if (layout.training.zero_stage >= 2) {
+        text += "unset CUDA_DEVICE_MAX_CONNECTIONS  # Megatron-FSDP: validate_args refuses 1\n";
+    }
     text += "torchrun --nnodes " + std::to_string(cmd.nnodes) + " --nproc-per-node " +
             std::to_string(cmd.nproc_per_node) + " pretrain_gpt.py";
     for (const auto& [flag, value] : cmd.args) {

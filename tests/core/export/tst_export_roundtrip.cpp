@@ -254,9 +254,17 @@ void TestExportRoundTrip::lossy_cases_name_the_loss() {
     LayoutOverrides o;
     o.schedule = "gpipe";
     QVERIFY(has(export_layout(bundled("llama3-70b-h100-64", o), ExportFormat::Megatron), "GPipe"));
+    // Any split is --pipeline-model-parallel-layout now: lossless, and it comes back.
     Layout odd = bundled("llama3-70b-h100-64");
     odd.placement.layers_per_stage = {19, 21, 19, 21};
-    QVERIFY(has(export_layout(odd, ExportFormat::Megatron), "layers per stage"));
+    QVERIFY(export_layout(odd, ExportFormat::Megatron).lost.empty());
+    expect_round_trip(odd, ExportFormat::Megatron, options_for(odd));
+    Layout odd_vpp = bundled("llama3-70b-h100-64");
+    odd_vpp.parallel.vpp = 2;
+    odd_vpp.training.schedule = Schedule::Interleaved;
+    odd_vpp.placement.layers_per_stage = {9, 10, 10, 11, 11, 10, 10, 9};
+    QVERIFY(export_layout(odd_vpp, ExportFormat::Megatron).lost.empty());
+    expect_round_trip(odd_vpp, ExportFormat::Megatron, options_for(odd_vpp));
     Layout order = bundled("llama3-70b-h100-64");
     order.parallel.mesh.order = "tp-dp-cp-ep-pp";
     QVERIFY(has(export_layout(order, ExportFormat::Megatron), "rank order"));
