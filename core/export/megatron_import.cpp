@@ -971,7 +971,8 @@ private:
         }
 
         const bool fsdp = has("--use-megatron-fsdp") || has("--use-custom-fsdp");
-        const std::string strategy = text("--data-parallel-sharding-strategy", "no_shard");
+        // arguments.py:3190: the strategy defaults to optim_grads_params (ZeRO-3).
+        const std::string strategy = text("--data-parallel-sharding-strategy", "optim_grads_params");
         const bool distopt = has("--use-distributed-optimizer");
         if (has("--use-torch-fsdp2")) {
             conflict("--use-torch-fsdp2", "--use-distributed-optimizer",
