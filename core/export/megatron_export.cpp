@@ -1,6 +1,8 @@
 #include "export/megatron_export.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 #include "export/canonical_layout.h"
 #include "export/moe_layer_pattern.h"
@@ -17,6 +19,18 @@ std::string number(double v) {
     std::string s = std::to_string(v);
     while (!s.empty() && s.back() == '0') s.pop_back();
     if (!s.empty() && s.back() == '.') s.pop_back();
+    return s;
+}
+
+// A number as printf's %g with enough digits to read back the same double (1e-05, 1e-06).
+std::string number_exact(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    std::string s = buf;
+    for (int digits = 1; digits <= 17; ++digits) {
+        std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+        if (std::strtod(buf, nullptr) == v) return buf;
+    }
     return s;
 }
 
@@ -49,7 +63,38 @@ void model_args(const ModelSpec& m, ArgList& a, std::vector<std::string>& lost) 
     a.value("--vocab-size", m.vocab_size);
     a.value("--normalization", m.norm == NormKind::RmsNorm ? "RMSNorm" : "LayerNorm");
     if (m.mlp == MlpKind::Gated) a.flag("--swiglu");
-    a.value("--position-embedding-type", m.learned_position_embeddings ? "learned_absolute" : "rope");
+    const bool yarn = m.rope.scaling == "yarn";
+    a.value("--position-embedding-type",
+            m.learned_position_embeddings ? "learned_absolute" : (yarn && !m.uses_mla ? "yarn" : "rope"));
+    if (!m.learned_position_embeddings) {
+        // --rotary-base is an int (arguments.py:2418); Megatron's default 10000 is not
+        // Llama 3's 500000, so it is always written.
+        if (m.rope.theta == static_cast<double>(static_cast<long long>(m.rope.theta))) {
+            a.value("--rotary-base", static_cast<long long>(m.rope.theta));
+        } else {
+            lost.push_back("a fractional RoPE base: --rotary-base takes an integer");
+        }
+        if (m.rope.percent != 1.0) a.value("--rotary-percent", number(m.rope.percent));
+        if (m.rope.scaling == "llama3") {
+            a.flag("--use-rope-scaling");
+            a.value("--rope-scaling-factor", number(m.rope.factor));
+        } else if (yarn) {
+            a.value("--rotary-scaling-factor", number(m.rope.factor));
+        } else if (m.rope.scaling == "linear") {
+            if (m.rope.factor == static_cast<double>(static_cast<long long>(m.rope.factor))) {
+                a.value("--rotary-seq-len-interpolation-factor", static_cast<long long>(m.rope.factor));
+            } else {
+                lost.push_back("a fractional linear RoPE scaling factor: Megatron-LM takes an integer");
+            }
+        }
+        // MLA takes yarn unless told otherwise (MLATransformerConfig.rope_type).
+        if (m.uses_mla && !yarn) a.value("--rope-type", "rope");
+    }
+    a.value("--norm-epsilon", number_exact(m.norm_eps));
+    // MLA's Q and KV latent norms are --qk-layernorm in Megatron-LM (DeepSeek has them).
+    if (m.qk_norm || m.uses_mla) a.flag("--qk-layernorm");
+    if (m.sliding_window > 0) a.value("--window-size", str(m.sliding_window) + ",0");
+    if (m.mtp_layers > 0) a.value("--mtp-num-layers", m.mtp_layers);
     if (!m.tie_embeddings) a.flag("--untie-embeddings-and-output-weights");
     if (!m.linear_bias) {
         a.flag("--disable-bias-linear");
@@ -73,11 +118,13 @@ void model_args(const ModelSpec& m, ArgList& a, std::vector<std::string>& lost) 
             a.value("--moe-shared-expert-intermediate-size", m.moe.shared_ffn_hidden);
         }
         if (m.moe.shared_expert_gate) a.flag("--moe-shared-expert-gate");
-        if (m.moe.router_bias) {
-            // TransformerConfig refuses expert bias with the default softmax scores.
-            a.value("--moe-router-score-function", "sigmoid");
-            a.flag("--moe-router-enable-expert-bias");
+        // TransformerConfig refuses expert bias with the default softmax scores.
+        const std::string score = m.moe.router_bias && m.moe.router_score == "softmax" ? "sigmoid" : m.moe.router_score;
+        if (m.moe.router_bias && m.moe.router_score == "softmax") {
+            lost.push_back("expert bias with softmax router scores: Megatron-LM needs sigmoid (written)");
         }
+        if (score != "softmax") a.value("--moe-router-score-function", score);
+        if (m.moe.router_bias) a.flag("--moe-router-enable-expert-bias");
         const std::string freq = moe_layer_freq_value(m);
         if (!freq.empty()) a.value("--moe-layer-freq", freq);
     }

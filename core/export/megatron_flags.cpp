@@ -121,16 +121,16 @@ constexpr std::array kIgnored = std::to_array<Entry>({
     {"--use-precision-aware-optimizer", kPrecisionDetail}, {"--first-last-layers-bf16", kPrecisionDetail},
     {"--num-layers-at-start-in-bf16", kPrecisionDetail}, {"--num-layers-at-end-in-bf16", kPrecisionDetail},
     // model details without an effect on shapes or FLOPs
-    {"--rotary-base", kModelDetail}, {"--rotary-percent", kModelDetail},
-    {"--rotary-seq-len-interpolation-factor", kModelDetail}, {"--use-rope-scaling", kModelDetail},
-    {"--rope-scaling-factor", kModelDetail}, {"--norm-epsilon", kModelDetail},
-    {"--layernorm-epsilon", kModelDetail}, {"--init-method-std-scaled", kModelDetail},
+    
+    
+    
+     {"--init-method-std-scaled", kModelDetail},
     {"--no-scaled-init-methods", kModelDetail},
     // MoE details
     {"--moe-token-dispatcher-type", kMoeDetail}, {"--moe-grouped-gemm", kMoeDetail},
     {"--moe-aux-loss-coeff", kMoeDetail}, {"--moe-z-loss-coeff", kMoeDetail},
     {"--moe-router-load-balancing-type", kMoeDetail}, {"--moe-router-pre-softmax", kMoeDetail},
-    {"--moe-router-dtype", kMoeDetail}, {"--moe-router-score-function", kMoeDetail},
+    {"--moe-router-dtype", kMoeDetail},
     {"--moe-router-topk-scaling-factor", kMoeDetail}, {"--moe-router-num-groups", kMoeDetail},
     {"--moe-router-group-topk", kMoeDetail}, {"--moe-router-bias-update-rate", kMoeDetail},
     {"--moe-permute-fusion", kMoeDetail}, {"--moe-token-drop-policy", kMoeDetail},
@@ -149,9 +149,8 @@ constexpr std::array kIgnored = std::to_array<Entry>({
     // at d98e8a64; docs/upstream-megatron.md)
     {"--decoupled-lr", kOptim}, {"--decoupled-min-lr", kOptim}, {"--step-batch-size-schedule", kRamp},
     {"--tiktoken-pattern", kData}, {"--fsdp-manual-registration", kOverlap},
-    {"--recompute-modules", kRecomputeDetail}, {"--rope-type", kModelNotYet},
-    {"--rotary-scaling-factor", kModelNotYet}, {"--mscale", kModelNotYet}, {"--mscale-all-dim", kModelNotYet},
-    {"--qk-layernorm", kModelNotYet}, {"--window-size", kModelNotYet}, {"--mtp-num-layers", kModelNotYet},
+    {"--recompute-modules", kRecomputeDetail},
+    {"--mscale", kModelNotYet}, {"--mscale-all-dim", kModelNotYet},
     {"--rotary-interleaved", kModelNotYet}, {"--apply-query-key-layer-scaling", kModelDetail},
     {"--moe-router-force-load-balancing", kMoeDetail}, {"--log-batch-size-to-tensorboard", kLog},
     {"--no-log-loss-scale-to-tensorboard", kLog}, {"--log-loss-scale-to-tensorboard", kLog},

@@ -73,6 +73,12 @@ constexpr std::array kLayoutFlags = std::to_array<FlagSpec>({
     {"--activations-checkpoint-num-layers", true}, {"--fp8-hybrid", false}, {"--fp8-e4m3", false},
     // Pai-Megatron-Patch's name for the shared-expert width
     {"--shared-moe-ffn-hidden-size", true},
+    // model details ModelSpec holds (RoPE, norm epsilon, QK norm, window, MTP, router)
+    {"--rotary-base", true}, {"--rotary-percent", true}, {"--use-rope-scaling", false},
+    {"--rope-scaling-factor", true}, {"--rotary-scaling-factor", true}, {"--rope-type", true},
+    {"--rotary-seq-len-interpolation-factor", true}, {"--norm-epsilon", true},
+    {"--layernorm-epsilon", true}, {"--qk-layernorm", false}, {"--window-size", true},
+    {"--mtp-num-layers", true}, {"--moe-router-score-function", true},
 });
 
 const FlagSpec* layout_flag(const std::string& name) {
@@ -655,6 +661,7 @@ private:
                                         !has("--use-rotary-position-embeddings") &&
                                         !has("--no-position-embedding");
         m.tie_embeddings = !has("--untie-embeddings-and-output-weights");
+        rope_and_details(m, pos);
         m.linear_bias = !has("--disable-bias-linear");
         m.qkv_bias = m.linear_bias || has("--add-qkv-bias");
 
@@ -692,6 +699,14 @@ private:
                         : 1;
             }
             e.router_bias = has("--moe-router-enable-expert-bias");
+            e.router_score = text("--moe-router-score-function", "softmax");
+            if (e.router_score != "softmax" && e.router_score != "sigmoid") {
+                add(field("--moe-router-score-function"), "'" + e.router_score + "': Meshwork models softmax and sigmoid");
+            }
+            if (e.router_bias && e.router_score == "softmax") {
+                add(field("--moe-router-enable-expert-bias"),
+                    "needs --moe-router-score-function sigmoid (TransformerConfig refuses expert bias with softmax)");
+            }
             if (has("--moe-layer-freq")) {
                 std::string error;
                 if (!parse_moe_layer_freq(text("--moe-layer-freq"), m.num_layers, e.first_k_dense,
@@ -704,11 +719,65 @@ private:
             for (const char* f : {"--moe-router-topk", "--moe-ffn-hidden-size",
                                   "--moe-shared-expert-intermediate-size", "--moe-shared-expert-gate",
                                   "--moe-router-enable-expert-bias", "--moe-layer-freq",
-                                  "--moe-expert-capacity-factor"}) {
+                                  "--moe-expert-capacity-factor", "--moe-router-score-function"}) {
                 needs(f, "--num-experts", "an MoE setting on a dense model");
             }
         }
         return m;
+    }
+
+    double real(const std::string& flag, double fallback, double min_value, double max_value) {
+        if (!has(flag)) return fallback;
+        const std::string v = text(flag);
+        char* end = nullptr;
+        const double d = std::strtod(v.c_str(), &end);
+        if (end == v.c_str() || *end != '\0' || !std::isfinite(d) || d < min_value || d > max_value) {
+            add(field(flag), "'" + v + "' is not a number in [" + std::to_string(min_value) + ", " +
+                                 std::to_string(max_value) + "]");
+            return fallback;
+        }
+        return d;
+    }
+
+    // RoPE, norm epsilon, QK norm, window, MTP, router scores, with Megatron-LM's defaults
+    // (docs/upstream-megatron.md).
+    void rope_and_details(ModelSpec& m, const std::string& pos) {
+        conflict("--norm-epsilon", "--layernorm-epsilon", "one epsilon");
+        m.norm_eps = real("--norm-epsilon", real("--layernorm-epsilon", 1e-5, 0, 1), 0, 1);
+        // With MLA, --qk-layernorm is the norm of the Q and KV latents, which MLA always has
+        // (counted with MLA); otherwise per-head norms of Q and K (Qwen3).
+        m.qk_norm = has("--qk-layernorm") && !has("--multi-latent-attention");
+        if (has("--window-size")) {
+            const std::string w = text("--window-size");
+            long long left = 0;
+            if (!parse_int_text(w.substr(w.find_first_not_of("(["), w.find(',') - w.find_first_not_of("([")), 1,
+                                1ll << 26, left)) {
+                add(field("--window-size"), "'" + w + "': expected LEFT,RIGHT such as 4096,0");
+            }
+            m.sliding_window = left;
+        }
+        m.mtp_layers = static_cast<int>(integer("--mtp-num-layers", 0, 0, 64));
+        if (m.learned_position_embeddings) {
+            for (const char* f : {"--rotary-base", "--rotary-percent", "--use-rope-scaling", "--rope-type",
+                                  "--rotary-scaling-factor", "--rotary-seq-len-interpolation-factor"}) {
+                if (has(f)) result_.ignored.push_back({position(f), f, "RoPE setting with learned positions: not used"});
+            }
+            return;
+        }
+        m.rope.theta = real("--rotary-base", 10000, 1, 1e12);
+        m.rope.percent = real("--rotary-percent", 1.0, 0, 1);
+        const std::string rope_type = text("--rope-type", has("--multi-latent-attention") ? "yarn" : "rope");
+        if (rope_type != "rope" && rope_type != "yarn") add(field("--rope-type"), "'" + rope_type + "': expected rope or yarn");
+        if (has("--use-rope-scaling")) {
+            m.rope.scaling = "llama3";
+            m.rope.factor = real("--rope-scaling-factor", 8.0, 0, 1e6);
+        } else if (pos == "yarn" || (has("--multi-latent-attention") && rope_type == "yarn")) {
+            m.rope.scaling = "yarn";
+            m.rope.factor = real("--rotary-scaling-factor", 1.0, 0, 1e6);
+        } else if (has("--rotary-seq-len-interpolation-factor")) {
+            m.rope.scaling = "linear";
+            m.rope.factor = static_cast<double>(integer("--rotary-seq-len-interpolation-factor", 1, 1, 1 << 20));
+        }
     }
 
     void build() {

@@ -155,6 +155,48 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
         m.mla.v_head_dim = r.get_int("v_head_dim", 1, kMaxWidth);
         m.head_dim = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
     }
+    // Position, norm and attention details (defaults as transformers' config classes).
+    if (!m.learned_position_embeddings) {
+        m.rope.theta = r.get_number_or("rope_theta", 10000.0, 1.0, 1e12);
+        if (fam == Family::GptNeoX) m.rope.percent = r.get_number_or("rotary_pct", 1.0, 0.0, 1.0);
+        else m.rope.percent = r.get_number_or("partial_rotary_factor", 1.0, 0.0, 1.0);
+        if (r.has("rope_scaling") && !config.at("rope_scaling").is_null()) {
+            const Json& sc = r.raw("rope_scaling");
+            if (!sc.is_object()) throw InputError(file, r.field("rope_scaling"), "expected an object or null");
+            std::string type = sc.value("rope_type", sc.value("type", std::string()));
+            if (type == "default") type.clear();
+            if (!type.empty() && type != "linear" && type != "llama3" && type != "yarn") {
+                throw InputError(file, r.field("rope_scaling"),
+                                 "rope scaling '" + type + "' is not supported (linear, llama3, yarn)");
+            }
+            m.rope.scaling = type;
+            if (!type.empty()) {
+                const Json f = sc.value("factor", Json(1.0));
+                if (!f.is_number() || f.get<double>() <= 0 || f.get<double>() > 1e6) {
+                    throw InputError(file, r.field("rope_scaling") + ".factor", "expected a positive number");
+                }
+                m.rope.factor = f.get<double>();
+            }
+        }
+    }
+    const double eps_default = m.norm == NormKind::LayerNorm ? 1e-5 : 1e-6;
+    const char* eps_key = fam == Family::Gpt2 ? "layer_norm_epsilon"
+                          : fam == Family::GptNeoX ? "layer_norm_eps" : "rms_norm_eps";
+    m.norm_eps = r.get_number_or(eps_key, eps_default, 0.0, 1.0);
+    m.qk_norm = model_type == "qwen3" || model_type == "gemma3_text";
+    if (r.has("sliding_window") && !config.at("sliding_window").is_null() &&
+        r.get_bool_or("use_sliding_window", true)) {
+        m.sliding_window = r.get_int("sliding_window", 1, kMaxPositions);
+    }
+    if (fam == Family::DeepSeek) {
+        m.mtp_layers = static_cast<int>(r.get_int_or("num_nextn_predict_layers", 0, 0, 64));
+    }
+    if (fam == Family::DeepSeek || fam == Family::DeepSeekMoe) {
+        m.moe.router_score = r.get_string_or("scoring_func", "softmax");
+        if (m.moe.router_score != "softmax" && m.moe.router_score != "sigmoid") {
+            throw InputError(file, r.field("scoring_func"), "expected softmax or sigmoid");
+        }
+    }
     if (m.is_moe() && m.moe.top_k > m.moe.num_experts) {
         throw InputError(file, r.field("num_experts_per_tok"),
                          "top-k " + std::to_string(m.moe.top_k) + " exceeds the " +
@@ -191,10 +233,21 @@ Json model_to_hf_config(const ModelSpec& m) {
         j["n_positions"] = m.max_position_embeddings;
         j["n_inner"] = m.ffn_hidden_size;
         j["tie_word_embeddings"] = m.tie_embeddings;
+        j["layer_norm_epsilon"] = m.norm_eps;
         return j;
     }
     j["hidden_size"] = m.hidden_size;
     j["num_hidden_layers"] = m.num_layers;
+    if (!m.learned_position_embeddings) {
+        j["rope_theta"] = m.rope.theta;
+        j[m.family == "gpt_neox" ? "rotary_pct" : "partial_rotary_factor"] = m.rope.percent;
+        if (!m.rope.scaling.empty()) j["rope_scaling"] = {{"rope_type", m.rope.scaling}, {"factor", m.rope.factor}};
+    }
+    j[m.family == "gpt_neox" ? "layer_norm_eps" : "rms_norm_eps"] = m.norm_eps;
+    if (m.sliding_window > 0) {
+        j["sliding_window"] = m.sliding_window;
+        j["use_sliding_window"] = true;
+    }
     j["num_attention_heads"] = m.num_heads;
     j["num_key_value_heads"] = m.num_kv_heads;
     j["head_dim"] = m.head_dim;
@@ -221,7 +274,9 @@ Json model_to_hf_config(const ModelSpec& m) {
         j["n_shared_experts"] = m.moe.num_shared_experts;
         j["first_k_dense_replace"] = m.moe.first_k_dense;
         j["moe_layer_freq"] = m.moe.layer_freq;
+        j["scoring_func"] = m.moe.router_score;
         if (m.family == "deepseek") return j;
+        j["num_nextn_predict_layers"] = m.mtp_layers;
         j.erase("head_dim");
         j["q_lora_rank"] = m.mla.q_lora_rank;
         j["kv_lora_rank"] = m.mla.kv_lora_rank;

@@ -10,6 +10,7 @@
 #include "export/moe_layer_pattern.h"
 #include "export/pipeline_layout.h"
 #include "export/shell_script.h"
+#include "model/hf_config.h"
 
 using namespace meshwork;
 
@@ -113,9 +114,21 @@ void TestMegatronImport::gpt3_175b_example() {
 }
 
 void TestMegatronImport::llama3_70b_example() {
-    const ImportResult r = import_megatron(fixture("llama3-70b.sh"), "llama3-70b.sh", cluster("dgx-h100"));
+    // The example passes no --rotary-base: Megatron-LM runs it with its default base 10000,
+    // not Llama 3's 500000, so this is not the llama3-70b preset (and the tokenizer leaves
+    // the vocabulary to --vocab-size).
+    ImportOptions o = cluster("dgx-h100");
+    o.vocab_size = 128256;
+    const ImportResult r = import_megatron(fixture("llama3-70b.sh"), "llama3-70b.sh", o);
     const Layout& l = r.layout;
-    QCOMPARE(QString::fromStdString(l.model_ref), QString("llama3-70b"));
+    QVERIFY(l.model_ref.empty());
+    QCOMPARE(l.model.rope.theta, 10000.0);
+    QCOMPARE(l.model.norm_eps, 1e-5);
+    ModelSpec preset = load_model("llama3-70b");
+    preset.rope.theta = 10000;
+    preset.name = l.model.name;
+    preset.family = l.model.family;
+    QVERIFY(preset == l.model);  // everything else is Llama 3 70B
     QCOMPARE(l.model.num_kv_heads, 8);
     QCOMPARE(l.gpus, 64);
     QCOMPARE(l.parallel.mesh.tp, 8);
