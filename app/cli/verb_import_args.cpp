@@ -23,6 +23,8 @@ struct ImportArgs {
     std::string cluster, model, name, out;
     int gpus = 0, nodes = 0, seq = 0;
     long long vocab = 0;
+    int stages = 0;
+    CLI::Option* stages_opt = nullptr;
     std::vector<std::string> set, sources;
     CLI::Option* vocab_opt = nullptr;
     bool json = false;
@@ -59,6 +61,8 @@ Verb add_import_args_verb(CLI::App& app) {
     a->seq_opt = cmd->add_option("--seq", a->seq, "Sequence length (DeepSpeed configs have none)");
     a->vocab_opt = cmd->add_option("--vocab-size", a->vocab,
                                    "Vocabulary size when the command line takes it from a tokenizer");
+    a->stages_opt = cmd->add_option("--pipeline-stages", a->stages,
+                                    "DeepSpeed: PipelineModule(num_stages) of the training script (the config has none)");
     cmd->add_option("--set", a->set,
                     "NAME=VALUE: a value the launch script cannot know (a variable set from the "
                     "environment or a command, or an argument: --set 1=VALUE for $1); repeatable");
@@ -86,6 +90,7 @@ Verb add_import_args_verb(CLI::App& app) {
                 if (a->gpus_opt->count()) options.gpus = a->gpus;
                 if (a->nodes_opt->count()) options.nodes = a->nodes;
                 if (a->seq_opt->count()) options.seq = a->seq;
+                if (a->stages_opt->count()) options.pipeline_stages = a->stages;
                 if (a->vocab_opt->count()) {
                     if (a->vocab < 1 || a->vocab > (1 << 24)) {
                         throw InputError("<flags>", "--vocab-size", "must be in [1, 16777216]");

@@ -85,16 +85,38 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
     mesh.tp = static_cast<int>(optional_int(tp_section, "autotp_size", "tensor_parallel.autotp_size",
                                             1, kMaxAxis).value_or(1));
     const Json& pipe = section("pipeline");
-    if (pipe.contains("stages") && pipe.at("stages").is_string()) {
-        throw InputError(file, "pipeline.stages",
-                         "\"" + pipe.at("stages").get<std::string>() +
-                             "\": the number of stages is needed (DeepSpeed takes it from "
-                             "PipelineModule when \"auto\")");
+    // DeepSpeed takes the stage count from PipelineModule(num_stages=...) in the script, not
+    // from pipeline.stages (config.py get_pipeline_config): --pipeline-stages gives it; a
+    // number in pipeline.stages is read with a note.
+    if (options.pipeline_stages) {
+        if (*options.pipeline_stages < 1) throw InputError("<flags>", "--pipeline-stages", "must be at least 1");
+        mesh.pp = *options.pipeline_stages;
+    } else if (pipe.contains("stages") && !pipe.at("stages").is_string()) {
+        mesh.pp = static_cast<int>(optional_int(pipe, "stages", "pipeline.stages", 1, kMaxAxis).value_or(1));
+        r.notes.push_back("pipeline.stages " + std::to_string(mesh.pp) +
+                          " taken as PipelineModule's num_stages (DeepSpeed itself does not read it)");
+    } else {
+        mesh.pp = 1;
+        if (pipe.contains("stages")) {
+            r.notes.push_back("pipeline.stages \"auto\": the stages are PipelineModule's; one assumed "
+                              "(pass --pipeline-stages)");
+        }
     }
-    mesh.pp = static_cast<int>(optional_int(pipe, "stages", "pipeline.stages", 1, kMaxAxis).value_or(1));
     mesh.cp = static_cast<int>(optional_int(j, "sequence_parallel_size", "sequence_parallel_size", 1,
                                             kMaxAxis).value_or(1));
+    // AutoEP (module_inject/auto_ep_config.py:46-49).
+    const Json& ep = section("expert_parallel");
+    if (ep.contains("enabled") && ep.at("enabled").is_boolean() && ep.at("enabled").get<bool>()) {
+        mesh.ep = static_cast<int>(optional_int(ep, "autoep_size", "expert_parallel.autoep_size", 1, kMaxAxis).value_or(1));
+        mesh.etp = static_cast<int>(optional_int(ep, "expert_tensor_parallel_size",
+                                                 "expert_parallel.expert_tensor_parallel_size", 1, kMaxAxis).value_or(1));
+    }
     const long long model_parallel = static_cast<long long>(mesh.tp) * mesh.pp * mesh.cp;
+    // DeepSpeed's batch world (runtime/config.py:719-724, pipe/engine.py:109-111): the
+    // pipeline grid's data-parallel size, or world / sequence_parallel_size without one
+    // (the AutoTP ranks count: they see the same samples).
+    const long long per_replica_in_batch_world = mesh.pp > 1 ? 1 : mesh.tp;
+    const long long world_per_batch_rank = mesh.pp > 1 ? model_parallel : mesh.cp;
 
     // "auto" batch values: filled as the Hugging Face Trainer fills them.
     const auto batch_key = [&](const char* key) -> std::optional<std::int64_t> {
@@ -135,7 +157,14 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
                              std::to_string(*tbs) + " is not micro batch × accumulation steps × "
                                                     "data-parallel size for any whole data-parallel size");
         }
-        dp = *tbs / (*mbs * *gas);
+        const long long batch_world = *tbs / (*mbs * *gas);
+        if (batch_world % per_replica_in_batch_world != 0) {
+            throw InputError(file, "train_batch_size",
+                             "DeepSpeed's world of " + std::to_string(batch_world) +
+                                 " ranks (train batch / micro batch / accumulation) is not a multiple of autotp_size " +
+                                 std::to_string(mesh.tp));
+        }
+        dp = batch_world / per_replica_in_batch_world;
         if (world_opt && *world_opt != dp * model_parallel) {
             throw InputError("<flags>", options.gpus ? "--gpus" : "--nodes",
                              std::to_string(*world_opt) + " GPUs disagree with the config's " +
@@ -152,37 +181,39 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
             throw InputError("<flags>", "--gpus", "not a multiple of autotp × pipeline × sequence parallel");
         }
         dp = *world_opt / model_parallel;
+        const long long batch_world = *world_opt / world_per_batch_rank;
         // DeepSpeed's own completion of the missing keys (runtime/config.py,
         // _set_batch_related_parameters), then its check (_batch_assertion).
         if (tbs && mbs) {
-            gas = *tbs / *mbs / dp;
+            gas = *tbs / *mbs / batch_world;
         } else if (tbs && gas) {
-            mbs = *tbs / dp / *gas;
+            mbs = *tbs / batch_world / *gas;
         } else if (mbs && gas) {
-            tbs = *mbs * *gas * dp;
+            tbs = *mbs * *gas * batch_world;
         } else if (tbs) {
             gas = 1;
-            mbs = *tbs / dp;
+            mbs = *tbs / batch_world;
         } else if (mbs) {
             gas = 1;
-            tbs = *mbs * dp;
+            tbs = *mbs * batch_world;
         } else {
             throw InputError(file, "train_batch_size",
                              "DeepSpeed needs train_batch_size or train_micro_batch_size_per_gpu (a config for the "
                              "Hugging Face Trainer gets them from its arguments: write them, or \"auto\")");
         }
-        if (*mbs < 1 || *gas < 1 || *tbs != *mbs * *gas * dp) {
+        if (*mbs < 1 || *gas < 1 || *tbs != *mbs * *gas * batch_world) {
             throw InputError(file, "train_batch_size",
-                             "DeepSpeed's check fails on " + std::to_string(dp) + " data-parallel ranks: " +
+                             "DeepSpeed's check fails on " + std::to_string(batch_world) + " ranks: " +
                                  std::to_string(*tbs) + " != " + std::to_string(*mbs) + " (micro batch) × " +
-                                 std::to_string(*gas) + " (accumulation steps) × " + std::to_string(dp));
+                                 std::to_string(*gas) + " (accumulation steps) × " + std::to_string(batch_world));
         }
     }
     mesh.dp = static_cast<int>(dp);
     l.gpus = static_cast<int>(dp * model_parallel);
 
     auto& t = l.training;
-    t.global_batch_size = static_cast<int>(*tbs);
+    // Meshwork's global batch counts each sample once: DeepSpeed's counts every AutoTP rank.
+    t.global_batch_size = static_cast<int>(*tbs / per_replica_in_batch_world);
     t.micro_batch_size = static_cast<int>(*mbs);
     if (options.seq) {
         if (*options.seq < 1) throw InputError("<flags>", "--seq", "must be at least 1");
@@ -196,6 +227,11 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
     }
     const Json& zero = section("zero_optimization");
     t.zero_stage = static_cast<int>(optional_int(zero, "stage", "zero_optimization.stage", 0, 3).value_or(0));
+    if (t.zero_stage >= 2 && mesh.pp > 1) {
+        throw InputError(file, "zero_optimization.stage",
+                         "DeepSpeed refuses ZeRO-" + std::to_string(t.zero_stage) +
+                             " with pipeline parallelism (runtime/pipe/engine.py:76-77)");
+    }
     // ZeRO-Offload: offload_optimizer / offload_param {"device": none|cpu|nvme}; the earlier
     // booleans cpu_offload (optimizer) and cpu_offload_params.
     const auto device = [&](const char* key, const char* legacy) {
@@ -256,6 +292,7 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
         else if (key == "bf16" || key == "bfloat16" || key == "fp16") ignore_rest(value, key, {"enabled"}, r);
         else if (key == "tensor_parallel") ignore_rest(value, key, {"autotp_size"}, r);
         else if (key == "pipeline") ignore_rest(value, key, {"stages", "activation_checkpoint_interval"}, r);
+        else if (key == "expert_parallel") ignore_rest(value, key, {"enabled", "autoep_size", "expert_tensor_parallel_size"}, r);
         else r.ignored.push_back({key, value.dump(), "DeepSpeed setting that does not change the layout"});
     }
     l = canonical_layout(std::move(l));

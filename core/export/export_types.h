@@ -42,6 +42,7 @@ struct ImportOptions {
     std::optional<int> gpus;             // world size when the config does not carry it
     std::optional<int> nodes;
     std::optional<int> seq;              // sequence length when the config has none (DeepSpeed)
+    std::optional<int> pipeline_stages;  // DeepSpeed: PipelineModule(num_stages) of the script
     std::string name;                    // layout name; default: the file's stem
     std::string description;             // default: "Imported from FILE (FORMAT)"
     std::optional<long long> vocab_size; // when the config does not state it (a tokenizer)

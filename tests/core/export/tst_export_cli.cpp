@@ -43,6 +43,7 @@ private slots:
     void import_args_stdin_and_out();
     void import_args_bad_argument();
     void export_then_import();
+    void deepspeed_refuses_zero3_with_pipeline();
 };
 
 void TestExportCli::help_lists_exit_codes() {
@@ -149,6 +150,14 @@ void TestExportCli::import_args_bad_argument() {
     const Result missing = run_cli({"import-args", "/nonexistent/cmd.sh"});
     QCOMPARE(missing.exit_code, 2);
     QVERIFY(missing.err.contains("/nonexistent/cmd.sh"));
+}
+
+void TestExportCli::deepspeed_refuses_zero3_with_pipeline() {
+    // DeepSpeed's PipelineEngine asserts ZeRO < 2: exit 2 naming the reason, even lossy.
+    const Result r = run_cli({"export", layout("llama3-70b-h100-64"), "--zero", "3", "--format", "deepspeed",
+                              "--allow-lossy"});
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY2(r.err.contains("training.zero_stage") && r.err.contains("pipeline parallelism"), r.err.constData());
 }
 
 void TestExportCli::export_then_import() {
