@@ -72,6 +72,7 @@ private slots:
     void megatron_bundled();
     void megatron_variants();
     void megatron_inline_model();
+    void slurm_megatron_job();
     void deepspeed_variants();
     void torchtitan_variants();
     void lossy_cases_name_the_loss();
@@ -167,6 +168,19 @@ void TestExportRoundTrip::megatron_inline_model() {
     const ImportResult r = import_megatron(export_megatron(l).text, "x.sh", options_for(l));
     QVERIFY(r.layout.model_ref.empty());
     QCOMPARE(QString::fromStdString(r.layout.model.family), QString("llama"));
+}
+
+void TestExportRoundTrip::slurm_megatron_job() {
+    // The SLURM job: #SBATCH --nodes sets SLURM_NNODES, which srun torchrun reads.
+    for (const char* name : {"llama3-70b-h100-64", "mixtral-8x7b-h100-64"}) {
+        const Layout l = bundled(name);
+        ExportOptions eo;
+        eo.slurm_trainer = SlurmTrainer::Megatron;
+        const ExportResult e = export_layout(l, ExportFormat::Slurm, eo);
+        QVERIFY(detect_import_format(e.text) == ImportFormat::Megatron);
+        const ImportResult r = import_config(e.text, "job.sbatch", ImportFormat::Auto, options_for(l));
+        QVERIFY2(r.layout == canonical_layout(l), name);
+    }
 }
 
 void TestExportRoundTrip::deepspeed_variants() {
