@@ -22,6 +22,7 @@ std::string infer_family(const ModelSpec& m) {
     if (m.uses_mla) return m.moe.router_bias ? "deepseek_v3" : "deepseek_v2";
     if (m.is_moe()) {
         if (m.moe.shared_expert_gate) return "qwen2_moe";
+        if (m.qk_norm && m.moe.num_shared_experts == 0) return "qwen3_moe";
         // DeepSeek-MoE spells shared experts, dense first layers and sigmoid scores.
         if (m.moe.num_shared_experts > 0 || m.moe.first_k_dense > 0 || m.moe.router_score != "softmax") return "deepseek";
         return "mixtral";

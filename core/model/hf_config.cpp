@@ -32,14 +32,14 @@ Family family_of(const std::string& model_type, const std::string& file,
     if (model_type == "mixtral") return Family::Mixtral;
     // DeepSeek-MoE (v1): DeepSeek's experts with standard multi-head attention.
     if (model_type == "deepseek") return Family::DeepSeekMoe;
-    if (model_type == "qwen2_moe") return Family::Qwen2Moe;
+    if (model_type == "qwen2_moe" || model_type == "qwen3_moe") return Family::Qwen2Moe;
     if (model_type == "deepseek_v3" || model_type == "deepseek_v2") return Family::DeepSeek;
     if (model_type == "gpt2") return Family::Gpt2;
     if (model_type == "gpt_neox") return Family::GptNeoX;
     throw InputError(file, field,
                      "unsupported model_type '" + model_type +
                          "' (supported: llama, mistral, qwen2, qwen3, gemma2, gemma3_text, mixtral, "
-                         "qwen2_moe, deepseek, deepseek_v2, deepseek_v3, gpt2, gpt_neox)");
+                         "qwen2_moe, qwen3_moe, deepseek, deepseek_v2, deepseek_v3, gpt2, gpt_neox)");
 }
 
 void check_divides(std::int64_t a, std::int64_t b, const std::string& file,
@@ -183,7 +183,7 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
     const char* eps_key = fam == Family::Gpt2 ? "layer_norm_epsilon"
                           : fam == Family::GptNeoX ? "layer_norm_eps" : "rms_norm_eps";
     m.norm_eps = r.get_number_or(eps_key, eps_default, 0.0, 1.0);
-    m.qk_norm = model_type == "qwen3" || model_type == "gemma3_text";
+    m.qk_norm = model_type == "qwen3" || model_type == "qwen3_moe" || model_type == "gemma3_text";
     if (r.has("sliding_window") && !config.at("sliding_window").is_null() &&
         r.get_bool_or("use_sliding_window", true)) {
         m.sliding_window = r.get_int("sliding_window", 1, kMaxPositions);
@@ -261,7 +261,7 @@ Json model_to_hf_config(const ModelSpec& m) {
     if (m.family == "mixtral") {
         j["num_local_experts"] = m.moe.num_experts;
         j["num_experts_per_tok"] = m.moe.top_k;
-    } else if (m.family == "qwen2_moe") {
+    } else if (m.family == "qwen2_moe" || m.family == "qwen3_moe") {
         j["num_experts"] = m.moe.num_experts;
         j["num_experts_per_tok"] = m.moe.top_k;
         j["moe_intermediate_size"] = m.moe.expert_ffn_hidden;

@@ -116,7 +116,7 @@ void TestModel::hf_families_data() {
     QTest::addColumn<qint64>("params");
     // Small configs of each family, counted by hand in the fixture's "_expected_params".
     for (const char* f : {"qwen2-small", "qwen2moe-small", "gpt2-no-model-type", "neox-small",
-                          "deepseek-small", "mistral-head-dim", "gemma2-small", "deepseek-moe-v1-small"}) {
+                          "deepseek-small", "mistral-head-dim", "gemma2-small", "deepseek-moe-v1-small", "qwen3moe-small"}) {
         const std::string path = std::string(MESHWORK_TEST_FIXTURES) + "/hf/" + f + ".json";
         const Json j = load_json_file(path);
         QTest::newRow(f) << QString::fromStdString(path)
@@ -170,7 +170,7 @@ void TestModel::hf_round_trip() {
 }
 
 void TestModel::hf_round_trip_new_families() {
-    for (const char* f : {"gemma2-small", "deepseek-moe-v1-small"}) {
+    for (const char* f : {"gemma2-small", "deepseek-moe-v1-small", "qwen3moe-small"}) {
         const ModelSpec m = load_model(std::string(MESHWORK_TEST_FIXTURES) + "/hf/" + f + ".json");
         QVERIFY2(model_from_hf_config(model_to_hf_config(m), "rt", m.name) == m, f);
     }
