@@ -163,7 +163,15 @@ private slots:
             QCOMPARE(off.stages[i].params_bytes, std::int64_t{0});
             QCOMPARE(off.stages[i].grads_bytes, on_gpu.stages[i].grads_bytes);
             QCOMPARE(off.stages[i].activations_bytes, on_gpu.stages[i].activations_bytes);
+            // ... and its traffic crosses the host link: the weight shard before each pass,
+            // the gradient shard down and the weights up at each step.
+            QVERIFY(off.stages[i].forward_s > on_gpu.stages[i].forward_s);
+            QVERIFY(off.stages[i].optimizer_s > on_gpu.stages[i].optimizer_s);
         }
+        Layout no_host = l;
+        no_host.cluster.host_link = {};
+        QCOMPARE(QString::fromStdString(validate_layout(no_host, "l").errors.front().field),
+                 QString("training.offload_optimizer"));
         l.training.zero_stage = 2;
         const auto checked = validate_layout(l, "l");
         QVERIFY(!checked.valid());

@@ -196,7 +196,7 @@ void TestExportRoundTrip::deepspeed_variants() {
         o.mbs = 2;
         o.gbs = 16;
         o.dtype = "fp32";
-        Layout l = from_model("tiny", "cpu-local", 4, o);
+        Layout l = from_model("tiny", "dgx-h100", 4, o);  // a cluster with a host link
         l.training.offload_optimizer = Offload::Cpu;
         expect_round_trip(l, ExportFormat::DeepSpeed, ds_options(l));
     }
