@@ -187,6 +187,8 @@ constexpr std::array kTorchrun = std::to_array<LauncherOption>({
     {"--logs-specs", true}, {"--logs_specs", true}, {"--standalone", false},
     {"--no-python", false}, {"--no_python", false}, {"--run-path", false},
     {"--run_path", false},
+    // torch.distributed.launch (the deprecated launcher) only
+    {"--use_env", false}, {"--use-env", false},
 });
 
 struct UpstreamFlag {

@@ -200,6 +200,15 @@ private:
                 k = srun_options(chosen->words, k + 1, at);
                 continue;
             }
+            if (b == "mpirun" || b == "mpiexec") {
+                // mpirun -np N runs the script N times: one process per GPU, as srun does.
+                launcher_srun_ = true;
+                for (std::size_t j = k + 1; j + 1 < at; ++j) {
+                    const std::string& o = chosen->words[j].text;
+                    if (o == "-np" || o == "-n" || o == "--np" || o == "-c") srun_["--ntasks"] = chosen->words[j + 1].text;
+                    if (o == "-N" || o == "--npernode") srun_["--ntasks-per-node"] = chosen->words[j + 1].text;
+                }
+            }
             std::string wrapper = chosen->words[k].text;
             ++k;
             while (k < at && basename(chosen->words[k].text) != "srun") wrapper += " " + chosen->words[k++].text;

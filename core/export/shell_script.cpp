@@ -952,6 +952,18 @@ private:
         if ((name == "sh" || name == "bash") && fields.size() >= 3 && fields[1] == "-c") {
             return nested(fields[2], n.line);
         }
+        // `srun [opts] sh -c "$cmd"`, `env X=1 bash -c ...`: the string's commands run under
+        // the words before the shell (srun's options are the world size).
+        for (std::size_t at = 1; at + 2 < fields.size(); ++at) {
+            const std::string base = std::filesystem::path(fields[at]).filename().string();
+            if ((base == "sh" || base == "bash") && fields[at + 1] == "-c") {
+                const auto saved = prefix_;
+                prefix_.insert(prefix_.end(), fields.begin(), fields.begin() + static_cast<std::ptrdiff_t>(at));
+                const Status st = nested(fields[at + 2], n.line);
+                prefix_ = saved;
+                return st;
+            }
+        }
         if (const auto f = functions_.find(name); f != functions_.end()) {
             if (++depth_ > kMaxDepth) fail(n.line, "functions nested too deeply");
             const auto saved = positional_;
@@ -965,7 +977,9 @@ private:
         c.env = env;
         c.file = file();
         c.line = n.line;
-        for (const auto& f : fields) {
+        std::vector<std::string> all = prefix_;
+        all.insert(all.end(), fields.begin(), fields.end());
+        for (const auto& f : all) {
             ScriptWord w;
             w.text = shown(f);
             w.line = n.line;
@@ -1150,6 +1164,7 @@ private:
     std::vector<Unknown> unknowns_;
     std::map<std::string, const Node*> functions_;
     std::vector<shell::NodePtr> trees_;
+    std::vector<std::string> prefix_;  // words a `srun ... sh -c STRING` puts before STRING's commands
     Var scratch_;
     int depth_ = 0;
     ScriptRun run_;

@@ -260,6 +260,13 @@ void TestMegatronImport::launchers() {
                                            "u.sh", cluster("dgx-h100"));
     QCOMPARE(u.layout.gpus, 2);
     QVERIFY(ignored(u, "uv run nsys profile -o out") != nullptr);
+    // srun ... sh -c "$cmd": the string runs under srun; mpirun -np N is N processes.
+    const ImportResult shc = import_megatron("#SBATCH --nodes=2\ncmd=\"torchrun --nnodes $SLURM_NNODES --nproc-per-node 4 " +
+                                                 args + "\"\nsrun --ntasks-per-node=1 sh -c \"$cmd\"\n",
+                                             "shc.sh", cluster("dgx-h100"));
+    QCOMPARE(shc.layout.gpus, 8);
+    const ImportResult mpi = import_megatron("mpirun -np 6 --bind-to none python " + args, "mpi.sh", cluster("dgx-h100"));
+    QCOMPARE(mpi.layout.gpus, 6);
     // Megatron-DeepSpeed and earlier Megatron-LM spellings.
     ImportOptions o = cluster("dgx-h100");
     o.gpus = 8;
