@@ -182,9 +182,14 @@ private:
                     continue;
                 }
             }
-            if (std::isspace(static_cast<unsigned char>(c)) != 0 || is_op_char(c)) break;
+            // bash splits words at blanks and newlines only (\v and \f are word characters).
+            if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || is_op_char(c)) break;
             w += c;
             ++i_;
+        }
+        if (w.empty()) {  // nothing a word can start with: skip the character
+            ++i_;
+            return;
         }
         out_.tokens.push_back({Token::Word, w, {}, false, start_line});
         if (w == "[[") dbracket_ = true;

@@ -57,6 +57,10 @@ struct ExitSignal {
 
 constexpr int kMaxDepth = 16;
 constexpr int kMaxLoop = 1000;
+// Launch scripts hold kilobytes; a value or a run past these is a runaway (A=$A$A ...), which
+// bash would follow into memory exhaustion and the import refuses.
+constexpr std::size_t kMaxValueBytes = 1 << 20;
+constexpr std::size_t kMaxCommands = 100000;
 
 class Interp {
 public:
@@ -209,6 +213,11 @@ private:
     // ---- variables -------------------------------------------------------------------------
     void assign(const std::string& name, Var v, int line) {
         if (options_.set.count(name) != 0) return;  // --set wins over the script
+        std::size_t bytes = 0;
+        for (const auto& item : v.items) bytes += item.size();
+        if (bytes > kMaxValueBytes) {
+            fail(line, "the value of " + name + " grows past 1 MiB: a runaway expansion, not a launch script");
+        }
         vars_[name] = std::move(v);
         run_.variable_lines[name] = line;
     }
@@ -218,7 +227,13 @@ private:
     // words), else one field (assignments). `line` for messages.
     std::vector<std::string> expand(const std::string& w, bool split, int line) {
         std::vector<std::string> out;
+        std::size_t out_bytes = 0;
         std::string cur;
+        const auto emit = [&](const std::string& field) {
+            out_bytes += field.size() + 1;
+            if (out_bytes > kMaxValueBytes) fail(line, "a word grows past 1 MiB: a runaway expansion, not a launch script");
+            out.push_back(field);
+        };
         bool has = false;  // the current field exists (quoted empty string counts)
         const auto push_split = [&](const std::string& value) {
             if (!split) {
@@ -230,7 +245,7 @@ private:
             while (i < value.size()) {
                 const char c = value[i];
                 if (c == ' ' || c == '\t' || c == '\n') {
-                    if (has) out.push_back(cur);
+                    if (has) emit(cur);
                     cur.clear();
                     has = false;
                     ++i;
@@ -243,6 +258,9 @@ private:
         };
         std::size_t i = 0;
         while (i < w.size()) {
+            if (cur.size() + out_bytes > kMaxValueBytes) {
+                fail(line, "a word grows past 1 MiB: a runaway expansion, not a launch script");
+            }
             const char c = w[i];
             if (c == '\\') {
                 if (i + 1 < w.size()) cur += w[i + 1];
@@ -285,7 +303,7 @@ private:
                             for (std::size_t k = 0; k < x.items.size(); ++k) {
                                 cur += x.items[k];
                                 if (k + 1 < x.items.size()) {
-                                    out.push_back(cur);
+                                    emit(cur);
                                     cur.clear();
                                 }
                                 has = true;
@@ -311,7 +329,7 @@ private:
                 for (std::size_t k = 0; k < x.items.size(); ++k) {
                     push_split(x.items[k]);
                     if (x.multi && k + 1 < x.items.size() && split) {
-                        if (has) out.push_back(cur);
+                        if (has) emit(cur);
                         cur.clear();
                         has = false;
                     } else if (x.multi && k + 1 < x.items.size()) {
@@ -324,7 +342,7 @@ private:
             has = true;
             ++i;
         }
-        if (has) out.push_back(cur);
+        if (has) emit(cur);
         if (!split) return {out.empty() ? std::string() : [&] {
             std::string joined;
             for (std::size_t k = 0; k < out.size(); ++k) joined += (k ? " " : "") + out[k];
@@ -986,6 +1004,7 @@ private:
             w.unresolved = unknown_reason(f);
             c.words.push_back(std::move(w));
         }
+        if (run_.commands.size() >= kMaxCommands) fail(n.line, "more than 100000 commands: a runaway script");
         run_.commands.push_back(std::move(c));
         return {};  // commands are taken to succeed, as the script's author intends
     }
