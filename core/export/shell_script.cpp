@@ -2,6 +2,7 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -534,7 +535,16 @@ private:
                 break;
             }
         }
-        if (op.empty()) return unsupported(shown_text, line);
+        if (op.empty()) {
+            // ${V#p} ${V##p} ${V%p} ${V%%p} ${V/p/r} ${V//p/r} ${V:off[:len]} ${V,,} ${V^^}
+            if (env) return one(unknown(shown_text, env_reason(name, shown_text, line), true));
+            if (value.multi || value.items.size() > 1) return unsupported(shown_text, line);
+            const std::string text = value.items.empty() ? "" : value.items.front();
+            if (!unknown_reason(text).empty()) return one(text);
+            std::string out;
+            if (transform(text, rest, line, out)) return one(out);
+            return unsupported(shown_text, line);
+        }
         const std::string word = rest.substr(op.size());
         const bool colon = op[0] == ':';
         const bool use_default = !set || (colon && empty);
@@ -554,6 +564,85 @@ private:
         // ${VAR?message}: an error when unset.
         if (env) return one(unknown(shown_text, env_reason(name, shown_text, line), true));
         return value;
+    }
+
+    // The string operators of a braced expansion on a known value; false when not one.
+    bool transform(const std::string& v, const std::string& rest, int line, std::string& out) {
+        const auto pattern = [&](const std::string& raw) { return expand(raw, false, line).front(); };
+        const auto matches = [](const std::string& pat, const std::string& text) {
+            return fnmatch(pat.c_str(), text.c_str(), 0) == 0;
+        };
+        if (rest == ",," || rest == "^^") {
+            out = v;
+            for (char& c : out) {
+                c = static_cast<char>(rest == ",," ? std::tolower(static_cast<unsigned char>(c))
+                                                   : std::toupper(static_cast<unsigned char>(c)));
+            }
+            return true;
+        }
+        // Pattern matching tries every substring: kept to values a script really holds.
+        constexpr std::size_t kMaxPatternValue = 4096;
+        if ((rest[0] == '#' || rest[0] == '%' || rest[0] == '/') && v.size() > kMaxPatternValue) return false;
+        if (rest[0] == '#' || rest[0] == '%') {
+            const bool longest = rest.size() > 1 && rest[1] == rest[0];
+            const std::string pat = pattern(rest.substr(longest ? 2 : 1));
+            const bool prefix = rest[0] == '#';
+            out = v;
+            for (std::size_t n = 0; n <= v.size(); ++n) {
+                const std::size_t len = longest ? v.size() - n : n;
+                const std::string part = prefix ? v.substr(0, len) : v.substr(v.size() - len);
+                if (matches(pat, part)) {
+                    out = prefix ? v.substr(len) : v.substr(0, v.size() - len);
+                    return true;
+                }
+            }
+            return true;
+        }
+        if (rest[0] == '/') {
+            const bool all = rest.size() > 1 && rest[1] == '/';
+            const std::string body = rest.substr(all ? 2 : 1);
+            const auto slash = body.find('/');
+            const std::string pat = pattern(body.substr(0, slash));
+            const std::string rep = slash == std::string::npos ? "" : pattern(body.substr(slash + 1));
+            out.clear();
+            std::size_t i = 0;
+            bool replaced = false;
+            while (i <= v.size()) {
+                std::size_t best = std::string::npos;
+                if (!(replaced && !all) && !pat.empty()) {
+                    for (std::size_t len = v.size() - i; len > 0 && len != std::string::npos; --len) {
+                        if (matches(pat, v.substr(i, len))) {
+                            best = len;
+                            break;
+                        }
+                    }
+                }
+                if (best != std::string::npos) {
+                    out += rep;
+                    i += best;
+                    replaced = true;
+                } else {
+                    if (i < v.size()) out += v[i];
+                    ++i;
+                }
+            }
+            return true;
+        }
+        if (rest[0] == ':' && rest.size() > 1) {
+            const auto colon = rest.find(':', 1);
+            const std::string off_s = arithmetic(rest.substr(1, colon == std::string::npos ? std::string::npos : colon - 1),
+                                                 rest, line);
+            const std::string len_s = colon == std::string::npos ? "" : arithmetic(rest.substr(colon + 1), rest, line);
+            if (!unknown_reason(off_s).empty() || !unknown_reason(len_s).empty()) return false;
+            long long off = std::stoll(off_s);
+            if (off < 0) off += static_cast<long long>(v.size());
+            off = std::clamp<long long>(off, 0, static_cast<long long>(v.size()));
+            long long len = len_s.empty() ? static_cast<long long>(v.size()) - off : std::stoll(len_s);
+            if (len < 0) len = std::max<long long>(0, static_cast<long long>(v.size()) - off + len);
+            out = v.substr(static_cast<std::size_t>(off), static_cast<std::size_t>(len));
+            return true;
+        }
+        return false;
     }
 
     Expansion unsupported(const std::string& shown_text, int line) {

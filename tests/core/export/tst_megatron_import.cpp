@@ -194,6 +194,15 @@ void TestMegatronImport::shell_script() {
     o.set["TP"] = "4";
     const ScriptRun s = run_shell_script("TP=2\nTP=${TP:-8}\necho\nrun.py --tp $TP\n", "f", o, {});
     QCOMPARE(QString::fromStdString(s.commands[0].words[2].text), QString("4"));
+    // String operators of braced expansions.
+    const ScriptRun ops = run_shell_script(
+        "P=/data/llama3_8b.tar.gz\nN=LLaMA\necho\nrun.py ${P##*/} ${P%%.*} ${P#/} ${N,,} ${N^^} ${P:6:5} ${P/data/d} ${P//a/A}\n",
+        "f", {}, {});
+    std::vector<std::string> got;
+    for (const auto& w : ops.commands[0].words) got.push_back(w.text);
+    const std::vector<std::string> want = {"run.py", "llama3_8b.tar.gz", "/data/llama3_8b", "data/llama3_8b.tar.gz",
+                                           "llama", "LLAMA", "llama", "/d/llama3_8b.tar.gz", "/dAtA/llAmA3_8b.tAr.gz"};
+    QCOMPARE(got, want);
     QVERIFY_THROWS_EXCEPTION(InputError, run_shell_script("if true; then echo\n", "f", {}, {}));
     QVERIFY_THROWS_EXCEPTION(InputError, run_shell_script("echo 'open", "f", {}, {}));
     QVERIFY_THROWS_EXCEPTION(InputError, run_shell_script("A=(1 2\n", "f", {}, {}));
