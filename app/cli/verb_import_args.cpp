@@ -1,6 +1,7 @@
 // meshwork-cli import-args: a Megatron-LM command line, a DeepSpeed config or a torchtitan
 // job config as a Meshwork layout (docs/export.md).
 #include <iostream>
+#include <map>
 #include <optional>
 
 #include "common/error.h"
@@ -21,6 +22,11 @@ struct ImportArgs {
     std::string format = "auto";
     std::string cluster, model, name, out, config;
     int gpus = 0, nodes = 0, seq = 0;
+    long long vocab = 0;
+    int stages = 0;
+    CLI::Option* stages_opt = nullptr;
+    std::vector<std::string> set, sources;
+    CLI::Option* vocab_opt = nullptr;
     bool json = false;
     CLI::Option* cluster_opt = nullptr;
     CLI::Option* model_opt = nullptr;
@@ -48,8 +54,7 @@ Verb add_import_args_verb(CLI::App& app) {
                     "File with the command line or config; '-' or nothing reads standard input");
     cmd->add_option("--format", a->format,
                     "auto (default), megatron, deepspeed or torchtitan");
-    a->cluster_opt = cmd->add_option("--cluster", a->cluster,
-                                     "Cluster preset or JSON (default: dgx-h100, cpu-local for tiny models)");
+    a->cluster_opt = cmd->add_option("--cluster", a->cluster, "Cluster preset or JSON (default: dgx-h100)");
     a->model_opt = cmd->add_option("--model", a->model,
                                    "Model preset or config.json (required for DeepSpeed configs)");
     a->gpus_opt = cmd->add_option("--gpus", a->gpus, "World size when the input does not carry it");
@@ -57,14 +62,24 @@ Verb add_import_args_verb(CLI::App& app) {
     a->seq_opt = cmd->add_option("--seq", a->seq, "Sequence length (DeepSpeed configs have none)");
     a->config_opt = cmd->add_option("--config", a->config,
                                     "torchtitan main: the config function to read from a module with several");
+    a->vocab_opt = cmd->add_option("--vocab-size", a->vocab,
+                                   "Vocabulary size when the command line takes it from a tokenizer");
+    a->stages_opt = cmd->add_option("--pipeline-stages", a->stages,
+                                    "DeepSpeed: PipelineModule(num_stages) of the training script (the config has none)");
+    cmd->add_option("--set", a->set,
+                    "NAME=VALUE: a value the launch script cannot know (a variable set from the "
+                    "environment or a command, or an argument: --set 1=VALUE for $1); repeatable");
+    cmd->add_option("--source", a->sources,
+                    "NAME=PATH: the file that the script's '. NAME' or 'source NAME' reads; repeatable");
     cmd->add_option("--name", a->name, "Layout name (default: the input file's stem)");
     cmd->add_option("--out", a->out, "Write the layout to LAYOUT.json (atomically)");
     cmd->add_flag("--json", a->json,
                   "Print JSON: format, layout, ignored[] (where, argument, reason), notes[], out");
     cmd->footer("Exit codes: 0 success, 1 runtime failure (cannot write --out), 2 bad input (an "
                 "unknown or conflicting argument, named with its position such as "
-                "'argv[17] --tensor-model-parallel-size', an unresolved ${VAR}, or a layout "
-                "that fails validation).");
+                "'argv[17] --tensor-model-parallel-size', a value the script cannot know "
+                "(named with its variable and line: give it with --set), or a layout that fails "
+                "validation).");
     return {cmd, [a]() {
                 ImportFormat format{};
                 if (!parse_import_format(a->format, format)) {
@@ -79,6 +94,25 @@ Verb add_import_args_verb(CLI::App& app) {
                 if (a->nodes_opt->count()) options.nodes = a->nodes;
                 if (a->seq_opt->count()) options.seq = a->seq;
                 if (a->config_opt->count()) options.config_function = a->config;
+                if (a->stages_opt->count()) options.pipeline_stages = a->stages;
+                if (a->vocab_opt->count()) {
+                    if (a->vocab < 1 || a->vocab > (1 << 24)) {
+                        throw InputError("<flags>", "--vocab-size", "must be in [1, 16777216]");
+                    }
+                    options.vocab_size = a->vocab;
+                }
+                const auto pairs = [](const std::vector<std::string>& items, const char* flag,
+                                      std::map<std::string, std::string>& out) {
+                    for (const auto& item : items) {
+                        const auto eq = item.find('=');
+                        if (eq == std::string::npos || eq == 0) {
+                            throw InputError("<flags>", flag, "'" + item + "': expected NAME=VALUE");
+                        }
+                        out[item.substr(0, eq)] = item.substr(eq + 1);
+                    }
+                };
+                pairs(a->set, "--set", options.set);
+                pairs(a->sources, "--source", options.sources);
                 options.name = a->name;
                 const std::string file = a->input == "-" ? "<stdin>" : a->input;
                 const std::string text = read_text_input(a->input);

@@ -142,6 +142,7 @@ ClusterSpec cluster_from_json(const nlohmann::json& j, const std::string& file,
     c.max_nodes = static_cast<int>(r.get_int("max_nodes", 1, 1 << 20));
     c.intra_node = link_from_json(r.get_object("intra_node"));
     c.inter_node = link_from_json(r.get_object("inter_node"));
+    if (r.has("host_link")) c.host_link = link_from_json(r.get_object("host_link"));
     if (r.has("efficiency")) {
         auto e = r.get_object("efficiency");
         c.efficiency.gemm = e.get_number_or("gemm", c.efficiency.gemm, 0.01, 1.0);
@@ -181,6 +182,7 @@ nlohmann::json cluster_to_json(const ClusterSpec& c) {
     j["max_nodes"] = c.max_nodes;
     j["intra_node"] = link_to_json(c.intra_node);
     j["inter_node"] = link_to_json(c.inter_node);
+    if (c.host_link.bandwidth_bytes_per_s > 0) j["host_link"] = link_to_json(c.host_link);
     j["efficiency"] = {{"gemm", c.efficiency.gemm},
                        {"memory", c.efficiency.memory},
                        {"intra_node_link", c.efficiency.intra_node_link},

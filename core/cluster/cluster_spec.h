@@ -82,6 +82,9 @@ struct ClusterSpec {
     int max_nodes = 1;
     LinkTier intra_node;
     LinkTier inter_node;
+    // GPU <-> host memory (PCIe), per GPU and direction; bandwidth 0 when not described
+    // (then no layout may offload state to the host).
+    LinkTier host_link;
     Efficiency efficiency;
     MemoryReserve memory_reserve;
     std::string source;

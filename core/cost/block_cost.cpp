@@ -326,6 +326,10 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     c.recompute = tr.recompute;
     c.recompute_num_layers = tr.recompute_num_layers;
     c.zero_stage = std::clamp(tr.zero_stage, 0, 3);
+    c.offload_optimizer = tr.offload_optimizer != Offload::None;
+    c.offload_params = tr.offload_params != Offload::None;
+    c.host_bytes_per_s = cl.host_link.bandwidth_bytes_per_s;
+    c.host_latency_s = cl.host_link.latency_s;
     c.dtype = tr.dtype;
     c.kernel = kernel_model(cl, tr.dtype);
     c.link = link_model(cl);
@@ -417,6 +421,27 @@ double optimizer_step_s(const LayoutCosts& c, double dense_params, double expert
     // Adam reads and writes every optimizer byte, reads the gradient, reads and writes the
     // weight.
     return memory_s(c.kernel, params * (2.0 * b.optimizer + b.grad + 2.0 * b.weight));
+}
+
+namespace {
+double rank_shard_params(const LayoutCosts& c, double dense_params, double expert_params) {
+    const double dense_shard = c.zero_stage >= 1 ? (c.cp > 1 ? c.dpcp_span.size : c.dp) : 1;
+    const double expert_shard = c.zero_stage >= 1 ? c.edp : 1;
+    return dense_params / dense_shard + expert_params / expert_shard;
+}
+}  // namespace
+
+double offload_step_s(const LayoutCosts& c, double dense_params, double expert_params) {
+    if (!c.offload_optimizer || c.host_bytes_per_s <= 0) return 0;
+    const ParamStateBytes b = param_state_bytes(c.dtype);
+    const double params = rank_shard_params(c, dense_params, expert_params);
+    return c.host_latency_s + params * std::max(b.grad, b.weight) / c.host_bytes_per_s;
+}
+
+double offload_pass_s(const LayoutCosts& c, double dense_params, double expert_params) {
+    if (!c.offload_params || c.host_bytes_per_s <= 0) return 0;
+    const ParamStateBytes b = param_state_bytes(c.dtype);
+    return c.host_latency_s + rank_shard_params(c, dense_params, expert_params) * b.weight / c.host_bytes_per_s;
 }
 
 }  // namespace meshwork::cost

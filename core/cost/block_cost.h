@@ -72,6 +72,10 @@ struct LayoutCosts {
     Recompute recompute = Recompute::None;
     int recompute_num_layers = 0;
     int zero_stage = 0;
+    bool offload_optimizer = false;  // optimizer states on the host (not in GPU memory)
+    bool offload_params = false;     // ZeRO-3 parameter shards on the host
+    double host_bytes_per_s = 0;     // the cluster's GPU <-> host link, per direction
+    double host_latency_s = 0;
     DType dtype = DType::Bf16;
     KernelModel kernel;
     LinkModel link;
@@ -114,5 +118,9 @@ struct GradSyncCost {
 GradSyncCost grad_sync_cost(const LayoutCosts& c, double dense_params, double expert_params);
 // Adam step over the optimizer shard of one rank.
 double optimizer_step_s(const LayoutCosts& c, double dense_params, double expert_params);
+// DeepSpeed offload over the host link (full duplex): per step, the gradient shard down and
+// the updated weights up (offload_optimizer); per pass, the weight shard up (offload_params).
+double offload_step_s(const LayoutCosts& c, double dense_params, double expert_params);
+double offload_pass_s(const LayoutCosts& c, double dense_params, double expert_params);
 
 }  // namespace meshwork::cost

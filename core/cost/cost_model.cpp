@@ -197,9 +197,11 @@ void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const T
             buffers += 2.0 * c.tokens * profile_.top_k / c.tp * profile_.hidden * c.element_bytes;
         }
         const double reserved = c.reserved_fixed_bytes + c.fragmentation * (activations + buffers);
-        st.params_bytes = to_bytes(dense_mem.params_bytes + expert_mem.params_bytes);
+        // Offloaded state lives in host memory; the gathered working set of ZeRO-3 is in the
+        // buffers either way.
+        st.params_bytes = c.offload_params ? 0 : to_bytes(dense_mem.params_bytes + expert_mem.params_bytes);
         st.grads_bytes = to_bytes(dense_mem.grads_bytes + expert_mem.grads_bytes);
-        st.optimizer_bytes = to_bytes(dense_mem.optimizer_bytes + expert_mem.optimizer_bytes);
+        st.optimizer_bytes = c.offload_optimizer ? 0 : to_bytes(dense_mem.optimizer_bytes + expert_mem.optimizer_bytes);
         st.activations_bytes = to_bytes(activations);
         st.buffers_bytes = to_bytes(buffers);
         st.reserved_bytes = to_bytes(reserved);
@@ -220,11 +222,14 @@ void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const T
         const double zero_bwd =
             (std::max(0.0, gather_pass - s.bwd.compute_s() / v) +
              std::max(0.0, reduce_pass - c.dp_overlap * s.bwd.compute_s() / v)) * v;
-        st.forward_s = finite_nonneg(s.fwd.total_s() + zero_fwd);
-        st.backward_s = finite_nonneg(s.bwd.total_s() + zero_bwd);
+        // ZeRO-Infinity fetches the weight shard from the host before each pass, not hidden.
+        const double host_pass = offload_pass_s(c, s.dense_params, s.expert_params);
+        st.forward_s = finite_nonneg(s.fwd.total_s() + zero_fwd + host_pass);
+        st.backward_s = finite_nonneg(s.bwd.total_s() + zero_bwd + host_pass);
         st.dp_reduce_s = finite_nonneg(sync.reduce_s + ((r == 0 || r == pp - 1) ? c.tied_embedding_sync_s : 0.0));
         st.dp_gather_s = finite_nonneg(sync.gather_s);
-        st.optimizer_s = finite_nonneg(optimizer_step_s(c, s.dense_params, s.expert_params * 1.0));
+        st.optimizer_s = finite_nonneg(optimizer_step_s(c, s.dense_params, s.expert_params * 1.0) +
+                                       offload_step_s(c, s.dense_params, s.expert_params));
 
         const double w = st.forward_s + st.backward_s + 2.0 * v * c.p2p_s;
         sum_w += w;

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "common/error.h"
 #include "common/json_reader.h"
 #include "export/canonical_layout.h"
@@ -12,14 +14,15 @@ namespace {
 constexpr std::int64_t kMaxBatch = 1ll << 30;
 constexpr std::int64_t kMaxAxis = 1 << 20;
 
-// Refuses the "auto" placeholders of Hugging Face's Trainer integration: a file to import
-// must hold the values.
-void refuse_auto(const Json& j, const std::string& path, const std::string& file) {
-    if (j.is_string() && j.get<std::string>() == "auto") {
-        throw InputError(file, path, "\"auto\" is filled in by the Hugging Face Trainer at run "
-                                     "time: write the number");
-    }
-}
+bool is_auto(const Json& j) { return j.is_string() && j.get<std::string>() == "auto"; }
+
+// The Hugging Face Trainer fills "auto" from its TrainingArguments
+// (transformers/integrations/deepspeed.py, HfTrainerDeepSpeedConfig.trainer_config_process):
+// train_micro_batch_size_per_gpu <- per_device_train_batch_size (default 8),
+// gradient_accumulation_steps <- gradient_accumulation_steps (default 1),
+// train_batch_size <- world × the two, fp16/bf16.enabled <- --fp16/--bf16 (default off).
+constexpr std::int64_t kHfPerDeviceBatch = 8;
+constexpr std::int64_t kHfAccumulation = 1;
 
 // Reads the keys of `section` listed in `used`, lists the rest as ignored.
 void ignore_rest(const Json& section, const std::string& path, std::initializer_list<const char*> used,
@@ -38,6 +41,7 @@ void ignore_rest(const Json& section, const std::string& path, std::initializer_
 
 ImportResult import_deepspeed(const std::string& text, const std::string& file,
                               const ImportOptions& options) {
+    std::vector<std::string> auto_batch;  // the batch keys given as "auto"
     const Json j = parse_json_text(text, file);
     if (!j.is_object()) throw InputError(file, "(top level)", "expected a DeepSpeed config object");
     ImportResult r;
@@ -51,11 +55,10 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
     l.model_ref = *options.model;
     apply_import_defaults(l, options, file, "DeepSpeed config", r.notes);
 
-    for (const auto& [key, value] : j.items()) refuse_auto(value, key, file);
     auto optional_int = [&](const Json& obj, const std::string& key, const std::string& path,
                             std::int64_t min_value, std::int64_t max_value) -> std::optional<std::int64_t> {
         if (!obj.contains(key)) return std::nullopt;
-        refuse_auto(obj.at(key), path, file);
+        if (is_auto(obj.at(key))) throw InputError(file, path, "\"auto\" is not read here: write the number");
         return JsonObjectReader::as_int(obj.at(key), file, path, min_value, max_value);
     };
     auto section = [&](const std::string& key) -> const Json& {
@@ -69,10 +72,11 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
     auto enabled = [&](const std::string& key) {
         const Json& s = section(key);
         if (!s.contains("enabled")) return false;
-        if (!s.at("enabled").is_boolean()) {
-            refuse_auto(s.at("enabled"), key + ".enabled", file);
-            throw InputError(file, key + ".enabled", "expected true or false");
+        if (is_auto(s.at("enabled"))) {
+            r.notes.push_back(key + ".enabled \"auto\": off, as the Hugging Face Trainer fills it without --" + key);
+            return false;
         }
+        if (!s.at("enabled").is_boolean()) throw InputError(file, key + ".enabled", "expected true or false");
         return s.at("enabled").get<bool>();
     };
 
@@ -81,23 +85,71 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
     mesh.tp = static_cast<int>(optional_int(tp_section, "autotp_size", "tensor_parallel.autotp_size",
                                             1, kMaxAxis).value_or(1));
     const Json& pipe = section("pipeline");
-    if (pipe.contains("stages") && pipe.at("stages").is_string()) {
-        throw InputError(file, "pipeline.stages",
-                         "\"" + pipe.at("stages").get<std::string>() +
-                             "\": the number of stages is needed (DeepSpeed takes it from "
-                             "PipelineModule when \"auto\")");
+    // DeepSpeed takes the stage count from PipelineModule(num_stages=...) in the script, not
+    // from pipeline.stages (config.py get_pipeline_config): --pipeline-stages gives it; a
+    // number in pipeline.stages is read with a note.
+    if (options.pipeline_stages) {
+        if (*options.pipeline_stages < 1) throw InputError("<flags>", "--pipeline-stages", "must be at least 1");
+        mesh.pp = *options.pipeline_stages;
+    } else if (pipe.contains("stages") && !pipe.at("stages").is_string()) {
+        mesh.pp = static_cast<int>(optional_int(pipe, "stages", "pipeline.stages", 1, kMaxAxis).value_or(1));
+        r.notes.push_back("pipeline.stages " + std::to_string(mesh.pp) +
+                          " taken as PipelineModule's num_stages (DeepSpeed itself does not read it)");
+    } else {
+        mesh.pp = 1;
+        if (pipe.contains("stages")) {
+            r.notes.push_back("pipeline.stages \"auto\": the stages are PipelineModule's; one assumed "
+                              "(pass --pipeline-stages)");
+        }
     }
-    mesh.pp = static_cast<int>(optional_int(pipe, "stages", "pipeline.stages", 1, kMaxAxis).value_or(1));
     mesh.cp = static_cast<int>(optional_int(j, "sequence_parallel_size", "sequence_parallel_size", 1,
                                             kMaxAxis).value_or(1));
+    // AutoEP (module_inject/auto_ep_config.py:46-49).
+    const Json& ep = section("expert_parallel");
+    if (ep.contains("enabled") && ep.at("enabled").is_boolean() && ep.at("enabled").get<bool>()) {
+        mesh.ep = static_cast<int>(optional_int(ep, "autoep_size", "expert_parallel.autoep_size", 1, kMaxAxis).value_or(1));
+        mesh.etp = static_cast<int>(optional_int(ep, "expert_tensor_parallel_size",
+                                                 "expert_parallel.expert_tensor_parallel_size", 1, kMaxAxis).value_or(1));
+    }
     const long long model_parallel = static_cast<long long>(mesh.tp) * mesh.pp * mesh.cp;
+    // DeepSpeed's batch world (runtime/config.py:719-724, pipe/engine.py:109-111): the
+    // pipeline grid's data-parallel size, or world / sequence_parallel_size without one
+    // (the AutoTP ranks count: they see the same samples).
+    const long long per_replica_in_batch_world = mesh.pp > 1 ? 1 : mesh.tp;
+    const long long world_per_batch_rank = mesh.pp > 1 ? model_parallel : mesh.cp;
 
-    auto tbs = optional_int(j, "train_batch_size", "train_batch_size", 1, kMaxBatch);
-    auto mbs = optional_int(j, "train_micro_batch_size_per_gpu", "train_micro_batch_size_per_gpu", 1,
-                            kMaxBatch);
-    auto gas = optional_int(j, "gradient_accumulation_steps", "gradient_accumulation_steps", 1,
-                            kMaxBatch);
+    // "auto" batch values: filled as the Hugging Face Trainer fills them.
+    const auto batch_key = [&](const char* key) -> std::optional<std::int64_t> {
+        if (j.contains(key) && is_auto(j.at(key))) {
+            auto_batch.push_back(key);
+            return std::nullopt;
+        }
+        return optional_int(j, key, key, 1, kMaxBatch);
+    };
+    auto tbs = batch_key("train_batch_size");
+    auto mbs = batch_key("train_micro_batch_size_per_gpu");
+    auto gas = batch_key("gradient_accumulation_steps");
     const auto world_opt = world_from_options(options, l.cluster.gpus_per_node);
+    const auto is_auto_key = [&](const char* key) {
+        return std::find(auto_batch.begin(), auto_batch.end(), std::string(key)) != auto_batch.end();
+    };
+    if (!auto_batch.empty()) {
+        if (is_auto_key("train_micro_batch_size_per_gpu")) mbs = kHfPerDeviceBatch;
+        if (is_auto_key("gradient_accumulation_steps")) gas = kHfAccumulation;
+        if (is_auto_key("train_batch_size")) {
+            if (!world_opt) {
+                throw InputError(file, "train_batch_size",
+                                 "\"auto\" is the world size × micro batch × accumulation steps: pass --gpus or --nodes");
+            }
+            if (mbs && gas) tbs = *world_opt * *mbs * *gas;
+        }
+        std::string keys;
+        for (const auto& k : auto_batch) keys += (keys.empty() ? "" : ", ") + k;
+        r.notes.push_back("\"auto\" in " + keys +
+                          " filled as the Hugging Face Trainer does with its defaults (per-device batch " +
+                          std::to_string(kHfPerDeviceBatch) + ", accumulation " + std::to_string(kHfAccumulation) +
+                          ", train batch = world × both); give the numbers your Trainer uses in the config");
+    }
     long long dp = 0;
     if (tbs && mbs && gas) {
         if (*tbs % (*mbs * *gas) != 0) {
@@ -105,7 +157,14 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
                              std::to_string(*tbs) + " is not micro batch × accumulation steps × "
                                                     "data-parallel size for any whole data-parallel size");
         }
-        dp = *tbs / (*mbs * *gas);
+        const long long batch_world = *tbs / (*mbs * *gas);
+        if (batch_world % per_replica_in_batch_world != 0) {
+            throw InputError(file, "train_batch_size",
+                             "DeepSpeed's world of " + std::to_string(batch_world) +
+                                 " ranks (train batch / micro batch / accumulation) is not a multiple of autotp_size " +
+                                 std::to_string(mesh.tp));
+        }
+        dp = batch_world / per_replica_in_batch_world;
         if (world_opt && *world_opt != dp * model_parallel) {
             throw InputError("<flags>", options.gpus ? "--gpus" : "--nodes",
                              std::to_string(*world_opt) + " GPUs disagree with the config's " +
@@ -122,25 +181,39 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
             throw InputError("<flags>", "--gpus", "not a multiple of autotp × pipeline × sequence parallel");
         }
         dp = *world_opt / model_parallel;
+        const long long batch_world = *world_opt / world_per_batch_rank;
+        // DeepSpeed's own completion of the missing keys (runtime/config.py,
+        // _set_batch_related_parameters), then its check (_batch_assertion).
         if (tbs && mbs) {
-            if (*tbs % (*mbs * dp) != 0) throw InputError(file, "train_batch_size", "not a multiple of micro batch × data parallel");
-            gas = *tbs / (*mbs * dp);
+            gas = *tbs / *mbs / batch_world;
         } else if (tbs && gas) {
-            if (*tbs % (*gas * dp) != 0) throw InputError(file, "train_batch_size", "not a multiple of accumulation steps × data parallel");
-            mbs = *tbs / (*gas * dp);
+            mbs = *tbs / batch_world / *gas;
         } else if (mbs && gas) {
-            tbs = *mbs * *gas * dp;
+            tbs = *mbs * *gas * batch_world;
+        } else if (tbs) {
+            gas = 1;
+            mbs = *tbs / batch_world;
+        } else if (mbs) {
+            gas = 1;
+            tbs = *mbs * batch_world;
         } else {
             throw InputError(file, "train_batch_size",
-                             "two of train_batch_size, train_micro_batch_size_per_gpu and "
-                             "gradient_accumulation_steps are needed");
+                             "DeepSpeed needs train_batch_size or train_micro_batch_size_per_gpu (a config for the "
+                             "Hugging Face Trainer gets them from its arguments: write them, or \"auto\")");
+        }
+        if (*mbs < 1 || *gas < 1 || *tbs != *mbs * *gas * batch_world) {
+            throw InputError(file, "train_batch_size",
+                             "DeepSpeed's check fails on " + std::to_string(batch_world) + " ranks: " +
+                                 std::to_string(*tbs) + " != " + std::to_string(*mbs) + " (micro batch) × " +
+                                 std::to_string(*gas) + " (accumulation steps) × " + std::to_string(batch_world));
         }
     }
     mesh.dp = static_cast<int>(dp);
     l.gpus = static_cast<int>(dp * model_parallel);
 
     auto& t = l.training;
-    t.global_batch_size = static_cast<int>(*tbs);
+    // Meshwork's global batch counts each sample once: DeepSpeed's counts every AutoTP rank.
+    t.global_batch_size = static_cast<int>(*tbs / per_replica_in_batch_world);
     t.micro_batch_size = static_cast<int>(*mbs);
     if (options.seq) {
         if (*options.seq < 1) throw InputError("<flags>", "--seq", "must be at least 1");
@@ -154,6 +227,40 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
     }
     const Json& zero = section("zero_optimization");
     t.zero_stage = static_cast<int>(optional_int(zero, "stage", "zero_optimization.stage", 0, 3).value_or(0));
+    if (t.zero_stage >= 2 && mesh.pp > 1) {
+        throw InputError(file, "zero_optimization.stage",
+                         "DeepSpeed refuses ZeRO-" + std::to_string(t.zero_stage) +
+                             " with pipeline parallelism (runtime/pipe/engine.py:76-77)");
+    }
+    // ZeRO-Offload: offload_optimizer / offload_param {"device": none|cpu|nvme}; the earlier
+    // booleans cpu_offload (optimizer) and cpu_offload_params.
+    const auto device = [&](const char* key, const char* legacy) {
+        Offload o = Offload::None;
+        if (zero.contains(key)) {
+            const Json& sec = zero.at(key);
+            const std::string path = std::string("zero_optimization.") + key + ".device";
+            if (!sec.is_object()) throw InputError(file, std::string("zero_optimization.") + key, "expected an object");
+            if (sec.contains("device")) {
+                if (!sec.at("device").is_string() || !parse_offload(sec.at("device").get<std::string>(), o)) {
+                    throw InputError(file, path, "expected \"none\", \"cpu\" or \"nvme\"");
+                }
+            }
+        }
+        if (zero.contains(legacy)) {
+            if (!zero.at(legacy).is_boolean()) {
+                throw InputError(file, std::string("zero_optimization.") + legacy, "expected true or false");
+            }
+            if (zero.at(legacy).get<bool>()) {
+                if (o == Offload::Nvme) {
+                    throw InputError(file, std::string("zero_optimization.") + legacy, "conflicts with the nvme device");
+                }
+                o = Offload::Cpu;
+            }
+        }
+        return o;
+    };
+    t.offload_optimizer = device("offload_optimizer", "cpu_offload");
+    t.offload_params = device("offload_param", "cpu_offload_params");
     const bool bf16 = enabled("bf16") || enabled("bfloat16");
     const bool fp16 = enabled("fp16");
     if (bf16 && fp16) throw InputError(file, "fp16.enabled", "conflicts with bf16.enabled");
@@ -170,14 +277,22 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
     t.schedule = Schedule::OneFOneB;
 
     for (const auto& [key, value] : j.items()) {
+        if (is_auto(value) && key != "train_batch_size" && key != "train_micro_batch_size_per_gpu" &&
+            key != "gradient_accumulation_steps") {
+            r.ignored.push_back({key, value.dump(), "\"auto\" filled by the Hugging Face Trainer; not part of the layout"});
+            continue;
+        }
         if (key == "train_batch_size" || key == "train_micro_batch_size_per_gpu" ||
             key == "gradient_accumulation_steps" || key == "sequence_parallel_size") {
             continue;
         }
-        if (key == "zero_optimization") ignore_rest(value, key, {"stage"}, r);
+        if (key == "zero_optimization") {
+            ignore_rest(value, key, {"stage", "offload_optimizer", "offload_param", "cpu_offload", "cpu_offload_params"}, r);
+        }
         else if (key == "bf16" || key == "bfloat16" || key == "fp16") ignore_rest(value, key, {"enabled"}, r);
         else if (key == "tensor_parallel") ignore_rest(value, key, {"autotp_size"}, r);
         else if (key == "pipeline") ignore_rest(value, key, {"stages", "activation_checkpoint_interval"}, r);
+        else if (key == "expert_parallel") ignore_rest(value, key, {"enabled", "autoep_size", "expert_tensor_parallel_size"}, r);
         else r.ignored.push_back({key, value.dump(), "DeepSpeed setting that does not change the layout"});
     }
     l = canonical_layout(std::move(l));

@@ -1,6 +1,7 @@
 // What the exporters and importers of core/export exchange: formats, options, results.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,8 +43,14 @@ struct ImportOptions {
     std::optional<int> nodes;
     std::optional<int> seq;              // sequence length when the config has none (DeepSpeed)
     std::optional<std::string> config_function;  // torchtitan main: the config function of a module
+    std::optional<int> pipeline_stages;  // DeepSpeed: PipelineModule(num_stages) of the script
     std::string name;                    // layout name; default: the file's stem
     std::string description;             // default: "Imported from FILE (FORMAT)"
+    std::optional<long long> vocab_size; // when the config does not state it (a tokenizer)
+    // Launch scripts: values of what the script cannot know (--set NAME=VALUE, "1" for $1)
+    // and the files that `. NAME` reads (--source NAME=PATH).
+    std::map<std::string, std::string> set;
+    std::map<std::string, std::string> sources;
 };
 
 // An input item that was read and deliberately not used (a learning rate, a data path).

@@ -15,10 +15,10 @@ void apply_import_defaults(Layout& l, const ImportOptions& o, const std::string&
         l.cluster_ref = *o.cluster;
         l.cluster = load_cluster(*o.cluster, "<flags>", "--cluster");
     } else {
-        // The rule of build_layout(): the tiny test models run on the CPU engine.
-        l.cluster_ref = l.model.hidden_size <= 1024 ? "cpu-local" : "dgx-h100";
+        // A production config runs on GPUs: the stated default, never a guess from the model.
+        l.cluster_ref = "dgx-h100";
         l.cluster = load_cluster(l.cluster_ref, "<flags>", "--cluster");
-        notes.push_back("no --cluster given: assumed " + l.cluster_ref);
+        notes.push_back("no --cluster given: assumed dgx-h100 (the default; pass --cluster)");
     }
     if (!o.name.empty()) {
         l.name = o.name;

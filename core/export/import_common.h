@@ -11,8 +11,8 @@
 
 namespace meshwork {
 
-// Sets cluster/cluster_ref (the option, else cpu-local for tiny models and dgx-h100 for the
-// rest, as build_layout does), name (the option, else the file's stem) and description.
+// Sets cluster/cluster_ref (the option, else dgx-h100 with a note), name (the option, else
+// the file's stem) and description.
 void apply_import_defaults(Layout& layout, const ImportOptions& options, const std::string& file,
                            const std::string& format_name, std::vector<std::string>& notes);
 

@@ -11,6 +11,12 @@ namespace meshwork {
 ImportFormat detect_import_format(const std::string& text) {
     const auto first = text.find_first_not_of(" \t\r\n");
     if (first != std::string::npos && text[first] == '{') return ImportFormat::DeepSpeed;
+    // A shell script (a shebang, #SBATCH lines) is a launch script, whatever its
+    // here-documents hold (a SLURM job writes its torchtitan config with one).
+    if (text.compare(first == std::string::npos ? 0 : first, 2, "#!") == 0 ||
+        text.find("\n#SBATCH") != std::string::npos) {
+        return ImportFormat::Megatron;
+    }
     // A TOML table header on a line of its own; command lines have no such line.
     static const std::regex table(R"((^|\n)[ \t]*\[(parallelism|training|model|job)\][ \t]*(#[^\n]*)?(\r?\n|$))");
     if (std::regex_search(text, table) || is_torchtitan_module(text)) return ImportFormat::Torchtitan;

@@ -1,9 +1,12 @@
 #include "export/megatron_export.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 #include "export/canonical_layout.h"
 #include "export/moe_layer_pattern.h"
+#include "export/pipeline_layout.h"
 #include "export/stage_split.h"
 
 namespace meshwork {
@@ -16,6 +19,18 @@ std::string number(double v) {
     std::string s = std::to_string(v);
     while (!s.empty() && s.back() == '0') s.pop_back();
     if (!s.empty() && s.back() == '.') s.pop_back();
+    return s;
+}
+
+// A number as printf's %g with enough digits to read back the same double (1e-05, 1e-06).
+std::string number_exact(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    std::string s = buf;
+    for (int digits = 1; digits <= 17; ++digits) {
+        std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+        if (std::strtod(buf, nullptr) == v) return buf;
+    }
     return s;
 }
 
@@ -48,7 +63,38 @@ void model_args(const ModelSpec& m, ArgList& a, std::vector<std::string>& lost) 
     a.value("--vocab-size", m.vocab_size);
     a.value("--normalization", m.norm == NormKind::RmsNorm ? "RMSNorm" : "LayerNorm");
     if (m.mlp == MlpKind::Gated) a.flag("--swiglu");
-    a.value("--position-embedding-type", m.learned_position_embeddings ? "learned_absolute" : "rope");
+    const bool yarn = m.rope.scaling == "yarn";
+    a.value("--position-embedding-type",
+            m.learned_position_embeddings ? "learned_absolute" : (yarn && !m.uses_mla ? "yarn" : "rope"));
+    if (!m.learned_position_embeddings) {
+        // --rotary-base is an int (arguments.py:2418); Megatron's default 10000 is not
+        // Llama 3's 500000, so it is always written.
+        if (m.rope.theta == static_cast<double>(static_cast<long long>(m.rope.theta))) {
+            a.value("--rotary-base", static_cast<long long>(m.rope.theta));
+        } else {
+            lost.push_back("a fractional RoPE base: --rotary-base takes an integer");
+        }
+        if (m.rope.percent != 1.0) a.value("--rotary-percent", number(m.rope.percent));
+        if (m.rope.scaling == "llama3") {
+            a.flag("--use-rope-scaling");
+            a.value("--rope-scaling-factor", number(m.rope.factor));
+        } else if (yarn) {
+            a.value("--rotary-scaling-factor", number(m.rope.factor));
+        } else if (m.rope.scaling == "linear") {
+            if (m.rope.factor == static_cast<double>(static_cast<long long>(m.rope.factor))) {
+                a.value("--rotary-seq-len-interpolation-factor", static_cast<long long>(m.rope.factor));
+            } else {
+                lost.push_back("a fractional linear RoPE scaling factor: Megatron-LM takes an integer");
+            }
+        }
+        // MLA takes yarn unless told otherwise (MLATransformerConfig.rope_type).
+        if (m.uses_mla && !yarn) a.value("--rope-type", "rope");
+    }
+    a.value("--norm-epsilon", number_exact(m.norm_eps));
+    // MLA's Q and KV latent norms are --qk-layernorm in Megatron-LM (DeepSeek has them).
+    if (m.qk_norm || m.uses_mla) a.flag("--qk-layernorm");
+    if (m.sliding_window > 0) a.value("--window-size", str(m.sliding_window) + ",0");
+    if (m.mtp_layers > 0) a.value("--mtp-num-layers", m.mtp_layers);
     if (!m.tie_embeddings) a.flag("--untie-embeddings-and-output-weights");
     if (!m.linear_bias) {
         a.flag("--disable-bias-linear");
@@ -72,6 +118,12 @@ void model_args(const ModelSpec& m, ArgList& a, std::vector<std::string>& lost) 
             a.value("--moe-shared-expert-intermediate-size", m.moe.shared_ffn_hidden);
         }
         if (m.moe.shared_expert_gate) a.flag("--moe-shared-expert-gate");
+        // TransformerConfig refuses expert bias with the default softmax scores.
+        const std::string score = m.moe.router_bias && m.moe.router_score == "softmax" ? "sigmoid" : m.moe.router_score;
+        if (m.moe.router_bias && m.moe.router_score == "softmax") {
+            lost.push_back("expert bias with softmax router scores: Megatron-LM needs sigmoid (written)");
+        }
+        if (score != "softmax") a.value("--moe-router-score-function", score);
         if (m.moe.router_bias) a.flag("--moe-router-enable-expert-bias");
         const std::string freq = moe_layer_freq_value(m);
         if (!freq.empty()) a.value("--moe-layer-freq", freq);
@@ -99,23 +151,15 @@ void parallel_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
     const int vpp = l.parallel.vpp;
     const auto split = l.stage_layers();
     const SplitShape shape = classify_split(split);
-    if (vpp > 1) {
-        if (shape.even) {
-            a.value("--num-layers-per-virtual-pipeline-stage", shape.middle);
-        } else {
-            a.value("--num-virtual-stages-per-pipeline-rank", vpp);
-            lost.push_back("uneven split " + std::to_string(split.size()) +
-                           " chunks with virtual stages: Meshwork exports uneven splits only "
-                           "without virtual pipeline stages");
-        }
+    if (vpp > 1 && shape.even) {
+        a.value("--num-layers-per-virtual-pipeline-stage", shape.middle);
+    } else if (vpp == 1 && m.pp > 1 && !shape.even && shape.ends_form) {
+        a.value("--decoder-first-pipeline-num-layers", shape.first);
+        a.value("--decoder-last-pipeline-num-layers", shape.last);
     } else if (m.pp > 1 && !shape.even) {
-        if (shape.ends_form) {
-            a.value("--decoder-first-pipeline-num-layers", shape.first);
-            a.value("--decoder-last-pipeline-num-layers", shape.last);
-        } else {
-            lost.push_back("layers per stage: Megatron-LM's flags describe an even split or "
-                           "different first and last stages only");
-        }
+        // Any other split, with or without virtual stages: the layout string places every
+        // chunk's layers (chunk = vpp rank · pp + pp rank, as Meshwork orders them).
+        a.value("--pipeline-model-parallel-layout", format_pipeline_layout(split));
     }
     switch (l.training.schedule) {
         case Schedule::GPipe:
@@ -155,11 +199,13 @@ void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
         case 0: break;
         case 1: a.flag("--use-distributed-optimizer"); break;
         default:
-            // Megatron-FSDP: optim_grads is ZeRO-2, optim_grads_params ZeRO-3.
+            // Megatron-FSDP: optim_grads is ZeRO-2, optim_grads_params ZeRO-3; it accepts
+            // only its own checkpoint format (validate_args).
             a.flag("--use-megatron-fsdp");
             a.value("--data-parallel-sharding-strategy",
                     t.zero_stage == 2 ? "optim_grads" : "optim_grads_params");
             a.flag("--use-distributed-optimizer");
+            a.value("--ckpt-format", "fsdp_dtensor");
             break;
     }
     switch (t.dtype) {
@@ -175,6 +221,9 @@ void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
             break;
     }
     a.value("--attention-backend", t.flash_attention ? "auto" : "unfused");
+    if (t.offload_optimizer != Offload::None || t.offload_params != Offload::None) {
+        lost.push_back("DeepSpeed-style offload of optimizer states or parameters: not written for Megatron-LM");
+    }
     if (l.model.is_moe() && t.moe_capacity_factor > 0) {
         a.value("--moe-expert-capacity-factor", number(t.moe_capacity_factor));
     }
@@ -206,6 +255,11 @@ MegatronCommand megatron_command(const Layout& layout) {
         cmd.lost.push_back("expert placement: Megatron-LM gives each EP rank a contiguous block");
     }
     cmd.args = a.take();
+    const auto& mesh = l.parallel.mesh;
+    if ((mesh.tp > 1 || mesh.cp > 1) && l.training.zero_stage < 2) {
+        cmd.env.push_back({"CUDA_DEVICE_MAX_CONNECTIONS", "1",
+                           "validate_args: tensor or context parallelism before Blackwell"});
+    }
     const int per_node = std::max(1, std::min(l.gpus, l.cluster.gpus_per_node));
     cmd.nproc_per_node = per_node;
     cmd.nnodes = (l.gpus + per_node - 1) / per_node;
@@ -229,6 +283,10 @@ ExportResult export_megatron(const Layout& layout) {
             " micro-batches per step.\n";
     text += "# Add the rendezvous (--rdzv-backend c10d --rdzv-endpoint HOST:PORT), data,\n"
             "# tokenizer, optimizer and checkpoint flags, or use: meshwork-cli export --format slurm\n";
+    for (const auto& [name, value, why] : cmd.env) text += "export " + name + "=" + value + "  # " + why + "\n";
+    if (layout.training.zero_stage >= 2) {
+        text += "unset CUDA_DEVICE_MAX_CONNECTIONS  # Megatron-FSDP: validate_args refuses 1\n";
+    }
     text += "torchrun --nnodes " + std::to_string(cmd.nnodes) + " --nproc-per-node " +
             std::to_string(cmd.nproc_per_node) + " pretrain_gpt.py";
     for (const auto& [flag, value] : cmd.args) {

@@ -1,6 +1,7 @@
 // Layout -> Megatron-LM (Megatron-Core, pretrain_gpt.py) command-line arguments.
 #pragma once
 
+#include <array>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,10 @@ namespace meshwork {
 struct MegatronCommand {
     int nnodes = 1;          // torchrun --nnodes
     int nproc_per_node = 1;  // torchrun --nproc-per-node
+    // The environment the arguments need (NAME, value, why): validate_args asserts
+    // CUDA_DEVICE_MAX_CONNECTIONS=1 for TP or CP > 1 before Blackwell, and Megatron-FSDP
+    // asserts it is not 1 (docs/upstream-megatron.md).
+    std::vector<std::array<std::string, 3>> env;
     // pretrain_gpt.py arguments in order; the value is empty for store_true flags.
     std::vector<std::pair<std::string, std::string>> args;
     std::vector<std::string> lost;  // what the arguments cannot express

@@ -20,6 +20,15 @@ constexpr const char* kModelDetail = "model detail that does not change shapes o
 constexpr const char* kMoeDetail = "MoE routing or dispatch detail: not modelled";
 constexpr const char* kRuntime = "process, timeout or fault-tolerance setting: not part of the layout";
 constexpr const char* kRamp = "batch-size ramp-up: Meshwork models the final --global-batch-size";
+constexpr const char* kModelNotYet =
+    "model setting that ModelSpec does not hold yet (RoPE variant, QK norm, sliding window, MTP): not modelled";
+constexpr const char* kRecomputeDetail =
+    "which modules selective recompute covers: Meshwork models selective recompute as a whole";
+constexpr const char* kFork =
+    "flag of a Megatron-LM fork (Pai-Megatron-Patch, ROCm Megatron-LM): not part of the layout";
+constexpr const char* kLegacy = "flag of an earlier Megatron-LM, since removed: not part of the layout";
+constexpr const char* kDeepSpeed =
+    "Megatron-DeepSpeed's DeepSpeed setting: import the DeepSpeed config itself with --format deepspeed";
 
 struct Entry {
     std::string_view flag;
@@ -112,16 +121,16 @@ constexpr std::array kIgnored = std::to_array<Entry>({
     {"--use-precision-aware-optimizer", kPrecisionDetail}, {"--first-last-layers-bf16", kPrecisionDetail},
     {"--num-layers-at-start-in-bf16", kPrecisionDetail}, {"--num-layers-at-end-in-bf16", kPrecisionDetail},
     // model details without an effect on shapes or FLOPs
-    {"--rotary-base", kModelDetail}, {"--rotary-percent", kModelDetail},
-    {"--rotary-seq-len-interpolation-factor", kModelDetail}, {"--use-rope-scaling", kModelDetail},
-    {"--rope-scaling-factor", kModelDetail}, {"--norm-epsilon", kModelDetail},
-    {"--layernorm-epsilon", kModelDetail}, {"--init-method-std-scaled", kModelDetail},
+    
+    
+    
+     {"--init-method-std-scaled", kModelDetail},
     {"--no-scaled-init-methods", kModelDetail},
     // MoE details
     {"--moe-token-dispatcher-type", kMoeDetail}, {"--moe-grouped-gemm", kMoeDetail},
     {"--moe-aux-loss-coeff", kMoeDetail}, {"--moe-z-loss-coeff", kMoeDetail},
     {"--moe-router-load-balancing-type", kMoeDetail}, {"--moe-router-pre-softmax", kMoeDetail},
-    {"--moe-router-dtype", kMoeDetail}, {"--moe-router-score-function", kMoeDetail},
+    {"--moe-router-dtype", kMoeDetail},
     {"--moe-router-topk-scaling-factor", kMoeDetail}, {"--moe-router-num-groups", kMoeDetail},
     {"--moe-router-group-topk", kMoeDetail}, {"--moe-router-bias-update-rate", kMoeDetail},
     {"--moe-permute-fusion", kMoeDetail}, {"--moe-token-drop-policy", kMoeDetail},
@@ -136,6 +145,31 @@ constexpr std::array kIgnored = std::to_array<Entry>({
     {"--local-rank", kRuntime}, {"--local_rank", kRuntime}, {"--enable-ft-package", kRuntime},
     {"--empty-unused-memory-level", kRuntime}, {"--deterministic-mode", kRuntime},
     {"--yaml-cfg", kRuntime},
+    // current Megatron-LM flags met in its examples (arguments.py and the config dataclasses
+    // at d98e8a64; docs/upstream-megatron.md)
+    {"--decoupled-lr", kOptim}, {"--decoupled-min-lr", kOptim}, {"--step-batch-size-schedule", kRamp},
+    {"--tiktoken-pattern", kData}, {"--fsdp-manual-registration", kOverlap},
+    {"--recompute-modules", kRecomputeDetail},
+    {"--mscale", kModelNotYet}, {"--mscale-all-dim", kModelNotYet},
+    {"--rotary-interleaved", kModelNotYet}, {"--apply-query-key-layer-scaling", kModelDetail},
+    {"--moe-router-force-load-balancing", kMoeDetail}, {"--log-batch-size-to-tensorboard", kLog},
+    {"--no-log-loss-scale-to-tensorboard", kLog}, {"--log-loss-scale-to-tensorboard", kLog},
+    {"--optimizer-offload-fraction", kOptim},
+    {"--megatron-fsdp-main-params-dtype", kPrecisionDetail}, {"--megatron-fsdp-main-grads-dtype", kPrecisionDetail},
+    {"--megatron-fsdp-grad-comm-dtype", kPrecisionDetail},
+    // earlier Megatron-LM
+    {"--DDP-impl", kLegacy}, {"--use-contiguous-parameters-in-local-ddp", kLegacy},
+    {"--data-impl", kLegacy}, {"--no-load-lr-state", kLegacy},
+    // Megatron-DeepSpeed
+    {"--deepspeed_config", kDeepSpeed}, {"--deepspeed-config", kDeepSpeed},
+    {"--deepspeed-activation-checkpointing", kDeepSpeed}, {"--use-flash-attn-v2", kKernel},
+    {"--use-flash-attn-triton", kKernel}, {"--no-query-key-layer-scaling", kModelDetail},
+    {"--cpu-optimizer", kOptim}, {"--cpu-torch-adam", kOptim},
+    // forks: Pai-Megatron-Patch, ROCm Megatron-LM
+    {"--patch-tokenizer-type", kFork}, {"--extra-vocab-size", kFork}, {"--dataset", kFork},
+    {"--max-padding-length", kFork}, {"--train-mode", kFork}, {"--enable-shared-expert", kFork},
+    {"--num-shared-experts", kFork}, {"--attention-sink-k", kFork}, {"--fused-padded-mla-attention", kFork},
+    {"--keep_fp8_weight_transpose_cache", kFork}, {"--optimizer-offload-policy", kFork},
 });
 
 constexpr std::array kTorchrun = std::to_array<LauncherOption>({
@@ -153,6 +187,45 @@ constexpr std::array kTorchrun = std::to_array<LauncherOption>({
     {"--logs-specs", true}, {"--logs_specs", true}, {"--standalone", false},
     {"--no-python", false}, {"--no_python", false}, {"--run-path", false},
     {"--run_path", false},
+    // torch.distributed.launch (the deprecated launcher) only
+    {"--use_env", false}, {"--use-env", false},
+});
+
+struct UpstreamFlag {
+    std::string_view flag;
+    bool takes_value;
+    const char* source;
+};
+
+constexpr UpstreamFlag kUpstream[] = {
+#include "export/megatron_upstream_flags.inc"
+};
+
+constexpr const char* kUpstreamReason =
+    "Megatron-LM argument that is not one of the layout arguments import-args reads";
+
+// Current flags that change the layout in ways a Meshwork layout does not hold.
+constexpr std::array kUnread = std::to_array<Entry>({
+    {"--account-for-embedding-in-pipeline-split", "the pipeline split then counts the embedding as a layer"},
+    {"--account-for-loss-in-pipeline-split", "the pipeline split then counts the loss as a layer"},
+    {"--heterogeneous-layers-config-path", "heterogeneous layers: blocks of different shapes"},
+    {"--heterogeneous-layers-config-encoded-json", "heterogeneous layers: blocks of different shapes"},
+    {"--heterogeneous-block-specs", "heterogeneous layers: blocks of different shapes"},
+    {"--hybrid-layer-pattern", "hybrid Mamba/attention layer pattern"},
+    {"--hybrid-override-pattern", "hybrid Mamba/attention layer pattern"},
+    {"--is-hybrid-model", "hybrid Mamba/attention model"},
+    {"--hierarchical-context-parallel-sizes", "hierarchical context parallelism"},
+    {"--hybrid-context-parallel", "hybrid context parallelism"},
+    {"--encoder-num-layers", "an encoder stack"},
+    {"--tensor-parallel-num-weight-shards", "weight sharding within tensor parallelism"},
+    {"--expert-tensor-parallel-num-weight-shards", "weight sharding within expert tensor parallelism"},
+    {"--cpu-offloading", "activation and weight offloading to the CPU"},
+    {"--fine-grained-activation-offloading", "activation offloading to the CPU"},
+    {"--optimizer-cpu-offload", "a fraction of the optimizer on the CPU (a whole-optimizer offload is "
+                                "training.offload_optimizer, from DeepSpeed configs)"},
+    {"--fp4-format", "FP4 training"},
+    {"--quick-geglu", "a gated GeLU MLP (a gated MLP is read from --swiglu)"},
+    {"--moe-latent-size", "experts working in a latent width"},
 });
 
 }  // namespace
@@ -160,6 +233,22 @@ constexpr std::array kTorchrun = std::to_array<LauncherOption>({
 const char* megatron_ignored_flag_reason(const std::string& flag) {
     for (const auto& e : kIgnored) {
         if (e.flag == flag) return e.reason;
+    }
+    if (megatron_unread_layout_flag(flag) != nullptr) return nullptr;
+    if (megatron_upstream_flag_source(flag) != nullptr) return kUpstreamReason;
+    return nullptr;
+}
+
+const char* megatron_unread_layout_flag(const std::string& flag) {
+    for (const auto& e : kUnread) {
+        if (e.flag == flag) return e.reason;
+    }
+    return nullptr;
+}
+
+const char* megatron_upstream_flag_source(const std::string& flag) {
+    for (const auto& u : kUpstream) {
+        if (u.flag == flag) return u.source;
     }
     return nullptr;
 }

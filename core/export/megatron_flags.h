@@ -9,7 +9,19 @@
 namespace meshwork {
 
 // Why `flag` ("--lr") does not affect the layout; nullptr when the flag is not in the list.
+// Besides the flags listed by hand with their reasons, every other flag of Megatron-LM's
+// current pretrain argparse (megatron_upstream_flags.inc, generated from the sources by
+// tools/megatron_argparse_flags.py) is known, unless it changes the layout in a way the
+// import does not read (megatron_unread_layout_flag).
 const char* megatron_ignored_flag_reason(const std::string& flag);
+
+// Why a Megatron-LM flag that changes the layout is not imported (hybrid Mamba patterns,
+// heterogeneous layers, a pipeline split that counts the embedding); nullptr otherwise.
+const char* megatron_unread_layout_flag(const std::string& flag);
+
+// Where Megatron-LM defines `flag` ("megatron/training/arguments.py:2994"); nullptr when
+// its current argparse has no such flag.
+const char* megatron_upstream_flag_source(const std::string& flag);
 
 struct LauncherOption {
     const char* name;

@@ -1,9 +1,12 @@
 #include "export/megatron_import.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <set>
 #include <string_view>
 
 #include "common/error.h"
@@ -12,7 +15,9 @@
 #include "export/megatron_flags.h"
 #include "export/model_match.h"
 #include "export/moe_layer_pattern.h"
-#include "export/shell_words.h"
+#include "export/pipeline_layout.h"
+#include "export/shell_script.h"
+#include "layout/layout_json.h"
 #include "export/stage_split.h"
 
 namespace meshwork {
@@ -23,6 +28,8 @@ constexpr long long kMaxAxis = 1 << 20;
 constexpr long long kMaxWidth = 1 << 20;
 constexpr long long kMaxBatch = 1ll << 30;
 constexpr long long kMaxGpus = 1 << 22;
+// Paths through conditions on unknown values that an import follows before it asks for --set.
+constexpr int kMaxScriptPaths = 256;
 
 struct FlagSpec {
     std::string_view name;
@@ -57,6 +64,21 @@ constexpr std::array kLayoutFlags = std::to_array<FlagSpec>({
     {"--use-megatron-fsdp", false}, {"--use-custom-fsdp", false}, {"--use-torch-fsdp2", false},
     {"--data-parallel-sharding-strategy", true}, {"--bf16", false}, {"--fp16", false},
     {"--fp8-format", true}, {"--use-flash-attn", false}, {"--attention-backend", true},
+    // Megatron-DeepSpeed (deepspeedai/Megatron-DeepSpeed megatron/arguments.py)
+    {"--num-key-value-heads", true}, {"--zero-stage", true}, {"--deepspeed", false},
+    {"--no-pipeline-parallel", false},
+    // Earlier Megatron-LM (before the 2022 rename to --recompute-*; --fp8-hybrid before
+    // --fp8-format), still in published scripts
+    {"--checkpoint-activations", false}, {"--activations-checkpoint-method", true},
+    {"--activations-checkpoint-num-layers", true}, {"--fp8-hybrid", false}, {"--fp8-e4m3", false},
+    // Pai-Megatron-Patch's name for the shared-expert width
+    {"--shared-moe-ffn-hidden-size", true},
+    // model details ModelSpec holds (RoPE, norm epsilon, QK norm, window, MTP, router)
+    {"--rotary-base", true}, {"--rotary-percent", true}, {"--use-rope-scaling", false},
+    {"--rope-scaling-factor", true}, {"--rotary-scaling-factor", true}, {"--rope-type", true},
+    {"--rotary-seq-len-interpolation-factor", true}, {"--norm-epsilon", true},
+    {"--layernorm-epsilon", true}, {"--qk-layernorm", false}, {"--window-size", true},
+    {"--mtp-num-layers", true}, {"--moe-router-score-function", true},
 });
 
 const FlagSpec* layout_flag(const std::string& name) {
@@ -74,6 +96,8 @@ std::string basename(const std::string& path) {
     return std::filesystem::path(path).filename().string();
 }
 
+using ShellCommand = std::vector<ScriptWord>;
+
 struct SeenArg {
     int index = 0;
     std::string value;  // empty for store_true flags
@@ -84,10 +108,17 @@ public:
     MegatronParser(const std::string& file, const ImportOptions& options)
         : file_(file), options_(options) {}
 
-    ImportResult run(const std::string& text) {
-        const ShellCommand argv = pick_command(split_shell_commands(text, file_));
+    // One path through the script: its training command, or the Megatron-LM arguments held
+    // in a variable when the script launches nothing itself (a config sourced by a job).
+    ImportResult run(const ScriptRun& script) {
+        script_ = &script;
+        for (const auto& n : script.notes) result_.notes.push_back(n);
+        for (const auto& [line, text] : script.exports) {
+            result_.ignored.push_back({"line " + std::to_string(line), text, "environment variable: not part of the layout"});
+        }
+        ShellCommand argv;
         argv_ = &argv;
-        std::size_t i = launcher(argv);
+        const std::size_t i = pick_command(script, argv);
         arguments(argv, i);
         if (!issues_.empty()) throw InputError(issues_);
         build();
@@ -95,38 +126,180 @@ public:
         return std::move(result_);
     }
 
+    [[nodiscard]] bool launched_training() const { return found_command_; }
+
 private:
     // ---- the command ---------------------------------------------------------------------
-    ShellCommand pick_command(std::vector<ShellCommand> commands) {
-        ShellCommand chosen;
-        int chosen_line = 0;
-        for (auto& cmd : commands) {
-            std::size_t k = 0;
-            const bool exported = cmd.front().text == "export" && cmd.front().expansion.empty();
-            if (exported) k = 1;
-            while (k < cmd.size() && cmd[k].assignment) {
-                result_.ignored.push_back({"line " + std::to_string(cmd[k].line), cmd[k].text,
-                                           "environment variable: not part of the layout"});
-                ++k;
+    static bool megatron_flag(const std::string& word) {
+        if (!starts_with(word, "--")) return false;
+        const std::string flag = word.substr(0, word.find('='));
+        return layout_flag(flag) != nullptr || megatron_ignored_flag_reason(flag) != nullptr;
+    }
+    static bool python_name(const std::string& b) {
+        return b == "python" || (starts_with(b, "python") && b.find_first_not_of("0123456789.", 6) == std::string::npos);
+    }
+    static bool py_script(const std::string& w) { return w.size() > 3 && w.compare(w.size() - 3, 3, ".py") == 0; }
+
+    // Where the launcher (torchrun, deepspeed, python, or the script itself) starts in `c`;
+    // npos when `c` does not launch a Megatron-LM training script.
+    static std::size_t launcher_index(const ScriptCommand& c) {
+        const auto& w = c.words;
+        const auto has_flags_after = [&](std::size_t k) {
+            for (std::size_t j = k; j < w.size(); ++j) {
+                if (megatron_flag(w[j].text)) return true;
             }
-            if (k == cmd.size()) continue;
-            if (exported) {
-                add("line " + std::to_string(cmd.front().line),
-                    "'export " + cmd[k].text + "': expected NAME=value");
+            return false;
+        };
+        if (!w.empty() && megatron_flag(w[0].text)) return 0;  // the bare arguments
+        for (std::size_t k = 0; k < w.size(); ++k) {
+            const std::string b = basename(w[k].text);
+            if (b == "torchrun" || b == "deepspeed") return k;
+            if (python_name(b)) {
+                if (k + 2 < w.size() && w[k + 1].text == "-m" &&
+                    starts_with(w[k + 2].text, "torch.distributed.")) {
+                    return k;
+                }
+                for (std::size_t j = k + 1; j < w.size(); ++j) {
+                    if (py_script(w[j].text)) return has_flags_after(j) ? k : std::string::npos;
+                    if (!starts_with(w[j].text, "-")) break;
+                }
+                return std::string::npos;
+            }
+            if (py_script(b)) return has_flags_after(k) ? k : std::string::npos;
+        }
+        return std::string::npos;
+    }
+
+    std::size_t pick_command(const ScriptRun& script, ShellCommand& argv) {
+        const ScriptCommand* chosen = nullptr;
+        std::size_t at = 0;
+        for (const auto& c : script.commands) {
+            const std::size_t k = launcher_index(c);
+            if (k == std::string::npos) continue;
+            if (chosen != nullptr) {
+                add("line " + std::to_string(c.line),
+                    "a second training command ('" + c.words[k].text + "') after the one on line " +
+                        std::to_string(chosen->line) + ": the script launches training twice");
                 continue;
             }
-            if (!chosen.empty()) {
-                add("line " + std::to_string(cmd[k].line),
-                    "a second command ('" + cmd[k].text + "') after the one on line " +
-                        std::to_string(chosen_line) + ": import one command line at a time");
-                continue;
-            }
-            chosen.assign(cmd.begin() + static_cast<std::ptrdiff_t>(k), cmd.end());
-            chosen_line = cmd[k].line;
+            chosen = &c;
+            at = k;
         }
         if (!issues_.empty()) throw InputError(issues_);
-        if (chosen.empty()) throw InputError(file_, "", "no command line found");
-        return chosen;
+        if (chosen == nullptr) return from_variable(script, argv);
+        found_command_ = true;
+        for (const auto& e : chosen->env) {
+            result_.ignored.push_back({"line " + std::to_string(chosen->line), e,
+                                       "environment variable: not part of the layout"});
+        }
+        // What runs the launcher: srun's options are read, other wrappers listed.
+        std::size_t k = 0;
+        while (k < at) {
+            const std::string b = basename(chosen->words[k].text);
+            if (b == "srun") {
+                k = srun_options(chosen->words, k + 1, at);
+                continue;
+            }
+            if (b == "mpirun" || b == "mpiexec") {
+                // mpirun -np N runs the script N times: one process per GPU, as srun does.
+                launcher_srun_ = true;
+                for (std::size_t j = k + 1; j + 1 < at; ++j) {
+                    const std::string& o = chosen->words[j].text;
+                    if (o == "-np" || o == "-n" || o == "--np" || o == "-c") srun_["--ntasks"] = chosen->words[j + 1].text;
+                    if (o == "-N" || o == "--npernode") srun_["--ntasks-per-node"] = chosen->words[j + 1].text;
+                }
+            }
+            std::string wrapper = chosen->words[k].text;
+            ++k;
+            while (k < at && basename(chosen->words[k].text) != "srun") wrapper += " " + chosen->words[k++].text;
+            result_.ignored.push_back({"line " + std::to_string(chosen->line), wrapper,
+                                       "command wrapping the launcher (profiler, environment manager): "
+                                       "not part of the layout"});
+        }
+        argv.assign(chosen->words.begin() + static_cast<std::ptrdiff_t>(at), chosen->words.end());
+        command_line_ = chosen->line;
+        return launcher(argv);
+    }
+
+    // No command launches training: the Megatron-LM arguments of a variable (a config file
+    // that a job script sources), when exactly one variable holds a model: --num-layers,
+    // which Megatron-LM requires.
+    std::size_t from_variable(const ScriptRun& script, ShellCommand& argv) {
+        std::vector<std::string> candidates;
+        for (const auto& [name, words] : script.variables) {
+            bool model = false;
+            for (const auto& w : words) model = model || w.text.substr(0, w.text.find('=')) == "--num-layers";
+            if (model) candidates.push_back(name);
+        }
+        // A variable whose words are all inside another candidate (GPT_ARGS in ALL_ARGS) is a part.
+        std::vector<std::string> outer;
+        for (const auto& c : candidates) {
+            bool part = false;
+            for (const auto& o : candidates) {
+                if (o == c) continue;
+                const auto& in = script.variables.at(c);
+                const auto& big = script.variables.at(o);
+                part = part || (big.size() > in.size() &&
+                                std::search(big.begin(), big.end(), in.begin(), in.end(),
+                                            [](const ScriptWord& a, const ScriptWord& b) { return a.text == b.text; }) !=
+                                    big.end());
+            }
+            if (!part) outer.push_back(c);
+        }
+        if (outer.size() != 1) {
+            std::string msg = "no training command (torchrun, python -m torch.distributed.run, deepspeed, "
+                              "srun or python with a training script)";
+            if (script.exit_line > 0) msg += ": the script stops at exit on line " + std::to_string(script.exit_line);
+            if (outer.size() > 1) {
+                msg += ", and several variables hold Megatron-LM arguments:";
+                for (const auto& o : outer) msg += " " + o;
+            }
+            for (const auto& n : script.notes) {
+                if (n.find("sourced file") != std::string::npos) msg += "; " + n;
+            }
+            add("script", msg);
+            throw InputError(issues_);
+        }
+        const std::string& name = outer.front();
+        argv = script.variables.at(name);
+        from_variable_ = true;
+        const int line = script.variable_lines.count(name) ? script.variable_lines.at(name) : 0;
+        result_.notes.push_back("no training command in the script: the Megatron-LM arguments are those of " +
+                                name + " (line " + std::to_string(line) + ")");
+        return 0;
+    }
+
+    // srun's options before the command it runs (srun(1)); returns the index after them.
+    std::size_t srun_options(const ShellCommand& w, std::size_t k, std::size_t end) {
+        static const std::map<std::string, std::string> kShort = {{"-N", "--nodes"}, {"-n", "--ntasks"}};
+        static const std::vector<std::string> kNoValue = {"--exclusive", "--overlap", "--unbuffered", "-u",
+                                                          "--label", "-l", "--kill-on-bad-exit", "-K",
+                                                          "--no-container-mount-home", "--container-writable"};
+        launcher_srun_ = true;
+        while (k < end && starts_with(w[k].text, "-")) {
+            std::string opt = w[k].text;
+            std::string value;
+            const std::size_t at = k;
+            if (const auto eq = opt.find('='); eq != std::string::npos) {
+                value = opt.substr(eq + 1);
+                opt = opt.substr(0, eq);
+                ++k;
+            } else if (std::find(kNoValue.begin(), kNoValue.end(), opt) != kNoValue.end()) {
+                ++k;
+            } else {
+                value = k + 1 < end ? w[k + 1].text : "";
+                if (k + 1 < end && !w[k + 1].unresolved.empty()) value.clear();
+                k += 2;
+            }
+            if (const auto s = kShort.find(opt); s != kShort.end()) opt = s->second;
+            if (opt == "--nodes" || opt == "--ntasks" || opt == "--ntasks-per-node" || opt == "--gpus-per-node") {
+                srun_[opt] = value;
+            } else {
+                result_.ignored.push_back({"line " + std::to_string(w[at].line), "srun " + opt + (value.empty() ? "" : " " + value),
+                                           "srun option: not part of the layout"});
+            }
+        }
+        return k;
     }
 
     std::string where(std::size_t k) const { return "argv[" + std::to_string(k) + "]"; }
@@ -136,19 +309,17 @@ private:
     void add(const std::string& field, const std::string& message) {
         issues_.push_back({file_, field, message});
     }
-    // Word `k` must not need a shell expansion; the error names the argument at `at`.
+    // Word `k` must be known; the error names the argument at `at` and why it is unknown.
     bool expanded_ok(std::size_t k, const std::string& flag, std::size_t at) {
         const auto& w = (*argv_)[k];
-        if (w.expansion.empty()) return true;
-        add(where(at, flag), "'" + w.expansion +
-                                 "' is a shell expansion that was not resolved: substitute its "
-                                 "value (import-args runs nothing)");
+        if (w.unresolved.empty()) return true;
+        add(where(at, flag), w.unresolved);
         return false;
     }
     bool expanded_ok(std::size_t k, const std::string& flag) { return expanded_ok(k, flag, k); }
 
-    // Reads torchrun / python -m torch.distributed.run / python; returns the index of the
-    // first Megatron argument.
+    // Reads torchrun / python -m torch.distributed.run / deepspeed / python; returns the
+    // index of the first Megatron argument.
     std::size_t launcher(const ShellCommand& argv) {
         std::size_t i = 0;
         const std::string first = argv[0].text;
@@ -158,7 +329,9 @@ private:
         if (name == "torchrun") {
             launched_ = true;
             i = torchrun_options(argv, 1);
-        } else if (starts_with(name, "python")) {
+        } else if (name == "deepspeed") {
+            i = deepspeed_options(argv, 1);
+        } else if (python_name(name)) {
             i = 1;
             while (i < argv.size() && starts_with(argv[i].text, "-") && argv[i].text != "-m") {
                 const std::string& o = argv[i].text;
@@ -179,9 +352,9 @@ private:
                 launched_ = true;
                 i = torchrun_options(argv, i + 2);
             }
-        } else if (name.size() <= 3 || name.substr(name.size() - 3) != ".py") {
+        } else if (!py_script(name)) {
             add(where(0), "'" + first +
-                              "': expected torchrun, python, a training script or the bare "
+                              "': expected torchrun, deepspeed, python, a training script or the bare "
                               "Megatron-LM arguments");
             return argv.size();
         }
@@ -191,7 +364,7 @@ private:
         }
         const std::string script = argv[i].text;
         if (!expanded_ok(i, script)) return argv.size();
-        if (script.size() <= 3 || script.substr(script.size() - 3) != ".py") {
+        if (!py_script(script)) {
             add(where(i, script), "expected the training script (e.g. pretrain_gpt.py)");
             return argv.size();
         }
@@ -200,6 +373,52 @@ private:
                                     " read with pretrain_gpt.py's arguments");
         }
         return i + 1;
+    }
+
+    // DeepSpeed's launcher (deepspeed/launcher/runner.py): --num_nodes, --num_gpus; the
+    // rest (hostfile, ports, ...) is listed.
+    std::size_t deepspeed_options(const ShellCommand& argv, std::size_t i) {
+        launcher_deepspeed_ = true;
+        static const std::vector<std::string> kNoValue = {"--no_ssh_check", "--no_local_rank", "--force_multi",
+                                                          "--no_python", "--save_pid", "--enable_each_rank_log",
+                                                          "--elastic_training", "--bind_cores_to_rank",
+                                                          "--module", "--no_ssh"};
+        while (i < argv.size() && starts_with(argv[i].text, "-")) {
+            std::string flag = argv[i].text;
+            std::string value;
+            const std::size_t at = i;
+            if (const auto eq = flag.find('='); eq != std::string::npos) {
+                value = flag.substr(eq + 1);
+                flag = flag.substr(0, eq);
+                ++i;
+            } else if (std::find(kNoValue.begin(), kNoValue.end(), flag) != kNoValue.end()) {
+                ++i;
+            } else {
+                if (i + 1 >= argv.size()) {
+                    add(where(i, flag), "the value is missing");
+                    return argv.size();
+                }
+                value = argv[i + 1].text;
+                if (!expanded_ok(i + 1, flag, at) &&
+                    (flag == "--num_nodes" || flag == "--num_gpus" || flag == "--num-nodes" || flag == "--num-gpus")) {
+                    i += 2;
+                    continue;
+                }
+                i += 2;
+            }
+            std::replace(flag.begin(), flag.end(), '-', '_');
+            if (flag == "__num_nodes") {
+                if (!parse_int_text(value, 1, kMaxGpus, nnodes_)) add(where(at, flag), "'" + value + "': expected a number of nodes");
+                ds_nodes_given_ = true;
+            } else if (flag == "__num_gpus") {
+                if (!parse_int_text(value, 1, kMaxGpus, nproc_)) add(where(at, flag), "'" + value + "': expected a number of GPUs per node");
+                ds_gpus_given_ = true;
+            } else {
+                result_.ignored.push_back({where(at), argv[at].text + (value.empty() || argv[at].text.find('=') != std::string::npos ? "" : " " + value),
+                                           "DeepSpeed launcher option: not part of the layout"});
+            }
+        }
+        return i;
     }
 
     std::size_t torchrun_options(const ShellCommand& argv, std::size_t i) {
@@ -225,7 +444,9 @@ private:
                     return argv.size();
                 }
                 value = argv[++i].text;
-                if (!expanded_ok(i, flag, at)) {
+                // Only the world size is read; an unknown port or address does not matter.
+                const bool read = flag == "--nnodes" || flag == "--nproc-per-node" || flag == "--nproc_per_node";
+                if (read && !expanded_ok(i, flag, at)) {
                     ++i;
                     continue;
                 }
@@ -257,6 +478,11 @@ private:
     void arguments(const ShellCommand& argv, std::size_t i) {
         while (i < argv.size()) {
             std::string flag = argv[i].text;
+            if (!argv[i].unresolved.empty() && !starts_with(flag, "--")) {
+                add(where(i), "an unknown word where an argument was expected: " + argv[i].unresolved);
+                ++i;
+                continue;
+            }
             if (!starts_with(flag, "--")) {
                 add(where(i), "'" + flag + "': a value without a flag");
                 ++i;
@@ -292,16 +518,19 @@ private:
             }
             // Ignored or unknown: the values are the words up to the next --flag.
             std::string text = argv[at].text;
-            bool unexpanded = !argv[at].expansion.empty();
+            bool unexpanded = !argv[at].unresolved.empty();
             while (i < argv.size() && !starts_with(argv[i].text, "--")) {
                 text += " " + argv[i].text;
-                unexpanded = unexpanded || !argv[i].expansion.empty();
+                unexpanded = unexpanded || !argv[i].unresolved.empty();
                 ++i;
             }
+            ignored_flags_.insert(flag);
             if (const char* reason = megatron_ignored_flag_reason(flag)) {
                 // An unexpanded value of an ignored flag is harmless: it is not read.
                 (void)unexpanded;
                 result_.ignored.push_back({where(at), text, reason});
+            } else if (const char* unread = megatron_unread_layout_flag(flag)) {
+                add(where(at, flag), std::string("changes the layout in a way import-args does not read: ") + unread);
             } else {
                 add(where(at, flag),
                     "unknown Megatron-LM argument: neither a layout argument nor one of the "
@@ -324,6 +553,7 @@ private:
 
     // ---- typed access ----------------------------------------------------------------------
     [[nodiscard]] bool has(const std::string& flag) const { return seen_.count(flag) > 0; }
+    [[nodiscard]] bool megatron_arg_given(const std::string& flag) const { return ignored_flags_.count(flag) > 0; }
     std::string field(const std::string& flag) const {
         const auto it = seen_.find(flag);
         return it == seen_.end() ? flag : where(static_cast<std::size_t>(it->second.index), flag);
@@ -379,9 +609,14 @@ private:
         }
         needs("--num-query-groups", "--group-query-attention",
               "Megatron-LM reads the groups only with grouped-query attention");
+        conflict("--num-query-groups", "--num-key-value-heads", "one count of key/value heads");
         m.num_kv_heads = has("--group-query-attention")
                              ? static_cast<int>(integer("--num-query-groups", 1, 1, 1 << 14))
                              : m.num_heads;
+        // Megatron-DeepSpeed: --num-key-value-heads alone turns grouped-query attention on.
+        if (has("--num-key-value-heads")) {
+            m.num_kv_heads = static_cast<int>(integer("--num-key-value-heads", m.num_heads, 1, 1 << 14));
+        }
         if (m.num_kv_heads > m.num_heads || m.num_heads % m.num_kv_heads != 0) {
             add(field("--num-query-groups"), "the query groups must divide the attention heads");
         }
@@ -400,8 +635,17 @@ private:
         vocab_known = true;
         if (has("--vocab-size")) {
             m.vocab_size = integer("--vocab-size", 0, 1, 1 << 24);
-        } else if (text("--tokenizer-type") == "GPT2BPETokenizer") {
-            m.vocab_size = 50257;  // the GPT-2 BPE vocabulary that GPT2BPETokenizer loads
+        } else if (text("--tokenizer-type") == "GPT2BPETokenizer" ||
+                   (!has("--tokenizer-type") && megatron_arg_given("--merge-file"))) {
+            // The GPT-2 BPE vocabulary that GPT2BPETokenizer loads; it is Megatron-LM's only
+            // tokenizer that reads a --merge-file.
+            m.vocab_size = 50257;
+            if (!has("--tokenizer-type")) {
+                result_.notes.push_back("--merge-file without --tokenizer-type: the GPT-2 BPE vocabulary (50257)");
+            }
+        } else if (options_.vocab_size) {
+            m.vocab_size = *options_.vocab_size;
+            result_.notes.push_back("vocabulary size " + std::to_string(m.vocab_size) + " from --vocab-size");
         } else {
             vocab_known = false;
         }
@@ -411,9 +655,10 @@ private:
                                            ? "tokenizer: read for its vocabulary size only"
                                            : "tokenizer: not part of the layout"});
         }
+        // Megatron-LM spells RMSNorm/LayerNorm, Megatron-DeepSpeed rmsnorm/layernorm.
         const std::string norm = text("--normalization", "LayerNorm");
-        if (norm == "RMSNorm") m.norm = NormKind::RmsNorm;
-        else if (norm == "LayerNorm") m.norm = NormKind::LayerNorm;
+        if (norm == "RMSNorm" || norm == "rmsnorm") m.norm = NormKind::RmsNorm;
+        else if (norm == "LayerNorm" || norm == "layernorm") m.norm = NormKind::LayerNorm;
         else add(field("--normalization"), "'" + norm + "': expected LayerNorm or RMSNorm");
         m.mlp = swiglu ? MlpKind::Gated : MlpKind::Dense;
         const std::string pos = text("--position-embedding-type", "learned_absolute");
@@ -425,6 +670,7 @@ private:
                                         !has("--use-rotary-position-embeddings") &&
                                         !has("--no-position-embedding");
         m.tie_embeddings = !has("--untie-embeddings-and-output-weights");
+        rope_and_details(m, pos);
         m.linear_bias = !has("--disable-bias-linear");
         m.qkv_bias = m.linear_bias || has("--add-qkv-bias");
 
@@ -449,7 +695,9 @@ private:
             e.num_experts = static_cast<int>(integer("--num-experts", 0, 1, 1 << 16));
             e.top_k = static_cast<int>(integer("--moe-router-topk", 2, 1, 1 << 16));
             e.expert_ffn_hidden = integer("--moe-ffn-hidden-size", m.ffn_hidden_size, 1, kMaxWidth);
-            e.shared_ffn_hidden = integer("--moe-shared-expert-intermediate-size", 0, 1, kMaxWidth);
+            conflict("--moe-shared-expert-intermediate-size", "--shared-moe-ffn-hidden-size", "one shared-expert width");
+            e.shared_ffn_hidden = integer("--moe-shared-expert-intermediate-size",
+                                          integer("--shared-moe-ffn-hidden-size", 0, 1, kMaxWidth), 1, kMaxWidth);
             e.shared_expert_gate = has("--moe-shared-expert-gate");
             if (e.shared_ffn_hidden > 0) {
                 // Megatron states the total width of the shared experts; Meshwork counts them
@@ -460,6 +708,14 @@ private:
                         : 1;
             }
             e.router_bias = has("--moe-router-enable-expert-bias");
+            e.router_score = text("--moe-router-score-function", "softmax");
+            if (e.router_score != "softmax" && e.router_score != "sigmoid") {
+                add(field("--moe-router-score-function"), "'" + e.router_score + "': Meshwork models softmax and sigmoid");
+            }
+            if (e.router_bias && e.router_score == "softmax") {
+                add(field("--moe-router-enable-expert-bias"),
+                    "needs --moe-router-score-function sigmoid (TransformerConfig refuses expert bias with softmax)");
+            }
             if (has("--moe-layer-freq")) {
                 std::string error;
                 if (!parse_moe_layer_freq(text("--moe-layer-freq"), m.num_layers, e.first_k_dense,
@@ -472,11 +728,65 @@ private:
             for (const char* f : {"--moe-router-topk", "--moe-ffn-hidden-size",
                                   "--moe-shared-expert-intermediate-size", "--moe-shared-expert-gate",
                                   "--moe-router-enable-expert-bias", "--moe-layer-freq",
-                                  "--moe-expert-capacity-factor"}) {
+                                  "--moe-expert-capacity-factor", "--moe-router-score-function"}) {
                 needs(f, "--num-experts", "an MoE setting on a dense model");
             }
         }
         return m;
+    }
+
+    double real(const std::string& flag, double fallback, double min_value, double max_value) {
+        if (!has(flag)) return fallback;
+        const std::string v = text(flag);
+        char* end = nullptr;
+        const double d = std::strtod(v.c_str(), &end);
+        if (end == v.c_str() || *end != '\0' || !std::isfinite(d) || d < min_value || d > max_value) {
+            add(field(flag), "'" + v + "' is not a number in [" + std::to_string(min_value) + ", " +
+                                 std::to_string(max_value) + "]");
+            return fallback;
+        }
+        return d;
+    }
+
+    // RoPE, norm epsilon, QK norm, window, MTP, router scores, with Megatron-LM's defaults
+    // (docs/upstream-megatron.md).
+    void rope_and_details(ModelSpec& m, const std::string& pos) {
+        conflict("--norm-epsilon", "--layernorm-epsilon", "one epsilon");
+        m.norm_eps = real("--norm-epsilon", real("--layernorm-epsilon", 1e-5, 0, 1), 0, 1);
+        // With MLA, --qk-layernorm is the norm of the Q and KV latents, which MLA always has
+        // (counted with MLA); otherwise per-head norms of Q and K (Qwen3).
+        m.qk_norm = has("--qk-layernorm") && !has("--multi-latent-attention");
+        if (has("--window-size")) {
+            const std::string w = text("--window-size");
+            long long left = 0;
+            if (!parse_int_text(w.substr(w.find_first_not_of("(["), w.find(',') - w.find_first_not_of("([")), 1,
+                                1ll << 26, left)) {
+                add(field("--window-size"), "'" + w + "': expected LEFT,RIGHT such as 4096,0");
+            }
+            m.sliding_window = left;
+        }
+        m.mtp_layers = static_cast<int>(integer("--mtp-num-layers", 0, 0, 64));
+        if (m.learned_position_embeddings) {
+            for (const char* f : {"--rotary-base", "--rotary-percent", "--use-rope-scaling", "--rope-type",
+                                  "--rotary-scaling-factor", "--rotary-seq-len-interpolation-factor"}) {
+                if (has(f)) result_.ignored.push_back({position(f), f, "RoPE setting with learned positions: not used"});
+            }
+            return;
+        }
+        m.rope.theta = real("--rotary-base", 10000, 1, 1e12);
+        m.rope.percent = real("--rotary-percent", 1.0, 0, 1);
+        const std::string rope_type = text("--rope-type", has("--multi-latent-attention") ? "yarn" : "rope");
+        if (rope_type != "rope" && rope_type != "yarn") add(field("--rope-type"), "'" + rope_type + "': expected rope or yarn");
+        if (has("--use-rope-scaling")) {
+            m.rope.scaling = "llama3";
+            m.rope.factor = real("--rope-scaling-factor", 8.0, 0, 1e6);
+        } else if (pos == "yarn" || (has("--multi-latent-attention") && rope_type == "yarn")) {
+            m.rope.scaling = "yarn";
+            m.rope.factor = real("--rotary-scaling-factor", 1.0, 0, 1e6);
+        } else if (has("--rotary-seq-len-interpolation-factor")) {
+            m.rope.scaling = "linear";
+            m.rope.factor = static_cast<double>(integer("--rotary-seq-len-interpolation-factor", 1, 1, 1 << 20));
+        }
     }
 
     void build() {
@@ -519,33 +829,77 @@ private:
         l = canonical_layout(std::move(l));
     }
 
+    // An srun or #SBATCH count: srun's option first, then the job's; `fallback` if neither.
+    long long slurm_count(const std::string& option, long long fallback) {
+        std::string value;
+        std::string where_text;
+        if (const auto it = srun_.find(option); it != srun_.end()) {
+            value = it->second;
+            where_text = "srun " + option;
+        } else if (const auto jt = script_->sbatch.find(option); jt != script_->sbatch.end()) {
+            value = jt->second;
+            where_text = "#SBATCH " + option;
+        } else {
+            return fallback;
+        }
+        // --gpus-per-node=h100:8 names the GPU type before the count.
+        if (const auto colon = value.rfind(':'); colon != std::string::npos) value = value.substr(colon + 1);
+        long long v = 0;
+        if (!parse_int_text(value, 1, kMaxGpus, v)) {
+            add(where_text, "'" + value + "': expected a number");
+            return fallback;
+        }
+        return v;
+    }
+
     void world(Layout& l) {
         auto& mesh = l.parallel.mesh;
         const std::optional<int> from_options = world_from_options(options_, l.cluster.gpus_per_node);
         long long world = 0;
+        std::string source;
+        const bool sbatch = script_->sbatch.count("--nodes") != 0;
         if (launched_) {
             world = nnodes_ * nproc_;
-            if (from_options && *from_options != world) {
-                add(options_.gpus ? "--gpus" : "--nodes",
-                    std::to_string(*from_options) + " GPUs disagree with torchrun's " +
-                        std::to_string(nnodes_) + " nodes × " + std::to_string(nproc_) + " processes");
-            }
+            source = "torchrun's " + std::to_string(nnodes_) + " nodes × " + std::to_string(nproc_) + " processes";
             if (nproc_ != l.cluster.gpus_per_node && nnodes_ > 1) {
                 result_.notes.push_back("torchrun starts " + std::to_string(nproc_) +
                                         " processes per node; the cluster has " +
                                         std::to_string(l.cluster.gpus_per_node) + " GPUs per node");
             }
+        } else if (launcher_deepspeed_) {
+            if (!ds_gpus_given_) {
+                nproc_ = l.cluster.gpus_per_node;
+                result_.notes.push_back("deepspeed without --num_gpus uses every GPU of a node: " +
+                                        std::to_string(nproc_) + " on " + l.cluster_ref);
+            }
+            if (!ds_nodes_given_) {
+                nnodes_ = 1;
+                result_.notes.push_back("deepspeed without --num_nodes: one node (a hostfile is not read)");
+            }
+            world = nnodes_ * nproc_;
+            source = "deepspeed's " + std::to_string(nnodes_) + " nodes × " + std::to_string(nproc_) + " GPUs";
+        } else if (launcher_srun_ || (from_variable_ && sbatch)) {
+            // srun runs the training script once per task (one task per GPU).
+            const long long nodes = slurm_count("--nodes", 1);
+            const long long per_node = slurm_count("--ntasks-per-node", slurm_count("--gpus-per-node", 1));
+            world = slurm_count("--ntasks", nodes * per_node);
+            source = "srun's " + std::to_string(world) + " tasks";
         } else if (from_options) {
             world = *from_options;
         } else {
-            add("world size", "the command line does not say how many GPUs run it: launch it "
-                              "with torchrun --nnodes N --nproc-per-node G, or pass --gpus/--nodes");
+            add("world size", "the script does not say how many GPUs run it: launch it with torchrun "
+                              "--nnodes N --nproc-per-node G (or srun, deepspeed, #SBATCH), or pass "
+                              "--gpus/--nodes");
             return;
+        }
+        if (!source.empty() && from_options && *from_options != world) {
+            add(options_.gpus ? "--gpus" : "--nodes",
+                std::to_string(*from_options) + " GPUs disagree with " + source);
         }
         const long long model_parallel = static_cast<long long>(mesh.tp) * mesh.pp * mesh.cp;
         if (world % model_parallel != 0) {
             add(field("--tensor-model-parallel-size"),
-                "the world size " + std::to_string(world) +
+                "the world size " + std::to_string(world) + (source.empty() ? "" : " (" + source + ")") +
                     " is not divisible by tp × pp × cp = " + std::to_string(model_parallel));
             return;
         }
@@ -557,9 +911,31 @@ private:
         const int pp = l.parallel.mesh.pp;
         const int layers = l.model.num_layers;
         if (has("--pipeline-model-parallel-layout")) {
-            add(field("--pipeline-model-parallel-layout"),
-                "not read by import-args yet: describe the split with "
-                "--decoder-first/last-pipeline-num-layers");
+            for (const char* f : {"--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank",
+                                  "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers"}) {
+                conflict("--pipeline-model-parallel-layout", f, "the layout states the split (validate_args)");
+            }
+            PipelineLayout parsed;
+            std::string error;
+            if (!parse_pipeline_layout(text("--pipeline-model-parallel-layout"), pp, parsed, error)) {
+                add(field("--pipeline-model-parallel-layout"), error);
+                return;
+            }
+            int sum = 0;
+            for (int n : parsed.layers_per_chunk) sum += n;
+            if (sum != layers) {
+                add(field("--pipeline-model-parallel-layout"),
+                    "places " + std::to_string(sum) + " transformer layers; --num-layers is " + std::to_string(layers));
+                return;
+            }
+            if (parsed.mtp_layers > 0) {
+                result_.notes.push_back("the pipeline layout places " + std::to_string(parsed.mtp_layers) +
+                                        " MTP layers, which Meshwork does not model yet");
+            }
+            l.parallel.vpp = parsed.vpp;
+            l.training.schedule = parsed.vpp > 1 ? Schedule::Interleaved : Schedule::OneFOneB;
+            l.placement.layers_per_stage = parsed.layers_per_chunk;
+            return;
         }
         conflict("--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank",
                  "Megatron-LM accepts one of them");
@@ -630,6 +1006,22 @@ private:
 
         conflict("--recompute-activations", "--recompute-granularity",
                  "--recompute-activations means --recompute-granularity selective");
+        // The flags before the 2022 rename: full recompute with --activations-checkpoint-method.
+        const bool legacy = has("--checkpoint-activations") || has("--activations-checkpoint-method");
+        for (const char* f : {"--recompute-activations", "--recompute-granularity", "--recompute-method"}) {
+            if (legacy) conflict(has("--checkpoint-activations") ? "--checkpoint-activations" : "--activations-checkpoint-method",
+                                 f, "one recompute setting");
+        }
+        if (legacy) {
+            seen_["--recompute-granularity"] = {seen_.count("--checkpoint-activations") ? seen_["--checkpoint-activations"].index
+                                                                                        : seen_["--activations-checkpoint-method"].index,
+                                                "full"};
+            seen_["--recompute-method"] = {seen_["--recompute-granularity"].index,
+                                           text("--activations-checkpoint-method", "uniform")};
+            if (has("--activations-checkpoint-num-layers")) seen_["--recompute-num-layers"] = seen_["--activations-checkpoint-num-layers"];
+            result_.notes.push_back("earlier Megatron-LM recompute flags read as --recompute-granularity full "
+                                    "--recompute-method " + text("--recompute-method"));
+        }
         const std::string granularity =
             has("--recompute-activations") ? "selective" : text("--recompute-granularity");
         const std::string method = text("--recompute-method");
@@ -657,7 +1049,8 @@ private:
         }
 
         const bool fsdp = has("--use-megatron-fsdp") || has("--use-custom-fsdp");
-        const std::string strategy = text("--data-parallel-sharding-strategy", "no_shard");
+        // arguments.py:3190: the strategy defaults to optim_grads_params (ZeRO-3).
+        const std::string strategy = text("--data-parallel-sharding-strategy", "optim_grads_params");
         const bool distopt = has("--use-distributed-optimizer");
         if (has("--use-torch-fsdp2")) {
             conflict("--use-torch-fsdp2", "--use-distributed-optimizer",
@@ -679,8 +1072,19 @@ private:
             t.zero_stage = distopt ? 1 : 0;
         }
 
+        if (has("--zero-stage")) {
+            if (has("--deepspeed")) {
+                t.zero_stage = static_cast<int>(integer("--zero-stage", 0, 0, 3));
+            } else {
+                result_.ignored.push_back({position("--zero-stage"), "--zero-stage " + text("--zero-stage"),
+                                           "Megatron-DeepSpeed reads it only with --deepspeed"});
+            }
+        }
         conflict("--bf16", "--fp16", "one training precision");
-        if (has("--fp8-format")) {
+        if (has("--fp8-hybrid") || has("--fp8-e4m3")) {
+            conflict("--fp8-hybrid", "--fp8-format", "one FP8 format");
+            t.dtype = DType::Fp8;
+        } else if (has("--fp8-format")) {
             const std::string f = text("--fp8-format");
             if (f != "hybrid" && f != "e4m3") add(field("--fp8-format"), "'" + f + "': expected e4m3 or hybrid");
             t.dtype = DType::Fp8;
@@ -720,16 +1124,122 @@ private:
     std::map<std::string, SeenArg> seen_;
     std::vector<InputIssue> issues_;
     ImportResult result_;
-    bool launched_ = false;
+    bool launched_ = false;  // torchrun or python -m torch.distributed.run
     long long nnodes_ = 1;
     long long nproc_ = 1;
+    const ScriptRun* script_ = nullptr;
+    std::set<std::string> ignored_flags_;  // the ignored flags that were given
+    bool from_variable_ = false;
+    bool found_command_ = false;
+    bool launcher_srun_ = false;
+    bool launcher_deepspeed_ = false;
+    bool ds_nodes_given_ = false;
+    bool ds_gpus_given_ = false;
+    std::map<std::string, std::string> srun_;  // --nodes, --ntasks, --ntasks-per-node, --gpus-per-node
+    int command_line_ = 0;
 };
+
+}  // namespace
+
+namespace {
+
+// One path through the script and what it imports to.
+struct PathOutcome {
+    std::vector<ScriptDecision> decisions;
+    std::optional<ImportResult> result;
+    std::vector<InputIssue> issues;
+    int exit_line = 0;
+    bool launched = false;  // a training command was found on this path
+};
+
+std::string branch_text(const ScriptDecision& d) {
+    return "'" + d.condition + "' taken as " + (d.taken ? "true" : "false");
+}
 
 }  // namespace
 
 ImportResult import_megatron(const std::string& text, const std::string& file,
                              const ImportOptions& options) {
-    ImportResult r = MegatronParser(file, options).run(text);
+    ScriptOptions script_options;
+    script_options.set = options.set;
+    script_options.sources = options.sources;
+    std::vector<PathOutcome> paths;
+    explore_shell_script(text, file, script_options, kMaxScriptPaths, [&](const ScriptRun& run) {
+        PathOutcome p;
+        p.decisions = run.decisions;
+        p.exit_line = run.exit_line;
+        MegatronParser parser(file, options);
+        try {
+            p.result = parser.run(run);
+        } catch (const InputError& e) {
+            p.issues = e.issues();
+        }
+        p.launched = parser.launched_training();
+        paths.push_back(std::move(p));
+    });
+    // Paths that stop at `exit` before launching anything are the script's error exits
+    // (a missing file, an unsupported size): the import follows the paths that launch.
+    std::vector<const PathOutcome*> live;
+    std::vector<int> exits;
+    for (const auto& p : paths) {
+        if (p.exit_line > 0 && !p.launched) {
+            exits.push_back(p.exit_line);
+            continue;
+        }
+        live.push_back(&p);
+    }
+    if (live.empty()) live.push_back(&paths.front());
+    const auto same_issues = [](const std::vector<InputIssue>& a, const std::vector<InputIssue>& b) {
+        if (a.size() != b.size()) return false;
+        for (std::size_t k = 0; k < a.size(); ++k) {
+            if (a[k].field != b[k].field || a[k].message != b[k].message) return false;
+        }
+        return true;
+    };
+    bool all_same = true;
+    for (const PathOutcome* p : live) all_same = all_same && !p->result && same_issues(p->issues, live.front()->issues);
+    if (all_same && !live.front()->result) throw InputError(live.front()->issues);
+    for (const PathOutcome* p : live) {
+        if (p->result) continue;
+        std::vector<InputIssue> issues = p->issues;
+        for (const auto& d : p->decisions) {
+            issues.push_back({file, "line " + std::to_string(d.line),
+                              "on this path " + branch_text(d) + ", which is not known: " + d.reason});
+        }
+        throw InputError(issues);
+    }
+    // Every path imports: they must agree, or the unknown conditions that matter are named.
+    const ImportResult& first = *live.front()->result;
+    const std::string first_json = layout_to_json(first.layout).dump();
+    std::vector<InputIssue> differ;
+    for (const PathOutcome* p : live) {
+        if (layout_to_json(p->result->layout).dump() == first_json) continue;
+        for (std::size_t k = 0; k < p->decisions.size() && k < live.front()->decisions.size(); ++k) {
+            const auto& a = live.front()->decisions[k];
+            const auto& b = p->decisions[k];
+            if (a.line != b.line || a.file != b.file) break;
+            if (a.taken == b.taken) continue;
+            const std::string field = "line " + std::to_string(a.line);
+            bool known = false;
+            for (const auto& i : differ) known = known || i.field == field;
+            if (!known) {
+                differ.push_back({file, field,
+                                  "the layout depends on '" + a.condition + "', which is not known: " + a.reason});
+            }
+        }
+    }
+    if (!differ.empty()) throw InputError(differ);
+    ImportResult r = first;
+    for (const auto& d : live.front()->decisions) {
+        r.notes.push_back("line " + std::to_string(d.line) + ": '" + d.condition +
+                          "' is not known (" + d.reason + "); every branch gives this layout");
+    }
+    std::sort(exits.begin(), exits.end());
+    exits.erase(std::unique(exits.begin(), exits.end()), exits.end());
+    for (int line : exits) {
+        r.notes.push_back("line " + std::to_string(line) +
+                          ": the path that stops at this exit (the script's own error check) was not followed");
+    }
     r.format = ImportFormat::Megatron;
     return r;
 }

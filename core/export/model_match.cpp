@@ -20,8 +20,17 @@ bool same_architecture(ModelSpec a, ModelSpec b, bool vocab_known) {
 // The Hugging Face model_type that spells this architecture (hf_config.cpp's families).
 std::string infer_family(const ModelSpec& m) {
     if (m.uses_mla) return m.moe.router_bias ? "deepseek_v3" : "deepseek_v2";
-    if (m.is_moe()) return m.moe.shared_expert_gate ? "qwen2_moe" : "mixtral";
-    if (m.mlp == MlpKind::Gated) return m.qkv_bias && !m.linear_bias ? "qwen2" : "llama";
+    if (m.is_moe()) {
+        if (m.moe.shared_expert_gate) return "qwen2_moe";
+        if (m.qk_norm && m.moe.num_shared_experts == 0) return "qwen3_moe";
+        // DeepSeek-MoE spells shared experts, dense first layers and sigmoid scores.
+        if (m.moe.num_shared_experts > 0 || m.moe.first_k_dense > 0 || m.moe.router_score != "softmax") return "deepseek";
+        return "mixtral";
+    }
+    if (m.mlp == MlpKind::Gated) {
+        if (m.qk_norm) return "qwen3";
+        return m.qkv_bias && !m.linear_bias ? "qwen2" : "llama";
+    }
     return m.learned_position_embeddings ? "gpt2" : "gpt_neox";
 }
 

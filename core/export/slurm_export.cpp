@@ -30,7 +30,8 @@ std::string header(const Layout& l, int nodes, int per_node, int tasks_per_node,
 }
 
 // The NCCL environment users set on InfiniBand clusters; site-specific ones stay comments.
-std::string nccl_environment(bool megatron) {
+// `megatron`: the environment the Megatron-LM arguments need, from megatron_command().
+std::string nccl_environment(const MegatronCommand* megatron, int zero_stage) {
     std::string s;
     s += "# NCCL: fail fast with a message instead of hanging; log warnings only.\n";
     s += "export TORCH_NCCL_ASYNC_ERROR_HANDLING=1\n";
@@ -38,9 +39,15 @@ std::string nccl_environment(bool megatron) {
     s += "# export NCCL_SOCKET_IFNAME=ib0      # the interface of the rendezvous traffic\n";
     s += "# export NCCL_IB_HCA=mlx5            # the InfiniBand adapters to use\n";
     s += "# export NCCL_IB_GID_INDEX=3         # RoCE clusters\n";
-    if (megatron) {
-        s += "# Megatron-LM: one hardware queue keeps TP/SP communication ordered with compute.\n";
-        s += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
+    if (megatron != nullptr) {
+        for (const auto& [name, value, why] : megatron->env) {
+            s += "# Megatron-LM " + why + ".\n";
+            s += "export " + name + "=" + value + "\n";
+        }
+        if (zero_stage >= 2) {
+            s += "# Megatron-FSDP: validate_args refuses CUDA_DEVICE_MAX_CONNECTIONS=1.\n";
+            s += "unset CUDA_DEVICE_MAX_CONNECTIONS\n";
+        }
     }
     s += "\n";
     return s;
@@ -73,7 +80,7 @@ ExportResult export_slurm(const Layout& l, SlurmTrainer trainer) {
             const MegatronCommand cmd = megatron_command(l);
             r.lost.insert(r.lost.end(), cmd.lost.begin(), cmd.lost.end());
             s += header(l, nodes, per_node, 1);
-            s += nccl_environment(true);
+            s += nccl_environment(&cmd, l.training.zero_stage);
             s += "# Run from a Megatron-LM checkout (pretrain_gpt.py).\n";
             s += rendezvous();
             s += torchrun_line(per_node);
@@ -89,7 +96,7 @@ ExportResult export_slurm(const Layout& l, SlurmTrainer trainer) {
             const ExportResult toml = export_torchtitan_toml(l);
             r.lost.insert(r.lost.end(), toml.lost.begin(), toml.lost.end());
             s += header(l, nodes, per_node, 1);
-            s += nccl_environment(false);
+            s += nccl_environment(nullptr, 0);
             s += "# The job config travels with the script.\n";
             s += "CONFIG=\"${SLURM_SUBMIT_DIR:-.}/" + l.name + "-$SLURM_JOB_ID.toml\"\n";
             s += "cat > \"$CONFIG\" <<'MESHWORK_TOML'\n" + toml.text + "MESHWORK_TOML\n\n";
@@ -102,7 +109,7 @@ ExportResult export_slurm(const Layout& l, SlurmTrainer trainer) {
             // Meshwork's engine: one MPI rank per GPU (or emulated CPU rank).
             const bool gpu = l.cluster.gpu.kind != "cpu";
             s += header(l, nodes, per_node, per_node, gpu);
-            if (gpu) s += nccl_environment(false);
+            if (gpu) s += nccl_environment(nullptr, 0);
             s += "# The layout travels with the script.\n";
             s += "LAYOUT=\"${SLURM_SUBMIT_DIR:-.}/" + l.name + "-$SLURM_JOB_ID.json\"\n";
             s += "cat > \"$LAYOUT\" <<'MESHWORK_LAYOUT'\n" + layout_to_json(l).dump(2) + "\nMESHWORK_LAYOUT\n\n";

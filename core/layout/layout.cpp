@@ -46,6 +46,25 @@ bool parse_recompute(const std::string& text, Recompute& out) {
     return false;
 }
 
+std::string to_string(Offload o) {
+    switch (o) {
+        case Offload::None: return "none";
+        case Offload::Cpu: return "cpu";
+        case Offload::Nvme: return "nvme";
+    }
+    return "?";
+}
+
+bool parse_offload(const std::string& text, Offload& out) {
+    for (Offload o : {Offload::None, Offload::Cpu, Offload::Nvme}) {
+        if (text == to_string(o)) {
+            out = o;
+            return true;
+        }
+    }
+    return false;
+}
+
 int Layout::num_micro_batches() const {
     const long long per_step = static_cast<long long>(parallel.mesh.dp) * training.micro_batch_size;
     if (per_step <= 0) return 0;

@@ -13,11 +13,15 @@ namespace meshwork {
 
 enum class Schedule { GPipe, OneFOneB, Interleaved };
 enum class Recompute { None, Selective, Full };
+// Where DeepSpeed's ZeRO-Offload / ZeRO-Infinity keeps state instead of the GPU.
+enum class Offload { None, Cpu, Nvme };
 
 std::string to_string(Schedule s);     // "gpipe", "1f1b", "interleaved"
 std::string to_string(Recompute r);    // "none", "selective", "full"
 bool parse_schedule(const std::string& text, Schedule& out);
 bool parse_recompute(const std::string& text, Recompute& out);
+std::string to_string(Offload o);      // "none", "cpu", "nvme"
+bool parse_offload(const std::string& text, Offload& out);
 
 struct ParallelConfig {
     MeshShape mesh;                 // tp, cp, dp, pp, ep, etp, order
@@ -49,6 +53,10 @@ struct TrainingConfig {
     int zero_stage = 1;
     bool flash_attention = true;    // fused attention: no s×s score activations stored
     double moe_capacity_factor = 0; // 0 = dropless
+    // Optimizer states (and the optimizer step) on the host: ZeRO stage >= 1.
+    Offload offload_optimizer = Offload::None;
+    // ZeRO-3's parameter shards on the host, fetched for each pass: ZeRO stage 3.
+    Offload offload_params = Offload::None;
     bool operator==(const TrainingConfig&) const = default;
 };
 

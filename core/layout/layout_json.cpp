@@ -154,6 +154,13 @@ Layout layout_from_json(const Json& j, const std::string& file) {
     tr.zero_stage = static_cast<int>(t.get_int_or("zero_stage", TrainingConfig{}.zero_stage, 0, 3));
     tr.flash_attention = t.get_bool_or("flash_attention", TrainingConfig{}.flash_attention);
     tr.moe_capacity_factor = t.get_number_or("moe_capacity_factor", 0.0, 0.0, 1000.0);
+    for (const auto& [key, target] : {std::pair<const char*, Offload*>{"offload_optimizer", &tr.offload_optimizer},
+                                      std::pair<const char*, Offload*>{"offload_params", &tr.offload_params}}) {
+        const std::string text = t.get_string_or(key, "none");
+        if (!parse_offload(text, *target)) {
+            throw InputError(file, t.field(key), "unknown offload '" + text + "' (none, cpu, nvme)");
+        }
+    }
     t.reject_unknown_keys();
     r.reject_unknown_keys();
     return l;
@@ -196,6 +203,9 @@ Json layout_to_json(const Layout& l) {
                      {"zero_stage", t.zero_stage},
                      {"flash_attention", t.flash_attention},
                      {"moe_capacity_factor", t.moe_capacity_factor}};
+    // Written only when used, so that layouts without offload read as before.
+    if (t.offload_optimizer != Offload::None) j["training"]["offload_optimizer"] = to_string(t.offload_optimizer);
+    if (t.offload_params != Offload::None) j["training"]["offload_params"] = to_string(t.offload_params);
     return j;
 }
 

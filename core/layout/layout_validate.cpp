@@ -229,6 +229,18 @@ void check_sequence_and_batch(const Layout& l, Checker& c) {
     if (t.recompute != Recompute::Full && t.recompute_num_layers > 0) {
         c.error("training.recompute_num_layers", "only meaningful with full recomputation");
     }
+    if (t.offload_optimizer != Offload::None && t.zero_stage < 1) {
+        c.error("training.offload_optimizer", "optimizer offload works on ZeRO's optimizer partitions: "
+                                              "it needs zero_stage 1, 2 or 3");
+    }
+    if ((t.offload_optimizer != Offload::None || t.offload_params != Offload::None) &&
+        l.cluster.host_link.bandwidth_bytes_per_s <= 0) {
+        c.error(t.offload_optimizer != Offload::None ? "training.offload_optimizer" : "training.offload_params",
+                "the cluster " + l.cluster.name + " describes no host_link (GPU to host memory) to offload over");
+    }
+    if (t.offload_params != Offload::None && t.zero_stage < 3) {
+        c.error("training.offload_params", "parameter offload moves ZeRO-3's parameter shards: it needs zero_stage 3");
+    }
     if (t.moe_capacity_factor > 0 && !l.model.is_moe()) {
         c.warning("training.moe_capacity_factor", l.model.name + " has no experts");
     }

@@ -19,22 +19,27 @@ constexpr std::int64_t kMaxPositions = 1ll << 26;
 constexpr std::int64_t kMaxExperts = 1 << 16;
 
 // The families whose config.json fields this reader knows.
-enum class Family { LlamaLike, Mixtral, Qwen2Moe, DeepSeek, Gpt2, GptNeoX };
+enum class Family { LlamaLike, Gemma, Mixtral, Qwen2Moe, DeepSeek, DeepSeekMoe, Gpt2, GptNeoX };
 
 Family family_of(const std::string& model_type, const std::string& file,
                  const std::string& field) {
     if (model_type == "llama" || model_type == "mistral" || model_type == "qwen2" ||
         model_type == "qwen3")
         return Family::LlamaLike;
+    // Gemma 2/3: a Llama-like block with GeGLU, a tied LM head and extra norms whose few
+    // parameters (2·h per layer) are not counted.
+    if (model_type == "gemma2" || model_type == "gemma3_text") return Family::Gemma;
     if (model_type == "mixtral") return Family::Mixtral;
-    if (model_type == "qwen2_moe") return Family::Qwen2Moe;
+    // DeepSeek-MoE (v1): DeepSeek's experts with standard multi-head attention.
+    if (model_type == "deepseek") return Family::DeepSeekMoe;
+    if (model_type == "qwen2_moe" || model_type == "qwen3_moe") return Family::Qwen2Moe;
     if (model_type == "deepseek_v3" || model_type == "deepseek_v2") return Family::DeepSeek;
     if (model_type == "gpt2") return Family::Gpt2;
     if (model_type == "gpt_neox") return Family::GptNeoX;
     throw InputError(file, field,
                      "unsupported model_type '" + model_type +
-                         "' (supported: llama, mistral, qwen2, qwen3, mixtral, qwen2_moe, "
-                         "deepseek_v2, deepseek_v3, gpt2, gpt_neox)");
+                         "' (supported: llama, mistral, qwen2, qwen3, gemma2, gemma3_text, mixtral, "
+                         "qwen2_moe, qwen3_moe, deepseek, deepseek_v2, deepseek_v3, gpt2, gpt_neox)");
 }
 
 void check_divides(std::int64_t a, std::int64_t b, const std::string& file,
@@ -84,7 +89,8 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
         m.vocab_size = r.get_int("vocab_size", 1, kMaxVocab);
         m.max_position_embeddings = r.get_int_or("max_position_embeddings", 4096, 1, kMaxPositions);
         m.ffn_hidden_size = r.get_int("intermediate_size", 1, kMaxWidth);
-        m.tie_embeddings = r.get_bool_or("tie_word_embeddings", false);
+        // transformers' default: Gemma ties the LM head to the embedding, the others do not.
+        m.tie_embeddings = r.get_bool_or("tie_word_embeddings", fam == Family::Gemma);
         if (fam == Family::GptNeoX) {
             m.norm = NormKind::LayerNorm;
             m.mlp = MlpKind::Dense;
@@ -130,7 +136,7 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
                                  "dense-only layer lists are not supported; expected []");
             }
         }
-    } else if (fam == Family::DeepSeek) {
+    } else if (fam == Family::DeepSeek || fam == Family::DeepSeekMoe) {
         m.moe.num_experts = static_cast<int>(r.get_int("n_routed_experts", 1, kMaxExperts));
         m.moe.top_k = static_cast<int>(r.get_int("num_experts_per_tok", 1, kMaxExperts));
         m.moe.expert_ffn_hidden = r.get_int("moe_intermediate_size", 1, kMaxWidth);
@@ -139,6 +145,8 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
         m.moe.first_k_dense = static_cast<int>(r.get_int_or("first_k_dense_replace", 0, 0, kMaxLayers));
         m.moe.layer_freq = static_cast<int>(r.get_int_or("moe_layer_freq", 1, 1, kMaxLayers));
         m.moe.router_bias = model_type == "deepseek_v3";
+    }
+    if (fam == Family::DeepSeek) {
         m.uses_mla = true;
         m.mla.q_lora_rank = r.get_int_or("q_lora_rank", 0, 0, kMaxWidth);
         m.mla.kv_lora_rank = r.get_int("kv_lora_rank", 1, kMaxWidth);
@@ -146,6 +154,48 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
         m.mla.qk_rope_head_dim = r.get_int("qk_rope_head_dim", 0, kMaxWidth);
         m.mla.v_head_dim = r.get_int("v_head_dim", 1, kMaxWidth);
         m.head_dim = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
+    }
+    // Position, norm and attention details (defaults as transformers' config classes).
+    if (!m.learned_position_embeddings) {
+        m.rope.theta = r.get_number_or("rope_theta", 10000.0, 1.0, 1e12);
+        if (fam == Family::GptNeoX) m.rope.percent = r.get_number_or("rotary_pct", 1.0, 0.0, 1.0);
+        else m.rope.percent = r.get_number_or("partial_rotary_factor", 1.0, 0.0, 1.0);
+        if (r.has("rope_scaling") && !config.at("rope_scaling").is_null()) {
+            const Json& sc = r.raw("rope_scaling");
+            if (!sc.is_object()) throw InputError(file, r.field("rope_scaling"), "expected an object or null");
+            std::string type = sc.value("rope_type", sc.value("type", std::string()));
+            if (type == "default") type.clear();
+            if (!type.empty() && type != "linear" && type != "llama3" && type != "yarn") {
+                throw InputError(file, r.field("rope_scaling"),
+                                 "rope scaling '" + type + "' is not supported (linear, llama3, yarn)");
+            }
+            m.rope.scaling = type;
+            if (!type.empty()) {
+                const Json f = sc.value("factor", Json(1.0));
+                if (!f.is_number() || f.get<double>() <= 0 || f.get<double>() > 1e6) {
+                    throw InputError(file, r.field("rope_scaling") + ".factor", "expected a positive number");
+                }
+                m.rope.factor = f.get<double>();
+            }
+        }
+    }
+    const double eps_default = m.norm == NormKind::LayerNorm ? 1e-5 : 1e-6;
+    const char* eps_key = fam == Family::Gpt2 ? "layer_norm_epsilon"
+                          : fam == Family::GptNeoX ? "layer_norm_eps" : "rms_norm_eps";
+    m.norm_eps = r.get_number_or(eps_key, eps_default, 0.0, 1.0);
+    m.qk_norm = model_type == "qwen3" || model_type == "qwen3_moe" || model_type == "gemma3_text";
+    if (r.has("sliding_window") && !config.at("sliding_window").is_null() &&
+        r.get_bool_or("use_sliding_window", true)) {
+        m.sliding_window = r.get_int("sliding_window", 1, kMaxPositions);
+    }
+    if (fam == Family::DeepSeek) {
+        m.mtp_layers = static_cast<int>(r.get_int_or("num_nextn_predict_layers", 0, 0, 64));
+    }
+    if (fam == Family::DeepSeek || fam == Family::DeepSeekMoe) {
+        m.moe.router_score = r.get_string_or("scoring_func", "softmax");
+        if (m.moe.router_score != "softmax" && m.moe.router_score != "sigmoid") {
+            throw InputError(file, r.field("scoring_func"), "expected softmax or sigmoid");
+        }
     }
     if (m.is_moe() && m.moe.top_k > m.moe.num_experts) {
         throw InputError(file, r.field("num_experts_per_tok"),
@@ -183,10 +233,21 @@ Json model_to_hf_config(const ModelSpec& m) {
         j["n_positions"] = m.max_position_embeddings;
         j["n_inner"] = m.ffn_hidden_size;
         j["tie_word_embeddings"] = m.tie_embeddings;
+        j["layer_norm_epsilon"] = m.norm_eps;
         return j;
     }
     j["hidden_size"] = m.hidden_size;
     j["num_hidden_layers"] = m.num_layers;
+    if (!m.learned_position_embeddings) {
+        j["rope_theta"] = m.rope.theta;
+        j[m.family == "gpt_neox" ? "rotary_pct" : "partial_rotary_factor"] = m.rope.percent;
+        if (!m.rope.scaling.empty()) j["rope_scaling"] = {{"rope_type", m.rope.scaling}, {"factor", m.rope.factor}};
+    }
+    j[m.family == "gpt_neox" ? "layer_norm_eps" : "rms_norm_eps"] = m.norm_eps;
+    if (m.sliding_window > 0) {
+        j["sliding_window"] = m.sliding_window;
+        j["use_sliding_window"] = true;
+    }
     j["num_attention_heads"] = m.num_heads;
     j["num_key_value_heads"] = m.num_kv_heads;
     j["head_dim"] = m.head_dim;
@@ -200,20 +261,23 @@ Json model_to_hf_config(const ModelSpec& m) {
     if (m.family == "mixtral") {
         j["num_local_experts"] = m.moe.num_experts;
         j["num_experts_per_tok"] = m.moe.top_k;
-    } else if (m.family == "qwen2_moe") {
+    } else if (m.family == "qwen2_moe" || m.family == "qwen3_moe") {
         j["num_experts"] = m.moe.num_experts;
         j["num_experts_per_tok"] = m.moe.top_k;
         j["moe_intermediate_size"] = m.moe.expert_ffn_hidden;
         j["shared_expert_intermediate_size"] = m.moe.shared_ffn_hidden;
         j["decoder_sparse_step"] = m.moe.layer_freq;
-    } else if (m.family == "deepseek_v3" || m.family == "deepseek_v2") {
-        j.erase("head_dim");
+    } else if (m.family == "deepseek_v3" || m.family == "deepseek_v2" || m.family == "deepseek") {
         j["n_routed_experts"] = m.moe.num_experts;
         j["num_experts_per_tok"] = m.moe.top_k;
         j["moe_intermediate_size"] = m.moe.expert_ffn_hidden;
         j["n_shared_experts"] = m.moe.num_shared_experts;
         j["first_k_dense_replace"] = m.moe.first_k_dense;
         j["moe_layer_freq"] = m.moe.layer_freq;
+        j["scoring_func"] = m.moe.router_score;
+        if (m.family == "deepseek") return j;
+        j["num_nextn_predict_layers"] = m.mtp_layers;
+        j.erase("head_dim");
         j["q_lora_rank"] = m.mla.q_lora_rank;
         j["kv_lora_rank"] = m.mla.kv_lora_rank;
         j["qk_nope_head_dim"] = m.mla.qk_nope_head_dim;

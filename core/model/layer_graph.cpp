@@ -58,6 +58,7 @@ Layer attention_layer(const ModelSpec& m, int block) {
         gemm_params = h * q + 2 * h * kv + q * h;
         if (m.qkv_bias || m.linear_bias) other += q + 2 * kv;
         if (m.linear_bias) other += h;
+        if (m.qk_norm) other += 2 * m.head_dim;  // one norm weight per head dim, for Q and K
         score_dims = 2.0 * static_cast<double>(q);
     }
     l.params = gemm_params + other;

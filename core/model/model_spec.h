@@ -28,9 +28,19 @@ struct MoeSpec {
     std::int64_t shared_ffn_hidden = 0;    // hidden size of all shared experts together
     bool shared_expert_gate = false;       // Qwen2-MoE scales the shared expert by a gate
     bool router_bias = false;              // DeepSeek-V3's e_score_correction_bias
+    std::string router_score = "softmax";  // router score function: softmax or sigmoid (V3)
     int first_k_dense = 0;                 // the first k blocks use a dense MLP
     int layer_freq = 1;                    // every layer_freq-th block (after first_k_dense) is MoE
     bool operator==(const MoeSpec&) const = default;
+};
+
+// Rotary position embeddings (not used with learned positions).
+struct RopeSpec {
+    double theta = 10000;      // base (rope_theta; Megatron-LM --rotary-base)
+    double percent = 1.0;      // share of each head's dims that rotate (NeoX: 0.25)
+    std::string scaling;       // "" none, "linear", "llama3" (Llama 3.1) or "yarn" (DeepSeek)
+    double factor = 1.0;       // the scaling factor
+    bool operator==(const RopeSpec&) const = default;
 };
 
 struct ModelSpec {
@@ -53,6 +63,11 @@ struct ModelSpec {
     bool uses_mla = false;
     MlaDims mla;
     MoeSpec moe;
+    RopeSpec rope;
+    double norm_eps = 1e-5;                    // epsilon of every norm
+    bool qk_norm = false;                      // RMSNorm of Q and K per head (Qwen3, Gemma 3)
+    std::int64_t sliding_window = 0;           // attention window in tokens; 0 = full context
+    int mtp_layers = 0;                        // DeepSeek-V3 multi-token prediction layers
 
     [[nodiscard]] bool is_moe() const { return moe.num_experts > 0; }
     // Whether transformer block `block` (0-based) has an MoE layer instead of a dense MLP.

@@ -24,6 +24,8 @@ private slots:
     void hf_bad_configs_data();
     void hf_bad_configs();
     void hf_round_trip();
+    void hf_round_trip_new_families();
+    void hf_rope_norm_window_mtp();
     void unknown_preset_lists_known();
 };
 
@@ -114,7 +116,7 @@ void TestModel::hf_families_data() {
     QTest::addColumn<qint64>("params");
     // Small configs of each family, counted by hand in the fixture's "_expected_params".
     for (const char* f : {"qwen2-small", "qwen2moe-small", "gpt2-no-model-type", "neox-small",
-                          "deepseek-small", "mistral-head-dim"}) {
+                          "deepseek-small", "mistral-head-dim", "gemma2-small", "deepseek-moe-v1-small", "qwen3moe-small"}) {
         const std::string path = std::string(MESHWORK_TEST_FIXTURES) + "/hf/" + f + ".json";
         const Json j = load_json_file(path);
         QTest::newRow(f) << QString::fromStdString(path)
@@ -165,6 +167,42 @@ void TestModel::hf_round_trip() {
         ModelSpec back = model_from_hf_config(model_to_hf_config(m), "rt", m.name);
         QVERIFY2(back == m, preset);
     }
+}
+
+void TestModel::hf_round_trip_new_families() {
+    for (const char* f : {"gemma2-small", "deepseek-moe-v1-small", "qwen3moe-small"}) {
+        const ModelSpec m = load_model(std::string(MESHWORK_TEST_FIXTURES) + "/hf/" + f + ".json");
+        QVERIFY2(model_from_hf_config(model_to_hf_config(m), "rt", m.name) == m, f);
+    }
+}
+
+// The fields that change the model without changing its shapes, read from the presets'
+// config.json (values as published in each model's config).
+void TestModel::hf_rope_norm_window_mtp() {
+    const ModelSpec l31 = load_model("llama3.1-405b");
+    QCOMPARE(l31.rope.theta, 500000.0);
+    QCOMPARE(QString::fromStdString(l31.rope.scaling), QString("llama3"));
+    QCOMPARE(l31.rope.factor, 8.0);
+    QCOMPARE(l31.norm_eps, 1e-5);
+    const ModelSpec ds = load_model("deepseek-v3");
+    QCOMPARE(QString::fromStdString(ds.rope.scaling), QString("yarn"));
+    QCOMPARE(ds.rope.factor, 40.0);
+    QCOMPARE(ds.mtp_layers, 1);
+    QCOMPARE(QString::fromStdString(ds.moe.router_score), QString("sigmoid"));
+    QCOMPARE(ds.norm_eps, 1e-6);
+    QCOMPARE(load_model("gpt-neox-20b").rope.percent, 0.25);
+    QCOMPARE(load_model("mistral-7b").sliding_window, std::int64_t{4096});
+    QCOMPARE(load_model("qwen2-7b").sliding_window, std::int64_t{0});  // use_sliding_window false
+    QCOMPARE(load_model("gpt3-175b").rope.theta, 10000.0);            // learned positions: default
+    const std::string q3 = R"({"model_type":"qwen3","hidden_size":8,"num_hidden_layers":1,"num_attention_heads":2,
+                               "num_key_value_heads":1,"head_dim":4,"intermediate_size":16,"vocab_size":10)";
+    const ModelSpec qwen3 = model_from_hf_config(parse_json_text(q3 + "}", "q3.json"), "q3.json", "q3");
+    QVERIFY(qwen3.qk_norm);
+    QCOMPARE(qwen3.norm_eps, 1e-6);  // transformers' default for RMSNorm families
+    QVERIFY_THROWS_EXCEPTION(InputError,
+                             model_from_hf_config(parse_json_text(q3 + R"(,"rope_scaling":{"rope_type":"dynamic","factor":2}})",
+                                                                  "q3.json"),
+                                                  "q3.json", "q3"));
 }
 
 void TestModel::unknown_preset_lists_known() {

@@ -147,6 +147,39 @@ private slots:
             QCOMPARE(z1.stages[i].grads_bytes, z0.stages[i].grads_bytes);
         }
     }
+    // DeepSpeed's offload keeps state on the host: 0 bytes of it on the GPU, nothing else
+    // changes; validation asks for the ZeRO stage each kind of offload works on.
+    void offload_leaves_the_gpu() {
+        Layout l = preset_layout("gpt3-175b-a100-1024");
+        l.training.zero_stage = 3;
+        const Estimate on_gpu = estimate_layout(l);
+        l.training.offload_optimizer = Offload::Cpu;
+        l.training.offload_params = Offload::Nvme;
+        QVERIFY(validate_layout(l, "l").valid());
+        const Estimate off = estimate_layout(l);
+        for (std::size_t i = 0; i < off.stages.size(); ++i) {
+            QVERIFY(on_gpu.stages[i].optimizer_bytes > 0 && on_gpu.stages[i].params_bytes > 0);
+            QCOMPARE(off.stages[i].optimizer_bytes, std::int64_t{0});
+            QCOMPARE(off.stages[i].params_bytes, std::int64_t{0});
+            QCOMPARE(off.stages[i].grads_bytes, on_gpu.stages[i].grads_bytes);
+            QCOMPARE(off.stages[i].activations_bytes, on_gpu.stages[i].activations_bytes);
+            // ... and its traffic crosses the host link: the weight shard before each pass,
+            // the gradient shard down and the weights up at each step.
+            QVERIFY(off.stages[i].forward_s > on_gpu.stages[i].forward_s);
+            QVERIFY(off.stages[i].optimizer_s > on_gpu.stages[i].optimizer_s);
+        }
+        Layout no_host = l;
+        no_host.cluster.host_link = {};
+        QCOMPARE(QString::fromStdString(validate_layout(no_host, "l").errors.front().field),
+                 QString("training.offload_optimizer"));
+        l.training.zero_stage = 2;
+        const auto checked = validate_layout(l, "l");
+        QVERIFY(!checked.valid());
+        QCOMPARE(QString::fromStdString(checked.errors.front().field), QString("training.offload_params"));
+        l.training.zero_stage = 0;
+        l.training.offload_params = Offload::None;
+        QCOMPARE(QString::fromStdString(validate_layout(l, "l").errors.front().field), QString("training.offload_optimizer"));
+    }
 
     // GPT-3 175B (96 layers, h = 12288, vocabulary 50257, 2048 learned positions, tied
     // embeddings, biases, LayerNorm) with TP8 PP16: 6 blocks per stage. By hand, per block

@@ -42,6 +42,8 @@ private slots:
     void torchtitan_module();
     void deepspeed_zero2();
     void deepspeed_refusals();
+    void deepspeed_auto_and_offload();
+    void torchtitan_earlier_names();
 };
 
 void TestConfigImport::detects_formats() {
@@ -236,6 +238,59 @@ void TestConfigImport::deepspeed_refusals() {
                         "\"train_batch_size\": 4, \"train_micro_batch_size_per_gpu\": 1, "
                         "\"gradient_accumulation_steps\": 1}", o)
                 .find("fp16.enabled") == 0);
+}
+
+void TestConfigImport::deepspeed_auto_and_offload() {
+    ImportOptions o;
+    o.model = "llama3-8b";
+    o.seq = 2048;
+    o.gpus = 4;
+    // "auto" is filled as the HF Trainer fills it: per-device batch 8, accumulation 1,
+    // train batch = world × both; bf16/fp16 "auto" stay off; the note says so.
+    const ImportResult a = import_config(
+        R"({"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto",
+            "gradient_accumulation_steps": "auto", "bf16": {"enabled": "auto"},
+            "optimizer": {"type": "AdamW", "params": {"lr": "auto"}},
+            "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "nvme"},
+                                  "offload_param": {"device": "cpu", "pin_memory": true}}})",
+        "hf.json", ImportFormat::Auto, o);
+    QCOMPARE(a.layout.training.micro_batch_size, 8);
+    QCOMPARE(a.layout.training.global_batch_size, 32);
+    QVERIFY(a.layout.training.dtype == DType::Fp32);
+    QVERIFY(a.layout.training.offload_optimizer == Offload::Nvme);
+    QVERIFY(a.layout.training.offload_params == Offload::Cpu);
+    bool noted = false;
+    for (const auto& n : a.notes) noted = noted || n.find("Hugging Face Trainer") != std::string::npos;
+    QVERIFY(noted);
+    // DeepSpeed completes missing keys itself (train batch only: one accumulation step).
+    const ImportResult d = import_config(R"({"train_batch_size": 16, "zero_optimization": {"stage": 2, "cpu_offload": true}})",
+                                         "d.json", ImportFormat::Auto, o);
+    QCOMPARE(d.layout.training.micro_batch_size, 4);
+    QCOMPARE(d.layout.num_micro_batches(), 1);
+    QVERIFY(d.layout.training.offload_optimizer == Offload::Cpu);
+    // ... and its check refuses what it would refuse: 200 over 4 ranks × 16 steps.
+    QVERIFY(first_field(R"({"train_batch_size": 200, "gradient_accumulation_steps": 16})", o)
+                .find("DeepSpeed's check fails") != std::string::npos);
+    QVERIFY(first_field(R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 2,
+                            "zero_optimization": {"offload_optimizer": {"device": "disk"}}})", o)
+                .find("offload_optimizer.device") != std::string::npos);
+}
+
+void TestConfigImport::torchtitan_earlier_names() {
+    ImportOptions o;
+    o.gpus = 16;
+    const ImportResult r = import_config(
+        "[job]\nprint_config = true\n[model]\nname = \"llama3\"\nflavor = \"8B\"\nnorm_type = \"rmsnorm\"\n"
+        "[training]\nbatch_size = 2\nseq_len = 4096\ndata_parallel_degree = -1\ntensor_parallel_degree = 2\n"
+        "warmup_steps = 10\n[experimental]\npipeline_parallel_degree = 2\n"
+        "[float8]\nenable_float8_linear = true\n",
+        "old.toml", ImportFormat::Auto, o);
+    QCOMPARE(r.layout.parallel.mesh.tp, 2);
+    QCOMPARE(r.layout.parallel.mesh.pp, 2);
+    QCOMPARE(r.layout.parallel.mesh.dp, 4);
+    QVERIFY(r.layout.training.dtype == DType::Fp8);
+    // A file mixing the 2024 name with v0.2's is refused, naming one of the two.
+    QVERIFY(first_field("[training]\nbatch_size = 2\nlocal_batch_size = 2\n", o).find("batch_size") != std::string::npos);
 }
 
 QTEST_GUILESS_MAIN(TestConfigImport)

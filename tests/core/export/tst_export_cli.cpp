@@ -43,6 +43,7 @@ private slots:
     void import_args_stdin_and_out();
     void import_args_bad_argument();
     void export_then_import();
+    void deepspeed_refuses_zero3_with_pipeline();
 };
 
 void TestExportCli::help_lists_exit_codes() {
@@ -147,11 +148,20 @@ void TestExportCli::import_args_bad_argument() {
                            "--tensor-model-parallel-size ${TP} --learning-rate 1\n";
     const Result r = run_cli({"import-args"}, cmd);
     QCOMPARE(r.exit_code, 2);
-    QVERIFY2(r.err.contains("<stdin>: argv[6] --tensor-model-parallel-size: '${TP}'"), r.err.constData());
+    QVERIFY2(r.err.contains("<stdin>: argv[6] --tensor-model-parallel-size: '${TP}' (line 1): TP is not set"),
+             r.err.constData());
     QVERIFY2(r.err.contains("<stdin>: argv[8] --learning-rate: unknown Megatron-LM argument"), r.err.constData());
     const Result missing = run_cli({"import-args", "/nonexistent/cmd.sh"});
     QCOMPARE(missing.exit_code, 2);
     QVERIFY(missing.err.contains("/nonexistent/cmd.sh"));
+}
+
+void TestExportCli::deepspeed_refuses_zero3_with_pipeline() {
+    // DeepSpeed's PipelineEngine asserts ZeRO < 2: exit 2 naming the reason, even lossy.
+    const Result r = run_cli({"export", layout("llama3-70b-h100-64"), "--zero", "3", "--format", "deepspeed",
+                              "--allow-lossy"});
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY2(r.err.contains("training.zero_stage") && r.err.contains("pipeline parallelism"), r.err.constData());
 }
 
 void TestExportCli::export_then_import() {
@@ -162,7 +172,10 @@ void TestExportCli::export_then_import() {
     QCOMPARE(r.exit_code, 0);
     const auto j = nlohmann::json::parse(r.out.toStdString());
     QCOMPARE(j["layout"]["parallel"]["dp"].get<int>(), 128);
-    QVERIFY(j["ignored"].empty());  // an exported command line has nothing to ignore
+    // An exported command line ignores nothing but the environment it sets for
+    // validate_args (CUDA_DEVICE_MAX_CONNECTIONS=1 with TP > 1).
+    QCOMPARE(j["ignored"].size(), std::size_t(1));
+    QCOMPARE(j["ignored"][0]["argument"].get<std::string>(), std::string("CUDA_DEVICE_MAX_CONNECTIONS=1"));
 }
 
 QTEST_GUILESS_MAIN(TestExportCli)

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Lists the command-line flags of Megatron-LM's pretrain argparse at a commit, without
+importing Megatron-LM (no torch needed): the literal add_argument('--x') calls of
+megatron/training/arguments.py, and the flags ArgumentGroupFactory derives there from the
+config dataclasses (megatron/training/argument_utils.py: `--field-name`; a bool defaulting
+to True gives `--no-field-name` and `--disable-field-name`; argparse_meta arg_names win).
+
+Writes core/export/megatron_upstream_flags.inc: one {"--flag", takes_value, "file:line"}
+per flag. Usage (from the worktree, with a bare clone from the `fetch` tool):
+
+    tools/megatron_argparse_flags.py /work/.mirror/NVIDIA+Megatron-LM/repo > core/export/megatron_upstream_flags.inc
+"""
+import ast
+import subprocess
+import sys
+
+REPO = sys.argv[1]
+COMMIT = subprocess.check_output(["git", "--git-dir", REPO, "rev-parse", "HEAD"], text=True).strip()
+ARGS = "megatron/training/arguments.py"
+
+
+def show(path):
+    return subprocess.check_output(["git", "--git-dir", REPO, "show", f"HEAD:{path}"], text=True)
+
+
+def files():
+    out = subprocess.check_output(["git", "--git-dir", REPO, "ls-tree", "-r", "--name-only", "HEAD", "megatron"],
+                                  text=True)
+    return [f for f in out.split() if f.endswith(".py")]
+
+
+flags = {}  # name -> (takes_value, where)
+
+
+def add(name, takes_value, where):
+    if name.startswith("--") and name not in flags:
+        flags[name] = (takes_value, where)
+
+
+def const_str(node):
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+tree = ast.parse(show(ARGS))
+factories = []
+for node in ast.walk(tree):
+    if not isinstance(node, ast.Call):
+        continue
+    f = node.func
+    if isinstance(f, ast.Attribute) and f.attr == "add_argument":
+        names = [const_str(a) for a in node.args if const_str(a)]
+        action = next((const_str(k.value) for k in node.keywords if k.arg == "action"), None)
+        takes = action not in ("store_true", "store_false", "count")
+        for n in names:
+            add(n, takes, f"{ARGS}:{node.lineno}")
+    if isinstance(f, ast.Name) and f.id == "ArgumentGroupFactory" and node.args:
+        cls = node.args[0].id if isinstance(node.args[0], ast.Name) else None
+        exclude = []
+        for k in node.keywords:
+            if k.arg == "exclude":
+                if isinstance(k.value, ast.List):
+                    exclude = [const_str(e) for e in k.value.elts]
+                elif isinstance(k.value, ast.Name):
+                    # exclude = [...]: the nearest assignment before the call
+                    best = None
+                    for a in ast.walk(tree):
+                        if isinstance(a, ast.Assign) and any(isinstance(t, ast.Name) and t.id == k.value.id for t in a.targets) \
+                                and isinstance(a.value, ast.List) and a.lineno < node.lineno:
+                            if best is None or a.lineno > best.lineno:
+                                best = a
+                    if best is not None:
+                        exclude = [const_str(e) for e in best.value.elts]
+        factories.append((cls, set(exclude)))
+
+# Dataclass definitions anywhere under megatron/.
+classes = {}
+for path in files():
+    try:
+        t = ast.parse(show(path))
+    except SyntaxError:
+        continue
+    for node in t.body:
+        if isinstance(node, ast.ClassDef):
+            classes.setdefault(node.name, (path, node))
+
+
+def fields_of(name, seen=None):
+    if name not in classes:
+        return []
+    path, node = classes[name]
+    out = []
+    for base in node.bases:
+        if isinstance(base, ast.Name):
+            out += fields_of(base.id)
+    for st in node.body:
+        if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name):
+            out.append((st.target.id, st, path))
+    return out
+
+
+def arg_names_and_value(field_name, st):
+    default = st.value
+    meta_names = None
+    init = True
+    if isinstance(default, ast.Call) and getattr(default.func, "id", getattr(default.func, "attr", "")) == "field":
+        for k in default.keywords:
+            if k.arg == "init" and isinstance(k.value, ast.Constant) and k.value.value is False:
+                init = False
+            if k.arg == "metadata" and isinstance(k.value, ast.Dict):
+                for mk, mv in zip(k.value.keys, k.value.values):
+                    if const_str(mk) == "argparse_meta" and isinstance(mv, ast.Dict):
+                        for ak, av in zip(mv.keys, mv.values):
+                            if const_str(ak) == "arg_names" and isinstance(av, ast.List):
+                                meta_names = [const_str(e) for e in av.elts]
+        default = next((k.value for k in default.keywords if k.arg == "default"), None)
+    ann = ast.unparse(st.annotation)
+    is_bool = ann in ("bool", "Optional[bool]", "bool | None")
+    dash = "--" + field_name.replace("_", "-")
+    if not init:
+        return [], True
+    if is_bool:
+        if isinstance(default, ast.Constant) and default.value is True:
+            names = ["--no-" + field_name.replace("_", "-"), "--disable-" + field_name.replace("_", "-")]
+        else:
+            names = [dash]
+        return (meta_names or names), False
+    return (meta_names or [dash]), True
+
+
+for cls, exclude in factories:
+    for name, st, path in fields_of(cls):
+        if name in exclude or name.startswith("_"):
+            continue
+        names, takes = arg_names_and_value(name, st)
+        for n in names:
+            add(n, takes, f"{path}:{st.lineno}")
+
+print(f"// Generated by tools/megatron_argparse_flags.py from NVIDIA/Megatron-LM {COMMIT}:")
+print("// every flag of the pretrain argparse (arguments.py and the config dataclasses that")
+print("// ArgumentGroupFactory turns into flags), whether it takes a value, and where it is defined.")
+print("// A table of names, not upstream code. Regenerate with the command in the script.")
+for name in sorted(flags):
+    takes, where = flags[name]
+    print(f'{{"{name}", {"true" if takes else "false"}, "{where}"}},')
