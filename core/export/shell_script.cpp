@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -1238,6 +1239,14 @@ private:
             }
             if (op == "=" || op == "==") return {bool_tri(dbl ? fnmatch(r.c_str(), l.c_str(), 0) == 0 : l == r), ""};
             if (op == "!=") return {bool_tri(dbl ? fnmatch(r.c_str(), l.c_str(), 0) != 0 : l != r), ""};
+            if (op == "=~" && dbl && r.size() <= 256) {
+                // [[ s =~ ERE ]]: POSIX extended regular expressions.
+                try {
+                    return {bool_tri(std::regex_search(l, std::regex(r, std::regex::extended))), ""};
+                } catch (const std::regex_error&) {
+                    return {Tri::False, ""};  // bash: an invalid pattern fails the test
+                }
+            }
             if (op == "<") return {bool_tri(l < r), ""};
             if (op == ">") return {bool_tri(l > r), ""};
             if (op[0] == '-' && op.size() == 3) {
