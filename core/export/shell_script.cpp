@@ -1239,7 +1239,7 @@ private:
             }
             if (op == "=" || op == "==") return {bool_tri(dbl ? fnmatch(r.c_str(), l.c_str(), 0) == 0 : l == r), ""};
             if (op == "!=") return {bool_tri(dbl ? fnmatch(r.c_str(), l.c_str(), 0) != 0 : l != r), ""};
-            if (op == "=~" && dbl && r.size() <= 256) {
+            if (op == "=~" && dbl && r.size() <= 256 && l.size() <= 4096) {  // bounded: backtracking
                 // [[ s =~ ERE ]]: POSIX extended regular expressions.
                 try {
                     return {bool_tri(std::regex_search(l, std::regex(r, std::regex::extended))), ""};
