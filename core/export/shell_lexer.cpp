@@ -182,6 +182,12 @@ private:
                     continue;
                 }
             }
+            // Inside [[ ]] a word such as a regex keeps its ( ) and |.
+            if (dbracket_ && !w.empty() && (c == '(' || c == ')' || c == '|')) {
+                w += c;
+                ++i_;
+                continue;
+            }
             // bash splits words at blanks and newlines only (\v and \f are word characters).
             if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || is_op_char(c)) break;
             w += c;

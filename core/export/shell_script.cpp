@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -205,6 +206,7 @@ private:
             if (eq != std::string::npos && eq > 0) {
                 std::string name = t.text.substr(0, eq);
                 if (!name.empty() && name.back() == '+') name.pop_back();
+                if (const auto open = name.find('['); open != std::string::npos) name = name.substr(0, open);
                 if (is_name(name)) assigned_.insert(name);
             }
             if (t.text == "for" && k + 1 < tokens.size()) assigned_.insert(tokens[k + 1].text);
@@ -964,6 +966,10 @@ private:
         if (eq == std::string::npos || eq == 0) return false;
         std::string name = t.text.substr(0, eq);
         if (!name.empty() && name.back() == '+') name.pop_back();
+        // NAME[index]=value sets one element of an array.
+        if (const auto open = name.find('['); open != std::string::npos && name.back() == ']') {
+            name = name.substr(0, open);
+        }
         return is_name(name);
     }
 
@@ -984,6 +990,28 @@ private:
         std::string name = t.text.substr(0, eq);
         const bool append = name.back() == '+';
         if (append) name.pop_back();
+        if (const auto open = name.find('['); open != std::string::npos) {
+            // One element: a numeric index (associative keys are not followed: the array
+            // becomes unknown from here, named).
+            const std::string array = name.substr(0, open);
+            const std::string index = arithmetic(name.substr(open + 1, name.size() - open - 2), name, t.line);
+            const std::string value = expand(t.text.substr(eq + 1), false, t.line).front();
+            Var v;
+            v.array = true;
+            if (const Var* old = value_of(array)) v = *old;
+            if (!unknown_reason(index).empty() || std::stoll(index) < 0 || std::stoll(index) > kMaxLoop) {
+                v = {true, {unknown(name, array + " (" + at(t.line) + ") is indexed by '" + name +
+                                              "', which import-args does not follow: give it with --set " + array + "=VALUE",
+                                    true)}};
+            } else {
+                const auto k = static_cast<std::size_t>(std::stoll(index));
+                if (v.items.size() <= k) v.items.resize(k + 1);
+                v.items[k] = append ? v.items[k] + value : value;
+            }
+            v.array = true;
+            assign(array, std::move(v), t.line);
+            return;
+        }
         std::string value = name_unknowns(name, expand(t.text.substr(eq + 1), false, t.line).front(), t.line);
         Var v{false, {value}};
         if (append) {
@@ -1211,6 +1239,14 @@ private:
             }
             if (op == "=" || op == "==") return {bool_tri(dbl ? fnmatch(r.c_str(), l.c_str(), 0) == 0 : l == r), ""};
             if (op == "!=") return {bool_tri(dbl ? fnmatch(r.c_str(), l.c_str(), 0) != 0 : l != r), ""};
+            if (op == "=~" && dbl && r.size() <= 256 && l.size() <= 4096) {  // bounded: backtracking
+                // [[ s =~ ERE ]]: POSIX extended regular expressions.
+                try {
+                    return {bool_tri(std::regex_search(l, std::regex(r, std::regex::extended))), ""};
+                } catch (const std::regex_error&) {
+                    return {Tri::False, ""};  // bash: an invalid pattern fails the test
+                }
+            }
             if (op == "<") return {bool_tri(l < r), ""};
             if (op == ">") return {bool_tri(l > r), ""};
             if (op[0] == '-' && op.size() == 3) {

@@ -203,6 +203,15 @@ void TestMegatronImport::shell_script() {
     const std::vector<std::string> want = {"run.py", "llama3_8b.tar.gz", "/data/llama3_8b", "data/llama3_8b.tar.gz",
                                            "llama", "LLAMA", "llama", "/d/llama3_8b.tar.gz", "/dAtA/llAmA3_8b.tAr.gz"};
     QCOMPARE(got, want);
+    // One element of an array.
+    const ScriptRun idx = run_shell_script("A=(--tp 1)\nA[1]=4\nA[2]=--pp\nA[3]=2\nrun.py ${A[@]} ${#A[@]}\n", "f", {}, {});
+    got.clear();
+    for (const auto& w : idx.commands[0].words) got.push_back(w.text);
+    QCOMPARE(got, (std::vector<std::string>{"run.py", "--tp", "4", "--pp", "2", "4"}));
+    const ScriptRun re = run_shell_script("M=llama3-70b\nif [[ $M =~ ^llama3-([0-9]+)b$ ]]; then TP=8; else TP=1; fi\nrun.py $TP\n",
+                                          "f", {}, {});
+    QVERIFY(re.decisions.empty());
+    QCOMPARE(QString::fromStdString(re.commands[0].words[1].text), QString("8"));
     QVERIFY_THROWS_EXCEPTION(InputError, run_shell_script("if true; then echo\n", "f", {}, {}));
     QVERIFY_THROWS_EXCEPTION(InputError, run_shell_script("echo 'open", "f", {}, {}));
     QVERIFY_THROWS_EXCEPTION(InputError, run_shell_script("A=(1 2\n", "f", {}, {}));
