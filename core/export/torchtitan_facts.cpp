@@ -288,4 +288,17 @@ void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost
     }
 }
 
+std::string torchtitan_quoted(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        if (c == '\n') {
+            out += "\\n";
+            continue;
+        }
+        out += c;
+    }
+    return out + "\"";
+}
+
 }  // namespace meshwork

@@ -95,4 +95,8 @@ TorchtitanStages torchtitan_stages(const Layout& layout, std::vector<std::string
 // capacity factor, a schedule without pipeline.
 void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost);
 
+// `s` as a double-quoted string literal, escaping quote, backslash and newline: the same
+// text for a TOML basic string and a Python string literal, the two forms the exports write.
+std::string torchtitan_quoted(const std::string& s);
+
 }  // namespace meshwork

@@ -13,18 +13,6 @@ namespace meshwork {
 
 namespace {
 
-std::string py_string(const std::string& s) {
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') out += '\\';
-        if (c == '\n') {
-            out += "\\n";
-            continue;
-        }
-        out += c;
-    }
-    return out + "\"";
-}
 
 std::string py_bool(bool b) { return b ? "True" : "False"; }
 
@@ -97,7 +85,7 @@ ExportResult export_torchtitan(const Layout& layout) {
     s += "from torchtitan.trainer import Trainer\n\n\n";
     s += "def " + fn + "() -> Trainer.Config:\n";
     s += "    config = config_registry." + base + "()\n";
-    s += "    config.model_spec = model_registry(" + py_string(flavor);
+    s += "    config.model_spec = model_registry(" + torchtitan_quoted(flavor);
     if (fp8) {
         s += ", converters=[Float8LinearConverter.Config()";
         if (l.model.is_moe()) s += ", Float8GroupedExpertsConverter.Config()";
@@ -131,7 +119,7 @@ ExportResult export_torchtitan(const Layout& layout) {
     s += "        data_parallel_replicate_degree=" + std::to_string(dp.replicate) + ",\n";
     s += "        data_parallel_shard_degree=" + std::to_string(dp.shard) + ",\n";
     if (!dp.reshard.empty())
-        s += "        fsdp_reshard_after_forward=" + py_string(dp.reshard) + ",\n";
+        s += "        fsdp_reshard_after_forward=" + torchtitan_quoted(dp.reshard) + ",\n";
     s += "        tensor_parallel_degree=" + std::to_string(m.tp) + ",\n";
     if (m.tp > 1) {
         s += "        enable_sequence_parallel=" + py_bool(l.parallel.sequence_parallel) + ",\n";
@@ -139,7 +127,7 @@ ExportResult export_torchtitan(const Layout& layout) {
     s += "        pipeline_parallel_degree=" + std::to_string(m.pp) + ",\n";
     if (m.pp > 1) {
         s += "        pipeline_parallel_schedule=" +
-             py_string(torchtitan_schedule_name(t.schedule)) + ",\n";
+             torchtitan_quoted(torchtitan_schedule_name(t.schedule)) + ",\n";
         s += "        num_pp_microbatches=" + std::to_string(l.num_micro_batches()) + ",\n";
         const TorchtitanStages st = torchtitan_stages(l, lost);
         if (st.written) {

@@ -6,23 +6,6 @@
 
 namespace meshwork {
 
-namespace {
-
-std::string toml_string(const std::string& s) {
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') out += '\\';
-        if (c == '\n') {
-            out += "\\n";
-            continue;
-        }
-        out += c;
-    }
-    return out + "\"";
-}
-
-}  // namespace
-
 ExportResult export_torchtitan_toml(const Layout& layout) {
     const Layout l = canonical_layout(layout);
     const auto& m = l.parallel.mesh;
@@ -36,7 +19,7 @@ ExportResult export_torchtitan_toml(const Layout& layout) {
     s += "# release with TOML configs). Run with NGPU=" + std::to_string(l.gpus) +
          " CONFIG_FILE=FILE ./run_train.sh, or torchrun ... -m torchtitan.train --job.config_file "
          "FILE\n\n";
-    s += "[job]\ndescription = " + toml_string(l.description.empty() ? l.name : l.description) +
+    s += "[job]\ndescription = " + torchtitan_quoted(l.description.empty() ? l.name : l.description) +
          "\n\n";
 
     const TorchtitanFlavor* known = torchtitan_flavor_of_preset(l.model_ref);
@@ -49,7 +32,7 @@ ExportResult export_torchtitan_toml(const Layout& layout) {
                        "(written as flavor \"" +
                        flavor + "\", which torchtitan must register)");
     }
-    s += "[model]\nname = " + toml_string(name) + "\nflavor = " + toml_string(flavor) + "\n";
+    s += "[model]\nname = " + torchtitan_quoted(name) + "\nflavor = " + torchtitan_quoted(flavor) + "\n";
     if (t.dtype == DType::Fp8) {
         // v0.2.x registers the float8 converters under these names; "float8" is a KeyError.
         s += std::string("converters = [\"") + kV02Float8Linear + "\"";
@@ -81,7 +64,7 @@ ExportResult export_torchtitan_toml(const Layout& layout) {
     const std::string& reshard = dp.reshard;
     s += "data_parallel_replicate_degree = " + std::to_string(replicate) + "\n";
     s += "data_parallel_shard_degree = " + std::to_string(shard) + "\n";
-    if (!reshard.empty()) s += "fsdp_reshard_after_forward = " + toml_string(reshard) + "\n";
+    if (!reshard.empty()) s += "fsdp_reshard_after_forward = " + torchtitan_quoted(reshard) + "\n";
     s += "tensor_parallel_degree = " + std::to_string(m.tp) + "\n";
     if (m.tp > 1 && !l.parallel.sequence_parallel) {
         lost.push_back(
@@ -90,7 +73,7 @@ ExportResult export_torchtitan_toml(const Layout& layout) {
     }
     s += "pipeline_parallel_degree = " + std::to_string(m.pp) + "\n";
     if (m.pp > 1) {
-        s += "pipeline_parallel_schedule = " + toml_string(torchtitan_schedule_name(t.schedule)) +
+        s += "pipeline_parallel_schedule = " + torchtitan_quoted(torchtitan_schedule_name(t.schedule)) +
              "\n";
         s += "pipeline_parallel_microbatch_size = " + std::to_string(t.micro_batch_size) + "\n";
         const TorchtitanStages st = torchtitan_stages(l, lost);
