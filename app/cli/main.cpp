@@ -1,11 +1,24 @@
 // meshwork-cli: the headless interface (CLI.md). Thin: parses arguments, calls the libraries,
 // maps failures to exit codes and one clear line on stderr.
 #include <iostream>
+#include <string>
 #include <vector>
 
 #include "common/error.h"
 #include "exit_codes.h"
 #include "verb.h"
+
+namespace {
+
+// One write per line: std::cerr is unbuffered, so `<< "error: " << what` would be two writes,
+// and under mpirun another process's output (Open MPI's abort banner) can land between them.
+void print_error(const std::string& message) {
+    const std::string line = "error: " + message + "\n";
+    std::cerr.write(line.data(), static_cast<std::streamsize>(line.size()));
+    std::cerr.flush();
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     using namespace meshwork;
@@ -34,13 +47,13 @@ int main(int argc, char** argv) {
         try {
             return verb.run();
         } catch (const InputError& e) {
-            for (const auto& issue : e.issues()) std::cerr << "error: " << issue.to_string() << "\n";
+            for (const auto& issue : e.issues()) print_error(issue.to_string());
             return kExitBadInput;
         } catch (const RuntimeError& e) {
-            std::cerr << "error: " << e.what() << "\n";
+            print_error(e.what());
             return kExitRuntimeFailure;
         } catch (const std::exception& e) {
-            std::cerr << "error: " << e.what() << "\n";
+            print_error(e.what());
             return kExitRuntimeFailure;
         }
     }
