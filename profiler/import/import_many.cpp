@@ -169,7 +169,26 @@ ImportManyResult import_trace_files(const std::vector<std::string>& inputs, Trac
         }
     }
     merge.allow_mixed = merge.allow_mixed || inputs.size() == 1;
-    result.merge = merge_traces(traces, out, merge);
+    try {
+        result.merge = merge_traces(traces, out, merge);
+    } catch (const InputError& e) {
+        // merge names the temporary per-file traces; the user knows the files they gave.
+        auto original = [&](std::string text) {
+            for (std::size_t i = 0; i < traces.size(); ++i) {
+                if (native[i]) continue;
+                for (auto pos = text.find(traces[i]); pos != std::string::npos;
+                     pos = text.find(traces[i], pos)) {
+                    text.replace(pos, traces[i].size(), inputs[i]);
+                    pos += inputs[i].size();
+                }
+            }
+            return text;
+        };
+        std::vector<InputIssue> issues;
+        for (const auto& issue : e.issues())
+            issues.push_back({original(issue.file), issue.field, original(issue.message)});
+        throw InputError(std::move(issues));
+    }
     for (std::size_t i = 0; i < inputs.size(); ++i) result.merge.inputs[i].file = inputs[i];
     return result;
 }

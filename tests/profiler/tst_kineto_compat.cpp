@@ -293,7 +293,11 @@ class KinetoCompatTest : public QObject {
             import_trace_files({a, b}, *w, {});
             QFAIL("two files of one rank must be refused");
         } catch (const InputError& e) {
-            QVERIFY(std::string(e.what()).find("rank 3") != std::string::npos);
+            const auto& issue = e.issues().front();
+            QVERIFY(issue.message.find("rank 3") != std::string::npos);
+            // Names the files given, not the temporary traces they were imported into.
+            QCOMPARE(issue.file, b);
+            QVERIFY2(issue.message.find(a) != std::string::npos, issue.message.c_str());
         }
     }
 };
