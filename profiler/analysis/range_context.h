@@ -48,6 +48,13 @@ private:
     std::vector<Range> all_;
 };
 
+// Puts a looked-up context on an event: step, micro-batch and layer.
+inline void apply_context(TraceEvent& e, const RangeContext& c) {
+    e.step = c.step;
+    e.micro_batch = c.micro_batch;
+    e.layer = c.layer;
+}
+
 // A GPU activity record (kernel, copy, set; CUPTI or Nsight Systems) as an event on
 // `track`, with the step, micro-batch and layer of the ranges its launch ran in: found by
 // correlation id in `launches` (correlation -> {host thread, launch time}), or, for a launch

@@ -59,9 +59,7 @@ std::size_t write_gpu_activity(const GpuActivity& activity, TraceSink& sink,
         e.start_ns = r.start_ns;
         e.end_ns = r.end_ns;
         const RangeContext c = ctx.lookup(r.thread, r.start_ns);
-        e.step = c.step;
-        e.micro_batch = c.micro_batch;
-        e.layer = c.layer;
+        apply_context(e, c);
         sink.add_event(e);
         ++written;
     }

@@ -250,9 +250,7 @@ ImportResult write_kineto_trace(KinetoFile& file, TraceSink& sink, const ImportO
             ctx = ranges.lookup(r.tid, r.start_ns);
             if (ctx.step < 0) ctx.step = steps.step_at(r.start_ns);
         }
-        e.step = ctx.step;
-        e.micro_batch = ctx.micro_batch;
-        e.layer = ctx.layer;
+        apply_context(e, ctx);
         e.name = std::move(r.name);
         sink.add_event(e);
         ++out.events;

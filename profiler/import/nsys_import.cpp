@@ -170,9 +170,7 @@ public:
             e.end_ns = h.end_ns;
             e.correlation_id = h.correlation;
             const RangeContext ctx = contexts_.lookup(h.thread, h.start_ns);
-            e.step = ctx.step;
-            e.micro_batch = ctx.micro_batch;
-            e.layer = ctx.layer;
+            apply_context(e, ctx);
             sink.add_event(e);
             ++out.events;
         }
