@@ -282,6 +282,10 @@ void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost
     if (!t.flash_attention)
         lost.push_back("unfused attention: torchtitan uses SDPA/flex attention");
     if (t.moe_capacity_factor > 0) lost.push_back("MoE capacity factor");
+    if (t.recompute == Recompute::Full && t.recompute_num_layers > 0) {
+        lost.push_back("full recompute of " + std::to_string(t.recompute_num_layers) +
+                       " layers per stage: torchtitan's full mode recomputes every layer");
+    }
     if (t.offload_optimizer != Offload::None || t.offload_params != Offload::None) {
         lost.push_back("DeepSpeed-style offload: torchtitan's enable_cpu_offload moves parameters, "
                        "gradients and optimizer states together");

@@ -156,10 +156,6 @@ ExportResult export_torchtitan(const Layout& layout) {
             break;
         case Recompute::Full:
             s += "    config.activation_checkpoint = FullAC.Config()\n";
-            if (t.recompute_num_layers > 0) {
-                lost.push_back("full recompute of " + std::to_string(t.recompute_num_layers) +
-                               " layers per stage: torchtitan's full mode recomputes every layer");
-            }
             break;
     }
     s += "    return config\n";

@@ -104,10 +104,6 @@ ExportResult export_torchtitan_toml(const Layout& layout) {
             break;
         case Recompute::Full:
             s += "mode = \"full\"\n";
-            if (t.recompute_num_layers > 0) {
-                lost.push_back("full recompute of " + std::to_string(t.recompute_num_layers) +
-                               " layers per stage: torchtitan's full mode recomputes every layer");
-            }
             break;
     }
     if (t.dtype == DType::Fp8) {
