@@ -19,7 +19,6 @@ struct ImportResult {
     std::int64_t events = 0;
     std::int64_t device_events = 0;      // kernels, copies and sets (GPU/accelerator work)
     std::int64_t skipped = 0;            // records of kinds Meshwork does not keep (flows, metadata)
-    std::int64_t absolute_start_ns = 0;  // Unix epoch ns of the first event; 0 = unknown
 };
 
 // "rank3", "rank_3", "rank-3" in a file name; -1 when absent.

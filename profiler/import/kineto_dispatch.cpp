@@ -3,7 +3,6 @@
 
 namespace meshwork::profiler {
 
-KinetoFile read_kineto_file_portable(const std::string& path);
 #if MESHWORK_KINETO_AVX2
 KinetoFile read_kineto_file_avx2(const std::string& path);
 #endif

@@ -266,7 +266,6 @@ ImportResult write_kineto_trace(KinetoFile& file, TraceSink& sink, const ImportO
         }
         sink.add_counter(rank, it->second, c.name, c.time_ns + shift, c.value);
     }
-    out.absolute_start_ns = absolute_start_ns;
     return out;
 }
 

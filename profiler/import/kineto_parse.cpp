@@ -25,6 +25,9 @@ namespace meshwork::profiler {
 
 namespace od = simdjson::ondemand;
 
+// read_text_maybe_gzip leaves this much spare capacity after the text: simdjson parses in place.
+static_assert(kTextPaddingBytes >= simdjson::SIMDJSON_PADDING);
+
 namespace {
 
 const char* kHowToRecord =
@@ -99,8 +102,6 @@ class Parser {
         text_ = read_text_maybe_gzip(file_.path);
         if (text_.size() >= 3 && text_.compare(0, 3, "\xEF\xBB\xBF") == 0)
             text_.replace(0, 3, "   ");  // UTF-8 BOM
-        if (text_.capacity() < text_.size() + simdjson::SIMDJSON_PADDING)
-            text_.reserve(text_.size() + simdjson::SIMDJSON_PADDING);
         if (auto e = parser_.allocate(text_.size(), kMaxJsonDepth)) fail("", error_text(e));
         od::document doc;
         if (auto e = parser_

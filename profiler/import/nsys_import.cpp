@@ -174,7 +174,6 @@ public:
             sink.add_event(e);
             ++out.events;
         }
-        out.absolute_start_ns = session_start_ns_;
         return out;
     }
 
