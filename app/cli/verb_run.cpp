@@ -8,14 +8,14 @@
 #include <iomanip>
 #include <iostream>
 
-#include "collect/run_profile.h"
-#include "common/error.h"
-#include "engine/run_session.h"
-#include "engine/stop.h"
-#include "exit_codes.h"
-#include "layout_flags.h"
-#include "stop_signals.h"
-#include "verb.h"
+#include "profiler/collect/run_profile.h"
+#include "core/common/error.h"
+#include "core/engine/run_session.h"
+#include "core/engine/stop.h"
+#include "app/cli/exit_codes.h"
+#include "app/cli/layout_flags.h"
+#include "app/cli/stop_signals.h"
+#include "app/cli/verb.h"
 
 namespace meshwork::cli {
 

@@ -1,7 +1,7 @@
-#include "engine/backend_registry.h"
+#include "core/engine/backend_registry.h"
 
-#include "common/error.h"
-#include "engine/cuda_plugin.h"
+#include "core/common/error.h"
+#include "core/engine/cuda_plugin.h"
 
 namespace meshwork::engine {
 

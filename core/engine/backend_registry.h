@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/run_kinds.h"
+#include "core/engine/run_kinds.h"
 
 namespace meshwork::engine {
 

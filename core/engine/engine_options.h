@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/run_kinds.h"
+#include "core/engine/run_kinds.h"
 
 namespace meshwork::engine {
 

@@ -1,4 +1,4 @@
-#include "engine/run_kinds.h"
+#include "core/engine/run_kinds.h"
 
 namespace meshwork::engine {
 

@@ -1,16 +1,16 @@
-#include "engine/run_session.h"
+#include "core/engine/run_session.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <iomanip>
 #include <sstream>
 
-#include "common/error.h"
-#include "engine/backend_registry.h"
-#include "engine/stop.h"
-#include "layout/layout_validate.h"
+#include "core/common/error.h"
+#include "core/engine/backend_registry.h"
+#include "core/engine/stop.h"
+#include "core/layout/layout_validate.h"
 #ifdef MESHWORK_HAVE_MPI
-#include "engine/comm/mpi_communicator.h"
+#include "core/engine/comm/mpi_communicator.h"
 #endif
 
 namespace meshwork::engine {

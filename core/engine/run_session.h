@@ -18,13 +18,13 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine_options.h"
-#include "engine/engine_run.h"
-#include "engine/memory_estimate.h"
-#include "engine/precision.h"
-#include "engine/run_kinds.h"
-#include "layout/layout.h"
-#include "trace/trace_event.h"
+#include "core/engine/engine_options.h"
+#include "core/engine/engine_run.h"
+#include "core/engine/memory_estimate.h"
+#include "core/engine/precision.h"
+#include "core/engine/run_kinds.h"
+#include "core/layout/layout.h"
+#include "core/trace/trace_event.h"
 
 namespace meshwork::engine {
 

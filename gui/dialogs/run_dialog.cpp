@@ -1,4 +1,4 @@
-#include "dialogs/run_dialog.h"
+#include "gui/dialogs/run_dialog.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -18,12 +18,12 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "app/format.h"
-#include "app/theme.h"
-#include "dialogs/loss_plot.h"
-#include "engine/backend_registry.h"
-#include "engine/precision.h"
-#include "engine/run_session.h"
+#include "gui/app/format.h"
+#include "gui/app/theme.h"
+#include "gui/dialogs/loss_plot.h"
+#include "core/engine/backend_registry.h"
+#include "core/engine/precision.h"
+#include "core/engine/run_session.h"
 
 namespace meshwork::gui {
 

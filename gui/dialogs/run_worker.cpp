@@ -1,12 +1,12 @@
-#include "dialogs/run_worker.h"
+#include "gui/dialogs/run_worker.h"
 
 #include <QMetaObject>
 
 #include <algorithm>
 #include <exception>
 
-#include "collect/run_profile.h"
-#include "engine/stop.h"
+#include "profiler/collect/run_profile.h"
+#include "core/engine/stop.h"
 
 namespace meshwork::gui {
 

@@ -11,7 +11,7 @@
 
 #include <thread>
 
-#include "engine/run_session.h"
+#include "core/engine/run_session.h"
 
 namespace meshwork::gui {
 

@@ -1,10 +1,10 @@
-#include "collect/run_profile.h"
+#include "profiler/collect/run_profile.h"
 
 #include <exception>
 #include <filesystem>
 
-#include "collect/cupti_collector.h"
-#include "store/trace_writer.h"
+#include "profiler/collect/cupti_collector.h"
+#include "profiler/store/trace_writer.h"
 
 namespace meshwork::profiler {
 

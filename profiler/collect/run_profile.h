@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "engine/run_session.h"
+#include "core/engine/run_session.h"
 
 namespace meshwork::profiler {
 

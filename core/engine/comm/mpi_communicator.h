@@ -8,7 +8,7 @@
 #include <stop_token>
 #include <string>
 
-#include "engine/communicator.h"
+#include "core/engine/communicator.h"
 
 namespace meshwork::engine {
 

@@ -1,10 +1,10 @@
-#include "engine/model/moe.h"
+#include "core/engine/model/moe.h"
 
 #include <utility>
 
-#include "engine/model/index.h"
-#include "engine/model/linear.h"
-#include "engine/model/tp_regions.h"
+#include "core/engine/model/index.h"
+#include "core/engine/model/linear.h"
+#include "core/engine/model/tp_regions.h"
 
 namespace meshwork::engine {
 

@@ -16,15 +16,15 @@
 #include <map>
 #include <vector>
 
-#include "engine/model/dims.h"
-#include "engine/model/micro_batch.h"
-#include "engine/model/moe_combine.h"
-#include "engine/model/moe_dispatch.h"
-#include "engine/model/moe_dispatch_plan.h"
-#include "engine/model/moe_experts.h"
-#include "engine/model/moe_route.h"
-#include "engine/params.h"
-#include "engine/rank_context.h"
+#include "core/engine/model/dims.h"
+#include "core/engine/model/micro_batch.h"
+#include "core/engine/model/moe_combine.h"
+#include "core/engine/model/moe_dispatch.h"
+#include "core/engine/model/moe_dispatch_plan.h"
+#include "core/engine/model/moe_experts.h"
+#include "core/engine/model/moe_route.h"
+#include "core/engine/params.h"
+#include "core/engine/rank_context.h"
 
 namespace meshwork::engine {
 

@@ -1,4 +1,4 @@
-#include "engine/model/moe_combine.h"
+#include "core/engine/model/moe_combine.h"
 
 namespace meshwork::engine {
 

@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "engine/model/moe_dispatch.h"
-#include "engine/rank_context.h"
-#include "engine/tensor.h"
+#include "core/engine/model/moe_dispatch.h"
+#include "core/engine/rank_context.h"
+#include "core/engine/tensor.h"
 
 namespace meshwork::engine {
 

@@ -1,8 +1,8 @@
-#include "engine/model/moe_dispatch.h"
+#include "core/engine/model/moe_dispatch.h"
 
 #include <cstdint>
 
-#include "engine/model/index.h"
+#include "core/engine/model/index.h"
 
 namespace meshwork::engine {
 

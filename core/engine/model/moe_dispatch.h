@@ -7,9 +7,9 @@
 #include <cstddef>
 #include <vector>
 
-#include "engine/model/moe_dispatch_plan.h"
-#include "engine/rank_context.h"
-#include "engine/tensor.h"
+#include "core/engine/model/moe_dispatch_plan.h"
+#include "core/engine/rank_context.h"
+#include "core/engine/tensor.h"
 
 namespace meshwork::engine {
 

@@ -1,10 +1,10 @@
-#include "engine/model/moe_dispatch_plan.h"
+#include "core/engine/model/moe_dispatch_plan.h"
 
 #include <algorithm>
 #include <numeric>
 #include <utility>
 
-#include "engine/model/index.h"
+#include "core/engine/model/index.h"
 
 namespace meshwork::engine {
 

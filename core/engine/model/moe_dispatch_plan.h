@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/model/moe_route.h"
+#include "core/engine/model/moe_route.h"
 
 namespace meshwork::engine {
 

@@ -1,9 +1,9 @@
-#include "engine/model/moe_experts.h"
+#include "core/engine/model/moe_experts.h"
 
 #include <utility>
 
-#include "engine/model/index.h"
-#include "engine/model/linear.h"
+#include "core/engine/model/index.h"
+#include "core/engine/model/linear.h"
 
 namespace meshwork::engine {
 

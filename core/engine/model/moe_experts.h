@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/params.h"
-#include "engine/rank_context.h"
-#include "engine/tensor.h"
+#include "core/engine/params.h"
+#include "core/engine/rank_context.h"
+#include "core/engine/tensor.h"
 
 namespace meshwork::engine {
 

@@ -1,10 +1,10 @@
-#include "engine/model/moe_route.h"
+#include "core/engine/model/moe_route.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-#include "engine/model/index.h"
+#include "core/engine/model/index.h"
 
 namespace meshwork::engine {
 

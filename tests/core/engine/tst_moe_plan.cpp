@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/model/moe_dispatch_plan.h"
-#include "engine/model/moe_route.h"
+#include "core/engine/model/moe_dispatch_plan.h"
+#include "core/engine/model/moe_route.h"
 
 using namespace meshwork::engine;
 
