@@ -151,6 +151,26 @@ RunSession::RunSession(RunRequest request, ProfileOpener open_profile)
 
 RunSession::~RunSession() = default;
 
+std::unique_ptr<RunProfile> RunSession::open_profile(std::string& path) const {
+    const RunRequest& r = request_;
+    if (r.profile_path.empty()) return nullptr;
+    if (!open_profile_) throw RuntimeError("a profile was asked for but this program cannot write one");
+    const bool mpi = r.launcher == Launcher::Mpi;
+    ProfileSpec spec;
+    spec.path = profile_path_of(r.profile_path, world_rank_, r.layout.gpus, mpi);
+    spec.info = run_trace_info(r.layout, r.options);
+    spec.gpu = r.options.backend == BackendKind::Cuda;
+    spec.rank = world_rank_;
+    // The local launcher's ranks are threads of this process, rank r on device r; under
+    // MPI every device of this process belongs to its rank.
+    if (spec.gpu && !mpi) {
+        for (int rank = 0; rank < r.layout.gpus; ++rank) spec.rank_of_device.push_back(rank);
+    }
+    auto profile = open_profile_(spec);
+    path = spec.path;
+    return profile;
+}
+
 RunReport RunSession::run(std::stop_token stop, const RunEvents& events) {
     const RunRequest& r = request_;
     const bool mpi = r.launcher == Launcher::Mpi;
@@ -160,22 +180,7 @@ RunReport RunSession::run(std::stop_token stop, const RunEvents& events) {
 #endif
     RunReport report;
     report.tolerance = check_tolerance(r);
-    std::unique_ptr<RunProfile> profile;
-    if (!r.profile_path.empty()) {
-        if (!open_profile_) throw RuntimeError("a profile was asked for but this program cannot write one");
-        ProfileSpec spec;
-        spec.path = profile_path_of(r.profile_path, world_rank_, r.layout.gpus, mpi);
-        spec.info = run_trace_info(r.layout, r.options);
-        spec.gpu = r.options.backend == BackendKind::Cuda;
-        spec.rank = world_rank_;
-        // The local launcher's ranks are threads of this process, rank r on device r; under
-        // MPI every device of this process belongs to its rank.
-        if (spec.gpu && !mpi) {
-            for (int rank = 0; rank < r.layout.gpus; ++rank) spec.rank_of_device.push_back(rank);
-        }
-        profile = open_profile_(spec);
-        report.profile_path = spec.path;
-    }
+    std::unique_ptr<RunProfile> profile = open_profile(report.profile_path);
     // GPU records go into the trace before it closes, after a failure or a stop too.
     const auto close_profile = [&] {
         if (!profile) return;

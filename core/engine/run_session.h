@@ -121,6 +121,8 @@ public:
 
 private:
     struct Mpi;
+    // This process's profile (nullptr without one); `path` receives its file.
+    std::unique_ptr<RunProfile> open_profile(std::string& path) const;
     RunRequest request_;
     ProfileOpener open_profile_;
     std::vector<RankMemory> predicted_;
