@@ -1,5 +1,7 @@
 #include "core/engine/model/moe_combine.h"
 
+#include "core/engine/model/index.h"
+
 namespace meshwork::engine {
 
 Tensor combine_forward(RankContext& ctx, const MoeExchange& x, const Tensor& expert_out, int tokens,
@@ -25,7 +27,7 @@ CombineGrad combine_backward(RankContext& ctx, const MoeExchange& x, const float
     const int H = returned.cols;
     Tensor dy_sent(be, x.sent, H), d_back(be, x.sent, H);
     CombineGrad g;
-    g.d_weights = Floats(be, static_cast<std::size_t>(x.sent));
+    g.d_weights = Floats(be, ix(x.sent));
     be.gather_rows(dy, x.token_index.data(), dy_sent.ptr(), x.sent, H, s);
     be.row_dot(dy_sent.ptr(), returned.ptr(), g.d_weights.data(), x.sent, H, s);
     be.fill(d_back.ptr(), d_back.size(), 0.0f, s);
