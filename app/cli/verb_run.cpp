@@ -72,13 +72,12 @@ engine::EngineOptions engine_options(const RunFlags& f) {
     o.comm_timeout_s = f.comm_timeout_s;
     if (!f.inject_fault.empty()) {
         char kind[8] = "throw";
-        const auto fault = [&] {
-            if (std::sscanf(f.inject_fault.c_str(), "%d:%d:%7s", &o.fault_rank, &o.fault_step, kind) < 2) return false;
-            const auto k = engine::parse_fault_kind(kind);
-            if (k) o.fault_kind = *k;
-            return k.has_value();
-        };
-        if (!fault()) throw InputError("<flags>", "--inject-fault", "expected RANK:STEP or RANK:STEP:hang");
+        const int fields = std::sscanf(f.inject_fault.c_str(), "%d:%d:%7s", &o.fault_rank, &o.fault_step, kind);
+        const auto fault_kind = engine::parse_fault_kind(kind);
+        if (fields < 2 || !fault_kind) {
+            throw InputError("<flags>", "--inject-fault", "expected RANK:STEP or RANK:STEP:hang");
+        }
+        o.fault_kind = *fault_kind;
     }
     return o;
 }
