@@ -8,14 +8,14 @@
 #include <iomanip>
 #include <iostream>
 
-#include "profiler/collect/run_profile.h"
-#include "core/common/error.h"
-#include "core/engine/run_session.h"
-#include "core/engine/stop.h"
 #include "app/cli/exit_codes.h"
 #include "app/cli/layout_flags.h"
 #include "app/cli/stop_signals.h"
 #include "app/cli/verb.h"
+#include "core/common/error.h"
+#include "core/engine/run_session.h"
+#include "core/engine/stop.h"
+#include "profiler/collect/run_profile.h"
 
 namespace meshwork::cli {
 

@@ -4,12 +4,12 @@
 #include <thread>
 
 #include "core/common/error.h"
+#include "core/engine/backend_registry.h"
 #include "core/engine/comm/inproc_world.h"
 #include "core/engine/cpu/cpu_backend.h"
 #include "core/engine/memory_estimate.h"
 #include "core/engine/precision.h"
 #include "core/engine/stop.h"
-#include "core/engine/backend_registry.h"
 #include "core/layout/layout_json.h"
 
 #include "core/engine/cuda_plugin.h"

@@ -18,12 +18,12 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "gui/app/format.h"
-#include "gui/app/theme.h"
-#include "gui/dialogs/loss_plot.h"
 #include "core/engine/backend_registry.h"
 #include "core/engine/precision.h"
 #include "core/engine/run_session.h"
+#include "gui/app/format.h"
+#include "gui/app/theme.h"
+#include "gui/dialogs/loss_plot.h"
 
 namespace meshwork::gui {
 

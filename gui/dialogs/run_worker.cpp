@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <exception>
 
-#include "profiler/collect/run_profile.h"
 #include "core/engine/stop.h"
+#include "profiler/collect/run_profile.h"
 
 namespace meshwork::gui {
 
