@@ -29,16 +29,19 @@ double score_activation_bytes(const ActivationShape& a) {
     if (a.flash_attention || a.selective) return 0;
     // Softmax output (2 bytes), dropout mask (1) and dropout output (2): Korthikanti's
     // 5 bytes per element of the a×s×s matrix; each CP rank holds its s/cp queries
-    // against all s keys.
-    return 5.0 * a.heads / a.tp * a.tokens * a.seq;
+    // against all s keys. Without attention dropout the context GEMM reads the softmax
+    // output itself.
+    const double bytes_per_score = a.attention_dropout ? 5.0 : 2.0;
+    return bytes_per_score * a.heads / a.tp * a.tokens * a.seq;
 }
 
 double block_activation_bytes(const ActivationShape& a, bool moe_block) {
     const double e = a.element_bytes;
     const double t = std::max(1.0, a.tp);
     // Replicated over TP unless sequence parallel: the two norm inputs, the inputs of the
-    // QKV and first MLP GEMMs (e·h each) and the two dropout masks (1 byte per element).
-    const double replicated = 4.0 * e * a.hidden + 2.0 * a.hidden;
+    // QKV and first MLP GEMMs (e·h each) and the two dropout masks (1 byte per element,
+    // only with hidden dropout).
+    const double replicated = 4.0 * e * a.hidden + (a.hidden_dropout ? 2.0 * a.hidden : 0.0);
     // Sharded over TP: Q, K, V, and the input of the output projection.
     double sharded = e * (2.0 * a.q_width + 2.0 * a.kv_width) + e * a.mla_latent;
     // MLP (dense, or the shared experts of an MoE block): GeLU input and FC2 input

@@ -48,6 +48,10 @@ struct ActivationShape {
     bool flash_attention = false;  // fused attention stores no s×s scores
     bool selective = false;        // selective recomputation drops the s×s scores
     double element_bytes = 2;      // 16-bit activations (Korthikanti's assumption)
+    // Dropout masks (1 byte per element) exist only where the probability is above 0;
+    // Korthikanti's accounting assumes both dropouts on.
+    bool hidden_dropout = true;    // the two bias-dropout-adds of the block
+    bool attention_dropout = true; // unfused attention: mask and dropped copy of the scores
     // MoE block: experts per token and their width; capacity factor 0 = dropless.
     double top_k = 0;
     double expert_ffn = 0;
@@ -64,7 +68,8 @@ struct ActivationShape {
 double block_activation_bytes(const ActivationShape& a, bool moe_block);
 // Full recomputation keeps only the block input: 2sbh (2sbh/t with SP).
 double block_checkpoint_bytes(const ActivationShape& a);
-// The s×s attention score term alone: 5as²b/t (0 with fused attention).
+// The s×s attention score term alone: 5as²b/t (0 with fused attention; 2as²b/t, the softmax
+// output alone, without attention dropout).
 double score_activation_bytes(const ActivationShape& a);
 
 // Forward passes (of model chunks) whose activations pipeline rank `rank` holds at its

@@ -753,6 +753,10 @@ private:
     void rope_and_details(ModelSpec& m, const std::string& pos) {
         conflict("--norm-epsilon", "--layernorm-epsilon", "one epsilon");
         m.norm_eps = real("--norm-epsilon", real("--layernorm-epsilon", 1e-5, 0, 1), 0, 1);
+        // Megatron-LM's dropout defaults are 0.1 (transformer_config.py hidden_dropout,
+        // attention_dropout); the cost model stores masks only above 0.
+        m.hidden_dropout = real("--hidden-dropout", 0.1, 0, 1);
+        m.attention_dropout = real("--attention-dropout", 0.1, 0, 1);
         // With MLA, --qk-layernorm is the norm of the Q and KV latents, which MLA always has
         // (counted with MLA); otherwise per-head norms of Q and K (Qwen3).
         m.qk_norm = has("--qk-layernorm") && !has("--multi-latent-attention");

@@ -92,6 +92,18 @@ private slots:
         // The score term alone, without fused attention: 5as²b/t.
         QCOMPARE(score_activation_bytes(gpt3_shape(8, true, false, false)), 5 * a * s * s * b / 8);
     }
+    void no_dropout_stores_no_masks() {
+        // Korthikanti's 34 = 10 + 24 counts two 1-byte hidden-dropout masks (2 in the 10)
+        // and, in 5as/h, a 1-byte mask and a 2-byte dropped copy of the scores. Without
+        // dropout (Llama-family configs) those are not stored: 32 and 2as/h.
+        auto shape = gpt3_shape(8, true, false, false);
+        shape.hidden_dropout = false;
+        shape.attention_dropout = false;
+        QCOMPARE(score_activation_bytes(shape), 2 * a * s * s * b / 8);
+        QCOMPARE(block_activation_bytes(shape, false), sbh / 8 * (32 + 2 * a * s / h));
+        shape.flash_attention = true;
+        QCOMPARE(block_activation_bytes(shape, false), 32 * sbh / 8);
+    }
     void context_parallel_divides_by_cp() {
         auto shape = gpt3_shape(8, true, false, false);
         const double whole = block_activation_bytes(shape, false);
