@@ -228,6 +228,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     a.flash_attention = x.flash;
     a.selective = tr.recompute == Recompute::Selective;
     a.element_bytes = e;
+    a.gemm_input_bytes = tr.dtype == DType::Fp8 ? kFp8Bytes : e;
     a.hidden_dropout = m.hidden_dropout;
     a.attention_dropout = m.attention_dropout;
     a.top_k = b.moe ? m.top_k : 0;
@@ -239,9 +240,11 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     out.activation_bytes = block_activation_bytes(a, b.moe);
     out.checkpoint_bytes = block_checkpoint_bytes(a);
     out.dense_params = (b.attention_params + b.mlp_params) / t + b.norm_params + b.router_params;
+    out.gemm_params = (b.attention_params + b.mlp_params) / t;
     if (b.moe) {
         const double local_experts = static_cast<double>(m.experts) / c.ep;
         out.expert_params = local_experts * b.expert_params / c.etp;
+        out.gemm_params += out.expert_params;
     }
     return out;
 }

@@ -32,6 +32,13 @@ struct ParamMemory {
 // edp for experts).
 ParamMemory param_memory(double params, DType dtype, int zero_stage, double shard_group);
 
+// fp8 as Transformer Engine runs it on Hopper: the GEMM inputs saved for the backward are
+// fp8 (1 byte) and each GEMM weight keeps an fp8 copy and an fp8 transpose between
+// micro-batches (the weight transpose cache), 2 bytes per GEMM weight beside the bf16
+// weight; the amax histories are a few floats per tensor (not counted).
+constexpr double kFp8Bytes = 1;
+double fp8_weight_copy_bytes(DType dtype);
+
 // What one transformer block stores per micro-batch for its backward pass.
 struct ActivationShape {
     double tokens = 0;        // s·b/cp: tokens of one micro-batch on one CP rank
@@ -50,6 +57,7 @@ struct ActivationShape {
     double element_bytes = 2;      // 16-bit activations (Korthikanti's assumption)
     // Dropout masks (1 byte per element) exist only where the probability is above 0;
     // Korthikanti's accounting assumes both dropouts on.
+    double gemm_input_bytes = 2;   // saved GEMM inputs: the element size, 1 with fp8
     bool hidden_dropout = true;    // the two bias-dropout-adds of the block
     bool attention_dropout = true; // unfused attention: mask and dropped copy of the scores
     // MoE block: experts per token and their width; capacity factor 0 = dropless.
