@@ -73,12 +73,13 @@ constexpr std::array kLayoutFlags = std::to_array<FlagSpec>({
     {"--activations-checkpoint-num-layers", true}, {"--fp8-hybrid", false}, {"--fp8-e4m3", false},
     // Pai-Megatron-Patch's name for the shared-expert width
     {"--shared-moe-ffn-hidden-size", true},
-    // model details ModelSpec holds (RoPE, norm epsilon, QK norm, window, MTP, router)
+    // model details ModelSpec holds (RoPE, norm epsilon, QK norm, window, MTP, router, dropout)
     {"--rotary-base", true}, {"--rotary-percent", true}, {"--use-rope-scaling", false},
     {"--rope-scaling-factor", true}, {"--rotary-scaling-factor", true}, {"--rope-type", true},
     {"--rotary-seq-len-interpolation-factor", true}, {"--norm-epsilon", true},
     {"--layernorm-epsilon", true}, {"--qk-layernorm", false}, {"--window-size", true},
     {"--mtp-num-layers", true}, {"--moe-router-score-function", true},
+    {"--hidden-dropout", true}, {"--attention-dropout", true},
 });
 
 const FlagSpec* layout_flag(const std::string& name) {
