@@ -240,11 +240,9 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     out.activation_bytes = block_activation_bytes(a, b.moe);
     out.checkpoint_bytes = block_checkpoint_bytes(a);
     out.dense_params = (b.attention_params + b.mlp_params) / t + b.norm_params + b.router_params;
-    out.gemm_params = (b.attention_params + b.mlp_params) / t;
     if (b.moe) {
         const double local_experts = static_cast<double>(m.experts) / c.ep;
         out.expert_params = local_experts * b.expert_params / c.etp;
-        out.gemm_params += out.expert_params;
     }
     return out;
 }

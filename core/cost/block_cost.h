@@ -49,7 +49,6 @@ struct BlockCost {
     double checkpoint_bytes = 0;   // stored under full recomputation
     double dense_params = 0;       // per rank, reduced over dp×cp
     double expert_params = 0;      // per rank, reduced over edp
-    double gemm_params = 0;        // per rank: the GEMM weights among them (no norms, router)
 };
 
 // Embedding (first model chunk) or final norm + output head + loss (last chunk).

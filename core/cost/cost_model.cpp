@@ -42,7 +42,6 @@ double finite_nonneg(double v) { return std::isfinite(v) && v > 0 ? v : 0.0; }
 struct StageSums {
     PassParts fwd, bwd;
     double dense_params = 0, expert_params = 0;
-    double gemm_params = 0;
     double activation_bytes = 0;  // all chunks, one micro-batch each
     double working_bytes = 0;     // transient: a fully recomputed block's activations
     double transient_bytes = 0;   // logits of the live micro-batch (last stage)
@@ -132,7 +131,6 @@ ChunkCost CostModel::chunk_cost(const LayoutCosts& c, const Placement& pl, int g
     const double expert_scale = avg_local > 0 ? max_local_experts(pl, c.ep) / avg_local : 1.0;
     cc.dense_params = c.dense.dense_params * n_dense + c.moe.dense_params * n_moe;
     cc.expert_params = c.moe.expert_params * n_moe * expert_scale;
-    cc.gemm_params = c.dense.gemm_params * n_dense + c.moe.gemm_params * n_moe;
     if (g == 0) {
         cc.fwd += c.embedding.fwd;
         cc.bwd += c.embedding.bwd;
@@ -175,7 +173,6 @@ void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const T
             s.bwd += cc.bwd;
             s.dense_params += cc.dense_params;
             s.expert_params += cc.expert_params;
-            s.gemm_params += cc.gemm_params;
             s.activation_bytes += cc.activation_bytes;
             s.working_bytes = std::max(s.working_bytes, cc.working_bytes);
             s.transient_bytes += cc.transient_bytes;
@@ -202,11 +199,7 @@ void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const T
         const double reserved = c.reserved_fixed_bytes + c.fragmentation * (activations + buffers);
         // Offloaded state lives in host memory; the gathered working set of ZeRO-3 is in the
         // buffers either way.
-        // fp8 (Transformer Engine): cast copies of the GEMM weights kept across micro-batches,
-        // sharded like the weights under ZeRO-3.
-        const double fp8_copies = fp8_weight_copy_bytes(c.dtype) * s.gemm_params /
-                                  (c.zero_stage >= 3 ? dense_shard : 1.0);
-        st.params_bytes = c.offload_params ? 0 : to_bytes(dense_mem.params_bytes + expert_mem.params_bytes + fp8_copies);
+        st.params_bytes = c.offload_params ? 0 : to_bytes(dense_mem.params_bytes + expert_mem.params_bytes);
         st.grads_bytes = to_bytes(dense_mem.grads_bytes + expert_mem.grads_bytes);
         st.optimizer_bytes = c.offload_optimizer ? 0 : to_bytes(dense_mem.optimizer_bytes + expert_mem.optimizer_bytes);
         st.activations_bytes = to_bytes(activations);

@@ -27,7 +27,6 @@ struct ChunkCost {
     cost::PassParts fwd;        // embedding / head included on the first / last chunk
     cost::PassParts bwd;        // recomputation included
     double dense_params = 0, expert_params = 0;
-    double gemm_params = 0;       // weights of the chunk's GEMMs (fp8 keeps cast copies)
     double activation_bytes = 0;  // stored for one micro-batch
     double working_bytes = 0;     // transient: one fully recomputed block's activations
     double transient_bytes = 0;   // logits of the live micro-batch (last chunk)

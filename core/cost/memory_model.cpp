@@ -25,8 +25,6 @@ ParamMemory param_memory(double params, DType dtype, int zero_stage, double shar
     return m;
 }
 
-double fp8_weight_copy_bytes(DType dtype) { return dtype == DType::Fp8 ? 2.0 * kFp8Bytes : 0.0; }
-
 double score_activation_bytes(const ActivationShape& a) {
     if (a.flash_attention || a.selective) return 0;
     // Softmax output (2 bytes), dropout mask (1) and dropout output (2): Korthikanti's

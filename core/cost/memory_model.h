@@ -32,12 +32,14 @@ struct ParamMemory {
 // edp for experts).
 ParamMemory param_memory(double params, DType dtype, int zero_stage, double shard_group);
 
-// fp8 as Transformer Engine runs it on Hopper: the GEMM inputs saved for the backward are
-// fp8 (1 byte) and each GEMM weight keeps an fp8 copy and an fp8 transpose between
-// micro-batches (the weight transpose cache), 2 bytes per GEMM weight beside the bf16
-// weight; the amax histories are a few floats per tensor (not counted).
+// fp8 as Transformer Engine runs it: the GEMM inputs saved for the backward are fp8
+// (1 byte). Weights: production fp8 recipes keep fp8 parameters (--fp8-param-gather: the
+// distributed optimizer casts its fp32 master into fp8 weights), an fp8 copy and its
+// transpose on Hopper, 2 bytes per parameter like bf16, so the weight bytes stay those of
+// the bf16 table. Without fp8 parameters TE would keep 2 more bytes per GEMM weight (its
+// transpose cache beside the bf16 weight); not modelled. Amax histories are a few floats
+// per tensor (not counted).
 constexpr double kFp8Bytes = 1;
-double fp8_weight_copy_bytes(DType dtype);
 
 // What one transformer block stores per micro-batch for its backward pass.
 struct ActivationShape {
