@@ -57,9 +57,9 @@ struct ActivationShape {
     bool flash_attention = false;  // fused attention stores no s×s scores
     bool selective = false;        // selective recomputation drops the s×s scores
     double element_bytes = 2;      // 16-bit activations (Korthikanti's assumption)
+    double gemm_input_bytes = 2;   // saved GEMM inputs: the element size, 1 with fp8
     // Dropout masks (1 byte per element) exist only where the probability is above 0;
     // Korthikanti's accounting assumes both dropouts on.
-    double gemm_input_bytes = 2;   // saved GEMM inputs: the element size, 1 with fp8
     bool hidden_dropout = true;    // the two bias-dropout-adds of the block
     bool attention_dropout = true; // unfused attention: mask and dropped copy of the scores
     // MoE block: experts per token and their width; capacity factor 0 = dropless.
