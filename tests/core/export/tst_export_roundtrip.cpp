@@ -236,7 +236,9 @@ void TestExportRoundTrip::deepspeed_variants() {
         const Layout l = from_model("llama3-8b", "dgx-h100", 16, o);
         const ExportResult e = export_layout(l, ExportFormat::DeepSpeed);
         QCOMPARE(e.lost.size(), std::size_t(1));
-        QVERIFY(e.lost.front().find("PipelineModule(num_stages=2)") != std::string::npos);
+        // With num_stages alone DeepSpeed's grid would count the TP ranks as data parallel.
+        QVERIFY(e.lost.front().find("PipelineModule(topology=PipeModelDataParallelTopology(num_pp=2, num_mp=2, "
+                                    "num_dp=4))") != std::string::npos);
         const auto j = nlohmann::json::parse(e.text);
         QCOMPARE(j["train_batch_size"].get<int>(), 64);  // 2 × 8 × dp 4
         QVERIFY(!j["pipeline"].contains("stages"));
@@ -333,7 +335,28 @@ void TestExportRoundTrip::lossy_cases_name_the_loss() {
         QVERIFY(export_layout(l, ExportFormat::Torchtitan).lossless());
     }
     const auto ds = export_layout(bundled("mixtral-8x7b-h100-64"), ExportFormat::DeepSpeed);
-    QVERIFY(has(ds, "PipelineModule(num_stages=4)"));  // the stage count is the script's
+    QVERIFY(has(ds, "PipeModelDataParallelTopology(num_pp=4, num_mp=2, num_dp=8)"));  // the script's
+    // AutoEP with AutoTP takes pp 1 only: the experts stay replicated.
+    QVERIFY(has(ds, "auto_ep_folding.py:207"));
+    QVERIFY(!nlohmann::json::parse(ds.text).contains("expert_parallel"));
+    {   // PipelineModule without TP/CP: num_stages is enough
+        LayoutOverrides o;
+        o.tp = 1;
+        o.pp = 2;
+        o.sequence_parallel = false;
+        QVERIFY(has(export_layout(from_model("llama3-8b", "dgx-h100", 16, o), ExportFormat::DeepSpeed),
+                    "PipelineModule(num_stages=2)"));
+    }
+    {   // expert TP: AutoEP reserves expert_tensor_parallel_size > 1
+        LayoutOverrides o;
+        o.tp = 2;
+        o.ep = 2;
+        o.etp = 2;
+        o.pp = 1;
+        const ExportResult e = export_layout(from_model("tiny-moe", "cpu-local", 8, o), ExportFormat::DeepSpeed);
+        QVERIFY(has(e, "auto_ep_folding.py:215"));
+        QVERIFY(!nlohmann::json::parse(e.text).contains("expert_parallel"));
+    }
     LayoutOverrides o;
     o.schedule = "gpipe";
     QVERIFY(has(export_layout(bundled("llama3-70b-h100-64", o), ExportFormat::Megatron), "GPipe"));
