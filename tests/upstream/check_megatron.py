@@ -194,16 +194,39 @@ def export_case(cli, resources, name, base, flags, workdir):
     if r.returncode != 0:
         raise RuntimeError(f"meshwork-cli export --format megatron: exit {r.returncode}: {r.stderr.strip()}")
     lost = json.loads(r.stdout).get("lost", [])
-    return info, script, lost
+    slurm = os.path.join(d, "job.sbatch")
+    r = run([cli, "export", *layout_args, "--format", "slurm", "--trainer", "megatron", "--out", slurm,
+             "--allow-lossy"])
+    if r.returncode != 0:
+        raise RuntimeError(f"meshwork-cli export --format slurm: exit {r.returncode}: {r.stderr.strip()}")
+    return info, script, slurm, lost
 
 
-def launch(script, workdir):
-    """Runs the exported script with nothing but PATH in the environment; torchrun is a bash
+def slurm_environment(script):
+    """What SLURM gives the batch script of a job with its #SBATCH --nodes (one node name)."""
+    nodes = "1"
+    with open(script) as f:
+        for line in f:
+            if line.startswith("#SBATCH --nodes="):
+                nodes = line.split("=", 1)[1].strip()
+    return {"SLURM_NNODES": nodes, "SLURM_JOB_NUM_NODES": nodes, "SLURM_JOB_ID": "1",
+            "SLURM_JOB_NODELIST": "node0"}
+
+
+def launch(script, workdir, slurm=False):
+    """Runs the exported script with nothing but PATH in the environment (and, for a SLURM
+    job, what SLURM sets: srun runs its command, scontrol names one host); torchrun is a bash
     function that saves its arguments and the environment. Returns (torchrun argv, env)."""
     argv_file = os.path.join(workdir, "argv.bin")
     env_file = os.path.join(workdir, "env.bin")
-    body = f'torchrun() {{ printf "%s\\0" "$@" > {argv_file}; env -0 > {env_file}; }}\n. {script}\n'
-    r = run(["env", "-i", "PATH=/usr/bin:/bin", "bash", "-c", body])
+    body = f'torchrun() {{ printf "%s\\0" "$@" > {argv_file}; env -0 > {env_file}; }}\n'
+    outer = ["PATH=/usr/bin:/bin"]
+    if slurm:
+        body += 'srun() { while [ $# -gt 0 ] && [ "${1#-}" != "$1" ]; do shift; done; "$@"; }\n'
+        body += 'scontrol() { echo node0; }\n'
+        outer += [f"{k}={v}" for k, v in slurm_environment(script).items()]
+    body += f'. {script}\n'
+    r = run(["env", "-i", *outer, "bash", "-c", body])
     if r.returncode != 0 or not os.path.exists(argv_file):
         raise RuntimeError(f"the exported script did not reach torchrun: exit {r.returncode}: {r.stderr.strip()}")
     with open(argv_file, "rb") as f:
@@ -212,6 +235,9 @@ def launch(script, workdir):
         env = dict(e.decode().split("=", 1) for e in f.read().split(b"\0") if e)
     for k in ("PATH", "PWD", "SHLVL", "_", "OLDPWD"):
         env.pop(k, None)
+    if slurm:  # SLURM's own variables are the job's, not the export's
+        for k in slurm_environment(script):
+            env.pop(k, None)
     return argv, env
 
 
@@ -401,7 +427,7 @@ def run_forked(fn, *a):
     return pickle.loads(data) if data else {"harness": "FAIL: the check process died"}
 
 
-CHECKS = ("export", "argparse", "validate_args", "config", "layout", "placeholders")
+CHECKS = ("export", "launch", "argparse", "validate_args", "config", "layout", "placeholders")
 
 
 def main():
@@ -459,31 +485,40 @@ def main():
         inputs = {}
         passed = failed = 0
         for name, base, flags in cases:
-            row = {"case": name}
             try:
-                info, script, lost = export_case(o.cli, resources, name, base, flags, workdir)
-                row["export"] = "pass" + (f" (lossy: {len(lost)})" if lost else "")
-                argv, env = launch(script, os.path.join(workdir, name))
-                opts, program, script_args = torchrun_split(argv)
-                env.update(torchrun_env(opts))
-                gpu = info["describe"]["mesh"]["gpu"]
-                hf = hf_config(resources, info["layout"]["model"])
-                inputs[name] = (script_args, dict(env), CAPABILITY[gpu], info, hf)
-                row.update(run_forked(check_in_child, M, script_args, env, CAPABILITY[gpu], info, hf))
-                row["env"] = " ".join(f"{k}={v}" for k, v in sorted(env.items()) if k not in TORCHRUN_ENV) or "-"
+                info, script, slurm, lost = export_case(o.cli, resources, name, base, flags, workdir)
+                exported = "pass" + (f" (lossy: {len(lost)})" if lost else "")
             except Exception as e:
-                row.setdefault("export", f"FAIL: {e}")
-            for check in CHECKS:
-                if check not in row:
-                    continue
-                ok = not str(row[check]).startswith("FAIL")
-                passed += ok
-                failed += not ok
-                print(f"{'ok  ' if ok else 'FAIL'} {name} {check}: {row[check]}")
-            if "harness" in row:
-                failed += 1
-                print(f"FAIL {name} harness: {row['harness']}")
-            table.append(row)
+                info, exported = None, f"FAIL: {e}"
+            for mode, path in (("megatron", script if info else None), ("slurm", slurm if info else None)):
+                label = name if mode == "megatron" else f"{name} (slurm)"
+                row = {"case": label, "export": exported}
+                if info:
+                    try:
+                        argv, env = launch(path, os.path.join(workdir, name), slurm=mode == "slurm")
+                        opts, program, script_args = torchrun_split(argv)
+                        row["launch"] = f"pass ({program}, {' '.join(f'--{k} {v}' for k, v in opts.items())})"
+                        env.update(torchrun_env(opts))
+                        gpu = info["describe"]["mesh"]["gpu"]
+                        hf = hf_config(resources, info["layout"]["model"])
+                        if mode == "megatron":
+                            inputs[name] = (script_args, dict(env), CAPABILITY[gpu], info, hf)
+                        row.update(run_forked(check_in_child, M, script_args, env, CAPABILITY[gpu], info, hf))
+                        row["env"] = " ".join(f"{k}={v}" for k, v in sorted(env.items())
+                                              if k not in TORCHRUN_ENV) or "-"
+                    except Exception as e:
+                        row["launch"] = f"FAIL: {e}"
+                for check in CHECKS:
+                    if check not in row:
+                        continue
+                    ok = not str(row[check]).startswith("FAIL")
+                    passed += ok
+                    failed += not ok
+                    print(f"{'ok  ' if ok else 'FAIL'} {label} {check}: {row[check]}")
+                if "harness" in row:
+                    failed += 1
+                    print(f"FAIL {label} harness: {row['harness']}")
+                table.append(row)
 
         for control, case, env_change, drop, check, words in CONTROLS:
             if case not in inputs:
@@ -514,7 +549,7 @@ def main():
 
         print()
         print("| case | " + " | ".join(CHECKS[:-1]) + " | environment |")
-        print("|---" * len(CHECKS) + "|")
+        print("|---" * (len(CHECKS) + 1) + "|")
         for row in table:
             cells = []
             for check in CHECKS[:-1]:
