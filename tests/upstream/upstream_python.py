@@ -11,8 +11,8 @@ piece is reported by the checks:
   torch.library.custom_op, float8 dtypes...), a torch module that does not import under
   Python 3.11 (torch.distributed._shard), or a missing package named in EXTRA_ROOTS, is
   bound to an inert placeholder class when an upstream module (CALLERS) asks for it.
-  After arm(), every use of a placeholder (call, attribute, isinstance, ==) is recorded
-  in USED; a check fails if its calls touched one.
+  After arm(), every use of a placeholder (looking it up, call, attribute, isinstance, ==)
+  is recorded in USED; a check fails if its calls touched one.
 - lazy(): a package whose __init__ imports the whole engine (DeepSpeed's) is registered
   without running its `from .x import y` lines; the rest of __init__ runs as written
   and those names resolve on first use. Statements that need a skipped module that cannot
@@ -99,6 +99,8 @@ def _asked_by_upstream(depth):
 def _missing(module_name, attr):
     if attr.startswith("__"):
         raise AttributeError(attr)
+    if _armed[0]:
+        USED.append(f"{module_name}.{attr}")
     return placeholder(f"{module_name}.{attr}")
 
 
@@ -161,6 +163,8 @@ def install():
         def fallback(attr, _name=name):
             if attr.startswith("__") or not _asked_by_upstream(2):
                 raise AttributeError(f"module {_name!r} has no attribute {attr!r}")
+            if _armed[0]:
+                USED.append(f"{_name}.{attr}")
             return placeholder(f"{_name}.{attr}")
 
         module.__getattr__ = fallback
