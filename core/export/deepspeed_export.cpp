@@ -5,11 +5,8 @@
 
 namespace meshwork {
 
-namespace {
-
-// What validate_folding_global refuses for AutoEP (module_inject/auto_ep_folding.py at the
-// pinned commit; engine.py:573-617 calls it at initialize). Empty when DeepSpeed accepts it.
-std::string autoep_refusal(const Layout& l) {
+// The rules of validate_folding_global at the pinned commit (module_inject/auto_ep_folding.py).
+std::string deepspeed_autoep_refusal(const Layout& l) {
     const auto& m = l.parallel.mesh;
     const auto& t = l.training;
     if (m.etp != 1) {
@@ -26,6 +23,8 @@ std::string autoep_refusal(const Layout& l) {
     }
     return {};
 }
+
+namespace {
 
 // How the training script must build its PipelineModule for train_batch_size to hold: with
 // num_stages alone DeepSpeed's grid is PipeDataParallelTopology(num_pp, world / num_pp)
@@ -77,7 +76,7 @@ nlohmann::json deepspeed_config_json(const Layout& layout, std::vector<std::stri
     // AutoEP (runtime/config.py:69,128; module_inject/auto_ep_config.py:46-49), where DeepSpeed
     // accepts it; otherwise the experts stay replicated and EP is listed as lost.
     if (m.ep > 1) {
-        const std::string refused = autoep_refusal(l);
+        const std::string refused = deepspeed_autoep_refusal(l);
         if (refused.empty()) {
             j["expert_parallel"] = {{"enabled", true}, {"autoep_size", m.ep}, {"expert_tensor_parallel_size", m.etp}};
         } else {

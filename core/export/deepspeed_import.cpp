@@ -261,6 +261,10 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
     };
     t.offload_optimizer = device("offload_optimizer", "cpu_offload");
     t.offload_params = device("offload_param", "cpu_offload_params");
+    if (mesh.ep > 1) {
+        const std::string refused = deepspeed_autoep_refusal(l);
+        if (!refused.empty()) throw InputError(file, "expert_parallel", "DeepSpeed refuses it: " + refused);
+    }
     const bool bf16 = enabled("bf16") || enabled("bfloat16");
     const bool fp16 = enabled("fp16");
     if (bf16 && fp16) throw InputError(file, "fp16.enabled", "conflicts with bf16.enabled");
