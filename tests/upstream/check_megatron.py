@@ -16,6 +16,8 @@ meshwork-cli's layout flags) it:
        validate_args(args, {'tokenizer_type': 'GPT2BPETokenizer'})   -> "validate_args"
          (the defaults pretrain_gpt.py passes)
        core_transformer_config_from_args(args) (TransformerConfig.__post_init__) -> "config"
+       gpt_config_from_args(args) and pretrain_cfg_container_from_args(args, model_cfg), as
+         pretrain_gpt.py goes on (GPTModelConfig, the optimizer/DDP/checkpoint configs) -> "pretrain"
      and then compares what Megatron made of it with the layout ("layout"): world, tp, pp,
      dp, cp, ep, etp, vpp, micro-batches, the layers each (pp rank, virtual stage) builds
      (upstream's get_num_layers_to_build or the parsed --pipeline-model-parallel-layout),
@@ -388,6 +390,10 @@ def check_in_child(M, argv, env, capability, info, hf):
         stage = "config"
         config = M.argument_utils.core_transformer_config_from_args(args)
         result["config"] = f"pass ({type(config).__name__})"
+        stage = "pretrain"  # pretrain_gpt.py's next two calls (pretrain_gpt.py:534-535)
+        model_cfg = M.argument_utils.gpt_config_from_args(args)
+        full = M.argument_utils.pretrain_cfg_container_from_args(args, model_cfg)
+        result["pretrain"] = f"pass ({type(model_cfg).__name__}, {type(full).__name__})"
         stage = "layout"
         diffs = compare_layout(M, args, config, info, hf)
         result["layout"] = "pass" if not diffs else "FAIL: " + "; ".join(diffs)
@@ -426,7 +432,7 @@ def run_forked(fn, *a):
     return pickle.loads(data) if data else {"harness": "FAIL: the check process died"}
 
 
-CHECKS = ("export", "launch", "argparse", "validate_args", "config", "layout", "placeholders")
+CHECKS = ("export", "launch", "argparse", "validate_args", "config", "pretrain", "layout", "placeholders")
 
 
 def main():
