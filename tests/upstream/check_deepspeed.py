@@ -30,12 +30,20 @@ ZeRO stage, offload devices, bf16/fp16, autotp_size, autoep_size/ETP.
 Layouts DeepSpeed refuses (ZeRO-2/3 with pp > 1) must make the export exit 2 naming
 training.zero_stage ("refusal").
 
+--corpus DIR (shared/realworld/deepspeed): each real config is imported with
+`meshwork-cli import-args` (the world from its three batch keys, else --gpus 8) and given to
+DeepSpeedConfig at the world the import found: DeepSpeed must accept it and complete the
+batch to the import's micro batch, accumulation steps, batch and ZeRO stage, or refuse it
+where the import refuses it. Keys today's DeepSpeed forbids (older releases' names, typos)
+are named and dropped before the batch check; "auto" batch keys (the HF Trainer fills them)
+are left out.
+
 The communication backend is a stand-in that answers get_world_size/get_rank/new_group for
 the layout's world (rank 0), nothing else: DeepSpeed reads the world size from it
 (deepspeed/comm/comm.py:692-725). How DeepSpeed's imports get through on Debian's torch
 1.13 is in upstream_python.py.
 
-usage: check_deepspeed.py DEEPSPEED MESHWORK_CLI [--resources DIR] [--commit SHA] [--only TEXT]
+usage: check_deepspeed.py DEEPSPEED MESHWORK_CLI [--resources DIR] [--commit SHA] [--only TEXT] [--corpus DIR]
   DEEPSPEED: a DeepSpeed git directory (e.g. from `fetch github:deepspeedai/DeepSpeed`; the
   pinned commit's deepspeed/ and accelerator/ are extracted) or a source tree.
 Prints one line per case and check, a table, and 'N passed, N failed'. Exit 0 when all
@@ -315,6 +323,91 @@ def run_forked(fn, *a):
     return pickle.loads(data) if data else {"harness": "FAIL: the check process died"}
 
 
+BATCH_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
+
+
+def corpus_case(M, cli, path, workdir):
+    """A real DeepSpeed config: meshwork-cli import-args reads a world size and batch from it;
+    DeepSpeedConfig at that world must accept it and complete the batch to the same numbers,
+    and where the import refuses it DeepSpeed must refuse it too (at 8 GPUs)."""
+    with open(path) as f:
+        config = json.load(f)
+    if any(config.get(k) == "auto" for k in BATCH_KEYS):
+        return "skip", "\"auto\" batch keys are the Hugging Face Trainer's to fill, not DeepSpeed's"
+    all_keys = all(k in config for k in BATCH_KEYS)
+    world_args = [] if all_keys else ["--gpus", "8"]  # with all three keys the config gives the world
+    out = os.path.join(workdir, "corpus-" + os.path.basename(path))
+    r = run([cli, "import-args", path, "--format", "deepspeed", "--model", "llama3-8b", "--seq", "2048",
+             *world_args, "--out", out])
+    imported = r.returncode == 0
+    if imported:
+        with open(out) as f:
+            layout = json.load(f)
+        world = layout["gpus"]
+    else:
+        world = 8
+
+    def child():
+        M.comm.cdb = WorldBackend(world)
+        upstream_python.arm()
+        trial = json.loads(json.dumps(config))
+        dropped = []
+        while True:
+            try:
+                cfg = M.config.DeepSpeedConfig(json.loads(json.dumps(trial)), None)
+                break
+            except BaseException as e:
+                # Keys of older DeepSpeed releases (or typos) that today's pydantic sections
+                # forbid: say so, drop them, and still check the batch rule.
+                extra = [err["loc"][-1] for err in getattr(e, "errors", lambda: [])()
+                         if err.get("type") == "extra_forbidden"]
+                if not extra or not drop_nested(trial, extra):
+                    return {"deepspeed": f"refused: {type(e).__name__}: {' '.join(str(e).split())[:200]}"}
+                dropped += extra
+        got = {"deepspeed": "accepted", "dropped": dropped, "micro": cfg.train_micro_batch_size_per_gpu,
+               "gas": cfg.gradient_accumulation_steps, "batch": cfg.train_batch_size,
+               "zero": int(cfg.zero_optimization_stage)}
+        if upstream_python.USED:
+            got["placeholders"] = sorted(set(upstream_python.USED))[:5]
+        return got
+
+    got = run_forked(child)
+    if "placeholders" in got:
+        return "FAIL", f"placeholders used: {got['placeholders']}"
+    if not imported:
+        why = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"exit {r.returncode}"
+        if got["deepspeed"].startswith("refused"):
+            return "pass", f"both refuse at {world} GPUs: import: {why.split(': ', 2)[-1][:120]}; " \
+                           f"DeepSpeed: {got['deepspeed'][9:160]}"
+        return "FAIL", f"import refuses ({why[:160]}) but DeepSpeed accepts at {world} GPUs"
+    if got["deepspeed"].startswith("refused"):
+        return "FAIL", f"import accepts at {world} GPUs but DeepSpeed {got['deepspeed']}"
+    t = layout["training"]
+    dp = layout["parallel"]["dp"]
+    mine = {"micro": t["micro_batch_size"], "gas": t["global_batch_size"] // (t["micro_batch_size"] * dp),
+            "batch": t["global_batch_size"], "zero": t["zero_stage"]}
+    theirs = {k: got[k] for k in mine}
+    if mine != theirs:
+        return "FAIL", f"at {world} GPUs DeepSpeed {theirs}, import {mine}"
+    note = f"; today's DeepSpeed refuses the keys {', '.join(got['dropped'])} (import lists them as ignored)" \
+        if got["dropped"] else ""
+    return "pass", f"{world} GPUs: micro {mine['micro']}, accumulation {mine['gas']}, batch {mine['batch']}, " \
+                   f"ZeRO {mine['zero']}{note}"
+
+
+def drop_nested(config, keys):
+    """Removes KEYS from the sections of CONFIG (not its top level); True if any was there."""
+    found = False
+    for value in config.values():
+        if isinstance(value, dict):
+            for key in keys:
+                if key in value:
+                    del value[key]
+                    found = True
+            found = drop_nested(value, keys) or found
+    return found
+
+
 # Controls: a case's export changed so that DeepSpeed must refuse it, to show the harness
 # sees a refusal. (name, case, config key edits, PipelineModule(num_stages) alone, check, words)
 CONTROLS = [
@@ -339,6 +432,8 @@ def main():
     p.add_argument("--commit", default=PINNED)
     p.add_argument("--only")
     p.add_argument("--keep")
+    p.add_argument("--corpus", help="a folder of real DeepSpeed configs (shared/realworld/deepspeed) to import "
+                                    "and check with DeepSpeed too; skipped with a note when absent")
     o = p.parse_args()
 
     if not os.path.exists(o.deepspeed):
@@ -448,6 +543,20 @@ def main():
             print(f"{'ok  ' if ok else 'FAIL'} {control}: {check} {'refused as expected' if ok else 'did not refuse'}: {got}")
             table.append({"case": control, "export": "-", check: "refused" if ok else "NOT REFUSED"})
 
+        corpus_rows = []
+        if o.corpus and os.path.isdir(o.corpus):
+            for entry in sorted(os.listdir(o.corpus)):
+                if not entry.endswith(".json"):
+                    continue
+                verdict, why = corpus_case(M, o.cli, os.path.join(o.corpus, entry), workdir)
+                if verdict != "skip":
+                    passed += verdict == "pass"
+                    failed += verdict == "FAIL"
+                print(f"{'FAIL' if verdict == 'FAIL' else 'ok  '} corpus {entry}: {verdict}: {why}")
+                corpus_rows.append((entry, verdict, why))
+        elif o.corpus:
+            print(f"corpus: {o.corpus} is absent; its check is left out")
+
         print()
         shown = CHECKS[:-1]
         print("| case | " + " | ".join(shown) + " |")
@@ -460,6 +569,12 @@ def main():
             if str(row.get("placeholders", "")).startswith("FAIL"):
                 cells[-1] += " (placeholder used)"
             print(f"| {row['case']} | " + " | ".join(cells) + " |")
+        if corpus_rows:
+            print()
+            print("| corpus config | result | DeepSpeed and import |")
+            print("|---|---|---|")
+            for entry, verdict, why in corpus_rows:
+                print(f"| {entry} | {verdict} | {why.replace('|', '/')} |")
         print(f"{passed} passed, {failed} failed")
         return 0 if failed == 0 else 1
     finally:
