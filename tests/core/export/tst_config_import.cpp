@@ -281,6 +281,20 @@ void TestConfigImport::deepspeed_auto_and_offload() {
     QCOMPARE(d.layout.training.micro_batch_size, 4);
     QCOMPARE(d.layout.num_micro_batches(), 1);
     QVERIFY(d.layout.training.offload_optimizer == Offload::Cpu);
+    // Parameter offload by today's deprecated name; a key DeepSpeedZeroConfig does not take
+    // (a typo of stage3_param_persistence_threshold) is named as one DeepSpeed refuses.
+    const ImportResult e = import_config(
+        R"({"train_batch_size": 16, "zero_optimization": {"stage": 3, "cpu_offload_param": true,
+            "stage3_param_persitence_threshold": 1e5, "stage3_max_live_parameters": 1e9}})",
+        "e.json", ImportFormat::Auto, o);
+    QVERIFY(e.layout.training.offload_params == Offload::Cpu);
+    std::string typo, known;
+    for (const auto& i : e.ignored) {
+        if (i.where == "zero_optimization.stage3_param_persitence_threshold") typo = i.reason;
+        if (i.where == "zero_optimization.stage3_max_live_parameters") known = i.reason;
+    }
+    QVERIFY2(typo.find("not a key of today's DeepSpeed") != std::string::npos, typo.c_str());
+    QVERIFY2(known.find("does not change the layout") != std::string::npos, known.c_str());
     // ... and its check refuses what it would refuse: 200 over 4 ranks × 16 steps.
     QVERIFY(first_field(R"({"train_batch_size": 200, "gradient_accumulation_steps": 16})", o)
                 .find("DeepSpeed's check fails") != std::string::npos);
