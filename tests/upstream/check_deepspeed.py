@@ -389,7 +389,7 @@ def corpus_case(M, cli, path, workdir):
     theirs = {k: got[k] for k in mine}
     if mine != theirs:
         return "FAIL", f"at {world} GPUs DeepSpeed {theirs}, import {mine}"
-    note = f"; today's DeepSpeed refuses the keys {', '.join(got['dropped'])} (import lists them as ignored)" \
+    note = f"; today's DeepSpeed refuses the keys {', '.join(got['dropped'])} (import-args names them so)" \
         if got["dropped"] else ""
     return "pass", f"{world} GPUs: micro {mine['micro']}, accumulation {mine['gas']}, batch {mine['batch']}, " \
                    f"ZeRO {mine['zero']}{note}"
