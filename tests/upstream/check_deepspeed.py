@@ -53,9 +53,7 @@ missing.
 import argparse
 import json
 import os
-import pickle
 import shutil
-import subprocess
 import sys
 import tempfile
 import traceback
@@ -64,6 +62,7 @@ import types
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import upstream_python  # noqa: E402
+from harness import print_table, report, run, run_forked, source_tree  # noqa: E402
 
 PINNED = "edaa7221267243c7be7fb49c5d5f5c4fb97b4641"  # docs/export.md, DeepSpeed facts
 SKIP = 77
@@ -102,28 +101,6 @@ VARIANTS = [
     ("gpt-neox-20b-a100", None, ["--model", "gpt-neox-20b", "--cluster", "dgx-a100-80gb", "--gpus", "16",
                                  "--tp", "2", "--pp", "2", "--mbs", "2", "--gbs", "64"], {}),
 ]
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, **kw)
-
-
-def deepspeed_tree(source, commit, workdir):
-    if os.path.isdir(os.path.join(source, "deepspeed", "runtime")):
-        return source, None
-    if not os.path.exists(os.path.join(source, "HEAD")):
-        return None, f"{source} is neither a DeepSpeed tree nor a git directory"
-    if run(["git", f"--git-dir={source}", "cat-file", "-e", commit + "^{commit}"]).returncode != 0:
-        return None, f"{source} does not have the pinned commit {commit}"
-    tree = os.path.join(workdir, "deepspeed-src")
-    os.makedirs(tree)
-    # deepspeed/accelerator is a link to ../accelerator; op_builder is imported by it.
-    archive = subprocess.Popen(["git", f"--git-dir={source}", "archive", commit, "deepspeed", "accelerator",
-                                "op_builder", "version.txt"], stdout=subprocess.PIPE)
-    subprocess.run(["tar", "-x", "-C", tree], stdin=archive.stdout, check=True)
-    if archive.wait() != 0:
-        return None, f"git archive {commit} failed in {source}"
-    return tree, commit
 
 
 class Group:
@@ -301,28 +278,6 @@ def check_in_child(M, config_dict, layout, describe, lost, num_stages_only=False
     return result
 
 
-def run_forked(fn, *a):
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
-        try:
-            log = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(log, 1)
-            os.dup2(log, 2)
-            out = fn(*a)
-        except BaseException as e:
-            out = {"harness": f"FAIL: {type(e).__name__}: {e}"}
-        with os.fdopen(w, "wb") as f:
-            pickle.dump(out, f)
-        os._exit(0)
-    os.close(w)
-    with os.fdopen(r, "rb") as f:
-        data = f.read()
-    os.waitpid(pid, 0)
-    return pickle.loads(data) if data else {"harness": "FAIL: the check process died"}
-
-
 BATCH_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
 
 
@@ -463,7 +418,9 @@ def main():
     workdir = o.keep or tempfile.mkdtemp(prefix="meshwork-deepspeed-")
     os.makedirs(workdir, exist_ok=True)
     try:
-        tree, commit = deepspeed_tree(os.path.abspath(o.deepspeed), o.commit, workdir)
+        # deepspeed/accelerator is a link to ../accelerator; op_builder is imported by it.
+        tree, commit = source_tree(os.path.abspath(o.deepspeed), o.commit, workdir, "deepspeed/runtime",
+                                   ["deepspeed", "accelerator", "op_builder", "version.txt"])
         if tree is None:
             print(f"SKIP: {commit}")
             return SKIP
@@ -512,16 +469,9 @@ def main():
                         if axes["pp"] > 1 else "plain module, mpu None"))
             except Exception as e:
                 row.setdefault("export", f"FAIL: {e}")
-            for check in CHECKS:
-                if check not in row:
-                    continue
-                ok = not str(row[check]).startswith("FAIL")
-                passed += ok
-                failed += not ok
-                print(f"{'ok  ' if ok else 'FAIL'} {name} {check}: {row[check]}")
-            if "harness" in row:
-                failed += 1
-                print(f"FAIL {name} harness: {row['harness']}")
+            p_, f_ = report(name, row, CHECKS)
+            passed += p_
+            failed += f_
             table.append(row)
 
         for control, case, edits, num_stages_only, check, words in CONTROLS:
@@ -558,17 +508,7 @@ def main():
             print(f"corpus: {o.corpus} is absent; its check is left out")
 
         print()
-        shown = CHECKS[:-1]
-        print("| case | " + " | ".join(shown) + " |")
-        print("|---" * (len(shown) + 1) + "|")
-        for row in table:
-            cells = []
-            for check in shown:
-                v = str(row.get(check, "-"))
-                cells.append("pass" if v.startswith("pass") else ("FAIL" if v.startswith("FAIL") else v))
-            if str(row.get("placeholders", "")).startswith("FAIL"):
-                cells[-1] += " (placeholder used)"
-            print(f"| {row['case']} | " + " | ".join(cells) + " |")
+        print_table(table, CHECKS)
         if corpus_rows:
             print()
             print("| corpus config | result | DeepSpeed and import |")

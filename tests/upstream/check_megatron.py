@@ -39,9 +39,7 @@ import argparse
 import io
 import json
 import os
-import pickle
 import shutil
-import subprocess
 import sys
 import tempfile
 import traceback
@@ -50,6 +48,7 @@ import types
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import upstream_python  # noqa: E402
+from harness import print_table, report, run, run_forked, source_tree  # noqa: E402
 
 PINNED = "d98e8a64ddf34856e74b24714e3bedb2f5a39553"  # docs/upstream-megatron.md
 SKIP = 77
@@ -129,27 +128,6 @@ CONTROLS = [
 
 TORCHRUN_ENV = ("RANK", "LOCAL_RANK", "GROUP_RANK", "ROLE_RANK", "LOCAL_WORLD_SIZE", "WORLD_SIZE",
                 "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, **kw)
-
-
-def megatron_tree(source, commit, workdir):
-    """A Megatron-LM source tree: SOURCE itself, or COMMIT's megatron/ from a git directory."""
-    if os.path.isdir(os.path.join(source, "megatron", "training")):
-        return source, None
-    if not os.path.exists(os.path.join(source, "HEAD")):
-        return None, f"{source} is neither a Megatron-LM tree nor a git directory"
-    if run(["git", f"--git-dir={source}", "cat-file", "-e", commit + "^{commit}"]).returncode != 0:
-        return None, f"{source} does not have the pinned commit {commit}"
-    tree = os.path.join(workdir, "megatron-lm")
-    os.makedirs(tree)
-    archive = subprocess.Popen(["git", f"--git-dir={source}", "archive", commit, "megatron"], stdout=subprocess.PIPE)
-    subprocess.run(["tar", "-x", "-C", tree], stdin=archive.stdout, check=True)
-    if archive.wait() != 0:
-        return None, f"git archive {commit} failed in {source}"
-    return tree, commit
 
 
 def import_megatron(tree):
@@ -410,28 +388,6 @@ def check_in_child(M, argv, env, capability, info, hf):
     return result
 
 
-def run_forked(fn, *a):
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
-        try:
-            log = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(log, 1)  # Megatron prints its arguments and warnings
-            os.dup2(log, 2)
-            out = fn(*a)
-        except BaseException as e:
-            out = {"harness": f"FAIL: {type(e).__name__}: {e}"}
-        with os.fdopen(w, "wb") as f:
-            pickle.dump(out, f)
-        os._exit(0)
-    os.close(w)
-    with os.fdopen(r, "rb") as f:
-        data = f.read()
-    os.waitpid(pid, 0)
-    return pickle.loads(data) if data else {"harness": "FAIL: the check process died"}
-
-
 CHECKS = ("export", "launch", "argparse", "validate_args", "config", "pretrain", "layout", "placeholders")
 
 
@@ -465,7 +421,7 @@ def main():
     workdir = o.keep or tempfile.mkdtemp(prefix="meshwork-megatron-")
     os.makedirs(workdir, exist_ok=True)
     try:
-        tree, commit = megatron_tree(os.path.abspath(o.megatron), o.commit, workdir)
+        tree, commit = source_tree(os.path.abspath(o.megatron), o.commit, workdir, "megatron/training", ["megatron"])
         if tree is None:
             print(f"SKIP: {commit}")
             return SKIP
@@ -513,16 +469,9 @@ def main():
                                               if k not in TORCHRUN_ENV) or "-"
                     except Exception as e:
                         row["launch"] = f"FAIL: {e}"
-                for check in CHECKS:
-                    if check not in row:
-                        continue
-                    ok = not str(row[check]).startswith("FAIL")
-                    passed += ok
-                    failed += not ok
-                    print(f"{'ok  ' if ok else 'FAIL'} {label} {check}: {row[check]}")
-                if "harness" in row:
-                    failed += 1
-                    print(f"FAIL {label} harness: {row['harness']}")
+                p_, f_ = report(label, row, CHECKS)
+                passed += p_
+                failed += f_
                 table.append(row)
 
         for control, case, env_change, drop, check, words in CONTROLS:
@@ -553,16 +502,9 @@ def main():
             table.append({"case": control, "export": "-", check: "refused" if ok else "NOT REFUSED"})
 
         print()
-        print("| case | " + " | ".join(CHECKS[:-1]) + " | environment |")
-        print("|---" * (len(CHECKS) + 1) + "|")
         for row in table:
-            cells = []
-            for check in CHECKS[:-1]:
-                v = str(row.get(check, "-"))
-                cells.append("pass" if v.startswith("pass") else ("FAIL" if v.startswith("FAIL") else v))
-            if str(row.get("placeholders", "")).startswith("FAIL"):
-                cells[-1] += " (placeholder used)"
-            print(f"| {row['case']} | " + " | ".join(cells) + f" | {row.get('env', '-')} |")
+            row["environment"] = row.get("env", "-")
+        print_table(table, CHECKS, extra="environment")
         if upstream_python.SKIPPED:
             print("skipped __init__ statements: " + "; ".join(upstream_python.SKIPPED))
         print(f"{passed} passed, {failed} failed")
