@@ -19,7 +19,7 @@ and then calls upstream's
   DeepSpeedConfig(config, mpu)  (config.py:694: world size, _configure_train_batch_size:
        _set_batch_related_parameters and _batch_assertion, every section's pydantic model,
        _do_sanity_check)                                                  -> "DeepSpeedConfig"
-  the PipelineEngine's own checks for pp > 1 (pipe/engine.py:75-76, 109-111): ZeRO stage
+  the PipelineEngine's own checks for pp > 1 (pipe/engine.py:76-77, 109-111): ZeRO stage
        below gradients, dp_world_size == grid.data_parallel_size, train_batch_size ==
        micro batch x micro-batches x grid.data_parallel_size                 -> "pipeline"
   AutoEP's validate_autoep_config / build_folding_spec / validate_folding_global with the
@@ -214,7 +214,7 @@ def check_in_child(M, config_dict, layout, describe, lost, num_stages_only=False
         result[stage] = f"pass (world_size {cfg.world_size:g})"
         if mpu is not None:
             stage = "pipeline"
-            # pipe/engine.py:75-76 and 109-111; dp_world_size is groups' view through the mpu
+            # pipe/engine.py:76-77 and 109-111; dp_world_size is groups' view through the mpu
             M.groups.mpu = mpu
             assert cfg.zero_optimization_stage < M.ZeroStageEnum.gradients, \
                 "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism"
