@@ -13,7 +13,10 @@ std::string deepspeed_autoep_refusal(const Layout& l) {
         return "AutoEP takes expert_tensor_parallel_size 1 only, etp " + std::to_string(m.etp) +
                " is reserved (auto_ep_folding.py:215)";
     }
-    if (m.tp > 1 && m.pp > 1) return "AutoEP with AutoTP supports pp 1 only (auto_ep_folding.py:207)";
+    if (m.pp > 1 && m.tp * m.cp > 1) {
+        return "AutoEP under a pipeline whose grid has model-parallel ranks: the grid's model-parallel size "
+               "conflicts with AutoEP's (auto_ep_folding.py:258)";
+    }
     if (m.tp > 1 && m.cp > 1) {
         return "AutoEP with AutoTP excludes Ulysses sequence parallelism (auto_ep_folding.py:211)";
     }
@@ -71,7 +74,17 @@ nlohmann::json deepspeed_config_json(const Layout& layout, std::vector<std::stri
     }
     j["bf16"] = {{"enabled", t.dtype == DType::Bf16}};
     j["fp16"] = {{"enabled", t.dtype == DType::Fp16}};
-    if (m.tp > 1) j["tensor_parallel"] = {{"autotp_size", m.tp}};
+    // AutoTP builds (world / tp, tp) groups that ignore a pipeline (utils/groups.py
+    // _init_tp_mesh_device) and becomes the engine's mpu (runtime/engine.py:332-333, :671,
+    // :1796), so PipelineEngine's dp_world_size == grid.data_parallel_size (pipe/engine.py:109)
+    // fails for pp > 1: there the model code splits its layers over the topology's model axis.
+    if (m.tp > 1 && m.pp == 1) j["tensor_parallel"] = {{"autotp_size", m.tp}};
+    if (m.tp > 1 && m.pp > 1) {
+        lost.push_back("tensor parallelism (tp " + std::to_string(m.tp) +
+                       ") under a pipeline: not AutoTP, whose groups ignore the pipeline and fail "
+                       "PipelineEngine's data-parallel check (pipe/engine.py:109); the model code splits its "
+                       "layers over the topology's model axis (num_mp)");
+    }
     if (m.cp > 1) j["sequence_parallel_size"] = m.cp;
     // AutoEP (runtime/config.py:69,128; module_inject/auto_ep_config.py:46-49), where DeepSpeed
     // accepts it; otherwise the experts stay replicated and EP is listed as lost.

@@ -127,6 +127,11 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
                               "(pass --pipeline-stages)");
         }
     }
+    if (mesh.tp > 1 && mesh.pp > 1) {
+        throw InputError(file, "tensor_parallel.autotp_size",
+                         "DeepSpeed refuses AutoTP with PipelineModule: AutoTP's groups ignore the pipeline and "
+                         "PipelineEngine asserts the grid's data-parallel size (pipe/engine.py:109)");
+    }
     mesh.cp = static_cast<int>(optional_int(j, "sequence_parallel_size", "sequence_parallel_size", 1,
                                             kMaxAxis).value_or(1));
     // AutoEP (module_inject/auto_ep_config.py:46-49).

@@ -20,7 +20,9 @@ and then calls upstream's
        _set_batch_related_parameters and _batch_assertion, every section's pydantic model,
        _do_sanity_check)                                                  -> "DeepSpeedConfig"
   the PipelineEngine's own checks for pp > 1 (pipe/engine.py:76-77, 109-111): ZeRO stage
-       below gradients, dp_world_size == grid.data_parallel_size, train_batch_size ==
+       below gradients, dp_world_size == grid.data_parallel_size (dp_world_size from
+       DeepSpeed's utils/groups.py through the mpu, AutoTP's own groups where the config has
+       autotp_size, as engine.py:332-333, 671, 1796 set them), train_batch_size ==
        micro batch x micro-batches x grid.data_parallel_size                 -> "pipeline"
   AutoEP's validate_autoep_config / build_folding_spec / validate_folding_global with the
        arguments engine.py:573-617 passes                                   -> "AutoEP"
@@ -214,11 +216,20 @@ def check_in_child(M, config_dict, layout, describe, lost, num_stages_only=False
         result[stage] = f"pass (world_size {cfg.world_size:g})"
         if mpu is not None:
             stage = "pipeline"
-            # pipe/engine.py:76-77 and 109-111; dp_world_size is groups' view through the mpu
-            M.groups.mpu = mpu
+            # pipe/engine.py:76-77 and 109-111; dp_world_size is groups' view through the mpu,
+            # which AutoTP replaces by its own groups (engine.py:332-333, :671, :1796).
+            autotp = cfg.tensor_parallel_config.autotp_size or 0
+            if autotp > 1:
+                os.environ["TORCH_DISTRIBUTED_DEBUG"] = "DETAIL"  # groups' rank-list path: no DeviceMesh here
+                M.groups._init_tp_mesh_device(tensor_model_parallel_size=autotp)
+                M.groups.mpu = M.groups
+            else:
+                M.groups.mpu = mpu
             assert cfg.zero_optimization_stage < M.ZeroStageEnum.gradients, \
                 "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism"
-            assert M.groups._get_data_parallel_world_size() == mpu.data_parallel_size
+            assert M.groups._get_data_parallel_world_size() == mpu.data_parallel_size, \
+                f"dp_world_size {M.groups._get_data_parallel_world_size()} != grid data_parallel_size " \
+                f"{mpu.data_parallel_size} (pipe/engine.py:109)"
             assert cfg.train_batch_size == cfg.train_micro_batch_size_per_gpu * cfg.gradient_accumulation_steps * \
                 mpu.data_parallel_size, (cfg.train_batch_size, cfg.train_micro_batch_size_per_gpu,
                                          cfg.gradient_accumulation_steps, mpu.data_parallel_size)
@@ -261,7 +272,12 @@ def check_in_child(M, config_dict, layout, describe, lost, num_stages_only=False
             same(key, device, training.get(key, "none"))
         same("bf16", bool(cfg.bfloat16_config.enabled), training["dtype"] == "bf16")
         same("fp16", bool(cfg.float16_config.enabled), training["dtype"] == "fp16")
-        same("autotp_size", cfg.tensor_parallel_config.autotp_size or 1, axes["tp"])
+        if axes["pp"] > 1 and axes["tp"] > 1:  # the model code's TP over the topology's model axis
+            same("autotp_size", cfg.tensor_parallel_config.autotp_size or 1, 1)
+            if not any("under a pipeline" in note for note in lost):
+                diffs.append(f"tp {axes['tp']} under a pipeline: not listed as lost")
+        else:
+            same("autotp_size", cfg.tensor_parallel_config.autotp_size or 1, axes["tp"])
         if axes["ep"] > 1 and ep is not None and ep.enabled:
             same("autoep_size", ep.autoep_size, axes["ep"])
             same("expert TP", ep.expert_tensor_parallel_size, axes["etp"])
@@ -372,6 +388,8 @@ CONTROLS = [
      {"train_batch_size": lambda v: v * 2}, False, "DeepSpeedConfig", "train_batch_size is not equal"),
     ("control: AutoEP with expert TP 2", "mixtral-ep8-pp1",
      {"expert_parallel.expert_tensor_parallel_size": lambda v: 2}, False, "AutoEP", "expert_tensor_parallel_size"),
+    ("control: AutoTP under a pipeline", "tp2-pp2-dp16", {"tensor_parallel": lambda v: {"autotp_size": 2}}, False,
+     "pipeline", "pipe/engine.py:109"),
     ("control: ZeRO-3 under a pipeline", "zero0-pp4", {"zero_optimization.stage": lambda v: 3}, False,
      "pipeline", "ZeRO-2 and ZeRO-3"),
 ]

@@ -238,7 +238,7 @@ void TestConfigImport::deepspeed_refusals() {
                         "\"train_batch_size\": 4, \"train_micro_batch_size_per_gpu\": 1, "
                         "\"gradient_accumulation_steps\": 1}", o)
                 .find("fp16.enabled") == 0);
-    // AutoEP's folding refuses expert TP > 1 (auto_ep_folding.py:215) and AutoTP with pp > 1 (:207).
+    // AutoEP's folding refuses expert TP > 1 (auto_ep_folding.py:215).
     o.model = "tiny-moe";
     o.seq = 64;
     QVERIFY(first_field("{\"expert_parallel\": {\"enabled\": true, \"autoep_size\": 2, "
@@ -247,10 +247,15 @@ void TestConfigImport::deepspeed_refusals() {
                 .find("expert_parallel") == 0);
     ImportOptions piped = o;
     piped.pipeline_stages = 2;
+    // AutoEP under a pipeline grid with model-parallel (here Ulysses) ranks (:258).
     QVERIFY(first_field("{\"expert_parallel\": {\"enabled\": true, \"autoep_size\": 2}, "
-                        "\"tensor_parallel\": {\"autotp_size\": 2}, \"train_batch_size\": 4, "
+                        "\"sequence_parallel_size\": 2, \"train_batch_size\": 4, "
                         "\"train_micro_batch_size_per_gpu\": 1, \"gradient_accumulation_steps\": 1}", piped)
                 .find("expert_parallel") == 0);
+    // AutoTP with PipelineModule: PipelineEngine's data-parallel check fails (pipe/engine.py:109).
+    QVERIFY(first_field("{\"tensor_parallel\": {\"autotp_size\": 2}, \"train_batch_size\": 4, "
+                        "\"train_micro_batch_size_per_gpu\": 1, \"gradient_accumulation_steps\": 1}", piped)
+                .find("tensor_parallel.autotp_size") == 0);
 }
 
 void TestConfigImport::deepspeed_auto_and_offload() {
