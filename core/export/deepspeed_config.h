@@ -14,6 +14,10 @@ namespace meshwork {
 
 ExportResult export_deepspeed(const Layout& layout);
 nlohmann::json deepspeed_config_json(const Layout& layout, std::vector<std::string>& lost);
+// Why DeepSpeed's AutoEP refuses the layout's expert parallelism at initialize
+// (module_inject/auto_ep_folding.py validate_folding_global, called from engine.py:594-617),
+// or empty when it accepts it.
+std::string deepspeed_autoep_refusal(const Layout& layout);
 ImportResult import_deepspeed(const std::string& text, const std::string& file,
                               const ImportOptions& options);
 

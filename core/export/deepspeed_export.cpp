@@ -5,6 +5,44 @@
 
 namespace meshwork {
 
+// The rules of validate_folding_global at the pinned commit (module_inject/auto_ep_folding.py).
+std::string deepspeed_autoep_refusal(const Layout& l) {
+    const auto& m = l.parallel.mesh;
+    const auto& t = l.training;
+    if (m.etp != 1) {
+        return "AutoEP takes expert_tensor_parallel_size 1 only, etp " + std::to_string(m.etp) +
+               " is reserved (auto_ep_folding.py:215)";
+    }
+    if (m.pp > 1 && m.tp * m.cp > 1) {
+        return "AutoEP under a pipeline whose grid has model-parallel ranks: the grid's model-parallel size "
+               "conflicts with AutoEP's (auto_ep_folding.py:258)";
+    }
+    if (m.tp > 1 && m.cp > 1) {
+        return "AutoEP with AutoTP excludes Ulysses sequence parallelism (auto_ep_folding.py:211)";
+    }
+    if (m.tp > 1 && t.zero_stage == 3) return "AutoEP with AutoTP does not take ZeRO-3 (auto_ep_folding.py:249)";
+    if (m.tp > 1 && (t.offload_optimizer != Offload::None || t.offload_params != Offload::None)) {
+        return "AutoEP with AutoTP does not take ZeRO offload (auto_ep_folding.py:253)";
+    }
+    return {};
+}
+
+namespace {
+
+// How the training script must build its PipelineModule for train_batch_size to hold: with
+// num_stages alone DeepSpeed's grid is PipeDataParallelTopology(num_pp, world / num_pp)
+// (pipe/module.py:171-178), whose data-parallel size would count the TP and CP ranks; the
+// model-parallel axis of PipeModelDataParallelTopology (pipe/topology.py) holds them.
+std::string pipeline_module_call(const Layout& l) {
+    const auto& m = l.parallel.mesh;
+    const int model_parallel = m.tp * m.cp;
+    if (model_parallel == 1) return "PipelineModule(num_stages=" + std::to_string(m.pp) + ")";
+    return "PipelineModule(topology=PipeModelDataParallelTopology(num_pp=" + std::to_string(m.pp) +
+           ", num_mp=" + std::to_string(model_parallel) + ", num_dp=" + std::to_string(m.dp) + "))";
+}
+
+}  // namespace
+
 nlohmann::json deepspeed_config_json(const Layout& layout, std::vector<std::string>& lost) {
     const Layout l = canonical_layout(layout);
     const auto& m = l.parallel.mesh;
@@ -36,21 +74,35 @@ nlohmann::json deepspeed_config_json(const Layout& layout, std::vector<std::stri
     }
     j["bf16"] = {{"enabled", t.dtype == DType::Bf16}};
     j["fp16"] = {{"enabled", t.dtype == DType::Fp16}};
-    if (m.tp > 1) j["tensor_parallel"] = {{"autotp_size", m.tp}};
+    // AutoTP builds (world / tp, tp) groups that ignore a pipeline (utils/groups.py
+    // _init_tp_mesh_device) and becomes the engine's mpu (runtime/engine.py:332-333, :671,
+    // :1796), so PipelineEngine's dp_world_size == grid.data_parallel_size (pipe/engine.py:109)
+    // fails for pp > 1: there the model code splits its layers over the topology's model axis.
+    if (m.tp > 1 && m.pp == 1) j["tensor_parallel"] = {{"autotp_size", m.tp}};
+    if (m.tp > 1 && m.pp > 1) {
+        lost.push_back("tensor parallelism (tp " + std::to_string(m.tp) +
+                       ") under a pipeline: not AutoTP, whose groups ignore the pipeline and fail "
+                       "PipelineEngine's data-parallel check (pipe/engine.py:109); the model code splits its "
+                       "layers over the topology's model axis (num_mp)");
+    }
     if (m.cp > 1) j["sequence_parallel_size"] = m.cp;
-    // AutoEP (runtime/config.py:69,128; module_inject/auto_ep_config.py:46-49).
+    // AutoEP (runtime/config.py:69,128; module_inject/auto_ep_config.py:46-49), where DeepSpeed
+    // accepts it; otherwise the experts stay replicated and EP is listed as lost.
     if (m.ep > 1) {
-        j["expert_parallel"] = {{"enabled", true}, {"autoep_size", m.ep}, {"expert_tensor_parallel_size", m.etp}};
-        if (m.tp > 1 && t.zero_stage == 3) {
-            lost.push_back("AutoEP with AutoTP under ZeRO-3: DeepSpeed does not support it yet (runtime/engine.py)");
+        const std::string refused = deepspeed_autoep_refusal(l);
+        if (refused.empty()) {
+            j["expert_parallel"] = {{"enabled", true}, {"autoep_size", m.ep}, {"expert_tensor_parallel_size", m.etp}};
+        } else {
+            lost.push_back("expert parallelism (ep " + std::to_string(m.ep) + "): " + refused +
+                           "; written without expert_parallel (experts replicated)");
         }
     }
     // The pipeline engine reads activation_checkpoint_interval (pipe/engine.py:223), never
     // "stages" (config.py get_pipeline_config): the stage count is PipelineModule's.
     if (m.pp > 1) {
         j["pipeline"] = {{"activation_checkpoint_interval", t.recompute == Recompute::Full ? 1 : 0}};
-        lost.push_back("pipeline stages: DeepSpeed takes them from PipelineModule(num_stages=" + std::to_string(m.pp) +
-                       ") in the training script, not from its config (import with --pipeline-stages " +
+        lost.push_back("pipeline stages: DeepSpeed takes them from " + pipeline_module_call(l) +
+                       " in the training script, not from its config (import with --pipeline-stages " +
                        std::to_string(m.pp) + ")");
     } else if (t.recompute == Recompute::Full) {
         lost.push_back("full recompute without a pipeline: DeepSpeed's activation checkpointing is "

@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <iterator>
+#include <vector>
 
 #include "core/common/error.h"
 #include "core/common/json_reader.h"
@@ -25,15 +27,38 @@ constexpr std::int64_t kHfPerDeviceBatch = 8;
 constexpr std::int64_t kHfAccumulation = 1;
 
 // Reads the keys of `section` listed in `used`, lists the rest as ignored.
+// The keys DeepSpeedZeroConfig takes at the pinned commit: its fields and their aliases
+// (deepspeed/runtime/zero/config.py:90-401). Its model forbids any other key
+// (runtime/config_utils.py:110, extra="forbid"), so DeepSpeed refuses a config with one.
+constexpr const char* kZeroKeys[] = {
+    "stage", "contiguous_gradients", "reduce_scatter", "reduce_bucket_size", "use_multi_rank_bucket_allreduce",
+    "allgather_partitions", "allgather_bucket_size", "overlap_comm", "load_from_fp32_weights", "elastic_checkpoint",
+    "offload_param", "offload_optimizer", "zenflow", "sub_group_size", "cpu_offload_param",
+    "cpu_offload_use_pin_memory", "cpu_offload", "prefetch_bucket_size", "stage3_prefetch_bucket_size",
+    "param_persistence_threshold", "stage3_param_persistence_threshold", "model_persistence_threshold",
+    "stage3_model_persistence_threshold", "max_live_parameters", "stage3_max_live_parameters", "max_reuse_distance",
+    "stage3_max_reuse_distance", "gather_16bit_weights_on_model_save", "stage3_gather_16bit_weights_on_model_save",
+    "module_granularity_threshold", "stage3_module_granularity_threshold", "use_all_reduce_for_fetch_params",
+    "stage3_use_all_reduce_for_fetch_params", "allgather_sequential", "stage3_allgather_sequential",
+    "stage3_gather_fp16_weights_on_model_save", "ignore_unused_parameters", "legacy_stage1", "round_robin_gradients",
+    "zero_hpz_partition_size", "zero_quantized_weights", "zero_quantized_nontrainable_weights",
+    "zero_quantized_gradients", "zeropp_loco_param", "mics_shard_size", "mics_hierarchical_params_gather",
+    "memory_efficient_linear", "pipeline_loading_checkpoint", "override_module_apply", "log_trace_cache_warnings",
+    "enable_sanity_checks", "save_muon_momentum_buffer_in_memory", "leaf_module"};
+
+// Lists the keys of SECTION that are not in USED as ignored; where the section's keys are
+// closed (ALLOWED not empty), one outside them is named as a key today's DeepSpeed refuses.
 void ignore_rest(const Json& section, const std::string& path, std::initializer_list<const char*> used,
-                 ImportResult& r) {
+                 ImportResult& r, const std::vector<std::string>& allowed = {}) {
     for (const auto& [key, value] : section.items()) {
         bool known = false;
         for (const char* u : used) known = known || key == u;
-        if (!known) {
-            r.ignored.push_back({path + "." + key, value.dump(),
-                                 "DeepSpeed setting that does not change the layout"});
-        }
+        if (known) continue;
+        const bool refused = !allowed.empty() && std::find(allowed.begin(), allowed.end(), key) == allowed.end();
+        r.ignored.push_back({path + "." + key, value.dump(),
+                             refused ? "not a key of today's DeepSpeed, which refuses the config with it "
+                                       "(its " + path + " forbids unknown keys); an older release's name or a typo"
+                                     : "DeepSpeed setting that does not change the layout"});
     }
 }
 
@@ -101,6 +126,11 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
             r.notes.push_back("pipeline.stages \"auto\": the stages are PipelineModule's; one assumed "
                               "(pass --pipeline-stages)");
         }
+    }
+    if (mesh.tp > 1 && mesh.pp > 1) {
+        throw InputError(file, "tensor_parallel.autotp_size",
+                         "DeepSpeed refuses AutoTP with PipelineModule: AutoTP's groups ignore the pipeline and "
+                         "PipelineEngine asserts the grid's data-parallel size (pipe/engine.py:109)");
     }
     mesh.cp = static_cast<int>(optional_int(j, "sequence_parallel_size", "sequence_parallel_size", 1,
                                             kMaxAxis).value_or(1));
@@ -260,7 +290,13 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
         return o;
     };
     t.offload_optimizer = device("offload_optimizer", "cpu_offload");
-    t.offload_params = device("offload_param", "cpu_offload_params");
+    // cpu_offload_param is today's (deprecated) name, cpu_offload_params that of DeepSpeed 0.3.
+    t.offload_params = device("offload_param", zero.contains("cpu_offload_param") ? "cpu_offload_param"
+                                                                                    : "cpu_offload_params");
+    if (mesh.ep > 1) {
+        const std::string refused = deepspeed_autoep_refusal(l);
+        if (!refused.empty()) throw InputError(file, "expert_parallel", "DeepSpeed refuses it: " + refused);
+    }
     const bool bf16 = enabled("bf16") || enabled("bfloat16");
     const bool fp16 = enabled("fp16");
     if (bf16 && fp16) throw InputError(file, "fp16.enabled", "conflicts with bf16.enabled");
@@ -287,7 +323,10 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
             continue;
         }
         if (key == "zero_optimization") {
-            ignore_rest(value, key, {"stage", "offload_optimizer", "offload_param", "cpu_offload", "cpu_offload_params"}, r);
+            ignore_rest(value, key,
+                        {"stage", "offload_optimizer", "offload_param", "cpu_offload", "cpu_offload_param",
+                         "cpu_offload_params"},
+                        r, std::vector<std::string>(std::begin(kZeroKeys), std::end(kZeroKeys)));
         }
         else if (key == "bf16" || key == "bfloat16" || key == "fp16") ignore_rest(value, key, {"enabled"}, r);
         else if (key == "tensor_parallel") ignore_rest(value, key, {"autotp_size"}, r);

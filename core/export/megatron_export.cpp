@@ -162,7 +162,7 @@ void parallel_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
     } else if (m.pp > 1 && !shape.even) {
         // Any other split, with or without virtual stages: the layout string places every
         // chunk's layers (chunk = vpp rank · pp + pp rank, as Meshwork orders them).
-        a.value("--pipeline-model-parallel-layout", format_pipeline_layout(split));
+        a.value("--pipeline-model-parallel-layout", format_pipeline_layout(split, l.model.mtp_layers));
     }
     switch (l.training.schedule) {
         case Schedule::GPipe:

@@ -933,9 +933,12 @@ private:
                     "places " + std::to_string(sum) + " transformer layers; --num-layers is " + std::to_string(layers));
                 return;
             }
-            if (parsed.mtp_layers > 0) {
-                result_.notes.push_back("the pipeline layout places " + std::to_string(parsed.mtp_layers) +
-                                        " MTP layers, which Meshwork does not model yet");
+            // validate_layer_layout asserts the m count is --mtp-num-layers.
+            if (parsed.mtp_layers != l.model.mtp_layers) {
+                add(field("--pipeline-model-parallel-layout"),
+                    "places " + std::to_string(parsed.mtp_layers) + " MTP layers; --mtp-num-layers is " +
+                        std::to_string(l.model.mtp_layers) + " (Megatron-LM requires them equal)");
+                return;
             }
             l.parallel.vpp = parsed.vpp;
             l.training.schedule = parsed.vpp > 1 ? Schedule::Interleaved : Schedule::OneFOneB;

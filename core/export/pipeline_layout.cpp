@@ -114,13 +114,19 @@ bool parse_pipeline_layout(const std::string& text, int pp, PipelineLayout& out,
     return true;
 }
 
-std::string format_pipeline_layout(const std::vector<int>& layers_per_chunk) {
+std::string format_pipeline_layout(const std::vector<int>& layers_per_chunk, int mtp_layers) {
     std::string s;
     for (std::size_t c = 0; c < layers_per_chunk.size(); ++c) {
         if (c > 0) s += '|';
         if (c == 0) s += 'E';
         s += "t*" + std::to_string(layers_per_chunk[c]);
-        if (c + 1 == layers_per_chunk.size()) s += 'L';
+        if (c + 1 == layers_per_chunk.size()) {
+            // validate_layer_layout: as many m as --mtp-num-layers, after every t, in the
+            // last virtual stage (pipeline_parallel_layer_layout.py:109-125).
+            if (mtp_layers == 1) s += 'm';
+            if (mtp_layers > 1) s += "m*" + std::to_string(mtp_layers);
+            s += 'L';
+        }
     }
     return s;
 }

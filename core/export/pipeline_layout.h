@@ -20,7 +20,9 @@ struct PipelineLayout {
 // (Meshwork's chunks each hold at least one).
 bool parse_pipeline_layout(const std::string& text, int pp, PipelineLayout& out, std::string& error);
 
-// The layout string of a split: "Et*a|t*b|...|t*zL" (E on the first chunk, L on the last).
-std::string format_pipeline_layout(const std::vector<int>& layers_per_chunk);
+// The layout string of a split: "Et*a|t*b|...|t*zL" (E on the first chunk, L on the last),
+// with the model's MTP layers as "m" in the last chunk after its transformer layers
+// ("...|t*zmL"): Megatron-LM counts them against --mtp-num-layers.
+std::string format_pipeline_layout(const std::vector<int>& layers_per_chunk, int mtp_layers);
 
 }  // namespace meshwork

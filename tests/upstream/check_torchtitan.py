@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Runs torchtitan's own config and mesh code on Meshwork's torchtitan exports.
 
-Not a ctest: it needs a torchtitan git directory (e.g. from `fetch github:pytorch/torchtitan`)
-and no torch. The upstream files are read from git at the pinned commits and executed with
+The ctest check_torchtitan (label upstream) runs it where a torchtitan git directory is
+(e.g. from `fetch github:pytorch/torchtitan`); it needs no torch. The upstream files are read from git at the pinned commits and executed with
 torch/tyro/spmd_types replaced by stand-ins, so that what runs is upstream's own code:
 
   v0.2.2: ConfigManager._dict_to_dataclass(JobConfig, toml) (unknown keys raise), the
@@ -16,13 +16,15 @@ torch/tyro/spmd_types replaced by stand-ins, so that what runs is upstream's own
           graph check of trainer.py:170-199.
 
 usage: check_torchtitan.py TORCHTITAN_GIT_DIR MESHWORK_CLI [--main COMMIT] [--v02 TAG]
-Prints one line per case and 'N passed, N failed'.
+Prints one line per case and 'N passed, N failed'; exit 77 with 'SKIP: reason' when the
+git directory or the pinned revisions are missing (the ctest of label upstream skips).
 """
 import argparse
 import ast
 import itertools
 import json
 import math
+import os
 import subprocess
 import sys
 import tomllib
@@ -482,6 +484,15 @@ def main():
     ap.add_argument("--corpus", action="store_true",
                     help="also import upstream's own config modules (main) and compare the axes")
     a = ap.parse_args()
+    # ctest (label upstream) reads exit 77 as skipped: CI has no fetched repository.
+    for rev in (a.main, a.v02):
+        if subprocess.run(["git", f"--git-dir={a.gitdir}", "cat-file", "-e", rev + "^{commit}"],
+                          capture_output=True).returncode != 0:
+            print(f"SKIP: {a.gitdir} is not a torchtitan git directory with {rev} (fetch github:pytorch/torchtitan)")
+            return 77
+    if not os.access(a.cli, os.X_OK):
+        print(f"SKIP: no meshwork-cli at {a.cli}")
+        return 77
     install_stubs()
     mods = {}
     mods["job_config"] = load("torchtitan.config.job_config", git_show(a.gitdir, a.v02, "torchtitan/config/job_config.py"))

@@ -238,6 +238,24 @@ void TestConfigImport::deepspeed_refusals() {
                         "\"train_batch_size\": 4, \"train_micro_batch_size_per_gpu\": 1, "
                         "\"gradient_accumulation_steps\": 1}", o)
                 .find("fp16.enabled") == 0);
+    // AutoEP's folding refuses expert TP > 1 (auto_ep_folding.py:215).
+    o.model = "tiny-moe";
+    o.seq = 64;
+    QVERIFY(first_field("{\"expert_parallel\": {\"enabled\": true, \"autoep_size\": 2, "
+                        "\"expert_tensor_parallel_size\": 2}, \"train_batch_size\": 4, "
+                        "\"train_micro_batch_size_per_gpu\": 1, \"gradient_accumulation_steps\": 1}", o)
+                .find("expert_parallel") == 0);
+    ImportOptions piped = o;
+    piped.pipeline_stages = 2;
+    // AutoEP under a pipeline grid with model-parallel (here Ulysses) ranks (:258).
+    QVERIFY(first_field("{\"expert_parallel\": {\"enabled\": true, \"autoep_size\": 2}, "
+                        "\"sequence_parallel_size\": 2, \"train_batch_size\": 4, "
+                        "\"train_micro_batch_size_per_gpu\": 1, \"gradient_accumulation_steps\": 1}", piped)
+                .find("expert_parallel") == 0);
+    // AutoTP with PipelineModule: PipelineEngine's data-parallel check fails (pipe/engine.py:109).
+    QVERIFY(first_field("{\"tensor_parallel\": {\"autotp_size\": 2}, \"train_batch_size\": 4, "
+                        "\"train_micro_batch_size_per_gpu\": 1, \"gradient_accumulation_steps\": 1}", piped)
+                .find("tensor_parallel.autotp_size") == 0);
 }
 
 void TestConfigImport::deepspeed_auto_and_offload() {
@@ -268,6 +286,20 @@ void TestConfigImport::deepspeed_auto_and_offload() {
     QCOMPARE(d.layout.training.micro_batch_size, 4);
     QCOMPARE(d.layout.num_micro_batches(), 1);
     QVERIFY(d.layout.training.offload_optimizer == Offload::Cpu);
+    // Parameter offload by today's deprecated name; a key DeepSpeedZeroConfig does not take
+    // (a typo of stage3_param_persistence_threshold) is named as one DeepSpeed refuses.
+    const ImportResult e = import_config(
+        R"({"train_batch_size": 16, "zero_optimization": {"stage": 3, "cpu_offload_param": true,
+            "stage3_param_persitence_threshold": 1e5, "stage3_max_live_parameters": 1e9}})",
+        "e.json", ImportFormat::Auto, o);
+    QVERIFY(e.layout.training.offload_params == Offload::Cpu);
+    std::string typo, known;
+    for (const auto& i : e.ignored) {
+        if (i.where == "zero_optimization.stage3_param_persitence_threshold") typo = i.reason;
+        if (i.where == "zero_optimization.stage3_max_live_parameters") known = i.reason;
+    }
+    QVERIFY2(typo.find("not a key of today's DeepSpeed") != std::string::npos, typo.c_str());
+    QVERIFY2(known.find("does not change the layout") != std::string::npos, known.c_str());
     // ... and its check refuses what it would refuse: 200 over 4 ranks × 16 steps.
     QVERIFY(first_field(R"({"train_batch_size": 200, "gradient_accumulation_steps": 16})", o)
                 .find("DeepSpeed's check fails") != std::string::npos);

@@ -226,7 +226,7 @@ void TestExportRoundTrip::deepspeed_variants() {
     }
     {   // PipelineModule: its stage count is the script's; batch world = data parallel
         LayoutOverrides o;
-        o.tp = 2;
+        o.tp = 1;
         o.pp = 2;
         o.zero = 1;
         o.recompute = "full";
@@ -238,12 +238,29 @@ void TestExportRoundTrip::deepspeed_variants() {
         QCOMPARE(e.lost.size(), std::size_t(1));
         QVERIFY(e.lost.front().find("PipelineModule(num_stages=2)") != std::string::npos);
         const auto j = nlohmann::json::parse(e.text);
-        QCOMPARE(j["train_batch_size"].get<int>(), 64);  // 2 × 8 × dp 4
+        QCOMPARE(j["train_batch_size"].get<int>(), 64);  // 2 × 4 × dp 8
         QVERIFY(!j["pipeline"].contains("stages"));
         ImportOptions io = ds_options(l);
         io.pipeline_stages = 2;
         const ImportResult r = import_config(e.text, "ds.json", ImportFormat::Auto, io);
         QVERIFY(r.layout == canonical_layout(l));
+        // TP under the pipeline: not AutoTP (its groups ignore the pipeline, pipe/engine.py:109);
+        // with num_stages alone DeepSpeed's grid would count the TP ranks as data parallel.
+        Layout t2 = l;
+        t2.parallel.mesh.tp = 2;
+        t2.parallel.mesh.dp = 4;
+        const ExportResult e2 = export_layout(t2, ExportFormat::DeepSpeed);
+        const auto j2 = nlohmann::json::parse(e2.text);
+        QVERIFY(!j2.contains("tensor_parallel"));
+        QCOMPARE(j2["train_batch_size"].get<int>(), 64);  // 2 × 8 × dp 4
+        bool topology = false, tp_lost = false;
+        for (const auto& s : e2.lost) {
+            topology = topology || s.find("PipelineModule(topology=PipeModelDataParallelTopology(num_pp=2, num_mp=2, "
+                                          "num_dp=4))") != std::string::npos;
+            tp_lost = tp_lost || s.find("pipe/engine.py:109") != std::string::npos;
+        }
+        QVERIFY(topology);
+        QVERIFY(tp_lost);
         // ZeRO-2/3 with a pipeline: DeepSpeed refuses it, so the export does, naming why.
         Layout z2 = l;
         z2.training.zero_stage = 2;
@@ -333,7 +350,28 @@ void TestExportRoundTrip::lossy_cases_name_the_loss() {
         QVERIFY(export_layout(l, ExportFormat::Torchtitan).lossless());
     }
     const auto ds = export_layout(bundled("mixtral-8x7b-h100-64"), ExportFormat::DeepSpeed);
-    QVERIFY(has(ds, "PipelineModule(num_stages=4)"));  // the stage count is the script's
+    QVERIFY(has(ds, "PipeModelDataParallelTopology(num_pp=4, num_mp=2, num_dp=8)"));  // the script's
+    // AutoEP under a grid with model-parallel ranks: the experts stay replicated.
+    QVERIFY(has(ds, "auto_ep_folding.py:258"));
+    QVERIFY(!nlohmann::json::parse(ds.text).contains("expert_parallel"));
+    {   // PipelineModule without TP/CP: num_stages is enough
+        LayoutOverrides o;
+        o.tp = 1;
+        o.pp = 2;
+        o.sequence_parallel = false;
+        QVERIFY(has(export_layout(from_model("llama3-8b", "dgx-h100", 16, o), ExportFormat::DeepSpeed),
+                    "PipelineModule(num_stages=2)"));
+    }
+    {   // expert TP: AutoEP reserves expert_tensor_parallel_size > 1
+        LayoutOverrides o;
+        o.tp = 2;
+        o.ep = 2;
+        o.etp = 2;
+        o.pp = 1;
+        const ExportResult e = export_layout(from_model("tiny-moe", "cpu-local", 8, o), ExportFormat::DeepSpeed);
+        QVERIFY(has(e, "auto_ep_folding.py:215"));
+        QVERIFY(!nlohmann::json::parse(e.text).contains("expert_parallel"));
+    }
     LayoutOverrides o;
     o.schedule = "gpipe";
     QVERIFY(has(export_layout(bundled("llama3-70b-h100-64", o), ExportFormat::Megatron), "GPipe"));

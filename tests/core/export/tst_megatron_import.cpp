@@ -315,13 +315,25 @@ void TestMegatronImport::pipeline_layout() {
     QVERIFY(parse_pipeline_layout("Et*3|(tt|)*2,ttL", 2, p, error));
     QCOMPARE(p.layers_per_chunk, (std::vector<int>{3, 2, 2, 2}));
     QCOMPARE(p.vpp, 2);
-    QVERIFY(parse_pipeline_layout(format_pipeline_layout({19, 21, 21, 19}), 4, p, error));
+    QVERIFY(parse_pipeline_layout(format_pipeline_layout({19, 21, 21, 19}, 0), 4, p, error));
     QCOMPARE(p.layers_per_chunk, (std::vector<int>{19, 21, 21, 19}));
+    QCOMPARE(p.mtp_layers, 0);
+    // MTP layers go last, after the transformer layers of the last chunk (validate_layer_layout).
+    QCOMPARE(format_pipeline_layout({3, 2}, 1), std::string("Et*3|t*2mL"));
+    QCOMPARE(format_pipeline_layout({3, 2}, 2), std::string("Et*3|t*2m*2L"));
+    QVERIFY(parse_pipeline_layout(format_pipeline_layout({3, 2}, 2), 2, p, error));
+    QCOMPARE(p.layers_per_chunk, (std::vector<int>{3, 2}));
+    QCOMPARE(p.mtp_layers, 2);
     QVERIFY(!parse_pipeline_layout("Ett|tt|L", 3, p, error));  // a chunk with only the loss
     QVERIFY(error.find("no transformer layer") != std::string::npos);
     QVERIFY(!parse_pipeline_layout("tt|ttL", 2, p, error));
     QVERIFY(!parse_pipeline_layout("Ett|tx|tL", 3, p, error));
     QVERIFY(!parse_pipeline_layout("Ett|ttL", 3, p, error));
+    // Megatron-LM asserts the layout's m count equals --mtp-num-layers.
+    EXPECT_ISSUE("torchrun --nproc-per-node 2 pretrain_gpt.py --num-layers 4 --hidden-size 64 --num-attention-heads 4 "
+                 "--seq-length 32 --micro-batch-size 1 --vocab-size 256 --pipeline-model-parallel-size 2 "
+                 "--pipeline-model-parallel-layout 'Et*2|t*2mL'",
+                 "argv[18] --pipeline-model-parallel-layout", "MTP layers");
     const ImportResult r = import_megatron(
         "torchrun --nproc-per-node 4 pretrain_gpt.py --num-layers 10 --hidden-size 64 --num-attention-heads 4 "
         "--seq-length 32 --micro-batch-size 1 --vocab-size 256 --pipeline-model-parallel-size 2 "

@@ -140,6 +140,8 @@ void TestMegatronUpstream::exports_follow_upstream() {
         QVERIFY2(parse_pipeline_layout(args.at("--pipeline-model-parallel-layout"), m.pp, p, error), error.c_str());
         QCOMPARE(p.layers_per_chunk, l.stage_layers());
         QCOMPARE(p.vpp, l.parallel.vpp);
+        // pipeline_parallel_layer_layout.py:109: as many m as --mtp-num-layers.
+        QCOMPARE(p.mtp_layers, l.model.mtp_layers);
     } else if (args.count("--decoder-first-pipeline-num-layers") == 0 && m.pp > 1) {
         QCOMPARE(l.model.num_layers % (m.pp * l.parallel.vpp), 0);
     }
