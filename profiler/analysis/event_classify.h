@@ -7,7 +7,7 @@
 
 #include <string_view>
 
-#include "trace/trace_event.h"
+#include "core/trace/trace_event.h"
 
 namespace meshwork::profiler {
 

@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "trace/trace_event.h"
+#include "core/trace/trace_event.h"
 
 namespace meshwork::profiler {
 
