@@ -62,7 +62,21 @@ void model_args(const ModelSpec& m, ArgList& a, std::vector<std::string>& lost) 
     // NullTokenizer and for import-args (a real run sets --tokenizer-type/--tokenizer-model).
     a.value("--vocab-size", m.vocab_size);
     a.value("--normalization", m.norm == NormKind::RmsNorm ? "RMSNorm" : "LayerNorm");
-    if (m.mlp == MlpKind::Gated) a.flag("--swiglu");
+    if (m.mlp == MlpKind::Gated) {
+        // SwiGLU, or gpt-oss's clamped quick GELU with +1 on the linear half
+        // (examples/gptoss/02_train.sh:148-152); Megatron-LM has no tanh-GELU GLU.
+        if (m.glu_activation == "quick_gelu") {
+            a.flag("--quick-geglu");
+        } else {
+            a.flag("--swiglu");
+            if (m.glu_activation == "gelu_tanh") {
+                lost.push_back("the GeGLU MLP (tanh GELU, Gemma): Megatron-LM has SwiGLU and quick-GELU GLUs only "
+                               "(written as --swiglu)");
+            }
+        }
+        if (m.glu_linear_offset != 0) a.value("--glu-linear-offset", number_exact(m.glu_linear_offset));
+        if (m.glu_clamp > 0) a.value("--activation-func-clamp-value", number_exact(m.glu_clamp));
+    }
     const bool yarn = m.rope.scaling == "yarn";
     a.value("--position-embedding-type",
             m.learned_position_embeddings ? "learned_absolute" : (yarn && !m.uses_mla ? "yarn" : "rope"));

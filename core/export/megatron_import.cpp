@@ -78,7 +78,8 @@ constexpr std::array kLayoutFlags = std::to_array<FlagSpec>({
     {"--rope-scaling-factor", true}, {"--rotary-scaling-factor", true}, {"--rope-type", true},
     {"--rotary-seq-len-interpolation-factor", true}, {"--norm-epsilon", true},
     {"--layernorm-epsilon", true}, {"--qk-layernorm", false}, {"--window-size", true},
-    {"--window-attn-skip-freq", true}, {"--softmax-type", true},
+    {"--window-attn-skip-freq", true}, {"--softmax-type", true}, {"--quick-geglu", false},
+    {"--glu-linear-offset", true}, {"--activation-func-clamp-value", true},
     {"--mtp-num-layers", true}, {"--moe-router-score-function", true},
 });
 
@@ -661,7 +662,15 @@ private:
         if (norm == "RMSNorm" || norm == "rmsnorm") m.norm = NormKind::RmsNorm;
         else if (norm == "LayerNorm" || norm == "layernorm") m.norm = NormKind::LayerNorm;
         else add(field("--normalization"), "'" + norm + "': expected LayerNorm or RMSNorm");
-        m.mlp = swiglu ? MlpKind::Gated : MlpKind::Dense;
+        // --quick-geglu: gated, x·σ(1.702x) (argument_utils.py:323-326); gpt-oss adds the
+        // offset and the clamp (mlp.py:325-332).
+        conflict("--swiglu", "--quick-geglu", "one MLP activation");
+        m.mlp = swiglu || has("--quick-geglu") ? MlpKind::Gated : MlpKind::Dense;
+        if (has("--quick-geglu")) m.glu_activation = "quick_gelu";
+        if (m.mlp == MlpKind::Gated) {
+            m.glu_linear_offset = real("--glu-linear-offset", 0.0, -1e6, 1e6);
+            m.glu_clamp = real("--activation-func-clamp-value", 0.0, 0.0, 1e6);
+        }
         const std::string pos = text("--position-embedding-type", "learned_absolute");
         if (pos != "learned_absolute" && pos != "rope" && pos != "yarn" && pos != "none") {
             add(field("--position-embedding-type"),

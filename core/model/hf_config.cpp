@@ -179,6 +179,36 @@ void read_local_attention(JsonObjectReader& r, const Json& config, Family fam,
     }
 }
 
+// A gated MLP's activation: hidden_act (Gemma: hidden_activation), gpt-oss's clamped
+// quick GELU with +1 on the linear half (GptOssExperts: alpha 1.702, swiglu_limit).
+void read_glu_activation(JsonObjectReader& r, const Json& config, Family fam, ModelSpec& m) {
+    if (m.mlp != MlpKind::Gated) return;
+    if (fam == Family::GptOss) {
+        m.glu_activation = "quick_gelu";
+        m.glu_linear_offset = 1.0;
+        m.glu_clamp = r.get_number_or("swiglu_limit", 7.0, 0.0, 1e6);
+        r.ignore("hidden_act");
+        return;
+    }
+    const char* key = r.has("hidden_activation") && !config.at("hidden_activation").is_null() ? "hidden_activation"
+                                                                                                : "hidden_act";
+    if (!r.has(key) || config.at(key).is_null()) {
+        // Gemma's default is the tanh GELU; the others' SiLU.
+        if (fam == Family::Gemma) m.glu_activation = "gelu_tanh";
+        return;
+    }
+    const std::string act = r.get_string(key);
+    if (act == "silu" || act == "swish") return;
+    if (act == "gelu_pytorch_tanh" || act == "gelu_tanh" || act == "gelu_new") {
+        m.glu_activation = "gelu_tanh";
+    } else if (act == "quick_gelu") {
+        m.glu_activation = "quick_gelu";
+    } else {
+        throw InputError(r.file(), r.field(key),
+                         "gated MLP activation '" + act + "' is not supported (silu, gelu_pytorch_tanh, quick_gelu)");
+    }
+}
+
 }  // namespace
 
 ModelSpec model_from_hf_config(const Json& config, const std::string& file,
@@ -336,6 +366,7 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
         m.mla.v_head_dim = r.get_int("v_head_dim", 1, kMaxWidth);
         m.head_dim = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
     }
+    read_glu_activation(r, config, fam, m);
     // Position, norm and attention details (defaults as transformers' config classes).
     if (!m.learned_position_embeddings) {
         m.rope.theta = r.get_number_or("rope_theta", 10000.0, 1.0, 1e12);
@@ -422,6 +453,12 @@ Json model_to_hf_config(const ModelSpec& m) {
     }
     j["hidden_size"] = m.hidden_size;
     j["num_hidden_layers"] = m.num_layers;
+    if (m.mlp == MlpKind::Gated) {
+        j["hidden_act"] = m.glu_activation.empty()            ? "silu"
+                          : m.glu_activation == "gelu_tanh" ? "gelu_pytorch_tanh"
+                                                            : m.glu_activation;
+        if (m.family == "gpt_oss") j["swiglu_limit"] = m.glu_clamp;
+    }
     if (!m.learned_position_embeddings) {
         j["rope_theta"] = m.rope.theta;
         j[m.family == "gpt_neox" ? "rotary_pct" : "partial_rotary_factor"] = m.rope.percent;

@@ -64,6 +64,12 @@ struct ModelSpec {
     bool linear_bias = false;                  // biases on every linear layer (GPT-2, NeoX)
     NormKind norm = NormKind::RmsNorm;
     MlpKind mlp = MlpKind::Gated;
+    // A gated MLP's activation: "" = SiLU (SwiGLU), "gelu_tanh" (Gemma's GeGLU),
+    // "quick_gelu" (x·σ(1.702x); gpt-oss). gpt-oss also clamps the gate to at most
+    // `glu_clamp` and the linear half to ±glu_clamp, and adds `glu_linear_offset` to it.
+    std::string glu_activation;
+    double glu_clamp = 0;          // 0 = no clamp
+    double glu_linear_offset = 0;
     bool uses_mla = false;
     MlaDims mla;
     MoeSpec moe;

@@ -154,6 +154,9 @@ void TestModel::local_attention_patterns() {
     QVERIFY(oss.is_local_attention_block(0));
     QVERIFY(!oss.is_local_attention_block(1));
     QVERIFY(oss.attention_sinks);
+    QCOMPARE(QString::fromStdString(oss.glu_activation), QString("quick_gelu"));  // GptOssExperts
+    QCOMPARE(oss.glu_clamp, 7.0);                                                 // swiglu_limit
+    QCOMPARE(oss.glu_linear_offset, 1.0);                                         // (up + 1)
     QVERIFY(oss.linear_bias && oss.qkv_bias);
     QCOMPARE(oss.num_moe_blocks(), 36);
     const ModelSpec scout = load_model("llama4-scout");
@@ -179,6 +182,7 @@ void TestModel::local_attention_patterns() {
     g2["final_logit_softcapping"] = 30.0;
     const ModelSpec gemma2 = model_from_hf_config(g2, "g2.json", "g2");
     QCOMPARE(gemma2.global_attention_every, 2);
+    QCOMPARE(QString::fromStdString(gemma2.glu_activation), QString("gelu_tanh"));  // gelu_pytorch_tanh
     QVERIFY(gemma2.sliding_window > 0);
     QCOMPARE(gemma2.attn_logit_softcap, 50.0);
     QCOMPARE(gemma2.final_logit_softcap, 30.0);
@@ -242,6 +246,9 @@ void TestModel::hf_local_attention_errors() {
     QCOMPARE(field_of(head + R"("layer_types":["global","full_attention","sliding_attention","full_attention"]})"),
              QString("layer_types[0]"));
     QCOMPARE(field_of(head + R"("attn_logit_softcapping":"x"})"), QString("attn_logit_softcapping"));
+    QCOMPARE(field_of(R"({"model_type":"llama","hidden_size":8,"num_hidden_layers":2,"num_attention_heads":2,
+                          "intermediate_size":8,"vocab_size":10,"hidden_act":"relu"})"),
+             QString("hidden_act"));
     // Llama 4's MoE list must follow interleave_moe_layer_step.
     QCOMPARE(field_of(R"({"model_type":"llama4","text_config":{"hidden_size":8,"num_hidden_layers":4,"num_attention_heads":2,
                           "head_dim":4,"vocab_size":10,"interleave_moe_layer_step":2,"moe_layers":[0,2]}})"),

@@ -154,7 +154,8 @@ void TestExportRoundTrip::megatron_variants() {
         const Layout l = from_model("gpt-oss-20b", "dgx-h100", 16, o);
         expect_round_trip(l, ExportFormat::Megatron, options_for(l));
         const std::string args = export_layout(l, ExportFormat::Megatron).text;
-        for (const char* flag : {"--window-size 127,0", "--window-attn-skip-freq 2", "--softmax-type learnable"}) {
+        for (const char* flag : {"--window-size 127,0", "--window-attn-skip-freq 2", "--softmax-type learnable",
+                                 "--quick-geglu", "--glu-linear-offset 1", "--activation-func-clamp-value 7"}) {
             QVERIFY2(args.find(flag) != std::string::npos, flag);
         }
     }
@@ -363,6 +364,8 @@ void TestExportRoundTrip::lossy_cases_name_the_loss() {
         const auto g = export_layout(gemma, ExportFormat::Megatron);
         QVERIFY(has(g, "attention logit soft-cap 50"));
         QVERIFY(has(g, "final logit soft-cap 30"));
+        gemma.model.glu_activation = "gelu_tanh";
+        QVERIFY(has(export_layout(gemma, ExportFormat::Megatron), "GeGLU"));
     }
     LayoutOverrides o;
     o.schedule = "gpipe";
