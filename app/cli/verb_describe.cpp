@@ -74,7 +74,7 @@ Verb add_describe_verb(CLI::App& app) {
     auto ranks = std::make_shared<bool>(false);
     cmd->add_flag("--json", *json,
                   "Print JSON: model.params_total, model.params_active, model.flops_per_token, "
-                  "mesh.world_size, mesh.ranks[]");
+                  "model.local_attention (models with windows or chunks), mesh.world_size, mesh.ranks[]");
     cmd->add_flag("--ranks", *ranks, "List every rank's coordinates in the table output");
     cmd->footer("Exit codes: 0 success, 2 bad input (an invalid layout; the message names the "
                 "field).");

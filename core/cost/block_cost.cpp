@@ -65,9 +65,10 @@ CoreAttention core_attention(const Ctx& x, const BlockProfile& b, double seq) {
     const auto& c = x.c;
     const double t = c.tp;
     CoreAttention a;
-    a.model_flops_fwd = b.score_flops_per_context * seq / 2.0 * c.tokens / t;
+    a.model_flops_fwd = b.score_flops_per_context * b.causal_context(seq) * c.tokens / t;
     if (x.flash) {
-        // Fused kernels skip the masked half of the causal score matrix.
+        // Fused kernels skip the masked half of the causal score matrix, and the tiles
+        // outside a sliding window or chunk.
         a.executed_flops_fwd = a.model_flops_fwd;
         a.fwd_s = fused_attention_s(c.kernel, a.executed_flops_fwd);
         a.bwd_s = kFusedAttentionBwdFactor * a.fwd_s;

@@ -27,6 +27,20 @@ void profile_block(const LayerGraph& g, int b, BlockProfile& out) {
     }
 }
 
+// The share of blocks of one kind (MoE or dense) whose attention is local.
+void profile_local_attention(const ModelSpec& s, bool moe, BlockProfile& out) {
+    int blocks = 0, local = 0;
+    for (int b = 0; b < s.num_layers; ++b) {
+        if (s.is_moe_block(b) != moe) continue;
+        ++blocks;
+        local += s.is_local_attention_block(b) ? 1 : 0;
+    }
+    if (blocks == 0 || local == 0) return;
+    out.local_share = static_cast<double>(local) / blocks;
+    out.chunked = s.attention_chunk > 0;
+    out.local_tokens = out.chunked ? s.attention_chunk : s.sliding_window;
+}
+
 double mlp_matrices(const ModelSpec& s) { return s.mlp == MlpKind::Gated ? 3.0 : 2.0; }
 
 }  // namespace
@@ -62,9 +76,13 @@ ModelProfile build_model_profile(const ModelSpec& s) {
             first_dense = b;
         }
     }
-    if (first_dense >= 0) profile_block(g, first_dense, m.dense);
+    if (first_dense >= 0) {
+        profile_block(g, first_dense, m.dense);
+        profile_local_attention(s, false, m.dense);
+    }
     if (first_moe >= 0) {
         profile_block(g, first_moe, m.moe);
+        profile_local_attention(s, true, m.moe);
         m.moe.moe = true;
         const auto& e = s.moe;
         const double h = m.hidden;
@@ -73,7 +91,7 @@ ModelProfile build_model_profile(const ModelSpec& s) {
         m.moe.expert_params =
             mlp_matrices(s) * h * static_cast<double>(e.expert_ffn_hidden) + per_expert_bias;
         m.moe.expert_gemm_flops = 2.0 * mlp_matrices(s) * h * static_cast<double>(e.expert_ffn_hidden);
-        m.moe.router_params = h * e.num_experts + (e.router_bias ? e.num_experts : 0);
+        m.moe.router_params = h * e.num_experts + (e.router_bias || s.linear_bias ? e.num_experts : 0);
         m.moe.router_flops = 2.0 * h * e.num_experts;
         const double shared_bias =
             (s.linear_bias && e.shared_ffn_hidden > 0)
@@ -91,6 +109,14 @@ ModelProfile build_model_profile(const ModelSpec& s) {
     }
 
     for (const auto& l : g.layers) {
+        // MTP modules are in the parameter count but not yet in the per-stage estimate, so
+        // their FLOPs stay out of the MFU numerator too (see docs/cost-model.md).
+        if (l.kind == LayerKind::Mtp) continue;
+        if (l.local_tokens > 0) {
+            m.local_score_flops_per_context += l.attention_flops_per_token_per_context;
+            m.local_tokens = l.local_tokens;
+            m.chunked = l.chunked;
+        }
         if (l.kind == LayerKind::Embedding) {
             m.embedding_params = static_cast<double>(s.vocab_size * s.hidden_size);
             m.position_params = static_cast<double>(l.params) - m.embedding_params;
@@ -109,9 +135,17 @@ ModelProfile build_model_profile(const ModelSpec& s) {
     return m;
 }
 
+double BlockProfile::causal_context(double seq) const {
+    return (1.0 - local_share) * seq / 2.0 + local_share * causal_context_tokens(seq, local_tokens, chunked);
+}
+
 double model_flops_per_token(const ModelProfile& m, double seq_length) {
-    // Causal attention: a token attends to seq/2 positions on average (LayerGraph's rule).
-    return 3.0 * (m.total_gemm_flops + m.total_score_flops_per_context * seq_length / 2.0);
+    // Causal attention: a token attends to seq/2 positions on average (LayerGraph's rule),
+    // fewer in local-attention blocks.
+    const double global = m.total_score_flops_per_context - m.local_score_flops_per_context;
+    const double local = m.local_score_flops_per_context *
+                         causal_context_tokens(seq_length, m.local_tokens, m.chunked);
+    return 3.0 * (m.total_gemm_flops + global * seq_length / 2.0 + local);
 }
 
 }  // namespace meshwork::cost

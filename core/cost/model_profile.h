@@ -26,6 +26,14 @@ struct BlockProfile {
     double mlp_gemm_flops = 0;             // dense MLP or shared experts
     double router_flops = 0;
     double expert_gemm_flops = 0;          // one routed expert
+    // Local attention (sliding window or chunks): the share of this kind's blocks that are
+    // local, and their window. Score FLOPs scale with the keys attended; stored activations
+    // do not (fused attention keeps Q, K, V and the output whatever the mask).
+    double local_share = 0;
+    std::int64_t local_tokens = 0;
+    bool chunked = false;
+    // Keys a query attends to on average over this kind's blocks, causal, at `seq` tokens.
+    [[nodiscard]] double causal_context(double seq) const;
 };
 
 struct ModelProfile {
@@ -60,6 +68,9 @@ struct ModelProfile {
     // Whole-model forward FLOPs per token: gemm_flops + score_flops_per_context × context.
     double total_gemm_flops = 0;
     double total_score_flops_per_context = 0;
+    double local_score_flops_per_context = 0;  // the part of it in local-attention blocks
+    std::int64_t local_tokens = 0;             // their window or chunk
+    bool chunked = false;
     double params_total = 0;
     double params_active = 0;
 };

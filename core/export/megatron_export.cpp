@@ -62,7 +62,21 @@ void model_args(const ModelSpec& m, ArgList& a, std::vector<std::string>& lost) 
     // NullTokenizer and for import-args (a real run sets --tokenizer-type/--tokenizer-model).
     a.value("--vocab-size", m.vocab_size);
     a.value("--normalization", m.norm == NormKind::RmsNorm ? "RMSNorm" : "LayerNorm");
-    if (m.mlp == MlpKind::Gated) a.flag("--swiglu");
+    if (m.mlp == MlpKind::Gated) {
+        // SwiGLU, or gpt-oss's clamped quick GELU with +1 on the linear half
+        // (examples/gptoss/02_train.sh:148-152); Megatron-LM has no tanh-GELU GLU.
+        if (m.glu_activation == "quick_gelu") {
+            a.flag("--quick-geglu");
+        } else {
+            a.flag("--swiglu");
+            if (m.glu_activation == "gelu_tanh") {
+                lost.push_back("the GeGLU MLP (tanh GELU, Gemma): Megatron-LM has SwiGLU and quick-GELU GLUs only "
+                               "(written as --swiglu)");
+            }
+        }
+        if (m.glu_linear_offset != 0) a.value("--glu-linear-offset", number_exact(m.glu_linear_offset));
+        if (m.glu_clamp > 0) a.value("--activation-func-clamp-value", number_exact(m.glu_clamp));
+    }
     const bool yarn = m.rope.scaling == "yarn";
     a.value("--position-embedding-type",
             m.learned_position_embeddings ? "learned_absolute" : (yarn && !m.uses_mla ? "yarn" : "rope"));
@@ -96,7 +110,34 @@ void model_args(const ModelSpec& m, ArgList& a, std::vector<std::string>& lost) 
     a.value("--attention-dropout", number_exact(m.attention_dropout));
     // MLA's Q and KV latent norms are --qk-layernorm in Megatron-LM (DeepSeek has them).
     if (m.qk_norm || m.uses_mla) a.flag("--qk-layernorm");
-    if (m.sliding_window > 0) a.value("--window-size", str(m.sliding_window) + ",0");
+    // Local attention (docs/upstream-megatron.md): a window of W keys is W - 1 to the left
+    // of the query and none to the right (transformer/utils.py's sliding-window mask), full
+    // blocks every N-th layer (--window-attn-skip-freq N). Chunked attention has no flag;
+    // Llama 4's full blocks are its NoPE blocks, which --no-rope-freq N states.
+    if (m.sliding_window > 0) {
+        a.value("--window-size", str(m.sliding_window - 1) + ",0");
+        if (m.global_attention_every > 0) a.value("--window-attn-skip-freq", m.global_attention_every);
+    }
+    if (m.attention_chunk > 0) {
+        lost.push_back("chunked attention (" + str(m.attention_chunk) +
+                       "-token chunks): Megatron-LM has no chunked-attention flag (its blocks attend fully)");
+        if (m.global_attention_every > 0) {
+            if (m.num_layers % m.global_attention_every == 0) {
+                a.value("--no-rope-freq", m.global_attention_every);
+            } else {
+                lost.push_back("the NoPE blocks of a chunked model: --no-rope-freq needs the layer count to divide by " +
+                               str(m.global_attention_every));
+            }
+        }
+    }
+    // gpt-oss's sinks: one learned logit per head (DotProductAttention.softmax_offset).
+    if (m.attention_sinks) a.value("--softmax-type", "learnable");
+    if (m.attn_logit_softcap > 0) {
+        lost.push_back("attention logit soft-cap " + number(m.attn_logit_softcap) + ": Megatron-LM has no flag for it");
+    }
+    if (m.final_logit_softcap > 0) {
+        lost.push_back("final logit soft-cap " + number(m.final_logit_softcap) + ": Megatron-LM has no flag for it");
+    }
     if (m.mtp_layers > 0) a.value("--mtp-num-layers", m.mtp_layers);
     if (!m.tie_embeddings) a.flag("--untie-embeddings-and-output-weights");
     if (!m.linear_bias) {

@@ -223,7 +223,6 @@ constexpr std::array kUnread = std::to_array<Entry>({
     {"--optimizer-cpu-offload", "a fraction of the optimizer on the CPU (a whole-optimizer offload is "
                                 "training.offload_optimizer, from DeepSpeed configs)"},
     {"--fp4-format", "FP4 training"},
-    {"--quick-geglu", "a gated GeLU MLP (a gated MLP is read from --swiglu)"},
     {"--moe-latent-size", "experts working in a latent width"},
 });
 

@@ -78,6 +78,8 @@ constexpr std::array kLayoutFlags = std::to_array<FlagSpec>({
     {"--rope-scaling-factor", true}, {"--rotary-scaling-factor", true}, {"--rope-type", true},
     {"--rotary-seq-len-interpolation-factor", true}, {"--norm-epsilon", true},
     {"--layernorm-epsilon", true}, {"--qk-layernorm", false}, {"--window-size", true},
+    {"--window-attn-skip-freq", true}, {"--softmax-type", true}, {"--quick-geglu", false},
+    {"--glu-linear-offset", true}, {"--activation-func-clamp-value", true},
     {"--mtp-num-layers", true}, {"--moe-router-score-function", true},
     {"--hidden-dropout", true}, {"--attention-dropout", true},
 });
@@ -661,7 +663,15 @@ private:
         if (norm == "RMSNorm" || norm == "rmsnorm") m.norm = NormKind::RmsNorm;
         else if (norm == "LayerNorm" || norm == "layernorm") m.norm = NormKind::LayerNorm;
         else add(field("--normalization"), "'" + norm + "': expected LayerNorm or RMSNorm");
-        m.mlp = swiglu ? MlpKind::Gated : MlpKind::Dense;
+        // --quick-geglu: gated, x·σ(1.702x) (argument_utils.py:323-326); gpt-oss adds the
+        // offset and the clamp (mlp.py:325-332).
+        conflict("--swiglu", "--quick-geglu", "one MLP activation");
+        m.mlp = swiglu || has("--quick-geglu") ? MlpKind::Gated : MlpKind::Dense;
+        if (has("--quick-geglu")) m.glu_activation = "quick_gelu";
+        if (m.mlp == MlpKind::Gated) {
+            m.glu_linear_offset = real("--glu-linear-offset", 0.0, -1e6, 1e6);
+            m.glu_clamp = real("--activation-func-clamp-value", 0.0, 0.0, 1e6);
+        }
         const std::string pos = text("--position-embedding-type", "learned_absolute");
         if (pos != "learned_absolute" && pos != "rope" && pos != "yarn" && pos != "none") {
             add(field("--position-embedding-type"),
@@ -762,13 +772,29 @@ private:
         // (counted with MLA); otherwise per-head norms of Q and K (Qwen3).
         m.qk_norm = has("--qk-layernorm") && !has("--multi-latent-attention");
         if (has("--window-size")) {
+            // LEFT,RIGHT keys beside the query; a causal window of W keys is W - 1,0.
             const std::string w = text("--window-size");
             long long left = 0;
-            if (!parse_int_text(w.substr(w.find_first_not_of("(["), w.find(',') - w.find_first_not_of("([")), 1,
+            if (!parse_int_text(w.substr(w.find_first_not_of("(["), w.find(',') - w.find_first_not_of("([")), 0,
                                 1ll << 26, left)) {
-                add(field("--window-size"), "'" + w + "': expected LEFT,RIGHT such as 4096,0");
+                add(field("--window-size"), "'" + w + "': expected LEFT,RIGHT such as 4095,0");
             }
-            m.sliding_window = left;
+            m.sliding_window = left + 1;
+            if (has("--window-attn-skip-freq")) {
+                // An integer N: every N-th layer full. A list pattern Meshwork cannot hold.
+                m.global_attention_every = static_cast<int>(integer("--window-attn-skip-freq", 0, 1, 1 << 20));
+            }
+        } else if (has("--window-attn-skip-freq")) {
+            add(field("--window-attn-skip-freq"), "full-attention layers without --window-size: no window to skip");
+        }
+        if (has("--softmax-type")) {
+            const std::string t = text("--softmax-type");
+            if (t == "learnable") {
+                m.attention_sinks = true;
+            } else if (t != "vanilla") {
+                add(field("--softmax-type"), "'" + t + "': Meshwork holds vanilla and learnable (attention sinks); "
+                                             "off-by-one is a fixed offset it does not model");
+            }
         }
         m.mtp_layers = static_cast<int>(integer("--mtp-num-layers", 0, 0, 64));
         if (m.learned_position_embeddings) {

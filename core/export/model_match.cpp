@@ -21,6 +21,8 @@ bool same_architecture(ModelSpec a, ModelSpec b, bool vocab_known) {
 std::string infer_family(const ModelSpec& m) {
     if (m.uses_mla) return m.moe.router_bias ? "deepseek_v3" : "deepseek_v2";
     if (m.is_moe()) {
+        if (m.attention_sinks) return "gpt_oss";
+        if (m.attention_chunk > 0) return "llama4_text";
         if (m.moe.shared_expert_gate) return "qwen2_moe";
         if (m.qk_norm && m.moe.num_shared_experts == 0) return "qwen3_moe";
         // DeepSeek-MoE spells shared experts, dense first layers and sigmoid scores.

@@ -9,13 +9,16 @@ namespace meshwork {
 
 namespace {
 
-// torchtitan/models/{llama3,deepseek_v3}/__init__.py flavor tables (torchtitan's llama3
-// flavors are the Llama 3.1 checkpoints) and their config_registry.py functions on main.
-constexpr std::array<TorchtitanFlavor, 4> kFlavors{{
+// torchtitan/models/{llama3,deepseek_v3,gpt_oss}/__init__.py flavor tables (torchtitan's
+// llama3 flavors are the Llama 3.1 checkpoints) and their config_registry.py functions on
+// main; v0.2.2 has the same model names and flavors.
+constexpr std::array<TorchtitanFlavor, 6> kFlavors{{
     {"llama3-8b", "llama3", "8B", "llama3_8b", false},
     {"llama3-70b", "llama3", "70B", "llama3_70b", false},
     {"llama3.1-405b", "llama3", "405B", "llama3_405b", false},
     {"deepseek-v3", "deepseek_v3", "671B", "deepseek_v3_671b", true},
+    {"gpt-oss-20b", "gpt_oss", "20b", "gpt_oss_20b", true},
+    {"gpt-oss-120b", "gpt_oss", "120b", "gpt_oss_120b", true},
 }};
 
 bool divides(long long d, long long n) { return d > 0 && n % d == 0; }

@@ -27,6 +27,19 @@ nlohmann::json model_summary_json(const ModelSpec& m, int seq_length) {
         // Training FLOPs per token: backward costs twice the forward pass.
         {"flops_per_token", 3.0 * fwd},
     };
+    // Local attention and the other attention details, only where the model has them.
+    if (m.sliding_window > 0 || m.attention_chunk > 0) {
+        int local = 0;
+        for (int b = 0; b < m.num_layers; ++b) local += m.is_local_attention_block(b) ? 1 : 0;
+        j["local_attention"] = {{m.attention_chunk > 0 ? "chunk_tokens" : "window_tokens",
+                                 m.attention_chunk > 0 ? m.attention_chunk : m.sliding_window},
+                                {"global_every", m.global_attention_every},
+                                {"local_layers", local}};
+    }
+    if (m.attention_sinks) j["attention_sinks"] = true;
+    if (m.attn_logit_softcap > 0) j["attn_logit_softcap"] = m.attn_logit_softcap;
+    if (m.final_logit_softcap > 0) j["final_logit_softcap"] = m.final_logit_softcap;
+    if (m.mtp_layers > 0) j["mtp_layers"] = m.mtp_layers;
     if (m.is_moe()) {
         j["moe"] = {{"num_experts", m.moe.num_experts},
                     {"top_k", m.moe.top_k},

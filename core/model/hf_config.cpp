@@ -1,6 +1,7 @@
 #include "core/model/hf_config.h"
 
 #include <filesystem>
+#include <vector>
 
 #include "core/common/error.h"
 #include "core/common/json_reader.h"
@@ -19,7 +20,7 @@ constexpr std::int64_t kMaxPositions = 1ll << 26;
 constexpr std::int64_t kMaxExperts = 1 << 16;
 
 // The families whose config.json fields this reader knows.
-enum class Family { LlamaLike, Gemma, Mixtral, Qwen2Moe, DeepSeek, DeepSeekMoe, Gpt2, GptNeoX };
+enum class Family { LlamaLike, Gemma, Mixtral, Qwen2Moe, DeepSeek, DeepSeekMoe, GptOss, Llama4, Gpt2, GptNeoX };
 
 Family family_of(const std::string& model_type, const std::string& file,
                  const std::string& field) {
@@ -33,13 +34,21 @@ Family family_of(const std::string& model_type, const std::string& file,
     // DeepSeek-MoE (v1): DeepSeek's experts with standard multi-head attention.
     if (model_type == "deepseek") return Family::DeepSeekMoe;
     if (model_type == "qwen2_moe" || model_type == "qwen3_moe") return Family::Qwen2Moe;
-    if (model_type == "deepseek_v3" || model_type == "deepseek_v2") return Family::DeepSeek;
+    // Kimi-K2 ships DeepSeek-V3's architecture under its own model_type.
+    if (model_type == "deepseek_v3" || model_type == "deepseek_v2" || model_type == "kimi_k2")
+        return Family::DeepSeek;
+    // gpt-oss: Mixtral-like experts with biases everywhere and attention sinks.
+    if (model_type == "gpt_oss") return Family::GptOss;
+    // Llama 4's text model (a "llama4" config's text_config): a shared expert beside the
+    // routed ones, MoE every interleave_moe_layer_step blocks, chunked attention.
+    if (model_type == "llama4_text") return Family::Llama4;
     if (model_type == "gpt2") return Family::Gpt2;
     if (model_type == "gpt_neox") return Family::GptNeoX;
     throw InputError(file, field,
                      "unsupported model_type '" + model_type +
                          "' (supported: llama, mistral, qwen2, qwen3, gemma2, gemma3_text, mixtral, "
-                         "qwen2_moe, qwen3_moe, deepseek, deepseek_v2, deepseek_v3, gpt2, gpt_neox)");
+                         "qwen2_moe, qwen3_moe, deepseek, deepseek_v2, deepseek_v3, kimi_k2, gpt_oss, "
+                         "llama4, llama4_text, gpt2, gpt_neox)");
 }
 
 void check_divides(std::int64_t a, std::int64_t b, const std::string& file,
@@ -51,11 +60,169 @@ void check_divides(std::int64_t a, std::int64_t b, const std::string& file,
     }
 }
 
+// The period N of a local/full block pattern where every N-th block (1-based) is full and
+// the others local (0 = all local, -1 = none local); refuses any other pattern, naming
+// the first block that breaks it (Megatron-LM and Meshwork hold only this form).
+int local_pattern_period(const std::vector<bool>& local, const std::string& file, const std::string& field) {
+    int first_full = -1, locals = 0;
+    for (std::size_t i = 0; i < local.size(); ++i) {
+        if (!local[i] && first_full < 0) first_full = static_cast<int>(i);
+        locals += local[i] ? 1 : 0;
+    }
+    if (locals == 0) return -1;
+    const int period = first_full < 0 ? 0 : first_full + 1;
+    for (std::size_t i = 0; i < local.size(); ++i) {
+        const bool expect = period == 0 || (static_cast<int>(i) + 1) % period != 0;
+        if (local[i] != expect) {
+            throw InputError(file, field + "[" + std::to_string(i) + "]",
+                             std::string("block ") + std::to_string(i) + " is " +
+                                 (local[i] ? "local" : "full") +
+                                 ", but the pattern so far is every " + std::to_string(period) +
+                                 "-th block full; only that repeating form is supported");
+        }
+    }
+    return period;
+}
+
+// Reads transformers' layer_types list: which blocks are sliding/chunked, which full.
+std::vector<bool> read_layer_types(JsonObjectReader& r, int layers, bool& chunked) {
+    const Json& v = r.raw("layer_types");
+    if (!v.is_array() || static_cast<int>(v.size()) != layers) {
+        throw InputError(r.file(), r.field("layer_types"),
+                         "expected an array of " + std::to_string(layers) + " attention types");
+    }
+    std::vector<bool> local;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        const std::string t = v[i].is_string() ? v[i].get<std::string>() : "";
+        if (t == "full_attention") {
+            local.push_back(false);
+        } else if (t == "sliding_attention" || t == "chunked_attention") {
+            chunked = chunked || t == "chunked_attention";
+            local.push_back(true);
+        } else {
+            throw InputError(r.file(), r.field("layer_types") + "[" + std::to_string(i) + "]",
+                             "expected full_attention, sliding_attention or chunked_attention");
+        }
+    }
+    return local;
+}
+
+// Sliding windows, chunks and their per-block pattern, with each family's defaults as
+// transformers' config classes set them.
+void read_local_attention(JsonObjectReader& r, const Json& config, Family fam,
+                          const std::string& model_type, ModelSpec& m) {
+    const auto present = [&](const char* key) { return r.has(key) && !config.at(key).is_null(); };
+    std::vector<bool> local;
+    bool chunked = false;
+    if (present("layer_types")) {
+        local = read_layer_types(r, m.num_layers, chunked);
+    } else if (fam == Family::Llama4) {
+        // no_rope_layers[i] = 1: block i uses RoPE and chunked attention; the others (every
+        // no_rope_layer_interval-th) neither. [] means the default (configuration_llama4.py).
+        std::vector<bool> rope;
+        if (present("no_rope_layers") && !config.at("no_rope_layers").empty()) {
+            const Json& v = r.raw("no_rope_layers");
+            if (!v.is_array() || static_cast<int>(v.size()) != m.num_layers) {
+                throw InputError(r.file(), r.field("no_rope_layers"),
+                                 "expected an array of " + std::to_string(m.num_layers) + " 0/1 values");
+            }
+            for (std::size_t i = 0; i < v.size(); ++i) {
+                rope.push_back(JsonObjectReader::as_int(v[i], r.file(), r.field("no_rope_layers") + "[" +
+                                                                            std::to_string(i) + "]", 0, 1) == 1);
+            }
+        } else {
+            const auto every = r.get_int_or("no_rope_layer_interval", 4, 1, kMaxLayers);
+            for (int i = 0; i < m.num_layers; ++i) rope.push_back((i + 1) % every != 0);
+        }
+        local = rope;
+        chunked = true;
+    } else if (fam == Family::Gemma || fam == Family::GptOss) {
+        // Gemma 2 and gpt-oss alternate local and full (block 0 local); Gemma 3 has one full
+        // block in sliding_window_pattern (6).
+        const std::int64_t every = model_type == "gemma3_text"
+                                       ? r.get_int_or("sliding_window_pattern", 6, 1, kMaxLayers)
+                                       : 2;
+        for (int i = 0; i < m.num_layers; ++i) local.push_back((i + 1) % every != 0);
+    } else if (present("sliding_window") && r.get_bool_or("use_sliding_window", true)) {
+        local.assign(static_cast<std::size_t>(m.num_layers), true);
+        if (model_type.rfind("qwen", 0) == 0 && r.has("max_window_layers")) {
+            // Qwen: blocks from max_window_layers on slide (modeling_qwen2's layer_types).
+            const auto full_below = r.get_int_or("max_window_layers", 0, 0, kMaxLayers);
+            for (int i = 0; i < m.num_layers && i < full_below; ++i) local[static_cast<std::size_t>(i)] = false;
+            if (full_below > 0 && full_below < m.num_layers) {
+                throw InputError(r.file(), r.field("max_window_layers"),
+                                 "full attention below block " + std::to_string(full_below) +
+                                     " and sliding above is not supported (only every N-th block full)");
+            }
+        }
+    }
+    const int period = local_pattern_period(local, r.file(), r.field(present("layer_types") ? "layer_types" : "no_rope_layers"));
+    if (period < 0) return;
+    m.global_attention_every = period;
+    if (chunked) {
+        // configuration_llama4.py defaults attention_chunk_size to 8192; null turns it off.
+        if (r.has("attention_chunk_size") && config.at("attention_chunk_size").is_null()) {
+            m.global_attention_every = 0;
+            return;
+        }
+        if (!r.has("attention_chunk_size") && fam != Family::Llama4) {
+            throw InputError(r.file(), r.field("attention_chunk_size"), "chunked attention needs a chunk size");
+        }
+        m.attention_chunk = r.get_int_or("attention_chunk_size", 8192, 1, kMaxPositions);
+    } else {
+        // Defaults of the config classes: Gemma 2/3 4096, gpt-oss 128.
+        const std::int64_t fallback = fam == Family::Gemma ? 4096 : fam == Family::GptOss ? 128 : 0;
+        if (!present("sliding_window") && fallback == 0) {
+            throw InputError(r.file(), r.field("sliding_window"), "sliding blocks need a window size");
+        }
+        m.sliding_window = present("sliding_window") ? r.get_int("sliding_window", 1, kMaxPositions) : fallback;
+    }
+}
+
+// A gated MLP's activation: hidden_act (Gemma: hidden_activation), gpt-oss's clamped
+// quick GELU with +1 on the linear half (GptOssExperts: alpha 1.702, swiglu_limit).
+void read_glu_activation(JsonObjectReader& r, const Json& config, Family fam, ModelSpec& m) {
+    if (m.mlp != MlpKind::Gated) return;
+    if (fam == Family::GptOss) {
+        m.glu_activation = "quick_gelu";
+        m.glu_linear_offset = 1.0;
+        m.glu_clamp = r.get_number_or("swiglu_limit", 7.0, 0.0, 1e6);
+        r.ignore("hidden_act");
+        return;
+    }
+    const char* key = r.has("hidden_activation") && !config.at("hidden_activation").is_null() ? "hidden_activation"
+                                                                                                : "hidden_act";
+    if (!r.has(key) || config.at(key).is_null()) {
+        // Gemma's default is the tanh GELU; the others' SiLU.
+        if (fam == Family::Gemma) m.glu_activation = "gelu_tanh";
+        return;
+    }
+    const std::string act = r.get_string(key);
+    if (act == "silu" || act == "swish") return;
+    if (act == "gelu_pytorch_tanh" || act == "gelu_tanh" || act == "gelu_new") {
+        m.glu_activation = "gelu_tanh";
+    } else if (act == "quick_gelu") {
+        m.glu_activation = "quick_gelu";
+    } else {
+        throw InputError(r.file(), r.field(key),
+                         "gated MLP activation '" + act + "' is not supported (silu, gelu_pytorch_tanh, quick_gelu)");
+    }
+}
+
 }  // namespace
 
 ModelSpec model_from_hf_config(const Json& config, const std::string& file,
                                const std::string& name, const std::string& field_prefix) {
     JsonObjectReader r(config, file, field_prefix);
+    // Llama 4's config.json wraps the text model (and a vision encoder Meshwork does not
+    // model) in text_config.
+    if (r.get_string_or("model_type", "") == "llama4") {
+        const Json& text = r.raw("text_config");
+        if (!text.is_object()) throw InputError(file, r.field("text_config"), "expected an object");
+        Json inner = text;
+        if (!inner.contains("model_type")) inner["model_type"] = "llama4_text";
+        return model_from_hf_config(inner, file, name, r.field("text_config"));
+    }
     ModelSpec m;
     m.name = name;
     std::string model_type = r.get_string_or("model_type", "");
@@ -88,7 +255,9 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
             static_cast<int>(r.get_int_or("num_key_value_heads", m.num_heads, 1, kMaxHeads));
         m.vocab_size = r.get_int("vocab_size", 1, kMaxVocab);
         m.max_position_embeddings = r.get_int_or("max_position_embeddings", 4096, 1, kMaxPositions);
-        m.ffn_hidden_size = r.get_int("intermediate_size", 1, kMaxWidth);
+        // Llama 4: intermediate_size is the experts' width, intermediate_size_mlp the dense one.
+        m.ffn_hidden_size = fam == Family::Llama4 ? r.get_int_or("intermediate_size_mlp", 16384, 1, kMaxWidth)
+                                                  : r.get_int("intermediate_size", 1, kMaxWidth);
         // transformers' default: Gemma ties the LM head to the embedding, the others do not.
         m.tie_embeddings = r.get_bool_or("tie_word_embeddings", fam == Family::Gemma);
         if (fam == Family::GptNeoX) {
@@ -96,6 +265,17 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
             m.mlp = MlpKind::Dense;
             m.linear_bias = true;
             m.qkv_bias = true;
+        } else if (fam == Family::GptOss) {
+            // gpt-oss: Q, K, V and O carry biases (attention_bias, default true), and so do the
+            // router and every expert's projections.
+            m.norm = NormKind::RmsNorm;
+            m.mlp = MlpKind::Gated;
+            m.qkv_bias = r.get_bool_or("attention_bias", true);
+            if (!m.qkv_bias) {
+                throw InputError(file, r.field("attention_bias"),
+                                 "gpt-oss without attention biases is not supported (its experts keep theirs)");
+            }
+            m.linear_bias = true;
         } else {
             m.norm = NormKind::RmsNorm;
             m.mlp = MlpKind::Gated;
@@ -116,10 +296,40 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
         m.head_dim = m.hidden_size / m.num_heads;
     }
 
-    if (fam == Family::Mixtral) {
+    if (fam == Family::Mixtral || fam == Family::GptOss) {
         m.moe.num_experts = static_cast<int>(r.get_int("num_local_experts", 1, kMaxExperts));
-        m.moe.top_k = static_cast<int>(r.get_int("num_experts_per_tok", 1, kMaxExperts));
+        // gpt-oss's config.json also states experts_per_token (the same number).
+        if (fam == Family::GptOss && !r.has("num_experts_per_tok")) {
+            m.moe.top_k = static_cast<int>(r.get_int("experts_per_token", 1, kMaxExperts));
+        } else {
+            m.moe.top_k = static_cast<int>(r.get_int("num_experts_per_tok", 1, kMaxExperts));
+        }
+        if (fam == Family::GptOss) r.ignore("experts_per_token");
         m.moe.expert_ffn_hidden = m.ffn_hidden_size;
+    } else if (fam == Family::Llama4) {
+        // One routed expert (sigmoid of its top-k logit) plus one shared expert, both of
+        // width intermediate_size; MoE blocks interleave_moe_layer_step - 1, 2·step - 1, ...
+        m.moe.num_experts = static_cast<int>(r.get_int_or("num_local_experts", 16, 1, kMaxExperts));
+        m.moe.top_k = static_cast<int>(r.get_int_or("num_experts_per_tok", 1, 1, kMaxExperts));
+        m.moe.expert_ffn_hidden = r.get_int_or("intermediate_size", 8192, 1, kMaxWidth);
+        m.moe.num_shared_experts = 1;
+        m.moe.shared_ffn_hidden = m.moe.expert_ffn_hidden;
+        m.moe.router_score = "sigmoid";
+        const int step = static_cast<int>(r.get_int_or("interleave_moe_layer_step", 1, 1, kMaxLayers));
+        m.moe.first_k_dense = step - 1;
+        m.moe.layer_freq = step;
+        if (r.has("moe_layers") && !config.at("moe_layers").is_null()) {
+            const Json& v = r.raw("moe_layers");
+            std::vector<int> expected;
+            for (int b = 0; b < m.num_layers; ++b) {
+                if (m.is_moe_block(b)) expected.push_back(b);
+            }
+            if (!v.is_array() || v != Json(expected)) {
+                throw InputError(file, r.field("moe_layers"),
+                                 "only MoE blocks every interleave_moe_layer_step (" + std::to_string(step) +
+                                     ") blocks are supported, starting at block " + std::to_string(step - 1));
+            }
+        }
     } else if (fam == Family::Qwen2Moe) {
         m.moe.num_experts = static_cast<int>(r.get_int("num_experts", 1, kMaxExperts));
         m.moe.top_k = static_cast<int>(r.get_int("num_experts_per_tok", 1, kMaxExperts));
@@ -144,7 +354,8 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
         m.moe.shared_ffn_hidden = m.moe.num_shared_experts * m.moe.expert_ffn_hidden;
         m.moe.first_k_dense = static_cast<int>(r.get_int_or("first_k_dense_replace", 0, 0, kMaxLayers));
         m.moe.layer_freq = static_cast<int>(r.get_int_or("moe_layer_freq", 1, 1, kMaxLayers));
-        m.moe.router_bias = model_type == "deepseek_v3";
+        // noaux_tc routing adds e_score_correction_bias (modeling_deepseek_v3's MoEGate).
+        m.moe.router_bias = r.get_string_or("topk_method", model_type == "deepseek_v3" ? "noaux_tc" : "greedy") == "noaux_tc";
     }
     if (fam == Family::DeepSeek) {
         m.uses_mla = true;
@@ -155,6 +366,7 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
         m.mla.v_head_dim = r.get_int("v_head_dim", 1, kMaxWidth);
         m.head_dim = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
     }
+    read_glu_activation(r, config, fam, m);
     // Position, norm and attention details (defaults as transformers' config classes).
     if (!m.learned_position_embeddings) {
         m.rope.theta = r.get_number_or("rope_theta", 10000.0, 1.0, 1e12);
@@ -190,9 +402,12 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
     m.hidden_dropout = r.get_number_or("hidden_dropout", r.get_number_or("resid_pdrop", pdrop_default, 0.0, 1.0), 0.0, 1.0);
     m.attention_dropout = r.get_number_or("attention_dropout", r.get_number_or("attn_pdrop", pdrop_default, 0.0, 1.0), 0.0, 1.0);
     m.qk_norm = model_type == "qwen3" || model_type == "qwen3_moe" || model_type == "gemma3_text";
-    if (r.has("sliding_window") && !config.at("sliding_window").is_null() &&
-        r.get_bool_or("use_sliding_window", true)) {
-        m.sliding_window = r.get_int("sliding_window", 1, kMaxPositions);
+    read_local_attention(r, config, fam, model_type, m);
+    m.attention_sinks = fam == Family::GptOss;  // one learned logit per head (GptOssAttention.sinks)
+    // Gemma 2's tanh soft-caps (Gemma 3 states them as null).
+    for (auto [key, out] : {std::pair<const char*, double*>{"attn_logit_softcapping", &m.attn_logit_softcap},
+                            {"final_logit_softcapping", &m.final_logit_softcap}}) {
+        if (r.has(key) && !config.at(key).is_null()) *out = r.get_number(key, 0.0, 1e6);
     }
     if (fam == Family::DeepSeek) {
         m.mtp_layers = static_cast<int>(r.get_int_or("num_nextn_predict_layers", 0, 0, 64));
@@ -246,6 +461,12 @@ Json model_to_hf_config(const ModelSpec& m) {
     }
     j["hidden_size"] = m.hidden_size;
     j["num_hidden_layers"] = m.num_layers;
+    if (m.mlp == MlpKind::Gated) {
+        j["hidden_act"] = m.glu_activation.empty()            ? "silu"
+                          : m.glu_activation == "gelu_tanh" ? "gelu_pytorch_tanh"
+                                                            : m.glu_activation;
+        if (m.family == "gpt_oss") j["swiglu_limit"] = m.glu_clamp;
+    }
     if (!m.learned_position_embeddings) {
         j["rope_theta"] = m.rope.theta;
         j[m.family == "gpt_neox" ? "rotary_pct" : "partial_rotary_factor"] = m.rope.percent;
@@ -254,10 +475,27 @@ Json model_to_hf_config(const ModelSpec& m) {
     j[m.family == "gpt_neox" ? "layer_norm_eps" : "rms_norm_eps"] = m.norm_eps;
     j["hidden_dropout"] = m.hidden_dropout;
     j["attention_dropout"] = m.attention_dropout;
+    // Local attention as transformers' layer_types, which every family's reader takes; the
+    // families whose defaults are local get the list even when all blocks are full.
+    const bool local_default = m.family == "gemma2" || m.family == "gemma3_text" ||
+                               m.family == "gpt_oss" || m.family == "llama4_text";
+    if (m.sliding_window > 0 || m.attention_chunk > 0 || local_default) {
+        Json types = Json::array();
+        for (int b = 0; b < m.num_layers; ++b) {
+            types.push_back(!m.is_local_attention_block(b) ? "full_attention"
+                            : m.attention_chunk > 0        ? "chunked_attention"
+                                                           : "sliding_attention");
+        }
+        j["layer_types"] = types;
+    }
     if (m.sliding_window > 0) {
         j["sliding_window"] = m.sliding_window;
         j["use_sliding_window"] = true;
     }
+    if (m.attention_chunk > 0) j["attention_chunk_size"] = m.attention_chunk;
+    else if (m.family == "llama4_text") j["attention_chunk_size"] = nullptr;
+    if (m.attn_logit_softcap > 0) j["attn_logit_softcapping"] = m.attn_logit_softcap;
+    if (m.final_logit_softcap > 0) j["final_logit_softcapping"] = m.final_logit_softcap;
     j["num_attention_heads"] = m.num_heads;
     j["num_key_value_heads"] = m.num_kv_heads;
     j["head_dim"] = m.head_dim;
@@ -268,16 +506,23 @@ Json model_to_hf_config(const ModelSpec& m) {
     if (m.family != "qwen2" && m.family != "qwen2_moe" && m.family != "gpt_neox") {
         j["attention_bias"] = m.qkv_bias;
     }
-    if (m.family == "mixtral") {
+    if (m.family == "mixtral" || m.family == "gpt_oss") {
         j["num_local_experts"] = m.moe.num_experts;
         j["num_experts_per_tok"] = m.moe.top_k;
+    } else if (m.family == "llama4_text") {
+        j["num_local_experts"] = m.moe.num_experts;
+        j["num_experts_per_tok"] = m.moe.top_k;
+        j["intermediate_size"] = m.moe.expert_ffn_hidden;
+        j["intermediate_size_mlp"] = m.ffn_hidden_size;
+        j["interleave_moe_layer_step"] = m.moe.layer_freq;
     } else if (m.family == "qwen2_moe" || m.family == "qwen3_moe") {
         j["num_experts"] = m.moe.num_experts;
         j["num_experts_per_tok"] = m.moe.top_k;
         j["moe_intermediate_size"] = m.moe.expert_ffn_hidden;
         j["shared_expert_intermediate_size"] = m.moe.shared_ffn_hidden;
         j["decoder_sparse_step"] = m.moe.layer_freq;
-    } else if (m.family == "deepseek_v3" || m.family == "deepseek_v2" || m.family == "deepseek") {
+    } else if (m.family == "deepseek_v3" || m.family == "deepseek_v2" || m.family == "kimi_k2" ||
+               m.family == "deepseek") {
         j["n_routed_experts"] = m.moe.num_experts;
         j["num_experts_per_tok"] = m.moe.top_k;
         j["moe_intermediate_size"] = m.moe.expert_ffn_hidden;
@@ -285,6 +530,7 @@ Json model_to_hf_config(const ModelSpec& m) {
         j["first_k_dense_replace"] = m.moe.first_k_dense;
         j["moe_layer_freq"] = m.moe.layer_freq;
         j["scoring_func"] = m.moe.router_score;
+        j["topk_method"] = m.moe.router_bias ? "noaux_tc" : "greedy";
         if (m.family == "deepseek") return j;
         j["num_nextn_predict_layers"] = m.mtp_layers;
         j.erase("head_dim");

@@ -1,5 +1,7 @@
 #include "core/model/layer_graph.h"
 
+#include <algorithm>
+
 namespace meshwork {
 
 std::string to_string(LayerKind kind) {
@@ -10,6 +12,7 @@ std::string to_string(LayerKind kind) {
         case LayerKind::Mlp: return "mlp";
         case LayerKind::Moe: return "moe";
         case LayerKind::LmHead: return "lm_head";
+        case LayerKind::Mtp: return "mtp";
     }
     return "?";
 }
@@ -61,6 +64,11 @@ Layer attention_layer(const ModelSpec& m, int block) {
         if (m.qk_norm) other += 2 * m.head_dim;  // one norm weight per head dim, for Q and K
         score_dims = 2.0 * static_cast<double>(q);
     }
+    if (m.attention_sinks) other += m.num_heads;  // one learned sink logit per head
+    if (m.is_local_attention_block(block)) {
+        l.local_tokens = m.attention_chunk > 0 ? m.attention_chunk : m.sliding_window;
+        l.chunked = m.attention_chunk > 0;
+    }
     l.params = gemm_params + other;
     l.active_params = l.params;
     l.gemm_flops_per_token = 2.0 * static_cast<double>(gemm_params);
@@ -87,7 +95,9 @@ Layer moe_layer(const ModelSpec& m, int block) {
     l.name = "block." + std::to_string(block) + ".moe";
     const auto& e = m.moe;
     const std::int64_t h = m.hidden_size;
-    const std::int64_t router = h * e.num_experts + (e.router_bias ? e.num_experts : 0);
+    // The router's bias: DeepSeek-V3's score correction, or a plain linear bias (gpt-oss).
+    const std::int64_t router =
+        h * e.num_experts + (e.router_bias || m.linear_bias ? e.num_experts : 0);
     const std::int64_t expert = mlp_params(m, e.expert_ffn_hidden);
     const std::int64_t shared = e.shared_ffn_hidden > 0 ? mlp_params(m, e.shared_ffn_hidden) : 0;
     const std::int64_t shared_gate = e.shared_expert_gate ? h : 0;
@@ -112,7 +122,37 @@ Layer norm_layer(const ModelSpec& m, int block, const std::string& name) {
     return l;
 }
 
+// One multi-token-prediction module (DeepSeek-V3, Megatron-LM's MultiTokenPredictionLayer):
+// norms of the hidden state and of the next token's embedding, a 2h -> h projection, one
+// transformer block like the last one, and a final norm; embedding and head are shared.
+// FLOPs: the block and the projection, plus the shared head's GEMM once more.
+Layer mtp_layer(const ModelSpec& m, int index) {
+    Layer l;
+    l.kind = LayerKind::Mtp;
+    l.name = "mtp." + std::to_string(index);
+    const std::int64_t h = m.hidden_size;
+    const int last = m.num_layers - 1;
+    const Layer attn = attention_layer(m, last);
+    const Layer ffn = m.is_moe_block(last) ? moe_layer(m, last) : dense_mlp_layer(m, last);
+    const std::int64_t norms = 3 * norm_params(m, h) + 2 * norm_params(m, h);  // 3 own + the block's 2
+    const std::int64_t proj = 2 * h * h;
+    l.params = norms + proj + attn.params + ffn.params;
+    l.active_params = norms + proj + attn.active_params + ffn.active_params;
+    l.gemm_flops_per_token = 2.0 * static_cast<double>(proj) + attn.gemm_flops_per_token +
+                             ffn.gemm_flops_per_token + 2.0 * static_cast<double>(m.vocab_size * h);
+    l.attention_flops_per_token_per_context = attn.attention_flops_per_token_per_context;
+    l.local_tokens = attn.local_tokens;
+    l.chunked = attn.chunked;
+    return l;
+}
+
 }  // namespace
+
+double Layer::context(std::int64_t seq_len, bool causal) const {
+    const double seq = static_cast<double>(seq_len);
+    if (!causal) return local_tokens > 0 ? std::min(seq, static_cast<double>(local_tokens)) : seq;
+    return causal_context_tokens(seq, local_tokens, chunked);
+}
 
 LayerGraph build_layer_graph(const ModelSpec& m) {
     LayerGraph g;
@@ -142,6 +182,7 @@ LayerGraph build_layer_graph(const ModelSpec& m) {
     head.active_params = head.params;
     head.gemm_flops_per_token = 2.0 * static_cast<double>(m.vocab_size * h);
     g.layers.push_back(head);
+    for (int i = 0; i < m.mtp_layers; ++i) g.layers.push_back(mtp_layer(m, i));
 
     for (const auto& l : g.layers) {
         g.params_total += l.params;
@@ -151,21 +192,19 @@ LayerGraph build_layer_graph(const ModelSpec& m) {
 }
 
 double LayerGraph::forward_flops_per_token(std::int64_t seq_len, bool causal) const {
-    const double context = causal ? static_cast<double>(seq_len) / 2.0 : static_cast<double>(seq_len);
     double total = 0;
     for (const auto& l : layers) {
-        total += l.gemm_flops_per_token + l.attention_flops_per_token_per_context * context;
+        total += l.gemm_flops_per_token + l.attention_flops_per_token_per_context * l.context(seq_len, causal);
     }
     return total;
 }
 
 double LayerGraph::block_forward_flops_per_token(int block, std::int64_t seq_len,
                                                  bool causal) const {
-    const double context = causal ? static_cast<double>(seq_len) / 2.0 : static_cast<double>(seq_len);
     double total = 0;
     for (const auto& l : layers) {
         if (l.block != block) continue;
-        total += l.gemm_flops_per_token + l.attention_flops_per_token_per_context * context;
+        total += l.gemm_flops_per_token + l.attention_flops_per_token_per_context * l.context(seq_len, causal);
     }
     return total;
 }

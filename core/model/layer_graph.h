@@ -9,14 +9,16 @@
 
 namespace meshwork {
 
-enum class LayerKind { Embedding, Norm, Attention, Mlp, Moe, LmHead };
+// Mtp: one DeepSeek-V3 multi-token-prediction module (its norms, projection and block; it
+// shares the embedding and the output head), held by the last pipeline stage.
+enum class LayerKind { Embedding, Norm, Attention, Mlp, Moe, LmHead, Mtp };
 
 std::string to_string(LayerKind kind);
 
 struct Layer {
     LayerKind kind = LayerKind::Norm;
-    std::string name;   // "embedding", "block.3.attention", "block.3.moe", "final_norm", ...
-    int block = -1;     // transformer block index; -1 for embedding, final norm and LM head
+    std::string name;   // "embedding", "block.3.attention", "block.3.moe", "final_norm", "mtp.0"
+    int block = -1;     // transformer block index; -1 for embedding, final norm, LM head, MTP
     std::int64_t params = 0;         // all parameters
     std::int64_t active_params = 0;  // parameters a token touches (top-k experts only)
     // Forward FLOPs per token of the weight GEMMs (2 per multiply-add of active weights).
@@ -24,6 +26,11 @@ struct Layer {
     // Forward FLOPs per token per token of context in score and context products (QK^T, AV),
     // without causal masking: multiply by the attended length (seq, or seq/2 when causal).
     double attention_flops_per_token_per_context = 0;
+    // Local attention of this layer (ModelSpec's window or chunk); 0 = the whole context.
+    std::int64_t local_tokens = 0;
+    bool chunked = false;
+    // Keys a query attends to on average: seq (or the causal average) capped by the window.
+    [[nodiscard]] double context(std::int64_t seq_len, bool causal) const;
 };
 
 struct LayerGraph {

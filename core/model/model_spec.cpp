@@ -14,6 +14,29 @@ int ModelSpec::num_moe_blocks() const {
     return n;
 }
 
+bool ModelSpec::is_local_attention_block(int block) const {
+    if (sliding_window <= 0 && attention_chunk <= 0) return false;
+    return global_attention_every <= 0 || (block + 1) % global_attention_every != 0;
+}
+
+double causal_context_tokens(double seq, std::int64_t local_tokens, bool chunked) {
+    // Full causal attention: query i sees i + 1 keys, seq/2 on average (the convention the
+    // cost model and LayerGraph use throughout).
+    const double full = seq / 2.0;
+    const double w = static_cast<double>(local_tokens);
+    if (local_tokens <= 0 || w >= seq) return full;
+    // Chunks restart the causal triangle every C tokens: C/2 keys on average.
+    if (chunked) return w / 2.0;
+    // Sliding window W: min(i + 1, W) keys, W - W^2/(2 seq) on average (seq/2 at W = seq).
+    return w - w * w / (2.0 * seq);
+}
+
+double ModelSpec::causal_context(int block, double seq) const {
+    if (!is_local_attention_block(block)) return seq / 2.0;
+    return attention_chunk > 0 ? causal_context_tokens(seq, attention_chunk, true)
+                               : causal_context_tokens(seq, sliding_window, false);
+}
+
 std::string ModelSpec::attention_kind() const {
     if (uses_mla) return "MLA";
     if (num_kv_heads == num_heads) return "MHA";

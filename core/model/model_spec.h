@@ -26,9 +26,9 @@ struct MoeSpec {
     std::int64_t expert_ffn_hidden = 0;    // hidden size of one routed expert
     int num_shared_experts = 0;            // always-active experts
     std::int64_t shared_ffn_hidden = 0;    // hidden size of all shared experts together
-    bool shared_expert_gate = false;       // Qwen2-MoE scales the shared expert by a gate
-    bool router_bias = false;              // DeepSeek-V3's e_score_correction_bias
-    std::string router_score = "softmax";  // router score function: softmax or sigmoid (V3)
+    bool shared_expert_gate = false;       // Qwen2-MoE scales the shared expert by a gate (h params)
+    bool router_bias = false;              // DeepSeek-V3's e_score_correction_bias (E params)
+    std::string router_score = "softmax";  // router score function: softmax or sigmoid (V3, Llama 4)
     int first_k_dense = 0;                 // the first k blocks use a dense MLP
     int layer_freq = 1;                    // every layer_freq-th block (after first_k_dense) is MoE
     bool operator==(const MoeSpec&) const = default;
@@ -42,6 +42,10 @@ struct RopeSpec {
     double factor = 1.0;       // the scaling factor
     bool operator==(const RopeSpec&) const = default;
 };
+
+// Keys a query attends to on average in causal attention over `seq` tokens, for a local
+// window or chunk of `local_tokens` (0 = the whole context).
+double causal_context_tokens(double seq, std::int64_t local_tokens, bool chunked);
 
 struct ModelSpec {
     std::string name;        // preset name or file stem
@@ -60,13 +64,29 @@ struct ModelSpec {
     bool linear_bias = false;                  // biases on every linear layer (GPT-2, NeoX)
     NormKind norm = NormKind::RmsNorm;
     MlpKind mlp = MlpKind::Gated;
+    // A gated MLP's activation: "" = SiLU (SwiGLU), "gelu_tanh" (Gemma's GeGLU),
+    // "quick_gelu" (x·σ(1.702x); gpt-oss). gpt-oss also clamps the gate to at most
+    // `glu_clamp` and the linear half to ±glu_clamp, and adds `glu_linear_offset` to it.
+    std::string glu_activation;
+    double glu_clamp = 0;          // 0 = no clamp
+    double glu_linear_offset = 0;
     bool uses_mla = false;
     MlaDims mla;
     MoeSpec moe;
     RopeSpec rope;
     double norm_eps = 1e-5;                    // epsilon of every norm
     bool qk_norm = false;                      // RMSNorm of Q and K per head (Qwen3, Gemma 3)
-    std::int64_t sliding_window = 0;           // attention window in tokens; 0 = full context
+    // Local attention. A windowed block attends to the last `sliding_window` tokens (itself
+    // included, as transformers' masks count it); a chunked block (Llama 4) attends within
+    // fixed chunks of `attention_chunk` tokens. With either, every `global_attention_every`-th
+    // block (1-based: blocks N-1, 2N-1, ...; Megatron-LM's --window-attn-skip-freq) attends
+    // to the whole context; 0 = every block is local.
+    std::int64_t sliding_window = 0;           // tokens; 0 = none
+    std::int64_t attention_chunk = 0;          // tokens; 0 = none
+    int global_attention_every = 0;
+    bool attention_sinks = false;              // gpt-oss: a learned sink logit per head
+    double attn_logit_softcap = 0;             // Gemma 2: cap·tanh(score/cap); 0 = none
+    double final_logit_softcap = 0;            // Gemma 2: the same on the output logits
     int mtp_layers = 0;                        // DeepSeek-V3 multi-token prediction layers
     // Dropout probabilities in training. A mask is stored for the backward only when the
     // probability is above 0 (PyTorch's dropout returns its input at p = 0): Llama-family
@@ -78,6 +98,10 @@ struct ModelSpec {
     // Whether transformer block `block` (0-based) has an MoE layer instead of a dense MLP.
     [[nodiscard]] bool is_moe_block(int block) const;
     [[nodiscard]] int num_moe_blocks() const;
+    // Whether block `block` (0-based) attends to a window or chunk rather than the whole context.
+    [[nodiscard]] bool is_local_attention_block(int block) const;
+    // Keys a query of block `block` attends to on average, causal, over `seq` tokens.
+    [[nodiscard]] double causal_context(int block, double seq) const;
     // Attention variant in words: "MHA", "GQA", "MQA" or "MLA".
     [[nodiscard]] std::string attention_kind() const;
 

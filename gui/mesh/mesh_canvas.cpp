@@ -32,7 +32,7 @@ std::vector<double> flops_share_per_stage(const Layout& layout) {
     std::vector<double> block_flops(static_cast<std::size_t>(layout.model.num_layers), 0.0);
     double head = 0, embed = 0;
     for (const auto& l : g.layers) {
-        const double f = l.gemm_flops_per_token + l.attention_flops_per_token_per_context * seq / 2.0;
+        const double f = l.gemm_flops_per_token + l.attention_flops_per_token_per_context * l.context(seq, true);
         if (l.block >= 0) block_flops[static_cast<std::size_t>(l.block)] += f;
         else if (l.kind == LayerKind::Embedding) embed += f;
         else head += f;

@@ -11,9 +11,9 @@
 namespace meshwork::gui {
 
 namespace {
-// Forward FLOPs per token of one layer at a causal context of seq/2.
+// Forward FLOPs per token of one layer, causal (seq/2 keys, fewer in windowed blocks).
 double layer_flops(const Layer& l, int seq_length) {
-    return l.gemm_flops_per_token + l.attention_flops_per_token_per_context * seq_length / 2.0;
+    return l.gemm_flops_per_token + l.attention_flops_per_token_per_context * l.context(seq_length, true);
 }
 
 QTreeWidgetItem* add_item(QTreeWidgetItem* parent, const QString& name, double params, double flops) {

@@ -88,6 +88,15 @@ void TestCli::describe_405b_json() {
     QCOMPARE(r9["node"].get<int>(), 1);
     QCOMPARE(r9["local_gpu"].get<int>(), 1);
     QCOMPARE(j["mesh"]["ranks"][16383]["pp"].get<int>(), 15);
+    QVERIFY(!j["model"].contains("local_attention"));  // full attention: no such key
+    // gpt-oss-20b: every other block slides a 128-token window; sinks are stated.
+    const Result oss = run_cli({"describe", "--model", "gpt-oss-20b", "--json"});
+    QCOMPARE(oss.exit_code, 0);
+    const auto m = nlohmann::json::parse(oss.out.toStdString())["model"];
+    QCOMPARE(m["local_attention"]["window_tokens"].get<int>(), 128);
+    QCOMPARE(m["local_attention"]["global_every"].get<int>(), 2);
+    QCOMPARE(m["local_attention"]["local_layers"].get<int>(), 12);
+    QVERIFY(m["attention_sinks"].get<bool>());
 }
 
 void TestCli::describe_human() {

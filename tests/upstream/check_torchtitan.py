@@ -509,9 +509,10 @@ def main():
     quant_init = ast.parse(git_show(a.gitdir, a.main, "torchtitan/components/quantization/__init__.py"))
     tables = {
         "flavors": {"llama3": flavors(a.gitdir, a.main, "llama3", "llama3_configs"),
-                    "deepseek_v3": flavors(a.gitdir, a.main, "deepseek_v3", "deepseekv3_configs")},
+                    "deepseek_v3": flavors(a.gitdir, a.main, "deepseek_v3", "deepseekv3_configs"),
+                    "gpt_oss": flavors(a.gitdir, a.main, "gpt_oss", "gptoss_configs")},
         "functions": {m: functions(a.gitdir, a.main, f"torchtitan/models/{m}/config_registry.py")
-                      for m in ("llama3", "deepseek_v3")},
+                      for m in ("llama3", "deepseek_v3", "gpt_oss")},
         "converters": {n.name for n in ast.walk(quant_init) if isinstance(n, ast.alias)},
     }
     cases = []
@@ -521,6 +522,8 @@ def main():
         ("llama3.1-405b", 128, [(8, 8, 1, 1, 1), (8, 4, 2, 1, 1)]),
         ("deepseek-v3", 256, [(1, 8, 1, 32, 1), (2, 4, 1, 16, 1), (2, 4, 1, 8, 2), (4, 2, 2, 16, 1), (1, 1, 1, 64, 1)]),
         ("mixtral-8x7b", 64, [(2, 4, 1, 8, 1), (1, 1, 1, 8, 1), (2, 2, 1, 4, 2)]),
+        ("gpt-oss-20b", 32, [(1, 1, 1, 8, 1), (2, 2, 1, 8, 1), (1, 4, 1, 4, 1)]),
+        ("gpt-oss-120b", 64, [(2, 4, 1, 8, 1), (1, 1, 1, 64, 1)]),
     ]:
         for (tp, pp, cp, ep, etp), zero, extra in itertools.product(
                 axes, (0, 1, 2, 3), ([], ["--dtype", "fp8"], ["--recompute", "full"],

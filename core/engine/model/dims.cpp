@@ -22,6 +22,13 @@ ModelDims make_dims(const Layout& l, const EngineOptions& o) {
     refuse(m.tie_embeddings, "model.tie_word_embeddings", "the engine runs untied embeddings");
     refuse(m.moe.num_shared_experts > 0, "model.moe.num_shared_experts",
            "the engine runs routed experts only");
+    refuse(!m.glu_activation.empty() || m.glu_clamp > 0 || m.glu_linear_offset != 0, "model.hidden_act",
+           "the engine runs SwiGLU MLPs");
+    refuse(m.sliding_window > 0 || m.attention_chunk > 0, "model.sliding_window",
+           "the engine runs full causal attention (no window or chunks)");
+    refuse(m.attention_sinks || m.attn_logit_softcap > 0 || m.final_logit_softcap > 0, "model.attention",
+           "the engine runs plain softmax attention (no sinks, no soft-caps)");
+    refuse(m.qk_norm || m.mtp_layers > 0, "model", "the engine runs no QK norm and no MTP modules");
     refuse(m.head_dim % 2 != 0, "model.head_dim", "rotary embeddings need an even head_dim");
     refuse(mesh.etp != 1, "parallel.etp", "the engine runs experts without expert tensor parallelism (etp 1)");
     refuse(m.num_kv_heads % mesh.tp != 0, "parallel.tp",

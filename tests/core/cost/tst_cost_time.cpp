@@ -144,6 +144,23 @@ private slots:
         QVERIFY(full.time.recompute_s > sel.time.recompute_s);
     }
 
+    // A sliding window cuts the fused attention of its blocks: less compute, fewer model
+    // FLOPs (the score term), the same parameters and stored activations.
+    void sliding_window_cuts_attention_not_memory() {
+        ModelSpec full = load_model("mistral-7b");
+        full.sliding_window = 0;
+        ModelSpec windowed = full;
+        windowed.sliding_window = 1024;
+        windowed.global_attention_every = 2;  // half the blocks slide
+        const Estimate a = estimate_layout(make_layout(full, "dgx-h100", 2, 2, 2, 1, 16, 16384));
+        const Estimate b = estimate_layout(make_layout(windowed, "dgx-h100", 2, 2, 2, 1, 16, 16384));
+        QVERIFY(sane(a) && sane(b));
+        QVERIFY(b.time.compute_s < a.time.compute_s);
+        QVERIFY(b.model_tflops_per_gpu * b.step_time_s < a.model_tflops_per_gpu * a.step_time_s);
+        QCOMPARE(b.stages[0].params_bytes, a.stages[0].params_bytes);
+        QCOMPARE(b.stages[0].activations_bytes, a.stages[0].activations_bytes);
+    }
+
     void metrics_are_consistent() {
         for (const char* name : {"gpt3-175b-a100-1024", "llama3-70b-h100-64", "mixtral-8x7b-h100-64",
                                  "llama3.1-405b-h100-16384", "tiny-cpu", "tiny-moe-cpu"}) {

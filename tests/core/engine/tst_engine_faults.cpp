@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -201,6 +202,23 @@ void TestEngineFaults::unsupported_model_is_refused() {
         QFAIL("tied embeddings accepted");
     } catch (const InputError& e) {
         QCOMPARE(QString::fromStdString(e.issues()[0].field), QString("model.tie_word_embeddings"));
+    }
+    // Model fields the engine does not run are refused, not silently dropped.
+    const std::vector<std::pair<std::function<void(ModelSpec&)>, QString>> cases = {
+        {[](ModelSpec& m) { m.sliding_window = 16; }, "model.sliding_window"},
+        {[](ModelSpec& m) { m.attention_sinks = true; }, "model.attention"},
+        {[](ModelSpec& m) { m.glu_activation = "gelu_tanh"; }, "model.hidden_act"},
+        {[](ModelSpec& m) { m.mtp_layers = 1; }, "model"},
+    };
+    for (const auto& [change, field] : cases) {
+        Layout l = build_layout(std::nullopt, ov);
+        change(l.model);
+        try {
+            run_in_process(l, {}, {});
+            QFAIL(qPrintable(field + " accepted"));
+        } catch (const InputError& e) {
+            QCOMPARE(QString::fromStdString(e.issues()[0].field), field);
+        }
     }
 }
 

@@ -144,6 +144,21 @@ void TestExportRoundTrip::megatron_variants() {
         l.training.dtype = DType::Fp16;
         expect_round_trip(l, ExportFormat::Megatron, options_for(l));
     }
+    {   // gpt-oss-20b: every other block a 128-token window, attention sinks, biases
+        // everywhere, YaRN; the window goes out as 127,0 and comes back as 128
+        LayoutOverrides o;
+        o.tp = 2;
+        o.ep = 4;
+        o.etp = 1;
+        o.gbs = 32;
+        const Layout l = from_model("gpt-oss-20b", "dgx-h100", 16, o);
+        expect_round_trip(l, ExportFormat::Megatron, options_for(l));
+        const std::string args = export_layout(l, ExportFormat::Megatron).text;
+        for (const char* flag : {"--window-size 127,0", "--window-attn-skip-freq 2", "--softmax-type learnable",
+                                 "--quick-geglu", "--glu-linear-offset 1", "--activation-func-clamp-value 7"}) {
+            QVERIFY2(args.find(flag) != std::string::npos, flag);
+        }
+    }
     {   // plain data parallelism in fp32 with unfused attention
         LayoutOverrides o;
         o.dtype = "fp32";
@@ -371,6 +386,24 @@ void TestExportRoundTrip::lossy_cases_name_the_loss() {
         const ExportResult e = export_layout(from_model("tiny-moe", "cpu-local", 8, o), ExportFormat::DeepSpeed);
         QVERIFY(has(e, "auto_ep_folding.py:215"));
         QVERIFY(!nlohmann::json::parse(e.text).contains("expert_parallel"));
+    }
+    {   // Llama 4's chunked attention and Gemma 2's soft-caps have no Megatron-LM flag
+        LayoutOverrides lo;
+        lo.ep = 8;
+        lo.etp = 1;
+        lo.gbs = 64;
+        const Layout scout = from_model("llama4-scout", "dgx-h100", 64, lo);
+        const auto e = export_layout(scout, ExportFormat::Megatron);
+        QVERIFY(has(e, "chunked attention"));
+        QVERIFY(e.text.find("--no-rope-freq 4") != std::string::npos);
+        Layout gemma = from_model("mistral-7b", "dgx-h100", 8, LayoutOverrides{});
+        gemma.model.attn_logit_softcap = 50;
+        gemma.model.final_logit_softcap = 30;
+        const auto g = export_layout(gemma, ExportFormat::Megatron);
+        QVERIFY(has(g, "attention logit soft-cap 50"));
+        QVERIFY(has(g, "final logit soft-cap 30"));
+        gemma.model.glu_activation = "gelu_tanh";
+        QVERIFY(has(export_layout(gemma, ExportFormat::Megatron), "GeGLU"));
     }
     LayoutOverrides o;
     o.schedule = "gpipe";

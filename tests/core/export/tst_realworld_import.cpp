@@ -289,6 +289,7 @@ private slots:
     void imports_with_authors_axes();
     void hf_configs_load_data();
     void hf_configs_load();
+    void hf_attention_details();
 };
 
 void TestRealworldImport::initTestCase() {
@@ -391,6 +392,23 @@ void TestRealworldImport::hf_configs_load() {
     const double params = static_cast<double>(build_layer_graph(model).params_total);
     QVERIFY2(std::abs(params - p.params) <= 0.005 * p.params,
              qPrintable(QString("%1 parameters, published %2 (%3)").arg(params, 0, 'f', 0).arg(p.params, 0, 'f', 0).arg(p.source)));
+}
+
+// The attention details the corpus configs state, as their authors wrote them: Gemma 2 9B
+// slides a 4096-token window on every other block with soft-caps 50 (scores) and 30
+// (logits); the Qwen configs state a window with use_sliding_window false (no window).
+void TestRealworldImport::hf_attention_details() {
+    const ModelSpec gemma = load_model((kCorpus / "hf" / "pydict__gemma2_9b.config.json").string());
+    QCOMPARE(gemma.sliding_window, std::int64_t{4096});
+    QCOMPARE(gemma.global_attention_every, 2);
+    QVERIFY(gemma.is_local_attention_block(0) && !gemma.is_local_attention_block(41));
+    QCOMPARE(gemma.attn_logit_softcap, 50.0);
+    QCOMPARE(gemma.final_logit_softcap, 30.0);
+    for (const char* f : {"llmprof__Qwen2.5-7B.config.json", "llmprof__Qwen3-8B.config.json",
+                          "derived__Qwen1.5-MoE-A2.7B-Chat-GPTQ.no_quant.config.json"}) {
+        const ModelSpec q = load_model((kCorpus / "hf" / f).string());
+        QVERIFY2(q.sliding_window == 0 && q.global_attention_every == 0, f);
+    }
 }
 
 QTEST_GUILESS_MAIN(TestRealworldImport)
