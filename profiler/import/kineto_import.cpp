@@ -234,6 +234,7 @@ ImportResult write_kineto_trace(KinetoFile& file, TraceSink& sink, const ImportO
                 if (ctx.step < 0) ctx.step = steps.step_at(r.start_ns);
             }
             if (r.kind == EventKind::Communication) {
+                e.collective = collective_of_event(r.name);
                 int comm = r.comm;
                 if (comm < 0 && r.external_id) {
                     if (auto c = comm_by_external.find(r.external_id); c != comm_by_external.end())

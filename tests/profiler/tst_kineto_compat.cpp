@@ -172,14 +172,14 @@ class KinetoCompatTest : public QObject {
         QCOMPARE(stats.collectives.size(), std::size_t{2});
         bool unsized = false;
         for (const auto& c : stats.collectives) {
-            if (c.collective == "all_gather") {
+            if (c.collective == Collective::AllGather) {
                 unsized = true;
                 QCOMPARE(c.bytes, std::int64_t{0});
                 QCOMPARE(stats_to_json(stats)["collectives"][0]["size_known"].get<bool>() ||
                              stats_to_json(stats)["collectives"][1]["size_known"].get<bool>(),
                          true);
             } else {
-                QCOMPARE(c.collective, std::string("all_reduce"));
+                QCOMPARE(c.collective, Collective::AllReduce);
             }
         }
         QVERIFY(unsized);

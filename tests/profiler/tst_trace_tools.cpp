@@ -167,14 +167,26 @@ private slots:
         QCOMPARE(s.kernels.front().count, std::int64_t{2});
         QCOMPARE(s.collectives.size(), std::size_t{1});
         const auto& c = s.collectives[0];
-        QCOMPARE(c.collective, std::string("all_reduce"));
+        QCOMPARE(c.collective, Collective::AllReduce);
+        QCOMPARE(stats_to_json(s)["collectives"][0]["collective"].get<std::string>(), std::string("all_reduce"));
         QCOMPARE(c.algbw_gbps, 1000000.0 / 100e-9 / 1e9);          // 10000 GB/s
         QCOMPARE(c.busbw_gbps, c.algbw_gbps * 2.0 * 3.0 / 4.0);    // 2(n-1)/n
-        QCOMPARE(bus_factor("all_gather", 8), 7.0 / 8.0);
-        QCOMPARE(bus_factor("broadcast", 8), 1.0);
-        QCOMPARE(collective_of_event("ncclDevKernel_AllGather_RING_LL"), std::string("all_gather"));
-        QCOMPARE(collective_of_event("all_to_all(ep)"), std::string("all_to_all"));
-        QCOMPARE(collective_of_event("gemm"), std::string());
+        QCOMPARE(bus_factor(Collective::AllGather, 8), 7.0 / 8.0);
+        QCOMPARE(bus_factor(Collective::AllToAll, 8), 7.0 / 8.0);
+        QCOMPARE(bus_factor(Collective::Broadcast, 8), 1.0);
+        QCOMPARE(bus_factor(Collective::AllReduce, 1), 1.0);
+        QCOMPARE(collective_of_event("ncclDevKernel_AllGather_RING_LL"), Collective::AllGather);
+        QCOMPARE(collective_of_event("ncclDevKernel_Generic"), Collective::Generic);
+        QCOMPARE(collective_of_event("all_to_all(ep)"), Collective::AllToAll);
+        QCOMPARE(collective_of_event("gemm"), Collective::None);
+        // Meshwork names: the collective, then the end or one of "( :.".
+        QCOMPARE(collective_of_name("reduce_scatter(dp).grads"), Collective::ReduceScatter);
+        QCOMPARE(collective_of_name("send_recv"), Collective::SendRecv);
+        QCOMPARE(collective_of_name("send(pp).activation"), Collective::Send);
+        QCOMPARE(collective_of_name("reduce_kernel"), Collective::None);
+        QCOMPARE(collective_of_name("generic"), Collective::None);
+        QCOMPARE(std::string(to_string(Collective::AllReduce)), std::string("all_reduce"));
+        QCOMPARE(std::string(collective_label(Collective::None)), std::string("other"));
     }
 
     // A run of three steps compares with a prediction of one: per-step means over the steps
