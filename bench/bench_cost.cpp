@@ -5,10 +5,10 @@
 
 #include <sys/resource.h>
 
-#include "common/resources.h"
-#include "cost/cost_model.h"
-#include "layout/layout_json.h"
-#include "sim/simulate.h"
+#include "core/common/resources.h"
+#include "core/cost/cost_model.h"
+#include "core/layout/layout_json.h"
+#include "core/sim/simulate.h"
 
 using namespace meshwork;
 

@@ -13,12 +13,12 @@
 #include <thread>
 #include <vector>
 
-#include "engine/comm/inproc_world.h"
-#include "engine/cpu/cpu_backend.h"
-#include "engine/engine_run.h"
-#include "engine/reference_layouts.h"
-#include "engine/rank_context.h"
-#include "layout/layout_overrides.h"
+#include "core/engine/comm/inproc_world.h"
+#include "core/engine/cpu/cpu_backend.h"
+#include "core/engine/engine_run.h"
+#include "core/engine/reference_layouts.h"
+#include "core/engine/rank_context.h"
+#include "core/layout/layout_overrides.h"
 
 using namespace meshwork;
 using namespace meshwork::engine;

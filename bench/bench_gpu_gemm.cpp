@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "cluster/cluster_spec.h"
+#include "core/cluster/cluster_spec.h"
 
 #if MESHWORK_HAVE_CUDA
-#include "engine/cuda/cuda_bench.h"
+#include "core/engine/cuda/cuda_bench.h"
 #endif
 
 namespace {

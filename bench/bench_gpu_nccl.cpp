@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "engine/cuda/cuda_runtime_probe.h"
-#include "engine/nccl/nccl_factory.h"
+#include "core/engine/cuda/cuda_runtime_probe.h"
+#include "core/engine/nccl/nccl_factory.h"
 #endif
 
 int main(int argc, char** argv) {

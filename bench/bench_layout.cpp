@@ -2,10 +2,10 @@
 // a layout, building its mesh and mapping ranks.
 #include <benchmark/benchmark.h>
 
-#include "common/resources.h"
-#include "layout/layout_json.h"
-#include "layout/layout_validate.h"
-#include "mesh/device_mesh.h"
+#include "core/common/resources.h"
+#include "core/layout/layout_json.h"
+#include "core/layout/layout_validate.h"
+#include "core/mesh/device_mesh.h"
 
 using namespace meshwork;
 

@@ -5,10 +5,10 @@
 
 #include <chrono>
 
-#include "cluster/cluster_spec.h"
-#include "cost/cost_model.h"
-#include "model/hf_config.h"
-#include "search/search.h"
+#include "core/cluster/cluster_spec.h"
+#include "core/cost/cost_model.h"
+#include "core/model/hf_config.h"
+#include "core/search/search.h"
 
 using namespace meshwork;
 using namespace meshwork::search;

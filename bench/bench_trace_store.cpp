@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "store/trace_reader.h"
-#include "store/trace_writer.h"
+#include "profiler/store/trace_reader.h"
+#include "profiler/store/trace_writer.h"
 
 using namespace meshwork;
 using namespace meshwork::profiler;

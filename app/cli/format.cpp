@@ -1,4 +1,4 @@
-#include "format.h"
+#include "app/cli/format.h"
 
 #include <cmath>
 #include <cstdio>

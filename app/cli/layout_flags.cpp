@@ -1,6 +1,6 @@
-#include "layout_flags.h"
+#include "app/cli/layout_flags.h"
 
-#include "common/error.h"
+#include "core/common/error.h"
 
 namespace meshwork::cli {
 

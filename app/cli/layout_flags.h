@@ -8,8 +8,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "layout/layout.h"
-#include "layout/layout_overrides.h"
+#include "core/layout/layout.h"
+#include "core/layout/layout_overrides.h"
 
 namespace meshwork::cli {
 

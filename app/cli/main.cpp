@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "common/error.h"
-#include "exit_codes.h"
-#include "verb.h"
+#include "core/common/error.h"
+#include "app/cli/exit_codes.h"
+#include "app/cli/verb.h"
 
 namespace {
 

@@ -10,16 +10,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/calibrate.h"
-#include "analysis/trace_compare.h"
-#include "common/error.h"
-#include "common/json_reader.h"
-#include "exit_codes.h"
-#include "layout/layout_json.h"
-#include "sim/simulate.h"
-#include "store/trace_reader.h"
-#include "store/trace_writer.h"
-#include "verb.h"
+#include "profiler/analysis/calibrate.h"
+#include "profiler/analysis/trace_compare.h"
+#include "core/common/error.h"
+#include "core/common/json_reader.h"
+#include "app/cli/exit_codes.h"
+#include "core/layout/layout_json.h"
+#include "core/sim/simulate.h"
+#include "profiler/store/trace_reader.h"
+#include "profiler/store/trace_writer.h"
+#include "app/cli/verb.h"
 
 namespace meshwork::cli {
 

@@ -6,14 +6,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/trace_compare.h"
-#include "common/error.h"
-#include "common/json_reader.h"
-#include "exit_codes.h"
-#include "format.h"
-#include "layout/layout_json.h"
-#include "store/trace_reader.h"
-#include "verb.h"
+#include "profiler/analysis/trace_compare.h"
+#include "core/common/error.h"
+#include "core/common/json_reader.h"
+#include "app/cli/exit_codes.h"
+#include "app/cli/format.h"
+#include "core/layout/layout_json.h"
+#include "profiler/store/trace_reader.h"
+#include "app/cli/verb.h"
 
 namespace meshwork::cli {
 

@@ -1,12 +1,12 @@
 // meshwork-cli describe: the model and mesh summary of a layout.
 #include <iostream>
 
-#include "exit_codes.h"
-#include "format.h"
-#include "layout/layout_summary.h"
-#include "layout/layout_validate.h"
-#include "layout_flags.h"
-#include "verb.h"
+#include "app/cli/exit_codes.h"
+#include "app/cli/format.h"
+#include "core/layout/layout_summary.h"
+#include "core/layout/layout_validate.h"
+#include "app/cli/layout_flags.h"
+#include "app/cli/verb.h"
 
 namespace meshwork::cli {
 

@@ -1,13 +1,13 @@
 // meshwork-cli estimate: the analytical cost model of a layout (docs/cost-model.md).
 #include <iostream>
 
-#include "cost/cost_model.h"
-#include "cost/estimate_json.h"
-#include "cost/estimate_report.h"
-#include "exit_codes.h"
-#include "layout/layout_validate.h"
-#include "layout_flags.h"
-#include "verb.h"
+#include "core/cost/cost_model.h"
+#include "core/cost/estimate_json.h"
+#include "core/cost/estimate_report.h"
+#include "app/cli/exit_codes.h"
+#include "core/layout/layout_validate.h"
+#include "app/cli/layout_flags.h"
+#include "app/cli/verb.h"
 
 namespace meshwork::cli {
 

@@ -1,14 +1,14 @@
 // meshwork-cli export: a layout as a production job config (docs/export.md).
 #include <iostream>
 
-#include "common/error.h"
-#include "common/json_reader.h"
-#include "exit_codes.h"
-#include "export/exporter.h"
-#include "export/text_file.h"
-#include "layout/layout_validate.h"
-#include "layout_flags.h"
-#include "verb.h"
+#include "core/common/error.h"
+#include "core/common/json_reader.h"
+#include "app/cli/exit_codes.h"
+#include "core/export/exporter.h"
+#include "core/export/text_file.h"
+#include "core/layout/layout_validate.h"
+#include "app/cli/layout_flags.h"
+#include "app/cli/verb.h"
 
 namespace meshwork::cli {
 

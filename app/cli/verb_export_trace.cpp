@@ -3,10 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "exit_codes.h"
-#include "export/chrome_trace_export.h"
-#include "store/trace_reader.h"
-#include "verb.h"
+#include "app/cli/exit_codes.h"
+#include "profiler/export/chrome_trace_export.h"
+#include "profiler/store/trace_reader.h"
+#include "app/cli/verb.h"
 
 namespace meshwork::cli {
 

@@ -4,14 +4,14 @@
 #include <map>
 #include <optional>
 
-#include "common/error.h"
-#include "common/json_reader.h"
-#include "exit_codes.h"
-#include "export/importer.h"
-#include "export/text_file.h"
-#include "layout/layout_json.h"
-#include "layout/layout_validate.h"
-#include "verb.h"
+#include "core/common/error.h"
+#include "core/common/json_reader.h"
+#include "app/cli/exit_codes.h"
+#include "core/export/importer.h"
+#include "core/export/text_file.h"
+#include "core/layout/layout_json.h"
+#include "core/layout/layout_validate.h"
+#include "app/cli/verb.h"
 
 namespace meshwork::cli {
 

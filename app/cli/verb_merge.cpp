@@ -4,12 +4,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/error.h"
-#include "exit_codes.h"
-#include "import/import_many.h"
-#include "merge/trace_merge.h"
-#include "store/trace_output.h"
-#include "verb.h"
+#include "core/common/error.h"
+#include "app/cli/exit_codes.h"
+#include "profiler/import/import_many.h"
+#include "profiler/merge/trace_merge.h"
+#include "profiler/store/trace_output.h"
+#include "app/cli/verb.h"
 
 namespace meshwork::cli {
 

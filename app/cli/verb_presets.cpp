@@ -1,13 +1,13 @@
 // meshwork-cli presets: the bundled models, clusters, GPU kinds and example layouts.
 #include <iostream>
 
-#include "cluster/cluster_spec.h"
-#include "common/resources.h"
-#include "exit_codes.h"
-#include "format.h"
-#include "model/hf_config.h"
-#include "model/layer_graph.h"
-#include "verb.h"
+#include "core/cluster/cluster_spec.h"
+#include "core/common/resources.h"
+#include "app/cli/exit_codes.h"
+#include "app/cli/format.h"
+#include "core/model/hf_config.h"
+#include "core/model/layer_graph.h"
+#include "app/cli/verb.h"
 
 namespace meshwork::cli {
 

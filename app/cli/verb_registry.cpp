@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "verb.h"
+#include "app/cli/verb.h"
 
 namespace meshwork::cli {
 

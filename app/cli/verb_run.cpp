@@ -9,20 +9,20 @@
 #include <iostream>
 #include <sstream>
 
-#include "collect/cupti_collector.h"
-#include "common/error.h"
-#include "engine/cuda_plugin.h"
-#include "engine/engine_run.h"
-#include "engine/memory_estimate.h"
-#include "engine/precision.h"
-#include "engine/stop.h"
-#include "exit_codes.h"
-#include "layout/layout_validate.h"
-#include "layout_flags.h"
-#include "store/trace_writer.h"
-#include "verb.h"
+#include "profiler/collect/cupti_collector.h"
+#include "core/common/error.h"
+#include "core/engine/cuda_plugin.h"
+#include "core/engine/engine_run.h"
+#include "core/engine/memory_estimate.h"
+#include "core/engine/precision.h"
+#include "core/engine/stop.h"
+#include "app/cli/exit_codes.h"
+#include "core/layout/layout_validate.h"
+#include "app/cli/layout_flags.h"
+#include "profiler/store/trace_writer.h"
+#include "app/cli/verb.h"
 #ifdef MESHWORK_HAVE_MPI
-#include "engine/comm/mpi_communicator.h"
+#include "core/engine/comm/mpi_communicator.h"
 #endif
 
 namespace meshwork::cli {

@@ -4,16 +4,16 @@
 #include <cstdio>
 #include <iostream>
 
-#include "cluster/cluster_spec.h"
-#include "common/error.h"
-#include "exit_codes.h"
-#include "format.h"
-#include "layout/layout_json.h"
-#include "model/hf_config.h"
-#include "search/search.h"
-#include "search/search_json.h"
-#include "search/simulator_rerank.h"
-#include "verb.h"
+#include "core/cluster/cluster_spec.h"
+#include "core/common/error.h"
+#include "app/cli/exit_codes.h"
+#include "app/cli/format.h"
+#include "core/layout/layout_json.h"
+#include "core/model/hf_config.h"
+#include "core/search/search.h"
+#include "core/search/search_json.h"
+#include "core/search/simulator_rerank.h"
+#include "app/cli/verb.h"
 
 namespace meshwork::cli {
 

@@ -2,14 +2,14 @@
 // predicted timeline as a Meshwork trace (SQLite) with --trace.
 #include <iostream>
 
-#include "cost/estimate_json.h"
-#include "cost/estimate_report.h"
-#include "exit_codes.h"
-#include "layout/layout_validate.h"
-#include "layout_flags.h"
-#include "sim/simulate.h"
-#include "store/trace_writer.h"
-#include "verb.h"
+#include "core/cost/estimate_json.h"
+#include "core/cost/estimate_report.h"
+#include "app/cli/exit_codes.h"
+#include "core/layout/layout_validate.h"
+#include "app/cli/layout_flags.h"
+#include "core/sim/simulate.h"
+#include "profiler/store/trace_writer.h"
+#include "app/cli/verb.h"
 
 namespace meshwork::cli {
 

@@ -5,11 +5,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "analysis/trace_stats.h"
-#include "exit_codes.h"
-#include "format.h"
-#include "store/trace_reader.h"
-#include "verb.h"
+#include "profiler/analysis/trace_stats.h"
+#include "app/cli/exit_codes.h"
+#include "app/cli/format.h"
+#include "profiler/store/trace_reader.h"
+#include "app/cli/verb.h"
 
 namespace meshwork::cli {
 

@@ -1,11 +1,11 @@
 // meshwork-cli validate: every rule a layout breaks, each naming the file and field.
 #include <iostream>
 
-#include "common/error.h"
-#include "exit_codes.h"
-#include "layout/layout_validate.h"
-#include "layout_flags.h"
-#include "verb.h"
+#include "core/common/error.h"
+#include "app/cli/exit_codes.h"
+#include "core/layout/layout_validate.h"
+#include "app/cli/layout_flags.h"
+#include "app/cli/verb.h"
 
 namespace meshwork::cli {
 

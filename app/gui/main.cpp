@@ -8,14 +8,14 @@
 
 #include <cstdio>
 
-#include "app/theme.h"
-#include "common/resources.h"
-#include "dialogs/export_dialog.h"
-#include "estimate/estimate_panel.h"
-#include "dialogs/run_dialog.h"
-#include "dialogs/search_dialog.h"
-#include "mainwindow/main_window.h"
-#include "mainwindow/trace_menu.h"
+#include "gui/app/theme.h"
+#include "core/common/resources.h"
+#include "gui/dialogs/export_dialog.h"
+#include "gui/estimate/estimate_panel.h"
+#include "gui/dialogs/run_dialog.h"
+#include "gui/dialogs/search_dialog.h"
+#include "gui/mainwindow/main_window.h"
+#include "gui/mainwindow/trace_menu.h"
 
 int main(int argc, char** argv) {
     QElapsedTimer since_start;  // for --quit-when-ready: from main() to a usable window

@@ -1,8 +1,8 @@
-#include "cluster/cluster_spec.h"
+#include "core/cluster/cluster_spec.h"
 
-#include "common/error.h"
-#include "common/json_reader.h"
-#include "common/resources.h"
+#include "core/common/error.h"
+#include "core/common/json_reader.h"
+#include "core/common/resources.h"
 
 namespace meshwork {
 

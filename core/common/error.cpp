@@ -1,4 +1,4 @@
-#include "common/error.h"
+#include "core/common/error.h"
 
 namespace meshwork {
 

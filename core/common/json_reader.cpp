@@ -1,4 +1,4 @@
-#include "common/json_reader.h"
+#include "core/common/json_reader.h"
 
 #include <cmath>
 #include <filesystem>
@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "common/error.h"
+#include "core/common/error.h"
 
 namespace meshwork {
 

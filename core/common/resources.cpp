@@ -1,10 +1,10 @@
-#include "common/resources.h"
+#include "core/common/resources.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
-#include "common/error.h"
+#include "core/common/error.h"
 
 namespace fs = std::filesystem;
 

@@ -1,9 +1,9 @@
-#include "cost/block_cost.h"
+#include "core/cost/block_cost.h"
 
 #include <algorithm>
 #include <string>
 
-#include "common/error.h"
+#include "core/common/error.h"
 
 namespace meshwork::cost {
 

@@ -4,13 +4,13 @@
 // (core/sim) both assemble pipeline passes from these, so they agree by construction.
 #pragma once
 
-#include "cluster/cluster_spec.h"
-#include "cost/collective_time.h"
-#include "cost/group_topology.h"
-#include "cost/kernel_time.h"
-#include "cost/memory_model.h"
-#include "cost/model_profile.h"
-#include "layout/layout.h"
+#include "core/cluster/cluster_spec.h"
+#include "core/cost/collective_time.h"
+#include "core/cost/group_topology.h"
+#include "core/cost/kernel_time.h"
+#include "core/cost/memory_model.h"
+#include "core/cost/model_profile.h"
+#include "core/layout/layout.h"
 
 namespace meshwork::cost {
 

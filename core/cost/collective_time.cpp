@@ -1,4 +1,4 @@
-#include "cost/collective_time.h"
+#include "core/cost/collective_time.h"
 
 #include <algorithm>
 

@@ -9,8 +9,8 @@
 // all-gather output). See docs/cost-model.md, "Communication".
 #pragma once
 
-#include "cluster/cluster_spec.h"
-#include "cost/group_topology.h"
+#include "core/cluster/cluster_spec.h"
+#include "core/cost/group_topology.h"
 
 namespace meshwork::cost {
 

@@ -1,9 +1,9 @@
-#include "cost/cost_model.h"
+#include "core/cost/cost_model.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "layout/layout_validate.h"
+#include "core/layout/layout_validate.h"
 
 namespace meshwork {
 

@@ -9,11 +9,11 @@
 // and limits: docs/cost-model.md. The simulator (core/sim) shares the per-block costs.
 #pragma once
 
-#include "cluster/cluster_spec.h"
-#include "cost/block_cost.h"
-#include "cost/estimate.h"
-#include "cost/model_profile.h"
-#include "layout/layout.h"
+#include "core/cluster/cluster_spec.h"
+#include "core/cost/block_cost.h"
+#include "core/cost/estimate.h"
+#include "core/cost/model_profile.h"
+#include "core/layout/layout.h"
 
 namespace meshwork {
 

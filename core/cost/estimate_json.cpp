@@ -1,4 +1,4 @@
-#include "cost/estimate_json.h"
+#include "core/cost/estimate_json.h"
 
 namespace meshwork {
 

@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cost/estimate.h"
+#include "core/cost/estimate.h"
 
 namespace meshwork {
 

@@ -1,4 +1,4 @@
-#include "cost/estimate_report.h"
+#include "core/cost/estimate_report.h"
 
 #include <algorithm>
 #include <cstdio>

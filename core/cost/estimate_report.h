@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "cost/estimate.h"
+#include "core/cost/estimate.h"
 
 namespace meshwork {
 

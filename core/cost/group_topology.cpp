@@ -1,4 +1,4 @@
-#include "cost/group_topology.h"
+#include "core/cost/group_topology.h"
 
 #include <algorithm>
 #include <string_view>

@@ -3,7 +3,7 @@
 // allocation), because the estimate runs millions of times in a search.
 #pragma once
 
-#include "mesh/device_mesh.h"
+#include "core/mesh/device_mesh.h"
 
 namespace meshwork::cost {
 

@@ -1,4 +1,4 @@
-#include "cost/kernel_time.h"
+#include "core/cost/kernel_time.h"
 
 #include <algorithm>
 

@@ -3,7 +3,7 @@
 // fused attention at its own fraction of peak. See docs/cost-model.md, "Compute".
 #pragma once
 
-#include "cluster/cluster_spec.h"
+#include "core/cluster/cluster_spec.h"
 
 namespace meshwork::cost {
 

@@ -1,4 +1,4 @@
-#include "cost/memory_model.h"
+#include "core/cost/memory_model.h"
 
 #include <algorithm>
 

@@ -11,7 +11,7 @@
 // MLPs and MoE; docs/cost-model.md derives each term.
 #pragma once
 
-#include "layout/layout.h"
+#include "core/layout/layout.h"
 
 namespace meshwork::cost {
 

@@ -1,6 +1,6 @@
-#include "cost/model_profile.h"
+#include "core/cost/model_profile.h"
 
-#include "model/layer_graph.h"
+#include "core/model/layer_graph.h"
 
 namespace meshwork::cost {
 

@@ -19,7 +19,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/precision.h"
+#include "core/engine/precision.h"
 
 namespace meshwork::engine {
 

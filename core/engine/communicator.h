@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/backend.h"
+#include "core/engine/backend.h"
 
 namespace meshwork::engine {
 

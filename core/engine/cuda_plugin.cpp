@@ -1,5 +1,5 @@
 // Finding and loading libmeshwork_cuda.so (cuda_plugin.h).
-#include "engine/cuda_plugin.h"
+#include "core/engine/cuda_plugin.h"
 
 #include <dlfcn.h>
 
@@ -9,7 +9,7 @@
 #include <mutex>
 #include <regex>
 
-#include "common/error.h"
+#include "core/common/error.h"
 
 namespace meshwork::engine {
 

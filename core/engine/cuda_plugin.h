@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/backend.h"
-#include "engine/communicator.h"
-#include "engine/nccl/nccl_factory.h"
-#include "trace/trace_event.h"
+#include "core/engine/backend.h"
+#include "core/engine/communicator.h"
+#include "core/engine/nccl/nccl_factory.h"
+#include "core/trace/trace_event.h"
 
 namespace meshwork::engine {
 

@@ -1,17 +1,17 @@
-#include "engine/engine_run.h"
+#include "core/engine/engine_run.h"
 
 #include <mutex>
 #include <thread>
 
-#include "common/error.h"
-#include "engine/comm/inproc_world.h"
-#include "engine/cpu/cpu_backend.h"
-#include "engine/memory_estimate.h"
-#include "engine/precision.h"
-#include "engine/stop.h"
-#include "layout/layout_json.h"
+#include "core/common/error.h"
+#include "core/engine/comm/inproc_world.h"
+#include "core/engine/cpu/cpu_backend.h"
+#include "core/engine/memory_estimate.h"
+#include "core/engine/precision.h"
+#include "core/engine/stop.h"
+#include "core/layout/layout_json.h"
 
-#include "engine/cuda_plugin.h"
+#include "core/engine/cuda_plugin.h"
 
 namespace meshwork::engine {
 

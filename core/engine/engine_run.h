@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "engine/communicator.h"
-#include "engine/engine_options.h"
-#include "engine/reference_check.h"
-#include "engine/trainer.h"
-#include "trace/trace_event.h"
+#include "core/engine/communicator.h"
+#include "core/engine/engine_options.h"
+#include "core/engine/reference_check.h"
+#include "core/engine/trainer.h"
+#include "core/trace/trace_event.h"
 
 namespace meshwork::engine {
 

@@ -1,12 +1,12 @@
-#include "engine/memory_estimate.h"
+#include "core/engine/memory_estimate.h"
 
 #include <algorithm>
 
 #include <unistd.h>
 
-#include "engine/model/dims.h"
-#include "engine/trainer.h"
-#include "schedule/pipeline_schedule.h"
+#include "core/engine/model/dims.h"
+#include "core/engine/trainer.h"
+#include "core/schedule/pipeline_schedule.h"
 
 namespace meshwork::engine {
 

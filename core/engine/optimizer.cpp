@@ -1,4 +1,4 @@
-#include "engine/optimizer.h"
+#include "core/engine/optimizer.h"
 
 #include <algorithm>
 

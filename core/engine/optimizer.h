@@ -3,9 +3,9 @@
 // that each rank updates only its shard and all-gathers the parameters), and AdamW.
 #pragma once
 
-#include "engine/engine_options.h"
-#include "engine/params.h"
-#include "engine/rank_context.h"
+#include "core/engine/engine_options.h"
+#include "core/engine/params.h"
+#include "core/engine/rank_context.h"
 
 namespace meshwork::engine {
 

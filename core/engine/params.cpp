@@ -1,7 +1,7 @@
-#include "engine/params.h"
+#include "core/engine/params.h"
 
-#include "common/error.h"
-#include "engine/counter_rng.h"
+#include "core/common/error.h"
+#include "core/engine/counter_rng.h"
 
 namespace meshwork::engine {
 

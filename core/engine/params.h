@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/tensor.h"
+#include "core/engine/tensor.h"
 
 namespace meshwork::engine {
 

@@ -1,6 +1,6 @@
-#include "engine/pipeline_runner.h"
+#include "core/engine/pipeline_runner.h"
 
-#include "engine/nvtx/scoped_range.h"
+#include "core/engine/nvtx/scoped_range.h"
 
 namespace meshwork::engine {
 

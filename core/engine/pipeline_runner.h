@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
-#include "engine/model/model_chunk.h"
-#include "schedule/pipeline_schedule.h"
+#include "core/engine/model/model_chunk.h"
+#include "core/schedule/pipeline_schedule.h"
 
 namespace meshwork::engine {
 

@@ -1,6 +1,6 @@
-#include "engine/precision.h"
+#include "core/engine/precision.h"
 
-#include "layout/layout.h"
+#include "core/layout/layout.h"
 
 namespace meshwork::engine {
 

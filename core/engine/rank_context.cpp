@@ -1,8 +1,8 @@
-#include "engine/rank_context.h"
+#include "core/engine/rank_context.h"
 
-#include "engine/nvtx/scoped_range.h"
-#include "engine/stop.h"
-#include "mesh/device_mesh.h"
+#include "core/engine/nvtx/scoped_range.h"
+#include "core/engine/stop.h"
+#include "core/mesh/device_mesh.h"
 
 namespace meshwork::engine {
 

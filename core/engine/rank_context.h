@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/backend.h"
-#include "engine/communicator.h"
-#include "layout/layout.h"
-#include "trace/trace_event.h"
+#include "core/engine/backend.h"
+#include "core/engine/communicator.h"
+#include "core/layout/layout.h"
+#include "core/trace/trace_event.h"
 
 namespace meshwork::engine {
 

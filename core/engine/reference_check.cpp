@@ -1,10 +1,10 @@
-#include "engine/reference_check.h"
+#include "core/engine/reference_check.h"
 
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 
-#include "engine/tensor.h"
+#include "core/engine/tensor.h"
 
 namespace meshwork::engine {
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine_options.h"
-#include "engine/params.h"
-#include "layout/layout.h"
+#include "core/engine/engine_options.h"
+#include "core/engine/params.h"
+#include "core/layout/layout.h"
 
 namespace meshwork::engine {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "layout/layout_overrides.h"
+#include "core/layout/layout_overrides.h"
 
 namespace meshwork::engine {
 

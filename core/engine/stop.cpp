@@ -1,4 +1,4 @@
-#include "engine/stop.h"
+#include "core/engine/stop.h"
 
 #include <atomic>
 

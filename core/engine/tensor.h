@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/backend.h"
+#include "core/engine/backend.h"
 
 namespace meshwork::engine {
 

@@ -1,10 +1,10 @@
-#include "engine/token_stream.h"
+#include "core/engine/token_stream.h"
 
 #include <fstream>
 #include <sstream>
 
-#include "common/error.h"
-#include "engine/counter_rng.h"
+#include "core/common/error.h"
+#include "core/engine/counter_rng.h"
 
 namespace meshwork::engine {
 

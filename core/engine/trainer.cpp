@@ -1,13 +1,13 @@
-#include "engine/trainer.h"
+#include "core/engine/trainer.h"
 
-#include "engine/nvtx/scoped_range.h"
+#include "core/engine/nvtx/scoped_range.h"
 
 #include <chrono>
 #include <thread>
 
-#include "common/error.h"
+#include "core/common/error.h"
 
-#include "engine/pipeline_runner.h"
+#include "core/engine/pipeline_runner.h"
 
 namespace meshwork::engine {
 

@@ -6,11 +6,11 @@
 #include <memory>
 #include <vector>
 
-#include "engine/engine_options.h"
-#include "engine/model/model_chunk.h"
-#include "engine/optimizer.h"
-#include "engine/token_stream.h"
-#include "schedule/pipeline_schedule.h"
+#include "core/engine/engine_options.h"
+#include "core/engine/model/model_chunk.h"
+#include "core/engine/optimizer.h"
+#include "core/engine/token_stream.h"
+#include "core/schedule/pipeline_schedule.h"
 
 namespace meshwork::engine {
 

@@ -1,4 +1,4 @@
-#include "export/canonical_layout.h"
+#include "core/export/canonical_layout.h"
 
 #include <algorithm>
 

@@ -2,7 +2,7 @@
 // compared with the one that was exported (import(export(L)) == canonical_layout(L)).
 #pragma once
 
-#include "layout/layout.h"
+#include "core/layout/layout.h"
 
 namespace meshwork {
 

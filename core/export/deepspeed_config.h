@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "export/export_types.h"
-#include "layout/layout.h"
+#include "core/export/export_types.h"
+#include "core/layout/layout.h"
 
 namespace meshwork {
 

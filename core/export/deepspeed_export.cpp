@@ -1,7 +1,7 @@
-#include "common/error.h"
-#include "export/canonical_layout.h"
-#include "export/deepspeed_config.h"
-#include "export/stage_split.h"
+#include "core/common/error.h"
+#include "core/export/canonical_layout.h"
+#include "core/export/deepspeed_config.h"
+#include "core/export/stage_split.h"
 
 namespace meshwork {
 

@@ -1,11 +1,11 @@
 #include <algorithm>
 
-#include "common/error.h"
-#include "common/json_reader.h"
-#include "export/canonical_layout.h"
-#include "export/deepspeed_config.h"
-#include "export/import_common.h"
-#include "model/hf_config.h"
+#include "core/common/error.h"
+#include "core/common/json_reader.h"
+#include "core/export/canonical_layout.h"
+#include "core/export/deepspeed_config.h"
+#include "core/export/import_common.h"
+#include "core/model/hf_config.h"
 
 namespace meshwork {
 

@@ -1,4 +1,4 @@
-#include "export/export_types.h"
+#include "core/export/export_types.h"
 
 #include <array>
 #include <utility>

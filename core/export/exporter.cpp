@@ -1,10 +1,10 @@
-#include "export/exporter.h"
+#include "core/export/exporter.h"
 
-#include "export/deepspeed_config.h"
-#include "export/megatron_export.h"
-#include "export/slurm_export.h"
-#include "export/torchtitan_config.h"
-#include "layout/layout_json.h"
+#include "core/export/deepspeed_config.h"
+#include "core/export/megatron_export.h"
+#include "core/export/slurm_export.h"
+#include "core/export/torchtitan_config.h"
+#include "core/layout/layout_json.h"
 
 namespace meshwork {
 

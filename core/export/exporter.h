@@ -1,8 +1,8 @@
 // meshwork-cli export: one entry point for every format.
 #pragma once
 
-#include "export/export_types.h"
-#include "layout/layout.h"
+#include "core/export/export_types.h"
+#include "core/layout/layout.h"
 
 namespace meshwork {
 

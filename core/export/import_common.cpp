@@ -1,11 +1,11 @@
-#include "export/import_common.h"
+#include "core/export/import_common.h"
 
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 
-#include "cluster/cluster_spec.h"
-#include "common/error.h"
+#include "core/cluster/cluster_spec.h"
+#include "core/common/error.h"
 
 namespace meshwork {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "export/export_types.h"
-#include "layout/layout.h"
+#include "core/export/export_types.h"
+#include "core/layout/layout.h"
 
 namespace meshwork {
 

@@ -1,10 +1,10 @@
-#include "export/importer.h"
+#include "core/export/importer.h"
 
 #include <regex>
 
-#include "export/deepspeed_config.h"
-#include "export/megatron_import.h"
-#include "export/torchtitan_config.h"
+#include "core/export/deepspeed_config.h"
+#include "core/export/megatron_import.h"
+#include "core/export/torchtitan_config.h"
 
 namespace meshwork {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "export/export_types.h"
+#include "core/export/export_types.h"
 
 namespace meshwork {
 

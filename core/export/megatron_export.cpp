@@ -1,13 +1,13 @@
-#include "export/megatron_export.h"
+#include "core/export/megatron_export.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
-#include "export/canonical_layout.h"
-#include "export/moe_layer_pattern.h"
-#include "export/pipeline_layout.h"
-#include "export/stage_split.h"
+#include "core/export/canonical_layout.h"
+#include "core/export/moe_layer_pattern.h"
+#include "core/export/pipeline_layout.h"
+#include "core/export/stage_split.h"
 
 namespace meshwork {
 

@@ -1,4 +1,4 @@
-#include "export/megatron_flags.h"
+#include "core/export/megatron_flags.h"
 
 #include <array>
 #include <string_view>
@@ -198,7 +198,7 @@ struct UpstreamFlag {
 };
 
 constexpr UpstreamFlag kUpstream[] = {
-#include "export/megatron_upstream_flags.inc"
+#include "core/export/megatron_upstream_flags.inc"
 };
 
 constexpr const char* kUpstreamReason =

@@ -1,4 +1,4 @@
-#include "export/megatron_import.h"
+#include "core/export/megatron_import.h"
 
 #include <algorithm>
 #include <array>
@@ -9,16 +9,16 @@
 #include <set>
 #include <string_view>
 
-#include "common/error.h"
-#include "export/canonical_layout.h"
-#include "export/import_common.h"
-#include "export/megatron_flags.h"
-#include "export/model_match.h"
-#include "export/moe_layer_pattern.h"
-#include "export/pipeline_layout.h"
-#include "export/shell_script.h"
-#include "layout/layout_json.h"
-#include "export/stage_split.h"
+#include "core/common/error.h"
+#include "core/export/canonical_layout.h"
+#include "core/export/import_common.h"
+#include "core/export/megatron_flags.h"
+#include "core/export/model_match.h"
+#include "core/export/moe_layer_pattern.h"
+#include "core/export/pipeline_layout.h"
+#include "core/export/shell_script.h"
+#include "core/layout/layout_json.h"
+#include "core/export/stage_split.h"
 
 namespace meshwork {
 

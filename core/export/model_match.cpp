@@ -1,10 +1,10 @@
-#include "export/model_match.h"
+#include "core/export/model_match.h"
 
 #include <vector>
 
-#include "common/error.h"
-#include "common/resources.h"
-#include "model/hf_config.h"
+#include "core/common/error.h"
+#include "core/common/resources.h"
+#include "core/model/hf_config.h"
 
 namespace meshwork {
 

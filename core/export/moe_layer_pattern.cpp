@@ -1,4 +1,4 @@
-#include "export/moe_layer_pattern.h"
+#include "core/export/moe_layer_pattern.h"
 
 #include <cctype>
 #include <vector>

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "model/model_spec.h"
+#include "core/model/model_spec.h"
 
 namespace meshwork {
 

@@ -1,4 +1,4 @@
-#include "export/pipeline_layout.h"
+#include "core/export/pipeline_layout.h"
 
 #include <cctype>
 

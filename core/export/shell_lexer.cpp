@@ -1,8 +1,8 @@
-#include "export/shell_lexer.h"
+#include "core/export/shell_lexer.h"
 
 #include <cctype>
 
-#include "common/error.h"
+#include "core/common/error.h"
 
 namespace meshwork::shell {
 

@@ -1,4 +1,4 @@
-#include "export/shell_script.h"
+#include "core/export/shell_script.h"
 
 #include <fnmatch.h>
 
@@ -11,8 +11,8 @@
 #include <set>
 #include <sstream>
 
-#include "common/error.h"
-#include "export/shell_lexer.h"
+#include "core/common/error.h"
+#include "core/export/shell_lexer.h"
 
 namespace meshwork {
 

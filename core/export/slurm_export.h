@@ -3,8 +3,8 @@
 // torchtitan or Meshwork's own engine (meshwork-cli run --launcher mpi).
 #pragma once
 
-#include "export/export_types.h"
-#include "layout/layout.h"
+#include "core/export/export_types.h"
+#include "core/layout/layout.h"
 
 namespace meshwork {
 

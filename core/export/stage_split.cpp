@@ -1,4 +1,4 @@
-#include "export/stage_split.h"
+#include "core/export/stage_split.h"
 
 #include <algorithm>
 

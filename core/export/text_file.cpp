@@ -1,4 +1,4 @@
-#include "export/text_file.h"
+#include "core/export/text_file.h"
 
 #include <unistd.h>
 
@@ -9,8 +9,8 @@
 #include <iterator>
 #include <sstream>
 
-#include "common/error.h"
-#include "common/utf8.h"
+#include "core/common/error.h"
+#include "core/common/utf8.h"
 
 namespace meshwork {
 

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "export/export_types.h"
-#include "layout/layout.h"
+#include "core/export/export_types.h"
+#include "core/layout/layout.h"
 
 namespace meshwork {
 

@@ -1,9 +1,9 @@
-#include "export/torchtitan_facts.h"
+#include "core/export/torchtitan_facts.h"
 
 #include <algorithm>
 #include <array>
 
-#include "export/stage_split.h"
+#include "core/export/stage_split.h"
 
 namespace meshwork {
 

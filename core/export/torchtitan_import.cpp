@@ -9,9 +9,9 @@
 
 #include <toml++/toml.h>
 
-#include "common/error.h"
-#include "export/torchtitan_config.h"
-#include "export/torchtitan_settings.h"
+#include "core/common/error.h"
+#include "core/export/torchtitan_config.h"
+#include "core/export/torchtitan_settings.h"
 
 namespace meshwork {
 

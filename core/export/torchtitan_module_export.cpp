@@ -5,9 +5,9 @@
 // activation checkpointing.
 #include <cctype>
 
-#include "export/canonical_layout.h"
-#include "export/torchtitan_config.h"
-#include "export/torchtitan_facts.h"
+#include "core/export/canonical_layout.h"
+#include "core/export/torchtitan_config.h"
+#include "core/export/torchtitan_facts.h"
 
 namespace meshwork {
 

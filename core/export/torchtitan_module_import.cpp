@@ -12,9 +12,9 @@
 #include <regex>
 #include <sstream>
 
-#include "common/error.h"
-#include "export/torchtitan_config.h"
-#include "export/torchtitan_settings.h"
+#include "core/common/error.h"
+#include "core/export/torchtitan_config.h"
+#include "core/export/torchtitan_settings.h"
 
 namespace meshwork {
 

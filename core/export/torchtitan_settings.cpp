@@ -1,12 +1,12 @@
-#include "export/torchtitan_settings.h"
+#include "core/export/torchtitan_settings.h"
 
 #include <algorithm>
 #include <cctype>
 
-#include "common/error.h"
-#include "export/canonical_layout.h"
-#include "export/import_common.h"
-#include "model/hf_config.h"
+#include "core/common/error.h"
+#include "core/export/canonical_layout.h"
+#include "core/export/import_common.h"
+#include "core/model/hf_config.h"
 
 namespace meshwork {
 

@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "export/export_types.h"
-#include "export/torchtitan_facts.h"
+#include "core/export/export_types.h"
+#include "core/export/torchtitan_facts.h"
 
 namespace meshwork {
 

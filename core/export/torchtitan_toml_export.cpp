@@ -1,8 +1,8 @@
 #include <algorithm>
 
-#include "export/canonical_layout.h"
-#include "export/torchtitan_config.h"
-#include "export/torchtitan_facts.h"
+#include "core/export/canonical_layout.h"
+#include "core/export/torchtitan_config.h"
+#include "core/export/torchtitan_facts.h"
 
 namespace meshwork {
 

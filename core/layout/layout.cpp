@@ -1,4 +1,4 @@
-#include "layout/layout.h"
+#include "core/layout/layout.h"
 
 #include <algorithm>
 

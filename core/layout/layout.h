@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "cluster/cluster_spec.h"
-#include "mesh/device_mesh.h"
-#include "model/model_spec.h"
+#include "core/cluster/cluster_spec.h"
+#include "core/mesh/device_mesh.h"
+#include "core/model/model_spec.h"
 
 namespace meshwork {
 

@@ -1,9 +1,9 @@
-#include "layout/layout_json.h"
+#include "core/layout/layout_json.h"
 
-#include "cluster/cluster_spec.h"
-#include "common/error.h"
-#include "common/json_reader.h"
-#include "model/hf_config.h"
+#include "core/cluster/cluster_spec.h"
+#include "core/common/error.h"
+#include "core/common/json_reader.h"
+#include "core/model/hf_config.h"
 
 namespace meshwork {
 

@@ -1,9 +1,9 @@
-#include "layout/layout_overrides.h"
+#include "core/layout/layout_overrides.h"
 
-#include "cluster/cluster_spec.h"
-#include "common/error.h"
-#include "layout/layout_json.h"
-#include "model/hf_config.h"
+#include "core/cluster/cluster_spec.h"
+#include "core/common/error.h"
+#include "core/layout/layout_json.h"
+#include "core/model/hf_config.h"
 
 namespace meshwork {
 

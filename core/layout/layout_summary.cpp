@@ -1,6 +1,6 @@
-#include "layout/layout_summary.h"
+#include "core/layout/layout_summary.h"
 
-#include "model/layer_graph.h"
+#include "core/model/layer_graph.h"
 
 namespace meshwork {
 

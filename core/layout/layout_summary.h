@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "layout/layout.h"
+#include "core/layout/layout.h"
 
 namespace meshwork {
 

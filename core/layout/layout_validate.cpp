@@ -1,9 +1,9 @@
-#include "layout/layout_validate.h"
+#include "core/layout/layout_validate.h"
 
 #include <numeric>
 #include <set>
 
-#include "mesh/device_mesh.h"
+#include "core/mesh/device_mesh.h"
 
 namespace meshwork {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "common/error.h"
-#include "layout/layout.h"
+#include "core/common/error.h"
+#include "core/layout/layout.h"
 
 namespace meshwork {
 

@@ -1,9 +1,9 @@
-#include "mesh/device_mesh.h"
+#include "core/mesh/device_mesh.h"
 
 #include <algorithm>
 #include <set>
 
-#include "common/error.h"
+#include "core/common/error.h"
 
 namespace meshwork {
 

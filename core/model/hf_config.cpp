@@ -1,10 +1,10 @@
-#include "model/hf_config.h"
+#include "core/model/hf_config.h"
 
 #include <filesystem>
 
-#include "common/error.h"
-#include "common/json_reader.h"
-#include "common/resources.h"
+#include "core/common/error.h"
+#include "core/common/json_reader.h"
+#include "core/common/resources.h"
 
 namespace meshwork {
 

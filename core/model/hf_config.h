@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/model_spec.h"
+#include "core/model/model_spec.h"
 
 namespace meshwork {
 

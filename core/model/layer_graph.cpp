@@ -1,4 +1,4 @@
-#include "model/layer_graph.h"
+#include "core/model/layer_graph.h"
 
 namespace meshwork {
 

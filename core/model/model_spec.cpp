@@ -1,4 +1,4 @@
-#include "model/model_spec.h"
+#include "core/model/model_spec.h"
 
 namespace meshwork {
 

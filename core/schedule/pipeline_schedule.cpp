@@ -1,8 +1,8 @@
-#include "schedule/pipeline_schedule.h"
+#include "core/schedule/pipeline_schedule.h"
 
 #include <algorithm>
 
-#include "common/error.h"
+#include "core/common/error.h"
 
 namespace meshwork {
 

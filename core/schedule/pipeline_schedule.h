@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "layout/layout.h"
+#include "core/layout/layout.h"
 
 namespace meshwork {
 

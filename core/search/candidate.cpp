@@ -1,4 +1,4 @@
-#include "search/candidate.h"
+#include "core/search/candidate.h"
 
 namespace meshwork::search {
 

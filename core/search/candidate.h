@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "layout/layout.h"
-#include "search/search_options.h"
-#include "search/stage_splits.h"
+#include "core/layout/layout.h"
+#include "core/search/search_options.h"
+#include "core/search/stage_splits.h"
 
 namespace meshwork::search {
 

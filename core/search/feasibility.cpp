@@ -1,4 +1,4 @@
-#include "search/feasibility.h"
+#include "core/search/feasibility.h"
 
 namespace meshwork::search {
 

@@ -10,10 +10,10 @@
 
 #include <cstdint>
 
-#include "model/model_spec.h"
-#include "search/candidate.h"
-#include "search/reject_reason.h"
-#include "search/search_options.h"
+#include "core/model/model_spec.h"
+#include "core/search/candidate.h"
+#include "core/search/reject_reason.h"
+#include "core/search/search_options.h"
 
 namespace meshwork::search {
 

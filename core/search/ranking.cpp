@@ -1,4 +1,4 @@
-#include "search/ranking.h"
+#include "core/search/ranking.h"
 
 #include <algorithm>
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "search/candidate.h"
+#include "core/search/candidate.h"
 
 namespace meshwork::search {
 

@@ -1,4 +1,4 @@
-#include "search/reject_reason.h"
+#include "core/search/reject_reason.h"
 
 namespace meshwork::search {
 

@@ -1,4 +1,4 @@
-#include "search/search.h"
+#include "core/search/search.h"
 
 #include <algorithm>
 #include <atomic>
@@ -7,9 +7,9 @@
 #include <mutex>
 #include <thread>
 
-#include "cost/cost_model.h"
-#include "search/search_space.h"
-#include "search/search_worker.h"
+#include "core/cost/cost_model.h"
+#include "core/search/search_space.h"
+#include "core/search/search_worker.h"
 
 namespace meshwork::search {
 

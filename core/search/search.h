@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "cost/estimate.h"
-#include "layout/layout.h"
-#include "search/candidate.h"
-#include "search/search_options.h"
+#include "core/cost/estimate.h"
+#include "core/layout/layout.h"
+#include "core/search/candidate.h"
+#include "core/search/search_options.h"
 
 namespace meshwork::search {
 

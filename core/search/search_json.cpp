@@ -1,6 +1,6 @@
-#include "search/search_json.h"
+#include "core/search/search_json.h"
 
-#include "layout/layout_json.h"
+#include "core/layout/layout_json.h"
 
 namespace meshwork::search {
 

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "search/search.h"
+#include "core/search/search.h"
 
 namespace meshwork::search {
 

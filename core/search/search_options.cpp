@@ -1,6 +1,6 @@
-#include "search/search_options.h"
+#include "core/search/search_options.h"
 
-#include "common/error.h"
+#include "core/common/error.h"
 
 namespace meshwork::search {
 

@@ -5,8 +5,8 @@
 #include <optional>
 #include <string>
 
-#include "cluster/cluster_spec.h"
-#include "layout/layout.h"
+#include "core/cluster/cluster_spec.h"
+#include "core/layout/layout.h"
 
 namespace meshwork::search {
 

@@ -1,9 +1,9 @@
-#include "search/search_space.h"
+#include "core/search/search_space.h"
 
 #include <algorithm>
 
-#include "common/error.h"
-#include "mesh/device_mesh.h"
+#include "core/common/error.h"
+#include "core/mesh/device_mesh.h"
 
 namespace meshwork::search {
 

@@ -11,9 +11,9 @@
 #include <map>
 #include <vector>
 
-#include "layout/layout.h"
-#include "search/search_options.h"
-#include "search/stage_splits.h"
+#include "core/layout/layout.h"
+#include "core/search/search_options.h"
+#include "core/search/stage_splits.h"
 
 namespace meshwork::search {
 

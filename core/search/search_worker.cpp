@@ -1,4 +1,4 @@
-#include "search/search_worker.h"
+#include "core/search/search_worker.h"
 
 #include <algorithm>
 #include <array>

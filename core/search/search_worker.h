@@ -7,11 +7,11 @@
 #include <atomic>
 #include <cstdint>
 
-#include "cost/cost_model.h"
-#include "search/feasibility.h"
-#include "search/ranking.h"
-#include "search/reject_reason.h"
-#include "search/search_space.h"
+#include "core/cost/cost_model.h"
+#include "core/search/feasibility.h"
+#include "core/search/ranking.h"
+#include "core/search/reject_reason.h"
+#include "core/search/search_space.h"
 
 namespace meshwork::search {
 

@@ -1,6 +1,6 @@
-#include "search/simulator_rerank.h"
+#include "core/search/simulator_rerank.h"
 
-#include "sim/simulate.h"
+#include "core/sim/simulate.h"
 
 namespace meshwork::search {
 

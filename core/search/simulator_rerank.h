@@ -3,7 +3,7 @@
 // follows event by event instead of in closed form.
 #pragma once
 
-#include "search/search.h"
+#include "core/search/search.h"
 
 namespace meshwork::search {
 

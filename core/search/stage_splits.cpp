@@ -1,8 +1,8 @@
-#include "search/stage_splits.h"
+#include "core/search/stage_splits.h"
 
 #include <algorithm>
 
-#include "layout/layout.h"
+#include "core/layout/layout.h"
 
 namespace meshwork::search {
 

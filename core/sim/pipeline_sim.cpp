@@ -1,9 +1,9 @@
-#include "sim/pipeline_sim.h"
+#include "core/sim/pipeline_sim.h"
 
 #include <algorithm>
 #include <queue>
 
-#include "common/error.h"
+#include "core/common/error.h"
 
 namespace meshwork::sim {
 

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "schedule/pipeline_schedule.h"
+#include "core/schedule/pipeline_schedule.h"
 
 namespace meshwork::sim {
 

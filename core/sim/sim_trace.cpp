@@ -1,4 +1,4 @@
-#include "sim/sim_trace.h"
+#include "core/sim/sim_trace.h"
 
 #include <algorithm>
 #include <cmath>

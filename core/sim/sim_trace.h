@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "cost/cost_model.h"
-#include "sim/pipeline_sim.h"
-#include "trace/trace_event.h"
+#include "core/cost/cost_model.h"
+#include "core/sim/pipeline_sim.h"
+#include "core/trace/trace_event.h"
 
 namespace meshwork::sim {
 

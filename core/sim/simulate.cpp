@@ -1,15 +1,15 @@
-#include "sim/simulate.h"
+#include "core/sim/simulate.h"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "cost/cost_model.h"
-#include "cost/group_topology.h"
-#include "layout/layout_json.h"
-#include "layout/layout_validate.h"
-#include "sim/pipeline_sim.h"
-#include "sim/sim_trace.h"
+#include "core/cost/cost_model.h"
+#include "core/cost/group_topology.h"
+#include "core/layout/layout_json.h"
+#include "core/layout/layout_validate.h"
+#include "core/sim/pipeline_sim.h"
+#include "core/sim/sim_trace.h"
 
 namespace meshwork {
 

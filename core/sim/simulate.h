@@ -6,9 +6,9 @@
 
 #include <cstdint>
 
-#include "cost/estimate.h"
-#include "layout/layout.h"
-#include "trace/trace_event.h"
+#include "core/cost/estimate.h"
+#include "core/layout/layout.h"
+#include "core/trace/trace_event.h"
 
 namespace meshwork {
 

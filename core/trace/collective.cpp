@@ -1,4 +1,4 @@
-#include "trace/collective.h"
+#include "core/trace/collective.h"
 
 #include <array>
 

@@ -1,4 +1,4 @@
-#include "trace/trace_event.h"
+#include "core/trace/trace_event.h"
 
 namespace meshwork {
 

@@ -7,7 +7,7 @@
 #include <map>
 #include <string>
 
-#include "trace/collective.h"
+#include "core/trace/collective.h"
 
 namespace meshwork {
 

@@ -1,4 +1,4 @@
-#include "app/format.h"
+#include "gui/app/format.h"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "app/theme.h"
+#include "gui/app/theme.h"
 
 #include <QApplication>
 #include <QPalette>

@@ -1,8 +1,8 @@
-#include "compare/axis_link.h"
+#include "gui/compare/axis_link.h"
 
 #include <algorithm>
 
-#include "timeline/timeline_view.h"
+#include "gui/timeline/timeline_view.h"
 
 namespace meshwork::gui {
 

@@ -1,4 +1,4 @@
-#include "compare/compare_panel.h"
+#include "gui/compare/compare_panel.h"
 
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -10,12 +10,12 @@
 
 #include <cmath>
 
-#include "app/format.h"
-#include "app/theme.h"
-#include "compare/axis_link.h"
-#include "compare/comparison_table.h"
-#include "compare/stats_table.h"
-#include "timeline/timeline_view.h"
+#include "gui/app/format.h"
+#include "gui/app/theme.h"
+#include "gui/compare/axis_link.h"
+#include "gui/compare/comparison_table.h"
+#include "gui/compare/stats_table.h"
+#include "gui/timeline/timeline_view.h"
 
 namespace meshwork::gui {
 

@@ -7,7 +7,7 @@
 
 #include <memory>
 
-#include "compare/comparison_data.h"
+#include "gui/compare/comparison_data.h"
 
 class QLabel;
 class QToolButton;

@@ -8,9 +8,9 @@
 
 #include <memory>
 
-#include "analysis/trace_compare.h"
-#include "analysis/trace_stats.h"
-#include "timeline/timeline_source.h"
+#include "profiler/analysis/trace_compare.h"
+#include "profiler/analysis/trace_stats.h"
+#include "gui/timeline/timeline_source.h"
 
 namespace meshwork::gui {
 

@@ -1,4 +1,4 @@
-#include "compare/comparison_loader.h"
+#include "gui/compare/comparison_loader.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -7,14 +7,14 @@
 #include <exception>
 #include <optional>
 
-#include "analysis/calibrate.h"
-#include "cluster/cluster_spec.h"
-#include "common/error.h"
-#include "common/json_reader.h"
-#include "compare/step_origin.h"
-#include "layout/layout_json.h"
-#include "mesh/device_mesh.h"
-#include "timeline/trace_reader_source.h"
+#include "profiler/analysis/calibrate.h"
+#include "core/cluster/cluster_spec.h"
+#include "core/common/error.h"
+#include "core/common/json_reader.h"
+#include "gui/compare/step_origin.h"
+#include "core/layout/layout_json.h"
+#include "core/mesh/device_mesh.h"
+#include "gui/timeline/trace_reader_source.h"
 
 namespace meshwork::gui {
 

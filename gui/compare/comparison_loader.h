@@ -9,7 +9,7 @@
 #include <functional>
 #include <memory>
 
-#include "compare/comparison_data.h"
+#include "gui/compare/comparison_data.h"
 
 namespace meshwork::gui {
 

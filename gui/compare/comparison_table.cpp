@@ -1,11 +1,11 @@
-#include "compare/comparison_table.h"
+#include "gui/compare/comparison_table.h"
 
 #include <QHeaderView>
 
 #include <cmath>
 
-#include "app/format.h"
-#include "app/theme.h"
+#include "gui/app/format.h"
+#include "gui/app/theme.h"
 
 namespace meshwork::gui {
 

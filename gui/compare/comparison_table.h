@@ -6,7 +6,7 @@
 
 #include <QTreeWidget>
 
-#include "analysis/trace_compare.h"
+#include "profiler/analysis/trace_compare.h"
 
 namespace meshwork::gui {
 

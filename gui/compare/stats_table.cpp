@@ -1,8 +1,8 @@
-#include "compare/stats_table.h"
+#include "gui/compare/stats_table.h"
 
 #include <QHeaderView>
 
-#include "app/format.h"
+#include "gui/app/format.h"
 
 namespace meshwork::gui {
 

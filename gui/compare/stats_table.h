@@ -5,7 +5,7 @@
 
 #include <QTreeWidget>
 
-#include "analysis/trace_stats.h"
+#include "profiler/analysis/trace_stats.h"
 
 namespace meshwork::gui {
 

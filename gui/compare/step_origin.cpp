@@ -1,4 +1,4 @@
-#include "compare/step_origin.h"
+#include "gui/compare/step_origin.h"
 
 #include <limits>
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "store/trace_reader.h"
+#include "profiler/store/trace_reader.h"
 
 namespace meshwork::gui {
 

@@ -1,4 +1,4 @@
-#include "dialogs/export_dialog.h"
+#include "gui/dialogs/export_dialog.h"
 
 #include <QApplication>
 #include <QClipboard>
@@ -18,9 +18,9 @@
 #include <iterator>
 #include <stdexcept>
 
-#include "app/theme.h"
-#include "export/exporter.h"
-#include "export/text_file.h"
+#include "gui/app/theme.h"
+#include "core/export/exporter.h"
+#include "core/export/text_file.h"
 
 namespace meshwork::gui {
 

@@ -6,8 +6,8 @@
 
 #include <QDialog>
 
-#include "export/export_types.h"
-#include "layout/layout.h"
+#include "core/export/export_types.h"
+#include "core/layout/layout.h"
 
 class QComboBox;
 class QLabel;

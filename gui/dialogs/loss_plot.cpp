@@ -1,11 +1,11 @@
-#include "dialogs/loss_plot.h"
+#include "gui/dialogs/loss_plot.h"
 
 #include <QPainter>
 #include <QPainterPath>
 
 #include <algorithm>
 
-#include "app/theme.h"
+#include "gui/app/theme.h"
 
 namespace meshwork::gui {
 

@@ -1,4 +1,4 @@
-#include "dialogs/run_dialog.h"
+#include "gui/dialogs/run_dialog.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -18,12 +18,12 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "app/format.h"
-#include "app/theme.h"
-#include "dialogs/loss_plot.h"
-#include "engine/memory_estimate.h"
-#include "engine/precision.h"
-#include "engine/cuda_plugin.h"
+#include "gui/app/format.h"
+#include "gui/app/theme.h"
+#include "gui/dialogs/loss_plot.h"
+#include "core/engine/memory_estimate.h"
+#include "core/engine/precision.h"
+#include "core/engine/cuda_plugin.h"
 
 namespace meshwork::gui {
 

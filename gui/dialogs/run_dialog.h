@@ -8,8 +8,8 @@
 
 #include <QDialog>
 
-#include "dialogs/run_worker.h"
-#include "layout/layout.h"
+#include "gui/dialogs/run_worker.h"
+#include "core/layout/layout.h"
 
 class QCheckBox;
 class QComboBox;

@@ -1,4 +1,4 @@
-#include "dialogs/run_worker.h"
+#include "gui/dialogs/run_worker.h"
 
 #include <QMetaObject>
 
@@ -6,12 +6,12 @@
 #include <exception>
 #include <memory>
 
-#include "engine/engine_run.h"
-#include "engine/memory_estimate.h"
-#include "engine/precision.h"
-#include "engine/stop.h"
-#include "collect/cupti_collector.h"
-#include "store/trace_writer.h"
+#include "core/engine/engine_run.h"
+#include "core/engine/memory_estimate.h"
+#include "core/engine/precision.h"
+#include "core/engine/stop.h"
+#include "profiler/collect/cupti_collector.h"
+#include "profiler/store/trace_writer.h"
 
 namespace meshwork::gui {
 

@@ -9,8 +9,8 @@
 
 #include <thread>
 
-#include "engine/engine_options.h"
-#include "layout/layout.h"
+#include "core/engine/engine_options.h"
+#include "core/layout/layout.h"
 
 namespace meshwork::gui {
 

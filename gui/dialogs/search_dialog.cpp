@@ -1,4 +1,4 @@
-#include "dialogs/search_dialog.h"
+#include "gui/dialogs/search_dialog.h"
 
 #include <QCheckBox>
 #include <QDialogButtonBox>
@@ -17,11 +17,11 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
-#include "app/format.h"
-#include "app/theme.h"
-#include "dialogs/search_results_model.h"
-#include "dialogs/search_runner.h"
-#include "search/search_options.h"
+#include "gui/app/format.h"
+#include "gui/app/theme.h"
+#include "gui/dialogs/search_results_model.h"
+#include "gui/dialogs/search_runner.h"
+#include "core/search/search_options.h"
 
 namespace meshwork::gui {
 

@@ -8,8 +8,8 @@
 
 #include <memory>
 
-#include "layout/layout.h"
-#include "search/search.h"
+#include "core/layout/layout.h"
+#include "core/search/search.h"
 
 class QCheckBox;
 class QDoubleSpinBox;

@@ -1,7 +1,7 @@
-#include "dialogs/search_results_model.h"
+#include "gui/dialogs/search_results_model.h"
 
-#include "app/format.h"
-#include "app/theme.h"
+#include "gui/app/format.h"
+#include "gui/app/theme.h"
 
 namespace meshwork::gui {
 

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "search/search.h"
+#include "core/search/search.h"
 
 namespace meshwork::gui {
 

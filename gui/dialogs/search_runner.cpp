@@ -1,10 +1,10 @@
-#include "dialogs/search_runner.h"
+#include "gui/dialogs/search_runner.h"
 
 #include <QMetaObject>
 
 #include <exception>
 
-#include "search/simulator_rerank.h"
+#include "core/search/simulator_rerank.h"
 
 namespace meshwork::gui {
 

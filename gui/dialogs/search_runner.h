@@ -9,7 +9,7 @@
 #include <stop_token>
 #include <thread>
 
-#include "search/search.h"
+#include "core/search/search.h"
 
 namespace meshwork::gui {
 

@@ -1,8 +1,8 @@
-#include "document/layout_document.h"
+#include "gui/document/layout_document.h"
 
-#include "document/layout_edit_command.h"
-#include "layout/layout_json.h"
-#include "layout/layout_validate.h"
+#include "gui/document/layout_edit_command.h"
+#include "core/layout/layout_json.h"
+#include "core/layout/layout_validate.h"
 
 namespace meshwork::gui {
 

@@ -7,8 +7,8 @@
 #include <QString>
 #include <QUndoStack>
 
-#include "document/layout_edits.h"
-#include "layout/layout.h"
+#include "gui/document/layout_edits.h"
+#include "core/layout/layout.h"
 
 namespace meshwork::gui {
 

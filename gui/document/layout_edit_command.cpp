@@ -1,8 +1,8 @@
-#include "document/layout_edit_command.h"
+#include "gui/document/layout_edit_command.h"
 
 #include <utility>
 
-#include "document/layout_document.h"
+#include "gui/document/layout_document.h"
 
 namespace meshwork::gui {
 

@@ -4,7 +4,7 @@
 
 #include <QUndoCommand>
 
-#include "layout/layout.h"
+#include "core/layout/layout.h"
 
 namespace meshwork::gui {
 

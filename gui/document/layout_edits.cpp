@@ -1,4 +1,4 @@
-#include "document/layout_edits.h"
+#include "gui/document/layout_edits.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "layout/layout.h"
+#include "core/layout/layout.h"
 
 namespace meshwork::gui {
 

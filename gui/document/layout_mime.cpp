@@ -1,4 +1,4 @@
-#include "document/layout_mime.h"
+#include "gui/document/layout_mime.h"
 
 #include <QStringList>
 

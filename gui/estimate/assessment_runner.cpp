@@ -1,4 +1,4 @@
-#include "estimate/assessment_runner.h"
+#include "gui/estimate/assessment_runner.h"
 
 #include <QMetaObject>
 #include <QPointer>

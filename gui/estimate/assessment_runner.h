@@ -7,7 +7,7 @@
 
 #include <atomic>
 
-#include "estimate/layout_assessment.h"
+#include "gui/estimate/layout_assessment.h"
 
 namespace meshwork::gui {
 

@@ -1,4 +1,4 @@
-#include "estimate/estimate_panel.h"
+#include "gui/estimate/estimate_panel.h"
 
 #include <QElapsedTimer>
 #include <QHeaderView>
@@ -6,11 +6,11 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
-#include "app/format.h"
-#include "app/theme.h"
-#include "document/layout_document.h"
-#include "estimate/assessment_runner.h"
-#include "estimate/memory_chart.h"
+#include "gui/app/format.h"
+#include "gui/app/theme.h"
+#include "gui/document/layout_document.h"
+#include "gui/estimate/assessment_runner.h"
+#include "gui/estimate/memory_chart.h"
 
 namespace meshwork::gui {
 

@@ -7,7 +7,7 @@
 
 #include <optional>
 
-#include "estimate/layout_assessment.h"
+#include "gui/estimate/layout_assessment.h"
 
 class QLabel;
 class QTreeWidget;

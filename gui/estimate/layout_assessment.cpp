@@ -1,13 +1,13 @@
-#include "estimate/layout_assessment.h"
+#include "gui/estimate/layout_assessment.h"
 
 #include <QElapsedTimer>
 #include <QObject>
 
 #include <algorithm>
 
-#include "common/error.h"
-#include "cost/cost_model.h"
-#include "layout/layout_summary.h"
+#include "core/common/error.h"
+#include "core/cost/cost_model.h"
+#include "core/layout/layout_summary.h"
 
 namespace meshwork::gui {
 

@@ -7,9 +7,9 @@
 
 #include <vector>
 
-#include "estimate/stage_memory.h"
-#include "layout/layout.h"
-#include "layout/layout_validate.h"
+#include "gui/estimate/stage_memory.h"
+#include "core/layout/layout.h"
+#include "core/layout/layout_validate.h"
 
 namespace meshwork::gui {
 

@@ -1,4 +1,4 @@
-#include "estimate/memory_chart.h"
+#include "gui/estimate/memory_chart.h"
 
 #include <QEvent>
 #include <QHelpEvent>
@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "app/format.h"
-#include "app/theme.h"
+#include "gui/app/format.h"
+#include "gui/app/theme.h"
 
 namespace meshwork::gui {
 

@@ -10,7 +10,7 @@
 
 #include <vector>
 
-#include "estimate/stage_memory.h"
+#include "gui/estimate/stage_memory.h"
 
 namespace meshwork::gui {
 

@@ -1,4 +1,4 @@
-#include "mainwindow/main_window.h"
+#include "gui/mainwindow/main_window.h"
 
 #include <QAction>
 #include <QApplication>
@@ -19,23 +19,23 @@
 #include <QToolBar>
 #include <QUndoView>
 
-#include "app/theme.h"
-#include "common/error.h"
-#include "dialogs/export_dialog.h"
-#include "dialogs/run_dialog.h"
-#include "dialogs/search_dialog.h"
-#include "document/layout_document.h"
-#include "estimate/estimate_panel.h"
-#include "mainwindow/new_layout_dialog.h"
-#include "mainwindow/recent_files.h"
-#include "mainwindow/trace_menu.h"
-#include "mesh/axis_editor.h"
-#include "mesh/mesh_canvas.h"
-#include "model/model_palette.h"
-#include "timeline/step_locator.h"
-#include "timeline/timeline_panel.h"
-#include "timeline/timeline_view.h"
-#include "timeline/trace_opener.h"
+#include "gui/app/theme.h"
+#include "core/common/error.h"
+#include "gui/dialogs/export_dialog.h"
+#include "gui/dialogs/run_dialog.h"
+#include "gui/dialogs/search_dialog.h"
+#include "gui/document/layout_document.h"
+#include "gui/estimate/estimate_panel.h"
+#include "gui/mainwindow/new_layout_dialog.h"
+#include "gui/mainwindow/recent_files.h"
+#include "gui/mainwindow/trace_menu.h"
+#include "gui/mesh/axis_editor.h"
+#include "gui/mesh/mesh_canvas.h"
+#include "gui/model/model_palette.h"
+#include "gui/timeline/step_locator.h"
+#include "gui/timeline/timeline_panel.h"
+#include "gui/timeline/timeline_view.h"
+#include "gui/timeline/trace_opener.h"
 
 // The icons are compiled into the static meshwork_gui library; Q_INIT_RESOURCE keeps the
 // linker from dropping them and must be called outside any namespace.

@@ -1,4 +1,4 @@
-#include "mainwindow/new_layout_dialog.h"
+#include "gui/mainwindow/new_layout_dialog.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -6,10 +6,10 @@
 #include <QLabel>
 #include <QSpinBox>
 
-#include "app/theme.h"
-#include "common/error.h"
-#include "common/resources.h"
-#include "layout/layout_overrides.h"
+#include "gui/app/theme.h"
+#include "core/common/error.h"
+#include "core/common/resources.h"
+#include "core/layout/layout_overrides.h"
 
 namespace meshwork::gui {
 

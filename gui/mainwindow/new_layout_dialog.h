@@ -4,7 +4,7 @@
 
 #include <QDialog>
 
-#include "layout/layout.h"
+#include "core/layout/layout.h"
 
 class QComboBox;
 class QLabel;

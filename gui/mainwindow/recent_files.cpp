@@ -1,4 +1,4 @@
-#include "mainwindow/recent_files.h"
+#include "gui/mainwindow/recent_files.h"
 
 #include <QDir>
 #include <QFileInfo>

@@ -1,4 +1,4 @@
-#include "mainwindow/trace_menu.h"
+#include "gui/mainwindow/trace_menu.h"
 
 #include <QAction>
 #include <QFileDialog>
@@ -13,16 +13,16 @@
 
 #include <exception>
 
-#include "app/format.h"
-#include "compare/compare_panel.h"
-#include "compare/comparison_loader.h"
-#include "import/import_trace.h"
-#include "timeline/timeline_panel.h"
-#include "timeline/timeline_view.h"
-#include "timeline/trace_reader_source.h"
-#include "trace/remote_fetch.h"
-#include "trace/trace_cache.h"
-#include "trace/trace_import_job.h"
+#include "gui/app/format.h"
+#include "gui/compare/compare_panel.h"
+#include "gui/compare/comparison_loader.h"
+#include "profiler/import/import_trace.h"
+#include "gui/timeline/timeline_panel.h"
+#include "gui/timeline/timeline_view.h"
+#include "gui/timeline/trace_reader_source.h"
+#include "gui/trace/remote_fetch.h"
+#include "gui/trace/trace_cache.h"
+#include "gui/trace/trace_import_job.h"
 
 namespace meshwork::gui {
 

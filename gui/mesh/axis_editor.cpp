@@ -1,14 +1,14 @@
-#include "mesh/axis_editor.h"
+#include "gui/mesh/axis_editor.h"
 
 #include <QComboBox>
 #include <QFormLayout>
 #include <QLabel>
 #include <QSpinBox>
 
-#include "app/theme.h"
-#include "document/layout_document.h"
-#include "document/layout_edits.h"
-#include "mesh/device_mesh.h"
+#include "gui/app/theme.h"
+#include "gui/document/layout_document.h"
+#include "gui/document/layout_edits.h"
+#include "core/mesh/device_mesh.h"
 
 namespace meshwork::gui {
 

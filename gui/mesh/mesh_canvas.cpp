@@ -1,4 +1,4 @@
-#include "mesh/mesh_canvas.h"
+#include "gui/mesh/mesh_canvas.h"
 
 #include <QDragEnterEvent>
 #include <QHelpEvent>
@@ -9,13 +9,13 @@
 
 #include <algorithm>
 
-#include "app/format.h"
-#include "app/theme.h"
-#include "document/layout_document.h"
-#include "document/layout_mime.h"
-#include "mesh/device_mesh.h"
-#include "mesh/stage_colours.h"
-#include "model/layer_graph.h"
+#include "gui/app/format.h"
+#include "gui/app/theme.h"
+#include "gui/document/layout_document.h"
+#include "gui/document/layout_mime.h"
+#include "core/mesh/device_mesh.h"
+#include "gui/mesh/stage_colours.h"
+#include "core/model/layer_graph.h"
 
 namespace meshwork::gui {
 

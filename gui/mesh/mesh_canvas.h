@@ -9,7 +9,7 @@
 
 #include <optional>
 
-#include "mesh/mesh_geometry.h"
+#include "gui/mesh/mesh_geometry.h"
 
 namespace meshwork::gui {
 

@@ -1,8 +1,8 @@
-#include "mesh/mesh_geometry.h"
+#include "gui/mesh/mesh_geometry.h"
 
 #include <algorithm>
 
-#include "mesh/device_mesh.h"
+#include "core/mesh/device_mesh.h"
 
 namespace meshwork::gui {
 

@@ -1,4 +1,4 @@
-#include "mesh/stage_colours.h"
+#include "gui/mesh/stage_colours.h"
 
 namespace meshwork::gui {
 

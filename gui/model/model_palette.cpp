@@ -1,4 +1,4 @@
-#include "model/model_palette.h"
+#include "gui/model/model_palette.h"
 
 #include <QComboBox>
 #include <QFileDialog>
@@ -9,13 +9,13 @@
 
 #include <filesystem>
 
-#include "app/theme.h"
-#include "common/error.h"
-#include "common/resources.h"
-#include "document/layout_document.h"
-#include "document/layout_edits.h"
-#include "model/hf_config.h"
-#include "model/model_tree.h"
+#include "gui/app/theme.h"
+#include "core/common/error.h"
+#include "core/common/resources.h"
+#include "gui/document/layout_document.h"
+#include "gui/document/layout_edits.h"
+#include "core/model/hf_config.h"
+#include "gui/model/model_tree.h"
 
 namespace meshwork::gui {
 

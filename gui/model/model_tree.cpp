@@ -1,12 +1,12 @@
-#include "model/model_tree.h"
+#include "gui/model/model_tree.h"
 
 #include <QHeaderView>
 
 #include <set>
 
-#include "app/format.h"
-#include "document/layout_mime.h"
-#include "model/layer_graph.h"
+#include "gui/app/format.h"
+#include "gui/document/layout_mime.h"
+#include "core/model/layer_graph.h"
 
 namespace meshwork::gui {
 

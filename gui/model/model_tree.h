@@ -5,7 +5,7 @@
 
 #include <QTreeWidget>
 
-#include "layout/layout.h"
+#include "core/layout/layout.h"
 
 namespace meshwork::gui {
 

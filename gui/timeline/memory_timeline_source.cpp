@@ -1,4 +1,4 @@
-#include "timeline/memory_timeline_source.h"
+#include "gui/timeline/memory_timeline_source.h"
 
 #include <algorithm>
 #include <cctype>

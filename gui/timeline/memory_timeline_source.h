@@ -6,7 +6,7 @@
 
 #include <unordered_map>
 
-#include "timeline/timeline_source.h"
+#include "gui/timeline/timeline_source.h"
 
 namespace meshwork::gui {
 

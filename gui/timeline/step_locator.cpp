@@ -1,11 +1,11 @@
-#include "timeline/step_locator.h"
+#include "gui/timeline/step_locator.h"
 
 #include <QMetaObject>
 #include <QRegularExpression>
 
 #include <exception>
 
-#include "store/trace_reader.h"
+#include "profiler/store/trace_reader.h"
 
 namespace meshwork::gui {
 

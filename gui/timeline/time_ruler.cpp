@@ -1,4 +1,4 @@
-#include "timeline/time_ruler.h"
+#include "gui/timeline/time_ruler.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "timeline/timeline_colours.h"
+#include "gui/timeline/timeline_colours.h"
 
 namespace meshwork::gui {
 

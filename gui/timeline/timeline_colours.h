@@ -7,7 +7,7 @@
 
 #include <cstddef>
 
-#include "trace/trace_event.h"
+#include "core/trace/trace_event.h"
 
 namespace meshwork::gui {
 

@@ -1,4 +1,4 @@
-#include "timeline/timeline_panel.h"
+#include "gui/timeline/timeline_panel.h"
 
 #include <QAction>
 #include <QHBoxLayout>
@@ -10,11 +10,11 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "app/format.h"
-#include "app/theme.h"
-#include "compare/compare_panel.h"
-#include "timeline/time_ruler.h"
-#include "timeline/timeline_view.h"
+#include "gui/app/format.h"
+#include "gui/app/theme.h"
+#include "gui/compare/compare_panel.h"
+#include "gui/timeline/time_ruler.h"
+#include "gui/timeline/timeline_view.h"
 
 namespace meshwork::gui {
 

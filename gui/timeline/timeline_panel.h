@@ -7,7 +7,7 @@
 
 #include <memory>
 
-#include "timeline/timeline_source.h"
+#include "gui/timeline/timeline_source.h"
 
 class QLabel;
 class QStackedWidget;

@@ -1,4 +1,4 @@
-#include "timeline/timeline_view.h"
+#include "gui/timeline/timeline_view.h"
 
 #include <QFontMetricsF>
 #include <QHelpEvent>
@@ -11,10 +11,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "app/format.h"
-#include "app/theme.h"
-#include "timeline/time_ruler.h"
-#include "timeline/timeline_colours.h"
+#include "gui/app/format.h"
+#include "gui/app/theme.h"
+#include "gui/timeline/time_ruler.h"
+#include "gui/timeline/timeline_colours.h"
 
 namespace meshwork::gui {
 

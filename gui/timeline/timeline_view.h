@@ -13,8 +13,8 @@
 #include <memory>
 #include <optional>
 
-#include "timeline/timeline_colours.h"
-#include "timeline/timeline_source.h"
+#include "gui/timeline/timeline_colours.h"
+#include "gui/timeline/timeline_source.h"
 
 namespace meshwork::gui {
 

@@ -1,10 +1,10 @@
-#include "timeline/trace_opener.h"
+#include "gui/timeline/trace_opener.h"
 
 #include <QMetaObject>
 
 #include <exception>
 
-#include "timeline/trace_reader_source.h"
+#include "gui/timeline/trace_reader_source.h"
 
 namespace meshwork::gui {
 

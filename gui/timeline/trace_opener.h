@@ -8,7 +8,7 @@
 
 #include <memory>
 
-#include "timeline/timeline_source.h"
+#include "gui/timeline/timeline_source.h"
 
 namespace meshwork::gui {
 

@@ -1,4 +1,4 @@
-#include "timeline/trace_reader_source.h"
+#include "gui/timeline/trace_reader_source.h"
 
 #include <algorithm>
 #include <cctype>

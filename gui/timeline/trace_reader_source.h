@@ -6,8 +6,8 @@
 
 #include <unordered_map>
 
-#include "store/trace_reader.h"
-#include "timeline/timeline_source.h"
+#include "profiler/store/trace_reader.h"
+#include "gui/timeline/timeline_source.h"
 
 namespace meshwork::gui {
 

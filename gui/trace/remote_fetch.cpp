@@ -1,4 +1,4 @@
-#include "trace/remote_fetch.h"
+#include "gui/trace/remote_fetch.h"
 
 #include <QDir>
 #include <QFile>

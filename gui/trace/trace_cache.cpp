@@ -1,4 +1,4 @@
-#include "trace/trace_cache.h"
+#include "gui/trace/trace_cache.h"
 
 #include <QCryptographicHash>
 #include <QDateTime>

@@ -1,11 +1,11 @@
-#include "trace/trace_import_job.h"
+#include "gui/trace/trace_import_job.h"
 
 #include <QMetaObject>
 
 #include <exception>
 
-#include "import/import_trace.h"
-#include "store/trace_output.h"
+#include "profiler/import/import_trace.h"
+#include "profiler/store/trace_output.h"
 
 namespace meshwork::gui {
 

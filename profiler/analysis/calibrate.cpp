@@ -1,4 +1,4 @@
-#include "analysis/calibrate.h"
+#include "profiler/analysis/calibrate.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,11 +8,11 @@
 #include <tuple>
 #include <vector>
 
-#include "analysis/intervals.h"
-#include "analysis/trace_stats.h"
-#include "common/error.h"
-#include "sim/simulate.h"
-#include "store/trace_writer.h"
+#include "profiler/analysis/intervals.h"
+#include "profiler/analysis/trace_stats.h"
+#include "core/common/error.h"
+#include "core/sim/simulate.h"
+#include "profiler/store/trace_writer.h"
 
 namespace meshwork::profiler {
 

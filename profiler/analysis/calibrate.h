@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cluster/cluster_spec.h"
-#include "layout/layout.h"
-#include "store/trace_reader.h"
+#include "core/cluster/cluster_spec.h"
+#include "core/layout/layout.h"
+#include "profiler/store/trace_reader.h"
 
 namespace meshwork::profiler {
 

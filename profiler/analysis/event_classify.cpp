@@ -1,4 +1,4 @@
-#include "analysis/event_classify.h"
+#include "profiler/analysis/event_classify.h"
 
 #include <array>
 #include <string>

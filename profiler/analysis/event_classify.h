@@ -7,8 +7,8 @@
 
 #include <string_view>
 
-#include "trace/collective.h"
-#include "trace/trace_event.h"
+#include "core/trace/collective.h"
+#include "core/trace/trace_event.h"
 
 namespace meshwork::profiler {
 

@@ -1,4 +1,4 @@
-#include "analysis/intervals.h"
+#include "profiler/analysis/intervals.h"
 
 #include <algorithm>
 

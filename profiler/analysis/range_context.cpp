@@ -1,4 +1,4 @@
-#include "analysis/range_context.h"
+#include "profiler/analysis/range_context.h"
 
 #include <algorithm>
 #include <cctype>

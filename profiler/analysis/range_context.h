@@ -12,8 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analysis/event_classify.h"
-#include "trace/trace_event.h"
+#include "profiler/analysis/event_classify.h"
+#include "core/trace/trace_event.h"
 
 namespace meshwork::profiler {
 

@@ -1,9 +1,9 @@
-#include "analysis/trace_compare.h"
+#include "profiler/analysis/trace_compare.h"
 
 #include <cmath>
 #include <map>
 
-#include "analysis/trace_stats.h"
+#include "profiler/analysis/trace_stats.h"
 
 namespace meshwork::profiler {
 

@@ -1,11 +1,11 @@
-#include "analysis/trace_stats.h"
+#include "profiler/analysis/trace_stats.h"
 
 #include <algorithm>
 #include <map>
 #include <unordered_map>
 
-#include "analysis/event_classify.h"
-#include "analysis/intervals.h"
+#include "profiler/analysis/event_classify.h"
+#include "profiler/analysis/intervals.h"
 
 namespace meshwork::profiler {
 

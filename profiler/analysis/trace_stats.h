@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "store/trace_reader.h"
+#include "profiler/store/trace_reader.h"
 
 namespace meshwork::profiler {
 

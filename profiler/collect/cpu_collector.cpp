@@ -1,4 +1,4 @@
-#include "collect/cpu_collector.h"
+#include "profiler/collect/cpu_collector.h"
 
 #include <chrono>
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <tuple>
 
-#include "trace/trace_event.h"
+#include "core/trace/trace_event.h"
 
 namespace meshwork::profiler {
 

@@ -1,4 +1,4 @@
-#include "collect/cupti_activity.h"
+#include "profiler/collect/cupti_activity.h"
 
 #include <cuda_runtime_api.h>
 #include <cupti.h>
@@ -10,10 +10,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analysis/event_classify.h"
-#include "collect/cpu_collector.h"
-#include "collect/gpu_activity.h"
-#include "common/error.h"
+#include "profiler/analysis/event_classify.h"
+#include "profiler/collect/cpu_collector.h"
+#include "profiler/collect/gpu_activity.h"
+#include "core/common/error.h"
 
 namespace meshwork::profiler {
 

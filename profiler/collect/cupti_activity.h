@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/cuda_plugin.h"
+#include "core/engine/cuda_plugin.h"
 
 namespace meshwork::profiler {
 

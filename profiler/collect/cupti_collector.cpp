@@ -1,6 +1,6 @@
-#include "collect/cupti_collector.h"
+#include "profiler/collect/cupti_collector.h"
 
-#include "common/error.h"
+#include "core/common/error.h"
 
 namespace meshwork::profiler {
 

@@ -11,8 +11,8 @@
 #include <memory>
 #include <string>
 
-#include "engine/cuda_plugin.h"
-#include "trace/trace_event.h"
+#include "core/engine/cuda_plugin.h"
+#include "core/trace/trace_event.h"
 
 namespace meshwork::profiler {
 

@@ -1,9 +1,9 @@
-#include "collect/gpu_activity.h"
+#include "profiler/collect/gpu_activity.h"
 
 #include <map>
 #include <unordered_map>
 
-#include "analysis/range_context.h"
+#include "profiler/analysis/range_context.h"
 
 namespace meshwork::profiler {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "trace/trace_event.h"
+#include "core/trace/trace_event.h"
 
 namespace meshwork::profiler {
 

@@ -1,10 +1,10 @@
-#include "export/chrome_trace_export.h"
+#include "profiler/export/chrome_trace_export.h"
 
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
 
-#include "store/trace_output.h"
+#include "profiler/store/trace_output.h"
 
 namespace meshwork::profiler {
 

@@ -7,7 +7,7 @@
 #include <ostream>
 #include <string>
 
-#include "store/trace_reader.h"
+#include "profiler/store/trace_reader.h"
 
 namespace meshwork::profiler {
 

@@ -1,4 +1,4 @@
-#include "import/import_many.h"
+#include "profiler/import/import_many.h"
 
 #include <algorithm>
 #include <atomic>
@@ -9,9 +9,9 @@
 #include <random>
 #include <thread>
 
-#include "common/error.h"
-#include "import/import_trace.h"
-#include "store/trace_reader.h"
+#include "core/common/error.h"
+#include "profiler/import/import_trace.h"
+#include "profiler/store/trace_reader.h"
 
 namespace meshwork::profiler {
 

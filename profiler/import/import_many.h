@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "import/import_options.h"
-#include "merge/trace_merge.h"
-#include "store/trace_writer.h"
+#include "profiler/import/import_options.h"
+#include "profiler/merge/trace_merge.h"
+#include "profiler/store/trace_writer.h"
 
 namespace meshwork::profiler {
 

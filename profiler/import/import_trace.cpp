@@ -1,15 +1,15 @@
-#include "import/import_trace.h"
+#include "profiler/import/import_trace.h"
 
 #include <array>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
 
-#include "common/error.h"
-#include "import/kineto_import.h"
-#include "import/nsys_import.h"
-#include "import/text_input.h"
-#include "store/sqlite_db.h"
+#include "core/common/error.h"
+#include "profiler/import/kineto_import.h"
+#include "profiler/import/nsys_import.h"
+#include "profiler/import/text_input.h"
+#include "profiler/store/sqlite_db.h"
 
 namespace meshwork::profiler {
 

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "import/import_options.h"
-#include "trace/trace_event.h"
+#include "profiler/import/import_options.h"
+#include "core/trace/trace_event.h"
 
 namespace meshwork::profiler {
 

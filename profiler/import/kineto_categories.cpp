@@ -1,4 +1,4 @@
-#include "import/kineto_categories.h"
+#include "profiler/import/kineto_categories.h"
 
 #include <array>
 #include <string>

@@ -10,7 +10,7 @@
 
 #include <string_view>
 
-#include "import/kineto_file.h"
+#include "profiler/import/kineto_file.h"
 
 namespace meshwork::profiler {
 

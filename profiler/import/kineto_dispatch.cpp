@@ -1,5 +1,5 @@
 // Chooses the Kineto parser built for this CPU (kineto_parse.cpp).
-#include "import/kineto_file.h"
+#include "profiler/import/kineto_file.h"
 
 namespace meshwork::profiler {
 

@@ -1,4 +1,4 @@
-#include "import/kineto_import.h"
+#include "profiler/import/kineto_import.h"
 
 #include <algorithm>
 #include <limits>
@@ -7,9 +7,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analysis/event_classify.h"
-#include "analysis/range_context.h"
-#include "import/kineto_time.h"
+#include "profiler/analysis/event_classify.h"
+#include "profiler/analysis/range_context.h"
+#include "profiler/import/kineto_time.h"
 
 namespace meshwork::profiler {
 

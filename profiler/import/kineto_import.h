@@ -12,9 +12,9 @@
 
 #include <string>
 
-#include "import/import_options.h"
-#include "import/kineto_file.h"
-#include "trace/trace_event.h"
+#include "profiler/import/import_options.h"
+#include "profiler/import/kineto_file.h"
+#include "core/trace/trace_event.h"
 
 namespace meshwork::profiler {
 

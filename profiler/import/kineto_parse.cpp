@@ -13,13 +13,13 @@
 #include <set>
 #include <string>
 
-#include "analysis/event_classify.h"
-#include "common/error.h"
-#include "common/json_reader.h"
-#include "import/kineto_categories.h"
-#include "import/kineto_file.h"
-#include "import/kineto_time.h"
-#include "import/text_input.h"
+#include "profiler/analysis/event_classify.h"
+#include "core/common/error.h"
+#include "core/common/json_reader.h"
+#include "profiler/import/kineto_categories.h"
+#include "profiler/import/kineto_file.h"
+#include "profiler/import/kineto_time.h"
+#include "profiler/import/text_input.h"
 
 namespace meshwork::profiler {
 

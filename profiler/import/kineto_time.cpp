@@ -1,4 +1,4 @@
-#include "import/kineto_time.h"
+#include "profiler/import/kineto_time.h"
 
 #include <charconv>
 #include <cmath>

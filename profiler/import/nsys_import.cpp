@@ -1,14 +1,14 @@
-#include "import/nsys_import.h"
+#include "profiler/import/nsys_import.h"
 
 #include <map>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
 
-#include "analysis/event_classify.h"
-#include "analysis/range_context.h"
-#include "common/error.h"
-#include "store/sqlite_db.h"
+#include "profiler/analysis/event_classify.h"
+#include "profiler/analysis/range_context.h"
+#include "core/common/error.h"
+#include "profiler/store/sqlite_db.h"
 
 namespace meshwork::profiler {
 

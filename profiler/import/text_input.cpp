@@ -1,4 +1,4 @@
-#include "import/text_input.h"
+#include "profiler/import/text_input.h"
 
 #include <libdeflate.h>
 
@@ -8,8 +8,8 @@
 #include <memory>
 #include <regex>
 
-#include "common/error.h"
-#include "import/import_options.h"
+#include "core/common/error.h"
+#include "profiler/import/import_options.h"
 
 namespace meshwork::profiler {
 

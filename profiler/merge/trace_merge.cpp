@@ -1,12 +1,12 @@
-#include "merge/trace_merge.h"
+#include "profiler/merge/trace_merge.h"
 
 #include <algorithm>
 #include <optional>
 #include <set>
 
-#include "analysis/trace_stats.h"
-#include "common/error.h"
-#include "store/trace_reader.h"
+#include "profiler/analysis/trace_stats.h"
+#include "core/common/error.h"
+#include "profiler/store/trace_reader.h"
 
 namespace meshwork::profiler {
 

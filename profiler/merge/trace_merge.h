@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "store/trace_writer.h"
+#include "profiler/store/trace_writer.h"
 
 namespace meshwork::profiler {
 

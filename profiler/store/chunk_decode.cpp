@@ -1,8 +1,8 @@
-#include "store/chunk_decode.h"
+#include "profiler/store/chunk_decode.h"
 
-#include "common/error.h"
-#include "store/lod_builder.h"
-#include "store/varint.h"
+#include "core/common/error.h"
+#include "profiler/store/lod_builder.h"
+#include "profiler/store/varint.h"
 
 namespace meshwork::profiler {
 

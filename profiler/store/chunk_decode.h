@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "store/draw_merge.h"
+#include "profiler/store/draw_merge.h"
 
 namespace meshwork::profiler {
 

@@ -1,4 +1,4 @@
-#include "store/draw_merge.h"
+#include "profiler/store/draw_merge.h"
 
 #include <algorithm>
 

@@ -1,11 +1,11 @@
-#include "store/lod_builder.h"
+#include "profiler/store/lod_builder.h"
 
 #include <algorithm>
 #include <array>
 #include <bit>
 
-#include "store/trace_schema.h"
-#include "store/varint.h"
+#include "profiler/store/trace_schema.h"
+#include "profiler/store/varint.h"
 
 namespace meshwork::profiler {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "store/sqlite_db.h"
+#include "profiler/store/sqlite_db.h"
 
 namespace meshwork::profiler {
 

@@ -1,4 +1,4 @@
-#include "store/sqlite_db.h"
+#include "profiler/store/sqlite_db.h"
 
 #include <sqlite3.h>
 
@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "common/error.h"
-#include "common/utf8.h"
+#include "core/common/error.h"
+#include "core/common/utf8.h"
 
 namespace meshwork::profiler::sql {
 

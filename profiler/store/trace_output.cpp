@@ -1,11 +1,11 @@
-#include "store/trace_output.h"
+#include "profiler/store/trace_output.h"
 
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "common/error.h"
+#include "core/common/error.h"
 
 namespace meshwork::profiler {
 

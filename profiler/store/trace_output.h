@@ -8,7 +8,7 @@
 #include <ostream>
 #include <string>
 
-#include "store/trace_writer.h"
+#include "profiler/store/trace_writer.h"
 
 namespace meshwork::profiler {
 

@@ -1,4 +1,4 @@
-#include "store/trace_reader.h"
+#include "profiler/store/trace_reader.h"
 
 #include <algorithm>
 #include <bit>
@@ -7,13 +7,13 @@
 #include <limits>
 #include <unordered_map>
 
-#include "analysis/event_classify.h"
-#include "common/error.h"
-#include "store/chunk_decode.h"
-#include "store/draw_merge.h"
-#include "store/lod_builder.h"
-#include "store/sqlite_db.h"
-#include "store/trace_schema.h"
+#include "profiler/analysis/event_classify.h"
+#include "core/common/error.h"
+#include "profiler/store/chunk_decode.h"
+#include "profiler/store/draw_merge.h"
+#include "profiler/store/lod_builder.h"
+#include "profiler/store/sqlite_db.h"
+#include "profiler/store/trace_schema.h"
 
 namespace meshwork::profiler {
 

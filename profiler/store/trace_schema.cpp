@@ -1,4 +1,4 @@
-#include "store/trace_schema.h"
+#include "profiler/store/trace_schema.h"
 
 namespace meshwork::profiler {
 

@@ -1,4 +1,4 @@
-#include "store/trace_writer.h"
+#include "profiler/store/trace_writer.h"
 
 #include <algorithm>
 #include <array>
@@ -12,10 +12,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/error.h"
-#include "store/lod_builder.h"
-#include "store/sqlite_db.h"
-#include "store/trace_schema.h"
+#include "core/common/error.h"
+#include "profiler/store/lod_builder.h"
+#include "profiler/store/sqlite_db.h"
+#include "profiler/store/trace_schema.h"
 
 namespace meshwork::profiler {
 

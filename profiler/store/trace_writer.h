@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "trace/trace_event.h"
+#include "core/trace/trace_event.h"
 
 namespace meshwork::profiler {
 

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/json_reader.h"
+#include "core/common/json_reader.h"
 
 namespace {
 struct Result {

@@ -1,10 +1,10 @@
 // Cluster and GPU presets: datasheet figures, JSON round trips, bad cluster files.
 #include <QtTest>
 
-#include "cluster/cluster_spec.h"
-#include "common/error.h"
-#include "common/json_reader.h"
-#include "common/resources.h"
+#include "core/cluster/cluster_spec.h"
+#include "core/common/error.h"
+#include "core/common/json_reader.h"
+#include "core/common/resources.h"
 
 using namespace meshwork;
 

@@ -2,9 +2,9 @@
 // Infinity are not JSON, numbers beyond double's range and deep nesting are InputErrors.
 #include <QTest>
 
-#include "common/error.h"
-#include "common/json_reader.h"
-#include "common/utf8.h"
+#include "core/common/error.h"
+#include "core/common/json_reader.h"
+#include "core/common/utf8.h"
 
 using namespace meshwork;
 

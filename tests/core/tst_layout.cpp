@@ -1,12 +1,12 @@
 // Layout JSON: exact round trips, defaults, flags overriding files.
 #include <QtTest>
 
-#include "common/error.h"
-#include "common/json_reader.h"
-#include "common/resources.h"
-#include "layout/layout_json.h"
-#include "layout/layout_overrides.h"
-#include "layout/layout_validate.h"
+#include "core/common/error.h"
+#include "core/common/json_reader.h"
+#include "core/common/resources.h"
+#include "core/layout/layout_json.h"
+#include "core/layout/layout_overrides.h"
+#include "core/layout/layout_validate.h"
 
 using namespace meshwork;
 

@@ -4,9 +4,9 @@
 #include <set>
 #include <tuple>
 
-#include "common/error.h"
-#include "mesh/device_mesh.h"
-#include "schedule/pipeline_schedule.h"
+#include "core/common/error.h"
+#include "core/mesh/device_mesh.h"
+#include "core/schedule/pipeline_schedule.h"
 
 using namespace meshwork;
 using Groups = std::vector<std::vector<int>>;

@@ -3,10 +3,10 @@
 
 #include <cmath>
 
-#include "common/error.h"
-#include "common/json_reader.h"
-#include "model/hf_config.h"
-#include "model/layer_graph.h"
+#include "core/common/error.h"
+#include "core/common/json_reader.h"
+#include "core/model/hf_config.h"
+#include "core/model/layer_graph.h"
 
 using namespace meshwork;
 

@@ -1,11 +1,11 @@
 // Validation: every rule names its field; the bad-file corpus in tests/fixtures/bad.
 #include <QtTest>
 
-#include "common/error.h"
-#include "common/json_reader.h"
-#include "common/resources.h"
-#include "layout/layout_json.h"
-#include "layout/layout_validate.h"
+#include "core/common/error.h"
+#include "core/common/json_reader.h"
+#include "core/common/resources.h"
+#include "core/layout/layout_json.h"
+#include "core/layout/layout_validate.h"
 
 using namespace meshwork;
 

@@ -1,20 +1,20 @@
-#include "fuzz_inputs.h"
+#include "tests/fuzz/fuzz_inputs.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <unistd.h>
 
-#include "cluster/cluster_spec.h"
-#include "common/error.h"
-#include "common/json_reader.h"
-#include "export/megatron_import.h"
-#include "import/kineto_import.h"
-#include "import/nsys_import.h"
-#include "layout/layout_json.h"
-#include "layout/layout_validate.h"
-#include "model/hf_config.h"
-#include "store/trace_reader.h"
+#include "core/cluster/cluster_spec.h"
+#include "core/common/error.h"
+#include "core/common/json_reader.h"
+#include "core/export/megatron_import.h"
+#include "profiler/import/kineto_import.h"
+#include "profiler/import/nsys_import.h"
+#include "core/layout/layout_json.h"
+#include "core/layout/layout_validate.h"
+#include "core/model/hf_config.h"
+#include "profiler/store/trace_reader.h"
 
 namespace meshwork::fuzz {
 namespace {

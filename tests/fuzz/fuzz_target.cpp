@@ -1,6 +1,6 @@
 // The libFuzzer entry points of one target; MESHWORK_FUZZ_ENTRY names its format's function
 // in fuzz_inputs.h (set per target by CMakeLists.txt).
-#include "fuzz_inputs.h"
+#include "tests/fuzz/fuzz_inputs.h"
 
 extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
     meshwork::fuzz::use_source_resources();

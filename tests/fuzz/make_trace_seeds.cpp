@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-#include "store/trace_writer.h"
+#include "profiler/store/trace_writer.h"
 
 namespace {
 

@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "engine/counter_rng.h"
-#include "engine/cpu/cpu_backend.h"
-#include "engine/cuda/cuda_runtime_probe.h"
+#include "core/engine/counter_rng.h"
+#include "core/engine/cpu/cpu_backend.h"
+#include "core/engine/cuda/cuda_runtime_probe.h"
 
 // Skips the rest of the calling test function (in initTestCase: the whole suite) when fewer
 // than `n` GPUs are usable, naming why.

@@ -1,11 +1,11 @@
 // The CUDA backend's own machinery: availability messages, the caching allocator (reuse,
 // peak, out-of-memory message), streams and events, host time of events, ranges.
-#include "engine/cuda/cuda_backend.h"
-#include "gpu_test_support.h"
+#include "core/engine/cuda/cuda_backend.h"
+#include "tests/gpu/gpu_test_support.h"
 
 #include <chrono>
 
-#include "common/error.h"
+#include "core/common/error.h"
 
 using namespace gpu_test;
 

@@ -2,7 +2,7 @@
 // (max error relative to max(1, |reference|)): 1e-5 for fp32 kernels and fp32 GEMMs (only
 // summation order differs), 5e-3 for TF32 GEMMs (10-bit mantissa products), 2e-2 for bf16
 // GEMMs (8-bit mantissa inputs); docs/gpu.md lists them.
-#include "gpu_test_support.h"
+#include "tests/gpu/gpu_test_support.h"
 
 using namespace gpu_test;
 

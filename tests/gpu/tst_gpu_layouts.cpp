@@ -8,10 +8,10 @@
 // tst_gpu_kernels instead.
 #include <QtTest>
 
-#include "engine/cuda/cuda_runtime_probe.h"
-#include "engine/engine_run.h"
-#include "engine/reference_layouts.h"
-#include "layout/layout_validate.h"
+#include "core/engine/cuda/cuda_runtime_probe.h"
+#include "core/engine/engine_run.h"
+#include "core/engine/reference_layouts.h"
+#include "core/layout/layout_validate.h"
 
 using namespace meshwork;
 using namespace meshwork::engine;

@@ -8,8 +8,8 @@
 #include <mutex>
 #include <thread>
 
-#include "engine/nccl/nccl_factory.h"
-#include "gpu_test_support.h"
+#include "core/engine/nccl/nccl_factory.h"
+#include "tests/gpu/gpu_test_support.h"
 
 using namespace gpu_test;
 

@@ -8,10 +8,10 @@
 #include <algorithm>
 #include <vector>
 
-#include "document/layout_document.h"
-#include "document/layout_edits.h"
-#include "estimate/estimate_panel.h"
-#include "mainwindow/main_window.h"
+#include "gui/document/layout_document.h"
+#include "gui/document/layout_edits.h"
+#include "gui/estimate/estimate_panel.h"
+#include "gui/mainwindow/main_window.h"
 
 using namespace meshwork;
 using namespace meshwork::gui;

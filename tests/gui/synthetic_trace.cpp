@@ -1,11 +1,11 @@
-#include "synthetic_trace.h"
+#include "tests/gui/synthetic_trace.h"
 
 #include <cmath>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "store/trace_writer.h"
+#include "profiler/store/trace_writer.h"
 
 namespace meshwork::gui::test {
 

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "timeline/memory_timeline_source.h"
+#include "gui/timeline/memory_timeline_source.h"
 
 namespace meshwork::gui::test {
 

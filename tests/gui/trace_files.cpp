@@ -1,6 +1,6 @@
-#include "trace_files.h"
+#include "tests/gui/trace_files.h"
 
-#include "store/trace_writer.h"
+#include "profiler/store/trace_writer.h"
 
 namespace meshwork::gui::test {
 

@@ -1,9 +1,9 @@
 // The edits behind drag and drop and the axis editor, on bundled layouts.
 #include <QtTest>
 
-#include "document/layout_document.h"
-#include "document/layout_edits.h"
-#include "layout/layout_json.h"
+#include "gui/document/layout_document.h"
+#include "gui/document/layout_edits.h"
+#include "core/layout/layout_json.h"
 
 using namespace meshwork;
 using namespace meshwork::gui;

@@ -4,10 +4,10 @@
 
 #include <QPainter>
 
-#include "synthetic_trace.h"
-#include "timeline/timeline_panel.h"
-#include "timeline/timeline_view.h"
-#include "timeline/trace_reader_source.h"
+#include "tests/gui/synthetic_trace.h"
+#include "gui/timeline/timeline_panel.h"
+#include "gui/timeline/timeline_view.h"
+#include "gui/timeline/trace_reader_source.h"
 
 using namespace meshwork;
 using namespace meshwork::gui;

@@ -9,16 +9,16 @@
 
 #include <QToolButton>
 
-#include "compare/compare_panel.h"
-#include "compare/comparison_loader.h"
-#include "compare/comparison_table.h"
-#include "layout/layout_json.h"
-#include "mainwindow/trace_menu.h"
-#include "sim/simulate.h"
-#include "store/trace_writer.h"
-#include "timeline/timeline_panel.h"
-#include "timeline/timeline_view.h"
-#include "trace_files.h"
+#include "gui/compare/compare_panel.h"
+#include "gui/compare/comparison_loader.h"
+#include "gui/compare/comparison_table.h"
+#include "core/layout/layout_json.h"
+#include "gui/mainwindow/trace_menu.h"
+#include "core/sim/simulate.h"
+#include "profiler/store/trace_writer.h"
+#include "gui/timeline/timeline_panel.h"
+#include "gui/timeline/timeline_view.h"
+#include "tests/gui/trace_files.h"
 
 using namespace meshwork;
 using namespace meshwork::gui;

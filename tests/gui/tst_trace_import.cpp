@@ -10,13 +10,13 @@
 #include <QMessageBox>
 #include <QStandardPaths>
 
-#include "mainwindow/trace_menu.h"
-#include "store/trace_reader.h"
-#include "timeline/timeline_panel.h"
-#include "trace/remote_fetch.h"
-#include "trace/trace_cache.h"
-#include "trace/trace_import_job.h"
-#include "trace_files.h"
+#include "gui/mainwindow/trace_menu.h"
+#include "profiler/store/trace_reader.h"
+#include "gui/timeline/timeline_panel.h"
+#include "gui/trace/remote_fetch.h"
+#include "gui/trace/trace_cache.h"
+#include "gui/trace/trace_import_job.h"
+#include "tests/gui/trace_files.h"
 
 using namespace meshwork;
 using namespace meshwork::gui;

@@ -6,17 +6,17 @@
 #include <QSpinBox>
 #include <QTreeWidget>
 
-#include "document/layout_document.h"
-#include "document/layout_mime.h"
-#include "estimate/assessment_runner.h"
-#include "estimate/estimate_panel.h"
-#include "mainwindow/main_window.h"
-#include "mesh/axis_editor.h"
-#include "mesh/mesh_canvas.h"
-#include "model/model_palette.h"
-#include "model/model_tree.h"
-#include "timeline/timeline_panel.h"
-#include "timeline/timeline_view.h"
+#include "gui/document/layout_document.h"
+#include "gui/document/layout_mime.h"
+#include "gui/estimate/assessment_runner.h"
+#include "gui/estimate/estimate_panel.h"
+#include "gui/mainwindow/main_window.h"
+#include "gui/mesh/axis_editor.h"
+#include "gui/mesh/mesh_canvas.h"
+#include "gui/model/model_palette.h"
+#include "gui/model/model_tree.h"
+#include "gui/timeline/timeline_panel.h"
+#include "gui/timeline/timeline_view.h"
 
 using namespace meshwork;
 using namespace meshwork::gui;

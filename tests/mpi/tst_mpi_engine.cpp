@@ -4,12 +4,12 @@
 #include <cstdio>
 #include <iostream>
 
-#include "../core/engine/comm_suite.h"
-#include "engine/reference_layouts.h"
-#include "engine/comm/mpi_communicator.h"
-#include "engine/cpu/cpu_backend.h"
-#include "engine/engine_run.h"
-#include "layout/layout_validate.h"
+#include "tests/core/engine/comm_suite.h"
+#include "core/engine/reference_layouts.h"
+#include "core/engine/comm/mpi_communicator.h"
+#include "core/engine/cpu/cpu_backend.h"
+#include "core/engine/engine_run.h"
+#include "core/layout/layout_validate.h"
 
 using namespace meshwork;
 using namespace meshwork::engine;

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "store/trace_writer.h"
+#include "profiler/store/trace_writer.h"
 
 namespace meshwork::test {
 

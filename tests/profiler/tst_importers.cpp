@@ -10,11 +10,11 @@
 #include <map>
 #include <sstream>
 
-#include "common/error.h"
-#include "import/import_trace.h"
-#include "store/trace_reader.h"
-#include "store/trace_writer.h"
-#include "trace_test_util.h"
+#include "core/common/error.h"
+#include "profiler/import/import_trace.h"
+#include "profiler/store/trace_reader.h"
+#include "profiler/store/trace_writer.h"
+#include "tests/profiler/trace_test_util.h"
 
 using namespace meshwork;
 using namespace meshwork::profiler;

@@ -10,14 +10,14 @@
 #include <map>
 #include <set>
 
-#include "analysis/trace_stats.h"
-#include "common/error.h"
-#include "import/import_many.h"
-#include "import/import_trace.h"
-#include "import/kineto_time.h"
-#include "store/trace_reader.h"
-#include "store/trace_writer.h"
-#include "trace_test_util.h"
+#include "profiler/analysis/trace_stats.h"
+#include "core/common/error.h"
+#include "profiler/import/import_many.h"
+#include "profiler/import/import_trace.h"
+#include "profiler/import/kineto_time.h"
+#include "profiler/store/trace_reader.h"
+#include "profiler/store/trace_writer.h"
+#include "tests/profiler/trace_test_util.h"
 
 using namespace meshwork;
 using namespace meshwork::profiler;

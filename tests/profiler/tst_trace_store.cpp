@@ -8,11 +8,11 @@
 #include <fstream>
 #include <thread>
 
-#include "common/error.h"
-#include "store/draw_merge.h"
-#include "store/trace_reader.h"
-#include "store/trace_writer.h"
-#include "trace_test_util.h"
+#include "core/common/error.h"
+#include "profiler/store/draw_merge.h"
+#include "profiler/store/trace_reader.h"
+#include "profiler/store/trace_writer.h"
+#include "tests/profiler/trace_test_util.h"
 
 using namespace meshwork;
 using namespace meshwork::profiler;

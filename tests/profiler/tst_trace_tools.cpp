@@ -13,22 +13,22 @@
 
 #include <cmath>
 
-#include "analysis/event_classify.h"
-#include "analysis/intervals.h"
-#include "analysis/range_context.h"
-#include "analysis/trace_compare.h"
-#include "analysis/trace_stats.h"
-#include "cluster/cluster_spec.h"
-#include "collect/cpu_collector.h"
-#include "collect/cupti_collector.h"
-#include "collect/gpu_activity.h"
-#include "common/error.h"
-#include "export/chrome_trace_export.h"
-#include "merge/trace_merge.h"
-#include "store/trace_output.h"
-#include "store/trace_reader.h"
-#include "store/trace_writer.h"
-#include "trace_test_util.h"
+#include "profiler/analysis/event_classify.h"
+#include "profiler/analysis/intervals.h"
+#include "profiler/analysis/range_context.h"
+#include "profiler/analysis/trace_compare.h"
+#include "profiler/analysis/trace_stats.h"
+#include "core/cluster/cluster_spec.h"
+#include "profiler/collect/cpu_collector.h"
+#include "profiler/collect/cupti_collector.h"
+#include "profiler/collect/gpu_activity.h"
+#include "core/common/error.h"
+#include "profiler/export/chrome_trace_export.h"
+#include "profiler/merge/trace_merge.h"
+#include "profiler/store/trace_output.h"
+#include "profiler/store/trace_reader.h"
+#include "profiler/store/trace_writer.h"
+#include "tests/profiler/trace_test_util.h"
 
 using namespace meshwork;
 using namespace meshwork::profiler;

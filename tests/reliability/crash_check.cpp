@@ -1,11 +1,11 @@
-#include "crash_check.h"
+#include "tests/reliability/crash_check.h"
 
 #include <algorithm>
 #include <fstream>
 
 #include <sqlite3.h>
 
-#include "store/trace_reader.h"
+#include "profiler/store/trace_reader.h"
 
 namespace meshwork::reliability {
 

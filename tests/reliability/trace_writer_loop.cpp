@@ -16,7 +16,7 @@
 #include <thread>
 #include <unistd.h>
 
-#include "store/trace_writer.h"
+#include "profiler/store/trace_writer.h"
 
 namespace {
 

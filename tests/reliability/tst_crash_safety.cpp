@@ -16,7 +16,7 @@
 #include <QTest>
 #include <QThread>
 
-#include "crash_check.h"
+#include "tests/reliability/crash_check.h"
 
 using namespace meshwork::reliability;
 

@@ -6,7 +6,7 @@
 #include <QFile>
 #include <QTest>
 
-#include "fuzz_inputs.h"
+#include "tests/fuzz/fuzz_inputs.h"
 
 class TestFuzzRegressions : public QObject {
     Q_OBJECT

@@ -11,9 +11,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "crash_check.h"
-#include "store/trace_reader.h"
-#include "store/trace_writer.h"
+#include "tests/reliability/crash_check.h"
+#include "profiler/store/trace_reader.h"
+#include "profiler/store/trace_writer.h"
 
 class TestTraceIntegrity : public QObject {
     Q_OBJECT

@@ -1,7 +1,7 @@
 // InProcessCommunicator: groups, barrier and abort. The collectives are in
 // inproc_reduce.cpp (all-reduce, reduce-scatter), inproc_gather.cpp (all-gather, broadcast,
 // all-to-all) and inproc_p2p.cpp (send, recv).
-#include "engine/comm/inproc_communicator.h"
+#include "core/engine/comm/inproc_communicator.h"
 
 #include <algorithm>
 

@@ -4,8 +4,8 @@
 
 #include <memory>
 
-#include "engine/comm/inproc_world.h"
-#include "engine/communicator.h"
+#include "core/engine/comm/inproc_world.h"
+#include "core/engine/communicator.h"
 
 namespace meshwork::engine {
 

@@ -2,7 +2,7 @@
 // straight out of the other ranks' send buffers.
 #include <cstring>
 
-#include "engine/comm/inproc_communicator.h"
+#include "core/engine/comm/inproc_communicator.h"
 
 namespace meshwork::engine {
 

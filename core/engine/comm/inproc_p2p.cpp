@@ -3,7 +3,7 @@
 // for the message.
 #include <cstring>
 
-#include "engine/comm/inproc_communicator.h"
+#include "core/engine/comm/inproc_communicator.h"
 
 namespace meshwork::engine {
 

@@ -7,7 +7,7 @@
 #include <array>
 #include <cstring>
 
-#include "engine/comm/inproc_communicator.h"
+#include "core/engine/comm/inproc_communicator.h"
 
 namespace meshwork::engine {
 

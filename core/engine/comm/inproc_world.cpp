@@ -1,8 +1,8 @@
-#include "engine/comm/inproc_world.h"
+#include "core/engine/comm/inproc_world.h"
 
 #include <cstring>
 
-#include "engine/comm/inproc_communicator.h"
+#include "core/engine/comm/inproc_communicator.h"
 
 namespace meshwork::engine {
 

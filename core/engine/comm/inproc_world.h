@@ -17,7 +17,7 @@
 #include <tuple>
 #include <vector>
 
-#include "engine/communicator.h"
+#include "core/engine/communicator.h"
 
 namespace meshwork::engine {
 

@@ -1,5 +1,5 @@
 // MpiCommunicator: MPI non-blocking collectives on host buffers, completed by polling.
-#include "engine/comm/mpi_communicator.h"
+#include "core/engine/comm/mpi_communicator.h"
 
 #include <mpi.h>
 
@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/stop.h"
+#include "core/engine/stop.h"
 
 namespace meshwork::engine {
 

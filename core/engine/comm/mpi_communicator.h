@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/communicator.h"
+#include "core/engine/communicator.h"
 
 namespace meshwork::engine {
 

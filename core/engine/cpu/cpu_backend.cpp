@@ -1,6 +1,6 @@
 // CpuBackend: memory, streams and events, GEMM and the optimizer kernel. The elementwise,
 // normalisation and softmax kernels are in cpu_kernels.cpp.
-#include "engine/cpu/cpu_backend.h"
+#include "core/engine/cpu/cpu_backend.h"
 
 #include <cblas.h>
 
@@ -9,8 +9,8 @@
 #include <cstring>
 #include <new>
 
-#include "common/error.h"
-#include "engine/counter_rng.h"
+#include "core/common/error.h"
+#include "core/engine/counter_rng.h"
 
 namespace meshwork::engine {
 

@@ -10,7 +10,7 @@
 #include <mutex>
 #include <vector>
 
-#include "engine/backend.h"
+#include "core/engine/backend.h"
 
 namespace meshwork::engine {
 

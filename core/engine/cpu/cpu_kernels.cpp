@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <limits>
 
-#include "engine/cpu/cpu_backend.h"
+#include "core/engine/cpu/cpu_backend.h"
 
 namespace meshwork::engine {
 

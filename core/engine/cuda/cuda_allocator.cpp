@@ -1,9 +1,9 @@
-#include "engine/cuda/cuda_allocator.h"
+#include "core/engine/cuda/cuda_allocator.h"
 
 #include <algorithm>
 
-#include "common/error.h"
-#include "engine/cuda/cuda_check.h"
+#include "core/common/error.h"
+#include "core/engine/cuda/cuda_check.h"
 
 namespace meshwork::engine::cuda_detail {
 

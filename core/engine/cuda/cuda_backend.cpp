@@ -1,6 +1,6 @@
 // CudaBackend: memory, streams and events, host waits, GEMM, ranges. The kernel entry
 // points are in cuda_backend_kernels.cpp.
-#include "engine/cuda/cuda_backend.h"
+#include "core/engine/cuda/cuda_backend.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,11 +8,11 @@
 #include <cstdlib>
 #include <thread>
 
-#include "common/error.h"
-#include "engine/cuda/cuda_check.h"
-#include "engine/cuda/kernels/kernels.h"
-#include "engine/nvtx/nvtx_ranges.h"
-#include "engine/stop.h"
+#include "core/common/error.h"
+#include "core/engine/cuda/cuda_check.h"
+#include "core/engine/cuda/kernels/kernels.h"
+#include "core/engine/nvtx/nvtx_ranges.h"
+#include "core/engine/stop.h"
 
 namespace meshwork::engine {
 

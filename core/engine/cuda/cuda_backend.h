@@ -19,10 +19,10 @@
 #include <utility>
 #include <vector>
 
-#include "engine/backend.h"
-#include "engine/cuda/cuda_allocator.h"
-#include "engine/cuda/cuda_gemm.h"
-#include "engine/cuda/cuda_runtime_probe.h"
+#include "core/engine/backend.h"
+#include "core/engine/cuda/cuda_allocator.h"
+#include "core/engine/cuda/cuda_gemm.h"
+#include "core/engine/cuda/cuda_runtime_probe.h"
 
 namespace meshwork::engine {
 

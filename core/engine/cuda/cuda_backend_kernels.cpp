@@ -2,8 +2,8 @@
 // enqueues one launcher of cuda/kernels/kernels.h (the .cu files), failing with the op name.
 #include <cmath>
 
-#include "engine/cuda/cuda_backend.h"
-#include "engine/cuda/kernels/kernels.h"
+#include "core/engine/cuda/cuda_backend.h"
+#include "core/engine/cuda/kernels/kernels.h"
 
 namespace meshwork::engine {
 

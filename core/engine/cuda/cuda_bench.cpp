@@ -1,10 +1,10 @@
-#include "engine/cuda/cuda_bench.h"
+#include "core/engine/cuda/cuda_bench.h"
 
 #include <cstdint>
 
-#include "engine/cuda/cuda_backend.h"
-#include "engine/cuda/cuda_check.h"
-#include "engine/cuda/kernels/kernels.h"
+#include "core/engine/cuda/cuda_backend.h"
+#include "core/engine/cuda/cuda_check.h"
+#include "core/engine/cuda/kernels/kernels.h"
 
 namespace meshwork::engine {
 

@@ -2,7 +2,7 @@
 // engine's GEMMs reach against the GPU's dense peak. C++20-safe, no CUDA headers.
 #pragma once
 
-#include "engine/cuda/cuda_runtime_probe.h"
+#include "core/engine/cuda/cuda_runtime_probe.h"
 
 namespace meshwork::engine {
 

@@ -1,8 +1,8 @@
-#include "engine/cuda/cuda_check.h"
+#include "core/engine/cuda/cuda_check.h"
 
 #include <string>
 
-#include "common/error.h"
+#include "core/common/error.h"
 
 namespace meshwork::engine::cuda_detail {
 

@@ -1,11 +1,11 @@
-#include "engine/cuda/cuda_gemm.h"
+#include "core/engine/cuda/cuda_gemm.h"
 
 #include <cstdint>
 #include <string>
 
-#include "common/error.h"
-#include "engine/cuda/cuda_check.h"
-#include "engine/cuda/kernels/kernels.h"
+#include "core/common/error.h"
+#include "core/engine/cuda/cuda_check.h"
+#include "core/engine/cuda/kernels/kernels.h"
 
 namespace meshwork::engine::cuda_detail {
 

@@ -1,10 +1,10 @@
 // The entry points of libmeshwork_cuda.so: the one CudaPlugin of the process, forwarding to
 // the CUDA backend, the NCCL communicators and the CUPTI collector built into the plugin.
-#include "collect/cupti_activity.h"
-#include "common/error.h"
-#include "engine/cuda/cuda_runtime_probe.h"
-#include "engine/cuda_plugin.h"
-#include "engine/nccl/nccl_factory.h"
+#include "profiler/collect/cupti_activity.h"
+#include "core/common/error.h"
+#include "core/engine/cuda/cuda_runtime_probe.h"
+#include "core/engine/cuda_plugin.h"
+#include "core/engine/nccl/nccl_factory.h"
 
 namespace meshwork::engine {
 

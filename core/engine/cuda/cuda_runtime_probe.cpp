@@ -1,13 +1,13 @@
 // GPU availability and the backend factory (cuda_runtime_probe.h).
-#include "engine/cuda/cuda_runtime_probe.h"
+#include "core/engine/cuda/cuda_runtime_probe.h"
 
 #include <cuda_runtime_api.h>
 
 #include <cstdlib>
 #include <string_view>
 
-#include "common/error.h"
-#include "engine/cuda/cuda_backend.h"
+#include "core/common/error.h"
+#include "core/engine/cuda/cuda_backend.h"
 
 namespace meshwork::engine {
 

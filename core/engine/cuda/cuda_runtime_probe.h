@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "engine/backend.h"
-#include "engine/cuda_plugin.h"
+#include "core/engine/backend.h"
+#include "core/engine/cuda_plugin.h"
 
 namespace meshwork::engine {
 

@@ -1,11 +1,11 @@
-#include "engine/model/attention.h"
+#include "core/engine/model/attention.h"
 
 #include <cmath>
 
-#include "engine/model/cp_ring.h"
-#include "engine/model/linear.h"
-#include "engine/model/pre_norm.h"
-#include "engine/model/tp_regions.h"
+#include "core/engine/model/cp_ring.h"
+#include "core/engine/model/linear.h"
+#include "core/engine/model/pre_norm.h"
+#include "core/engine/model/tp_regions.h"
 
 namespace meshwork::engine {
 

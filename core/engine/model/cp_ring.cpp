@@ -1,4 +1,4 @@
-#include "engine/model/cp_ring.h"
+#include "core/engine/model/cp_ring.h"
 
 namespace meshwork::engine {
 

@@ -4,8 +4,8 @@
 // its own block.
 #pragma once
 
-#include "engine/rank_context.h"
-#include "engine/tensor.h"
+#include "core/engine/rank_context.h"
+#include "core/engine/tensor.h"
 
 namespace meshwork::engine {
 

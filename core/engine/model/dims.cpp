@@ -1,6 +1,6 @@
-#include "engine/model/dims.h"
+#include "core/engine/model/dims.h"
 
-#include "common/error.h"
+#include "core/common/error.h"
 
 namespace meshwork::engine {
 

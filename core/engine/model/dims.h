@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "engine/engine_options.h"
-#include "layout/layout.h"
+#include "core/engine/engine_options.h"
+#include "core/layout/layout.h"
 
 namespace meshwork::engine {
 

@@ -1,10 +1,10 @@
-#include "engine/model/embedding.h"
+#include "core/engine/model/embedding.h"
 
 #include <cmath>
 #include <vector>
 
-#include "engine/model/linear.h"
-#include "engine/model/tp_regions.h"
+#include "core/engine/model/linear.h"
+#include "core/engine/model/tp_regions.h"
 
 namespace meshwork::engine {
 

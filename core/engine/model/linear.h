@@ -2,7 +2,7 @@
 // forward x·W, input gradient dy·Wᵀ, weight gradient xᵀ·dy (accumulated).
 #pragma once
 
-#include "engine/backend.h"
+#include "core/engine/backend.h"
 
 namespace meshwork::engine {
 

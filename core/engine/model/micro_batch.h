@@ -2,7 +2,7 @@
 // targets (the next token) and global positions, and the position tables attention needs.
 #pragma once
 
-#include "engine/tensor.h"
+#include "core/engine/tensor.h"
 
 namespace meshwork::engine {
 

@@ -1,8 +1,8 @@
-#include "engine/model/mlp.h"
+#include "core/engine/model/mlp.h"
 
-#include "engine/model/linear.h"
-#include "engine/model/pre_norm.h"
-#include "engine/model/tp_regions.h"
+#include "core/engine/model/linear.h"
+#include "core/engine/model/pre_norm.h"
+#include "core/engine/model/tp_regions.h"
 
 namespace meshwork::engine {
 

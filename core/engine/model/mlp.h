@@ -4,11 +4,11 @@
 
 #include <map>
 
-#include "engine/model/dims.h"
-#include "engine/model/pre_norm.h"
-#include "engine/model/micro_batch.h"
-#include "engine/params.h"
-#include "engine/rank_context.h"
+#include "core/engine/model/dims.h"
+#include "core/engine/model/pre_norm.h"
+#include "core/engine/model/micro_batch.h"
+#include "core/engine/params.h"
+#include "core/engine/rank_context.h"
 
 namespace meshwork::engine {
 

@@ -1,6 +1,6 @@
-#include "engine/model/model_chunk.h"
+#include "core/engine/model/model_chunk.h"
 
-#include "engine/nvtx/scoped_range.h"
+#include "core/engine/nvtx/scoped_range.h"
 
 namespace meshwork::engine {
 

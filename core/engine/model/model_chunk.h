@@ -6,10 +6,10 @@
 #include <memory>
 #include <vector>
 
-#include "engine/model/attention.h"
-#include "engine/model/embedding.h"
-#include "engine/model/mlp.h"
-#include "engine/model/moe.h"
+#include "core/engine/model/attention.h"
+#include "core/engine/model/embedding.h"
+#include "core/engine/model/mlp.h"
+#include "core/engine/model/moe.h"
 
 namespace meshwork::engine {
 

@@ -1,11 +1,11 @@
-#include "engine/model/moe.h"
+#include "core/engine/model/moe.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-#include "engine/model/linear.h"
-#include "engine/model/tp_regions.h"
+#include "core/engine/model/linear.h"
+#include "core/engine/model/tp_regions.h"
 
 namespace meshwork::engine {
 

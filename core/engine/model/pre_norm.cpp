@@ -1,6 +1,6 @@
-#include "engine/model/pre_norm.h"
+#include "core/engine/model/pre_norm.h"
 
-#include "engine/model/tp_regions.h"
+#include "core/engine/model/tp_regions.h"
 
 namespace meshwork::engine {
 

@@ -6,10 +6,10 @@
 
 #include <string>
 
-#include "engine/model/dims.h"
-#include "engine/params.h"
-#include "engine/rank_context.h"
-#include "engine/tensor.h"
+#include "core/engine/model/dims.h"
+#include "core/engine/params.h"
+#include "core/engine/rank_context.h"
+#include "core/engine/tensor.h"
 
 namespace meshwork::engine {
 

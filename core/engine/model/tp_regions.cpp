@@ -1,4 +1,4 @@
-#include "engine/model/tp_regions.h"
+#include "core/engine/model/tp_regions.h"
 
 #include <vector>
 

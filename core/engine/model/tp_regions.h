@@ -6,9 +6,9 @@
 //                    bwd: gather_for_tp)
 #pragma once
 
-#include "engine/model/dims.h"
-#include "engine/rank_context.h"
-#include "engine/tensor.h"
+#include "core/engine/model/dims.h"
+#include "core/engine/rank_context.h"
+#include "core/engine/tensor.h"
 
 namespace meshwork::engine {
 

@@ -3,7 +3,7 @@
 // schedules as one.
 #include <algorithm>
 
-#include "engine/nccl/nccl_communicator.h"
+#include "core/engine/nccl/nccl_communicator.h"
 
 namespace meshwork::engine::nccl_detail {
 

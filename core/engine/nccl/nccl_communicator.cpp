@@ -1,12 +1,12 @@
 // NcclCommunicator: creation, split, point-to-point, barrier. The collectives are in
 // nccl_collectives.cpp.
-#include "engine/nccl/nccl_communicator.h"
+#include "core/engine/nccl/nccl_communicator.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
 
-#include "engine/cuda/cuda_check.h"
+#include "core/engine/cuda/cuda_check.h"
 
 namespace meshwork::engine::nccl_detail {
 

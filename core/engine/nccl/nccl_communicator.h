@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/communicator.h"
-#include "engine/nccl/nccl_rank_state.h"
+#include "core/engine/communicator.h"
+#include "core/engine/nccl/nccl_rank_state.h"
 
 namespace meshwork::engine::nccl_detail {
 

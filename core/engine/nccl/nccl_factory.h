@@ -18,8 +18,8 @@
 
 #include <memory>
 
-#include "engine/backend.h"
-#include "engine/communicator.h"
+#include "core/engine/backend.h"
+#include "core/engine/communicator.h"
 
 namespace meshwork::engine {
 

@@ -4,10 +4,10 @@
 // use).
 #include <nccl.h>
 
-#include "common/error.h"
-#include "engine/cuda/cuda_backend.h"
-#include "engine/nccl/nccl_communicator.h"
-#include "engine/nccl/nccl_factory.h"
+#include "core/common/error.h"
+#include "core/engine/cuda/cuda_backend.h"
+#include "core/engine/nccl/nccl_communicator.h"
+#include "core/engine/nccl/nccl_factory.h"
 
 namespace meshwork::engine {
 

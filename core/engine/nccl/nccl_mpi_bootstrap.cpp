@@ -4,11 +4,11 @@
 #include <mpi.h>
 #include <nccl.h>
 
-#include "common/error.h"
-#include "engine/comm/mpi_communicator.h"
-#include "engine/cuda/cuda_backend.h"
-#include "engine/nccl/nccl_communicator.h"
-#include "engine/nccl/nccl_factory.h"
+#include "core/common/error.h"
+#include "core/engine/comm/mpi_communicator.h"
+#include "core/engine/cuda/cuda_backend.h"
+#include "core/engine/nccl/nccl_communicator.h"
+#include "core/engine/nccl/nccl_factory.h"
 
 namespace meshwork::engine {
 

@@ -1,10 +1,10 @@
-#include "engine/nccl/nccl_rank_state.h"
+#include "core/engine/nccl/nccl_rank_state.h"
 
 #include <algorithm>
 #include <thread>
 
-#include "engine/cuda/cuda_check.h"
-#include "engine/stop.h"
+#include "core/engine/cuda/cuda_check.h"
+#include "core/engine/stop.h"
 
 namespace meshwork::engine::nccl_detail {
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/communicator.h"
-#include "engine/cuda/cuda_backend.h"
+#include "core/engine/communicator.h"
+#include "core/engine/cuda/cuda_backend.h"
 
 namespace meshwork::engine::nccl_detail {
 

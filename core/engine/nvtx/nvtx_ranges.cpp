@@ -1,4 +1,4 @@
-#include "engine/nvtx/nvtx_ranges.h"
+#include "core/engine/nvtx/nvtx_ranges.h"
 
 #include <nvtx3/nvToolsExt.h>
 

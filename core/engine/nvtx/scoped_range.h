@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "engine/backend.h"
+#include "core/engine/backend.h"
 
 namespace meshwork::engine {
 

@@ -4,12 +4,12 @@
 #include <cmath>
 #include <string>
 
-#include "cluster/cluster_spec.h"
-#include "common/resources.h"
-#include "cost/estimate.h"
-#include "layout/layout.h"
-#include "layout/layout_json.h"
-#include "model/hf_config.h"
+#include "core/cluster/cluster_spec.h"
+#include "core/common/resources.h"
+#include "core/cost/estimate.h"
+#include "core/layout/layout.h"
+#include "core/layout/layout_json.h"
+#include "core/model/hf_config.h"
 
 namespace meshwork::test {
 

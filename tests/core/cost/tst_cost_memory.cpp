@@ -6,11 +6,11 @@
 #include <cstdlib>
 #include <new>
 
-#include "cost/cost_model.h"
-#include "cost/memory_model.h"
-#include "cost_test_util.h"
-#include "layout/layout_validate.h"
-#include "schedule/pipeline_schedule.h"
+#include "core/cost/cost_model.h"
+#include "core/cost/memory_model.h"
+#include "tests/core/cost/cost_test_util.h"
+#include "core/layout/layout_validate.h"
+#include "core/schedule/pipeline_schedule.h"
 
 // Counts heap allocations so that a test can check that the estimate makes none.
 static std::atomic<long> g_allocations{0};

@@ -28,10 +28,10 @@
 //     1T     8  64  512   512  1      94.42     71.49
 #include <QtTest>
 
-#include "cost/cost_model.h"
-#include "cost_test_util.h"
-#include "layout/layout_validate.h"
-#include "sim/simulate.h"
+#include "core/cost/cost_model.h"
+#include "tests/core/cost/cost_test_util.h"
+#include "core/layout/layout_validate.h"
+#include "core/sim/simulate.h"
 
 using namespace meshwork;
 using namespace meshwork::test;

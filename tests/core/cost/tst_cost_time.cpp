@@ -1,11 +1,11 @@
 // Time side of the cost model: collective closed forms, pipeline bubbles, monotonicity.
 #include <QtTest>
 
-#include "cost/collective_time.h"
-#include "cost/cost_model.h"
-#include "cost/group_topology.h"
-#include "cost_test_util.h"
-#include "layout/layout_validate.h"
+#include "core/cost/collective_time.h"
+#include "core/cost/cost_model.h"
+#include "core/cost/group_topology.h"
+#include "tests/core/cost/cost_test_util.h"
+#include "core/layout/layout_validate.h"
 
 using namespace meshwork;
 using namespace meshwork::cost;

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/backend.h"
-#include "engine/communicator.h"
+#include "core/engine/backend.h"
+#include "core/engine/communicator.h"
 
 namespace meshwork::engine::testing {
 

@@ -8,9 +8,9 @@
 #include <mutex>
 #include <thread>
 
-#include "comm_suite.h"
-#include "engine/comm/inproc_world.h"
-#include "engine/cpu/cpu_backend.h"
+#include "tests/core/engine/comm_suite.h"
+#include "core/engine/comm/inproc_world.h"
+#include "core/engine/cpu/cpu_backend.h"
 
 using namespace meshwork::engine;
 

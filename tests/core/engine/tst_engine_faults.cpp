@@ -9,10 +9,10 @@
 #include <mutex>
 #include <set>
 
-#include "common/error.h"
-#include "engine/engine_run.h"
-#include "engine/stop.h"
-#include "engine/reference_layouts.h"
+#include "core/common/error.h"
+#include "core/engine/engine_run.h"
+#include "core/engine/stop.h"
+#include "core/engine/reference_layouts.h"
 
 using namespace meshwork;
 using namespace meshwork::engine;

@@ -5,11 +5,11 @@
 
 #include <cmath>
 
-#include "engine/engine_run.h"
-#include "engine/memory_estimate.h"
-#include "engine/precision.h"
-#include "engine/reference_layouts.h"
-#include "layout/layout_validate.h"
+#include "core/engine/engine_run.h"
+#include "core/engine/memory_estimate.h"
+#include "core/engine/precision.h"
+#include "core/engine/reference_layouts.h"
+#include "core/layout/layout_validate.h"
 
 using namespace meshwork;
 using namespace meshwork::engine;

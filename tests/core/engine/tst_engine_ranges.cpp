@@ -7,14 +7,14 @@
 #include <thread>
 #include <vector>
 
-#include "engine/comm/inproc_world.h"
-#include "engine/cpu/cpu_backend.h"
-#include "analysis/range_context.h"
-#include "engine/engine_run.h"
-#include "engine/nvtx/scoped_range.h"
-#include "engine/rank_context.h"
-#include "engine/trainer.h"
-#include "layout/layout_json.h"
+#include "core/engine/comm/inproc_world.h"
+#include "core/engine/cpu/cpu_backend.h"
+#include "profiler/analysis/range_context.h"
+#include "core/engine/engine_run.h"
+#include "core/engine/nvtx/scoped_range.h"
+#include "core/engine/rank_context.h"
+#include "core/engine/trainer.h"
+#include "core/layout/layout_json.h"
 
 using namespace meshwork;
 using namespace meshwork::engine;

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "common/error.h"
-#include "export/importer.h"
+#include "core/common/error.h"
+#include "core/export/importer.h"
 
 using namespace meshwork;
 

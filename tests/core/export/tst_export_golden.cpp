@@ -5,9 +5,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "common/resources.h"
-#include "export/exporter.h"
-#include "layout/layout_json.h"
+#include "core/common/resources.h"
+#include "core/export/exporter.h"
+#include "core/layout/layout_json.h"
 
 using namespace meshwork;
 

@@ -2,18 +2,18 @@
 // which only respells equivalent settings), and each lossy case names what it loses.
 #include <QtTest>
 
-#include "common/resources.h"
-#include "export/canonical_layout.h"
-#include "export/deepspeed_config.h"
-#include "export/exporter.h"
-#include "export/importer.h"
-#include "export/megatron_export.h"
-#include "export/megatron_import.h"
-#include "export/torchtitan_config.h"
-#include "layout/layout_json.h"
-#include "layout/layout_overrides.h"
-#include "layout/layout_validate.h"
-#include "model/hf_config.h"
+#include "core/common/resources.h"
+#include "core/export/canonical_layout.h"
+#include "core/export/deepspeed_config.h"
+#include "core/export/exporter.h"
+#include "core/export/importer.h"
+#include "core/export/megatron_export.h"
+#include "core/export/megatron_import.h"
+#include "core/export/torchtitan_config.h"
+#include "core/layout/layout_json.h"
+#include "core/layout/layout_overrides.h"
+#include "core/layout/layout_validate.h"
+#include "core/model/hf_config.h"
 
 using namespace meshwork;
 

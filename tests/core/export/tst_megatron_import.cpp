@@ -5,12 +5,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "common/error.h"
-#include "export/megatron_import.h"
-#include "export/moe_layer_pattern.h"
-#include "export/pipeline_layout.h"
-#include "export/shell_script.h"
-#include "model/hf_config.h"
+#include "core/common/error.h"
+#include "core/export/megatron_import.h"
+#include "core/export/moe_layer_pattern.h"
+#include "core/export/pipeline_layout.h"
+#include "core/export/shell_script.h"
+#include "core/model/hf_config.h"
 
 using namespace meshwork;
 

@@ -6,13 +6,13 @@
 
 #include <map>
 
-#include "common/resources.h"
-#include "export/megatron_export.h"
-#include "export/megatron_flags.h"
-#include "export/pipeline_layout.h"
-#include "layout/layout_json.h"
-#include "layout/layout_validate.h"
-#include "model/hf_config.h"
+#include "core/common/resources.h"
+#include "core/export/megatron_export.h"
+#include "core/export/megatron_flags.h"
+#include "core/export/pipeline_layout.h"
+#include "core/layout/layout_json.h"
+#include "core/layout/layout_validate.h"
+#include "core/model/hf_config.h"
 
 using namespace meshwork;
 

@@ -11,11 +11,11 @@
 #include <set>
 #include <sstream>
 
-#include "common/error.h"
-#include "export/importer.h"
-#include "layout/layout_validate.h"
-#include "model/hf_config.h"
-#include "model/layer_graph.h"
+#include "core/common/error.h"
+#include "core/export/importer.h"
+#include "core/layout/layout_validate.h"
+#include "core/model/hf_config.h"
+#include "core/model/layer_graph.h"
 
 using namespace meshwork;
 namespace fs = std::filesystem;

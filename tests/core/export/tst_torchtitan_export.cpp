@@ -12,14 +12,14 @@
 
 #include <toml++/toml.h>
 
-#include "common/resources.h"
-#include "export/canonical_layout.h"
-#include "export/exporter.h"
-#include "export/importer.h"
-#include "export/torchtitan_config.h"
-#include "layout/layout_json.h"
-#include "layout/layout_overrides.h"
-#include "layout/layout_validate.h"
+#include "core/common/resources.h"
+#include "core/export/canonical_layout.h"
+#include "core/export/exporter.h"
+#include "core/export/importer.h"
+#include "core/export/torchtitan_config.h"
+#include "core/layout/layout_json.h"
+#include "core/layout/layout_overrides.h"
+#include "core/layout/layout_validate.h"
 
 using namespace meshwork;
 

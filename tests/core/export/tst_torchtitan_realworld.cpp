@@ -9,10 +9,10 @@
 
 #include <toml++/toml.h>
 
-#include "export/importer.h"
-#include "export/text_file.h"
-#include "export/torchtitan_facts.h"
-#include "layout/layout_validate.h"
+#include "core/export/importer.h"
+#include "core/export/text_file.h"
+#include "core/export/torchtitan_facts.h"
+#include "core/layout/layout_validate.h"
 
 using namespace meshwork;
 namespace fs = std::filesystem;

@@ -10,15 +10,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cluster/cluster_spec.h"
-#include "common/error.h"
-#include "cost/cost_model.h"
-#include "layout/layout_overrides.h"
-#include "layout/layout_validate.h"
-#include "model/hf_config.h"
-#include "search/search.h"
-#include "search/simulator_rerank.h"
-#include "sim/simulate.h"
+#include "core/cluster/cluster_spec.h"
+#include "core/common/error.h"
+#include "core/cost/cost_model.h"
+#include "core/layout/layout_overrides.h"
+#include "core/layout/layout_validate.h"
+#include "core/model/hf_config.h"
+#include "core/search/search.h"
+#include "core/search/simulator_rerank.h"
+#include "core/sim/simulate.h"
 
 using namespace meshwork;
 using namespace meshwork::search;

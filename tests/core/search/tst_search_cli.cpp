@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "layout/layout_json.h"
-#include "layout/layout_validate.h"
+#include "core/layout/layout_json.h"
+#include "core/layout/layout_validate.h"
 
 namespace {
 struct Result {

@@ -5,13 +5,13 @@
 #include <random>
 #include <set>
 
-#include "cluster/cluster_spec.h"
-#include "layout/layout_validate.h"
-#include "model/hf_config.h"
-#include "search/candidate.h"
-#include "search/feasibility.h"
-#include "search/search_space.h"
-#include "search/stage_splits.h"
+#include "core/cluster/cluster_spec.h"
+#include "core/layout/layout_validate.h"
+#include "core/model/hf_config.h"
+#include "core/search/candidate.h"
+#include "core/search/feasibility.h"
+#include "core/search/search_space.h"
+#include "core/search/stage_splits.h"
 
 using namespace meshwork;
 using namespace meshwork::search;

@@ -7,11 +7,11 @@
 #include <mutex>
 #include <vector>
 
-#include "../cost/cost_test_util.h"
-#include "cost/cost_model.h"
-#include "layout/layout_validate.h"
-#include "sim/pipeline_sim.h"
-#include "sim/simulate.h"
+#include "tests/core/cost/cost_test_util.h"
+#include "core/cost/cost_model.h"
+#include "core/layout/layout_validate.h"
+#include "core/sim/pipeline_sim.h"
+#include "core/sim/simulate.h"
 
 using namespace meshwork;
 using namespace meshwork::sim;

@@ -2,9 +2,9 @@
 // All memory-bound; grid-stride loops over size_t indices.
 #include <cuda_bf16.h>
 
-#include "device_rng.cuh"
-#include "kernels.h"
-#include "launch.cuh"
+#include "core/engine/cuda/kernels/device_rng.cuh"
+#include "core/engine/cuda/kernels/kernels.h"
+#include "core/engine/cuda/kernels/launch.cuh"
 
 namespace meshwork {
 namespace engine {

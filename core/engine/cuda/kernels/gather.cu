@@ -3,8 +3,8 @@
 // of the source (scatters); scatter-adds use atomics because indices repeat (a token that
 // appears twice, a token routed to top-k experts), so their sums are not bitwise
 // deterministic.
-#include "kernels.h"
-#include "launch.cuh"
+#include "core/engine/cuda/kernels/kernels.h"
+#include "core/engine/cuda/kernels/launch.cuh"
 
 namespace meshwork {
 namespace engine {

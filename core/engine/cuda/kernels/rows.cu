@@ -1,8 +1,8 @@
 // Row-wise kernels: RMSNorm, rotary embedding, softmaxes, cross-entropy pieces, row dot.
 // One block of kThreads per row (rows are tokens: thousands of them fill the GPU); each
 // thread strides over the row's columns, so loads are coalesced across the warp.
-#include "kernels.h"
-#include "launch.cuh"
+#include "core/engine/cuda/kernels/kernels.h"
+#include "core/engine/cuda/kernels/launch.cuh"
 
 namespace meshwork {
 namespace engine {
