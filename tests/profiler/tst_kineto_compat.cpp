@@ -1,5 +1,5 @@
 // Kineto/Chrome traces as PyTorch writes them across versions, with real files from
-// tests/data/kineto (SOURCES.txt there) and small hand-made ones for single facts:
+// tests/fixtures/kineto (SOURCES.txt there) and small hand-made ones for single facts:
 // exact timestamps, HTA's step attribution, collectives, non-profiles, several ranks.
 #include <QDir>
 #include <QTemporaryDir>
@@ -25,7 +25,7 @@ using meshwork::test::temp_path;
 
 namespace {
 
-const std::string kData = std::string(MESHWORK_TEST_FIXTURES) + "/../data/kineto/";
+const std::string kData = std::string(MESHWORK_TEST_FIXTURES) + "/kineto/";
 
 void write_text(const std::string& path, const std::string& text) {
     std::ofstream(path, std::ios::binary) << text;
@@ -146,7 +146,7 @@ class KinetoCompatTest : public QObject {
     // record_param_comms op around its launch (no External id link), and a collective kernel
     // without any size still counts as a collective, size unknown.
     void symmetric_memory_and_unsized_collectives() {
-        // Hand-written (tests/data/kineto/SOURCES.txt): names and args as PyTorch 2.x writes them.
+        // Hand-written (tests/fixtures/kineto/SOURCES.txt): names and args as PyTorch 2.x writes them.
         const std::string in = kData + "symmetric_memory_allreduce.json";
         const auto r = import(in);
         int comms = 0;
