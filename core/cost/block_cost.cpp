@@ -315,12 +315,10 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     checked(m.layers, "model.num_layers");
     const long long per_step = static_cast<long long>(c.dp) * tr.micro_batch_size;
     c.micro_batches = checked(static_cast<int>(tr.global_batch_size / per_step), "training.global_batch_size");
-    const long long fold = static_cast<long long>(c.tp) * c.cp * c.dp;
-    const long long expert_model = static_cast<long long>(c.ep) * c.etp;
-    if (fold % expert_model != 0) {
+    if (!s.experts_fold()) {
         throw InputError("<layout>", "parallel.ep", "etp×ep must divide tp×cp×dp");
     }
-    c.edp = static_cast<int>(fold / expert_model);
+    c.edp = s.edp();
     c.gpus_per_node = std::max(1, cl.gpus_per_node);
     c.schedule = tr.schedule;
     c.recompute = tr.recompute;
@@ -342,11 +340,9 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     c.fragmentation = std::clamp(cl.memory_reserve.fragmentation, 0.0, 1.0);
     c.peak_flops_per_s = c.kernel.peak_flops_per_s;
 
-    AxisStrides st;
-    if (!axis_strides(s, c.edp, st)) {
-        throw InputError("<layout>", "parallel.order",
-                         "'" + s.order + "' is not an order of the axes tp, cp, ep, dp, pp");
-    }
+    const auto strides = mesh_strides(s);
+    if (!strides) throw InputError("<layout>", "parallel.order", axis_order_error(s.order));
+    const MeshStrides& st = *strides;
     const int gpn = c.gpus_per_node;
     c.tp_span = group_span(c.tp, st.tp, gpn);
     c.cp_span = group_span(c.cp, st.cp, gpn);

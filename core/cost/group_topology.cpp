@@ -1,57 +1,8 @@
 #include "core/cost/group_topology.h"
 
 #include <algorithm>
-#include <string_view>
 
 namespace meshwork::cost {
-
-bool axis_strides(const MeshShape& shape, int edp, AxisStrides& out) {
-    const std::string_view order = shape.order;
-    int dense_stride = 1, expert_stride = 1;
-    int seen = 0;
-    std::size_t at = 0;
-    while (at <= order.size()) {
-        std::size_t end = order.find('-', at);
-        if (end == std::string_view::npos) end = order.size();
-        const std::string_view name = order.substr(at, end - at);
-        int dense_size = 1, expert_size = 1;
-        int bit = 0;
-        if (name == "tp") {
-            bit = 1;
-            out.tp = dense_stride;
-            out.etp = expert_stride;
-            dense_size = shape.tp;
-            expert_size = shape.etp;
-        } else if (name == "cp") {
-            bit = 2;
-            out.cp = dense_stride;
-            dense_size = shape.cp;  // cp folds away in the expert mesh
-        } else if (name == "ep") {
-            bit = 4;
-            out.ep = expert_stride;
-            expert_size = shape.ep;  // ep is not an axis of dense layers
-        } else if (name == "dp") {
-            bit = 8;
-            out.dp = dense_stride;
-            out.edp = expert_stride;
-            dense_size = shape.dp;
-            expert_size = edp;
-        } else if (name == "pp") {
-            bit = 16;
-            out.pp = dense_stride;
-            dense_size = shape.pp;
-            expert_size = shape.pp;
-        } else {
-            return false;
-        }
-        if (seen & bit) return false;
-        seen |= bit;
-        dense_stride *= std::max(1, dense_size);
-        expert_stride *= std::max(1, expert_size);
-        at = end + 1;
-    }
-    return seen == 31;
-}
 
 GroupSpan group_span(int size, int stride, int gpus_per_node) {
     GroupSpan g;

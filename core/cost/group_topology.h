@@ -1,9 +1,9 @@
 // Where the ranks of one process group sit: how many share a node and how many nodes the
-// group spans. Computed from the mesh order without building the device mesh (no
-// allocation), because the estimate runs millions of times in a search.
+// group spans. Computed from the strides of core/mesh/mesh_shape.h (no allocation), because
+// the estimate runs millions of times in a search.
 #pragma once
 
-#include "core/mesh/device_mesh.h"
+#include "core/mesh/mesh_shape.h"
 
 namespace meshwork::cost {
 
@@ -13,15 +13,6 @@ struct GroupSpan {
     int nodes = 1;     // nodes the group spans
     [[nodiscard]] bool crosses_nodes() const { return nodes > 1; }
 };
-
-// Strides of the dense axes (tp, cp, dp, pp) and the expert axes (etp, ep, edp) in the
-// rank numbering of `shape.order` (first axis fastest, Megatron's RankGenerator). Returns
-// false when the order string is not a permutation of tp, cp, ep, dp, pp.
-struct AxisStrides {
-    int tp = 1, cp = 1, dp = 1, pp = 1;
-    int etp = 1, ep = 1, edp = 1;
-};
-bool axis_strides(const MeshShape& shape, int edp, AxisStrides& out);
 
 // The span of a group of `size` ranks spaced `stride` apart, on nodes of `gpus_per_node`.
 GroupSpan group_span(int size, int stride, int gpus_per_node);

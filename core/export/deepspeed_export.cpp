@@ -77,7 +77,7 @@ nlohmann::json deepspeed_config_json(const Layout& layout, std::vector<std::stri
         lost.push_back("uneven layers per stage: PipelineModule's uniform partition splits layers evenly");
     }
     if (!l.placement.experts_per_ep_rank.empty()) lost.push_back("expert placement");
-    if (m.order != "tp-cp-ep-dp-pp") lost.push_back("rank order " + m.order);
+    if (m.order != kDefaultAxisOrder) lost.push_back("rank order " + m.order);
     if (!t.flash_attention) lost.push_back("unfused attention: attention kernels are the model code's choice");
     if (t.moe_capacity_factor > 0) lost.push_back("MoE capacity factor: set in the model code");
     return j;

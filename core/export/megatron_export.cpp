@@ -140,9 +140,9 @@ void parallel_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
     // default for dense models is 1: say it whenever the two conventions would disagree.
     if (l.model.is_moe() || m.etp != 1) a.value("--expert-tensor-parallel-size", m.etp);
     if (l.parallel.sequence_parallel && m.tp > 1) a.flag("--sequence-parallel");
-    if (m.order == "tp-cp-ep-pp-dp") {
+    if (m.order == kTpPpDpAxisOrder) {
         a.flag("--use-tp-pp-dp-mapping");
-    } else if (m.order != "tp-cp-ep-dp-pp") {
+    } else if (m.order != kDefaultAxisOrder) {
         lost.push_back("rank order " + m.order +
                        ": Megatron-LM has tp-cp-ep-dp-pp and (--use-tp-pp-dp-mapping) "
                        "tp-cp-ep-pp-dp only");

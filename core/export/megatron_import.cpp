@@ -816,7 +816,7 @@ private:
         // expert layers, where Meshwork's convention is 1.
         mesh.etp = static_cast<int>(
             integer("--expert-tensor-parallel-size", l.model.is_moe() ? mesh.tp : 1, 1, kMaxAxis));
-        if (has("--use-tp-pp-dp-mapping")) mesh.order = "tp-cp-ep-pp-dp";
+        if (has("--use-tp-pp-dp-mapping")) mesh.order = kTpPpDpAxisOrder;
         l.parallel.sequence_parallel = has("--sequence-parallel") && mesh.tp > 1;
         if (has("--sequence-parallel") && mesh.tp == 1) {
             result_.notes.push_back("--sequence-parallel with tensor-parallel size 1 has no effect");

@@ -274,7 +274,7 @@ void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost
     if (layout.parallel.vpp > 1 && t.schedule != Schedule::Interleaved) {
         lost.push_back("virtual stages with the " + to_string(t.schedule) + " schedule");
     }
-    if (m.order != "tp-cp-ep-dp-pp") {
+    if (m.order != kDefaultAxisOrder) {
         lost.push_back("rank order " + m.order +
                        ": torchtitan's mesh is pp, dp, cp, tp (tp fastest)");
     }

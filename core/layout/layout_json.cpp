@@ -86,7 +86,7 @@ Layout layout_from_json(const Json& j, const std::string& file) {
     mesh.cp = static_cast<int>(p.get_int_or("cp", 1, 1, kMaxAxis));
     mesh.ep = static_cast<int>(p.get_int_or("ep", 1, 1, kMaxAxis));
     mesh.etp = static_cast<int>(p.get_int_or("etp", 1, 1, kMaxAxis));
-    mesh.order = p.get_string_or("order", "tp-cp-ep-dp-pp");
+    mesh.order = p.get_string_or("order", std::string(kDefaultAxisOrder));
     l.parallel.vpp = static_cast<int>(p.get_int_or("vpp", 1, 1, kMaxAxis));
     l.parallel.sequence_parallel = p.get_bool_or("sequence_parallel", false);
     const long long model_parallel = static_cast<long long>(mesh.tp) * mesh.pp * mesh.cp;

@@ -3,6 +3,7 @@
 #include <numeric>
 #include <set>
 
+#include "core/layout/layout_rules.h"
 #include "core/mesh/device_mesh.h"
 
 namespace meshwork {
@@ -39,10 +40,7 @@ void check_mesh(const Layout& l, Checker& c) {
                             str(l.cluster.max_gpus()) + " (" + str(l.cluster.max_nodes) +
                             " nodes × " + str(l.cluster.gpus_per_node) + ")");
     }
-    if (parse_axis_order(m.order).empty()) {
-        c.error("parallel.order",
-                "'" + m.order + "' is not an order of the axes tp, cp, ep, dp, pp joined by '-'");
-    }
+    if (!is_axis_order(m.order)) c.error("parallel.order", axis_order_error(m.order));
     if (m.tp > l.cluster.gpus_per_node) {
         c.warning("parallel.tp", "tp " + str(m.tp) + " spans more than one node (" +
                                      str(l.cluster.gpus_per_node) +
@@ -53,11 +51,11 @@ void check_mesh(const Layout& l, Checker& c) {
 void check_tensor_parallel(const Layout& l, Checker& c) {
     const auto& md = l.model;
     const int tp = l.parallel.mesh.tp;
-    if (md.num_heads % tp != 0) {
+    if (!rules::tp_divides_heads(md.num_heads, tp)) {
         c.error("parallel.tp", "tp " + str(tp) + " does not divide the " + str(md.num_heads) +
                                    " attention heads of " + md.name);
     }
-    if (!md.uses_mla && md.num_kv_heads % tp != 0 && tp % md.num_kv_heads != 0) {
+    if (!rules::tp_fits_kv_heads(md.num_kv_heads, tp, md.uses_mla)) {
         c.error("parallel.tp",
                 "tp " + str(tp) + " and the " + str(md.num_kv_heads) +
                     " KV heads of " + md.name +
@@ -69,7 +67,7 @@ void check_tensor_parallel(const Layout& l, Checker& c) {
                                      str(tp / md.num_kv_heads) + " ranks");
     }
     const bool has_dense_mlp = md.num_moe_blocks() < md.num_layers;
-    if (has_dense_mlp && md.ffn_hidden_size % tp != 0) {
+    if (!rules::tp_divides_mlp(md.ffn_hidden_size, tp, has_dense_mlp)) {
         c.error("parallel.tp", "tp " + str(tp) + " does not divide the MLP hidden size " +
                                    str(md.ffn_hidden_size));
     }
@@ -117,21 +115,22 @@ void check_pipeline(const Layout& l, Checker& c) {
         }
     }
     const auto schedule = l.training.schedule;
-    if (schedule == Schedule::Interleaved) {
+    if (!rules::interleaved_has_chunks(schedule, pp, vpp)) {
         if (vpp < 2) {
             c.error("training.schedule", "the interleaved schedule needs vpp ≥ 2 (parallel.vpp)");
         }
         if (pp < 2) c.error("training.schedule", "the interleaved schedule needs pp ≥ 2");
-        const int m = l.num_micro_batches();
-        if (pp >= 2 && m > 0 && m % pp != 0) {
-            c.error("training.global_batch_size",
-                    "the interleaved schedule needs the micro-batch count (" + str(m) +
-                        ") to be a multiple of pp (" + str(pp) + ")");
-        }
-    } else if (vpp > 1) {
+    }
+    const int m = l.num_micro_batches();
+    if (!rules::interleaved_micro_batches(schedule, pp, m)) {
+        c.error("training.global_batch_size",
+                "the interleaved schedule needs the micro-batch count (" + str(m) +
+                    ") to be a multiple of pp (" + str(pp) + ")");
+    }
+    if (!rules::vpp_needs_interleaved(schedule, vpp)) {
         c.error("parallel.vpp", "vpp " + str(vpp) + " needs the interleaved schedule (training.schedule)");
     }
-    if (pp > layers) {
+    if (!rules::pp_within_layers(pp, layers)) {
         c.error("parallel.pp", "pp " + str(pp) + " exceeds the " + str(layers) + " layers");
     }
 }
@@ -140,25 +139,28 @@ void check_experts(const Layout& l, Checker& c) {
     const auto& m = l.parallel.mesh;
     const auto& moe = l.model.moe;
     if (!l.model.is_moe()) {
-        if (m.ep > 1) c.error("parallel.ep", "ep " + str(m.ep) + " but " + l.model.name + " has no experts");
-        if (m.etp > 1) c.error("parallel.etp", "etp " + str(m.etp) + " but " + l.model.name + " has no experts");
+        if (!rules::expert_axis_needs_experts(false, m.ep)) {
+            c.error("parallel.ep", "ep " + str(m.ep) + " but " + l.model.name + " has no experts");
+        }
+        if (!rules::expert_axis_needs_experts(false, m.etp)) {
+            c.error("parallel.etp", "etp " + str(m.etp) + " but " + l.model.name + " has no experts");
+        }
         if (!l.placement.experts_per_ep_rank.empty()) {
             c.error("placement.experts_per_ep_rank", l.model.name + " has no experts");
         }
         return;
     }
-    const long long fold = static_cast<long long>(m.tp) * m.cp * m.dp;
-    if (fold % (static_cast<long long>(m.ep) * m.etp) != 0) {
+    if (!m.experts_fold()) {
         c.error("parallel.ep", "etp×ep = " + str(m.etp) + "×" + str(m.ep) +
-                                   " must divide tp×cp×dp = " + str(fold));
+                                   " must divide tp×cp×dp = " + str(m.expert_fold()));
     }
-    if (moe.expert_ffn_hidden % m.etp != 0) {
+    if (!rules::etp_divides_expert_mlp(moe.expert_ffn_hidden, m.etp)) {
         c.error("parallel.etp", "etp " + str(m.etp) + " does not divide the expert hidden size " +
                                     str(moe.expert_ffn_hidden));
     }
     const auto& placed = l.placement.experts_per_ep_rank;
     if (placed.empty()) {
-        if (moe.num_experts % m.ep != 0) {
+        if (!rules::ep_divides_experts(moe.num_experts, m.ep)) {
             c.error("parallel.ep", "ep " + str(m.ep) + " does not divide the " +
                                        str(moe.num_experts) + " experts of " + l.model.name);
         }
@@ -194,18 +196,18 @@ void check_experts(const Layout& l, Checker& c) {
 void check_sequence_and_batch(const Layout& l, Checker& c) {
     const auto& t = l.training;
     const auto& m = l.parallel.mesh;
-    if (m.cp > 1 && t.seq_length % (2 * m.cp) != 0) {
+    if (!rules::cp_balances_sequence(t.seq_length, m.cp)) {
         c.error("parallel.cp", "cp " + str(m.cp) + " needs the sequence length (" +
                                    str(t.seq_length) +
                                    ") to be a multiple of 2×cp for causal load balancing");
     }
-    if (l.parallel.sequence_parallel && m.tp > 1 && (t.seq_length / m.cp) % m.tp != 0) {
+    if (!rules::sp_divides_sequence(t.seq_length, m.cp, m.tp, l.parallel.sequence_parallel)) {
         c.error("parallel.sequence_parallel",
                 "sequence parallelism needs the per-CP sequence (" + str(t.seq_length / m.cp) +
                     ") to be a multiple of tp (" + str(m.tp) + ")");
     }
     const long long per_step = static_cast<long long>(m.dp) * t.micro_batch_size;
-    if (t.global_batch_size % per_step != 0) {
+    if (!rules::batch_divides(t.global_batch_size, m.dp, t.micro_batch_size)) {
         c.error("training.global_batch_size",
                 "global batch " + str(t.global_batch_size) + " is not a multiple of dp×micro-batch = " +
                     str(m.dp) + "×" + str(t.micro_batch_size) + " = " + str(per_step));
@@ -221,7 +223,7 @@ void check_sequence_and_batch(const Layout& l, Checker& c) {
         c.error("training.dtype", "GPU kind '" + l.cluster.gpu.kind + "' lists no peak for " +
                                       to_string(t.dtype));
     }
-    if (t.zero_stage >= 2 && m.pp > 1) {
+    if (!rules::zero_allows_pipeline(t.zero_stage, m.pp)) {
         c.warning("training.zero_stage", "ZeRO-" + str(t.zero_stage) +
                                              " with pipeline parallelism: DeepSpeed refuses it; "
                                              "Megatron offers ZeRO-1 (distributed optimizer) only");

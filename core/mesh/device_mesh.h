@@ -1,15 +1,11 @@
-// The device mesh: named parallel axes, Megatron-LM's rank order, and the process groups
-// of each axis.
-//
-// Dense layers use the mesh tp × cp × dp × pp. Expert layers fold the same ranks into
-// etp × ep × edp × pp (Megatron-Core's "MoE parallel folding"), edp = tp·cp·dp / (etp·ep).
-// Both meshes read the same order string; the first axis varies fastest, as in Megatron's
-// RankGenerator (default "tp-cp-ep-dp-pp").
+// The device mesh: named parallel axes over the rank numbering of core/mesh/mesh_shape.h,
+// and the process groups of each axis. Building one allocates nothing; only groups() does.
 #pragma once
 
-#include <array>
 #include <string>
 #include <vector>
+
+#include "core/mesh/mesh_shape.h"
 
 namespace meshwork {
 
@@ -25,15 +21,6 @@ enum class Axis {
 };
 
 std::string to_string(Axis axis);
-
-struct MeshShape {
-    int tp = 1, cp = 1, dp = 1, pp = 1, ep = 1, etp = 1;
-    std::string order = "tp-cp-ep-dp-pp";
-    [[nodiscard]] long long world_size() const {
-        return static_cast<long long>(tp) * cp * dp * pp;
-    }
-    bool operator==(const MeshShape&) const = default;
-};
 
 struct RankCoords {
     int tp = 0, cp = 0, dp = 0, pp = 0;  // dense mesh
@@ -51,6 +38,7 @@ public:
     [[nodiscard]] int world_size() const { return world_; }
     [[nodiscard]] int edp() const { return edp_; }
     [[nodiscard]] int gpus_per_node() const { return gpus_per_node_; }
+    [[nodiscard]] const MeshStrides& strides() const { return strides_; }
 
     [[nodiscard]] RankCoords coords(int rank) const;
     [[nodiscard]] int rank_of(const RankCoords& dense_coords) const;  // uses tp, cp, dp, pp
@@ -70,25 +58,20 @@ public:
     [[nodiscard]] bool axis_crosses_nodes(Axis axis) const;
 
 private:
-    // One of the two meshes: sizes in order and the name of each position.
-    struct Grid {
-        std::vector<std::string> names;  // in order, fastest first
-        std::vector<int> sizes;
-        std::vector<int> strides;
-        [[nodiscard]] int index(const std::string& name) const;
+    // Size and stride of each axis of the dense (tp, cp, dp, pp) or expert (etp, ep, edp, pp)
+    // mesh that holds `axis`; DpCp is two axes and handled by the caller.
+    struct AxisGeometry {
+        int size = 1;
+        int stride = 1;
     };
-    [[nodiscard]] std::vector<std::vector<int>> grid_groups(const Grid& grid,
-                                                            const std::vector<std::string>& axes) const;
+    [[nodiscard]] AxisGeometry geometry(Axis axis) const;
+    [[nodiscard]] std::vector<std::vector<int>> axis_groups(Axis a, Axis b) const;
 
     MeshShape shape_;
+    MeshStrides strides_;
     int gpus_per_node_;
     int world_;
     int edp_;
-    Grid dense_;
-    Grid expert_;
 };
-
-// Splits "tp-cp-ep-dp-pp" into names; empty when the string is not such a permutation.
-std::vector<std::string> parse_axis_order(const std::string& order);
 
 }  // namespace meshwork

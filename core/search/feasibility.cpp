@@ -1,5 +1,7 @@
 #include "core/search/feasibility.h"
 
+#include "core/layout/layout_rules.h"
+
 namespace meshwork::search {
 
 RuleContext rule_context(const ModelSpec& m, const SearchOptions& o) {
@@ -19,41 +21,35 @@ RuleContext rule_context(const ModelSpec& m, const SearchOptions& o) {
 }
 
 Reject check_tensor(const RuleContext& r, int tp) {
-    if (r.heads % tp != 0) return Reject::Tp;
-    if (!r.uses_mla && r.kv_heads % tp != 0 && tp % r.kv_heads != 0) return Reject::Tp;
-    if (r.has_dense_mlp && r.ffn_hidden % tp != 0) return Reject::Tp;
+    if (!rules::tp_divides_heads(r.heads, tp)) return Reject::Tp;
+    if (!rules::tp_fits_kv_heads(r.kv_heads, tp, r.uses_mla)) return Reject::Tp;
+    if (!rules::tp_divides_mlp(r.ffn_hidden, tp, r.has_dense_mlp)) return Reject::Tp;
     return Reject::None;
 }
 
 Reject check_pipeline_depth(const RuleContext& r, int pp) {
-    return pp > r.layers ? Reject::Pp : Reject::None;
+    return rules::pp_within_layers(pp, r.layers) ? Reject::None : Reject::Pp;
 }
 
 Reject check_experts(const RuleContext& r, int tp, int cp, int dp, int ep, int etp) {
-    if (!r.moe) {
-        if (ep > 1) return Reject::Ep;
-        if (etp > 1) return Reject::Etp;
-        return Reject::None;
-    }
-    const long long fold = static_cast<long long>(tp) * cp * dp;
-    if (fold % (static_cast<long long>(ep) * etp) != 0) return Reject::Ep;
-    if (r.experts % ep != 0) return Reject::Ep;
-    if (r.expert_ffn_hidden % etp != 0) return Reject::Etp;
+    if (!rules::expert_axis_needs_experts(r.moe, ep)) return Reject::Ep;
+    if (!rules::expert_axis_needs_experts(r.moe, etp)) return Reject::Etp;
+    if (!r.moe) return Reject::None;
+    if (!rules::experts_fold(tp, cp, dp, ep, etp)) return Reject::Ep;
+    if (!rules::ep_divides_experts(r.experts, ep)) return Reject::Ep;
+    if (!rules::etp_divides_expert_mlp(r.expert_ffn_hidden, etp)) return Reject::Etp;
     return Reject::None;
 }
 
 Reject check_sequence(const RuleContext& r, int tp, int cp, bool sp) {
-    if (cp > 1 && r.seq_length % (2 * cp) != 0) return Reject::Cp;
-    if (sp && tp > 1 && (r.seq_length / cp) % tp != 0) return Reject::SequenceParallel;
+    if (!rules::cp_balances_sequence(r.seq_length, cp)) return Reject::Cp;
+    if (!rules::sp_divides_sequence(r.seq_length, cp, tp, sp)) return Reject::SequenceParallel;
     return Reject::None;
 }
 
 Reject check_schedule(int pp, int vpp, Schedule schedule) {
-    if (schedule == Schedule::Interleaved) {
-        if (vpp < 2 || pp < 2) return Reject::Schedule;
-    } else if (vpp > 1) {
-        return Reject::Vpp;
-    }
+    if (!rules::interleaved_has_chunks(schedule, pp, vpp)) return Reject::Schedule;
+    if (!rules::vpp_needs_interleaved(schedule, vpp)) return Reject::Vpp;
     return Reject::None;
 }
 
@@ -68,17 +64,14 @@ Reject check_split(const RuleContext& r, int chunks, const StageSplit& s) {
 }
 
 Reject check_batch(const RuleContext& r, int dp, int pp, int mbs, Schedule schedule) {
-    const long long per_step = static_cast<long long>(dp) * mbs;
-    if (r.global_batch_size % per_step != 0) return Reject::GlobalBatch;
-    if (schedule == Schedule::Interleaved && pp >= 2) {
-        const long long m = r.global_batch_size / per_step;
-        if (m > 0 && m % pp != 0) return Reject::GlobalBatch;
-    }
+    if (!rules::batch_divides(r.global_batch_size, dp, mbs)) return Reject::GlobalBatch;
+    const long long micro_batches = r.global_batch_size / (static_cast<long long>(dp) * mbs);
+    if (!rules::interleaved_micro_batches(schedule, pp, micro_batches)) return Reject::GlobalBatch;
     return Reject::None;
 }
 
 Reject check_zero(int pp, int zero_stage) {
-    return zero_stage >= 2 && pp > 1 ? Reject::ZeroWithPipeline : Reject::None;
+    return rules::zero_allows_pipeline(zero_stage, pp) ? Reject::None : Reject::ZeroWithPipeline;
 }
 
 Reject first_violation(const RuleContext& r, const Candidate& c) {

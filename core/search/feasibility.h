@@ -1,5 +1,6 @@
-// The rules of validate_layout (core/layout/layout_validate.cpp), restated on plain values
-// so the search can test millions of candidates without building a Layout or a message.
+// The rules of validate_layout, applied on plain values so the search can test millions of
+// candidates without building a Layout or a message. The rules themselves live once, in
+// core/layout/layout_rules.h; this file maps them to the search's reject reasons.
 // tests/core/search/tst_feasibility.cpp compares the two on thousands of sampled layouts,
 // so that a rule added to one and not the other fails a test.
 //

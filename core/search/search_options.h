@@ -24,7 +24,7 @@ struct SearchOptions {
     int global_batch_size = 0;  // sequences per step
     int seq_length = 0;         // tokens per sequence
     DType dtype = DType::Bf16;
-    std::string order = "tp-cp-ep-dp-pp";  // rank order of every layout (Megatron's default)
+    std::string order{kDefaultAxisOrder};  // rank order of every layout (Megatron's default)
 
     // Constraints.
     FixedSettings fixed;

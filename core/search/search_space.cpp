@@ -48,9 +48,8 @@ void check_job(const SearchRequest& req) {
                              " GPUs ('" + cl.name + "'): use a multiple of " +
                              str(cl.gpus_per_node));
     }
-    if (parse_axis_order(o.order).empty()) {
-        throw InputError(kFile, "--order",
-                         "'" + o.order + "' is not an order of tp, cp, ep, dp, pp");
+    if (!is_axis_order(o.order)) {
+        throw InputError(kFile, "--order", axis_order_error(o.order));
     }
     if (cl.gpu.peak_flops(o.dtype) <= 0) {
         throw InputError(kFile, "--dtype",

@@ -170,9 +170,8 @@ SimulationResult simulate_layout(const Layout& layout, TraceSink* sink) {
         in.zero_bwd_s = &zero_bwd;
         in.tails = &tails;
         in.step_s = e.step_time_s;
-        AxisStrides st;
-        axis_strides(layout.parallel.mesh, c.edp, st);
-        for (int r = 0; r < pp; ++r) in.global_rank.push_back(r * st.pp);
+        const int pp_stride = mesh_strides(layout.parallel.mesh).value_or(MeshStrides{}).pp;
+        for (int r = 0; r < pp; ++r) in.global_rank.push_back(r * pp_stride);
         res.trace_events = write_sim_trace(in, *sink);
     }
     return res;

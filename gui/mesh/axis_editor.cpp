@@ -101,7 +101,7 @@ void AxisEditor::axis_changed(const std::string& axis, int value) {
 
 void AxisEditor::order_changed(const QString& order) {
     if (syncing_ || !document_->has_layout()) return;
-    if (parse_axis_order(order.toStdString()).empty()) {
+    if (!is_axis_order(order.toStdString())) {
         show_refusal(tr("“%1” is not an order of tp, cp, ep, dp, pp").arg(order));
         sync_from_document();
         return;

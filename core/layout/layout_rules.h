@@ -1,0 +1,63 @@
+// The rules a layout must keep, as predicates on plain values: the one owner of each rule.
+// validate_layout (layout_validate.cpp) builds its messages around them; the search's
+// feasibility checks (core/search/feasibility.cpp) call them on millions of candidates
+// without building a Layout. Each returns true when the rule holds. The upstream source of
+// each rule is in docs/upstream-megatron.md.
+#pragma once
+
+#include <cstdint>
+
+#include "core/layout/layout.h"
+
+namespace meshwork::rules {
+
+// Attention heads split evenly over tp.
+[[nodiscard]] inline bool tp_divides_heads(int heads, int tp) { return heads % tp == 0; }
+// KV heads are split when tp divides them, replicated when they divide tp (MLA has none).
+[[nodiscard]] inline bool tp_fits_kv_heads(int kv_heads, int tp, bool uses_mla) {
+    return uses_mla || kv_heads % tp == 0 || tp % kv_heads == 0;
+}
+// The dense MLP's hidden size splits over tp (when the model has a dense MLP).
+[[nodiscard]] inline bool tp_divides_mlp(std::int64_t ffn_hidden, int tp, bool has_dense_mlp) {
+    return !has_dense_mlp || ffn_hidden % tp == 0;
+}
+// Every pipeline stage holds at least one layer.
+[[nodiscard]] inline bool pp_within_layers(int pp, int layers) { return pp <= layers; }
+// Expert parallel axes exist only where there are experts.
+[[nodiscard]] inline bool expert_axis_needs_experts(bool moe, int size) { return moe || size <= 1; }
+// Expert layers fold onto the dense ranks: etp·ep divides tp·cp·dp (owned by mesh_shape.h).
+using meshwork::experts_fold;
+// ep splits the experts evenly.
+[[nodiscard]] inline bool ep_divides_experts(int experts, int ep) { return experts % ep == 0; }
+// etp splits each expert's hidden size.
+[[nodiscard]] inline bool etp_divides_expert_mlp(std::int64_t expert_ffn_hidden, int etp) {
+    return expert_ffn_hidden % etp == 0;
+}
+// Causal load balancing gives each CP rank two chunks: the sequence is a multiple of 2·cp.
+[[nodiscard]] inline bool cp_balances_sequence(int seq_length, int cp) {
+    return cp <= 1 || seq_length % (2 * cp) == 0;
+}
+// Sequence parallelism splits each CP rank's sequence over tp.
+[[nodiscard]] inline bool sp_divides_sequence(int seq_length, int cp, int tp, bool sequence_parallel) {
+    return !sequence_parallel || tp <= 1 || (seq_length / cp) % tp == 0;
+}
+// The interleaved schedule needs vpp ≥ 2 and pp ≥ 2.
+[[nodiscard]] inline bool interleaved_has_chunks(Schedule schedule, int pp, int vpp) {
+    return schedule != Schedule::Interleaved || (vpp >= 2 && pp >= 2);
+}
+// vpp > 1 means the interleaved schedule.
+[[nodiscard]] inline bool vpp_needs_interleaved(Schedule schedule, int vpp) {
+    return schedule == Schedule::Interleaved || vpp <= 1;
+}
+// The global batch is whole micro-batches on every data-parallel rank.
+[[nodiscard]] inline bool batch_divides(long long global_batch, int dp, int micro_batch) {
+    return global_batch % (static_cast<long long>(dp) * micro_batch) == 0;
+}
+// Megatron's interleaved schedule needs the micro-batch count to be a multiple of pp.
+[[nodiscard]] inline bool interleaved_micro_batches(Schedule schedule, int pp, long long micro_batches) {
+    return schedule != Schedule::Interleaved || pp < 2 || micro_batches <= 0 || micro_batches % pp == 0;
+}
+// DeepSpeed refuses ZeRO-2/3 with pipeline parallelism; Megatron offers ZeRO-1 only with pp.
+[[nodiscard]] inline bool zero_allows_pipeline(int zero_stage, int pp) { return zero_stage < 2 || pp <= 1; }
+
+}  // namespace meshwork::rules
