@@ -318,7 +318,7 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     if (!s.experts_fold()) {
         throw InputError("<layout>", "parallel.ep", "etp×ep must divide tp×cp×dp");
     }
-    c.edp = s.edp();
+    c.edp = s.expert_data_parallel();
     c.gpus_per_node = std::max(1, cl.gpus_per_node);
     c.schedule = tr.schedule;
     c.recompute = tr.recompute;

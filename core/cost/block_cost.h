@@ -62,8 +62,9 @@ struct EdgeCost {
 };
 
 // Everything about a layout the pipeline assembly needs; plain data, no allocation.
-struct LayoutCosts {
-    int tp = 1, cp = 1, dp = 1, pp = 1, vpp = 1, ep = 1, etp = 1, edp = 1;
+struct LayoutCosts : AxisSizes {
+    int vpp = 1;
+    int edp = 1;  // AxisSizes::expert_data_parallel(), kept for the formulas' hot loops
     int micro_batches = 1;
     int gpus_per_node = 1;
     bool sequence_parallel = false;  // SP in effect (requested and tp > 1)

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,7 @@
 namespace meshwork::engine {
 
 // Bumped whenever CudaPlugin, CudaBackendOptions or GpuActivityOptions change.
-inline constexpr int kCudaPluginAbi = 1;
+inline constexpr int kCudaPluginAbi = 2;
 // The plugin's file name, looked for beside the executable (and installed there).
 inline constexpr const char* kCudaPluginFile = "libmeshwork_cuda.so";
 // Overrides the place: the full path of the plugin file.
@@ -44,6 +45,9 @@ struct CudaBackendOptions {
     // This rank's peak memory as the engine predicts it (engine/memory_estimate.h), quoted
     // beside the measured figures in an out-of-memory message; 0 when not known.
     std::size_t predicted_peak_bytes = 0;
+    // The run's stop request, checked while the host waits on the GPU (and by the NCCL
+    // communicators on this backend); a default token never stops.
+    std::stop_token stop;
 };
 
 // What the GPU activity collector (CUPTI) records and for which ranks.

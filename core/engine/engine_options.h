@@ -5,11 +5,12 @@
 #include <cstdint>
 #include <string>
 
+#include "core/engine/run_kinds.h"
+
 namespace meshwork::engine {
 
 struct EngineOptions {
-    // "cpu" (one emulated device per rank) or "cuda" (one GPU per rank thread, NCCL).
-    std::string backend = "cpu";
+    BackendKind backend = BackendKind::Cpu;
     int steps = 3;
     std::uint64_t seed = 1234;        // weights and the synthetic token stream
     std::string tokens_file;          // empty = synthetic stream
@@ -29,10 +30,10 @@ struct EngineOptions {
     // A collective or recv waiting longer than this fails the run on every rank.
     double comm_timeout_s = 60.0;
     // Fault injection for tests of fault handling: rank `fault_rank` fails at the start of
-    // step `fault_step` by throwing ("throw") or by stalling for 3 × comm_timeout_s ("hang").
+    // step `fault_step` by throwing or by stalling for 3 × comm_timeout_s.
     int fault_rank = -1;
     int fault_step = 0;
-    std::string fault_kind = "throw";
+    FaultKind fault_kind = FaultKind::Throw;
 };
 
 }  // namespace meshwork::engine

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "core/common/error.h"
+#include "core/engine/backend_registry.h"
 #include "core/engine/comm/inproc_world.h"
 #include "core/engine/cpu/cpu_backend.h"
 #include "core/engine/memory_estimate.h"
@@ -18,7 +19,7 @@ namespace meshwork::engine {
 TraceRunInfo run_trace_info(const Layout& layout, const EngineOptions& options) {
     TraceRunInfo info;
     info.tool_version = MESHWORK_VERSION;
-    info.source = "meshwork-" + options.backend;
+    info.source = "meshwork-" + to_string(options.backend);
     info.layout_json = layout_to_json(layout).dump();
     info.cluster = layout.cluster.name;
     info.clock_domain = "steady";
@@ -40,7 +41,7 @@ RunResult run_on(const Layout& layout, const EngineOptions& options, const RunHo
                  Backend& be, Communicator& world, const TokenStream& tokens) {
     RunResult out;
     be.set_precision(precision_of(layout));  // the layout's dtype: fp32, or bf16 emulated
-    RankContext ctx(layout, be, world, hooks.sink);
+    RankContext ctx(layout, be, world, hooks.sink, hooks.stop);
     RankTrainer trainer(layout, options, ctx, tokens);
     std::vector<double> losses;
     for (int s = 1; s <= options.steps; ++s) {
@@ -63,7 +64,12 @@ RunResult run_on(const Layout& layout, const EngineOptions& options, const RunHo
         float first = 0;
         be.copy_to_host(&first, flag.data(), sizeof(float), be.compute_stream());
         if (m && static_cast<int>(-first) == world.world_rank()) out.mismatch = m;
-        if (!m && first > -1e8f) out.mismatch = Mismatch{"(reported by rank " + std::to_string(static_cast<int>(-first)) + ")", static_cast<int>(-first), 0, 0};
+        if (!m && first > -1e8f) {
+            Mismatch elsewhere;
+            elsewhere.rank = static_cast<int>(-first);
+            elsewhere.on_other_rank = true;
+            out.mismatch = elsewhere;
+        }
     }
     return out;
 }
@@ -74,13 +80,14 @@ RunResult run_rank(const Layout& layout, const EngineOptions& options, const Run
                    Communicator& world) {
     make_dims(layout, options);  // refuses what the engine does not run, before any work
     const TokenStream tokens = make_token_stream(layout, options);
-    if (options.backend == "cuda") {
+    if (options.backend == BackendKind::Cuda) {
         // One GPU per process: the process's index on its node picks the GPU, and the ranks
         // talk over NCCL, bootstrapped through MPI (rank 0's ncclUniqueId); `world` (MPI)
         // is only the launcher's here.
         const CudaPlugin& plugin = require_cuda_plugin();
         CudaBackendOptions cuda = plugin.options_from_env();
         cuda.predicted_peak_bytes = estimate_memory(layout, options).at(static_cast<std::size_t>(world.world_rank())).peak_bytes;
+        cuda.stop = hooks.stop;
         auto be = plugin.make_backend(plugin.mpi_node_local_rank(), cuda);
         auto comm = plugin.make_nccl_mpi_world(*be, options.comm_timeout_s);
         RunResult result = run_on(layout, options, hooks, *be, *comm, tokens);
@@ -97,9 +104,7 @@ namespace {
 RunResult run_in_process_cuda(const Layout& layout, const EngineOptions& options,
                               const RunHooks& hooks, const TokenStream& tokens) {
     const int n = layout.gpus;
-    if (const std::string why = cuda_backend_unavailable(n); !why.empty()) {
-        throw InputError("<flags>", "--backend", why);
-    }
+    require_backend(BackendKind::Cuda, n);
     const CudaPlugin& plugin = require_cuda_plugin();
     auto world = plugin.make_nccl_inproc_world(n, options.comm_timeout_s);
     const std::vector<RankMemory> predicted = estimate_memory(layout, options);
@@ -115,6 +120,7 @@ RunResult run_in_process_cuda(const Layout& layout, const EngineOptions& options
             try {
                 CudaBackendOptions cuda = plugin.options_from_env();
                 cuda.predicted_peak_bytes = predicted.at(static_cast<std::size_t>(r)).peak_bytes;
+                cuda.stop = hooks.stop;
                 be = plugin.make_backend(r, cuda);
                 comm = world->communicator(r, *be);
                 results[static_cast<std::size_t>(r)] = run_on(layout, options, hooks, *be, *comm, tokens);
@@ -148,7 +154,7 @@ RunResult run_in_process_cuda(const Layout& layout, const EngineOptions& options
 RunResult run_in_process(const Layout& layout, const EngineOptions& options, const RunHooks& hooks) {
     make_dims(layout, options);
     const TokenStream tokens = make_token_stream(layout, options);
-    if (options.backend == "cuda") return run_in_process_cuda(layout, options, hooks, tokens);
+    if (options.backend == BackendKind::Cuda) return run_in_process_cuda(layout, options, hooks, tokens);
     const int n = layout.gpus;
     // One emulated device per rank thread: OpenBLAS's own threads would oversubscribe.
     CpuBackend::set_blas_threads(1);
@@ -188,18 +194,19 @@ RunResult run_in_process(const Layout& layout, const EngineOptions& options, con
     for (int r = 1; r < n; ++r) {
         auto& rr = results[static_cast<std::size_t>(r)];
         out.peak_bytes.insert(out.peak_bytes.end(), rr.peak_bytes.begin(), rr.peak_bytes.end());
-        if (!out.mismatch || out.mismatch->tensor.starts_with("(reported")) {
-            if (rr.mismatch && !rr.mismatch->tensor.starts_with("(reported")) out.mismatch = rr.mismatch;
+        if (!out.mismatch || out.mismatch->on_other_rank) {
+            if (rr.mismatch && !rr.mismatch->on_other_rank) out.mismatch = rr.mismatch;
         }
     }
     return out;
 }
 
-ReferenceState run_reference(const Layout& layout, const EngineOptions& options) {
+ReferenceState run_reference(const Layout& layout, const EngineOptions& options, std::stop_token stop) {
     RunHooks hooks;
     hooks.keep_params = true;
+    hooks.stop = std::move(stop);
     EngineOptions on_cpu = options;  // the reference always runs on the CPU backend
-    on_cpu.backend = "cpu";
+    on_cpu.backend = BackendKind::Cpu;
     RunResult r = run_in_process(reference_layout(layout), on_cpu, hooks);
     ReferenceState ref;
     for (const auto& s : r.steps) ref.losses.push_back(s.loss);

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ struct RunHooks {
     double tolerance = 1e-4;                                // updated weights (relative)
     double loss_tolerance = -1;                             // losses; < 0: `tolerance`
     bool keep_params = false;                               // download full params (1 rank)
+    // Checked at every op and wait; a stop ends the run with StopRequested on every rank.
+    std::stop_token stop;
 };
 
 struct RunResult {
@@ -40,8 +43,8 @@ TraceRunInfo run_trace_info(const Layout& layout, const EngineOptions& options);
 TokenStream make_token_stream(const Layout& layout, const EngineOptions& options);
 
 // Every rank as a thread of this process. The first failure on any rank stops every rank
-// (CommError on the others) and is rethrown as RuntimeError "rank R: ..."; Ctrl-C rethrows
-// StopRequested.
+// (CommError on the others) and is rethrown as RuntimeError "rank R: ..."; a stop request
+// (hooks.stop) rethrows StopRequested.
 RunResult run_in_process(const Layout& layout, const EngineOptions& options, const RunHooks& hooks);
 
 // This process's rank, with `world` spanning the job (MPI). Failures propagate to the
@@ -50,6 +53,6 @@ RunResult run_rank(const Layout& layout, const EngineOptions& options, const Run
                    Communicator& world);
 
 // The unsharded reference: one rank, same model, seed, batches and steps.
-ReferenceState run_reference(const Layout& layout, const EngineOptions& options);
+ReferenceState run_reference(const Layout& layout, const EngineOptions& options, std::stop_token stop = {});
 
 }  // namespace meshwork::engine

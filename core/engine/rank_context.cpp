@@ -39,7 +39,7 @@ Axis axis_of(Group g) {
 }  // namespace
 
 RankContext::RankContext(const Layout& layout, Backend& backend, Communicator& world,
-                         TraceSink* sink)
+                         TraceSink* sink, std::stop_token stop)
     : be(backend),
       compute(backend.compute_stream()),
       comm(backend.create_stream("comm")),
@@ -47,7 +47,8 @@ RankContext::RankContext(const Layout& layout, Backend& backend, Communicator& w
       shape(layout.parallel.mesh),
       world_(world),
       groups_(8),
-      sink_(sink) {
+      sink_(sink),
+      stop_(std::move(stop)) {
     const DeviceMesh mesh = layout.mesh();
     coords = mesh.coords(world_rank);
     // Same order on every rank: split is collective over the world.
@@ -83,7 +84,7 @@ Communicator& RankContext::group(Group g) {
 
 std::size_t RankContext::begin_record(EventKind kind, Stream s, std::string name,
                                       std::int64_t bytes, double flops, int layer, int group_size) {
-    throw_if_stopped();
+    throw_if_stopped(stop_);
     if (!sink_) return 0;
     const int track = kind == EventKind::Communication ? comm_track_ : compute_track_;
     Pending p{be.create_event(), be.create_event(), kind, track, std::move(name), bytes, flops,

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -22,8 +23,10 @@ std::string to_string(Group g);
 
 class RankContext {
 public:
-    // Builds every axis group from the layout's mesh (collective over `world`).
-    RankContext(const Layout& layout, Backend& backend, Communicator& world, TraceSink* sink);
+    // Builds every axis group from the layout's mesh (collective over `world`). Every op
+    // and collective first checks `stop` (StopRequested).
+    RankContext(const Layout& layout, Backend& backend, Communicator& world, TraceSink* sink,
+                std::stop_token stop = {});
     ~RankContext();
     RankContext(const RankContext&) = delete;
     RankContext& operator=(const RankContext&) = delete;
@@ -96,6 +99,7 @@ private:
     Communicator& world_;
     std::vector<std::unique_ptr<Communicator>> groups_;  // indexed by Group (World is null)
     TraceSink* sink_;
+    std::stop_token stop_;
     int compute_track_ = 0, comm_track_ = 0;
     Event order_to_comm_, order_to_compute_;
     std::vector<Pending> pending_;

@@ -10,6 +10,10 @@ namespace meshwork::engine {
 
 std::string Mismatch::to_string() const {
     std::ostringstream o;
+    if (on_other_rank) {
+        o << "a mismatch on rank " << rank << " (reported there)";
+        return o.str();
+    }
     o << tensor;
     if (tensor == "loss") o << " of step " << step;
     o << " on rank " << rank << ": relative error " << rel_error;

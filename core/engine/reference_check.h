@@ -26,6 +26,9 @@ struct Mismatch {
     int rank = 0;
     int step = 0;         // for losses
     double rel_error = 0;
+    // Found on another rank of an MPI job (`rank`), which prints it: this process knows only
+    // that the check failed, not the tensor.
+    bool on_other_rank = false;
     [[nodiscard]] std::string to_string() const;
 };
 

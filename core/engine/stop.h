@@ -1,8 +1,11 @@
-// Cooperative stop (Ctrl-C): a signal handler sets the flag; every op and every wait in a
-// communicator checks it, so a run stops at the next op and still closes its profile.
+// Cooperative stop (Ctrl-C in meshwork-cli, Stop in the GUI): the caller owns a
+// std::stop_source and hands its token to the run (RunHooks::stop); every op and every wait
+// in a backend or communicator checks it, so a run stops at the next op and still closes
+// its profile.
 #pragma once
 
 #include <stdexcept>
+#include <stop_token>
 
 namespace meshwork::engine {
 
@@ -11,12 +14,8 @@ public:
     StopRequested() : std::runtime_error("interrupted") {}
 };
 
-// Async-signal-safe (a lock-free atomic store).
-void request_stop() noexcept;
-void clear_stop() noexcept;
-[[nodiscard]] bool stop_requested() noexcept;
-inline void throw_if_stopped() {
-    if (stop_requested()) throw StopRequested();
+inline void throw_if_stopped(const std::stop_token& stop) {
+    if (stop.stop_requested()) throw StopRequested();
 }
 
 }  // namespace meshwork::engine

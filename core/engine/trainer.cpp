@@ -85,7 +85,7 @@ std::vector<MicroBatch> RankTrainer::micro_batches(int step) {
 StepResult RankTrainer::step(int step) {
     const auto t0 = std::chrono::steady_clock::now();
     if (ctx_.world_rank == options_.fault_rank && step == options_.fault_step) {
-        if (options_.fault_kind == "hang") {
+        if (options_.fault_kind == FaultKind::Hang) {
             std::this_thread::sleep_for(std::chrono::duration<double>(3 * options_.comm_timeout_s));
         } else {
             throw RuntimeError("injected fault at step " + std::to_string(step));

@@ -36,7 +36,7 @@ DeviceMesh::DeviceMesh(MeshShape shape, int gpus_per_node, const std::string& fi
                              " must divide tp×cp×dp = " + std::to_string(shape_.expert_fold()) +
                              " (expert layers fold onto the same ranks)");
     }
-    edp_ = shape_.edp();
+    edp_ = shape_.expert_data_parallel();
     strides_ = *mesh_strides(shape_);
 }
 

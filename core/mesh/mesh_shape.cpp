@@ -44,7 +44,7 @@ bool is_axis_order(std::string_view order) {
 std::optional<MeshStrides> mesh_strides(const MeshShape& shape) {
     if (!is_axis_order(shape.order) || !shape.experts_fold()) return std::nullopt;
     MeshStrides out;
-    const int edp = shape.edp();
+    const int edp = shape.expert_data_parallel();
     int dense_stride = 1, expert_stride = 1;
     for_each_axis(shape.order, [&](std::string_view name) {
         // Dense mesh: ep is not an axis of dense layers (size 1). Expert mesh: tp becomes

@@ -24,9 +24,11 @@ inline constexpr std::string_view kTpPpDpAxisOrder = "tp-cp-ep-pp-dp";
     return expert_model >= 1 && (static_cast<long long>(tp) * cp * dp) % expert_model == 0;
 }
 
-struct MeshShape {
+// The sizes of the parallel axes: the one declaration of tp, cp, dp, pp, ep and etp, with the
+// figures derived from them. MeshShape adds the rank order; the search's candidates and the
+// cost model's per-layout figures hold the same sizes by deriving from it.
+struct AxisSizes {
     int tp = 1, cp = 1, dp = 1, pp = 1, ep = 1, etp = 1;
-    std::string order{kDefaultAxisOrder};
 
     [[nodiscard]] long long world_size() const {
         return static_cast<long long>(tp) * cp * dp * pp;
@@ -34,10 +36,15 @@ struct MeshShape {
     // The ranks of one pipeline stage, into which expert layers fold: tp·cp·dp.
     [[nodiscard]] long long expert_fold() const { return static_cast<long long>(tp) * cp * dp; }
     [[nodiscard]] bool experts_fold() const { return meshwork::experts_fold(tp, cp, dp, ep, etp); }
-    // Data-parallel size of expert weights; 0 when the experts do not fold.
-    [[nodiscard]] int edp() const {
+    // Data-parallel size of expert weights (edp); 0 when the experts do not fold.
+    [[nodiscard]] int expert_data_parallel() const {
         return experts_fold() ? static_cast<int>(expert_fold() / (static_cast<long long>(etp) * ep)) : 0;
     }
+    bool operator==(const AxisSizes&) const = default;
+};
+
+struct MeshShape : AxisSizes {
+    std::string order{kDefaultAxisOrder};
     bool operator==(const MeshShape&) const = default;
 };
 

@@ -3,13 +3,7 @@
 namespace meshwork::search {
 
 void apply_candidate(const Candidate& c, ParallelConfig& par, Placement& pl, TrainingConfig& tr) {
-    auto& m = par.mesh;
-    m.tp = c.tp;
-    m.cp = c.cp;
-    m.dp = c.dp;
-    m.pp = c.pp;
-    m.ep = c.ep;
-    m.etp = c.etp;
+    static_cast<AxisSizes&>(par.mesh) = c;
     par.vpp = c.vpp;
     par.sequence_parallel = c.sequence_parallel;
     write_layers_per_stage(c.split, c.pp * c.vpp, pl.layers_per_stage);

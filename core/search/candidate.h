@@ -10,8 +10,10 @@
 
 namespace meshwork::search {
 
-struct Candidate {
-    int tp = 1, cp = 1, dp = 1, pp = 1, ep = 1, etp = 1, vpp = 1;
+// The axis sizes come from AxisSizes (core/mesh/mesh_shape.h); the rank order is the
+// request's.
+struct Candidate : AxisSizes {
+    int vpp = 1;
     bool sequence_parallel = false;
     Schedule schedule = Schedule::OneFOneB;
     StageSplit split;

@@ -190,7 +190,7 @@ SearchSpace::SearchSpace(const SearchRequest& req) {
                 const auto sp_count = static_cast<std::int64_t>(sequence_parallel(tp).size());
                 for (int ep : ep_values) {
                     for (int etp : etp_values) {
-                        MeshTask t{tp, cp, dp, pp, ep, etp, per_sp * sp_count};
+                        MeshTask t{{tp, cp, dp, pp, ep, etp}, per_sp * sp_count};
                         if (t.layouts == 0) continue;
                         tasks_.push_back(t);
                         size_ += t.layouts;

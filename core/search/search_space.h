@@ -22,8 +22,7 @@ struct PipelineOption {
     int vpp = 1;
 };
 
-struct MeshTask {
-    int tp = 1, cp = 1, dp = 1, pp = 1, ep = 1, etp = 1;
+struct MeshTask : AxisSizes {
     std::int64_t layouts = 0;  // candidates under this mesh shape
 };
 

@@ -37,12 +37,7 @@ bool SearchWorker::run_task(std::size_t index, const std::atomic<bool>& stop,
         processed.fetch_add(n, std::memory_order_relaxed);
     };
     Candidate c;
-    c.tp = t.tp;
-    c.cp = t.cp;
-    c.dp = t.dp;
-    c.pp = t.pp;
-    c.ep = t.ep;
-    c.etp = t.etp;
+    static_cast<AxisSizes&>(c) = t;
     const std::int64_t split_block = space_.split_block();
     for (const bool sp : space_.sequence_parallel(t.tp)) {
         c.sequence_parallel = sp;

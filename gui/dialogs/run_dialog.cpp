@@ -18,20 +18,16 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "core/engine/backend_registry.h"
+#include "core/engine/precision.h"
+#include "core/engine/run_session.h"
 #include "gui/app/format.h"
 #include "gui/app/theme.h"
 #include "gui/dialogs/loss_plot.h"
-#include "core/engine/memory_estimate.h"
-#include "core/engine/precision.h"
-#include "core/engine/cuda_plugin.h"
 
 namespace meshwork::gui {
 
 namespace {
-// Runs larger than this share of the machine's memory are refused: the other ranks, the
-// GUI and the profile writer need the rest.
-constexpr double kMaxMemoryShare = 0.8;
-
 QString default_profile_path(const Layout& layout) {
     const QString dir = QStandardPaths::writableLocation(QStandardPaths::CacheLocation) + "/runs";
     QDir().mkpath(dir);
@@ -44,13 +40,44 @@ RunDialog::RunDialog(const Layout& layout, QWidget* parent)
     : QDialog(parent), layout_(layout), worker_(new RunWorker(this)) {
     setWindowTitle(tr("Run %1 on this machine").arg(QString::fromStdString(layout.name)));
     auto* outer = new QVBoxLayout(this);
-    auto* form = new QFormLayout;
+    outer->addLayout(build_form());
+    memory_ = new QLabel(this);
+    memory_->setWordWrap(true);
+    outer->addWidget(memory_);
+    outer->addLayout(build_run_row());
+    status_ = new QLabel(tr("Ready."), this);
+    status_->setWordWrap(true);
+    status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    outer->addWidget(status_);
+    loss_ = new LossPlot(this);
+    outer->addWidget(loss_, 1);
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
+    outer->addWidget(buttons);
 
+    connect(buttons, &QDialogButtonBox::rejected, this, &RunDialog::reject);
+    connect(run_, &QPushButton::clicked, this, &RunDialog::start_run);
+    connect(stop_, &QPushButton::clicked, this, &RunDialog::stop_run);
+    connect(profile_, &QCheckBox::toggled, profile_path_, &QWidget::setEnabled);
+    connect(check_, &QCheckBox::toggled, tolerance_, &QWidget::setEnabled);
+    connect(check_, &QCheckBox::toggled, this, &RunDialog::update_memory_note);
+    connect(backend_, &QComboBox::currentIndexChanged, this, &RunDialog::update_memory_note);
+    connect_worker();
+    resize(760, 560);
+    update_memory_note();
+}
+
+QFormLayout* RunDialog::build_form() {
+    auto* form = new QFormLayout;
     backend_ = new QComboBox(this);
-    backend_->addItem(tr("CPU — one emulated device per rank (OpenBLAS)"), "cpu");
-    backend_->addItem(tr("CUDA — one GPU per rank (cuBLAS, NCCL)"), "cuda");
-    // The CUDA plugin is loaded only when CUDA is chosen (update_memory_note), so opening
-    // this dialog loads no CUDA library.
+    // The backends of this build (engine/backend_registry.h). Whether one can run here is
+    // asked only when it is chosen (update_memory_note), so opening this dialog loads no
+    // CUDA library.
+    for (engine::BackendKind kind : engine::backend_kinds()) {
+        const QString name = QString::fromStdString(engine::to_string(kind));
+        backend_->addItem(name.toUpper() + QString::fromUtf8(" — ") +
+                              QString::fromStdString(engine::backend_description(kind)),
+                          name);
+    }
     form->addRow(tr("&Backend:"), backend_);
 
     steps_ = new QSpinBox(this);
@@ -70,7 +97,7 @@ RunDialog::RunDialog(const Layout& layout, QWidget* parent)
     tolerance_->setRange(1e-7, 1);
     tolerance_->setSingleStep(1e-5);
     // 1e-4 for an fp32 layout, 2e-2 for bf16 (engine/precision.h, docs/engine.md).
-    tolerance_->setValue(engine::default_check_tolerance(engine::precision_of(layout)).weights);
+    tolerance_->setValue(engine::default_check_tolerance(engine::precision_of(layout_)).weights);
     check_row->addWidget(check_);
     check_row->addWidget(tolerance_);
     check_row->addStretch();
@@ -79,7 +106,7 @@ RunDialog::RunDialog(const Layout& layout, QWidget* parent)
     auto* profile_row = new QHBoxLayout;
     profile_ = new QCheckBox(tr("&Profile to"), this);
     profile_->setChecked(true);
-    profile_path_ = new QLineEdit(default_profile_path(layout), this);
+    profile_path_ = new QLineEdit(default_profile_path(layout_), this);
     auto* browse = new QToolButton(this);
     browse->setText(QString::fromUtf8("…"));
     browse->setToolTip(tr("Choose the trace file"));
@@ -87,12 +114,15 @@ RunDialog::RunDialog(const Layout& layout, QWidget* parent)
     profile_row->addWidget(profile_path_, 1);
     profile_row->addWidget(browse);
     form->addRow(QString(), profile_row);
-    outer->addLayout(form);
+    connect(browse, &QToolButton::clicked, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Profile to"), profile_path_->text(),
+                                                          tr("Meshwork traces (*.sqlite)"));
+        if (!path.isEmpty()) profile_path_->setText(path);
+    });
+    return form;
+}
 
-    memory_ = new QLabel(this);
-    memory_->setWordWrap(true);
-    outer->addWidget(memory_);
-
+QHBoxLayout* RunDialog::build_run_row() {
     auto* run_row = new QHBoxLayout;
     run_ = new QPushButton(tr("&Run"), this);
     run_->setDefault(true);
@@ -105,30 +135,10 @@ RunDialog::RunDialog(const Layout& layout, QWidget* parent)
     run_row->addWidget(run_);
     run_row->addWidget(stop_);
     run_row->addWidget(progress_, 1);
-    outer->addLayout(run_row);
+    return run_row;
+}
 
-    status_ = new QLabel(tr("Ready."), this);
-    status_->setWordWrap(true);
-    status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    outer->addWidget(status_);
-    loss_ = new LossPlot(this);
-    outer->addWidget(loss_, 1);
-
-    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
-    outer->addWidget(buttons);
-
-    connect(buttons, &QDialogButtonBox::rejected, this, &RunDialog::reject);
-    connect(run_, &QPushButton::clicked, this, &RunDialog::start_run);
-    connect(stop_, &QPushButton::clicked, this, &RunDialog::stop_run);
-    connect(profile_, &QCheckBox::toggled, profile_path_, &QWidget::setEnabled);
-    connect(check_, &QCheckBox::toggled, tolerance_, &QWidget::setEnabled);
-    connect(check_, &QCheckBox::toggled, this, &RunDialog::update_memory_note);
-    connect(backend_, &QComboBox::currentIndexChanged, this, &RunDialog::update_memory_note);
-    connect(browse, &QToolButton::clicked, this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, tr("Profile to"), profile_path_->text(),
-                                                          tr("Meshwork traces (*.sqlite)"));
-        if (!path.isEmpty()) profile_path_->setText(path);
-    });
+void RunDialog::connect_worker() {
     connect(worker_, &RunWorker::phase, this, [this](const QString& text) { show_status(text, view_colours().text); });
     connect(worker_, &RunWorker::step_done, this, [this](int step, double loss, double step_time_s, double tokens_per_s) {
         progress_->setValue(step);
@@ -140,32 +150,32 @@ RunDialog::RunDialog(const Layout& layout, QWidget* parent)
                         .arg(format_duration_ns(step_time_s * 1e9), format_count(tokens_per_s)),
                     view_colours().text);
     });
-    connect(worker_, &RunWorker::finished, this, [this](const RunOutcome& o) {
-        outcome_ = o;
-        set_running(false);
-        const auto& c = view_colours();
-        QString text = o.cancelled ? tr("Stopped after %n step(s).", "", o.steps_done)
-                                   : tr("Finished %n step(s); peak %1 on the largest rank.", "", o.steps_done)
-                                         .arg(format_bytes(o.peak_bytes));
-        QColor colour = o.cancelled ? c.warning : c.ok;
-        if (o.check_ran) {
-            text += o.check_passed ? tr(" Check passed: losses and weights match the reference within %1.")
-                                         .arg(tolerance_->value())
-                                   : tr(" Check FAILED: %1").arg(o.check_text);
-            if (!o.check_passed) colour = c.error;
-        }
-        if (!o.profile_path.isEmpty()) text += tr(" Profile: %1").arg(o.profile_path);
-        show_status(text, colour);
-        emit run_done(!o.cancelled && (!o.check_ran || o.check_passed));
-        if (!o.profile_path.isEmpty()) emit profile_ready(o.profile_path);
-    });
+    connect(worker_, &RunWorker::finished, this, &RunDialog::show_outcome);
     connect(worker_, &RunWorker::failed, this, [this](const QString& message) {
         set_running(false);
         show_status(tr("Run failed: %1").arg(message), view_colours().error);
         emit run_done(false);
     });
-    resize(760, 560);
-    update_memory_note();
+}
+
+void RunDialog::show_outcome(const RunOutcome& o) {
+    outcome_ = o;
+    set_running(false);
+    const auto& c = view_colours();
+    QString text = o.cancelled ? tr("Stopped after %n step(s).", "", o.steps_done)
+                               : tr("Finished %n step(s); peak %1 on the largest rank.", "", o.steps_done)
+                                     .arg(format_bytes(o.peak_bytes));
+    QColor colour = o.cancelled ? c.warning : c.ok;
+    if (o.check_ran) {
+        text += o.check_passed ? tr(" Check passed: losses and weights match the reference within %1.")
+                                     .arg(tolerance_->value())
+                               : tr(" Check FAILED: %1").arg(o.check_text);
+        if (!o.check_passed) colour = c.error;
+    }
+    if (!o.profile_path.isEmpty()) text += tr(" Profile: %1").arg(o.profile_path);
+    show_status(text, colour);
+    emit run_done(!o.cancelled && (!o.check_ran || o.check_passed));
+    if (!o.profile_path.isEmpty()) emit profile_ready(o.profile_path);
 }
 
 void RunDialog::set_steps(int steps) { steps_->setValue(steps); }
@@ -177,53 +187,63 @@ void RunDialog::set_profile_path(const QString& path) {
 
 QString RunDialog::status_text() const { return status_->text(); }
 
-RunRequest RunDialog::build_request() const {
-    RunRequest r;
+engine::RunRequest RunDialog::build_request() const {
+    engine::RunRequest r;
     r.layout = layout_;
-    r.options.backend = backend_->currentData().toString().toStdString();
+    r.options.backend = selected_backend();
     r.options.steps = steps_->value();
     r.options.seed = static_cast<std::uint64_t>(seed_->value());
     r.check = check_->isChecked();
-    r.tolerance = tolerance_->value();
-    if (profile_->isChecked()) r.profile_path = profile_path_->text().trimmed();
+    // The precision's default weights tolerance comes with its own loss tolerance (tighter
+    // for bf16); another value sets both, as meshwork-cli run --tolerance does.
+    if (tolerance_->value() != engine::default_check_tolerance(engine::precision_of(layout_)).weights) {
+        r.tolerance = tolerance_->value();
+    }
+    if (profile_->isChecked()) r.profile_path = profile_path_->text().trimmed().toStdString();
     return r;
+}
+
+engine::BackendKind RunDialog::selected_backend() const {
+    return engine::parse_backend(backend_->currentData().toString().toStdString()).value_or(engine::BackendKind::Cpu);
+}
+
+void RunDialog::show_memory_note(const QString& text, const QColor& colour) {
+    memory_->setText(text);
+    memory_->setStyleSheet(QString("color: %1").arg(colour.name()));
 }
 
 void RunDialog::update_memory_note() {
     const auto& c = view_colours();
-    if (backend_->currentData().toString() == "cuda") {
-        if (!cuda_reason_) cuda_reason_ = QString::fromStdString(engine::cuda_backend_unavailable(layout_.gpus));
-        if (!cuda_reason_->isEmpty()) {
+    const engine::BackendKind kind = selected_backend();
+    if (kind != engine::BackendKind::Cpu) {
+        if (!backend_reasons_.contains(kind)) {
+            backend_reasons_[kind] = QString::fromStdString(engine::probe_backend(kind, layout_.gpus).reason);
+        }
+        const QString& why = backend_reasons_[kind];
+        if (!why.isEmpty()) {
             // Keep the entry selectable, with the reason beside it: users look for it.
             fits_ = false;
-            backend_->setItemData(1, *cuda_reason_, Qt::ToolTipRole);
-            backend_->setItemText(1, tr("CUDA — unavailable: %1").arg(*cuda_reason_));
-            memory_->setText(tr("The CUDA backend cannot run here: %1").arg(*cuda_reason_));
-            memory_->setStyleSheet(QString("color: %1").arg(c.error.name()));
+            const int index = backend_->currentIndex();
+            const QString name = backend_->currentData().toString().toUpper();
+            backend_->setItemData(index, why, Qt::ToolTipRole);
+            backend_->setItemText(index, tr("%1 — unavailable: %2").arg(name, why));
+            show_memory_note(tr("The %1 backend cannot run here: %2").arg(name, why), c.error);
             run_->setEnabled(false);
             return;
         }
     }
+    // The same checks and host-memory policy as meshwork-cli run (engine/run_session.h).
     try {
-        const double need = predicted_run_bytes(build_request());
-        const double have = engine::host_memory_bytes();
-        fits_ = have <= 0 || need <= kMaxMemoryShare * have;
-        if (fits_) {
-            memory_->setText(tr("Predicted memory of the run: %1 on this machine (%2 installed).")
-                                 .arg(format_bytes(need), have > 0 ? format_bytes(have) : tr("unknown")));
-            memory_->setStyleSheet(QString("color: %1").arg(c.text_dim.name()));
-        } else {
-            memory_->setText(tr("This layout needs about %1 to run here, more than %2% of this machine's %3: "
-                                "run it on a cluster (File → Export → SLURM) or pick a smaller model.")
-                                 .arg(format_bytes(need))
-                                 .arg(kMaxMemoryShare * 100, 0, 'f', 0)
-                                 .arg(format_bytes(have)));
-            memory_->setStyleSheet(QString("color: %1").arg(c.error.name()));
-        }
+        const engine::RunRequest request = build_request();
+        const auto need = engine::host_memory_need(engine::preflight(request), kind, request.launcher, request.check);
+        fits_ = true;
+        show_memory_note(tr("Predicted memory of the run: %1 on this machine (%2 installed).")
+                             .arg(format_bytes(need.need_bytes),
+                                  need.host_bytes > 0 ? format_bytes(need.host_bytes) : tr("unknown")),
+                         c.text_dim);
     } catch (const std::exception& e) {
         fits_ = false;
-        memory_->setText(tr("This layout cannot run in the engine: %1").arg(QString::fromUtf8(e.what())));
-        memory_->setStyleSheet(QString("color: %1").arg(c.error.name()));
+        show_memory_note(tr("This layout cannot run in the engine: %1").arg(QString::fromUtf8(e.what())), c.error);
     }
     run_->setEnabled(fits_ && !worker_->running());
 }
@@ -234,8 +254,8 @@ bool RunDialog::start_run() {
         show_status(memory_->text(), view_colours().error);
         return false;
     }
-    RunRequest request = build_request();
-    if (profile_->isChecked() && request.profile_path.isEmpty()) {
+    engine::RunRequest request = build_request();
+    if (profile_->isChecked() && request.profile_path.empty()) {
         show_status(tr("Choose a file for the profile, or untick Profile."), view_colours().error);
         return false;
     }

@@ -4,7 +4,7 @@
 // offered to the timeline when the run ends (profile_ready).
 #pragma once
 
-#include <optional>
+#include <map>
 
 #include <QDialog>
 
@@ -14,6 +14,8 @@
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QFormLayout;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QProgressBar;
@@ -49,8 +51,14 @@ protected:
     void reject() override;  // Esc stops a running run before closing
 
 private:
-    [[nodiscard]] RunRequest build_request() const;
+    QFormLayout* build_form();
+    QHBoxLayout* build_run_row();
+    void connect_worker();
+    void show_outcome(const RunOutcome& outcome);
+    [[nodiscard]] engine::RunRequest build_request() const;
+    [[nodiscard]] engine::BackendKind selected_backend() const;
     void update_memory_note();
+    void show_memory_note(const QString& text, const QColor& colour);
     void set_running(bool running);
     void show_status(const QString& text, const QColor& colour);
 
@@ -71,7 +79,8 @@ private:
     LossPlot* loss_ = nullptr;
     RunOutcome outcome_;
     bool fits_ = true;
-    std::optional<QString> cuda_reason_;  // empty: usable; asked when CUDA is first chosen
+    // Why a backend cannot run here (empty: it can); asked when it is first chosen.
+    std::map<engine::BackendKind, QString> backend_reasons_;
 };
 
 }  // namespace meshwork::gui

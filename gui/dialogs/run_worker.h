@@ -1,7 +1,9 @@
-// Runs the open layout for real (core/engine) on a worker thread for the run dialog: every
-// rank a thread of this process, optionally the unsharded reference first (--check), a
-// profile written through the profiler's TraceWriter. Steps arrive on the GUI thread as
-// they finish; cancel() stops every rank at its next op (the profile is still closed).
+// Runs the open layout for real on a worker thread for the run dialog, through the engine's
+// RunSession (the same as meshwork-cli run): every rank a thread of this process,
+// optionally the unsharded reference first (a check), a profile written through the
+// profiler's TraceWriter. Steps arrive on the GUI thread as they finish; cancel() requests
+// a stop on the thread's std::stop_source, and every rank stops at its next op (the
+// profile is still closed).
 #pragma once
 
 #include <QObject>
@@ -9,18 +11,9 @@
 
 #include <thread>
 
-#include "core/engine/engine_options.h"
-#include "core/layout/layout.h"
+#include "core/engine/run_session.h"
 
 namespace meshwork::gui {
-
-struct RunRequest {
-    Layout layout;
-    engine::EngineOptions options;
-    bool check = false;
-    double tolerance = 1e-4;
-    QString profile_path;  // empty: no profile
-};
 
 struct RunOutcome {
     bool cancelled = false;
@@ -32,17 +25,13 @@ struct RunOutcome {
     int steps_done = 0;
 };
 
-// Host bytes the in-process run of `request` is predicted to hold at its peak (every CPU
-// rank, plus the reference when checking): the dialog refuses a run the machine cannot hold.
-double predicted_run_bytes(const RunRequest& request);
-
 class RunWorker : public QObject {
     Q_OBJECT
 public:
     explicit RunWorker(QObject* parent = nullptr);
     ~RunWorker() override;  // stops and joins a running run
 
-    bool start(RunRequest request);
+    bool start(engine::RunRequest request);
     void cancel();
     [[nodiscard]] bool running() const { return running_; }
 
@@ -53,7 +42,7 @@ signals:
     void failed(const QString& message);
 
 private:
-    std::jthread worker_;
+    std::jthread worker_;  // its stop_source is the run's: cancel() and the destructor request it
     bool running_ = false;
 };
 

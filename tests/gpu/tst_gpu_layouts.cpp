@@ -56,7 +56,7 @@ private slots:
         EngineOptions options;
         options.steps = 3;
         const ReferenceState ref = run_reference(layout, options);  // always on the CPU backend
-        options.backend = "cuda";
+        options.backend = BackendKind::Cuda;
         RunHooks hooks;
         hooks.reference = &ref;
         hooks.tolerance = kTolerance;

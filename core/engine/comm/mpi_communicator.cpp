@@ -54,8 +54,8 @@ std::vector<int> displacements(const std::vector<int>& counts) {
 
 class MpiCommunicator final : public Communicator {
 public:
-    MpiCommunicator(MPI_Comm comm, std::string label, double timeout_s, bool owns)
-        : comm_(comm), label_(std::move(label)), timeout_s_(timeout_s), owns_(owns) {
+    MpiCommunicator(MPI_Comm comm, std::string label, double timeout_s, std::stop_token stop, bool owns)
+        : comm_(comm), label_(std::move(label)), timeout_s_(timeout_s), stop_(std::move(stop)), owns_(owns) {
         MPI_Comm_rank(comm_, &rank_);
         MPI_Comm_size(comm_, &size_);
         MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
@@ -88,7 +88,7 @@ public:
         MPI_Comm sub = MPI_COMM_NULL;
         check(MPI_Comm_split(comm_, color, key, &sub), "MPI_Comm_split");
         if (sub == MPI_COMM_NULL) return nullptr;
-        return std::make_unique<MpiCommunicator>(sub, label, timeout_s_, true);
+        return std::make_unique<MpiCommunicator>(sub, label, timeout_s_, stop_, true);
     }
 
     void all_reduce(const float* send, float* recv, std::size_t count, ReduceOp op,
@@ -194,7 +194,7 @@ private:
             int done = 0;
             check(MPI_Test(&req, &done, status ? status : MPI_STATUS_IGNORE), what);
             if (done) return;
-            throw_if_stopped();
+            throw_if_stopped(stop_);
             if (std::chrono::steady_clock::now() > deadline) {
                 throw CommError(std::string(what) + "(" + label_ + ") on rank " +
                                 std::to_string(world_rank_) + " timed out after " +
@@ -211,6 +211,7 @@ private:
     MPI_Comm comm_;
     std::string label_;
     double timeout_s_;
+    std::stop_token stop_;
     bool owns_;
     int rank_ = 0, size_ = 1, world_rank_ = 0;
     std::list<PendingSend> pending_;
@@ -229,10 +230,10 @@ MpiSession::MpiSession(int* argc, char*** argv) {
 
 MpiSession::~MpiSession() { MPI_Finalize(); }
 
-std::unique_ptr<Communicator> MpiSession::world(double timeout_s) const {
+std::unique_ptr<Communicator> MpiSession::world(double timeout_s, std::stop_token stop) const {
     MPI_Comm dup = MPI_COMM_NULL;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
-    return std::make_unique<MpiCommunicator>(dup, "world", timeout_s, true);
+    return std::make_unique<MpiCommunicator>(dup, "world", timeout_s, std::move(stop), true);
 }
 
 bool MpiSession::launched_by_mpi() {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <stop_token>
 #include <string>
 
 #include "core/engine/communicator.h"
@@ -22,7 +23,8 @@ public:
     [[nodiscard]] int world_rank() const { return rank_; }
     [[nodiscard]] int world_size() const { return size_; }
     // The world communicator.
-    [[nodiscard]] std::unique_ptr<Communicator> world(double timeout_s) const;
+    // The world communicator; its waits (and those of its splits) check `stop`.
+    [[nodiscard]] std::unique_ptr<Communicator> world(double timeout_s, std::stop_token stop = {}) const;
     // Whether this process was started by an MPI launcher (env of mpirun/srun).
     static bool launched_by_mpi();
     // Terminates every rank of the job (MPI_Abort) after printing `reason` once.

@@ -271,7 +271,7 @@ void CudaBackend::wait_for(cudaEvent_t e, const char* what) {
         if (st == cudaSuccess) return;
         if (st != cudaErrorNotReady) check(st, what);
         run_hooks();
-        throw_if_stopped();
+        throw_if_stopped(options_.stop);
         if (polls < kSpinPolls) {
             std::this_thread::yield();
         } else {

@@ -121,6 +121,7 @@ public:
     [[nodiscard]] std::size_t bytes_reserved() const { return alloc_.bytes_reserved(); }
     [[nodiscard]] std::size_t driver_allocations() const { return alloc_.driver_allocations(); }
     [[nodiscard]] CudaGemmMode gemm_mode() const { return options_.gemm; }
+    [[nodiscard]] const std::stop_token& stop_token() const { return options_.stop; }
 
 private:
     void check(cudaError_t status, const char* what) const;

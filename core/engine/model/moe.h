@@ -6,6 +6,11 @@
 //
 // Without sequence parallelism the TP ranks hold the same tokens; each then routes only its
 // 1/tp of them and the outputs are all-gathered, so that every token is dispatched once.
+//
+// The stages are separate files, as in Megatron-Core's moe/: routing and the load-balancing
+// loss (moe_route), the dispatch plan (moe_dispatch_plan, pure host code), the all-to-all
+// dispatch (moe_dispatch), the experts (moe_experts) and the combine (moe_combine); this
+// class owns the parameters and the per-micro-batch state and runs the stages in order.
 #pragma once
 
 #include <map>
@@ -13,6 +18,11 @@
 
 #include "core/engine/model/dims.h"
 #include "core/engine/model/micro_batch.h"
+#include "core/engine/model/moe_combine.h"
+#include "core/engine/model/moe_dispatch.h"
+#include "core/engine/model/moe_dispatch_plan.h"
+#include "core/engine/model/moe_experts.h"
+#include "core/engine/model/moe_route.h"
 #include "core/engine/params.h"
 #include "core/engine/rank_context.h"
 
@@ -30,33 +40,36 @@ public:
     double take_aux_loss();
 
 private:
-    struct Expert {
-        int id = 0;
-        int w_gate = 0, w_up = 0, w_down = 0;
-    };
     struct Cache {
-        Tensor x, htok, x_exp, gate, up, act, out_back;
+        Tensor x;                      // the input, for the norm's backward
         Floats rstd;
-        Ints token_index, perm, identity;
-        Floats weights;
-        std::vector<float> host_probs, host_weights;
-        std::vector<std::vector<int>> topk;       // per token
-        std::vector<int> assign_token, assign_expert;  // in send order
-        std::vector<std::size_t> send_counts, recv_counts;  // floats per EP rank
-        std::vector<int> expert_rows;             // rows per local expert, expert-major
-        std::vector<float> aux_grad;              // d aux / d p, per (sequence, expert)
-        int row0 = 0;
+        Tensor htok;                   // the normalised tokens this rank routes
+        int row0 = 0;                  // their first row in the micro-batch
+        Routing routing;
+        std::vector<float> aux_grad;   // ∂L_aux/∂p per (sequence, expert)
+        std::vector<Assignment> sent;  // the dispatch plan's rows, in send order
+        MoeExchange exchange;
+        ExpertActivations experts;
+        Tensor returned;               // each sent row's expert output
     };
     [[nodiscard]] std::string pname(const std::string& what) const;
+    [[nodiscard]] int routed_tokens() const { return d_.rows / d_.tp; }
+    [[nodiscard]] bool split_tokens() const { return !d_.sp && d_.tp > 1; }
+    [[nodiscard]] RouteShape route_shape(int row0) const;
+    [[nodiscard]] ExpertBlock expert_block(const Cache& c, const std::string& op) const;
+    Tensor normalise(RankContext& ctx, ParamStore& store, const Tensor& x, Cache& c);
+    std::vector<float> router_forward(RankContext& ctx, ParamStore& store, const Tensor& htok);
+    std::vector<float> balance_loss(RankContext& ctx, std::vector<float> sequence_stats, const RouteShape& shape);
+    void router_backward(RankContext& ctx, ParamStore& store, const Cache& c, const Floats& d_weights,
+                         Tensor& dhtok);
+    Tensor gather_routed(RankContext& ctx, Tensor routed);
 
     ModelDims d_;
     int block_;
     int tp_rank_, cp_rank_;
     int norm_, router_;
-    std::vector<Expert> local_;
-    std::vector<int> owner_;       // EP rank of each expert
-    std::vector<int> owner_slot_;  // position of each expert among its owner's experts
-    std::vector<std::vector<int>> placement_;
+    std::vector<MoeExpert> local_;
+    ExpertPlacement placement_;
     double aux_loss_ = 0;
     std::map<int, Cache> cache_;
 };

@@ -98,7 +98,7 @@ void NcclRankState::wait_ready(ncclComm_t comm, ncclResult_t status, const std::
             fail(what + " on rank " + std::to_string(world_rank) + " did not complete within " +
                  std::to_string(timeout_s) + " s (NCCL initialisation or enqueue)");
         }
-        throw_if_stopped();
+        throw_if_stopped(backend.stop_token());
         std::this_thread::sleep_for(kPollSleep);
         if (ncclCommGetAsyncError(comm, &status) != ncclSuccess) break;
     }

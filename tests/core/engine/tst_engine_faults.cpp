@@ -75,7 +75,7 @@ void TestEngineFaults::stalled_rank_times_out() {
     o.steps = 2;
     o.fault_rank = 1;
     o.fault_step = 1;
-    o.fault_kind = "hang";
+    o.fault_kind = FaultKind::Hang;
     o.comm_timeout_s = 0.5;
     const auto t0 = std::chrono::steady_clock::now();
     try {
@@ -91,10 +91,12 @@ void TestEngineFaults::interrupt_stops_at_next_op() {
     MemorySink sink;
     RunHooks hooks;
     hooks.sink = &sink;
+    std::stop_source stop;  // the caller's: a signal handler or a Stop button requests it
+    hooks.stop = stop.get_token();
     int steps_seen = 0;
     hooks.on_step = [&](const StepResult&) {
         ++steps_seen;
-        request_stop();
+        stop.request_stop();
     };
     EngineOptions o;
     o.steps = 3;
@@ -104,7 +106,6 @@ void TestEngineFaults::interrupt_stops_at_next_op() {
     } catch (const StopRequested&) {
         stopped = true;
     }
-    clear_stop();
     QVERIFY(stopped);
     QCOMPARE(steps_seen, 1);
     bool step1 = false;
