@@ -40,6 +40,10 @@ namespace {
 // writes two gradients.
 constexpr double kSoftmaxFwdBytesPerScore = 9;
 constexpr double kSoftmaxBwdBytesPerScore = 11;
+// Of these, the dropout's share (forward: read 2, write 2 and the mask; backward: read the
+// mask and the gradient, write one), absent without attention dropout.
+constexpr double kDropoutFwdBytesPerScore = 5;
+constexpr double kDropoutBwdBytesPerScore = 5;
 // The backward of fused attention recomputes the scores: five matrix products against the
 // forward's two (FlashAttention-2), i.e. 2.5× the forward FLOPs.
 constexpr double kFusedAttentionBwdFactor = 2.5;
@@ -78,8 +82,10 @@ CoreAttention core_attention(const Ctx& x, const BlockProfile& b, double seq) {
     const double av = gemm_s(c.kernel, q_len, x.m.head_dim, seq, batch);
     const double scores = local_heads * c.tokens * seq;
     a.executed_flops_fwd = b.score_flops_per_context * seq * c.tokens / t;
-    a.fwd_s = qk + av + memory_s(c.kernel, kSoftmaxFwdBytesPerScore * scores);
-    a.bwd_s = 2.0 * (qk + av) + memory_s(c.kernel, kSoftmaxBwdBytesPerScore * scores);
+    const double drop_fwd = x.m.attention_dropout ? 0.0 : kDropoutFwdBytesPerScore;
+    const double drop_bwd = x.m.attention_dropout ? 0.0 : kDropoutBwdBytesPerScore;
+    a.fwd_s = qk + av + memory_s(c.kernel, (kSoftmaxFwdBytesPerScore - drop_fwd) * scores);
+    a.bwd_s = 2.0 * (qk + av) + memory_s(c.kernel, (kSoftmaxBwdBytesPerScore - drop_bwd) * scores);
     return a;
 }
 
@@ -94,14 +100,16 @@ double tp_half_s(const Ctx& x) {
 }
 
 // Per-token memory traffic of a norm (read + write h) and a fused bias-dropout-add (read two
-// h-wide inputs, write one, write a 1-byte mask), sharded over tp only with SP.
+// h-wide inputs, write one, write a 1-byte mask with hidden dropout), sharded over tp only
+// with SP.
 double norm_bytes(const Ctx& x) {
     const double share = x.sp ? x.c.tp : 1.0;
     return 2.0 * x.c.element_bytes * x.m.hidden * x.c.tokens / share;
 }
 double residual_bytes(const Ctx& x) {
     const double share = x.sp ? x.c.tp : 1.0;
-    return (3.0 * x.c.element_bytes + 1.0) * x.m.hidden * x.c.tokens / share;
+    const double mask = x.m.hidden_dropout ? 1.0 : 0.0;
+    return (3.0 * x.c.element_bytes + mask) * x.m.hidden * x.c.tokens / share;
 }
 
 BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& tr) {
@@ -220,6 +228,9 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     a.flash_attention = x.flash;
     a.selective = tr.recompute == Recompute::Selective;
     a.element_bytes = e;
+    a.gemm_input_bytes = tr.dtype == DType::Fp8 ? kFp8Bytes : e;
+    a.hidden_dropout = m.hidden_dropout;
+    a.attention_dropout = m.attention_dropout;
     a.top_k = b.moe ? m.top_k : 0;
     a.expert_ffn = m.expert_ffn;
     a.experts = m.experts;
@@ -251,7 +262,8 @@ EdgeCost embedding_cost(const Ctx& x) {
                                                  : all_reduce_s(c.link, c.tp_span, bytes);
         out.bwd.tp_s = out.bwd.tp_total_s = x.sp ? all_gather_s(c.link, c.tp_span, bytes) : 0.0;
     }
-    out.activation_bytes = x.m.hidden * c.tokens / share;  // embedding dropout mask
+    // Embedding dropout mask (Megatron applies hidden_dropout to the embedding output).
+    out.activation_bytes = x.m.hidden_dropout ? x.m.hidden * c.tokens / share : 0.0;
     out.dense_params = x.m.embedding_params / c.tp + x.m.position_params;
     return out;
 }

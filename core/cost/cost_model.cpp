@@ -162,6 +162,11 @@ void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const T
     out.stages.resize(static_cast<std::size_t>(pp));
     out.micro_batches = m;
     double max_w = -1, sum_w = 0, hw_flops_step = 0;
+    // Megatron-LM overlaps the interleaved schedule's sends and receives with the next
+    // chunk's compute by default (--no-overlap-p2p-communication turns it off;
+    // megatron/training/arguments.py:3118 at d98e8a64; the 1F1B schedule has no overlap,
+    // :1010-1012): in the steady state they cost nothing, fill and drain still wait.
+    const double p2p_hidden = c.schedule == Schedule::Interleaved ? 2.0 * v * c.p2p_s : 0.0;
     int busiest = 0;
     for (int r = 0; r < pp; ++r) {
         StageSums s;
@@ -243,7 +248,7 @@ void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const T
             out.time.tp_comm_s = m * (s.fwd.tp_s + s.bwd.tp_s);
             out.time.cp_comm_s = m * (s.fwd.cp_s + s.bwd.cp_s);
             out.time.ep_comm_s = m * (s.fwd.ep_s + s.bwd.ep_s);
-            out.time.pp_comm_s = m * 2.0 * v * c.p2p_s;
+            out.time.pp_comm_s = m * (2.0 * v * c.p2p_s - p2p_hidden);
             out.time.dp_comm_total_s = st.dp_reduce_s + st.dp_gather_s + m * (zero_fwd + zero_bwd);
             out.time.dp_comm_s = m * (zero_fwd + zero_bwd);
         }
@@ -253,8 +258,9 @@ void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const T
     // --- pipeline -------------------------------------------------------------------------
     // Steady state runs at the busiest rank's pace; fill and drain add every other rank's
     // time once, divided by v when each rank's work is split into v interleaved chunks.
-    const double pipeline = m * max_w + (sum_w - max_w) / v;
-    const double bubble = pipeline - m * max_w;
+    const double steady_w = max_w - p2p_hidden;
+    const double pipeline = m * steady_w + (sum_w - max_w) / v;
+    const double bubble = pipeline - m * steady_w;
 
     // --- end of step: gradient reduction, optimizer, parameter all-gather -------------------
     // Rank r finishes its last backward before ranks r−1 … 0 finish theirs: that drain is

@@ -29,31 +29,37 @@ double score_activation_bytes(const ActivationShape& a) {
     if (a.flash_attention || a.selective) return 0;
     // Softmax output (2 bytes), dropout mask (1) and dropout output (2): Korthikanti's
     // 5 bytes per element of the a×s×s matrix; each CP rank holds its s/cp queries
-    // against all s keys.
-    return 5.0 * a.heads / a.tp * a.tokens * a.seq;
+    // against all s keys. Without attention dropout the context GEMM reads the softmax
+    // output itself.
+    const double bytes_per_score = a.attention_dropout ? 5.0 : 2.0;
+    return bytes_per_score * a.heads / a.tp * a.tokens * a.seq;
 }
 
 double block_activation_bytes(const ActivationShape& a, bool moe_block) {
     const double e = a.element_bytes;
+    const double g = a.gemm_input_bytes;  // = e except with fp8 GEMMs
     const double t = std::max(1.0, a.tp);
     // Replicated over TP unless sequence parallel: the two norm inputs, the inputs of the
-    // QKV and first MLP GEMMs (e·h each) and the two dropout masks (1 byte per element).
-    const double replicated = 4.0 * e * a.hidden + 2.0 * a.hidden;
-    // Sharded over TP: Q, K, V, and the input of the output projection.
-    double sharded = e * (2.0 * a.q_width + 2.0 * a.kv_width) + e * a.mla_latent;
+    // QKV and first MLP GEMMs (e·h each) and the two dropout masks (1 byte per element,
+    // only with hidden dropout).
+    const double replicated = 2.0 * e * a.hidden + 2.0 * g * a.hidden + (a.hidden_dropout ? 2.0 * a.hidden : 0.0);
+    // Sharded over TP: Q, K, V, and the input of the output projection (a GEMM input).
+    double sharded = e * (a.q_width + 2.0 * a.kv_width) + g * a.q_width + e * a.mla_latent;
     // MLP (dense, or the shared experts of an MoE block): GeLU input and FC2 input
-    // (2·e·d_ff); gated MLPs keep gate and up outputs and their product (3·e·d_ff).
-    sharded += (a.gated ? 3.0 : 2.0) * e * a.ffn;
+    // (2·e·d_ff); gated MLPs keep gate and up outputs and their product (3·e·d_ff). The
+    // FC2 input is a GEMM input.
+    sharded += ((a.gated ? 2.0 : 1.0) * e + g) * a.ffn;
     double per_token = replicated / (a.sequence_parallel ? t : 1.0) + sharded / t;
     if (moe_block && a.top_k > 0) {
-        // Each token is dispatched to top-k experts: the permuted input and the expert
-        // output (e·h each, held whole on each etp rank) and the expert intermediates; the
+        // Each token is dispatched to top-k experts: the permuted input (a GEMM input) and
+        // the expert output (h each, held whole on each etp rank) and the expert
+        // intermediates; the
         // router logits in fp32. Tokens are sequence-sharded over tp before dispatch.
         // A rank handles k·etp/t token copies per token of the micro-batch (balanced
         // routing), each with h-wide input and output and d_ff/etp-wide intermediates.
         const double etp = std::max(1.0, a.etp);
         const double routed = a.top_k / t *
-                              (2.0 * e * a.hidden * etp + (a.gated ? 3.0 : 2.0) * e * a.expert_ffn);
+                              ((e + g) * a.hidden * etp + ((a.gated ? 2.0 : 1.0) * e + g) * a.expert_ffn);
         const double padding = a.capacity_factor > 0 ? a.capacity_factor : 1.0;
         per_token += routed * padding + 4.0 * a.experts / t;
     }

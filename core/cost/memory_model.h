@@ -32,6 +32,15 @@ struct ParamMemory {
 // edp for experts).
 ParamMemory param_memory(double params, DType dtype, int zero_stage, double shard_group);
 
+// fp8 as Transformer Engine runs it: the GEMM inputs saved for the backward are fp8
+// (1 byte). Weights: production fp8 recipes keep fp8 parameters (--fp8-param-gather: the
+// distributed optimizer casts its fp32 master into fp8 weights), an fp8 copy and its
+// transpose on Hopper, 2 bytes per parameter like bf16, so the weight bytes stay those of
+// the bf16 table. Without fp8 parameters TE would keep 2 more bytes per GEMM weight (its
+// transpose cache beside the bf16 weight); not modelled. Amax histories are a few floats
+// per tensor (not counted).
+constexpr double kFp8Bytes = 1;
+
 // What one transformer block stores per micro-batch for its backward pass.
 struct ActivationShape {
     double tokens = 0;        // s·b/cp: tokens of one micro-batch on one CP rank
@@ -48,6 +57,11 @@ struct ActivationShape {
     bool flash_attention = false;  // fused attention stores no s×s scores
     bool selective = false;        // selective recomputation drops the s×s scores
     double element_bytes = 2;      // 16-bit activations (Korthikanti's assumption)
+    double gemm_input_bytes = 2;   // saved GEMM inputs: the element size, 1 with fp8
+    // Dropout masks (1 byte per element) exist only where the probability is above 0;
+    // Korthikanti's accounting assumes both dropouts on.
+    bool hidden_dropout = true;    // the two bias-dropout-adds of the block
+    bool attention_dropout = true; // unfused attention: mask and dropped copy of the scores
     // MoE block: experts per token and their width; capacity factor 0 = dropless.
     double top_k = 0;
     double expert_ffn = 0;
@@ -64,7 +78,8 @@ struct ActivationShape {
 double block_activation_bytes(const ActivationShape& a, bool moe_block);
 // Full recomputation keeps only the block input: 2sbh (2sbh/t with SP).
 double block_checkpoint_bytes(const ActivationShape& a);
-// The s×s attention score term alone: 5as²b/t (0 with fused attention).
+// The s×s attention score term alone: 5as²b/t (0 with fused attention; 2as²b/t, the softmax
+// output alone, without attention dropout).
 double score_activation_bytes(const ActivationShape& a);
 
 // Forward passes (of model chunks) whose activations pipeline rank `rank` holds at its

@@ -39,6 +39,8 @@ ModelProfile build_model_profile(const ModelSpec& s) {
     m.layers = s.num_layers;
     m.vocab = static_cast<double>(s.vocab_size);
     m.gated_mlp = s.mlp == MlpKind::Gated;
+    m.hidden_dropout = s.hidden_dropout > 0;
+    m.attention_dropout = s.attention_dropout > 0;
     m.ffn = static_cast<double>(s.ffn_hidden_size);
     if (s.uses_mla) {
         const auto& d = s.mla;

@@ -41,6 +41,8 @@ struct ModelProfile {
     double vocab = 0;
     double mla_latent = 0;      // MLA: kv_lora_rank (+ q_lora_rank) stored per token
     bool gated_mlp = false;
+    bool hidden_dropout = false;     // masks of the residual and embedding dropouts are stored
+    bool attention_dropout = false;  // unfused attention stores a mask and a dropped copy
     int layers = 0;
     int experts = 0;
     int top_k = 0;

@@ -10,7 +10,7 @@ Optimizer::Optimizer(RankContext& ctx, ParamStore& store, const EngineOptions& o
     for (int gi = 0; gi < kReduceGroups; ++gi) {
         const auto g = static_cast<ReduceGroup>(gi);
         GroupState& st = groups_[gi];
-        st.comm = g == ReduceGroup::Dense ? Group::DpCp : Group::Edp;
+        st.comm = g == ReduceGroup::Dense ? Axis::DpCp : Axis::Edp;
         const std::size_t n = store.group_count(g);
         const int size = ctx.size(st.comm), rank = ctx.rank(st.comm);
         st.sharded = zero_stage >= 1 && size > 1;
@@ -53,9 +53,9 @@ void Optimizer::step(RankContext& ctx, ParamStore& store, int step) {
     // The trace's "optimizer.step" op spans the updates only: the gradient collectives are
     // traced as themselves, so a measured step's compute does not count them twice (and
     // calibrate does not take their time for compute).
-    if (ctx.size(Group::Tp) > 1) {
+    if (ctx.size(Axis::Tp) > 1) {
         for (int id = 0; id < static_cast<int>(store.all().size()); ++id) {
-            if (store.info(id).tp_partial_grad) ctx.all_reduce(Group::Tp, store.grad(id), store.info(id).count());
+            if (store.info(id).tp_partial_grad) ctx.all_reduce(Axis::Tp, store.grad(id), store.info(id).count());
         }
     }
     for (int gi = 0; gi < kReduceGroups; ++gi) {

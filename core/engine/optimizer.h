@@ -20,7 +20,7 @@ public:
 
 private:
     struct GroupState {
-        Group comm = Group::DpCp;
+        Axis comm = Axis::DpCp;
         bool sharded = false;
         std::size_t begin = 0, count = 0;  // this rank's range of the flat buffer
         std::vector<std::size_t> counts;   // every rank's shard (sharded only)

@@ -7,7 +7,7 @@ namespace meshwork::engine {
 void run_pipeline(RankContext& ctx, ParamStore& store, const ModelDims& d,
                   std::vector<std::unique_ptr<ModelChunk>>& chunks,
                   const std::vector<PipeOp>& ops, std::vector<MicroBatch>& mbs) {
-    const int pp = ctx.size(Group::Pp), stage = ctx.rank(Group::Pp);
+    const int pp = ctx.size(Axis::Pp), stage = ctx.rank(Axis::Pp);
     const int total = pp * static_cast<int>(chunks.size());
     const int next = (stage + 1) % pp, prev = (stage - 1 + pp) % pp;
     // One tag per (micro-batch, receiving chunk, direction): sends never wait, so any valid
@@ -26,18 +26,18 @@ void run_pipeline(RankContext& ctx, ParamStore& store, const ModelDims& d,
             Tensor input;
             if (!chunk.first()) {
                 input = Tensor(ctx.be, d.region_rows, d.hidden);
-                ctx.recv(Group::Pp, input.ptr(), act, prev, tag(op.micro_batch, gc, false));
+                ctx.recv(Axis::Pp, input.ptr(), act, prev, tag(op.micro_batch, gc, false));
             }
             Tensor out = chunk.forward(ctx, store, mb, std::move(input));
-            if (!chunk.last()) ctx.send(Group::Pp, out.ptr(), act, next, tag(op.micro_batch, gc + 1, false));
+            if (!chunk.last()) ctx.send(Axis::Pp, out.ptr(), act, next, tag(op.micro_batch, gc + 1, false));
         } else {
             Tensor dout;
             if (!chunk.last()) {
                 dout = Tensor(ctx.be, d.region_rows, d.hidden);
-                ctx.recv(Group::Pp, dout.ptr(), act, next, tag(op.micro_batch, gc, true));
+                ctx.recv(Axis::Pp, dout.ptr(), act, next, tag(op.micro_batch, gc, true));
             }
             Tensor din = chunk.backward(ctx, store, mb, std::move(dout));
-            if (!chunk.first()) ctx.send(Group::Pp, din.ptr(), act, prev, tag(op.micro_batch, gc - 1, true));
+            if (!chunk.first()) ctx.send(Axis::Pp, din.ptr(), act, prev, tag(op.micro_batch, gc - 1, true));
         }
     }
     ctx.micro_batch = -1;

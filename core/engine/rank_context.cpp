@@ -6,36 +6,9 @@
 
 namespace meshwork::engine {
 
-std::string to_string(Group g) {
-    switch (g) {
-        case Group::World: return "world";
-        case Group::Tp: return "tp";
-        case Group::Cp: return "cp";
-        case Group::Dp: return "dp";
-        case Group::DpCp: return "dp-cp";
-        case Group::Pp: return "pp";
-        case Group::Ep: return "ep";
-        case Group::Edp: return "edp";
-    }
-    return "?";
-}
-
 namespace {
-constexpr Group kAxisGroups[] = {Group::Tp, Group::Cp, Group::Dp, Group::DpCp,
-                                 Group::Pp, Group::Ep, Group::Edp};
-Axis axis_of(Group g) {
-    switch (g) {
-        case Group::Tp: return Axis::Tp;
-        case Group::Cp: return Axis::Cp;
-        case Group::Dp: return Axis::Dp;
-        case Group::DpCp: return Axis::DpCp;
-        case Group::Pp: return Axis::Pp;
-        case Group::Ep: return Axis::Ep;
-        case Group::Edp: return Axis::Edp;
-        case Group::World: break;
-    }
-    return Axis::Tp;
-}
+// The communicators a rank builds besides the world, in the same order on every rank.
+constexpr Axis kGroupAxes[] = {Axis::Tp, Axis::Cp, Axis::Dp, Axis::DpCp, Axis::Pp, Axis::Ep, Axis::Edp};
 }  // namespace
 
 RankContext::RankContext(const Layout& layout, Backend& backend, Communicator& world,
@@ -46,14 +19,14 @@ RankContext::RankContext(const Layout& layout, Backend& backend, Communicator& w
       world_rank(world.world_rank()),
       shape(layout.parallel.mesh),
       world_(world),
-      groups_(8),
+      groups_(kAxisCount),
       sink_(sink),
       stop_(std::move(stop)) {
     const DeviceMesh mesh = layout.mesh();
     coords = mesh.coords(world_rank);
     // Same order on every rank: split is collective over the world.
-    for (Group g : kAxisGroups) {
-        groups_[static_cast<std::size_t>(g)] = world.split(mesh.groups(axis_of(g)), to_string(g));
+    for (Axis g : kGroupAxes) {
+        groups_[static_cast<std::size_t>(g)] = world.split(mesh.groups(g), to_string(g));
     }
     order_to_comm_ = be.create_event();
     order_to_compute_ = be.create_event();
@@ -77,8 +50,8 @@ RankContext::~RankContext() {
     be.destroy_event(order_to_compute_);
 }
 
-Communicator& RankContext::group(Group g) {
-    if (g == Group::World) return world_;
+Communicator& RankContext::group(Axis g) {
+    if (g == Axis::World) return world_;
     return *groups_.at(static_cast<std::size_t>(g));
 }
 
@@ -138,7 +111,7 @@ RankContext::Op::Op(RankContext& ctx, std::string name, int layer, double flops)
 RankContext::Op::~Op() { ctx_.end_record(index_, ctx_.compute); }
 
 template <typename Fn>
-void RankContext::collective(Group g, Collective what, std::size_t bytes, int group_size,
+void RankContext::collective(Axis g, Collective what, std::size_t bytes, int group_size,
                              Fn&& fn) {
     be.record_event(order_to_comm_, compute);
     be.wait_event(comm, order_to_comm_);
@@ -161,25 +134,25 @@ std::size_t total(const std::vector<std::size_t>& c) {
 }
 }  // namespace
 
-void RankContext::all_reduce(Group g, float* data, std::size_t count, ReduceOp op) {
+void RankContext::all_reduce(Axis g, float* data, std::size_t count, ReduceOp op) {
     if (size(g) == 1) return;
     collective(g, Collective::AllReduce, count * sizeof(float), size(g),
                [&](Communicator& c) { c.all_reduce(data, data, count, op, comm); });
 }
 
-void RankContext::all_gather_v(Group g, const float* send, float* recv,
+void RankContext::all_gather_v(Axis g, const float* send, float* recv,
                                const std::vector<std::size_t>& counts) {
     collective(g, Collective::AllGather, total(counts) * sizeof(float), size(g),
                [&](Communicator& c) { c.all_gather_v(send, recv, counts, comm); });
 }
 
-void RankContext::reduce_scatter_v(Group g, const float* send, float* recv,
+void RankContext::reduce_scatter_v(Axis g, const float* send, float* recv,
                                    const std::vector<std::size_t>& counts) {
     collective(g, Collective::ReduceScatter, total(counts) * sizeof(float), size(g),
                [&](Communicator& c) { c.reduce_scatter_v(send, recv, counts, comm); });
 }
 
-void RankContext::all_to_all_v(Group g, const float* send,
+void RankContext::all_to_all_v(Axis g, const float* send,
                                const std::vector<std::size_t>& send_counts, float* recv,
                                const std::vector<std::size_t>& recv_counts) {
     collective(g, Collective::AllToAll, total(send_counts) * sizeof(float), size(g), [&](Communicator& c) {
@@ -187,12 +160,12 @@ void RankContext::all_to_all_v(Group g, const float* send,
     });
 }
 
-void RankContext::send(Group g, const float* data, std::size_t count, int peer, int tag) {
+void RankContext::send(Axis g, const float* data, std::size_t count, int peer, int tag) {
     collective(g, Collective::Send, count * sizeof(float), 2,
                [&](Communicator& c) { c.send(data, count, peer, tag, comm); });
 }
 
-void RankContext::recv(Group g, float* data, std::size_t count, int peer, int tag) {
+void RankContext::recv(Axis g, float* data, std::size_t count, int peer, int tag) {
     collective(g, Collective::Recv, count * sizeof(float), 2,
                [&](Communicator& c) { c.recv(data, count, peer, tag, comm); });
 }

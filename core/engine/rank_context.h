@@ -18,8 +18,6 @@
 
 namespace meshwork::engine {
 
-enum class Group { World, Tp, Cp, Dp, DpCp, Pp, Ep, Edp };
-std::string to_string(Group g);
 
 class RankContext {
 public:
@@ -42,21 +40,21 @@ public:
     int step = -1;
     int micro_batch = -1;
 
-    [[nodiscard]] Communicator& group(Group g);
-    [[nodiscard]] int size(Group g) { return group(g).size(); }
-    [[nodiscard]] int rank(Group g) { return group(g).rank(); }
+    [[nodiscard]] Communicator& group(Axis g);
+    [[nodiscard]] int size(Axis g) { return group(g).size(); }
+    [[nodiscard]] int rank(Axis g) { return group(g).rank(); }
 
-    void all_reduce(Group g, float* data, std::size_t count, ReduceOp op = ReduceOp::Sum);
-    void all_gather_v(Group g, const float* send, float* recv, const std::vector<std::size_t>& counts);
-    void all_gather(Group g, const float* send, float* recv, std::size_t count_per_rank) {
+    void all_reduce(Axis g, float* data, std::size_t count, ReduceOp op = ReduceOp::Sum);
+    void all_gather_v(Axis g, const float* send, float* recv, const std::vector<std::size_t>& counts);
+    void all_gather(Axis g, const float* send, float* recv, std::size_t count_per_rank) {
         all_gather_v(g, send, recv, std::vector<std::size_t>(static_cast<std::size_t>(size(g)), count_per_rank));
     }
-    void reduce_scatter_v(Group g, const float* send, float* recv,
+    void reduce_scatter_v(Axis g, const float* send, float* recv,
                           const std::vector<std::size_t>& counts);
-    void all_to_all_v(Group g, const float* send, const std::vector<std::size_t>& send_counts,
+    void all_to_all_v(Axis g, const float* send, const std::vector<std::size_t>& send_counts,
                       float* recv, const std::vector<std::size_t>& recv_counts);
-    void send(Group g, const float* data, std::size_t count, int peer, int tag);
-    void recv(Group g, float* data, std::size_t count, int peer, int tag);
+    void send(Axis g, const float* data, std::size_t count, int peer, int tag);
+    void recv(Axis g, float* data, std::size_t count, int peer, int tag);
 
     // A compute op on the compute stream, traced from construction to destruction.
     class Op {
@@ -94,10 +92,10 @@ private:
     // Orders `comm` after compute, runs `fn` traced, orders compute after comm.
     // `group_size`: the ranks the collective involves (the group's size; 2 for send/recv).
     template <typename Fn>
-    void collective(Group g, Collective what, std::size_t bytes, int group_size, Fn&& fn);
+    void collective(Axis g, Collective what, std::size_t bytes, int group_size, Fn&& fn);
 
     Communicator& world_;
-    std::vector<std::unique_ptr<Communicator>> groups_;  // indexed by Group (World is null)
+    std::vector<std::unique_ptr<Communicator>> groups_;  // indexed by Axis (World and Etp are null)
     TraceSink* sink_;
     std::stop_token stop_;
     int compute_track_ = 0, comm_track_ = 0;

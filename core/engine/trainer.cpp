@@ -106,7 +106,7 @@ StepResult RankTrainer::step(int step) {
     Floats total(ctx_.be, 1);
     const float local = static_cast<float>(loss);
     ctx_.be.copy_to_device(total.data(), &local, sizeof(float), ctx_.compute);
-    ctx_.all_reduce(Group::World, total.data(), 1);
+    ctx_.all_reduce(Axis::World, total.data(), 1);
     float sum = 0;
     ctx_.be.copy_to_host(&sum, total.data(), sizeof(float), ctx_.compute);
     ctx_.be.synchronize(ctx_.compute);

@@ -91,6 +91,9 @@ void model_args(const ModelSpec& m, ArgList& a, std::vector<std::string>& lost) 
         if (m.uses_mla && !yarn) a.value("--rope-type", "rope");
     }
     a.value("--norm-epsilon", number_exact(m.norm_eps));
+    // Megatron-LM's dropouts default to 0.1; the model's own (0 for Llama-family configs).
+    a.value("--hidden-dropout", number_exact(m.hidden_dropout));
+    a.value("--attention-dropout", number_exact(m.attention_dropout));
     // MLA's Q and KV latent norms are --qk-layernorm in Megatron-LM (DeepSeek has them).
     if (m.qk_norm || m.uses_mla) a.flag("--qk-layernorm");
     if (m.sliding_window > 0) a.value("--window-size", str(m.sliding_window) + ",0");

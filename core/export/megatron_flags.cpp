@@ -54,7 +54,6 @@ constexpr std::array kIgnored = std::to_array<Entry>({
     {"--weight-decay", kOptim}, {"--start-weight-decay", kOptim}, {"--end-weight-decay", kOptim},
     {"--weight-decay-incr-style", kOptim}, {"--clip-grad", kOptim}, {"--adam-beta1", kOptim},
     {"--adam-beta2", kOptim}, {"--adam-eps", kOptim}, {"--sgd-momentum", kOptim},
-    {"--attention-dropout", kModelDetail}, {"--hidden-dropout", kModelDetail},
     {"--override-opt_param-scheduler", kOptim}, {"--use-checkpoint-opt_param-scheduler", kOptim},
     // run length
     {"--train-iters", kLength}, {"--train-samples", kLength}, {"--exit-interval", kLength},

@@ -73,12 +73,13 @@ constexpr std::array kLayoutFlags = std::to_array<FlagSpec>({
     {"--activations-checkpoint-num-layers", true}, {"--fp8-hybrid", false}, {"--fp8-e4m3", false},
     // Pai-Megatron-Patch's name for the shared-expert width
     {"--shared-moe-ffn-hidden-size", true},
-    // model details ModelSpec holds (RoPE, norm epsilon, QK norm, window, MTP, router)
+    // model details ModelSpec holds (RoPE, norm epsilon, QK norm, window, MTP, router, dropout)
     {"--rotary-base", true}, {"--rotary-percent", true}, {"--use-rope-scaling", false},
     {"--rope-scaling-factor", true}, {"--rotary-scaling-factor", true}, {"--rope-type", true},
     {"--rotary-seq-len-interpolation-factor", true}, {"--norm-epsilon", true},
     {"--layernorm-epsilon", true}, {"--qk-layernorm", false}, {"--window-size", true},
     {"--mtp-num-layers", true}, {"--moe-router-score-function", true},
+    {"--hidden-dropout", true}, {"--attention-dropout", true},
 });
 
 const FlagSpec* layout_flag(const std::string& name) {
@@ -753,6 +754,10 @@ private:
     void rope_and_details(ModelSpec& m, const std::string& pos) {
         conflict("--norm-epsilon", "--layernorm-epsilon", "one epsilon");
         m.norm_eps = real("--norm-epsilon", real("--layernorm-epsilon", 1e-5, 0, 1), 0, 1);
+        // Megatron-LM's dropout defaults are 0.1 (transformer_config.py hidden_dropout,
+        // attention_dropout); the cost model stores masks only above 0.
+        m.hidden_dropout = real("--hidden-dropout", 0.1, 0, 1);
+        m.attention_dropout = real("--attention-dropout", 0.1, 0, 1);
         // With MLA, --qk-layernorm is the norm of the Q and KV latents, which MLA always has
         // (counted with MLA); otherwise per-head norms of Q and K (Qwen3).
         m.qk_norm = has("--qk-layernorm") && !has("--multi-latent-attention");

@@ -225,8 +225,9 @@ void check_sequence_and_batch(const Layout& l, Checker& c) {
     }
     if (!rules::zero_allows_pipeline(t.zero_stage, m.pp)) {
         c.warning("training.zero_stage", "ZeRO-" + str(t.zero_stage) +
-                                             " with pipeline parallelism: DeepSpeed refuses it; "
-                                             "Megatron offers ZeRO-1 (distributed optimizer) only");
+                                             " with pipeline parallelism: DeepSpeed refuses it; Megatron-LM "
+                                             "runs it only as Megatron-FSDP (--use-megatron-fsdp, not its "
+                                             "distributed optimizer), torchtitan as FSDP");
     }
     if (t.recompute != Recompute::Full && t.recompute_num_layers > 0) {
         c.error("training.recompute_num_layers", "only meaningful with full recomputation");

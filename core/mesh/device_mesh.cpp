@@ -16,6 +16,7 @@ std::string to_string(Axis axis) {
         case Axis::Etp: return "etp";
         case Axis::Edp: return "edp";
         case Axis::DpCp: return "dp-cp";
+        case Axis::World: return "world";
     }
     return "?";
 }
@@ -49,7 +50,8 @@ DeviceMesh::AxisGeometry DeviceMesh::geometry(Axis axis) const {
         case Axis::Ep: return {shape_.ep, strides_.ep};
         case Axis::Etp: return {shape_.etp, strides_.etp};
         case Axis::Edp: return {edp_, strides_.edp};
-        case Axis::DpCp: break;
+        case Axis::DpCp:
+        case Axis::World: break;
     }
     return {};
 }
@@ -100,6 +102,11 @@ std::vector<std::vector<int>> DeviceMesh::axis_groups(Axis a, Axis b) const {
 
 std::vector<std::vector<int>> DeviceMesh::groups(Axis axis) const {
     if (axis == Axis::DpCp) return axis_groups(Axis::Dp, Axis::Cp);
+    if (axis == Axis::World) {
+        std::vector<int> all(static_cast<std::size_t>(world_));
+        for (int r = 0; r < world_; ++r) all[static_cast<std::size_t>(r)] = r;
+        return {all};
+    }
     return axis_groups(axis, axis);
 }
 
@@ -112,6 +119,7 @@ std::vector<int> DeviceMesh::group_of(int rank, Axis axis) const {
 
 int DeviceMesh::axis_size(Axis axis) const {
     if (axis == Axis::DpCp) return shape_.dp * shape_.cp;
+    if (axis == Axis::World) return world_;
     return geometry(axis).size;
 }
 

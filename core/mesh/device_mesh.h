@@ -17,8 +17,10 @@ enum class Axis {
     Ep,   // expert parallel
     Etp,  // tensor parallel inside an expert
     Edp,  // data parallel of expert weights
-    DpCp  // dp × cp: the group that reduces dense gradients when cp > 1
+    DpCp,  // dp × cp: the group that reduces dense gradients when cp > 1
+    World  // every rank
 };
+inline constexpr std::size_t kAxisCount = static_cast<std::size_t>(Axis::World) + 1;
 
 std::string to_string(Axis axis);
 

@@ -183,6 +183,12 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
     const char* eps_key = fam == Family::Gpt2 ? "layer_norm_epsilon"
                           : fam == Family::GptNeoX ? "layer_norm_eps" : "rms_norm_eps";
     m.norm_eps = r.get_number_or(eps_key, eps_default, 0.0, 1.0);
+    // Dropout: GPT-2 names them resid_pdrop / attn_pdrop (GPT2Config defaults 0.1), GPT-NeoX
+    // and others hidden_dropout / attention_dropout (defaults 0.0; Llama-family configs carry
+    // only attention_dropout).
+    const double pdrop_default = fam == Family::Gpt2 ? 0.1 : 0.0;
+    m.hidden_dropout = r.get_number_or("hidden_dropout", r.get_number_or("resid_pdrop", pdrop_default, 0.0, 1.0), 0.0, 1.0);
+    m.attention_dropout = r.get_number_or("attention_dropout", r.get_number_or("attn_pdrop", pdrop_default, 0.0, 1.0), 0.0, 1.0);
     m.qk_norm = model_type == "qwen3" || model_type == "qwen3_moe" || model_type == "gemma3_text";
     if (r.has("sliding_window") && !config.at("sliding_window").is_null() &&
         r.get_bool_or("use_sliding_window", true)) {
@@ -234,6 +240,8 @@ Json model_to_hf_config(const ModelSpec& m) {
         j["n_inner"] = m.ffn_hidden_size;
         j["tie_word_embeddings"] = m.tie_embeddings;
         j["layer_norm_epsilon"] = m.norm_eps;
+        j["resid_pdrop"] = m.hidden_dropout;
+        j["attn_pdrop"] = m.attention_dropout;
         return j;
     }
     j["hidden_size"] = m.hidden_size;
@@ -244,6 +252,8 @@ Json model_to_hf_config(const ModelSpec& m) {
         if (!m.rope.scaling.empty()) j["rope_scaling"] = {{"rope_type", m.rope.scaling}, {"factor", m.rope.factor}};
     }
     j[m.family == "gpt_neox" ? "layer_norm_eps" : "rms_norm_eps"] = m.norm_eps;
+    j["hidden_dropout"] = m.hidden_dropout;
+    j["attention_dropout"] = m.attention_dropout;
     if (m.sliding_window > 0) {
         j["sliding_window"] = m.sliding_window;
         j["use_sliding_window"] = true;

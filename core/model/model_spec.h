@@ -68,6 +68,11 @@ struct ModelSpec {
     bool qk_norm = false;                      // RMSNorm of Q and K per head (Qwen3, Gemma 3)
     std::int64_t sliding_window = 0;           // attention window in tokens; 0 = full context
     int mtp_layers = 0;                        // DeepSeek-V3 multi-token prediction layers
+    // Dropout probabilities in training. A mask is stored for the backward only when the
+    // probability is above 0 (PyTorch's dropout returns its input at p = 0): Llama-family
+    // configs say 0, GPT-2/GPT-3 and Megatron-LM's defaults 0.1.
+    double hidden_dropout = 0;                 // after attention and MLP, and on the embedding
+    double attention_dropout = 0;              // on the attention probabilities
 
     [[nodiscard]] bool is_moe() const { return moe.num_experts > 0; }
     // Whether transformer block `block` (0-based) has an MoE layer instead of a dense MLP.

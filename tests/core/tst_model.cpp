@@ -19,6 +19,7 @@ private slots:
     void deepseek_v3_active_params();
     void llama3_8b_layer_by_layer();
     void forward_flops_match_hand_computation();
+    void hf_dropout();
     void hf_families_data();
     void hf_families();
     void hf_bad_configs_data();
@@ -108,6 +109,26 @@ void TestModel::forward_flops_match_hand_computation() {
     const double causal = g.forward_flops_per_token(2048, true);
     const double attention_full = 4 * l * s * h;  // 2·2·s·h per layer per token
     QVERIFY(std::fabs((ours - causal) - attention_full / 2) / attention_full < 1e-9);
+}
+
+// Dropout as each config names it: GPT-2's resid_pdrop / attn_pdrop (GPT2Config defaults
+// 0.1 when absent), Llama's attention_dropout (0.0) with no hidden dropout field.
+void TestModel::hf_dropout() {
+    const ModelSpec llama = load_model("llama3.1-405b");
+    QCOMPARE(llama.hidden_dropout, 0.0);
+    QCOMPARE(llama.attention_dropout, 0.0);
+    const ModelSpec gpt3 = load_model("gpt3-175b");  // resid_pdrop 0.1, attn_pdrop 0.1
+    QCOMPARE(gpt3.hidden_dropout, 0.1);
+    QCOMPARE(gpt3.attention_dropout, 0.1);
+    const std::string g = R"({"model_type":"gpt2","n_embd":8,"n_layer":1,"n_head":2,"vocab_size":10,"n_positions":16)";
+    const ModelSpec plain = model_from_hf_config(parse_json_text(g + "}", "g.json"), "g.json", "g");
+    QCOMPARE(plain.hidden_dropout, 0.1);
+    const ModelSpec off = model_from_hf_config(parse_json_text(g + R"(,"resid_pdrop":0,"attn_pdrop":0.05})", "g.json"),
+                                               "g.json", "g");
+    QCOMPARE(off.hidden_dropout, 0.0);
+    QCOMPARE(off.attention_dropout, 0.05);
+    QVERIFY_THROWS_EXCEPTION(InputError, model_from_hf_config(parse_json_text(g + R"(,"resid_pdrop":1.5})", "g.json"),
+                                                              "g.json", "g"));
 }
 
 void TestModel::hf_families_data() {

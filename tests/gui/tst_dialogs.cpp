@@ -322,8 +322,9 @@ private slots:
             QCOMPARE(stages[i].capacity_bytes, a.stage_memory_bytes[i].second);
             any_over = any_over || !stages[i].fits();
         }
-        // The bundled 405B example does not fit on stage 1 (docs/cost-model.md).
-        QVERIFY(any_over);
+        // The bundled 405B example, with the settings its paper states, fits on every stage
+        // (docs/cost-model.md, "Known limits").
+        QVERIFY(!any_over);
         auto* chart = w.estimate_panel()->memory_chart();
         chart->resize(400, 220);
         const QImage image = chart->grab().toImage();

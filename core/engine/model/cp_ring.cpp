@@ -9,20 +9,20 @@ constexpr int kReduceTag = 2;
 }  // namespace
 
 void ring_all_gather(RankContext& ctx, const float* mine, std::size_t n, float* out) {
-    const int cp = ctx.size(Group::Cp), r = ctx.rank(Group::Cp);
+    const int cp = ctx.size(Axis::Cp), r = ctx.rank(Axis::Cp);
     const int next = (r + 1) % cp, prev = (r - 1 + cp) % cp;
     ctx.be.copy(out + static_cast<std::size_t>(r) * n, mine, n * sizeof(float), ctx.compute);
     // Step s forwards the block that arrived at step s−1 (first our own).
     for (int s = 0; s < cp - 1; ++s) {
         const int send_block = ((r - s) % cp + cp) % cp;
         const int recv_block = ((r - s - 1) % cp + cp) % cp;
-        ctx.send(Group::Cp, out + static_cast<std::size_t>(send_block) * n, n, next, kGatherTag);
-        ctx.recv(Group::Cp, out + static_cast<std::size_t>(recv_block) * n, n, prev, kGatherTag);
+        ctx.send(Axis::Cp, out + static_cast<std::size_t>(send_block) * n, n, next, kGatherTag);
+        ctx.recv(Axis::Cp, out + static_cast<std::size_t>(recv_block) * n, n, prev, kGatherTag);
     }
 }
 
 void ring_reduce_scatter(RankContext& ctx, const float* blocks, std::size_t n, float* out) {
-    const int cp = ctx.size(Group::Cp), r = ctx.rank(Group::Cp);
+    const int cp = ctx.size(Axis::Cp), r = ctx.rank(Axis::Cp);
     const int next = (r + 1) % cp, prev = (r - 1 + cp) % cp;
     if (cp == 1) {
         ctx.be.copy(out, blocks, n * sizeof(float), ctx.compute);
@@ -34,8 +34,8 @@ void ring_reduce_scatter(RankContext& ctx, const float* blocks, std::size_t n, f
     const auto block = [&](int b) { return blocks + static_cast<std::size_t>(((b % cp) + cp) % cp) * n; };
     ctx.be.copy(acc.data(), block(r - 1), n * sizeof(float), ctx.compute);
     for (int s = 0; s < cp - 1; ++s) {
-        ctx.send(Group::Cp, acc.data(), n, next, kReduceTag);
-        ctx.recv(Group::Cp, incoming.data(), n, prev, kReduceTag);
+        ctx.send(Axis::Cp, acc.data(), n, next, kReduceTag);
+        ctx.recv(Axis::Cp, incoming.data(), n, prev, kReduceTag);
         ctx.be.copy(acc.data(), block(r - 2 - s), n * sizeof(float), ctx.compute);
         ctx.be.axpy(acc.data(), incoming.data(), n, 1.0f, ctx.compute);
     }

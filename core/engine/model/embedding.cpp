@@ -69,14 +69,14 @@ void LmHeadLayer::forward(RankContext& ctx, ParamStore& store, const MicroBatch&
         matmul(be, s, c.h.ptr(), store.value(weight_), c.logits.ptr(), rows, V, H);
         be.row_max(c.logits.ptr(), c.row_max.data(), rows, V, s);
     }
-    ctx.all_reduce(Group::Tp, c.row_max.data(), c.row_max.size(), ReduceOp::Max);
+    ctx.all_reduce(Axis::Tp, c.row_max.data(), c.row_max.size(), ReduceOp::Max);
     {
         RankContext::Op op(ctx, "cross_entropy.fwd", -1, 0);
         be.row_sum_exp_and_target(c.logits.ptr(), c.row_max.data(), mb.targets.data(), vocab_begin_,
                                   c.sum_exp.data(), target_logit.data(), rows, V, s);
     }
-    ctx.all_reduce(Group::Tp, c.sum_exp.data(), c.sum_exp.size());
-    ctx.all_reduce(Group::Tp, target_logit.data(), target_logit.size());
+    ctx.all_reduce(Axis::Tp, c.sum_exp.data(), c.sum_exp.size());
+    ctx.all_reduce(Axis::Tp, target_logit.data(), target_logit.size());
     const auto mx = download(be, c.row_max.data(), c.row_max.size(), s);
     const auto se = download(be, c.sum_exp.data(), c.sum_exp.size(), s);
     const auto tl = download(be, target_logit.data(), target_logit.size(), s);

@@ -87,8 +87,8 @@ std::vector<float> MoeLayer::balance_loss(RankContext& ctx, std::vector<float> s
     Backend& be = ctx.be;
     Floats dev(be, sequence_stats.size());
     be.copy_to_device(dev.data(), sequence_stats.data(), sequence_stats.size() * sizeof(float), ctx.compute);
-    if (d_.tp > 1) ctx.all_reduce(Group::Tp, dev.data(), dev.size());
-    if (d_.cp > 1) ctx.all_reduce(Group::Cp, dev.data(), dev.size());
+    if (d_.tp > 1) ctx.all_reduce(Axis::Tp, dev.data(), dev.size());
+    if (d_.cp > 1) ctx.all_reduce(Axis::Cp, dev.data(), dev.size());
     sequence_stats = download(be, dev.data(), dev.size(), ctx.compute);
     AuxLoss aux = load_balancing_loss(sequence_stats, shape, d_.seq, d_.aux_coef, d_.global_batch);
     if (tp_rank_ == 0 && cp_rank_ == 0) aux_loss_ += aux.loss;
@@ -99,7 +99,7 @@ std::vector<float> MoeLayer::balance_loss(RankContext& ctx, std::vector<float> s
 Tensor MoeLayer::gather_routed(RankContext& ctx, Tensor routed) {
     if (!split_tokens()) return routed;
     Tensor all(ctx.be, d_.rows, d_.hidden);
-    ctx.all_gather(Group::Tp, routed.ptr(), all.ptr(), routed.size());
+    ctx.all_gather(Axis::Tp, routed.ptr(), all.ptr(), routed.size());
     return all;
 }
 

@@ -13,7 +13,7 @@ Tensor combine_forward(RankContext& ctx, const MoeExchange& x, const Tensor& exp
     be.fill(by_source.ptr(), by_source.size(), 0.0f, s);
     be.scatter_add_rows(expert_out.ptr(), x.perm.data(), nullptr, by_source.ptr(), x.received, H, s);
     returned = Tensor(be, x.sent, H);
-    ctx.all_to_all_v(Group::Ep, by_source.ptr(), x.recv_counts, returned.ptr(), x.send_counts);
+    ctx.all_to_all_v(Axis::Ep, by_source.ptr(), x.recv_counts, returned.ptr(), x.send_counts);
     Tensor y(be, tokens, H);
     RankContext::Op traced(ctx, op.op_name, op.layer, 0);
     be.fill(y.ptr(), y.size(), 0.0f, s);
@@ -34,7 +34,7 @@ CombineGrad combine_backward(RankContext& ctx, const MoeExchange& x, const float
     be.scatter_add_rows(dy_sent.ptr(), x.identity.data(), x.weights.data(), d_back.ptr(), x.sent, H, s);
     Tensor d_recv(be, x.received, H);
     g.d_expert_out = Tensor(be, x.received, H);
-    ctx.all_to_all_v(Group::Ep, d_back.ptr(), x.send_counts, d_recv.ptr(), x.recv_counts);
+    ctx.all_to_all_v(Axis::Ep, d_back.ptr(), x.send_counts, d_recv.ptr(), x.recv_counts);
     be.gather_rows(d_recv.ptr(), x.perm.data(), g.d_expert_out.ptr(), x.received, H, s);
     return g;
 }

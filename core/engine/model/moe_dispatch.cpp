@@ -22,7 +22,7 @@ std::vector<int> exchange_counts(RankContext& ctx, const DispatchPlan& plan, int
     }
     Floats ds(be, count_send.size()), dr(be, ix(local_experts) * ix(ranks));
     be.copy_to_device(ds.data(), count_send.data(), count_send.size() * sizeof(float), s);
-    ctx.all_to_all_v(Group::Ep, ds.data(), csend, dr.data(), crecv);
+    ctx.all_to_all_v(Axis::Ep, ds.data(), csend, dr.data(), crecv);
     std::vector<int> counts;
     for (float rows : download(be, dr.data(), dr.size(), s)) counts.push_back(static_cast<int>(rows));
     return counts;
@@ -60,7 +60,7 @@ Tensor dispatch_tokens(RankContext& ctx, const DispatchPlan& plan, int local_exp
     x.received = recv.rows;
     Tensor send_rows(be, x.sent, H), recv_rows(be, x.received, H);
     be.gather_rows(tokens.ptr(), x.token_index.data(), send_rows.ptr(), x.sent, H, s);
-    ctx.all_to_all_v(Group::Ep, send_rows.ptr(), x.send_counts, recv_rows.ptr(), x.recv_counts);
+    ctx.all_to_all_v(Axis::Ep, send_rows.ptr(), x.send_counts, recv_rows.ptr(), x.recv_counts);
     // Received rows come by source then expert; experts want theirs contiguous.
     x.perm = upload_ints(be, recv.perm, s);
     Tensor expert_rows(be, x.received, H);
@@ -75,7 +75,7 @@ Tensor dispatch_backward(RankContext& ctx, const MoeExchange& x, const Tensor& d
     Tensor d_recv(be, x.received, H), d_back(be, x.sent, H);
     be.fill(d_recv.ptr(), d_recv.size(), 0.0f, s);
     be.scatter_add_rows(d_expert_rows.ptr(), x.perm.data(), nullptr, d_recv.ptr(), x.received, H, s);
-    ctx.all_to_all_v(Group::Ep, d_recv.ptr(), x.recv_counts, d_back.ptr(), x.send_counts);
+    ctx.all_to_all_v(Axis::Ep, d_recv.ptr(), x.recv_counts, d_back.ptr(), x.send_counts);
     Tensor d_tokens(be, tokens, H);
     be.fill(d_tokens.ptr(), d_tokens.size(), 0.0f, s);
     be.scatter_add_rows(d_back.ptr(), x.token_index.data(), nullptr, d_tokens.ptr(), x.sent, H, s);

@@ -20,17 +20,17 @@ Tensor clone(RankContext& ctx, const Tensor& t) {
 Tensor gather_for_tp(RankContext& ctx, const ModelDims& d, const Tensor& region) {
     if (!d.sp) return clone(ctx, region);
     Tensor full(ctx.be, d.rows, region.cols);
-    ctx.all_gather_v(Group::Tp, region.ptr(), full.ptr(), row_counts(d, region.cols));
+    ctx.all_gather_v(Axis::Tp, region.ptr(), full.ptr(), row_counts(d, region.cols));
     return full;
 }
 
 Tensor reduce_from_tp(RankContext& ctx, const ModelDims& d, Tensor& partial) {
     if (!d.sp) {
-        ctx.all_reduce(Group::Tp, partial.ptr(), partial.size());
+        ctx.all_reduce(Axis::Tp, partial.ptr(), partial.size());
         return std::move(partial);
     }
     Tensor region(ctx.be, d.region_rows, partial.cols);
-    ctx.reduce_scatter_v(Group::Tp, partial.ptr(), region.ptr(), row_counts(d, partial.cols));
+    ctx.reduce_scatter_v(Axis::Tp, partial.ptr(), region.ptr(), row_counts(d, partial.cols));
     return region;
 }
 

@@ -14,8 +14,8 @@
 namespace meshwork::test {
 
 // The GPT models of Narayanan et al. 2021 and Korthikanti et al. 2022: GPT-2 style blocks
-// (LayerNorm, GeLU MLP of 4h, biases, learned positions, tied embeddings), vocabulary
-// 51,200, sequence 2048.
+// (LayerNorm, GeLU MLP of 4h, biases, learned positions, tied embeddings, dropout 0.1),
+// vocabulary 51,200, sequence 2048.
 inline ModelSpec megatron_gpt(std::int64_t hidden, int heads, int layers) {
     ModelSpec m;
     m.name = "gpt-" + std::to_string(hidden);
@@ -33,6 +33,8 @@ inline ModelSpec megatron_gpt(std::int64_t hidden, int heads, int layers) {
     m.linear_bias = true;
     m.norm = NormKind::LayerNorm;
     m.mlp = MlpKind::Dense;
+    m.hidden_dropout = 0.1;  // Megatron-LM's defaults, as these runs trained
+    m.attention_dropout = 0.1;
     return m;
 }
 

@@ -92,6 +92,42 @@ private slots:
         // The score term alone, without fused attention: 5as²b/t.
         QCOMPARE(score_activation_bytes(gpt3_shape(8, true, false, false)), 5 * a * s * s * b / 8);
     }
+    void no_dropout_stores_no_masks() {
+        // Korthikanti's 34 = 10 + 24 counts two 1-byte hidden-dropout masks (2 in the 10)
+        // and, in 5as/h, a 1-byte mask and a 2-byte dropped copy of the scores. Without
+        // dropout (Llama-family configs) those are not stored: 32 and 2as/h.
+        auto shape = gpt3_shape(8, true, false, false);
+        shape.hidden_dropout = false;
+        shape.attention_dropout = false;
+        QCOMPARE(score_activation_bytes(shape), 2 * a * s * s * b / 8);
+        QCOMPARE(block_activation_bytes(shape, false), sbh / 8 * (32 + 2 * a * s / h));
+        shape.flash_attention = true;
+        QCOMPARE(block_activation_bytes(shape, false), 32 * sbh / 8);
+    }
+    void fp8_saves_gemm_inputs_in_one_byte() {
+        // With fp8 GEMMs (Transformer Engine) the four GEMM inputs of a block are saved in
+        // fp8: QKV and FC1 inputs (h each, replicated unless SP), the projection input (q)
+        // and the FC2 input (d_ff), each 1 byte less than in bf16.
+        auto shape = gpt3_shape(8, false, true, true);
+        const double bf16 = block_activation_bytes(shape, false);
+        shape.gemm_input_bytes = 1;
+        const double fp8 = block_activation_bytes(shape, false);
+        QCOMPARE(bf16 - fp8, s * b * (2 * h + (h + 4 * h) / 8));
+    }
+    void fp8_layout_stores_less() {
+        // Llama 3 8B on one H100, fp8 against bf16: the same weight bytes (fp8 parameters:
+        // fp8 data and transpose, 2 bytes like bf16), fewer activation bytes: per token and
+        // block 2h + q + d_ff bytes less (no SP, t = 1).
+        Layout l = make_layout(load_model("llama3-8b"), "dgx-h100", 1, 1, 1, 1, 1, 4096);
+        l.training.flash_attention = true;
+        const Estimate bf16 = estimate_layout(l);
+        l.training.dtype = DType::Fp8;
+        const Estimate fp8 = estimate_layout(l);
+        QCOMPARE(fp8.stages[0].params_bytes, bf16.stages[0].params_bytes);
+        const double saved = static_cast<double>(bf16.stages[0].activations_bytes - fp8.stages[0].activations_bytes);
+        const double expected = 32 * 4096.0 * (2 * 4096 + 4096 + 14336);
+        QVERIFY2(std::fabs(saved - expected) < 64, qPrintable(QString::number(saved, 'f', 0)));
+    }
     void context_parallel_divides_by_cp() {
         auto shape = gpt3_shape(8, true, false, false);
         const double whole = block_activation_bytes(shape, false);

@@ -123,6 +123,28 @@ private slots:
         QVERIFY2(std::fabs(sim_err) < kTolerance, "simulation outside 15 %");
         QVERIFY(e.fits);  // these runs trained on 80 GB GPUs
     }
+
+    // Llama 3.1 405B at 8K context on 16,384 H100 80 GB with its published settings (Dubey
+    // et al. 2024, arXiv:2407.21783, Table 4: TP8 CP1 PP16 DP128, 16M tokens per step;
+    // §3.3.2: FSDP sharding optimizer states and gradients, no activation checkpointing; the
+    // model's config: no dropout). It trained, so it fits; each stage's peak is also under
+    // what 1F1B would need if the model still stored dropout masks or kept whole gradients.
+    void llama3_405b_published_run_fits() {
+        const Layout l = preset_layout("llama3.1-405b-h100-16384");
+        QCOMPARE(l.training.recompute, Recompute::None);
+        QCOMPARE(l.model.hidden_dropout, 0.0);
+        const Estimate e = estimate_layout(l);
+        for (const StageMemory& st : e.stages) {
+            qInfo("stage %2d: %d in flight, peak %.1f GiB (activations %.1f GiB)", st.stage, st.in_flight,
+                  st.peak_bytes / double(1 << 30), st.activations_bytes / double(1 << 30));
+            QVERIFY2(st.fits, qPrintable(QString("stage %1 does not fit").arg(st.stage)));
+        }
+        QVERIFY(e.fits);
+        QVERIFY(simulate_layout(l).estimate.fits);
+        Layout zero1 = l;
+        zero1.training.zero_stage = 1;  // what the layout said before: whole fp32 gradients
+        QVERIFY(!estimate_layout(zero1).fits);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestCostPublished)

@@ -110,6 +110,23 @@ private slots:
         QVERIFY(inter.bubble_fraction < plain.bubble_fraction);
     }
 
+    // Megatron-LM overlaps the interleaved schedule's sends and receives with compute by
+    // default (arguments.py:3118 at d98e8a64), 1F1B does not: the steady state of an
+    // interleaved pipeline pays no send/recv, that of 1F1B pays 2·p2p per micro-batch.
+    void interleaved_hides_the_steady_state_sends() {
+        Layout l = preset_layout("gpt3-175b-a100-1024");
+        const Estimate plain = estimate_layout(l);
+        QVERIFY(plain.time.pp_comm_s > 0);
+        l.training.schedule = Schedule::Interleaved;
+        l.parallel.vpp = 2;
+        l.placement.layers_per_stage.clear();
+        QVERIFY(validate_layout(l, "t").valid());
+        const Estimate inter = estimate_layout(l);
+        QCOMPARE(inter.time.pp_comm_s, 0.0);
+        // Fill and drain remain (their sends included).
+        QVERIFY(inter.time.bubble_s > 0);
+    }
+
     void recomputation_costs_time_and_saves_memory() {
         Layout l = preset_layout("gpt3-175b-a100-1024");
         l.training.recompute = Recompute::None;

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/common/error.h"
 #include "core/common/resources.h"
 #include "core/export/exporter.h"
 #include "core/layout/layout_json.h"
@@ -79,7 +80,15 @@ void TestExportGolden::bundled_layouts() {
     for (const auto& c : kCases) {
         ExportOptions options;
         options.slurm_trainer = c.trainer;
-        const ExportResult r = export_layout(l, c.format, options);
+        // A format that refuses the layout (DeepSpeed and ZeRO-2 with pipeline parallelism)
+        // records its reason with the losses instead of a file.
+        ExportResult r;
+        try {
+            r = export_layout(l, c.format, options);
+        } catch (const InputError& e) {
+            lost += std::string(c.suffix) + ": refused: " + e.what() + "\n";
+            continue;
+        }
         check(name + "." + c.suffix, r.text);
         for (const auto& item : r.lost) lost += std::string(c.suffix) + ": " + item + "\n";
     }

@@ -390,7 +390,8 @@ void TestMegatronImport::world_size_sources() {
                              "--tensor-model-parallel-size 2 --group-query-attention "
                              "--num-query-groups 2 --swiglu --normalization RMSNorm "
                              "--position-embedding-type rope --untie-embeddings-and-output-weights "
-                             "--disable-bias-linear --ffn-hidden-size 128 --max-position-embeddings 128";
+                             "--disable-bias-linear --ffn-hidden-size 128 --max-position-embeddings 128 "
+                             "--hidden-dropout 0 --attention-dropout 0";  // the preset's (Megatron's default: 0.1)
     EXPECT_ISSUE(args, "world size", "--gpus");
     ImportOptions o = cluster("cpu-local");
     o.gpus = 4;

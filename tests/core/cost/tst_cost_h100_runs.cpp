@@ -1,0 +1,187 @@
+// Step times of H100-era runs. Three rows are *fitted*: the GEMM efficiency of the dgx-h100
+// preset (0.55, also dgx-h200's) was chosen so that the Megatron-Bridge H100 LLAMA3_70B and
+// LLAMA3.1_405B rows come out right, that of dgx-b200 (0.5) on the B200 LLAMA3.1_405B row.
+// Every other row is *held back*: nothing was tuned to it (the other efficiencies date from
+// the A100 rows of tst_cost_published). Each row gives its source; the test prints the error
+// of the estimate and of the simulator and asserts the stated tolerance.
+//
+// Sources:
+// - Megatron-LM functional tests (NVIDIA/Megatron-LM d98e8a64): golden "iteration-time"
+//   on dgx_h100 (tests/functional_tests/test_cases/gpt/<case>/golden_values_dev_dgx_h100.json,
+//   mean of iterations 10-24 logged there; 1 node of 8 H100 SXM, tests/test_utils/recipes/
+//   h100/gpt.yaml:443-456). The same 7B configuration as tst_cost_measured_memory; note
+//   --deterministic-mode (deterministic attention backward) and NCCL_ALGO=Ring.
+// - torchtitan, benchmarks/llama3_h100_202412_torchtitan.md (pytorch/torchtitan b5bcd76c),
+//   Tables 1 and 3: Llama 3.1 8B, FSDP (ZeRO-3) over 8 / 128 GPUs, local batch 2, sequence
+//   8192, selective activation checkpointing, bf16, no torch.compile: 5,762 / 5,605 tokens
+//   per second per GPU. Its H100s are 96 GB HBM2e parts at 500 W ("the actual peak TFLOPs
+//   number is between SXM and NVL"), run here on the SXM preset: expect optimism.
+// - Dubey et al. 2024, "The Llama 3 Herd of Models" (arXiv:2407.21783), Table 4: Llama 3.1
+//   405B, TP8 CP1 PP16, sequence 8192, 16M tokens per step: DP64 on 8,192 GPUs at 430
+//   TFLOP/s per GPU, DP128 on 16,384 GPUs at 400. Step time = the model's FLOPs per step /
+//   (TFLOP/s × GPUs). The run's interleaved schedule cannot be stated in a layout (first
+//   chunk of only the embedding), so this is 1F1B with ZeRO-2 (the preset layout).
+// - NVIDIA Megatron-Bridge docs/performance-summary.md (NVIDIA-NeMo/Megatron-Bridge
+//   00b7660b), "25.11 NeMo Container", DGX-H100 and DGX-B200 tables, FP8 current scaling:
+//   tokens/s/GPU with GPUs, GBS, MBS, sequence, FSDP, TP, PP, CP, VP. Step = GBS × seq /
+//   (GPUs × tokens/s/GPU). Settings the table does not give, from the recipes
+//   (scripts/performance/configs/llama/llama3_workload_base_configs.py 00919dcf: 8B on H100
+//   recomputes 5 layers; llama31_workload_base_configs.py: 405B on H100 none): sequence
+//   parallelism with TP, the distributed optimizer (FSDP 8 = ZeRO-3 for the 8B H100 row),
+//   fused attention, no dropout (the Llama configs).
+#include <QtTest>
+
+#include "core/cost/cost_model.h"
+#include "core/layout/layout_validate.h"
+#include "core/sim/simulate.h"
+#include "tests/core/cost/cost_test_util.h"
+
+using namespace meshwork;
+using namespace meshwork::test;
+
+namespace {
+
+ModelSpec megatron_functional_7b(int tp) {
+    ModelSpec m = megatron_gpt(4096, 32, 32);
+    m.name = "megatron-functional-gpt3-7b";
+    m.num_kv_heads = 8;
+    m.tie_embeddings = false;
+    m.max_position_embeddings = 8192;
+    const std::int64_t multiple = 128LL * tp;
+    m.vocab_size = (131073 + multiple - 1) / multiple * multiple;
+    return m;
+}
+
+struct Row {
+    Layout layout;
+    double published_s = 0;
+};
+
+Layout megatron_7b(int tp, int pp, int vpp, int mbs) {
+    Layout l = make_layout(megatron_functional_7b(tp), "dgx-h100", tp, pp, 8 / (tp * pp), mbs, 8, 8192);
+    l.parallel.vpp = vpp;
+    l.training.schedule = vpp > 1 ? Schedule::Interleaved : Schedule::OneFOneB;
+    l.training.recompute = Recompute::None;
+    l.training.zero_stage = 1;
+    return l;
+}
+
+Layout torchtitan_8b_fsdp(int gpus) {
+    Layout l = make_layout(load_model("llama3-8b"), "dgx-h100", 1, 1, gpus, 2, 2 * gpus, 8192);
+    l.training.zero_stage = 3;
+    l.training.recompute = Recompute::Selective;
+    return l;
+}
+
+// A Megatron-Bridge performance row (fp8 current scaling).
+Layout bridge(const char* model, const char* cluster, int gpus, int gbs, int mbs, int tp, int pp, int cp, int vpp,
+              int zero, int recompute_layers) {
+    const int dp = gpus / (tp * pp * cp);
+    Layout l = make_layout(load_model(model), cluster, tp, pp, dp, mbs, gbs, 8192);
+    l.gpus = gpus;
+    l.parallel.mesh.cp = cp;
+    l.parallel.vpp = vpp;
+    l.parallel.sequence_parallel = tp > 1;
+    l.training.schedule = vpp > 1 ? Schedule::Interleaved : Schedule::OneFOneB;
+    l.training.dtype = DType::Fp8;
+    l.training.zero_stage = zero;
+    l.training.recompute = recompute_layers > 0 ? Recompute::Full : Recompute::None;
+    l.training.recompute_num_layers = recompute_layers;
+    return l;
+}
+
+double bridge_step_s(int gpus, int gbs, double tokens_per_s_per_gpu) {
+    return gbs * 8192.0 / (gpus * tokens_per_s_per_gpu);
+}
+
+Layout llama3_405b(int dp) {
+    Layout l = preset_layout("llama3.1-405b-h100-16384");
+    l.parallel.mesh.dp = dp;
+    l.gpus = 8 * 16 * dp;
+    return l;
+}
+
+double flops_time_s(const Layout& l, double tflops_per_gpu) {
+    const Estimate e = estimate_layout(l);
+    return e.model_tflops_per_gpu * e.step_time_s / tflops_per_gpu;
+}
+
+}  // namespace
+
+class TestCostH100Runs : public QObject {
+    Q_OBJECT
+private slots:
+    void h100_era_runs_data() {
+        QTest::addColumn<int>("which");
+        QTest::addColumn<double>("tolerance");
+        QTest::addColumn<bool>("fitted");
+        // Stated tolerances, from what each row runs that the model does not represent (the
+        // errors these rows show are in docs/cost-model.md, "Held-back H100 runs"):
+        // deterministic attention backward (Megatron functional rows); 500 W HBM2e H100s on
+        // the SXM preset (torchtitan rows); an interleaved schedule stated as 1F1B (Llama 3
+        // rows, pessimistic by the 1F1B bubble, (p − 1)/m = 94 % of the steady state at
+        // DP128). The fitted rows: 5 %.
+        QTest::newRow("Megatron functional gpt3_7b_tp4_pp1_memory_speed, 1.115 s") << 0 << 0.20 << false;
+        QTest::newRow("Megatron functional gpt3_7b_tp1_pp4_memory_speed (8 chunks), 1.151 s") << 1 << 0.20 << false;
+        QTest::newRow("torchtitan T1 Llama 3.1 8B FSDP 8, 5762 TPS/GPU") << 2 << 0.45 << false;
+        QTest::newRow("torchtitan T3 Llama 3.1 8B FSDP 128, 5605 TPS/GPU") << 3 << 0.45 << false;
+        QTest::newRow("Llama 3 T4 405B TP8 PP16 DP64 8192 GPUs, 430 TFLOP/s") << 4 << 1.20 << false;
+        QTest::newRow("Llama 3 T4 405B TP8 PP16 DP128 16384 GPUs, 400 TFLOP/s") << 5 << 1.20 << false;
+        // Megatron-Bridge 25.11 fp8 rows: production recipes on Megatron-Core.
+        QTest::newRow("Bridge H100 LLAMA3_8B 8 GPUs FSDP 8, 14451 TPS/GPU") << 6 << 0.10 << false;
+        QTest::newRow("Bridge H100 LLAMA3_70B 64 GPUs TP4 PP8 VP5, 1602 TPS/GPU") << 7 << 0.05 << true;
+        QTest::newRow("Bridge H100 LLAMA3.1_405B 1024 GPUs TP8 PP8 CP2 VP8, 292 TPS/GPU") << 8 << 0.05 << true;
+        QTest::newRow("Bridge B200 LLAMA3_8B 8 GPUs MBS 2, 30624 TPS/GPU") << 9 << 0.10 << false;
+        QTest::newRow("Bridge B200 LLAMA3.1_405B 128 GPUs TP4 PP8 CP2 VP8, 661 TPS/GPU") << 10 << 0.05 << true;
+    }
+    void h100_era_runs() {
+        QFETCH(int, which);
+        QFETCH(double, tolerance);
+        QFETCH(bool, fitted);
+        Row r;
+        switch (which) {
+            case 0: r = {megatron_7b(4, 1, 1, 2), 1.115}; break;
+            case 1: r = {megatron_7b(1, 4, 8, 1), 1.151}; break;
+            case 2: r = {torchtitan_8b_fsdp(8), 2 * 8192 / 5762.0}; break;
+            case 3: r = {torchtitan_8b_fsdp(128), 2 * 8192 / 5605.0}; break;
+            case 4: {
+                Layout l = llama3_405b(64);
+                r = {l, flops_time_s(l, 430)};
+                break;
+            }
+            case 5: {
+                Layout l = llama3_405b(128);
+                r = {l, flops_time_s(l, 400)};
+                break;
+            }
+            case 6: r = {bridge("llama3-8b", "dgx-h100", 8, 128, 1, 1, 1, 1, 1, 3, 5), bridge_step_s(8, 128, 14451)}; break;
+            case 7: r = {bridge("llama3-70b", "dgx-h100", 64, 128, 1, 4, 8, 1, 5, 1, 0), bridge_step_s(64, 128, 1602)}; break;
+            case 8:
+                r = {bridge("llama3.1-405b", "dgx-h100", 1024, 512, 1, 8, 8, 2, 8, 1, 0), bridge_step_s(1024, 512, 292)};
+                break;
+            case 9: r = {bridge("llama3-8b", "dgx-b200", 8, 128, 2, 1, 1, 1, 1, 1, 0), bridge_step_s(8, 128, 30624)}; break;
+            default:
+                r = {bridge("llama3.1-405b", "dgx-b200", 128, 64, 1, 4, 8, 2, 8, 1, 0), bridge_step_s(128, 64, 661)};
+                break;
+        }
+        const auto v = validate_layout(r.layout, "published run");
+        QVERIFY2(v.valid(), v.errors.empty() ? "" : qPrintable(QString::fromStdString(v.errors[0].to_string())));
+        const Estimate e = estimate_layout(r.layout);
+        const double est_err = e.step_time_s / r.published_s - 1;
+        const double sim_err = simulate_layout(r.layout).estimate.step_time_s / r.published_s - 1;
+        qInfo("%s [%s]: published %.3f s, estimate %.3f s (%+.1f%%), simulation %+.1f%%, fits %d",
+              QTest::currentDataTag(), fitted ? "fitted" : "held back", r.published_s, e.step_time_s, 100 * est_err,
+              100 * sim_err, int(e.fits));
+        if (which == 4 || which == 5) QVERIFY2(est_err > 0, "1F1B in place of the interleaved schedule must be pessimistic");
+        QVERIFY2(std::fabs(est_err) < tolerance, "estimate outside the stated tolerance");
+        // The fit was made on the estimate; the simulator keeps each interleaved send as a
+        // delay of the pass that depends on it (docs/cost-model.md), up to 7 % slower here.
+        const double sim_tolerance = fitted ? 0.10 : tolerance;
+        QVERIFY2(std::fabs(sim_err) < sim_tolerance, "simulation outside the stated tolerance");
+        QVERIFY2(e.fits || which == 2 || which == 3,  // torchtitan's H100s have 96 GB; the preset 80
+                 "a published run with its published settings must fit");
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCostH100Runs)
+#include "tst_cost_h100_runs.moc"
