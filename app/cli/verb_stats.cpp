@@ -47,7 +47,7 @@ void print_human(const profiler::TraceReader& trace, const profiler::TraceStats&
         std::cout << "\ncollective          size  ranks   count        mean  algbw GB/s  busbw GB/s\n";
         for (const auto& c : s.collectives) {
             const bool sized = c.bytes > 0;
-            std::cout << pad_right(c.collective, 15)
+            std::cout << pad_right(std::string(profiler::collective_label(c.collective)), 15)
                       << pad_left(sized ? human_bytes(static_cast<double>(c.bytes)) : "unknown", 9)
                       << pad_left(c.group_size ? std::to_string(c.group_size) : "?", 7)
                       << pad_left(std::to_string(c.count), 8) << pad_left(human_seconds(c.mean_s), 12)

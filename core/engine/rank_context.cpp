@@ -97,6 +97,7 @@ void RankContext::flush_trace() {
         e.micro_batch = p.micro_batch;
         e.layer = p.layer;
         e.group_size = p.group_size;
+        e.collective = p.collective;
         sink_->add_event(e);
         be.destroy_event(p.start);
         be.destroy_event(p.end);
@@ -110,14 +111,15 @@ RankContext::Op::Op(RankContext& ctx, std::string name, int layer, double flops)
 RankContext::Op::~Op() { ctx_.end_record(index_, ctx_.compute); }
 
 template <typename Fn>
-void RankContext::collective(Axis g, const char* what, std::size_t bytes, int group_size,
+void RankContext::collective(Axis g, Collective what, std::size_t bytes, int group_size,
                              Fn&& fn) {
     be.record_event(order_to_comm_, compute);
     be.wait_event(comm, order_to_comm_);
-    std::string name = std::string(what) + "(" + to_string(g) + ")";
+    std::string name = std::string(to_string(what)) + "(" + to_string(g) + ")";
     const ScopedRange range(be, range_name::collective(name, bytes, size(g)));
     const std::size_t rec = begin_record(EventKind::Communication, comm, std::move(name),
                                          static_cast<std::int64_t>(bytes), 0, -1, group_size);
+    if (sink_) pending_[rec].collective = what;
     fn(group(g));
     end_record(rec, comm);
     be.record_event(order_to_compute_, comm);
@@ -134,37 +136,37 @@ std::size_t total(const std::vector<std::size_t>& c) {
 
 void RankContext::all_reduce(Axis g, float* data, std::size_t count, ReduceOp op) {
     if (size(g) == 1) return;
-    collective(g, "all_reduce", count * sizeof(float), size(g),
+    collective(g, Collective::AllReduce, count * sizeof(float), size(g),
                [&](Communicator& c) { c.all_reduce(data, data, count, op, comm); });
 }
 
 void RankContext::all_gather_v(Axis g, const float* send, float* recv,
                                const std::vector<std::size_t>& counts) {
-    collective(g, "all_gather", total(counts) * sizeof(float), size(g),
+    collective(g, Collective::AllGather, total(counts) * sizeof(float), size(g),
                [&](Communicator& c) { c.all_gather_v(send, recv, counts, comm); });
 }
 
 void RankContext::reduce_scatter_v(Axis g, const float* send, float* recv,
                                    const std::vector<std::size_t>& counts) {
-    collective(g, "reduce_scatter", total(counts) * sizeof(float), size(g),
+    collective(g, Collective::ReduceScatter, total(counts) * sizeof(float), size(g),
                [&](Communicator& c) { c.reduce_scatter_v(send, recv, counts, comm); });
 }
 
 void RankContext::all_to_all_v(Axis g, const float* send,
                                const std::vector<std::size_t>& send_counts, float* recv,
                                const std::vector<std::size_t>& recv_counts) {
-    collective(g, "all_to_all", total(send_counts) * sizeof(float), size(g), [&](Communicator& c) {
+    collective(g, Collective::AllToAll, total(send_counts) * sizeof(float), size(g), [&](Communicator& c) {
         c.all_to_all_v(send, send_counts, recv, recv_counts, comm);
     });
 }
 
 void RankContext::send(Axis g, const float* data, std::size_t count, int peer, int tag) {
-    collective(g, "send", count * sizeof(float), 2,
+    collective(g, Collective::Send, count * sizeof(float), 2,
                [&](Communicator& c) { c.send(data, count, peer, tag, comm); });
 }
 
 void RankContext::recv(Axis g, float* data, std::size_t count, int peer, int tag) {
-    collective(g, "recv", count * sizeof(float), 2,
+    collective(g, Collective::Recv, count * sizeof(float), 2,
                [&](Communicator& c) { c.recv(data, count, peer, tag, comm); });
 }
 

@@ -84,6 +84,7 @@ private:
         int group_size;  // ranks taking part in a collective (2 for send/recv); 0 for ops
         // False while the op runs: an op a stop or a failure cut short has no end to report.
         bool ended = false;
+        Collective collective = Collective::None;  // of a collective; None for ops
     };
     std::size_t begin_record(EventKind kind, Stream s, std::string name, std::int64_t bytes,
                              double flops, int layer, int group_size = 0);
@@ -91,7 +92,7 @@ private:
     // Orders `comm` after compute, runs `fn` traced, orders compute after comm.
     // `group_size`: the ranks the collective involves (the group's size; 2 for send/recv).
     template <typename Fn>
-    void collective(Axis g, const char* what, std::size_t bytes, int group_size, Fn&& fn);
+    void collective(Axis g, Collective what, std::size_t bytes, int group_size, Fn&& fn);
 
     Communicator& world_;
     std::vector<std::unique_ptr<Communicator>> groups_;  // indexed by Axis (World and Etp are null)

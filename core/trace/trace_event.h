@@ -7,6 +7,8 @@
 #include <map>
 #include <string>
 
+#include "core/trace/collective.h"
+
 namespace meshwork {
 
 enum class EventKind : std::uint8_t {
@@ -52,6 +54,9 @@ struct TraceEvent {
     int layer = -1;
     std::int64_t correlation_id = 0;
     int group_size = 0;      // ranks taking part in a collective (busbw needs it); 0 = unknown
+    // Of a communication event: which collective (trace/collective.h). Not a column of the
+    // trace store: its reader derives it from the name again.
+    Collective collective = Collective::None;
 };
 
 // Run metadata written once per trace.

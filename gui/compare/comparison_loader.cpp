@@ -2,9 +2,7 @@
 
 #include <QDir>
 #include <QFileInfo>
-#include <QMetaObject>
 
-#include <exception>
 #include <optional>
 
 #include "profiler/analysis/calibrate.h"
@@ -57,12 +55,9 @@ ComparedTrace describe(const QString& path, profiler::TraceReader reader) {
 
 ComparisonLoader::ComparisonLoader(QObject* parent) : QObject(parent) {
     qRegisterMetaType<std::shared_ptr<const ComparisonData>>();
-    pool_.setMaxThreadCount(1);
 }
 
-ComparisonLoader::~ComparisonLoader() { pool_.waitForDone(); }
-
-void ComparisonLoader::wait() { pool_.waitForDone(); }
+void ComparisonLoader::wait() { jobs_.wait(); }
 
 std::shared_ptr<const ComparisonData> ComparisonLoader::load_now(const QString& predicted_path,
                                                                  const QString& measured_path) {
@@ -136,19 +131,9 @@ void ComparisonLoader::load(const QString& predicted_path, const QString& measur
 }
 
 void ComparisonLoader::run(std::function<std::shared_ptr<const ComparisonData>()> work) {
-    pool_.start([this, work = std::move(work)] {
-        std::shared_ptr<const ComparisonData> data;
-        QString error;
-        try {
-            data = work();
-        } catch (const std::exception& e) {
-            error = QString::fromStdString(e.what());
-        }
-        QMetaObject::invokeMethod(this, [this, data, error] {
-            if (data) emit loaded(data);
-            else emit failed(error);
-        }, Qt::QueuedConnection);
-    });
+    jobs_.start([work = std::move(work)](const JobControl&) { return work(); },
+                [this](std::shared_ptr<const ComparisonData> data) { emit loaded(std::move(data)); },
+                [this](const QString& message) { emit failed(message); });
 }
 
 }  // namespace meshwork::gui

@@ -4,11 +4,11 @@
 #pragma once
 
 #include <QObject>
-#include <QThreadPool>
 
 #include <functional>
 #include <memory>
 
+#include "gui/app/background_jobs.h"
 #include "gui/compare/comparison_data.h"
 
 namespace meshwork::gui {
@@ -17,7 +17,6 @@ class ComparisonLoader : public QObject {
     Q_OBJECT
 public:
     explicit ComparisonLoader(QObject* parent = nullptr);
-    ~ComparisonLoader() override;
     void load(const QString& predicted_path, const QString& measured_path);
     // Calibrates the cluster of the layout that ran (the one the measured trace carries,
     // else the prediction's) on the measured trace, simulates that layout again on the
@@ -41,7 +40,7 @@ public:
 private:
   // Runs `work` on the worker thread; loaded or failed follows on the UI thread.
   void run(std::function<std::shared_ptr<const ComparisonData>()> work);
-  QThreadPool pool_;
+  BackgroundJobs jobs_;
 };
 
 }  // namespace meshwork::gui

@@ -1,17 +1,16 @@
 // Runs the open layout for real on a worker thread for the run dialog, through the engine's
 // RunSession (the same as meshwork-cli run): every rank a thread of this process,
 // optionally the unsharded reference first (a check), a profile written through the
-// profiler's TraceWriter. Steps arrive on the GUI thread as they finish; cancel() requests
-// a stop on the thread's std::stop_source, and every rank stops at its next op (the
-// profile is still closed).
+// profiler's TraceWriter. A job of the GUI's BackgroundJobs: steps arrive on the GUI thread
+// as they finish; cancel() requests a stop on the job's stop token, and every rank stops at
+// its next op (the profile is still closed).
 #pragma once
 
 #include <QObject>
 #include <QString>
 
-#include <thread>
-
 #include "core/engine/run_session.h"
+#include "gui/app/background_jobs.h"
 
 namespace meshwork::gui {
 
@@ -29,11 +28,10 @@ class RunWorker : public QObject {
     Q_OBJECT
 public:
     explicit RunWorker(QObject* parent = nullptr);
-    ~RunWorker() override;  // stops and joins a running run
 
     bool start(engine::RunRequest request);
     void cancel();
-    [[nodiscard]] bool running() const { return running_; }
+    [[nodiscard]] bool running() const { return jobs_.running(); }
 
 signals:
     void phase(const QString& text);  // "Running the unsharded reference…"
@@ -42,8 +40,7 @@ signals:
     void failed(const QString& message);
 
 private:
-    std::jthread worker_;  // its stop_source is the run's: cancel() and the destructor request it
-    bool running_ = false;
+    BackgroundJobs jobs_;  // its stop token is the run's: cancel() and the destructor request it
 };
 
 }  // namespace meshwork::gui

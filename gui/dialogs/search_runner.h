@@ -6,10 +6,9 @@
 #include <QObject>
 
 #include <memory>
-#include <stop_token>
-#include <thread>
 
 #include "core/search/search.h"
+#include "gui/app/background_jobs.h"
 
 namespace meshwork::gui {
 
@@ -17,12 +16,11 @@ class SearchRunner : public QObject {
     Q_OBJECT
 public:
     explicit SearchRunner(QObject* parent = nullptr);
-    ~SearchRunner() override;  // cancels and joins a running search
 
     // Starts a search; false when one is already running.
     bool start(search::SearchRequest request, bool rerank_with_simulator);
     void cancel();
-    [[nodiscard]] bool running() const { return running_; }
+    [[nodiscard]] bool running() const { return jobs_.running(); }
 
 signals:
     void progress(qint64 done, qint64 total);
@@ -30,8 +28,7 @@ signals:
     void failed(const QString& message);
 
 private:
-    std::jthread worker_;
-    bool running_ = false;
+    BackgroundJobs jobs_;  // cancels and waits for a running search when destroyed
 };
 
 }  // namespace meshwork::gui

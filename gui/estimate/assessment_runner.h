@@ -3,10 +3,10 @@
 #pragma once
 
 #include <QObject>
-#include <QThreadPool>
 
-#include <atomic>
+#include <cstdint>
 
+#include "gui/app/background_jobs.h"
 #include "gui/estimate/layout_assessment.h"
 
 namespace meshwork::gui {
@@ -15,7 +15,6 @@ class AssessmentRunner : public QObject {
     Q_OBJECT
 public:
     explicit AssessmentRunner(QObject* parent = nullptr);
-    ~AssessmentRunner() override;
     void request(const Layout& layout, const QString& file);
     // Blocks until the worker is idle (tests, shutdown).
     void wait();
@@ -24,8 +23,8 @@ signals:
     void ready(const meshwork::gui::LayoutAssessment& assessment);
 
 private:
-    QThreadPool pool_;
-    std::atomic<std::uint64_t> generation_{0};
+    std::uint64_t generation_ = 0;  // of the newest request
+    BackgroundJobs jobs_;
 };
 
 }  // namespace meshwork::gui

@@ -7,7 +7,7 @@
 #include <QObject>
 #include <QString>
 
-#include <thread>
+#include "gui/app/background_jobs.h"
 
 namespace meshwork::gui {
 
@@ -19,7 +19,6 @@ class StepLocator : public QObject {
     Q_OBJECT
 public:
     explicit StepLocator(QObject* parent = nullptr);
-    ~StepLocator() override;  // joins a running lookup
 
     void locate(const QString& trace_path, int step, int micro_batch);
 
@@ -28,7 +27,7 @@ signals:
     void failed(const QString& message);
 
 private:
-    std::jthread worker_;
+    BackgroundJobs jobs_;
 };
 
 }  // namespace meshwork::gui

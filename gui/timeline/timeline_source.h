@@ -24,7 +24,7 @@ struct TimelineItem {
     std::int64_t end_ns = 0;
     std::int64_t event = -1;  // id of the event when count == 1, for details()
     std::uint32_t count = 1;
-    std::uint32_t name_id = 0;  // into name(); when folded, one event's or 0 (folded runs draw no name)
+    std::uint32_t name_id = 0;  // the source's id, into name(); when folded, one event's or 0 (folded runs draw no name)
     std::int64_t busy_ns = 0;   // summed duration of the events folded
     EventKind kind = EventKind::Compute;  // when folded, the kind that took the most time
     int layer = -1;

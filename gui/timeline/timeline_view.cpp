@@ -198,12 +198,36 @@ const TimelineView::DrawnItem* TimelineView::item_at(QPointF pos) const {
 }
 
 void TimelineView::paintEvent(QPaintEvent*) {
+    const QSize size = viewport()->size();
+    prepare_lanes(size);  // the source's queries, before any painting
     QPainter p(viewport());
-    render_frame(p, viewport()->size());
+    paint_frame(p, size);
     emit frame_painted();
 }
 
 void TimelineView::render_frame(QPainter& p, QSize size) {
+    prepare_lanes(size);
+    paint_frame(p, size);
+}
+
+void TimelineView::prepare_lanes(QSize size) {
+    if (!source_ || source_->lane_count() == 0) return;
+    const double t1 = t0_ + (size.width() - header_w_) * ns_per_px_;
+    const auto pixels = static_cast<std::size_t>(std::max(1, size.width() - header_w_));
+    const int first_lane = std::max(0, lane_offset_px_ / lane_h_);
+    const int last_lane = std::min(source_->lane_count() - 1, (lane_offset_px_ + size.height() - ruler_h_) / lane_h_);
+    const auto q0 = static_cast<std::int64_t>(std::floor(t0_)), q1 = static_cast<std::int64_t>(std::ceil(t1));
+    const ItemsKey key{source_.get(), q0, q1, pixels, first_lane, last_lane};
+    if (key == items_key_) return;  // a repaint of the same window draws the same items
+    items_key_ = key;
+    lane_items_.resize(static_cast<std::size_t>(std::max(0, last_lane - first_lane + 1)));
+    for (int lane = first_lane; lane <= last_lane; ++lane) {
+        source_->query(lane, q0, q1, pixels, lane_items_[static_cast<std::size_t>(lane - first_lane)]);
+        ++source_queries_;
+    }
+}
+
+void TimelineView::paint_frame(QPainter& p, QSize size) {
     const auto& c = view_colours();
     p.fillRect(QRect(QPoint(0, 0), size), c.background);
     if (!source_ || source_->lane_count() == 0) {
@@ -222,19 +246,12 @@ void TimelineView::render_frame(QPainter& p, QSize size) {
 
 void TimelineView::paint_lanes(QPainter& p, QSize size) {
     const auto& c = view_colours();
-    const double t0 = t0_;
-    const double t1 = t0_ + (size.width() - header_w_) * ns_per_px_;
-    const auto pixels = static_cast<std::size_t>(std::max(1, size.width() - header_w_));
-    const int first_lane = std::max(0, lane_offset_px_ / lane_h_);
-    const int last_lane = std::min(source_->lane_count() - 1, (lane_offset_px_ + size.height() - ruler_h_) / lane_h_);
+    // The lanes and items prepare_lanes() fetched for this frame.
+    const int first_lane = items_key_.first_lane;
+    const int last_lane = items_key_.last_lane;
     const auto visible = static_cast<std::size_t>(std::max(0, last_lane - first_lane + 1));
     drawn_.resize(visible);
     for (auto& d : drawn_) d.clear();
-    const auto q0 = static_cast<std::int64_t>(std::floor(t0)), q1 = static_cast<std::int64_t>(std::ceil(t1));
-    const ItemsKey key{source_.get(), q0, q1, pixels, first_lane, last_lane};
-    const bool reuse_items = key == items_key_;
-    items_key_ = key;
-    lane_items_.resize(visible);
     last_frame_items_ = 0;
     const QFontMetrics fm(font());
     p.setClipRect(QRect(header_w_, ruler_h_, size.width() - header_w_, size.height() - ruler_h_));
@@ -242,11 +259,7 @@ void TimelineView::paint_lanes(QPainter& p, QSize size) {
         const double y = ruler_h_ + lane * lane_h_ - lane_offset_px_;
         const int rank = source_->lane(lane).rank;
         p.fillRect(QRectF(header_w_, y, size.width() - header_w_, lane_h_), rank % 2 ? c.panel_alt : c.background);
-        auto& items = lane_items_[static_cast<std::size_t>(lane - first_lane)];
-        if (!reuse_items) {
-            source_->query(lane, q0, q1, pixels, items);
-            ++source_queries_;
-        }
+        const auto& items = lane_items_[static_cast<std::size_t>(lane - first_lane)];
         auto& drawn = drawn_[static_cast<std::size_t>(lane - first_lane)];
         drawn.reserve(items.size());
         const int top = static_cast<int>(y) + 2, h = lane_h_ - 4;

@@ -91,6 +91,11 @@ private:
     void clamp_window();
     void sync_scrollbars();
     void changed_window();
+    // Fetches the visible lanes' items for a frame of `size` from the source, unless the
+    // last frame's answer the same query: every source query happens here, none in paint.
+    void prepare_lanes(QSize size);
+    void paint_frame(QPainter& p, QSize size);
+    // Draws the items prepare_lanes() fetched.
     void paint_lanes(QPainter& p, QSize size);
     void paint_ruler(QPainter& p, QSize size);
     void paint_headers(QPainter& p, QSize size);

@@ -4,10 +4,10 @@
 #pragma once
 
 #include <QObject>
-#include <QThreadPool>
 
 #include <memory>
 
+#include "gui/app/background_jobs.h"
 #include "gui/timeline/timeline_source.h"
 
 namespace meshwork::gui {
@@ -16,7 +16,6 @@ class TraceOpener : public QObject {
     Q_OBJECT
 public:
     explicit TraceOpener(QObject* parent = nullptr);
-    ~TraceOpener() override;
     void open(const QString& path);
     void wait();
 
@@ -25,7 +24,7 @@ signals:
     void failed(const QString& path, const QString& message);
 
 private:
-    QThreadPool pool_;
+    BackgroundJobs jobs_;
 };
 
 }  // namespace meshwork::gui

@@ -28,18 +28,9 @@ int TraceReaderSource::lane_of_track(int track) const {
     return it == lane_of_track_.end() ? 0 : it->second;
 }
 
-std::uint32_t TraceReaderSource::intern(const std::string& name) const {
-    const auto it = name_ids_.find(name);
-    if (it != name_ids_.end()) return it->second;
-    const auto id = static_cast<std::uint32_t>(names_.size());
-    names_.push_back(name);
-    name_ids_.emplace(name, id);
-    return id;
-}
-
 const std::string& TraceReaderSource::name(std::uint32_t name_id) const {
     static const std::string unknown = "?";
-    return name_id < names_.size() ? names_[name_id] : unknown;
+    return name_id >= 1 && name_id <= reader_.string_count() ? reader_.string(name_id) : unknown;
 }
 
 void TraceReaderSource::query(int lane, std::int64_t t0, std::int64_t t1, std::size_t pixels,
@@ -50,7 +41,8 @@ void TraceReaderSource::query(int lane, std::int64_t t0, std::int64_t t1, std::s
     out.reserve(items.size());
     for (const auto& d : items) {
         out.push_back({d.start_ns, d.end_ns, d.count == 1 ? d.event_id : -1,
-                       static_cast<std::uint32_t>(d.count), intern(d.name), d.busy_ns, d.kind, -1});
+                       static_cast<std::uint32_t>(d.count), static_cast<std::uint32_t>(d.name_id), d.busy_ns, d.kind,
+                       -1});
     }
 }
 
@@ -83,6 +75,13 @@ std::int64_t TraceReaderSource::find_next(const std::string& text, std::int64_t 
         return s;
     };
     const std::string needle = lower(text);
+    // Whether each name contains the text, decided once per name (-1: not yet).
+    std::vector<std::int8_t> matches(static_cast<std::size_t>(reader_.string_count()) + 1, -1);
+    auto name_matches = [&](std::int64_t name_id) {
+        auto& m = matches[static_cast<std::size_t>(name_id)];
+        if (m < 0) m = lower(reader_.string(name_id)).find(needle) != std::string::npos ? 1 : 0;
+        return m == 1;
+    };
     std::int64_t best = -1;
     std::int64_t best_start = std::numeric_limits<std::int64_t>::max();
     // A window wide enough in "pixels" not to merge gives every event with its id; past a
@@ -94,7 +93,7 @@ std::int64_t TraceReaderSource::find_next(const std::string& text, std::int64_t 
         for (const auto& d : items) {
             if (d.count != 1 || d.start_ns <= after_ns) continue;
             if (d.start_ns >= best_start) break;
-            if (lower(d.name).find(needle) != std::string::npos) {
+            if (name_matches(d.name_id)) {
                 best_start = d.start_ns;
                 best = d.event_id;
                 break;

@@ -1,6 +1,7 @@
 // The timeline over a Meshwork trace file: a thin adapter from profiler::TraceReader (its
 // level-of-detail window queries do the merging) to TimelineSource. Lanes are the trace's
-// tracks sorted by rank, then compute, communication, host, memory.
+// tracks sorted by rank, then compute, communication, host, memory. Items carry the store's
+// own string ids as their name ids (a store never holds 2^32 names).
 #pragma once
 
 #include <unordered_map>
@@ -29,16 +30,12 @@ public:
     [[nodiscard]] std::int64_t find_next(const std::string& text, std::int64_t after_ns) const override;
 
 private:
-    std::uint32_t intern(const std::string& name) const;
     [[nodiscard]] int lane_of_track(int track) const;
 
     profiler::TraceReader reader_;
     std::vector<TimelineLane> lanes_;
     std::vector<int> track_of_lane_;
     std::unordered_map<int, int> lane_of_track_;
-    // Item names arrive as strings; the view keys them by id.
-    mutable std::vector<std::string> names_;
-    mutable std::unordered_map<std::string, std::uint32_t> name_ids_;
 };
 
 }  // namespace meshwork::gui

@@ -5,11 +5,8 @@
 #pragma once
 
 #include <QObject>
-#include <QThreadPool>
-#include <QTimer>
 
-#include <atomic>
-#include <memory>
+#include "gui/app/background_jobs.h"
 
 namespace meshwork::gui {
 
@@ -17,12 +14,11 @@ class TraceImportJob : public QObject {
     Q_OBJECT
 public:
     explicit TraceImportJob(QObject* parent = nullptr);
-    ~TraceImportJob() override;  // cancels and waits for the worker
 
     // One import at a time; false (and nothing started) while one is running.
     bool start(const QString& input, const QString& output);
     void cancel();
-    [[nodiscard]] bool running() const { return running_; }
+    [[nodiscard]] bool running() const { return jobs_.running(); }
     void wait();
 
 signals:
@@ -32,14 +28,7 @@ signals:
     void cancelled(const QString& input);
 
 private:
-    struct Shared {
-        std::atomic<bool> cancel{false};
-        std::atomic<qint64> events{0};
-    };
-    QThreadPool pool_;
-    QTimer poll_;
-    std::shared_ptr<Shared> shared_;
-    bool running_ = false;
+    BackgroundJobs jobs_;  // cancels and waits for the worker when destroyed
 };
 
 }  // namespace meshwork::gui

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -25,9 +26,9 @@ struct Sample {
 };
 
 // The cost model's latency steps (core/cost/collective_time.cpp): ring phases × (n − 1).
-double latency_steps(const std::string& collective, int n) {
-    if (collective == "all_reduce") return 2.0 * (n - 1);
-    if (collective == "all_gather" || collective == "reduce_scatter") return n - 1.0;
+double latency_steps(Collective collective, int n) {
+    if (collective == Collective::AllReduce) return 2.0 * (n - 1);
+    if (collective == Collective::AllGather || collective == Collective::ReduceScatter) return n - 1.0;
     return 1.0;  // all_to_all (messages posted together), send, broadcast
 }
 
@@ -129,7 +130,8 @@ CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& c
         double steps = 0, bus_bytes = 0, sum = 0;
         int count = 0;
     };
-    std::map<std::tuple<bool, std::string, std::int64_t, int>, Class> classes;
+    // Keyed by the collective's name: the classes are summed in the same order as ever.
+    std::map<std::tuple<bool, std::string_view, std::int64_t, int>, Class> classes;
     int intra_events = 0, inter_events = 0;
     measured.for_each_event([&](const TraceEvent& e) {
         const double d = static_cast<double>(e.end_ns - e.start_ns) * 1e-9;
@@ -142,10 +144,10 @@ CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& c
         }
         if (e.kind != EventKind::Communication || e.bytes <= 0 || e.group_size <= 1) return;
         if (e.step == warmup && warmup >= 0) return;
-        const auto coll = collective_of_event(e.name);
-        if (coll.empty() || coll == "recv") return;
+        const Collective coll = e.collective;
+        if (coll == Collective::None || coll == Collective::Recv) return;
         const bool intra = e.group_size <= cluster.gpus_per_node;
-        auto& c = classes[{intra, coll, e.bytes, e.group_size}];
+        auto& c = classes[{intra, to_string(coll), e.bytes, e.group_size}];
         c.steps = latency_steps(coll, e.group_size);
         c.bus_bytes = static_cast<double>(e.bytes) * bus_factor(coll, e.group_size);
         c.sum += d;

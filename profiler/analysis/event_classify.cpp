@@ -69,37 +69,43 @@ EventKind event_kind_of_kernel(std::string_view name) {
     return EventKind::Compute;
 }
 
-std::string_view nccl_collective_of(std::string_view name) {
-    if (classify_kernel(name) != KernelClass::Communication) return {};
-    static constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kNames{{
-        {"AllReduce", "all_reduce"},
-        {"AllGather", "all_gather"},
-        {"ReduceScatter", "reduce_scatter"},
-        {"Broadcast", "broadcast"},
-        {"Reduce", "reduce"},
-        {"SendRecv", "send_recv"},
-        {"AllToAll", "all_to_all"},
-        {"Generic", "generic"},
+Collective nccl_collective_of(std::string_view name) {
+    if (classify_kernel(name) != KernelClass::Communication) return Collective::None;
+    // "Reduce" after the names that contain it.
+    static constexpr std::array<std::pair<std::string_view, Collective>, 8> kNames{{
+        {"AllReduce", Collective::AllReduce},
+        {"AllGather", Collective::AllGather},
+        {"ReduceScatter", Collective::ReduceScatter},
+        {"Broadcast", Collective::Broadcast},
+        {"Reduce", Collective::Reduce},
+        {"SendRecv", Collective::SendRecv},
+        {"AllToAll", Collective::AllToAll},
+        {"Generic", Collective::Generic},
     }};
     for (const auto& [key, collective] : kNames) {
         if (contains(name, key)) return collective;
     }
     // Lower-case forms of the symmetric-memory and custom kernels.
     const std::string f = lower(function_name(name));
-    static constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kLower{{
-        {"all_reduce", "all_reduce"},
-        {"allreduce", "all_reduce"},
-        {"cross_device_reduce", "all_reduce"},
-        {"all_gather", "all_gather"},
-        {"allgather", "all_gather"},
-        {"reduce_scatter", "reduce_scatter"},
-        {"dispatch", "all_to_all"},
-        {"combine", "all_to_all"},
+    static constexpr std::array<std::pair<std::string_view, Collective>, 8> kLower{{
+        {"all_reduce", Collective::AllReduce},
+        {"allreduce", Collective::AllReduce},
+        {"cross_device_reduce", Collective::AllReduce},
+        {"all_gather", Collective::AllGather},
+        {"allgather", Collective::AllGather},
+        {"reduce_scatter", Collective::ReduceScatter},
+        {"dispatch", Collective::AllToAll},
+        {"combine", Collective::AllToAll},
     }};
     for (const auto& [key, collective] : kLower) {
         if (contains(f, key)) return collective;
     }
-    return {};
+    return Collective::None;
+}
+
+Collective collective_of_event(std::string_view name) {
+    if (const auto c = nccl_collective_of(name); c != Collective::None) return c;
+    return collective_of_name(name);
 }
 
 }  // namespace meshwork::profiler

@@ -7,6 +7,7 @@
 
 #include <string_view>
 
+#include "core/trace/collective.h"
 #include "core/trace/trace_event.h"
 
 namespace meshwork::profiler {
@@ -17,8 +18,14 @@ KernelClass classify_kernel(std::string_view name);
 EventKind event_kind_of_kernel(std::string_view name);
 
 // The collective of a communication kernel name ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL" ->
-// "all_reduce"); empty when the name is not an NCCL collective. The algorithm and protocol
-// in the name are not reliable (NCCL dispatches through a function table) and are ignored.
-std::string_view nccl_collective_of(std::string_view kernel_name);
+// AllReduce); None when the name is not an NCCL (or symmetric-memory/custom) collective.
+// The algorithm and protocol in the name are not reliable (NCCL dispatches through a
+// function table) and are ignored.
+Collective nccl_collective_of(std::string_view kernel_name);
+
+// The collective an event name stands for: an NCCL kernel name, else a Meshwork name such as
+// "all_reduce(tp)" (collective_of_name); None when it is none. The trace store's reader
+// fills TraceEvent::collective with it; importers with it at the source.
+Collective collective_of_event(std::string_view event_name);
 
 }  // namespace meshwork::profiler

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "profiler/analysis/event_classify.h"
 #include "core/trace/trace_event.h"
 
 namespace meshwork::profiler {
@@ -59,8 +60,8 @@ inline void apply_context(TraceEvent& e, const RangeContext& c) {
 // `track`, with the step, micro-batch and layer of the ranges its launch ran in: found by
 // correlation id in `launches` (correlation -> {host thread, launch time}), or, for a launch
 // that was not recorded, any range open when the activity started; a communication kernel
-// takes bytes and group size from the collective's range around it. DeviceRecord needs
-// name, kind, start_ns, end_ns, bytes and correlation.
+// takes its collective from its name, and bytes and group size from the collective's range
+// around it. DeviceRecord needs name, kind, start_ns, end_ns, bytes and correlation.
 template <class DeviceRecord, class LaunchMap>
 TraceEvent device_event(const DeviceRecord& d, int rank, int track, const LaunchMap& launches,
                         const RangeContextMap& ranges) {
@@ -79,9 +80,12 @@ TraceEvent device_event(const DeviceRecord& d, int rank, int track, const Launch
     e.step = c.step;
     e.micro_batch = c.micro_batch;
     e.layer = c.layer;
-    if (e.kind == EventKind::Communication && c.bytes >= 0) {
-        e.bytes = c.bytes;
-        e.group_size = c.group_size;
+    if (e.kind == EventKind::Communication) {
+        e.collective = collective_of_event(e.name);
+        if (c.bytes >= 0) {
+            e.bytes = c.bytes;
+            e.group_size = c.group_size;
+        }
     }
     return e;
 }

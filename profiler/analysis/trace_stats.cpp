@@ -50,40 +50,19 @@ StepTimes step_times(std::vector<Interval> all, std::vector<Interval> compute,
 
 }  // namespace
 
-std::string collective_of_event(const std::string& name) {
-    if (auto c = nccl_collective_of(name); !c.empty()) return std::string(c);
-    static const char* const kNames[] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
-                                         "broadcast", "reduce", "send_recv", "send", "recv", "barrier"};
-    for (const char* n : kNames) {
-        const std::string key(n);
-        if (name.compare(0, key.size(), key) == 0 &&
-            (name.size() == key.size() || name[key.size()] == '(' || name[key.size()] == ' ' ||
-             name[key.size()] == ':' || name[key.size()] == '.')) {
-            return key;
-        }
-    }
-    return {};
-}
-
-double bus_factor(const std::string& collective, int n) {
-    if (n <= 1) return 1.0;
-    const double nn = n;
-    if (collective == "all_reduce") return 2.0 * (nn - 1) / nn;
-    if (collective == "all_gather" || collective == "reduce_scatter" || collective == "all_to_all") {
-        return (nn - 1) / nn;
-    }
-    return 1.0;  // broadcast, reduce, send/recv
-}
+std::string_view collective_label(Collective c) { return c == Collective::None ? "other" : to_string(c); }
 
 TraceStats compute_stats(const TraceReader& trace, std::size_t top_kernels) {
     std::map<int, RankAccumulator> ranks;
     std::unordered_map<std::string, KernelStats> kernels;
     struct CollKey {
-        std::string collective;
+        Collective collective;
         std::int64_t bytes;
         int group;
+        // By the collective's name ("other" for None), as the report lists them.
         bool operator<(const CollKey& o) const {
-            return std::tie(collective, bytes, group) < std::tie(o.collective, o.bytes, o.group);
+            const auto a = collective_label(collective), b = collective_label(o.collective);
+            return std::tie(a, bytes, group) < std::tie(b, o.bytes, o.group);
         }
     };
     std::map<CollKey, std::pair<std::int64_t, std::int64_t>> colls;  // count, total ns
@@ -120,9 +99,7 @@ TraceStats compute_stats(const TraceReader& trace, std::size_t top_kernels) {
         // Every communication event is a collective call, sized or not: a trace without
         // message sizes still shows its collectives, with the size unknown.
         if (e.kind == EventKind::Communication) {
-            auto c = collective_of_event(e.name);
-            if (c.empty()) c = "other";
-            auto& slot = colls[{c, std::max<std::int64_t>(e.bytes, 0), e.group_size}];
+            auto& slot = colls[{e.collective, std::max<std::int64_t>(e.bytes, 0), e.group_size}];
             ++slot.first;
             slot.second += e.end_ns - e.start_ns;
         }
@@ -237,7 +214,7 @@ nlohmann::json stats_to_json(const TraceStats& s) {
     }
     for (const auto& c : s.collectives) {
         const bool sized = c.bytes > 0;
-        colls.push_back({{"collective", c.collective}, {"bytes", c.bytes}, {"size_known", sized},
+        colls.push_back({{"collective", collective_label(c.collective)}, {"bytes", c.bytes}, {"size_known", sized},
                          {"group_size", c.group_size}, {"count", c.count}, {"mean_s", c.mean_s},
                          {"algbw_gbps", sized ? nlohmann::json(c.algbw_gbps) : nlohmann::json(nullptr)},
                          {"busbw_gbps", sized ? nlohmann::json(c.busbw_gbps) : nlohmann::json(nullptr)}});

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -49,7 +50,7 @@ struct KernelStats {
 };
 
 struct CollectiveStats {
-    std::string collective;  // all_reduce, all_gather, ...
+    Collective collective = Collective::None;  // None: communication of no known collective
     std::int64_t bytes = 0;  // per call (nccl-tests' S)
     int group_size = 0;      // 0 when unknown (busbw then equals algbw)
     std::int64_t count = 0;
@@ -64,11 +65,9 @@ struct TraceStats {
     std::vector<CollectiveStats> collectives;
 };
 
-// The collective an event stands for: from NCCL kernel names and from Meshwork names such
-// as "all_reduce(tp)"; empty when it is none.
-std::string collective_of_event(const std::string& name);
-// nccl-tests' bus bandwidth factor for `collective` over n ranks.
-double bus_factor(const std::string& collective, int n);
+// How the report names a collective: its name, "other" for a communication event of no
+// known collective.
+std::string_view collective_label(Collective c);
 
 TraceStats compute_stats(const TraceReader& trace, std::size_t top_kernels = 20);
 nlohmann::json stats_to_json(const TraceStats& stats);

@@ -79,32 +79,31 @@ std::vector<std::string> expand_trace_inputs(const std::vector<std::string>& pat
     return out;
 }
 
-ImportManyResult import_trace_files(const std::vector<std::string>& inputs, TraceWriter& out,
-                                    const ImportManyOptions& options) {
-    if (inputs.empty()) throw InputError("<flags>", "INPUT", "no trace files given");
-    if (!options.ranks.empty() && options.ranks.size() != inputs.size()) {
-        throw InputError("<flags>", "--rank",
-                         "given " + std::to_string(options.ranks.size()) + " times for " +
-                             std::to_string(inputs.size()) +
-                             " input files; give one per file, in order");
-    }
-    TempDir temp;
-    ImportManyResult result;
-    result.files.resize(inputs.size());
-    std::vector<std::string> traces(inputs.size());
-    std::vector<bool> native(inputs.size(), false);
+namespace {
+
+// Each input as a Meshwork trace: a native one as it is, any other imported into `temp` (in
+// parallel, `threads` at most; 0 = one per core). traces[i] is where input i's trace is;
+// the first failing file, in input order, throws.
+struct PerFile {
+    std::vector<std::string> traces;
+    std::vector<bool> native;
+};
+
+PerFile import_each(const std::vector<std::string>& inputs, const ImportManyOptions& options, const TempDir& temp,
+                    ImportManyResult& result) {
+    PerFile per{std::vector<std::string>(inputs.size()), std::vector<bool>(inputs.size(), false)};
     std::vector<std::exception_ptr> errors(inputs.size());
     std::atomic<std::size_t> next{0};
     auto work = [&] {
         for (std::size_t i = next++; i < inputs.size(); i = next++) {
             try {
                 if (detect_input_format(inputs[i]) == InputFormat::MeshworkTrace) {
-                    traces[i] = inputs[i];
-                    native[i] = true;
+                    per.traces[i] = inputs[i];
+                    per.native[i] = true;
                     continue;
                 }
-                traces[i] = (temp.path() / ("rank-file-" + std::to_string(i) + ".sqlite")).string();
-                auto writer = TraceWriter::create(traces[i]);
+                per.traces[i] = (temp.path() / ("rank-file-" + std::to_string(i) + ".sqlite")).string();
+                auto writer = TraceWriter::create(per.traces[i]);
                 ImportOptions o;
                 if (!options.ranks.empty()) o.rank = options.ranks[i];
                 result.files[i].result = import_trace_file(inputs[i], *writer, o);
@@ -125,13 +124,18 @@ ImportManyResult import_trace_files(const std::vector<std::string>& inputs, Trac
     for (auto& e : errors) {
         if (e) std::rethrow_exception(e);  // the first failing file, in input order
     }
+    return per;
+}
 
-    // Ranks: explicit, else the files' own, else their order.
+// Ranks: explicit, else the files' own, else their order (when no file names one; some
+// naming one and others not is refused). Returns the merge's rank overrides.
+std::vector<int> assign_ranks(const std::vector<std::string>& inputs, const ImportManyOptions& options,
+                              const PerFile& per, ImportManyResult& result) {
     bool all_known = true;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         auto& f = result.files[i];
         f.file = inputs[i];
-        if (native[i]) {
+        if (per.native[i]) {
             f.result.format = "meshwork";
             f.rank_source = "file";
             continue;
@@ -144,8 +148,7 @@ ImportManyResult import_trace_files(const std::vector<std::string>& inputs, Trac
             all_known = false;
         }
     }
-    MergeOptions merge = options.merge;
-    merge.rank_override.assign(inputs.size(), -1);
+    std::vector<int> rank_override(inputs.size(), -1);
     if (!all_known && inputs.size() > 1) {
         bool none_known = true;
         for (const auto& f : result.files) none_known = none_known && f.rank_source.empty();
@@ -161,24 +164,29 @@ ImportManyResult import_trace_files(const std::vector<std::string>& inputs, Trac
         for (std::size_t i = 0; i < inputs.size(); ++i) {
             result.files[i].rank_source = "order";
             result.files[i].result.rank = static_cast<int>(i);
-            merge.rank_override[i] = static_cast<int>(i);
+            rank_override[i] = static_cast<int>(i);
         }
     } else {
         for (auto& f : result.files) {
             if (f.rank_source.empty()) f.rank_source = "file";
         }
     }
-    merge.allow_mixed = merge.allow_mixed || inputs.size() == 1;
+    return rank_override;
+}
+
+// merge_traces, with the temporary per-file traces in its errors named by the files the
+// user gave.
+MergeResult merge_naming_inputs(const std::vector<std::string>& inputs, const PerFile& per, TraceWriter& out,
+                                const MergeOptions& merge) {
     try {
-        result.merge = merge_traces(traces, out, merge);
+        return merge_traces(per.traces, out, merge);
     } catch (const InputError& e) {
-        // merge names the temporary per-file traces; the user knows the files they gave.
         auto original = [&](std::string text) {
-            for (std::size_t i = 0; i < traces.size(); ++i) {
-                if (native[i]) continue;
-                for (auto pos = text.find(traces[i]); pos != std::string::npos;
-                     pos = text.find(traces[i], pos)) {
-                    text.replace(pos, traces[i].size(), inputs[i]);
+            for (std::size_t i = 0; i < per.traces.size(); ++i) {
+                if (per.native[i]) continue;
+                for (auto pos = text.find(per.traces[i]); pos != std::string::npos;
+                     pos = text.find(per.traces[i], pos)) {
+                    text.replace(pos, per.traces[i].size(), inputs[i]);
                     pos += inputs[i].size();
                 }
             }
@@ -189,6 +197,27 @@ ImportManyResult import_trace_files(const std::vector<std::string>& inputs, Trac
             issues.push_back({original(issue.file), issue.field, original(issue.message)});
         throw InputError(std::move(issues));
     }
+}
+
+}  // namespace
+
+ImportManyResult import_trace_files(const std::vector<std::string>& inputs, TraceWriter& out,
+                                    const ImportManyOptions& options) {
+    if (inputs.empty()) throw InputError("<flags>", "INPUT", "no trace files given");
+    if (!options.ranks.empty() && options.ranks.size() != inputs.size()) {
+        throw InputError("<flags>", "--rank",
+                         "given " + std::to_string(options.ranks.size()) + " times for " +
+                             std::to_string(inputs.size()) +
+                             " input files; give one per file, in order");
+    }
+    TempDir temp;
+    ImportManyResult result;
+    result.files.resize(inputs.size());
+    const PerFile per = import_each(inputs, options, temp, result);
+    MergeOptions merge = options.merge;
+    merge.rank_override = assign_ranks(inputs, options, per, result);
+    merge.allow_mixed = merge.allow_mixed || inputs.size() == 1;
+    result.merge = merge_naming_inputs(inputs, per, out, merge);
     for (std::size_t i = 0; i < inputs.size(); ++i) result.merge.inputs[i].file = inputs[i];
     return result;
 }

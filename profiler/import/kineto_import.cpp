@@ -87,93 +87,139 @@ struct Launch {
     std::int64_t time_ns = 0;
 };
 
-}  // namespace
-
-ImportResult write_kineto_trace(KinetoFile& file, TraceSink& sink, const ImportOptions& options) {
-    ImportResult out;
-    out.format = "kineto";
-    out.skipped = file.skipped;
+// The rank the file is for: the option, else the file's distributedInfo, else its name.
+void resolve_rank(const KinetoFile& file, const ImportOptions& options, ImportResult& out) {
     int rank = options.rank;
     if (rank < 0 && file.rank) rank = *file.rank;
     if (rank < 0) rank = rank_from_file_name(file.path);
     out.rank_known = rank >= 0;
-    if (rank < 0) rank = 0;
-    out.rank = rank;
+    out.rank = std::max(rank, 0);
     out.world_size = file.world_size.value_or(0);
+}
 
-    // The trace's origin: its first event. Absolute when the file says where its clock starts
-    // (baseTimeNanoseconds) or its times are Unix-epoch microseconds themselves.
+// The trace's origin: its first event. Absolute when the file says where its clock starts
+// (baseTimeNanoseconds) or its times are Unix-epoch microseconds themselves.
+struct Origin {
+    std::int64_t origin_ns = 0;
+    std::int64_t absolute_start_ns = 0;  // 0: unknown
+};
+
+Origin origin_of(const KinetoFile& file) {
     std::int64_t origin = std::numeric_limits<std::int64_t>::max();
     for (const auto& e : file.events) origin = std::min(origin, e.start_ns);
     for (const auto& c : file.counters) origin = std::min(origin, c.time_ns);
     if (origin == std::numeric_limits<std::int64_t>::max()) origin = 0;
-    std::int64_t absolute_start_ns = 0;
+    Origin o{origin, 0};
     if (file.base_time_ns)
-        absolute_start_ns = *file.base_time_ns + origin;
+        o.absolute_start_ns = *file.base_time_ns + origin;
     else if (origin >= kEpoch2000Ns)
-        absolute_start_ns = origin;
+        o.absolute_start_ns = origin;
+    return o;
+}
 
+TraceRunInfo run_info_of(const KinetoFile& file, const ImportResult& out, const ImportOptions& options,
+                         const Origin& origin) {
     TraceRunInfo info;
     info.source = "kineto";
     info.tool_version = "meshwork " MESHWORK_VERSION;
-    info.clock_domain = absolute_start_ns ? "host-realtime" : "relative";
-    info.start_time_unix_ns = absolute_start_ns;
+    info.clock_domain = origin.absolute_start_ns ? "host-realtime" : "relative";
+    info.start_time_unix_ns = origin.absolute_start_ns;
     info.world_size = out.world_size;
     info.extra["imported_from"] = file.path;
     if (!file.display_time_unit.empty()) info.extra["display_time_unit"] = file.display_time_unit;
     if (!file.device_name.empty()) info.extra["device_name"] = file.device_name;
     if (!file.backend.empty()) info.extra["distributed_backend"] = file.backend;
     if (options.offset_ns) info.extra["aligned_offset_ns"] = std::to_string(options.offset_ns);
-    sink.set_run_info(info);
-    const std::int64_t shift = options.offset_ns - origin;
+    return info;
+}
 
-    // Host side: launches by correlation, ranges, step windows, collective ops.
-    RangeContextMap ranges;
-    StepWindows steps;
-    CommOps comm_ops;
-    std::unordered_map<std::int64_t, Launch> launch_by_correlation;
-    std::unordered_map<std::int64_t, int> comm_by_external;
-    for (const auto& e : file.events) {
-        if (on_device(e.role)) continue;
-        if (e.correlation) launch_by_correlation[e.correlation] = {e.tid, e.start_ns};
-        ranges.add_range(e.tid, e.start_ns, e.end_ns, e.name);
-        if (e.name.rfind("ProfilerStep#", 0) == 0) {
-            const RangeContext c = parse_range_context(e.name);
-            if (c.step >= 0) steps.add(e.start_ns, e.end_ns, c.step);
+// What the host side says about device work: launches by correlation (or by flow), the
+// ranges open around a launch, step windows, and the ops that carry collective args.
+class HostIndex {
+  public:
+    explicit HostIndex(const KinetoFile& file) {
+        for (const auto& e : file.events) {
+            if (on_device(e.role)) continue;
+            if (e.correlation) launch_by_correlation_[e.correlation] = {e.tid, e.start_ns};
+            ranges_.add_range(e.tid, e.start_ns, e.end_ns, e.name);
+            if (e.name.rfind("ProfilerStep#", 0) == 0) {
+                const RangeContext c = parse_range_context(e.name);
+                if (c.step >= 0) steps_.add(e.start_ns, e.end_ns, c.step);
+            }
+            if (e.comm >= 0) {
+                if (e.external_id) comm_by_external_.emplace(e.external_id, e.comm);
+                comm_ops_.add(e.tid, e.start_ns, e.end_ns, e.comm);
+            }
         }
-        if (e.comm >= 0) {
-            if (e.external_id) comm_by_external.emplace(e.external_id, e.comm);
-            comm_ops.add(e.tid, e.start_ns, e.end_ns, e.comm);
+        ranges_.finalize();
+        steps_.finalize();
+        comm_ops_.finalize();
+        // Old traces (and some converters) link launch and kernel by a flow only: "s" at
+        // the launch, "f" at the kernel's start on its lane.
+        for (const auto& f : file.flows) {
+            if (f.start)
+                flow_start_[f.id] = {f.tid, f.ts_ns};
+            else
+                flow_end_at_[{f.ts_ns, f.tid}] = f.id;
         }
     }
-    ranges.finalize();
-    steps.finalize();
-    comm_ops.finalize();
-    // Old traces (and some converters) link launch and kernel by a flow only: "s" at the
-    // launch, "f" at the kernel's start on its lane.
-    std::unordered_map<std::int64_t, Launch> flow_start;
-    std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> flow_end_at;  // (ts, tid) -> id
-    for (const auto& f : file.flows) {
-        if (f.start)
-            flow_start[f.id] = {f.tid, f.ts_ns};
-        else
-            flow_end_at[{f.ts_ns, f.tid}] = f.id;
-    }
-    auto launch_of = [&](const KinetoEvent& e, std::int64_t original_tid) -> const Launch* {
+
+    // The launch of device event `e`; null when neither a correlation nor a flow links one.
+    [[nodiscard]] const Launch* launch_of(const KinetoEvent& e) const {
         if (e.correlation) {
-            if (auto l = launch_by_correlation.find(e.correlation);
-                l != launch_by_correlation.end())
+            if (auto l = launch_by_correlation_.find(e.correlation); l != launch_by_correlation_.end())
                 return &l->second;
         }
-        auto f = flow_end_at.find({e.start_ns, original_tid});
-        if (f == flow_end_at.end()) f = flow_end_at.find({e.start_ns, e.tid});
-        if (f != flow_end_at.end()) {
-            if (auto s = flow_start.find(f->second); s != flow_start.end()) return &s->second;
+        auto f = flow_end_at_.find({e.start_ns, e.tid});
+        if (f != flow_end_at_.end()) {
+            if (auto s = flow_start_.find(f->second); s != flow_start_.end()) return &s->second;
         }
         return nullptr;
-    };
+    }
 
-    // Tracks: device lanes (device, stream), communication streams where an NCCL kernel ran.
+    // Step, micro-batch and layer of a device event: from the ranges around its launch, else
+    // from any range open when it started; the step window when no range names a step.
+    [[nodiscard]] RangeContext device_context(const KinetoEvent& e, const Launch* launch) const {
+        const std::int64_t t = launch ? launch->time_ns : e.start_ns;
+        RangeContext ctx = launch ? ranges_.lookup(launch->tid, t) : ranges_.lookup_any(t);
+        if (ctx.step < 0) ctx.step = steps_.step_at(t);
+        return ctx;
+    }
+
+    [[nodiscard]] RangeContext host_context(const KinetoEvent& e) const {
+        RangeContext ctx = ranges_.lookup(e.tid, e.start_ns);
+        if (ctx.step < 0) ctx.step = steps_.step_at(e.start_ns);
+        return ctx;
+    }
+
+    // The collective args of a communication kernel: its own, else its host op's (by
+    // External id), else those of the op around its launch; -1 when none.
+    [[nodiscard]] int comm_of(const KinetoEvent& e, const Launch* launch) const {
+        int comm = e.comm;
+        if (comm < 0 && e.external_id) {
+            if (auto c = comm_by_external_.find(e.external_id); c != comm_by_external_.end()) comm = c->second;
+        }
+        if (comm < 0 && launch) comm = comm_ops_.around(launch->tid, launch->time_ns);
+        return comm;
+    }
+
+  private:
+    RangeContextMap ranges_;
+    StepWindows steps_;
+    CommOps comm_ops_;
+    std::unordered_map<std::int64_t, Launch> launch_by_correlation_;
+    std::unordered_map<std::int64_t, int> comm_by_external_;
+    std::unordered_map<std::int64_t, Launch> flow_start_;
+    std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> flow_end_at_;  // (ts, tid) -> id
+};
+
+// One track per lane: device lanes (device, stream), communication streams where an NCCL
+// kernel ran, and host threads.
+struct Lanes {
+    std::map<std::pair<std::int64_t, std::int64_t>, int> track_of_device, track_of_host;
+};
+
+Lanes add_tracks(const KinetoFile& file, int rank, TraceSink& sink) {
     std::map<std::pair<std::int64_t, std::int64_t>, bool> device_lanes;
     std::map<std::pair<std::int64_t, std::int64_t>, bool> host_lanes;
     for (const auto& e : file.events) {
@@ -184,7 +230,7 @@ ImportResult write_kineto_trace(KinetoFile& file, TraceSink& sink, const ImportO
             host_lanes[{e.pid, e.tid}] = false;
         }
     }
-    std::map<std::pair<std::int64_t, std::int64_t>, int> track_of_device, track_of_host;
+    Lanes lanes;
     int comm_index = 0, compute_index = 0;
     // Lane names stay short (the timeline's label column is narrow): the device only when the
     // file has several.
@@ -198,7 +244,7 @@ ImportResult write_kineto_trace(KinetoFile& file, TraceSink& sink, const ImportO
         t.name =
             (devices.size() > 1 ? "device " + std::to_string(lane.first) + " " : std::string()) +
             "stream " + std::to_string(lane.second);
-        track_of_device[lane] = sink.add_track(t);
+        lanes.track_of_device[lane] = sink.add_track(t);
     }
     int host_index = 0;
     for (const auto& [lane, unused] : host_lanes) {
@@ -210,14 +256,20 @@ ImportResult write_kineto_trace(KinetoFile& file, TraceSink& sink, const ImportO
         t.name = named != file.thread_names.end()
                      ? named->second
                      : "thread " + std::to_string(lane.first) + "/" + std::to_string(lane.second);
-        track_of_host[lane] = sink.add_track(t);
+        lanes.track_of_host[lane] = sink.add_track(t);
     }
+    return lanes;
+}
 
+// Every event, shifted by `shift`, with its step, micro-batch and layer and, for a
+// communication kernel, its collective, size and group. Takes the events' names.
+void write_events(KinetoFile& file, const HostIndex& host, Lanes& lanes, int rank, std::int64_t shift,
+                  TraceSink& sink, ImportResult& out) {
     for (auto& r : file.events) {
         const bool device = on_device(r.role);
         TraceEvent e;
         e.rank = rank;
-        e.track = device ? track_of_device[{r.pid, r.tid}] : track_of_host[{r.pid, r.tid}];
+        e.track = device ? lanes.track_of_device[{r.pid, r.tid}] : lanes.track_of_host[{r.pid, r.tid}];
         e.kind = r.kind;
         e.start_ns = r.start_ns + shift;
         e.end_ns = r.end_ns + shift;
@@ -225,30 +277,18 @@ ImportResult write_kineto_trace(KinetoFile& file, TraceSink& sink, const ImportO
         e.bytes = r.bytes;
         RangeContext ctx;
         if (device) {
-            const Launch* l = launch_of(r, r.tid);
-            if (l) {
-                ctx = ranges.lookup(l->tid, l->time_ns);
-                if (ctx.step < 0) ctx.step = steps.step_at(l->time_ns);
-            } else {
-                ctx = ranges.lookup_any(r.start_ns);
-                if (ctx.step < 0) ctx.step = steps.step_at(r.start_ns);
-            }
+            const Launch* l = host.launch_of(r);
+            ctx = host.device_context(r, l);
             if (r.kind == EventKind::Communication) {
-                int comm = r.comm;
-                if (comm < 0 && r.external_id) {
-                    if (auto c = comm_by_external.find(r.external_id); c != comm_by_external.end())
-                        comm = c->second;
-                }
-                if (comm < 0 && l) comm = comm_ops.around(l->tid, l->time_ns);
-                if (comm >= 0) {
+                e.collective = collective_of_event(r.name);
+                if (const int comm = host.comm_of(r, l); comm >= 0) {
                     const auto& c = file.comms[static_cast<std::size_t>(comm)];
                     e.bytes = c.bytes;
                     e.group_size = c.group_size;
                 }
             }
         } else {
-            ctx = ranges.lookup(r.tid, r.start_ns);
-            if (ctx.step < 0) ctx.step = steps.step_at(r.start_ns);
+            ctx = host.host_context(r);
         }
         apply_context(e, ctx);
         e.name = std::move(r.name);
@@ -256,6 +296,10 @@ ImportResult write_kineto_trace(KinetoFile& file, TraceSink& sink, const ImportO
         ++out.events;
         if (device && e.kind != EventKind::Marker && e.kind != EventKind::Idle) ++out.device_events;
     }
+}
+
+// Counters (memory and the like), one track per process that has any.
+void write_counters(const KinetoFile& file, int rank, std::int64_t shift, TraceSink& sink) {
     std::map<std::int64_t, int> memory_tracks;
     for (const auto& c : file.counters) {
         auto it = memory_tracks.find(c.pid);
@@ -266,6 +310,22 @@ ImportResult write_kineto_trace(KinetoFile& file, TraceSink& sink, const ImportO
         }
         sink.add_counter(rank, it->second, c.name, c.time_ns + shift, c.value);
     }
+}
+
+}  // namespace
+
+ImportResult write_kineto_trace(KinetoFile& file, TraceSink& sink, const ImportOptions& options) {
+    ImportResult out;
+    out.format = "kineto";
+    out.skipped = file.skipped;
+    resolve_rank(file, options, out);
+    const Origin origin = origin_of(file);
+    sink.set_run_info(run_info_of(file, out, options, origin));
+    const std::int64_t shift = options.offset_ns - origin.origin_ns;
+    const HostIndex host(file);
+    Lanes lanes = add_tracks(file, out.rank, sink);
+    write_events(file, host, lanes, out.rank, shift, sink, out);
+    write_counters(file, out.rank, shift, sink);
     return out;
 }
 

@@ -377,18 +377,40 @@ class Parser {
         }
     }
 
+    // The fields of one traceEvents[i], as read; the strings point into the parsed buffer.
+    struct Fields {
+        std::string_view ph, cat, name;
+        bool has_ph = false, has_ts = false, has_dur = false, has_id = false;
+        std::int64_t ts = 0, dur = 0, pid = 0, tid = 0, id = 0;
+        Args args;
+        std::vector<std::pair<std::string, double>> counter_values;
+    };
+
     void read_event(od::value& ev, std::size_t i) {
         od::object obj;
         if (ev.get_object().get(obj)) {
             probe(ev, 3, i);
             fail(at(i), "expected an object");
         }
-        std::string_view ph, cat, name;
-        bool has_ph = false, has_ts = false, has_dur = false, has_pid = false, has_tid = false;
-        std::int64_t ts = 0, dur = 0, pid = 0, tid = 0, id = 0;
-        bool has_id = false;
-        Args args;
-        std::vector<std::pair<std::string, double>> counter_values;
+        Fields f;
+        read_fields(obj, i, f);
+        if (!f.has_ph) fail(at(i, "ph"), "required field is missing");
+        if (f.ph == "M") return add_metadata(f);
+        if (f.ph == "C") return add_counters(f, i);
+        if (f.ph == "s" || f.ph == "f" || f.ph == "t") return add_flow(f);
+        if (f.ph == "B" || f.ph == "E") return add_begin_or_end(f, i);
+        if (f.ph != "X") {
+            ++file_.skipped;  // instants, async and object events carry no duration on a lane
+            return;
+        }
+        if (!f.has_ts) fail(at(i, "ts"), "required field is missing");
+        if (f.has_dur && f.dur < 0) fail(at(i, "dur"), "negative duration");
+        add_complete(f.cat, f.name, f.pid, f.tid, f.ts, f.ts + f.dur, f.args);
+    }
+
+    // One pass over the members, in the file's order: "args" is read as the phase seen so far
+    // asks (a counter's values, a metadata name, or an op's args).
+    void read_fields(od::object& obj, std::size_t i, Fields& out) {
         for (auto fr : obj) {
             od::field f;
             check_at(std::move(fr).get(f), i);
@@ -396,43 +418,30 @@ class Parser {
             check_at(f.unescaped_key().get(key), i);
             od::value v = f.value();
             if (key == "ph") {
-                if (v.get_string().get(ph)) fail(at(i, "ph"), "expected a string");
-                has_ph = true;
+                if (v.get_string().get(out.ph)) fail(at(i, "ph"), "expected a string");
+                out.has_ph = true;
             } else if (key == "cat") {
-                if (v.get_string().get(cat)) fail(at(i, "cat"), "expected a string");
+                if (v.get_string().get(out.cat)) fail(at(i, "cat"), "expected a string");
             } else if (key == "name") {
                 od::json_type t{};
                 check_at(v.type().get(t), i, "name");
                 if (t != od::json_type::string) fail(at(i, "name"), "expected a string");
-                check_at(v.get_string().get(name), i, "name");
+                check_at(v.get_string().get(out.name), i, "name");
             } else if (key == "ts") {
-                ts = time_ns(v, i, "ts");
-                has_ts = true;
+                out.ts = time_ns(v, i, "ts");
+                out.has_ts = true;
             } else if (key == "dur") {
-                dur = time_ns(v, i, "dur");
-                has_dur = true;
+                out.dur = time_ns(v, i, "dur");
+                out.has_dur = true;
             } else if (key == "pid") {
-                pid = lane_id(v, i, "pid");
-                has_pid = true;
+                out.pid = lane_id(v, i, "pid");
             } else if (key == "tid") {
-                tid = lane_id(v, i, "tid");
-                has_tid = true;
+                out.tid = lane_id(v, i, "tid");
             } else if (key == "id") {
-                od::json_type t{};
-                check_at(v.type().get(t), i, "id");
-                if (t == od::json_type::number) {
-                    id = non_negative(v);
-                    has_id = true;
-                } else if (t == od::json_type::string) {
-                    std::string_view s;
-                    check_at(v.get_string().get(s), i, "id");
-                    id = static_cast<std::int64_t>(
-                        std::hash<std::string_view>{}(s)&0x3fffffffffffffffULL);
-                    has_id = true;
-                }
+                read_flow_id(v, i, out);
             } else if (key == "args") {
-                if (ph == "C") {
-                    read_counter_args(v, i, counter_values);
+                if (out.ph == "C") {
+                    read_counter_args(v, i, out.counter_values);
                 } else {
                     od::json_type t{};
                     check_at(v.type().get(t), i, "args");
@@ -441,60 +450,65 @@ class Parser {
                         fail(at(i, "args"), "expected an object");
                     }
                     // "M" metadata: keep process and thread names.
-                    if (ph == "M")
-                        read_metadata_args(v, i, args);
+                    if (out.ph == "M")
+                        read_metadata_args(v, i, out.args);
                     else
-                        read_args(v, i, args);
+                        read_args(v, i, out.args);
                 }
             }
         }
-        (void)has_pid;
-        (void)has_tid;
-        if (!has_ph) fail(at(i, "ph"), "required field is missing");
-        if (ph == "M") {
-            if (name == "process_name" && !meta_name_.empty())
-                file_.process_names[pid] = meta_name_;
-            if (name == "thread_name" && !meta_name_.empty())
-                file_.thread_names[{pid, tid}] = meta_name_;
-            meta_name_.clear();
+    }
+
+    // A flow's id: a number, or a string (hashed); other types leave it unset.
+    void read_flow_id(od::value& v, std::size_t i, Fields& out) {
+        od::json_type t{};
+        check_at(v.type().get(t), i, "id");
+        if (t == od::json_type::number) {
+            out.id = non_negative(v);
+            out.has_id = true;
+        } else if (t == od::json_type::string) {
+            std::string_view s;
+            check_at(v.get_string().get(s), i, "id");
+            out.id = static_cast<std::int64_t>(std::hash<std::string_view>{}(s)&0x3fffffffffffffffULL);
+            out.has_id = true;
+        }
+    }
+
+    void add_metadata(const Fields& f) {
+        if (f.name == "process_name" && !meta_name_.empty()) file_.process_names[f.pid] = meta_name_;
+        if (f.name == "thread_name" && !meta_name_.empty()) file_.thread_names[{f.pid, f.tid}] = meta_name_;
+        meta_name_.clear();
+        ++file_.skipped;
+    }
+
+    void add_counters(Fields& f, std::size_t i) {
+        if (!f.has_ts) fail(at(i, "ts"), "required field is missing");
+        for (auto& [k, value] : f.counter_values)
+            file_.counters.push_back({f.pid, std::string(f.name) + "." + k, f.ts, value});
+    }
+
+    void add_flow(const Fields& f) {
+        if (f.has_id && f.has_ts) file_.flows.push_back({f.id, f.pid, f.tid, f.ts, f.ph == "s"});
+        ++file_.skipped;
+    }
+
+    // "B" opens a range on its lane, "E" closes the innermost one (an "E" with none open is
+    // skipped).
+    void add_begin_or_end(Fields& f, std::size_t i) {
+        if (!f.has_ts) fail(at(i, "ts"), "required field is missing");
+        auto& stack = open_ranges_[{f.pid, f.tid}];
+        if (f.ph == "B") {
+            stack.push_back({std::string(f.cat), std::string(f.name), f.ts, std::move(f.args)});
+            return;
+        }
+        if (stack.empty()) {
             ++file_.skipped;
             return;
         }
-        if (ph == "C") {
-            if (!has_ts) fail(at(i, "ts"), "required field is missing");
-            for (auto& [k, value] : counter_values)
-                file_.counters.push_back({pid, std::string(name) + "." + k, ts, value});
-            return;
-        }
-        if (ph == "s" || ph == "f" || ph == "t") {
-            if (has_id && has_ts) file_.flows.push_back({id, pid, tid, ts, ph == "s"});
-            ++file_.skipped;
-            return;
-        }
-        if (ph == "B" || ph == "E") {
-            if (!has_ts) fail(at(i, "ts"), "required field is missing");
-            auto& stack = open_ranges_[{pid, tid}];
-            if (ph == "B") {
-                stack.push_back({std::string(cat), std::string(name), ts, args});
-                return;
-            }
-            if (stack.empty()) {
-                ++file_.skipped;
-                return;
-            }
-            Open o = std::move(stack.back());
-            stack.pop_back();
-            if (ts < o.start_ns) fail(at(i, "ts"), "an \"E\" event ends before its \"B\" begins");
-            add_complete(o.cat, o.name, pid, tid, o.start_ns, ts, o.args);
-            return;
-        }
-        if (ph != "X") {
-            ++file_.skipped;  // instants, async and object events carry no duration on a lane
-            return;
-        }
-        if (!has_ts) fail(at(i, "ts"), "required field is missing");
-        if (has_dur && dur < 0) fail(at(i, "dur"), "negative duration");
-        add_complete(cat, name, pid, tid, ts, ts + dur, args);
+        Open o = std::move(stack.back());
+        stack.pop_back();
+        if (f.ts < o.start_ns) fail(at(i, "ts"), "an \"E\" event ends before its \"B\" begins");
+        add_complete(o.cat, o.name, f.pid, f.tid, o.start_ns, f.ts, o.args);
     }
 
     void add_complete(std::string_view cat, std::string_view name, std::int64_t pid,

@@ -79,10 +79,25 @@ public:
     ImportResult write(TraceSink& sink, const ImportOptions& options) {
         ImportResult out;
         out.format = "nsys";
-        int rank = options.rank >= 0 ? options.rank : rank_from_file_name(path_);
-        out.rank_known = rank >= 0;
-        if (rank < 0) rank = 0;
-        out.rank = rank;
+        file_rank_ = options.rank >= 0 ? options.rank : rank_from_file_name(path_);
+        out.rank_known = file_rank_ >= 0;
+        if (file_rank_ < 0) file_rank_ = 0;
+        out.rank = file_rank_;
+        TraceRunInfo info = run_info();
+        assign_ranks(info, out);
+        sink.set_run_info(info);
+        contexts_.finalize();
+        const auto stream_track = add_stream_tracks(sink);
+        const auto thread_track = add_thread_tracks(sink);
+        write_device_events(stream_track, sink, out);
+        write_host_events(thread_track, sink, out);
+        return out;
+    }
+
+private:
+    using StreamKey = std::tuple<int, std::int64_t, std::int64_t>;  // rank, device, stream
+
+    [[nodiscard]] TraceRunInfo run_info() const {
         TraceRunInfo info;
         info.source = "nsys";
         info.tool_version = "meshwork " MESHWORK_VERSION;
@@ -90,46 +105,49 @@ public:
         info.start_time_unix_ns = session_start_ns_;
         info.extra["imported_from"] = path_;
         for (const auto& [id, name] : gpu_names_) info.extra["gpu." + std::to_string(id)] = name;
+        return info;
+    }
 
-        // One rank per process that ran device work (nsys profiling an mpirun or torchrun
-        // job records every process in one export): MPI ranks where the export has them,
-        // otherwise the processes in pid order, starting at the file's rank.
+    // One rank per process that ran device work (nsys profiling an mpirun or torchrun job
+    // records every process in one export): MPI ranks where the export has them, otherwise
+    // the processes in pid order, starting at the file's rank. Device work whose process is
+    // not recorded is given the process of its launch, else the first process.
+    void assign_ranks(TraceRunInfo& info, ImportResult& out) {
         for (auto& d : device_) {
             if (d.process >= 0) continue;
             auto l = launch_.find(d.correlation);
             if (l != launch_.end()) d.process = process_of(l->second.first);
         }
-        std::map<std::int64_t, int> rank_of_process;
         for (const auto& d : device_) {
-            if (d.process >= 0) rank_of_process.emplace(d.process, 0);
+            if (d.process >= 0) rank_of_process_.emplace(d.process, 0);
         }
-        // Work whose process is not recorded at all belongs to the first process.
-        const std::int64_t first_process = rank_of_process.empty() ? -1 : rank_of_process.begin()->first;
+        const std::int64_t first_process = rank_of_process_.empty() ? -1 : rank_of_process_.begin()->first;
         for (auto& d : device_) {
             if (d.process < 0) d.process = first_process;
         }
-        if (rank_of_process.size() > 1) {
+        if (rank_of_process_.size() > 1) {
             const auto mpi = mpi_ranks();
             int next = 0;
-            for (auto& [pid, r] : rank_of_process) {
+            for (auto& [pid, r] : rank_of_process_) {
                 auto m = mpi.find(pid);
-                r = m != mpi.end() ? m->second : rank + next;
+                r = m != mpi.end() ? m->second : file_rank_ + next;
                 ++next;
             }
-            info.world_size = static_cast<int>(rank_of_process.size());
+            info.world_size = static_cast<int>(rank_of_process_.size());
             out.world_size = info.world_size;
             out.rank_known = true;
         } else {
-            for (auto& [pid, r] : rank_of_process) r = rank;
+            for (auto& [pid, r] : rank_of_process_) r = file_rank_;
         }
-        auto rank_for = [&](std::int64_t pid) {
-            auto it = rank_of_process.find(pid);
-            return it != rank_of_process.end() ? it->second : rank;  // host-only processes: the file's rank
-        };
-        sink.set_run_info(info);
+    }
 
-        contexts_.finalize();
-        using StreamKey = std::tuple<int, std::int64_t, std::int64_t>;  // rank, device, stream
+    [[nodiscard]] int rank_for(std::int64_t pid) const {
+        auto it = rank_of_process_.find(pid);
+        return it != rank_of_process_.end() ? it->second : file_rank_;  // host-only processes: the file's rank
+    }
+
+    // A track per (rank, device, stream); communication where an NCCL kernel ran.
+    std::map<StreamKey, int> add_stream_tracks(TraceSink& sink) const {
         std::map<StreamKey, bool> streams;
         for (const auto& d : device_) {
             bool& comm = streams[{rank_for(d.process), d.device, d.stream}];
@@ -144,6 +162,11 @@ public:
                         "gpu " + std::to_string(std::get<1>(key)) + " stream " + std::to_string(std::get<2>(key))};
             stream_track[key] = sink.add_track(t);
         }
+        return stream_track;
+    }
+
+    // A track per host thread, in the order the threads first appear.
+    std::map<std::int64_t, int> add_thread_tracks(TraceSink& sink) const {
         std::map<std::int64_t, int> thread_track;
         std::map<int, int> host_index;
         for (const auto& h : host_) {
@@ -154,30 +177,34 @@ public:
             TrackInfo t{r, TrackKind::Host, host_index[r]++, "host " + std::to_string(pid) + "/" + std::to_string(tid)};
             thread_track[h.thread] = sink.add_track(t);
         }
+        return thread_track;
+    }
+
+    void write_device_events(const std::map<StreamKey, int>& stream_track, TraceSink& sink, ImportResult& out) const {
         for (const auto& d : device_) {
             const int r = rank_for(d.process);
-            sink.add_event(device_event(d, r, stream_track[{r, d.device, d.stream}], launch_, contexts_));
+            sink.add_event(device_event(d, r, stream_track.at({r, d.device, d.stream}), launch_, contexts_));
             ++out.events;
             ++out.device_events;
         }
+    }
+
+    void write_host_events(const std::map<std::int64_t, int>& thread_track, TraceSink& sink, ImportResult& out) const {
         for (const auto& h : host_) {
             TraceEvent e;
             e.rank = rank_for(process_of(h.thread));
-            e.track = thread_track[h.thread];
+            e.track = thread_track.at(h.thread);
             e.kind = h.kind;
             e.name = h.name;
             e.start_ns = h.start_ns;
             e.end_ns = h.end_ns;
             e.correlation_id = h.correlation;
-            const RangeContext ctx = contexts_.lookup(h.thread, h.start_ns);
-            apply_context(e, ctx);
+            apply_context(e, contexts_.lookup(h.thread, h.start_ns));
             sink.add_event(e);
             ++out.events;
         }
-        return out;
     }
 
-private:
     [[noreturn]] void bad(const std::string& table, const std::string& msg) const {
         throw InputError(path_, table, msg);
     }
@@ -341,6 +368,8 @@ private:
     RangeContextMap contexts_;
     std::int64_t session_start_ns_ = 0;
     std::map<std::int64_t, std::string> gpu_names_;
+    int file_rank_ = 0;                          // the options' or the file name's, else 0
+    std::map<std::int64_t, int> rank_of_process_;  // by assign_ranks()
 };
 
 }  // namespace

@@ -30,22 +30,22 @@ std::optional<std::int64_t> first_barrier_end(const TraceReader& r, const std::s
     return best->second;
 }
 
-// End of the first communication event of `collective` ("" = of any collective; the name
+// End of the first communication event of `collective` (None = of any collective; the one
 // found is returned through `collective`).
-std::optional<std::int64_t> first_collective_end(const TraceReader& r, std::string& collective) {
+std::optional<std::int64_t> first_collective_end(const TraceReader& r, Collective& collective) {
     std::optional<std::pair<std::int64_t, std::int64_t>> best;
-    std::string best_name;
+    Collective best_collective = Collective::None;
     r.for_each_event([&](const TraceEvent& e) {
         if (e.kind != EventKind::Communication) return;
-        const std::string c = collective_of_event(e.name);
-        if (c.empty() || (!collective.empty() && c != collective)) return;
+        const Collective c = e.collective;
+        if (c == Collective::None || (collective != Collective::None && c != collective)) return;
         if (!best || e.start_ns < best->first) {
             best = {e.start_ns, e.end_ns};
-            best_name = c;
+            best_collective = c;
         }
     });
     if (!best) return std::nullopt;
-    collective = best_name;
+    collective = best_collective;
     return best->second;
 }
 
@@ -120,7 +120,7 @@ MergeResult merge_traces(const std::vector<std::string>& inputs, TraceWriter& ou
     if (all_imported && all_starts) {
         anchor_kind = "start-time";
     } else if (all_imported) {
-        std::string collective;
+        Collective collective = Collective::None;
         bool all = true;
         for (std::size_t i = 0; i < readers.size() && all; ++i) {
             anchor[i] = first_collective_end(readers[i], collective);

@@ -7,6 +7,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "profiler/analysis/event_classify.h"
 #include "core/common/error.h"
 #include "profiler/store/chunk_decode.h"
 #include "profiler/store/draw_merge.h"
@@ -54,6 +55,10 @@ struct TraceReader::Impl {
     std::unordered_map<int, std::size_t> track_index;
     std::vector<RankRecord> ranks;
     std::vector<std::string> strings;  // id - 1 -> text
+    // id - 1 -> the collective that name stands for, classified on first use (kUnclassified
+    // until then): the store keeps names only, and a name is classified once, not per event.
+    static constexpr std::uint8_t kUnclassified = 0xff;
+    mutable std::vector<std::uint8_t> collective_of_string;
     std::int64_t start = 0;
     std::int64_t end = 0;
 
@@ -66,6 +71,18 @@ struct TraceReader::Impl {
             bad(where, "names string " + std::to_string(id) + ", which the strings table lacks");
         }
         return strings[static_cast<std::size_t>(id - 1)];
+    }
+
+    // The collective of a communication event named by string `id` (already checked by str).
+    Collective collective_of(std::int64_t id) const {
+        if (collective_of_string.size() != strings.size()) {
+            collective_of_string.assign(strings.size(), kUnclassified);
+        }
+        auto& slot = collective_of_string[static_cast<std::size_t>(id - 1)];
+        if (slot == kUnclassified) {
+            slot = static_cast<std::uint8_t>(collective_of_event(strings[static_cast<std::size_t>(id - 1)]));
+        }
+        return static_cast<Collective>(slot);
     }
 
     // SQLite reads pages past the end of a cut file as zeros and only fails when a query
@@ -271,7 +288,9 @@ struct TraceReader::Impl {
         e.track = static_cast<int>(track);
         e.rank = tracks[it->second].info.rank;
         e.kind = static_cast<EventKind>(kind);
-        e.name = str(st.int64(col0 + 3), "events.name_id");
+        const std::int64_t name_id = st.int64(col0 + 3);
+        e.name = str(name_id, "events.name_id");
+        if (e.kind == EventKind::Communication) e.collective = collective_of(name_id);
         e.start_ns = st.int64(col0 + 4);
         e.end_ns = st.int64(col0 + 5);
         if (e.end_ns < e.start_ns) bad(field("end_ns"), "ends before it starts");
@@ -416,6 +435,7 @@ const TrackRecord* TraceReader::track(int id) const {
 }
 
 const std::string& TraceReader::string(std::int64_t id) const { return impl_->str(id, "string id"); }
+std::int64_t TraceReader::string_count() const { return static_cast<std::int64_t>(impl_->strings.size()); }
 
 std::vector<DrawItem> TraceReader::window(int track_id, std::int64_t t0, std::int64_t t1,
                                           std::size_t max_items) const {
@@ -447,7 +467,8 @@ std::vector<DrawItem> TraceReader::window(int track_id, std::int64_t t0, std::in
         d.count = m.count;
         d.busy_ns = m.busy_total();
         d.kind = static_cast<EventKind>(m.dominant_kind());
-        d.name = impl_->str(m.top_name_id, "name id");
+        impl_->str(m.top_name_id, "name id");  // refuses an id the strings table lacks
+        d.name_id = m.top_name_id;
         d.event_id = m.count == 1 ? m.event_id : 0;
         out.push_back(std::move(d));
     }

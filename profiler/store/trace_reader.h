@@ -33,14 +33,15 @@ struct RankRecord {
 
 // One thing to draw on a track: a single event (count 1, event_id set) or several events
 // narrower than a pixel merged together (count > 1, event_id 0, kind the one that took the
-// most time, name that of the longest event merged).
+// most time, name that of the longest event merged). The name is the store's string id
+// (string() gives its text): a window of a million items copies no strings.
 struct DrawItem {
     std::int64_t start_ns = 0;
     std::int64_t end_ns = 0;
     std::int64_t count = 0;
     std::int64_t busy_ns = 0;  // summed duration of the events merged
     EventKind kind = EventKind::Compute;
-    std::string name;
+    std::int64_t name_id = 0;  // a valid string() id
     std::int64_t event_id = 0;
 };
 
@@ -92,6 +93,8 @@ public:
                                                                                 std::int64_t micro_batch) const;
 
     [[nodiscard]] const std::string& string(std::int64_t id) const;
+    // Valid string ids are 1..string_count().
+    [[nodiscard]] std::int64_t string_count() const;
 
     // Checks every page of the file (SQLite's quick_check): corruption in pages that no
     // query has touched yet shows here. Costs a full read of the file.

@@ -4,24 +4,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/run_cli.h"
+
 #include "core/common/json_reader.h"
 
 namespace {
-struct Result {
-    int exit_code = -1;
-    QByteArray out, err;
-};
-
-Result run_cli(const QStringList& args, int timeout_ms = 60000) {
-    QProcess p;
-    p.start(MESHWORK_CLI_PATH, args);
-    if (!p.waitForFinished(timeout_ms)) {
-        p.kill();
-        return {};
-    }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, p.readAllStandardOutput(),
-            p.readAllStandardError()};
-}
+using meshwork::test::CliResult;
+using meshwork::test::run_cli;
 }  // namespace
 
 class TestCli : public QObject {
@@ -41,7 +30,7 @@ private slots:
 };
 
 void TestCli::help_on_every_verb() {
-    const Result top = run_cli({"--help"});
+    const CliResult top = run_cli({"--help"});
     QCOMPARE(top.exit_code, 0);
     QVERIFY(top.out.contains("Exit codes"));
     // Every subcommand listed in the top-level help answers --help with exit 0.
@@ -52,7 +41,7 @@ void TestCli::help_on_every_verb() {
     for (const QString& line : text.mid(start).split('\n').mid(1)) {
         const QString verb = line.trimmed().section(' ', 0, 0);
         if (verb.isEmpty() || !line.startsWith("  ")) continue;
-        const Result r = run_cli({verb, "--help"});
+        const CliResult r = run_cli({verb, "--help"});
         QVERIFY2(r.exit_code == 0, qPrintable(verb));
         QVERIFY2(r.out.contains("Exit codes"), qPrintable(verb + " --help lists no exit codes"));
         ++verbs;
@@ -61,7 +50,7 @@ void TestCli::help_on_every_verb() {
 }
 
 void TestCli::presets_json() {
-    const Result r = run_cli({"presets", "--json"});
+    const CliResult r = run_cli({"presets", "--json"});
     QCOMPARE(r.exit_code, 0);
     const auto j = nlohmann::json::parse(r.out.toStdString());
     QVERIFY(j["models"].size() >= 8);
@@ -72,7 +61,7 @@ void TestCli::presets_json() {
 }
 
 void TestCli::describe_405b_json() {
-    const Result r = run_cli({"describe", "--model", "llama3.1-405b", "--cluster", "dgx-h100",
+    const CliResult r = run_cli({"describe", "--model", "llama3.1-405b", "--cluster", "dgx-h100",
                               "--gpus", "16384", "--tp", "8", "--pp", "16", "--json"});
     QCOMPARE(r.exit_code, 0);
     const auto j = nlohmann::json::parse(r.out.toStdString());
@@ -100,7 +89,7 @@ void TestCli::describe_405b_json() {
 }
 
 void TestCli::describe_human() {
-    const Result r = run_cli({"describe", QString(MESHWORK_RESOURCES_DIR) + "/layouts/mixtral-8x7b-h100-64.json"});
+    const CliResult r = run_cli({"describe", QString(MESHWORK_RESOURCES_DIR) + "/layouts/mixtral-8x7b-h100-64.json"});
     QCOMPARE(r.exit_code, 0);
     QVERIFY(r.out.contains("46.70B total, 12.88B active"));
     QVERIFY(r.out.contains("experts 8 (top-2"));
@@ -108,7 +97,7 @@ void TestCli::describe_human() {
 
 void TestCli::validate_bundled_layouts() {
     for (const QString& f : QDir(QString(MESHWORK_RESOURCES_DIR) + "/layouts").entryList({"*.json"})) {
-        const Result r = run_cli({"validate", QString(MESHWORK_RESOURCES_DIR) + "/layouts/" + f});
+        const CliResult r = run_cli({"validate", QString(MESHWORK_RESOURCES_DIR) + "/layouts/" + f});
         QVERIFY2(r.exit_code == 0, qPrintable(f + ": " + r.err));
     }
 }
@@ -128,7 +117,7 @@ void TestCli::bad_files_exit_2() {
     QFETCH(QString, file);
     QFETCH(QString, expected);
     for (const char* verb : {"validate", "describe"}) {
-        const Result r = run_cli({verb, file});
+        const CliResult r = run_cli({verb, file});
         QVERIFY2(r.exit_code == 2, qPrintable(QString("%1 exit %2").arg(verb).arg(r.exit_code)));
         const QString err = QString::fromUtf8(r.err);
         QVERIFY2(err.contains(file), qPrintable("message does not name the file: " + err));
@@ -140,28 +129,28 @@ void TestCli::bad_files_exit_2() {
 void TestCli::bad_flags_exit_2() {
     QCOMPARE(run_cli({"describe", "--model", "tiny", "--bogus"}).exit_code, 2);
     QCOMPARE(run_cli({"describe", "--model", "tiny", "--tp", "two"}).exit_code, 2);
-    const Result r = run_cli({"describe", "--model", "tiny", "--tp", "3"});
+    const CliResult r = run_cli({"describe", "--model", "tiny", "--tp", "3"});
     QCOMPARE(r.exit_code, 2);
     QVERIFY(r.err.contains("<flags>: parallel.tp"));
-    const Result neg = run_cli({"describe", "--model", "tiny", "--gpus", "-4"});
+    const CliResult neg = run_cli({"describe", "--model", "tiny", "--gpus", "-4"});
     QCOMPARE(neg.exit_code, 2);
     QVERIFY(neg.err.contains("--gpus"));
     QCOMPARE(run_cli({"describe"}).exit_code, 2);  // neither a layout nor --model
     QCOMPARE(run_cli({"nosuchverb"}).exit_code, 2);
     QCOMPARE(run_cli({}).exit_code, 2);
-    const Result split = run_cli({"describe", "--model", "tiny", "--pp", "2", "--layers-per-stage", "2,x"});
+    const CliResult split = run_cli({"describe", "--model", "tiny", "--pp", "2", "--layers-per-stage", "2,x"});
     QCOMPARE(split.exit_code, 2);
     QVERIFY(split.err.contains("--layers-per-stage"));
 }
 
 void TestCli::validate_json_lists_errors() {
-    const Result r = run_cli({"validate", QString(MESHWORK_TEST_FIXTURES) + "/bad/world-mismatch.json", "--json"});
+    const CliResult r = run_cli({"validate", QString(MESHWORK_TEST_FIXTURES) + "/bad/world-mismatch.json", "--json"});
     QCOMPARE(r.exit_code, 2);
     const auto j = nlohmann::json::parse(r.out.toStdString());
     QCOMPARE(j["valid"].get<bool>(), false);
     QVERIFY(!j["errors"].empty());
     QCOMPARE(j["errors"][0]["field"].get<std::string>(), std::string("parallel"));
-    const Result ok = run_cli({"validate", "--model", "tiny", "--json"});
+    const CliResult ok = run_cli({"validate", "--model", "tiny", "--json"});
     QCOMPARE(ok.exit_code, 0);
     QCOMPARE(nlohmann::json::parse(ok.out.toStdString())["valid"].get<bool>(), true);
 }
@@ -169,7 +158,7 @@ void TestCli::validate_json_lists_errors() {
 // Every layout flag that has a default says it in --help ("(default ..."): a run must be
 // describable without reading the source. --dp's default is the world / (tp·pp·cp) rule.
 void TestCli::help_states_every_layout_default() {
-    const Result r = run_cli({"estimate", "--help"});
+    const CliResult r = run_cli({"estimate", "--help"});
     QCOMPARE(r.exit_code, 0);
     const QString text = QString::fromUtf8(r.out);
     for (const char* flag : {"--cluster",
@@ -209,10 +198,10 @@ void TestCli::help_states_every_layout_default() {
 void TestCli::defaults_a_production_user_expects() {
     const QStringList base{"estimate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus",
                            "8",        "--seq",   "4096",      "--gbs",     "64",       "--json"};
-    const Result def = run_cli(base);
+    const CliResult def = run_cli(base);
     QCOMPARE(def.exit_code, 0);
     const auto d = nlohmann::json::parse(def.out.toStdString());
-    const Result plain = run_cli(base + QStringList{"--zero", "0"});
+    const CliResult plain = run_cli(base + QStringList{"--zero", "0"});
     QCOMPARE(plain.exit_code, 0);
     const auto p = nlohmann::json::parse(plain.out.toStdString());
     // Optimizer state sharded over dp = 8 by default: an eighth of ZeRO-0's.
@@ -221,17 +210,17 @@ void TestCli::defaults_a_production_user_expects() {
     QVERIFY(opt_default > 0);
     QVERIFY(std::fabs(opt_plain / opt_default - 8) < 1e-6);
     // Unfused attention stores the s×s scores: more activation memory, more FLOPs executed.
-    const Result unfused = run_cli(base + QStringList{"--flash-attention", "off"});
+    const CliResult unfused = run_cli(base + QStringList{"--flash-attention", "off"});
     QCOMPARE(unfused.exit_code, 0);
     const auto u = nlohmann::json::parse(unfused.out.toStdString());
     QVERIFY(u["stages"][0]["activations_bytes"].get<double>() >
             d["stages"][0]["activations_bytes"].get<double>());
     QVERIFY(u["hardware_tflops_per_gpu"].get<double>() > 0);
-    const Result on = run_cli(base + QStringList{"--flash-attention", "on"});
+    const CliResult on = run_cli(base + QStringList{"--flash-attention", "on"});
     QCOMPARE(on.exit_code, 0);
     QCOMPARE(nlohmann::json::parse(on.out.toStdString())["step_time_s"].get<double>(),
              d["step_time_s"].get<double>());
-    const Result bad = run_cli(base + QStringList{"--flash-attention", "maybe"});
+    const CliResult bad = run_cli(base + QStringList{"--flash-attention", "maybe"});
     QCOMPARE(bad.exit_code, 2);
     QVERIFY(bad.err.contains("--flash-attention"));
 }

@@ -50,7 +50,7 @@ seed() {
     fuzz_megatron_args)
       cp "$fixtures"/export/golden/*.megatron.sh "$dir"/
       find "$fixtures"/export/megatron -type f -exec cp {} "$dir"/ \; ;;
-    fuzz_kineto_json) cp "$fixtures"/profiler/*.json "$root"/tests/data/kineto/*.json* "$dir"/ ;;
+    fuzz_kineto_json) cp "$fixtures"/profiler/*.json "$fixtures"/kineto/*.json* "$dir"/ ;;
     fuzz_nsys_sqlite) sqlite3 "$dir/nsys.sqlite" < "$root/tests/fuzz/nsys_seed.sql" ;;
     fuzz_meshwork_trace) "$fuzz_bin/make_trace_seeds" "$dir" ;;
   esac

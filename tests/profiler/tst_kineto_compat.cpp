@@ -1,5 +1,5 @@
 // Kineto/Chrome traces as PyTorch writes them across versions, with real files from
-// tests/data/kineto (SOURCES.txt there) and small hand-made ones for single facts:
+// tests/fixtures/kineto (SOURCES.txt there) and small hand-made ones for single facts:
 // exact timestamps, HTA's step attribution, collectives, non-profiles, several ranks.
 #include <QDir>
 #include <QTemporaryDir>
@@ -25,7 +25,7 @@ using meshwork::test::temp_path;
 
 namespace {
 
-const std::string kData = std::string(MESHWORK_TEST_FIXTURES) + "/../data/kineto/";
+const std::string kData = std::string(MESHWORK_TEST_FIXTURES) + "/kineto/";
 
 void write_text(const std::string& path, const std::string& text) {
     std::ofstream(path, std::ios::binary) << text;
@@ -146,7 +146,7 @@ class KinetoCompatTest : public QObject {
     // record_param_comms op around its launch (no External id link), and a collective kernel
     // without any size still counts as a collective, size unknown.
     void symmetric_memory_and_unsized_collectives() {
-        // Hand-written (tests/data/kineto/SOURCES.txt): names and args as PyTorch 2.x writes them.
+        // Hand-written (tests/fixtures/kineto/SOURCES.txt): names and args as PyTorch 2.x writes them.
         const std::string in = kData + "symmetric_memory_allreduce.json";
         const auto r = import(in);
         int comms = 0;
@@ -172,14 +172,14 @@ class KinetoCompatTest : public QObject {
         QCOMPARE(stats.collectives.size(), std::size_t{2});
         bool unsized = false;
         for (const auto& c : stats.collectives) {
-            if (c.collective == "all_gather") {
+            if (c.collective == Collective::AllGather) {
                 unsized = true;
                 QCOMPARE(c.bytes, std::int64_t{0});
                 QCOMPARE(stats_to_json(stats)["collectives"][0]["size_known"].get<bool>() ||
                              stats_to_json(stats)["collectives"][1]["size_known"].get<bool>(),
                          true);
             } else {
-                QCOMPARE(c.collective, std::string("all_reduce"));
+                QCOMPARE(c.collective, Collective::AllReduce);
             }
         }
         QVERIFY(unsized);

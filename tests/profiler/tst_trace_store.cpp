@@ -146,7 +146,7 @@ private slots:
         QCOMPARE(items[3].end_ns, std::int64_t{3700});
         QCOMPARE(items[3].count, std::int64_t{1});
         QVERIFY(items[3].event_id > 0);
-        QCOMPARE(items[3].name, std::string("gemm"));
+        QCOMPARE(r.string(items[3].name_id), std::string("gemm"));
         const auto e = r.event(items[3].event_id);
         QVERIFY(e.has_value());
         QCOMPARE(e->start_ns, std::int64_t{3000});
@@ -198,7 +198,7 @@ private slots:
         auto r = TraceReader::open(path);
         const auto items = r.window(t, 50000000, 50000500, 100);
         bool found_step = false;
-        for (const auto& it : items) found_step |= it.name == "step 0";
+        for (const auto& it : items) found_step |= r.string(it.name_id) == "step 0";
         QVERIFY(found_step);
         const auto wide = r.window(t, 40000000, 60000000, 100);
         QVERIFY(wide.size() <= 100);

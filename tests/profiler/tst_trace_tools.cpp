@@ -29,6 +29,7 @@
 #include "profiler/store/trace_reader.h"
 #include "profiler/store/trace_writer.h"
 #include "tests/profiler/trace_test_util.h"
+#include "tests/support/run_cli.h"
 
 using namespace meshwork;
 using namespace meshwork::profiler;
@@ -58,17 +59,8 @@ public:
     std::vector<TraceEvent> events;
 };
 
-struct CliResult {
-    int exit_code = -1;
-    std::string out, err;
-};
-
-CliResult run_cli(const QStringList& args) {
-    QProcess p;
-    p.start(MESHWORK_CLI_PATH, args);
-    p.waitForFinished(120000);
-    return {p.exitCode(), p.readAllStandardOutput().toStdString(), p.readAllStandardError().toStdString()};
-}
+using test::CliResult;
+using test::run_cli;
 
 QStringList args(std::initializer_list<std::string> a) {
     QStringList l;
@@ -167,14 +159,26 @@ private slots:
         QCOMPARE(s.kernels.front().count, std::int64_t{2});
         QCOMPARE(s.collectives.size(), std::size_t{1});
         const auto& c = s.collectives[0];
-        QCOMPARE(c.collective, std::string("all_reduce"));
+        QCOMPARE(c.collective, Collective::AllReduce);
+        QCOMPARE(stats_to_json(s)["collectives"][0]["collective"].get<std::string>(), std::string("all_reduce"));
         QCOMPARE(c.algbw_gbps, 1000000.0 / 100e-9 / 1e9);          // 10000 GB/s
         QCOMPARE(c.busbw_gbps, c.algbw_gbps * 2.0 * 3.0 / 4.0);    // 2(n-1)/n
-        QCOMPARE(bus_factor("all_gather", 8), 7.0 / 8.0);
-        QCOMPARE(bus_factor("broadcast", 8), 1.0);
-        QCOMPARE(collective_of_event("ncclDevKernel_AllGather_RING_LL"), std::string("all_gather"));
-        QCOMPARE(collective_of_event("all_to_all(ep)"), std::string("all_to_all"));
-        QCOMPARE(collective_of_event("gemm"), std::string());
+        QCOMPARE(bus_factor(Collective::AllGather, 8), 7.0 / 8.0);
+        QCOMPARE(bus_factor(Collective::AllToAll, 8), 7.0 / 8.0);
+        QCOMPARE(bus_factor(Collective::Broadcast, 8), 1.0);
+        QCOMPARE(bus_factor(Collective::AllReduce, 1), 1.0);
+        QCOMPARE(collective_of_event("ncclDevKernel_AllGather_RING_LL"), Collective::AllGather);
+        QCOMPARE(collective_of_event("ncclDevKernel_Generic"), Collective::Generic);
+        QCOMPARE(collective_of_event("all_to_all(ep)"), Collective::AllToAll);
+        QCOMPARE(collective_of_event("gemm"), Collective::None);
+        // Meshwork names: the collective, then the end or one of "( :.".
+        QCOMPARE(collective_of_name("reduce_scatter(dp).grads"), Collective::ReduceScatter);
+        QCOMPARE(collective_of_name("send_recv"), Collective::SendRecv);
+        QCOMPARE(collective_of_name("send(pp).activation"), Collective::Send);
+        QCOMPARE(collective_of_name("reduce_kernel"), Collective::None);
+        QCOMPARE(collective_of_name("generic"), Collective::None);
+        QCOMPARE(std::string(to_string(Collective::AllReduce)), std::string("all_reduce"));
+        QCOMPARE(std::string(collective_label(Collective::None)), std::string("other"));
     }
 
     // A run of three steps compares with a prediction of one: per-step means over the steps
@@ -400,8 +404,8 @@ private slots:
         write_rank(a, 0, 0);
         write_rank(b, 1, 700);
         auto r = run_cli(args({"stats", a, "--json"}));
-        QVERIFY2(r.exit_code == 0, r.err.c_str());
-        auto j = nlohmann::json::parse(r.out);
+        QVERIFY2(r.exit_code == 0, r.err.constData());
+        auto j = nlohmann::json::parse(r.out.toStdString());
         for (const char* k : {"compute_s", "comm_s", "idle_s", "overlap_fraction", "bubble_fraction"}) {
             QVERIFY2(j["ranks"][0].contains(k), k);
         }
@@ -409,38 +413,38 @@ private slots:
         QVERIFY(j["kernels"].is_array());
         r = run_cli(args({"stats", a}));
         QCOMPARE(r.exit_code, 0);
-        QVERIFY(r.out.find("all_reduce") != std::string::npos);
+        QVERIFY(r.out.contains("all_reduce"));
 
         const auto merged = temp_path(dir_, "cli_merged.sqlite");
         r = run_cli(args({"merge", a, b, "--out", merged, "--json"}));
-        QVERIFY2(r.exit_code == 0, r.err.c_str());
-        j = nlohmann::json::parse(r.out);
+        QVERIFY2(r.exit_code == 0, r.err.constData());
+        j = nlohmann::json::parse(r.out.toStdString());
         QCOMPARE(j["inputs"][1]["offset_ns"].get<std::int64_t>(), std::int64_t{-700});
         QCOMPARE(j["world_size"].get<int>(), 2);
 
         const auto json_out = temp_path(dir_, "cli.json");
         r = run_cli(args({"export-trace", merged, "--out", json_out, "--json"}));
-        QVERIFY2(r.exit_code == 0, r.err.c_str());
-        QCOMPARE(nlohmann::json::parse(r.out)["events"].get<int>(), 8);
+        QVERIFY2(r.exit_code == 0, r.err.constData());
+        QCOMPARE(nlohmann::json::parse(r.out.toStdString())["events"].get<int>(), 8);
         QVERIFY(load_json(json_out)["traceEvents"].is_array());
 
         const auto imported = temp_path(dir_, "cli_imported.sqlite");
         r = run_cli(args({"import-trace", std::string(MESHWORK_TEST_FIXTURES) + "/profiler/kineto_rank1.json",
                           "--out", imported, "--json"}));
-        QVERIFY2(r.exit_code == 0, r.err.c_str());
-        j = nlohmann::json::parse(r.out);
+        QVERIFY2(r.exit_code == 0, r.err.constData());
+        j = nlohmann::json::parse(r.out.toStdString());
         QCOMPARE(j["format"].get<std::string>(), std::string("kineto"));
         QCOMPARE(j["rank"].get<int>(), 1);
         r = run_cli(args({"stats", imported, "--json"}));
-        QVERIFY2(r.exit_code == 0, r.err.c_str());
-        j = nlohmann::json::parse(r.out);
+        QVERIFY2(r.exit_code == 0, r.err.constData());
+        j = nlohmann::json::parse(r.out.toStdString());
         QCOMPARE(j["collectives"][0]["bytes"].get<std::int64_t>(), std::int64_t{2097152});
         QCOMPARE(j["collectives"][0]["group_size"].get<int>(), 2);
 
         for (const char* verb : {"stats", "merge", "import-trace", "export-trace", "compare", "calibrate"}) {
             r = run_cli(args({verb, "--help"}));
             QVERIFY2(r.exit_code == 0, verb);
-            QVERIFY2(r.out.find("Exit codes") != std::string::npos, verb);
+            QVERIFY2(r.out.contains("Exit codes"), verb);
         }
     }
 
@@ -449,8 +453,8 @@ private slots:
         write_rank(pred, 0, 0);
         write_rank(same, 0, 123);  // the same timeline, shifted
         auto r = run_cli(args({"compare", pred, same, "--json", "--max-error", "0.01"}));
-        QVERIFY2(r.exit_code == 0, (r.out + r.err).c_str());
-        auto j = nlohmann::json::parse(r.out);
+        QVERIFY2(r.exit_code == 0, (r.out + r.err).constData());
+        auto j = nlohmann::json::parse(r.out.toStdString());
         QCOMPARE(j["max_abs_error"].get<double>(), 0.0);
         QVERIFY(j["passed"].get<bool>());
         QCOMPARE(j["categories"][0]["category"].get<std::string>(), std::string("step"));
@@ -466,7 +470,7 @@ private slots:
         }
         r = run_cli(args({"compare", pred, slow, "--json", "--max-error", "0.1"}));
         QCOMPARE(r.exit_code, 3);
-        j = nlohmann::json::parse(r.out);
+        j = nlohmann::json::parse(r.out.toStdString());
         QVERIFY(!j["passed"].get<bool>());
         QCOMPARE(j["categories"][1]["error"].get<double>(), -0.5);
         QCOMPARE(run_cli(args({"compare", pred, slow})).exit_code, 0);  // no check asked for
@@ -500,8 +504,8 @@ private slots:
         }
         const auto out = temp_path(dir_, "calibrated.json");
         auto r = run_cli(args({"calibrate", path, "--cluster", "dgx-h100", "--dtype", "bf16", "--out", out, "--json"}));
-        QVERIFY2(r.exit_code == 0, (r.out + r.err).c_str());
-        const auto j = nlohmann::json::parse(r.out);
+        QVERIFY2(r.exit_code == 0, (r.out + r.err).constData());
+        const auto j = nlohmann::json::parse(r.out.toStdString());
         QCOMPARE(j["fit"]["achieved_flops_per_s"].get<double>(), 5e14);
         const double eff = j["fit"]["gemm_efficiency"].get<double>();
         QVERIFY(eff > 0.3 && eff < 0.8);  // 500 TFLOP/s of H100's ~989 dense bf16
@@ -514,7 +518,7 @@ private slots:
         QVERIFY(j["error_before"].is_null());  // no layout given
         // The written file is a cluster JSON that the cluster reader accepts.
         QVERIFY_THROWS_NO_EXCEPTION(load_cluster(out));
-        QVERIFY(!run_cli(args({"calibrate", path, "--out", out})).err.empty());  // no cluster known: exit 2
+        QVERIFY(!run_cli(args({"calibrate", path, "--out", out})).err.isEmpty());  // no cluster known: exit 2
         QCOMPARE(run_cli(args({"calibrate", path, "--out", out})).exit_code, 2);
     }
 
@@ -522,18 +526,18 @@ private slots:
         const std::string layout = std::string(MESHWORK_RESOURCES_DIR) + "/layouts/tiny-cpu.json";
         const auto sim = temp_path(dir_, "sim.sqlite");
         auto r = run_cli(args({"simulate", layout, "--trace", sim}));
-        if (r.exit_code != 0) QSKIP(("simulate is not available: " + r.err).c_str());
+        if (r.exit_code != 0) QSKIP(("simulate is not available: " + r.err).constData());
         const auto out = temp_path(dir_, "cal2.json");
         r = run_cli(args({"calibrate", sim, "--layout", layout, "--out", out, "--json"}));
-        QVERIFY2(r.exit_code == 0, (r.out + r.err).c_str());
-        const auto j = nlohmann::json::parse(r.out);
+        QVERIFY2(r.exit_code == 0, (r.out + r.err).constData());
+        const auto j = nlohmann::json::parse(r.out.toStdString());
         QVERIFY(j["error_before"].is_object());
         QVERIFY(j["error_after"].is_object());
         // Predicted against its own simulation: no error before calibration.
         QVERIFY(std::fabs(j["error_before"]["categories"][0]["error"].get<double>()) < 1e-9);
         r = run_cli(args({"compare", sim, sim, "--max-error", "0", "--json"}));
         QCOMPARE(r.exit_code, 0);
-        QCOMPARE(nlohmann::json::parse(r.out)["stage_mapping"].get<std::string>(), std::string("layout"));
+        QCOMPARE(nlohmann::json::parse(r.out.toStdString())["stage_mapping"].get<std::string>(), std::string("layout"));
     }
 
     // The loop closes on this machine: a CPU run of the tiny model as TP2 x PP2 records its
@@ -557,13 +561,13 @@ private slots:
                 a += extra;
                 auto r = run_cli(a);
                 if (r.exit_code != 0) {
-                    qWarning("run failed: %s", r.err.c_str());
+                    qWarning("run failed: %s", r.err.constData());
                     continue;
                 }
                 r = run_cli(args({"stats", path, "--json"}));
                 if (r.exit_code != 0) continue;
                 double step = 0;
-                const auto ranks = nlohmann::json::parse(r.out)["ranks"];
+                const auto ranks = nlohmann::json::parse(r.out.toStdString())["ranks"];
                 for (const auto& k : ranks) step += k["step_s"].get<double>();
                 step /= std::max<std::size_t>(1, ranks.size());
                 if (step < best_step) best_step = step, best = path;
@@ -575,14 +579,14 @@ private slots:
         // Every collective of the run carries bytes and a group size.
         auto r = run_cli(args({"stats", measured, "--json"}));
         QCOMPARE(r.exit_code, 0);
-        for (const auto& c : nlohmann::json::parse(r.out)["collectives"]) {
+        for (const auto& c : nlohmann::json::parse(r.out.toStdString())["collectives"]) {
             QVERIFY(c["group_size"].get<int>() >= 2);
             QVERIFY(c["bytes"].get<std::int64_t>() > 0);
         }
         const auto cluster = temp_path(dir_, "cpu-calibrated.json");
         r = run_cli(args({"calibrate", measured, "--out", cluster, "--json"}));
-        QVERIFY2(r.exit_code == 0, (r.out + r.err).c_str());
-        const auto fit = nlohmann::json::parse(r.out)["fit"];
+        QVERIFY2(r.exit_code == 0, (r.out + r.err).constData());
+        const auto fit = nlohmann::json::parse(r.out.toStdString())["fit"];
         QVERIFY(fit["intra_node"]["fitted"].get<bool>());
         QVERIFY(fit["compute_scale"].get<double>() > 0);
 
@@ -623,7 +627,7 @@ private slots:
         std::ofstream(text) << "not a trace";
         auto r = run_cli(args({"stats", text}));
         QCOMPARE(r.exit_code, 2);
-        QVERIFY2(r.err.find(text) != std::string::npos, r.err.c_str());
+        QVERIFY2(r.err.contains(QByteArray::fromStdString(text)), r.err.constData());
 
         const auto hostile = temp_path(dir_, "hostile.json");
         std::ofstream(hostile) << "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"k\",\"ts\":1e999,\"dur\":1}]}";
@@ -631,8 +635,8 @@ private slots:
         r = run_cli(args({"import-trace", hostile, "--out", out}));
         QCOMPARE(r.exit_code, 2);
         // nlohmann refuses 1e999 as a number overflow: either way the message names the file.
-        QVERIFY2(r.err.find(hostile) != std::string::npos && r.err.find("1e999") != std::string::npos,
-                 r.err.c_str());
+        QVERIFY2(r.err.contains(QByteArray::fromStdString(hostile)) && r.err.contains("1e999"),
+                 r.err.constData());
         // Neither the output nor a temporary file is left behind.
         for (const auto& f : std::filesystem::directory_iterator(dir_.path().toStdString())) {
             QVERIFY2(f.path().filename().string().find("hostile_out") == std::string::npos,

@@ -1,4 +1,4 @@
-// The hostile-input corpus tests/data/bad/: every case in cases.txt is fed to the meshwork-cli
+// The hostile-input corpus tests/fixtures/hostile/: every case in cases.txt is fed to the meshwork-cli
 // verb it names, which must exit 2 (bad input) within seconds, not die of a signal, and print
 // an error that names the file and says what is wrong. Outside sanitizer builds each run is
 // limited to 4 GiB of address space, so an allocation sized by the file fails the case.
@@ -13,7 +13,7 @@
 #include <QTest>
 
 #ifndef MESHWORK_BAD_INPUTS_DIR
-#error "MESHWORK_BAD_INPUTS_DIR must name tests/data/bad"
+#error "MESHWORK_BAD_INPUTS_DIR must name tests/fixtures/hostile"
 #endif
 
 namespace {
@@ -72,7 +72,7 @@ private slots:
     void exitsTwoNamingTheFile();
 };
 
-// A file added to tests/data/bad without a line in cases.txt would never be tried.
+// A file added to tests/fixtures/hostile without a line in cases.txt would never be tried.
 void TestBadInputs::everyFileInTheCorpusIsACase() {
     QString error;
     const QList<Case> cases = read_cases(error);

@@ -1,7 +1,7 @@
 // meshwork-cli run end to end: exit codes and messages of CLI.md.
 #include <QtTest>
 
-#include <QProcess>
+#include "tests/support/run_cli.h"
 
 class TestEngineCli : public QObject {
     Q_OBJECT
@@ -17,22 +17,13 @@ private slots:
 };
 
 namespace {
-struct Result {
-    int code;
-    QString out, err;
-};
-Result cli(const QStringList& args) {
-    QProcess p;
-    p.start(MESHWORK_CLI_PATH, QStringList{"run"} + args);
-    p.waitForFinished(120000);
-    return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
-}
+meshwork::test::CliResult cli(const QStringList& args) { return meshwork::test::run_cli(QStringList{"run"} + args); }
 const QStringList kTp2{"--model", "tiny", "--tp", "2", "--seq", "32", "--mbs", "2", "--gbs", "4", "--steps", "2"};
 }  // namespace
 
 void TestEngineCli::check_passes() {
     const auto r = cli(kTp2 + QStringList{"--check"});
-    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(r.exit_code == 0, r.err.constData());
     QVERIFY(r.out.contains("step 2/2"));
     QVERIFY(r.out.contains("check passed"));
 }
@@ -40,55 +31,56 @@ void TestEngineCli::check_passes() {
 void TestEngineCli::check_mismatch_exits_3() {
     // Rounding alone differs from the reference: a zero tolerance must fail and say where.
     const auto r = cli(kTp2 + QStringList{"--check", "--tolerance", "0"});
-    QCOMPARE(r.code, 3);
+    QCOMPARE(r.exit_code, 3);
     QVERIFY2(r.err.contains("check failed: ") && r.err.contains("on rank ") &&
-                 r.err.contains("relative error"), qPrintable(r.err));
+                 r.err.contains("relative error"), r.err.constData());
 }
 
 // A bf16 layout runs with bf16 emulated on the CPU and is checked with the bf16 tolerances
 // (docs/engine.md); the CPU's default dtype stays fp32 (no faster bf16 there).
 void TestEngineCli::bf16_check_uses_its_tolerances() {
     const auto fp32 = cli(kTp2 + QStringList{"--check", "--json"});
-    QVERIFY2(fp32.code == 0, qPrintable(fp32.err));
+    QVERIFY2(fp32.exit_code == 0, fp32.err.constData());
     QVERIFY2(fp32.out.contains("\"tolerance\": 0.0001"), qPrintable(fp32.out));
     const auto r = cli(kTp2 + QStringList{"--dtype", "bf16", "--check"});
-    QVERIFY2(r.code == 0, qPrintable(r.err));
-    QVERIFY2(r.out.contains("within 0.001 (losses) and 0.02 (weights) relative"), qPrintable(r.out));
+    QVERIFY2(r.exit_code == 0, r.err.constData());
+    QVERIFY2(r.out.contains("within 0.001 (losses) and 0.02 (weights) relative"), r.out.constData());
     // The numbers are bf16's: not the fp32 run's losses.
     const auto b = cli(kTp2 + QStringList{"--dtype", "bf16", "--json"});
-    QVERIFY2(b.code == 0, qPrintable(b.err));
-    QVERIFY(b.out.section("\"loss\":", 1, 1).section(',', 0, 0) != fp32.out.section("\"loss\":", 1, 1).section(',', 0, 0));
+    QVERIFY2(b.exit_code == 0, b.err.constData());
+    auto first_loss = [](const QByteArray& out) { return QString::fromUtf8(out).section("\"loss\":", 1, 1).section(',', 0, 0); };
+    QVERIFY(first_loss(b.out) != first_loss(fp32.out));
 }
 
 void TestEngineCli::invalid_layout_exits_2() {
     const auto r = cli({"--model", "tiny", "--tp", "3", "--seq", "32"});
-    QCOMPARE(r.code, 2);
-    QVERIFY2(r.err.contains("parallel.tp"), qPrintable(r.err));
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY2(r.err.contains("parallel.tp"), r.err.constData());
 }
 
 void TestEngineCli::missing_tokens_exits_2() {
     const auto r = cli(kTp2 + QStringList{"--tokens", "/nonexistent/tok.txt"});
-    QCOMPARE(r.code, 2);
-    QVERIFY2(r.err.contains("/nonexistent/tok.txt"), qPrintable(r.err));
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY2(r.err.contains("/nonexistent/tok.txt"), r.err.constData());
 }
 
 void TestEngineCli::memory_limit_refuses() {
     const auto r = cli(kTp2 + QStringList{"--memory-limit", "1MiB"});
-    QCOMPARE(r.code, 2);
-    QVERIFY2(r.err.contains("--memory-limit") && r.err.contains("predicted to need"), qPrintable(r.err));
-    QCOMPARE(cli(kTp2 + QStringList{"--memory-limit", "4GiB"}).code, 0);
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY2(r.err.contains("--memory-limit") && r.err.contains("predicted to need"), r.err.constData());
+    QCOMPARE(cli(kTp2 + QStringList{"--memory-limit", "4GiB"}).exit_code, 0);
 }
 
 void TestEngineCli::rank_failure_exits_1() {
     const auto r = cli(kTp2 + QStringList{"--inject-fault", "1:2"});
-    QCOMPARE(r.code, 1);
-    QVERIFY2(r.err.trimmed() == "error: rank 1: injected fault at step 2", qPrintable(r.err));
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.trimmed() == "error: rank 1: injected fault at step 2", r.err.constData());
 }
 
 void TestEngineCli::json_output() {
     const auto r = cli(kTp2 + QStringList{"--json"});
-    QCOMPARE(r.code, 0);
-    const auto doc = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QCOMPARE(r.exit_code, 0);
+    const auto doc = QJsonDocument::fromJson(r.out).object();
     QCOMPARE(doc["steps"].toArray().size(), 2);
     QVERIFY(doc["steps"].toArray()[0].toObject()["loss"].toDouble() > 5);
     QVERIFY(doc["steps"].toArray()[0].toObject().contains("tokens_per_s"));

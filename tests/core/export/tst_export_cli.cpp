@@ -4,25 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/run_cli.h"
+
 namespace {
-
-struct Result {
-    int exit_code = -1;
-    QByteArray out, err;
-};
-
-Result run_cli(const QStringList& args, const QByteArray& input = {}) {
-    QProcess p;
-    p.start(MESHWORK_CLI_PATH, args);
-    if (!input.isEmpty()) p.write(input);
-    p.closeWriteChannel();
-    if (!p.waitForFinished(60000)) {
-        p.kill();
-        return {};
-    }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, p.readAllStandardOutput(),
-            p.readAllStandardError()};
-}
+using meshwork::test::CliResult;
+using meshwork::test::run_cli;
 
 QString layout(const char* name) {
     return QString(MESHWORK_RESOURCES_DIR) + "/layouts/" + name + ".json";
@@ -48,20 +34,20 @@ private slots:
 
 void TestExportCli::help_lists_exit_codes() {
     for (const char* verb : {"export", "import-args"}) {
-        const Result r = run_cli({verb, "--help"});
+        const CliResult r = run_cli({verb, "--help"});
         QCOMPARE(r.exit_code, 0);
         QVERIFY(r.out.contains("Exit codes"));
     }
 }
 
 void TestExportCli::export_to_stdout_and_file() {
-    const Result r = run_cli({"export", layout("tiny-cpu"), "--format", "megatron"});
+    const CliResult r = run_cli({"export", layout("tiny-cpu"), "--format", "megatron"});
     QCOMPARE(r.exit_code, 0);
     QVERIFY(r.out.startsWith("# Megatron-LM arguments"));
     QVERIFY(r.out.contains("--tensor-model-parallel-size 2"));
     QTemporaryDir dir;
     const QString out = dir.filePath("tiny.sh");
-    const Result w = run_cli({"export", layout("tiny-cpu"), "--format", "megatron", "--out", out, "--json"});
+    const CliResult w = run_cli({"export", layout("tiny-cpu"), "--format", "megatron", "--out", out, "--json"});
     QCOMPARE(w.exit_code, 0);
     const auto j = nlohmann::json::parse(w.out.toStdString());
     QVERIFY(j["lossless"].get<bool>());
@@ -71,43 +57,43 @@ void TestExportCli::export_to_stdout_and_file() {
     QCOMPARE(f.readAll(), r.out);
     QCOMPARE(QDir(dir.path()).entryList(QDir::Files).size(), 1);  // no temporary left behind
     // flags override the file, as for every verb that takes a layout
-    const Result flags = run_cli({"export", layout("tiny-cpu"), "--format", "deepspeed", "--pp", "1",
+    const CliResult flags = run_cli({"export", layout("tiny-cpu"), "--format", "deepspeed", "--pp", "1",
                                   "--tp", "1", "--dp", "4", "--zero", "2", "--allow-lossy"});
     QCOMPARE(flags.exit_code, 0);
     QCOMPARE(nlohmann::json::parse(flags.out.toStdString())["zero_optimization"]["stage"].get<int>(), 2);
 }
 
 void TestExportCli::lossy_export_needs_allow_lossy() {
-    const Result r = run_cli({"export", layout("tiny-cpu"), "--format", "torchtitan"});
+    const CliResult r = run_cli({"export", layout("tiny-cpu"), "--format", "torchtitan"});
     QCOMPARE(r.exit_code, 2);
     QVERIFY(r.out.isEmpty());
     QVERIFY(r.err.contains("lost: torchtitan: model tiny"));
     QVERIFY(r.err.contains("--allow-lossy"));
-    const Result ok = run_cli({"export", layout("tiny-cpu"), "--format", "torchtitan", "--allow-lossy", "--json"});
+    const CliResult ok = run_cli({"export", layout("tiny-cpu"), "--format", "torchtitan", "--allow-lossy", "--json"});
     QCOMPARE(ok.exit_code, 0);
     const auto j = nlohmann::json::parse(ok.out.toStdString());
     QVERIFY(!j["lossless"].get<bool>());
     QVERIFY(!j["lost"].empty());
     QVERIFY(j["content"].get<std::string>().find("config.parallelism = ParallelismConfig(") != std::string::npos);
-    const Result toml = run_cli({"export", layout("tiny-cpu"), "--format", "torchtitan-toml", "--allow-lossy", "--json"});
+    const CliResult toml = run_cli({"export", layout("tiny-cpu"), "--format", "torchtitan-toml", "--allow-lossy", "--json"});
     QCOMPARE(toml.exit_code, 0);
     QVERIFY(nlohmann::json::parse(toml.out.toStdString())["content"].get<std::string>().find("[parallelism]") !=
             std::string::npos);
 }
 
 void TestExportCli::export_bad_input() {
-    const Result f = run_cli({"export", layout("tiny-cpu"), "--format", "yaml"});
+    const CliResult f = run_cli({"export", layout("tiny-cpu"), "--format", "yaml"});
     QCOMPARE(f.exit_code, 2);
     QVERIFY(f.err.contains("--format"));
-    const Result t = run_cli({"export", layout("tiny-cpu"), "--format", "slurm", "--trainer", "jax"});
+    const CliResult t = run_cli({"export", layout("tiny-cpu"), "--format", "slurm", "--trainer", "jax"});
     QCOMPARE(t.exit_code, 2);
     QVERIFY(t.err.contains("--trainer"));
-    const Result v = run_cli({"export", layout("tiny-cpu"), "--format", "megatron", "--tp", "3"});
+    const CliResult v = run_cli({"export", layout("tiny-cpu"), "--format", "megatron", "--tp", "3"});
     QCOMPARE(v.exit_code, 2);
 }
 
 void TestExportCli::import_args_fixture_json() {
-    const Result r = run_cli({"import-args", fixture("megatron/gpt3-175b.sh"), "--cluster",
+    const CliResult r = run_cli({"import-args", fixture("megatron/gpt3-175b.sh"), "--cluster",
                               "dgx-a100-80gb", "--json"});
     QCOMPARE(r.exit_code, 0);
     const auto j = nlohmann::json::parse(r.out.toStdString());
@@ -133,12 +119,12 @@ void TestExportCli::import_args_stdin_and_out() {
         "  --untie-embeddings-and-output-weights --disable-bias-linear --vocab-size 256 \\\n"
         "  --max-position-embeddings 128 --seq-length 32 --micro-batch-size 2 --global-batch-size 8 \\\n"
         "  --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2\n";
-    const Result r = run_cli({"import-args", "-", "--out", out, "--name", "from-stdin"}, cmd);
+    const CliResult r = run_cli({"import-args", "-", "--out", out, "--name", "from-stdin"}, cmd);
     QCOMPARE(r.exit_code, 0);
     QVERIFY(r.out.contains("wrote"));
-    const Result v = run_cli({"validate", out});
+    const CliResult v = run_cli({"validate", out});
     QCOMPARE(v.exit_code, 0);
-    const Result d = run_cli({"describe", out, "--json"});
+    const CliResult d = run_cli({"describe", out, "--json"});
     QCOMPARE(d.exit_code, 0);
     QCOMPARE(nlohmann::json::parse(d.out.toStdString())["mesh"]["world_size"].get<int>(), 4);
 }
@@ -146,19 +132,19 @@ void TestExportCli::import_args_stdin_and_out() {
 void TestExportCli::import_args_bad_argument() {
     const QByteArray cmd = "torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4 "
                            "--tensor-model-parallel-size ${TP} --learning-rate 1\n";
-    const Result r = run_cli({"import-args"}, cmd);
+    const CliResult r = run_cli({"import-args"}, cmd);
     QCOMPARE(r.exit_code, 2);
     QVERIFY2(r.err.contains("<stdin>: argv[6] --tensor-model-parallel-size: '${TP}' (line 1): TP is not set"),
              r.err.constData());
     QVERIFY2(r.err.contains("<stdin>: argv[8] --learning-rate: unknown Megatron-LM argument"), r.err.constData());
-    const Result missing = run_cli({"import-args", "/nonexistent/cmd.sh"});
+    const CliResult missing = run_cli({"import-args", "/nonexistent/cmd.sh"});
     QCOMPARE(missing.exit_code, 2);
     QVERIFY(missing.err.contains("/nonexistent/cmd.sh"));
 }
 
 void TestExportCli::deepspeed_refuses_zero3_with_pipeline() {
     // DeepSpeed's PipelineEngine asserts ZeRO < 2: exit 2 naming the reason, even lossy.
-    const Result r = run_cli({"export", layout("llama3-70b-h100-64"), "--zero", "3", "--format", "deepspeed",
+    const CliResult r = run_cli({"export", layout("llama3-70b-h100-64"), "--zero", "3", "--format", "deepspeed",
                               "--allow-lossy"});
     QCOMPARE(r.exit_code, 2);
     QVERIFY2(r.err.contains("training.zero_stage") && r.err.contains("pipeline parallelism"), r.err.constData());
@@ -169,7 +155,7 @@ void TestExportCli::export_then_import() {
     const QString sh = dir.filePath("l.sh");
     // (A TP layout with Megatron's distributed optimizer: Megatron-FSDP layouts unset it.)
     QCOMPARE(run_cli({"export", layout("llama3-70b-h100-64"), "--format", "megatron", "--out", sh}).exit_code, 0);
-    const Result r = run_cli({"import-args", sh, "--cluster", "dgx-h100", "--json"});
+    const CliResult r = run_cli({"import-args", sh, "--cluster", "dgx-h100", "--json"});
     QCOMPARE(r.exit_code, 0);
     const auto j = nlohmann::json::parse(r.out.toStdString());
     QCOMPARE(j["layout"]["parallel"]["dp"].get<int>(), 2);

@@ -4,26 +4,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/run_cli.h"
+
 #include "core/layout/layout_json.h"
 #include "core/layout/layout_validate.h"
 
 namespace {
-struct Result {
-    int exit_code = -1;
-    QByteArray out, err;
-};
-
-Result run_cli(const QStringList& args, int timeout_ms = 120000) {
-    QProcess p;
-    p.start(MESHWORK_CLI_PATH, args);
-    if (!p.waitForFinished(timeout_ms)) {
-        p.kill();
-        return {};
-    }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, p.readAllStandardOutput(),
-            p.readAllStandardError()};
-}
-
+using meshwork::test::CliResult;
+using meshwork::test::run_cli;
 const QStringList kJob{"search", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus",
                        "16",     "--gbs",   "64",        "--seq",     "4096"};
 }  // namespace
@@ -40,7 +28,7 @@ class TestSearchCli : public QObject {
 void TestSearchCli::json_keys_and_out_file() {
     QTemporaryDir dir;
     const QString out = dir.filePath("best.json");
-    const Result r =
+    const CliResult r =
         run_cli(kJob + QStringList{"--top", "3", "--json", "--out", out, "--threads", "2"});
     QCOMPARE(r.exit_code, 0);
     QVERIFY2(!r.err.contains("["), "no progress bar when stderr is not a terminal");
@@ -56,14 +44,14 @@ void TestSearchCli::json_keys_and_out_file() {
     QVERIFY(meshwork::validate_layout(best, "best.json").valid());
     QCOMPARE(meshwork::layout_to_json(best), j["results"][0]["layout"]);
     QCOMPARE(j.at("ranked_by").get<std::string>(), std::string("cost_model+simulator"));
-    const Result plain = run_cli(kJob + QStringList{"--top", "1", "--json", "--no-sim"});
+    const CliResult plain = run_cli(kJob + QStringList{"--top", "1", "--json", "--no-sim"});
     QCOMPARE(plain.exit_code, 0);
     QCOMPARE(nlohmann::json::parse(plain.out.toStdString()).at("ranked_by").get<std::string>(),
              std::string("cost_model"));
 }
 
 void TestSearchCli::human_table() {
-    const Result r = run_cli(kJob + QStringList{"--top", "2", "--fix", "tp=2", "--progress"});
+    const CliResult r = run_cli(kJob + QStringList{"--top", "2", "--fix", "tp=2", "--progress"});
     QCOMPARE(r.exit_code, 0);
     QVERIFY(r.out.contains("Rejected:"));
     QVERIFY(r.out.contains("tp2 "));
@@ -77,19 +65,19 @@ void TestSearchCli::bad_input_exits_2() {
         {{"--fix", "pp=16", "--fix", "dp=16"}, "no layout"},
     };
     for (const auto& [extra, phrase] : cases) {
-        const Result r = run_cli(kJob + extra);
+        const CliResult r = run_cli(kJob + extra);
         QCOMPARE(r.exit_code, 2);
         QVERIFY2(r.err.contains(phrase), r.err.constData());
         QCOMPARE(r.err.count('\n'), 1);
     }
-    const Result nodes = run_cli({"search", "--model", "llama3-8b", "--cluster", "dgx-h100",
+    const CliResult nodes = run_cli({"search", "--model", "llama3-8b", "--cluster", "dgx-h100",
                                   "--gpus", "12", "--gbs", "64", "--seq", "4096"});
     QCOMPARE(nodes.exit_code, 2);
     QVERIFY(nodes.err.contains("whole nodes"));
 }
 
 void TestSearchCli::nothing_feasible_exits_2_with_counts() {
-    const Result r = run_cli({"search", "--model", "llama3.1-405b", "--cluster", "dgx-h100",
+    const CliResult r = run_cli({"search", "--model", "llama3.1-405b", "--cluster", "dgx-h100",
                               "--gpus", "8", "--gbs", "64", "--seq", "8192"});
     QCOMPARE(r.exit_code, 2);
     QVERIFY(r.err.contains("no feasible layout"));
