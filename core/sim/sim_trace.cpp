@@ -222,6 +222,11 @@ std::int64_t write_sim_trace(const TraceInput& in, TraceSink& sink) {
         double g_at = tail.gather_start_s;
         w.span(rank, t.dp, EventKind::Communication, "all_gather(dp).params", g_at,
                tail.gather_end_s - tail.gather_start_s, 0, 0, -1, -1, c.cp > 1 ? c.dp * c.cp : c.dp);
+        if (in.host_sharing_s > 0) {
+            double wait_at = std::max(tail.optimizer_end_s, tail.gather_end_s);
+            w.span(rank, t.dp, EventKind::Communication, "host_sharing.wait", wait_at,
+                   in.step_s - wait_at, 0, 0, -1, -1, 0);
+        }
     }
     return w.count();
 }
