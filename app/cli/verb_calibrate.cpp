@@ -133,6 +133,12 @@ Verb add_calibrate_verb(CLI::App& app) {
                                   << fit.compute_scale;
                     }
                     std::cout << ")\n";
+                    if (fit.host_cores > 0) {
+                        std::cout << "host cores         " << cluster.host_cores << " -> " << calibrated.host_cores
+                                  << " (ranks' compute of one step " << fit.measured_compute_s * 1e3
+                                  << " ms each over a " << fit.measured_step_s * 1e3 << " ms step; the host has "
+                                  << fit.recorded_host_cores << ")\n";
+                    }
                     auto link = [](const char* name, const profiler::LinkFit& f, double was, double now) {
                         std::cout << name << was << " -> " << now;
                         if (f.fitted) {

@@ -87,6 +87,12 @@ struct ClusterSpec {
     LinkTier host_link;
     Efficiency efficiency;
     MemoryReserve memory_reserve;
+    // Host cores the ranks of one node share when ranks are threads on a host (the CPU
+    // engine); 0 when every rank has a device of its own (GPUs). With more ranks on a node
+    // than cores, the ranks cannot all compute at once: a step takes at least the node's
+    // compute divided by these cores (core/cost/host_sharing.h). `calibrate` fits the cores
+    // a run actually got (fewer than the machine has when other processes load it).
+    double host_cores = 0;
     std::string source;
 
     [[nodiscard]] std::int64_t max_gpus() const {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/cost/host_sharing.h"
 #include "core/layout/layout_validate.h"
 
 namespace meshwork {
@@ -162,6 +163,7 @@ void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const T
     out.stages.resize(static_cast<std::size_t>(pp));
     out.micro_batches = m;
     double max_w = -1, sum_w = 0, hw_flops_step = 0;
+    double sum_rank_compute = 0;  // one rank of each stage: kernels and optimizer of a step
     // Megatron-LM overlaps the interleaved schedule's sends and receives with the next
     // chunk's compute by default (--no-overlap-p2p-communication turns it off;
     // megatron/training/arguments.py:3118 at d98e8a64; the 1F1B schedule has no overlap,
@@ -238,6 +240,7 @@ void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const T
 
         const double w = st.forward_s + st.backward_s + 2.0 * v * c.p2p_s;
         sum_w += w;
+        sum_rank_compute += m * (s.fwd.compute_s() + s.bwd.compute_s()) + st.optimizer_s;
         if (w > max_w) {
             max_w = w;
             busiest = r;
@@ -279,6 +282,10 @@ void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const T
     gather_tail = std::max(0.0, gather_tail);
 
     out.step_time_s = finite_nonneg(pipeline + dp_tail + optimizer + gather_tail);
+    // Ranks that share a host's cores wait for a core beyond their own timeline.
+    const double host_bound = host_bound_step_s(cluster_, static_cast<int>(world), sum_rank_compute / pp);
+    out.time.host_sharing_s = finite_nonneg(host_bound - out.step_time_s);
+    out.step_time_s += out.time.host_sharing_s;
     const double step = out.step_time_s > 0 ? out.step_time_s : 1e-30;
     out.busiest_stage = busiest;
     out.time.pipeline_s = finite_nonneg(pipeline);

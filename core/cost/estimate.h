@@ -46,6 +46,9 @@ struct TimeBreakdown {
     double dp_comm_s = 0;       // data-parallel gradient reduction + parameter gather after the backward
     double dp_comm_total_s = 0; // the same before overlap with the backward
     double optimizer_s = 0;
+    // Waiting for a host core: ranks sharing too few cores (ClusterSpec::host_cores) take
+    // longer than their own timeline (core/cost/host_sharing.h); 0 on GPUs.
+    double host_sharing_s = 0;
 };
 
 struct Estimate {

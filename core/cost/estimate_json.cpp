@@ -48,6 +48,7 @@ nlohmann::json estimate_to_json(const Estimate& e) {
               {"pp_comm_s", t.pp_comm_s},
               {"dp_comm_s", t.dp_comm_s},
               {"dp_comm_total_s", t.dp_comm_total_s},
+              {"host_sharing_s", t.host_sharing_s},
               {"optimizer_s", t.optimizer_s}}}};
 }
 

@@ -1,7 +1,12 @@
 #include "core/engine/engine_run.h"
 
+#include <algorithm>
 #include <mutex>
 #include <thread>
+
+#ifdef __linux__
+#include <sched.h>
+#endif
 
 #include "core/common/error.h"
 #include "core/engine/backend_registry.h"
@@ -16,6 +21,20 @@
 
 namespace meshwork::engine {
 
+namespace {
+
+int usable_cores() {
+#ifdef __linux__
+    // The affinity mask, not the machine's CPU count: containers and taskset limit it.
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+#endif
+    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+}  // namespace
+
 TraceRunInfo run_trace_info(const Layout& layout, const EngineOptions& options) {
     TraceRunInfo info;
     info.tool_version = MESHWORK_VERSION;
@@ -24,6 +43,10 @@ TraceRunInfo run_trace_info(const Layout& layout, const EngineOptions& options) 
     info.cluster = layout.cluster.name;
     info.clock_domain = "steady";
     info.world_size = layout.gpus;
+    // The cores this process may run on: the CPU engine's rank threads share them, and
+    // beyond them take turns (calibrate fits the cores a run actually got from this,
+    // core/cost/host_sharing.h).
+    if (options.backend == "cpu") info.extra["host_cores"] = std::to_string(usable_cores());
     return info;
 }
 

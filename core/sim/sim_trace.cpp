@@ -12,7 +12,7 @@ namespace {
 std::int64_t to_ns(double s) { return static_cast<std::int64_t>(std::llround(std::max(0.0, s) * 1e9)); }
 
 struct Tracks {
-    int compute = -1, tp = -1, ep = -1, cp = -1, pp = -1, dp = -1, host = -1;
+    int compute = -1, tp = -1, ep = -1, cp = -1, pp = -1, dp = -1, host = -1, host_wait = -1;
 };
 
 class Writer {
@@ -29,6 +29,8 @@ public:
         if (c.cp > 1) t.cp = sink_.add_track({rank, TrackKind::CommStream, comm++, "comm:cp"});
         if (c.pp > 1) t.pp = sink_.add_track({rank, TrackKind::CommStream, comm++, "comm:pp"});
         if (c.dp > 1 || c.cp > 1 || c.edp > 1) t.dp = sink_.add_track({rank, TrackKind::CommStream, comm++, "comm:dp"});
+        if (in_.host_sharing_s > 0)
+            t.host_wait = sink_.add_track({rank, TrackKind::CommStream, comm++, "comm:host sharing"});
         t.host = sink_.add_track({rank, TrackKind::Host, 0, "host"});
         return t;
     }
@@ -222,6 +224,11 @@ std::int64_t write_sim_trace(const TraceInput& in, TraceSink& sink) {
         double g_at = tail.gather_start_s;
         w.span(rank, t.dp, EventKind::Communication, "all_gather(dp).params", g_at,
                tail.gather_end_s - tail.gather_start_s, 0, 0, -1, -1, c.cp > 1 ? c.dp * c.cp : c.dp);
+        if (in.host_sharing_s > 0) {
+            double wait_at = std::max(tail.optimizer_end_s, tail.gather_end_s);
+            w.span(rank, t.host_wait, EventKind::Communication, "host_sharing.wait", wait_at,
+                   in.step_s - wait_at, 0, 0, -1, -1, 0);
+        }
     }
     return w.count();
 }

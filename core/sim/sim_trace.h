@@ -32,6 +32,10 @@ struct TraceInput {
     const std::vector<RankTail>* tails = nullptr;
     std::vector<int> global_rank;                     // representative rank of each stage
     double step_s = 0;
+    // Waiting for a shared host core (Estimate's TimeBreakdown::host_sharing_s): written as
+    // a communication event at the end of each rank's step, where a measured CPU run shows
+    // it (ranks wait in collectives for peers that have no core).
+    double host_sharing_s = 0;
 };
 
 // Returns the number of events written.

@@ -6,6 +6,7 @@
 
 #include "core/cost/cost_model.h"
 #include "core/cost/group_topology.h"
+#include "core/cost/host_sharing.h"
 #include "core/layout/layout_json.h"
 #include "core/layout/layout_validate.h"
 #include "core/sim/pipeline_sim.h"
@@ -125,6 +126,20 @@ SimulationResult simulate_layout(const Layout& layout, TraceSink* sink) {
     tb.dp_comm_total_s = bst.dp_reduce_s + bst.dp_gather_s + tb.dp_comm_s;
     tb.dp_comm_s = nonneg(tb.dp_comm_s + tail_comm);
 
+    // Ranks that share a host's cores wait for a core beyond their own timeline: the step
+    // takes at least the node's compute over its cores (one rank of each stage stands for
+    // the stage's ranks).
+    double sum_rank_compute = 0;
+    for (int r = 0; r < pp; ++r) {
+        const auto& ops = schedule.ops[static_cast<std::size_t>(r)];
+        for (const auto& op : ops) {
+            const auto& ch = cc[static_cast<std::size_t>(op.chunk * pp + r)];
+            sum_rank_compute += (op.kind == PipeOpKind::Forward ? ch.fwd : ch.bwd).compute_s();
+        }
+        sum_rank_compute += e.stages[static_cast<std::size_t>(r)].optimizer_s;
+    }
+    tb.host_sharing_s = nonneg(host_bound_step_s(layout.cluster, layout.gpus, sum_rank_compute / pp) - step);
+    step += tb.host_sharing_s;
     e.step_time_s = nonneg(step);
     const double safe_step = e.step_time_s > 0 ? e.step_time_s : 1e-30;
     const double scale = estimate_step > 0 ? estimate_step / safe_step : 0.0;
@@ -158,6 +173,8 @@ SimulationResult simulate_layout(const Layout& layout, TraceSink* sink) {
         info.world_size = layout.gpus;
         info.extra["representative_ranks"] = "one per pipeline stage (tp = cp = dp = ep = 0)";
         info.extra["step_time_s"] = std::to_string(e.step_time_s);
+        // The cores of the simulated host, as a CPU run records the cores of its host.
+        if (layout.cluster.host_cores > 0) info.extra["host_cores"] = std::to_string(layout.cluster.host_cores);
         sink->set_run_info(info);
         TraceInput in;
         in.model = &model;
@@ -170,6 +187,7 @@ SimulationResult simulate_layout(const Layout& layout, TraceSink* sink) {
         in.zero_bwd_s = &zero_bwd;
         in.tails = &tails;
         in.step_s = e.step_time_s;
+        in.host_sharing_s = tb.host_sharing_s;
         const int pp_stride = mesh_strides(layout.parallel.mesh).value_or(MeshStrides{}).pp;
         for (int r = 0; r < pp; ++r) in.global_rank.push_back(r * pp_stride);
         res.trace_events = write_sim_trace(in, *sink);

@@ -11,6 +11,7 @@
 #include "profiler/analysis/intervals.h"
 #include "profiler/analysis/trace_stats.h"
 #include "core/common/error.h"
+#include "core/cost/host_sharing.h"
 #include "core/sim/simulate.h"
 #include "profiler/store/trace_writer.h"
 
@@ -79,6 +80,25 @@ double mean_step_compute_s(const TraceStats& st) {
     double sum = 0;
     for (const auto& r : st.ranks) sum += r.step_compute_s;
     return st.ranks.empty() ? 0 : sum / static_cast<double>(st.ranks.size());
+}
+
+double mean_step_s(const TraceStats& st) {
+    double sum = 0;
+    for (const auto& r : st.ranks) sum += r.step_s;
+    return st.ranks.empty() ? 0 : sum / static_cast<double>(st.ranks.size());
+}
+
+// The cores of the host that recorded the trace (run info "host_cores"); 0 when absent.
+double recorded_host_cores(const TraceReader& trace) {
+    const auto& extra = trace.run_info().extra;
+    const auto it = extra.find("host_cores");
+    if (it == extra.end()) return 0;
+    try {
+        const double v = std::stod(it->second);
+        return std::isfinite(v) && v > 0 ? v : 0;
+    } catch (const std::exception&) {
+        return 0;  // an unreadable annotation: not fitted
+    }
 }
 
 // The simulated compute time of one step of `layout` on `cluster` (mean over ranks).
@@ -165,8 +185,22 @@ CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& c
         if (peak > 0) fit.gemm_efficiency = std::min(1.0, fit.achieved_flops_per_s / peak);
     }
     if (layout && fit.compute_samples > 0) {
-        fit.measured_compute_s = mean_step_compute_s(compute_stats(measured, 0));
-        fit.predicted_compute_s = predicted_step_compute_s(*layout, cluster);
+        const TraceStats st = compute_stats(measured, 0);
+        fit.measured_compute_s = mean_step_compute_s(st);
+        fit.measured_step_s = mean_step_s(st);
+        fit.recorded_host_cores = recorded_host_cores(measured);
+        const int ranks = cost::ranks_per_node(cluster, layout->gpus);
+        // Only ranks that compute on the host's cores share them (the CPU engine); GPU
+        // ranks each compute on a device of their own.
+        const bool host_computes = cluster.gpu.kind == "cpu";
+        if (host_computes && fit.recorded_host_cores > 0 && ranks > fit.recorded_host_cores &&
+            fit.measured_step_s > 0) {
+            fit.host_cores = std::clamp(ranks * fit.measured_compute_s / fit.measured_step_s, 0.01,
+                                        fit.recorded_host_cores);
+        }
+        ClusterSpec unbounded = cluster;  // compute is fitted on the ranks' own timelines
+        unbounded.host_cores = 0;
+        fit.predicted_compute_s = predicted_step_compute_s(*layout, unbounded);
         if (fit.measured_compute_s > 0 && fit.predicted_compute_s > 0) {
             fit.compute_scale = fit.predicted_compute_s / fit.measured_compute_s;
             fit.gemm_efficiency =
@@ -180,6 +214,7 @@ CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& c
 
 ClusterSpec apply_calibration(ClusterSpec c, const CalibrationFit& fit) {
     if (fit.gemm_efficiency > 0) c.efficiency.gemm = fit.gemm_efficiency;
+    if (fit.host_cores > 0) c.host_cores = fit.host_cores;
     if (fit.compute_scale > 0) {
         // The whole device runs at the fitted pace: attention and memory-bound kernels too.
         c.efficiency.attention = std::clamp(c.efficiency.attention * fit.compute_scale, 1e-3, 1.0);
@@ -221,6 +256,9 @@ nlohmann::json calibration_to_json(const CalibrationFit& f) {
             {"compute_scale", f.compute_scale},
             {"predicted_compute_s", f.predicted_compute_s},
             {"measured_compute_s", f.measured_compute_s},
+            {"measured_step_s", f.measured_step_s},
+            {"host_cores", f.host_cores},
+            {"recorded_host_cores", f.recorded_host_cores},
             {"intra_node", link_json(f.intra_node)},
             {"inter_node", link_json(f.inter_node)}};
 }

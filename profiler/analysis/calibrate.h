@@ -31,6 +31,13 @@ struct CalibrationFit {
     // one (the model's size dependence, d/(d + gemm_half_dim), is kept); 0 when not used.
     double compute_scale = 0;
     double predicted_compute_s = 0, measured_compute_s = 0;  // one step, before the fit
+    // Ranks sharing a host's cores (ClusterSpec::host_cores): with the layout that ran, on a
+    // host whose trace records fewer cores than the node has ranks, the cores the ranks got
+    // = ranks per node × a rank's compute of one step / the measured step (at most the
+    // recorded cores: other processes take the rest); 0 when not fitted.
+    double host_cores = 0;
+    double recorded_host_cores = 0;  // the trace's run info "host_cores"; 0 when absent
+    double measured_step_s = 0;      // mean over ranks of one step
     LinkFit intra_node, inter_node;
 };
 
@@ -46,7 +53,8 @@ struct CalibrationFit {
 // collective on that machine (on a CPU host with more ranks than cores, a peer is late
 // because it is not running).
 //
-// Compute, with `layout` (the one that ran): `compute_scale` from simulating the layout.
+// Compute, with `layout` (the one that ran): `compute_scale` from simulating the layout;
+// on a CPU host with more ranks than cores, `host_cores` as above.
 // Without one: Efficiency::gemm = FLOPs / time of compute events / peak of `dtype`.
 CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& cluster, DType dtype,
                                const Layout* layout = nullptr);

@@ -1,6 +1,7 @@
 #include "profiler/collect/cpu_collector.h"
 
 #include <chrono>
+#include <thread>
 
 namespace meshwork::profiler {
 
@@ -22,6 +23,10 @@ CpuCollector::CpuCollector(TraceSink& sink, int rank, int world_size, const std:
                                   std::chrono::system_clock::now().time_since_epoch())
                                   .count();
     info.extra["steady_at_start_ns"] = std::to_string(steady);
+    // The cores this host has: rank threads beyond them take turns (calibrate fits the
+    // cores a run actually got, core/cost/host_sharing.h).
+    if (const unsigned cores = std::thread::hardware_concurrency(); cores > 0)
+        info.extra["host_cores"] = std::to_string(cores);
     sink_.set_run_info(info);
 }
 

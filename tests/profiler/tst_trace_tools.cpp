@@ -13,6 +13,7 @@
 
 #include <cmath>
 
+#include "profiler/analysis/calibrate.h"
 #include "profiler/analysis/event_classify.h"
 #include "profiler/analysis/intervals.h"
 #include "profiler/analysis/range_context.h"
@@ -23,6 +24,8 @@
 #include "profiler/collect/cupti_collector.h"
 #include "profiler/collect/gpu_activity.h"
 #include "core/common/error.h"
+#include "core/layout/layout_json.h"
+#include "core/sim/simulate.h"
 #include "profiler/export/chrome_trace_export.h"
 #include "profiler/merge/trace_merge.h"
 #include "profiler/store/trace_output.h"
@@ -540,15 +543,52 @@ private slots:
         QCOMPARE(nlohmann::json::parse(r.out.toStdString())["stage_mapping"].get<std::string>(), std::string("layout"));
     }
 
+    // Ranks sharing a host's cores: a "measurement" simulated on a host with one core for
+    // four ranks, calibrated from a cluster that does not describe the host, gives back that
+    // one core (the cores = ranks x a rank's compute / the step) and the measured step; a
+    // GPU cluster (ranks on devices of their own) fits no host cores.
+    void calibrate_fits_the_host_cores_a_run_got() {
+        Layout layout = load_layout(std::string(MESHWORK_RESOURCES_DIR) + "/layouts/tiny-cpu.json");
+        QCOMPARE(layout.cluster.host_cores, 0.0);
+        Layout one_core = layout;
+        one_core.cluster.host_cores = 1;
+        const auto path = temp_path(dir_, "one-core.sqlite");
+        {
+            auto w = TraceWriter::create(path);
+            simulate_layout(one_core, w.get());
+            w->close();
+        }
+        const double measured_step = simulate_layout(one_core).estimate.step_time_s;
+        QVERIFY(measured_step > simulate_layout(layout).estimate.step_time_s * 1.5);
+        const auto trace = TraceReader::open(path);
+        const CalibrationFit fit = fit_calibration(trace, layout.cluster, layout.training.dtype, &layout);
+        QCOMPARE(fit.recorded_host_cores, 1.0);
+        QVERIFY2(std::fabs(fit.host_cores - 1.0) < 0.01, qPrintable(QString::number(fit.host_cores)));
+        // A rank's step in the trace runs from its first event: later stages start a little
+        // after the step does.
+        QVERIFY2(std::fabs(fit.measured_step_s - measured_step) < 0.03 * measured_step,
+                 qPrintable(QString("%1 vs %2 s, cores %3").arg(fit.measured_step_s).arg(measured_step).arg(fit.host_cores)));
+        Layout calibrated = layout;
+        calibrated.cluster = apply_calibration(layout.cluster, fit);
+        const double predicted = simulate_layout(calibrated).estimate.step_time_s;
+        QVERIFY2(std::fabs(predicted / measured_step - 1) < 0.03,
+                 qPrintable(QString("%1 vs %2 s").arg(predicted).arg(measured_step)));
+        // Ranks on devices of their own do not share the host's cores.
+        ClusterSpec gpus = layout.cluster;
+        gpus.gpu.kind = "h100-sxm";
+        QCOMPARE(fit_calibration(trace, gpus, layout.training.dtype, &layout).host_cores, 0.0);
+    }
+
     // The loop closes on this machine: a CPU run of the tiny model as TP2 x PP2 records its
     // collectives with bytes and group sizes, calibrate fits the in-process link and the
     // compute pace, and the calibrated prediction of a layout that never ran before
     // (DP2 x TP2: no pipeline, a data-parallel gradient all-reduce) is compared with a run
     // of it. Each layout runs five times and the fastest run counts (best of N, as timeit
     // does): this host is 2 shared cores under other builds, and one run of a layout can
-    // take 2.5x as long as the next. Tolerance 40 % (the issue asks for 20 %: not met on this
-    // host, see docs/BENCHMARKS.md); without calibration the prediction is 70-90 % short. The
-    // figures are in docs/BENCHMARKS.md.
+    // take 2.5x as long as the next. On a host with fewer usable cores than the 4 ranks,
+    // calibrate also fits the cores the ranks got (host_cores). Without calibration the
+    // prediction is 60-85 % short; the calibrated errors of five layouts, and why no fixed
+    // bound is asserted here, are in docs/BENCHMARKS.md.
     void cli_calibration_predicts_another_layout() {
         const std::string layout = std::string(MESHWORK_RESOURCES_DIR) + "/layouts/tiny-cpu.json";
         // Runs `extra` five times; returns the trace of the fastest (mean step over ranks).
@@ -589,6 +629,16 @@ private slots:
         const auto fit = nlohmann::json::parse(r.out.toStdString())["fit"];
         QVERIFY(fit["intra_node"]["fitted"].get<bool>());
         QVERIFY(fit["compute_scale"].get<double>() > 0);
+        // The run records the cores it could use; with fewer than its 4 rank threads the
+        // ranks shared them, and calibrate fits how many they got (at most those).
+        const double recorded = fit["recorded_host_cores"].get<double>();
+        QVERIFY(recorded >= 1);
+        if (recorded < 4) {
+            QVERIFY(fit["host_cores"].get<double>() > 0);
+            QVERIFY(fit["host_cores"].get<double>() <= recorded);
+        } else {
+            QCOMPARE(fit["host_cores"].get<double>(), 0.0);
+        }
 
         const QStringList other{"--tp", "2", "--pp", "1", "--dp", "2"};
         const auto other_run = fastest_run("dp2tp2", other);
@@ -610,10 +660,10 @@ private slots:
         qInfo(
             "DP2xTP2 step (fastest of 5 runs): error %+.1f%% uncalibrated, %+.1f%% calibrated on "
             "TP2xPP2 "
-            "(link latency %.1f us per step, busbw %.3f GB/s, compute x%.3f)",
+            "(link latency %.1f us per step, busbw %.3f GB/s, compute x%.3f, host cores %.2f of %.0f)",
             100 * before, 100 * after, 1e6 * fit["intra_node"]["latency_s"].get<double>(),
             fit["intra_node"]["bus_bandwidth_bytes_per_s"].get<double>() / 1e9,
-            fit["compute_scale"].get<double>());
+            fit["compute_scale"].get<double>(), fit["host_cores"].get<double>(), recorded);
         // The size of the remaining error depends on what else the machine's cores are doing
         // while the two layouts run (a bound of 40 % held alone and failed under ctest -j2), so
         // it is measured in bench/cpu-calibration-loop.sh (docs/BENCHMARKS.md); the test holds

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tests/core/cost/cost_test_util.h"
+#include "core/common/error.h"
 #include "core/cost/cost_model.h"
 #include "core/layout/layout_validate.h"
 #include "core/sim/pipeline_sim.h"
@@ -49,6 +50,78 @@ PipelineTimes uniform(int chunks, double f, double b, double p2p) {
 class TestSim : public QObject {
     Q_OBJECT
 private slots:
+    // Ranks that share a host's cores (the CPU engine): with more ranks on the node than
+    // cores, the step takes at least the ranks' total compute over the cores, in the
+    // estimate and in the simulation; with a core per rank (or 0: devices) nothing changes.
+    void ranks_sharing_host_cores_wait_for_a_core() {
+        Layout l = preset_layout("tiny-cpu");  // 4 ranks, TP2 x PP2, on cpu-local
+        QCOMPARE(l.gpus, 4);
+        const auto run = [](const Layout& lay, RecordingSink& sink) {
+            return simulate_layout(lay, &sink).estimate;
+        };
+        const auto estimate = [](const Layout& lay) {
+            Estimate e;
+            CostModel(lay).estimate(lay, e);
+            return e;
+        };
+        RecordingSink free_sink;
+        const Estimate free_sim = run(l, free_sink);
+        const Estimate free_est = estimate(l);
+        QCOMPARE(free_sim.time.host_sharing_s, 0.0);
+        QVERIFY(free_sink.run.extra.count("host_cores") == 0);
+        // Mean compute of one rank in a step, from the predicted timeline (one rank a stage).
+        std::map<int, double> compute;
+        for (const auto& e : free_sink.events) {
+            if (e.kind == EventKind::Compute) compute[e.rank] += static_cast<double>(e.end_ns - e.start_ns) * 1e-9;
+        }
+        QCOMPARE(static_cast<int>(compute.size()), 2);
+        const double mean_compute = (compute.begin()->second + compute.rbegin()->second) / 2;
+
+        l.cluster.host_cores = 4;  // a core per rank: no bound
+        RecordingSink own_sink;
+        QCOMPARE(run(l, own_sink).step_time_s, free_sim.step_time_s);
+        QCOMPARE(estimate(l).step_time_s, free_est.step_time_s);
+
+        for (double cores : {2.0, 0.5}) {
+            l.cluster.host_cores = cores;
+            RecordingSink sink;
+            const Estimate sim = run(l, sink);
+            const double bound = 4 * mean_compute / cores;
+            QVERIFY2(std::fabs(sim.step_time_s - std::max(bound, free_sim.step_time_s)) < 1e-6 * bound,
+                     qPrintable(QString("cores %1: step %2 s, bound %3 s, free %4 s")
+                                    .arg(cores).arg(sim.step_time_s).arg(bound).arg(free_sim.step_time_s)));
+            QVERIFY(std::fabs(sim.time.host_sharing_s - std::max(0.0, bound - free_sim.step_time_s)) < 1e-6 * bound);
+            QCOMPARE(sink.run.extra.at("host_cores"), std::to_string(cores));
+            // The wait is on every rank's timeline, ending with the step.
+            int waits = 0;
+            for (const auto& e : sink.events) {
+                if (e.name != "host_sharing.wait") continue;
+                ++waits;
+                QCOMPARE(e.kind, EventKind::Communication);
+                QVERIFY(std::llabs(e.end_ns - static_cast<std::int64_t>(std::llround(sim.step_time_s * 1e9))) <= 1);
+            }
+            QCOMPARE(waits, sim.time.host_sharing_s > 0 ? 2 : 0);
+            const Estimate est = estimate(l);
+            QVERIFY(est.step_time_s >= bound * (1 - 1e-9));
+            QVERIFY(est.step_time_s >= free_est.step_time_s);
+        }
+        QVERIFY(l.cluster.host_cores == 0.5);  // the half-core case binds for this layout
+        QVERIFY(run(l, free_sink).time.host_sharing_s > 0);
+
+        // The cluster file states it; a negative figure is refused naming the field.
+        const auto j = cluster_to_json(l.cluster);
+        QCOMPARE(j.at("host_cores").get<double>(), 0.5);
+        QCOMPARE(cluster_from_json(j, "c.json").host_cores, 0.5);
+        auto bad = j;
+        bad["host_cores"] = -1;
+        try {
+            (void)cluster_from_json(bad, "c.json");
+            QFAIL("a negative host_cores was accepted");
+        } catch (const InputError& e) {
+            QVERIFY2(QString(e.what()).contains("host_cores"), e.what());
+        }
+    }
+
     // Uniform stages, free transfers: the span is (m + p − 1)(F + B) for GPipe and 1F1B, so
     // the bubble is (p − 1)/(m + p − 1) of it; interleaved with v chunks of F/v, B/v:
     // (v·m + p − 1)(F + B)/v, the bubble (p − 1)/(v·m) of the ideal m(F + B).
