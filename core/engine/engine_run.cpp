@@ -46,7 +46,7 @@ TraceRunInfo run_trace_info(const Layout& layout, const EngineOptions& options) 
     // The cores this process may run on: the CPU engine's rank threads share them, and
     // beyond them take turns (calibrate fits the cores a run actually got from this,
     // core/cost/host_sharing.h).
-    if (options.backend == "cpu") info.extra["host_cores"] = std::to_string(usable_cores());
+    if (options.backend == BackendKind::Cpu) info.extra["host_cores"] = std::to_string(usable_cores());
     return info;
 }
 

@@ -79,7 +79,7 @@ void TestCli::describe_405b_json() {
     QCOMPARE(j["mesh"]["ranks"][16383]["pp"].get<int>(), 15);
     QVERIFY(!j["model"].contains("local_attention"));  // full attention: no such key
     // gpt-oss-20b: every other block slides a 128-token window; sinks are stated.
-    const Result oss = run_cli({"describe", "--model", "gpt-oss-20b", "--json"});
+    const CliResult oss = run_cli({"describe", "--model", "gpt-oss-20b", "--json"});
     QCOMPARE(oss.exit_code, 0);
     const auto m = nlohmann::json::parse(oss.out.toStdString())["model"];
     QCOMPARE(m["local_attention"]["window_tokens"].get<int>(), 128);
