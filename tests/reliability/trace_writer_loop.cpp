@@ -20,8 +20,8 @@
 
 namespace {
 
-std::atomic<bool> g_stop{false};
-extern "C" void on_sigint(int /*signal*/) { g_stop.store(true); }
+std::atomic<bool> stop_requested{false};
+extern "C" void on_sigint(int /*signal*/) { stop_requested.store(true); }
 
 std::int64_t monotonic_ns() {
     // steady_clock is CLOCK_MONOTONIC on Linux: the same clock in the test process.
@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
 
     std::int64_t count = 0;
-    while (!g_stop.load()) {
+    while (!stop_requested.load()) {
         for (int i = 0; i < kBatch; ++i, ++count) {
             meshwork::TraceEvent e;
             e.track = track;
