@@ -394,6 +394,15 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     c.model_flops_per_step = c.tokens_per_step * model_flops_per_token(m, tr.seq_length);
 }
 
+ZeroExposure zero_exposure(double gather_per_pass_s, double reduce_per_micro_batch_s,
+                           double fwd_compute_s, double bwd_compute_s, double dp_overlap) {
+    ZeroExposure z;
+    z.fwd_s = std::max(0.0, gather_per_pass_s - fwd_compute_s);
+    z.bwd_s = std::max(0.0, gather_per_pass_s - bwd_compute_s) +
+              std::max(0.0, reduce_per_micro_batch_s - dp_overlap * bwd_compute_s);
+    return z;
+}
+
 GradSyncCost grad_sync_cost(const LayoutCosts& c, double dense_params, double expert_params) {
     const ParamStateBytes b = param_state_bytes(c.dtype);
     GradSyncCost g;

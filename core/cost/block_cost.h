@@ -117,6 +117,16 @@ struct GradSyncCost {
     double per_pass_gather_s = 0;
 };
 GradSyncCost grad_sync_cost(const LayoutCosts& c, double dense_params, double expert_params);
+// The ZeRO-2/3 traffic one pass leaves exposed: ZeRO-3's parameter gather, prefetched behind
+// the previous pass, shows where it outlasts the pass's compute; ZeRO-2/3's gradient
+// reduce-scatter runs during the backward and shows where it outlasts dp_overlap of it.
+// The one formula of the cost model (per stage) and the simulator (per chunk).
+struct ZeroExposure {
+    double fwd_s = 0;
+    double bwd_s = 0;
+};
+ZeroExposure zero_exposure(double gather_per_pass_s, double reduce_per_micro_batch_s,
+                           double fwd_compute_s, double bwd_compute_s, double dp_overlap);
 // Adam step over the optimizer shard of one rank.
 double optimizer_step_s(const LayoutCosts& c, double dense_params, double expert_params);
 // DeepSpeed offload over the host link (full duplex): per step, the gradient shard down and

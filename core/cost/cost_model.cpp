@@ -220,15 +220,11 @@ void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const T
 
         // --- time -----------------------------------------------------------------------
         const GradSyncCost sync = grad_sync_cost(c, s.dense_params, s.expert_params);
-        // ZeRO-3 gathers each chunk's parameters before its passes, prefetched behind the
-        // previous pass; ZeRO-2/3 reduce-scatter each micro-batch's gradients during its
-        // backward.
-        const double gather_pass = sync.per_pass_gather_s / v;
-        const double zero_fwd = std::max(0.0, gather_pass - s.fwd.compute_s() / v) * v;
-        const double reduce_pass = sync.per_micro_batch_reduce_s / v;
-        const double zero_bwd =
-            (std::max(0.0, gather_pass - s.bwd.compute_s() / v) +
-             std::max(0.0, reduce_pass - c.dp_overlap * s.bwd.compute_s() / v)) * v;
+        // Per model chunk of the stage (v of them), then summed.
+        const ZeroExposure z = zero_exposure(sync.per_pass_gather_s / v, sync.per_micro_batch_reduce_s / v,
+                                             s.fwd.compute_s() / v, s.bwd.compute_s() / v, c.dp_overlap);
+        const double zero_fwd = z.fwd_s * v;
+        const double zero_bwd = z.bwd_s * v;
         // ZeRO-Infinity fetches the weight shard from the host before each pass, not hidden.
         const double host_pass = offload_pass_s(c, s.dense_params, s.expert_params);
         st.forward_s = finite_nonneg(s.fwd.total_s() + zero_fwd + host_pass);

@@ -15,7 +15,7 @@
 #include "core/engine/memory_estimate.h"
 #include "core/engine/precision.h"
 #include "core/engine/stop.h"
-#include "core/layout/layout_json.h"
+#include "core/layout/layout_run_info.h"
 
 #include "core/engine/cuda_plugin.h"
 
@@ -36,13 +36,7 @@ int usable_cores() {
 }  // namespace
 
 TraceRunInfo run_trace_info(const Layout& layout, const EngineOptions& options) {
-    TraceRunInfo info;
-    info.tool_version = MESHWORK_VERSION;
-    info.source = "meshwork-" + to_string(options.backend);
-    info.layout_json = layout_to_json(layout).dump();
-    info.cluster = layout.cluster.name;
-    info.clock_domain = "steady";
-    info.world_size = layout.gpus;
+    TraceRunInfo info = layout_run_info(layout, "meshwork-" + to_string(options.backend), "steady");
     // The cores this process may run on: the CPU engine's rank threads share them, and
     // beyond them take turns (calibrate fits the cores a run actually got from this,
     // core/cost/host_sharing.h).

@@ -7,7 +7,7 @@
 #include "core/cost/cost_model.h"
 #include "core/cost/group_topology.h"
 #include "core/cost/host_sharing.h"
-#include "core/layout/layout_json.h"
+#include "core/layout/layout_run_info.h"
 #include "core/layout/layout_validate.h"
 #include "core/sim/pipeline_sim.h"
 #include "core/sim/sim_trace.h"
@@ -21,44 +21,48 @@ namespace {
 
 double nonneg(double v) { return std::isfinite(v) && v > 0 ? v : 0.0; }
 
-}  // namespace
-
-SimulationResult simulate_layout(const Layout& layout, TraceSink* sink) {
-    require_valid_layout(layout, layout.name.empty() ? std::string("<layout>") : layout.name);
-    const CostModel model(layout);
-    SimulationResult res;
-    Estimate& e = res.estimate;
-    model.estimate(layout, e);  // memory per stage and the end-of-step costs per rank
-    const double estimate_step = e.step_time_s;
-
-    LayoutCosts c;
-    model.prepare(layout.parallel, layout.training, c);
-    const int pp = c.pp, v = c.vpp, chunks = pp * v, m = c.micro_batches;
-    const PipelineSchedule schedule = build_pipeline_schedule(c.schedule, pp, v, m);
-
-    // Pass durations per global chunk, with the exposed ZeRO-2/3 traffic of each pass.
-    std::vector<ChunkCost> cc(static_cast<std::size_t>(chunks));
-    std::vector<double> zero_fwd(static_cast<std::size_t>(chunks)), zero_bwd(static_cast<std::size_t>(chunks));
+// The inputs of the discrete-event run: each global chunk's pass costs, with the ZeRO-2/3
+// traffic each pass leaves exposed.
+struct ChunkTimes {
+    std::vector<ChunkCost> costs;
+    std::vector<double> zero_fwd_s, zero_bwd_s;
     PipelineTimes times;
-    times.p2p_s = c.p2p_s;
-    times.chunk_fwd_s.resize(static_cast<std::size_t>(chunks));
-    times.chunk_bwd_s.resize(static_cast<std::size_t>(chunks));
-    for (int g = 0; g < chunks; ++g) {
-        const auto i = static_cast<std::size_t>(g);
-        cc[i] = model.chunk_cost(c, layout.placement, g);
-        const GradSyncCost sync = grad_sync_cost(c, cc[i].dense_params, cc[i].expert_params);
-        zero_fwd[i] = std::max(0.0, sync.per_pass_gather_s - cc[i].fwd.compute_s());
-        zero_bwd[i] = std::max(0.0, sync.per_pass_gather_s - cc[i].bwd.compute_s()) +
-                      std::max(0.0, sync.per_micro_batch_reduce_s - c.dp_overlap * cc[i].bwd.compute_s());
-        times.chunk_fwd_s[i] = nonneg(cc[i].fwd.total_s() + zero_fwd[i]);
-        times.chunk_bwd_s[i] = nonneg(cc[i].bwd.total_s() + zero_bwd[i]);
-    }
-    const PipelineRun run = run_pipeline(schedule, times);
+};
 
-    // End of the step: bucketed gradient reduction overlapping the rank's last backward
-    // passes, a global barrier (gradient norm), the optimizer, the parameter all-gather
-    // overlapping the next step's first forward.
-    std::vector<RankTail> tails(static_cast<std::size_t>(pp));
+ChunkTimes chunk_times(const CostModel& model, const LayoutCosts& c, const Placement& placement) {
+    const auto chunks = static_cast<std::size_t>(c.pp * c.vpp);
+    ChunkTimes out;
+    out.costs.resize(chunks);
+    out.zero_fwd_s.resize(chunks);
+    out.zero_bwd_s.resize(chunks);
+    out.times.p2p_s = c.p2p_s;
+    out.times.chunk_fwd_s.resize(chunks);
+    out.times.chunk_bwd_s.resize(chunks);
+    for (std::size_t i = 0; i < chunks; ++i) {
+        const ChunkCost& cc = out.costs[i] = model.chunk_cost(c, placement, static_cast<int>(i));
+        const GradSyncCost sync = grad_sync_cost(c, cc.dense_params, cc.expert_params);
+        const ZeroExposure z = zero_exposure(sync.per_pass_gather_s, sync.per_micro_batch_reduce_s,
+                                             cc.fwd.compute_s(), cc.bwd.compute_s(), c.dp_overlap);
+        out.zero_fwd_s[i] = z.fwd_s;
+        out.zero_bwd_s[i] = z.bwd_s;
+        out.times.chunk_fwd_s[i] = nonneg(cc.fwd.total_s() + z.fwd_s);
+        out.times.chunk_bwd_s[i] = nonneg(cc.bwd.total_s() + z.bwd_s);
+    }
+    return out;
+}
+
+// End of the step: bucketed gradient reduction overlapping the rank's last backward passes,
+// a global barrier (gradient norm), the optimizer, the parameter all-gather overlapping the
+// next step's first forward. Returns the step's end; fills each rank's tail.
+struct StepEnd {
+    double step_s = 0;
+    double optimizer_s = 0;  // the longest optimizer step of the ranks
+};
+
+StepEnd end_of_step(const Estimate& e, const LayoutCosts& c, const PipelineSchedule& schedule,
+                    const PipelineRun& run, std::vector<RankTail>& tails) {
+    const int pp = c.pp, v = c.vpp;
+    tails.assign(static_cast<std::size_t>(pp), RankTail{});
     double barrier = run.span_s;
     for (int r = 0; r < pp; ++r) {
         const auto& st = e.stages[static_cast<std::size_t>(r)];
@@ -75,7 +79,8 @@ SimulationResult simulate_layout(const Layout& layout, TraceSink* sink) {
         t.reduce_end_s = std::max(end, t.reduce_start_s + st.dp_reduce_s);
         barrier = std::max(barrier, t.reduce_end_s);
     }
-    double step = barrier, optimizer = 0;
+    StepEnd out;
+    out.step_s = barrier;
     for (int r = 0; r < pp; ++r) {
         const auto& st = e.stages[static_cast<std::size_t>(r)];
         RankTail& t = tails[static_cast<std::size_t>(r)];
@@ -88,109 +93,145 @@ SimulationResult simulate_layout(const Layout& layout, TraceSink* sink) {
         // this step shows the exposed part.
         t.gather_start_s = t.optimizer_end_s;
         t.gather_end_s = t.optimizer_end_s + exposed_gather;
-        step = std::max(step, t.optimizer_end_s + exposed_gather);
-        optimizer = std::max(optimizer, st.optimizer_s);
+        out.step_s = std::max(out.step_s, t.optimizer_end_s + exposed_gather);
+        out.optimizer_s = std::max(out.optimizer_s, st.optimizer_s);
     }
+    return out;
+}
 
-    // --- metrics from the simulated timeline ---------------------------------------------
+// The time breakdown of the busiest rank, read from the simulated timeline.
+int breakdown_of_busiest(const LayoutCosts& c, const PipelineSchedule& schedule, const PipelineRun& run,
+                         const ChunkTimes& ct, const StepEnd& end, const Estimate& e, TimeBreakdown& tb) {
+    const int pp = c.pp;
     int busiest = 0;
     for (int r = 1; r < pp; ++r) {
         if (run.rank_busy_s[static_cast<std::size_t>(r)] > run.rank_busy_s[static_cast<std::size_t>(busiest)]) busiest = r;
     }
-    TimeBreakdown& tb = e.time;
     tb = TimeBreakdown{};
     double sends = 0;
-    {
-        const auto& ops = schedule.ops[static_cast<std::size_t>(busiest)];
-        const auto& tm = run.timing[static_cast<std::size_t>(busiest)];
-        for (std::size_t i = 0; i < ops.size(); ++i) {
-            const auto& ch = cc[static_cast<std::size_t>(ops[i].chunk * pp + busiest)];
-            const PassParts& p = ops[i].kind == PipeOpKind::Forward ? ch.fwd : ch.bwd;
-            tb.compute_s += p.compute_s();
-            tb.recompute_s += p.recompute_s;
-            tb.tp_comm_s += p.tp_s;
-            tb.cp_comm_s += p.cp_s;
-            tb.ep_comm_s += p.ep_s;
-            tb.dp_comm_s += ops[i].kind == PipeOpKind::Forward ? zero_fwd[static_cast<std::size_t>(ops[i].chunk * pp + busiest)]
-                                                              : zero_bwd[static_cast<std::size_t>(ops[i].chunk * pp + busiest)];
-            sends += tm[i].release_s - tm[i].end_s;
-        }
+    const auto& ops = schedule.ops[static_cast<std::size_t>(busiest)];
+    const auto& tm = run.timing[static_cast<std::size_t>(busiest)];
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        const auto g = static_cast<std::size_t>(ops[i].chunk * pp + busiest);
+        const bool fwd = ops[i].kind == PipeOpKind::Forward;
+        const PassParts& p = fwd ? ct.costs[g].fwd : ct.costs[g].bwd;
+        tb.compute_s += p.compute_s();
+        tb.recompute_s += p.recompute_s;
+        tb.tp_comm_s += p.tp_s;
+        tb.cp_comm_s += p.cp_s;
+        tb.ep_comm_s += p.ep_s;
+        tb.dp_comm_s += fwd ? ct.zero_fwd_s[g] : ct.zero_bwd_s[g];
+        sends += tm[i].release_s - tm[i].end_s;
     }
     const double span = run.span_s;
     tb.pipeline_s = nonneg(span);
     tb.pp_comm_s = nonneg(sends);
     tb.bubble_s = nonneg(span - run.rank_busy_s[static_cast<std::size_t>(busiest)]);
-    tb.optimizer_s = nonneg(optimizer);
-    const double tail_comm = nonneg(step - span - optimizer);
+    tb.optimizer_s = nonneg(end.optimizer_s);
+    const double tail_comm = nonneg(end.step_s - span - end.optimizer_s);
     const auto& bst = e.stages[static_cast<std::size_t>(busiest)];
     tb.dp_comm_total_s = bst.dp_reduce_s + bst.dp_gather_s + tb.dp_comm_s;
     tb.dp_comm_s = nonneg(tb.dp_comm_s + tail_comm);
+    return busiest;
+}
 
-    // Ranks that share a host's cores wait for a core beyond their own timeline: the step
-    // takes at least the node's compute over its cores (one rank of each stage stands for
-    // the stage's ranks).
+// Ranks that share a host's cores wait for a core beyond their own timeline: the step takes
+// at least the node's compute over its cores (one rank of each stage stands for the stage's
+// ranks). Returns the wait added to the step.
+double host_sharing_wait_s(const Layout& layout, const LayoutCosts& c, const PipelineSchedule& schedule,
+                           const ChunkTimes& ct, const Estimate& e, double step_s) {
+    const int pp = c.pp;
     double sum_rank_compute = 0;
     for (int r = 0; r < pp; ++r) {
-        const auto& ops = schedule.ops[static_cast<std::size_t>(r)];
-        for (const auto& op : ops) {
-            const auto& ch = cc[static_cast<std::size_t>(op.chunk * pp + r)];
+        for (const auto& op : schedule.ops[static_cast<std::size_t>(r)]) {
+            const auto& ch = ct.costs[static_cast<std::size_t>(op.chunk * pp + r)];
             sum_rank_compute += (op.kind == PipeOpKind::Forward ? ch.fwd : ch.bwd).compute_s();
         }
         sum_rank_compute += e.stages[static_cast<std::size_t>(r)].optimizer_s;
     }
-    tb.host_sharing_s = nonneg(host_bound_step_s(layout.cluster, layout.gpus, sum_rank_compute / pp) - step);
-    step += tb.host_sharing_s;
-    e.step_time_s = nonneg(step);
+    return nonneg(host_bound_step_s(layout.cluster, layout.gpus, sum_rank_compute / pp) - step_s);
+}
+
+// The estimate's rates follow the simulated step (the analytical one scaled away).
+void rescale_rates(Estimate& e, const LayoutCosts& c, double estimate_step_s, double span_s) {
     const double safe_step = e.step_time_s > 0 ? e.step_time_s : 1e-30;
-    const double scale = estimate_step > 0 ? estimate_step / safe_step : 0.0;
+    const double scale = estimate_step_s > 0 ? estimate_step_s / safe_step : 0.0;
+    const TimeBreakdown& tb = e.time;
     e.tokens_per_s = nonneg(c.tokens_per_step / safe_step);
     e.model_tflops_per_gpu = nonneg(e.model_tflops_per_gpu * scale);
     e.hardware_tflops_per_gpu = nonneg(e.hardware_tflops_per_gpu * scale);
     e.mfu = nonneg(e.mfu * scale);
-    e.bubble_fraction = span > 0 ? nonneg(tb.bubble_s / span) : 0.0;
+    e.bubble_fraction = span_s > 0 ? nonneg(tb.bubble_s / span_s) : 0.0;
     e.exposed_comm_s = nonneg(tb.tp_comm_s + tb.cp_comm_s + tb.ep_comm_s + tb.pp_comm_s + tb.dp_comm_s);
-    e.busiest_stage = busiest;
-    for (int r = 0; r < pp; ++r) {
+}
+
+std::size_t simulation_bytes(const PipelineSchedule& schedule, const PipelineRun& run, const ChunkTimes& ct,
+                             const std::vector<RankTail>& tails, const Estimate& e) {
+    std::size_t schedule_bytes = 0;
+    for (const auto& ops : schedule.ops) schedule_bytes += ops.capacity() * sizeof(PipeOp);
+    return run.memory_bytes + schedule_bytes + ct.costs.capacity() * sizeof(ChunkCost) +
+           (ct.zero_fwd_s.capacity() + ct.zero_bwd_s.capacity() + ct.times.chunk_fwd_s.capacity() +
+            ct.times.chunk_bwd_s.capacity()) * sizeof(double) +
+           tails.capacity() * sizeof(RankTail) + e.stages.capacity() * sizeof(StageMemory);
+}
+
+std::int64_t write_trace(const Layout& layout, const CostModel& model, const LayoutCosts& c,
+                         const PipelineSchedule& schedule, const PipelineRun& run, const ChunkTimes& ct,
+                         const std::vector<RankTail>& tails, const Estimate& e, TraceSink& sink) {
+    TraceRunInfo info = layout_run_info(layout, "meshwork-sim", "simulated");
+    info.extra["representative_ranks"] = "one per pipeline stage (tp = cp = dp = ep = 0)";
+    info.extra["step_time_s"] = std::to_string(e.step_time_s);
+    // The cores of the simulated host, as a CPU run records the cores of its host.
+    if (layout.cluster.host_cores > 0) info.extra["host_cores"] = std::to_string(layout.cluster.host_cores);
+    sink.set_run_info(info);
+    TraceInput in;
+    in.model = &model;
+    in.costs = &c;
+    in.placement = &layout.placement;
+    in.schedule = &schedule;
+    in.run = &run;
+    in.chunks = &ct.costs;
+    in.zero_fwd_s = &ct.zero_fwd_s;
+    in.zero_bwd_s = &ct.zero_bwd_s;
+    in.tails = &tails;
+    in.step_s = e.step_time_s;
+    in.host_sharing_s = e.time.host_sharing_s;
+    const int pp_stride = mesh_strides(layout.parallel.mesh).value_or(MeshStrides{}).pp;
+    for (int r = 0; r < c.pp; ++r) in.global_rank.push_back(r * pp_stride);
+    return write_sim_trace(in, sink);
+}
+
+}  // namespace
+
+SimulationResult simulate_layout(const Layout& layout, TraceSink* sink) {
+    require_valid_layout(layout, layout.name.empty() ? std::string("<layout>") : layout.name);
+    const CostModel model(layout);
+    SimulationResult res;
+    Estimate& e = res.estimate;
+    model.estimate(layout, e);  // memory per stage and the end-of-step costs per rank
+    const double estimate_step = e.step_time_s;
+
+    LayoutCosts c;
+    model.prepare(layout.parallel, layout.training, c);
+    const PipelineSchedule schedule = build_pipeline_schedule(c.schedule, c.pp, c.vpp, c.micro_batches);
+    const ChunkTimes ct = chunk_times(model, c, layout.placement);
+    const PipelineRun run = run_pipeline(schedule, ct.times);
+    std::vector<RankTail> tails;
+    const StepEnd end = end_of_step(e, c, schedule, run, tails);
+
+    e.busiest_stage = breakdown_of_busiest(c, schedule, run, ct, end, e, e.time);
+    e.time.host_sharing_s = host_sharing_wait_s(layout, c, schedule, ct, e, end.step_s);
+    e.step_time_s = nonneg(end.step_s + e.time.host_sharing_s);
+    rescale_rates(e, c, estimate_step, run.span_s);
+    for (int r = 0; r < c.pp; ++r) {
         e.stages[static_cast<std::size_t>(r)].in_flight = schedule.max_in_flight(r);
     }
 
-    res.simulated_ranks = pp;
+    res.simulated_ranks = c.pp;
     res.sim_events = run.events;
-    std::size_t schedule_bytes = 0;
-    for (const auto& ops : schedule.ops) schedule_bytes += ops.capacity() * sizeof(PipeOp);
-    res.memory_bytes = run.memory_bytes + schedule_bytes + cc.capacity() * sizeof(ChunkCost) +
-                       (zero_fwd.capacity() + zero_bwd.capacity() + times.chunk_fwd_s.capacity() +
-                        times.chunk_bwd_s.capacity()) * sizeof(double) +
-                       tails.capacity() * sizeof(RankTail) + e.stages.capacity() * sizeof(StageMemory);
-
+    res.memory_bytes = simulation_bytes(schedule, run, ct, tails, e);
     if (sink != nullptr) {
-        TraceRunInfo info;
-        info.tool_version = MESHWORK_VERSION;
-        info.source = "meshwork-sim";
-        info.layout_json = layout_to_json(layout).dump();
-        info.cluster = layout.cluster.name;
-        info.clock_domain = "simulated";
-        info.world_size = layout.gpus;
-        info.extra["representative_ranks"] = "one per pipeline stage (tp = cp = dp = ep = 0)";
-        info.extra["step_time_s"] = std::to_string(e.step_time_s);
-        // The cores of the simulated host, as a CPU run records the cores of its host.
-        if (layout.cluster.host_cores > 0) info.extra["host_cores"] = std::to_string(layout.cluster.host_cores);
-        sink->set_run_info(info);
-        TraceInput in;
-        in.model = &model;
-        in.costs = &c;
-        in.placement = &layout.placement;
-        in.schedule = &schedule;
-        in.run = &run;
-        in.chunks = &cc;
-        in.zero_fwd_s = &zero_fwd;
-        in.zero_bwd_s = &zero_bwd;
-        in.tails = &tails;
-        in.step_s = e.step_time_s;
-        in.host_sharing_s = tb.host_sharing_s;
-        const int pp_stride = mesh_strides(layout.parallel.mesh).value_or(MeshStrides{}).pp;
-        for (int r = 0; r < pp; ++r) in.global_rank.push_back(r * pp_stride);
-        res.trace_events = write_sim_trace(in, *sink);
+        res.trace_events = write_trace(layout, model, c, schedule, run, ct, tails, e, *sink);
     }
     return res;
 }
