@@ -153,6 +153,135 @@ void CostModel::estimate(const Layout& layout, Estimate& out) const {
     estimate(layout.parallel, layout.placement, layout.training, out);
 }
 
+namespace {
+
+// One pipeline stage summed over its model chunks, for one micro-batch.
+StageSums stage_sums(const CostModel& model, const LayoutCosts& c, const Placement& pl, int r) {
+    StageSums s;
+    for (int k = 0; k < c.vpp; ++k) {
+        const ChunkCost cc = model.chunk_cost(c, pl, k * c.pp + r);
+        s.layers += cc.layers;
+        s.moe_layers += cc.moe_layers;
+        s.fwd += cc.fwd;
+        s.bwd += cc.bwd;
+        s.dense_params += cc.dense_params;
+        s.expert_params += cc.expert_params;
+        s.activation_bytes += cc.activation_bytes;
+        s.working_bytes = std::max(s.working_bytes, cc.working_bytes);
+        s.transient_bytes += cc.transient_bytes;
+        s.hardware_flops += cc.hardware_flops;
+    }
+    return s;
+}
+
+// One pipeline stage's memory: parameters, gradients and optimizer state after ZeRO, the
+// activations of the micro-batches in flight, buffers and the reserve.
+void stage_memory(const LayoutCosts& c, const ModelProfile& profile, const StageSums& s, StageMemory& st) {
+    const int pp = c.pp, v = c.vpp;
+    const double dense_shard = c.cp > 1 ? c.dpcp_span.size : c.dp;
+    const ParamMemory dense_mem = param_memory(s.dense_params, c.dtype, c.zero_stage, dense_shard);
+    const ParamMemory expert_mem = param_memory(s.expert_params, c.dtype, c.zero_stage, c.edp);
+    const double activations = st.in_flight * s.activation_bytes / v;
+    double buffers = s.working_bytes + s.transient_bytes;
+    if (pp > 1) buffers += 4.0 * c.p2p_bytes;  // send and receive, forward and backward
+    if (c.tp > 1) buffers += c.tokens * profile.hidden * c.element_bytes;  // gathered input
+    if (s.moe_layers > 0) {
+        buffers += 2.0 * c.tokens * profile.top_k / c.tp * profile.hidden * c.element_bytes;
+    }
+    const double reserved = c.reserved_fixed_bytes + c.fragmentation * (activations + buffers);
+    // Offloaded state lives in host memory; the gathered working set of ZeRO-3 is in the
+    // buffers either way.
+    st.params_bytes = c.offload_params ? 0 : to_bytes(dense_mem.params_bytes + expert_mem.params_bytes);
+    st.grads_bytes = to_bytes(dense_mem.grads_bytes + expert_mem.grads_bytes);
+    st.optimizer_bytes = c.offload_optimizer ? 0 : to_bytes(dense_mem.optimizer_bytes + expert_mem.optimizer_bytes);
+    st.activations_bytes = to_bytes(activations);
+    st.buffers_bytes = to_bytes(buffers);
+    st.reserved_bytes = to_bytes(reserved);
+    st.peak_bytes = st.params_bytes + st.grads_bytes + st.optimizer_bytes +
+                    st.activations_bytes + st.buffers_bytes + st.reserved_bytes;
+    const auto hbm = static_cast<std::int64_t>(c.hbm_bytes);
+    st.fits = st.peak_bytes <= hbm;
+    st.overflow_bytes = st.fits ? 0 : st.peak_bytes - hbm;
+}
+
+// One pipeline stage's pass and end-of-step times; returns the exposed ZeRO-2/3 traffic of
+// one micro-batch (forward plus backward, all chunks).
+double stage_time(const LayoutCosts& c, const StageSums& s, int r, StageMemory& st) {
+    const int pp = c.pp, v = c.vpp;
+    const GradSyncCost sync = grad_sync_cost(c, s.dense_params, s.expert_params);
+    // Per model chunk of the stage (v of them), then summed.
+    const ZeroExposure z = zero_exposure(sync.per_pass_gather_s / v, sync.per_micro_batch_reduce_s / v,
+                                         s.fwd.compute_s() / v, s.bwd.compute_s() / v, c.dp_overlap);
+    const double zero_fwd = z.fwd_s * v;
+    const double zero_bwd = z.bwd_s * v;
+    // ZeRO-Infinity fetches the weight shard from the host before each pass, not hidden.
+    const double host_pass = offload_pass_s(c, s.dense_params, s.expert_params);
+    st.forward_s = finite_nonneg(s.fwd.total_s() + zero_fwd + host_pass);
+    st.backward_s = finite_nonneg(s.bwd.total_s() + zero_bwd + host_pass);
+    st.dp_reduce_s = finite_nonneg(sync.reduce_s + ((r == 0 || r == pp - 1) ? c.tied_embedding_sync_s : 0.0));
+    st.dp_gather_s = finite_nonneg(sync.gather_s);
+    st.optimizer_s = finite_nonneg(optimizer_step_s(c, s.dense_params, s.expert_params * 1.0) +
+                                   offload_step_s(c, s.dense_params, s.expert_params));
+    return zero_fwd + zero_bwd;
+}
+
+// The busiest rank's time per step, by kind.
+void busiest_breakdown(const LayoutCosts& c, const StageSums& s, const StageMemory& st, double zero_s,
+                       double p2p_hidden, TimeBreakdown& t) {
+    const int m = c.micro_batches, v = c.vpp;
+    t = TimeBreakdown{};
+    t.compute_s = m * (s.fwd.compute_s() + s.bwd.compute_s());
+    t.recompute_s = m * s.bwd.recompute_s;
+    t.tp_comm_s = m * (s.fwd.tp_s + s.bwd.tp_s);
+    t.cp_comm_s = m * (s.fwd.cp_s + s.bwd.cp_s);
+    t.ep_comm_s = m * (s.fwd.ep_s + s.bwd.ep_s);
+    t.pp_comm_s = m * (2.0 * v * c.p2p_s - p2p_hidden);
+    t.dp_comm_total_s = st.dp_reduce_s + st.dp_gather_s + m * zero_s;
+    t.dp_comm_s = m * zero_s;
+}
+
+// End of step: gradient reduction, optimizer, parameter all-gather. Rank r finishes its last
+// backward before ranks r−1 … 0 finish theirs: that drain is slack in which its gradient
+// reduction runs unseen; so does the part of the last backward the bucketed reduction
+// overlaps.
+struct StepTail {
+    double dp_s = 0, gather_s = 0, optimizer_s = 0;
+};
+
+StepTail step_tail(const LayoutCosts& c, const std::vector<StageMemory>& stages) {
+    const int v = c.vpp;
+    StepTail t;
+    double slack = 0, dp_tail = 0, gather_tail = 0;
+    for (const StageMemory& st : stages) {
+        const double overlap = std::min(st.dp_reduce_s * c.dp_overlap, st.backward_s / v);
+        dp_tail = std::max(dp_tail, st.dp_reduce_s - overlap - slack);
+        gather_tail = std::max(gather_tail, st.dp_gather_s - c.dp_overlap * st.forward_s / v);
+        t.optimizer_s = std::max(t.optimizer_s, st.optimizer_s);
+        slack += st.backward_s / v + c.p2p_s;
+    }
+    t.dp_s = std::max(0.0, dp_tail);
+    t.gather_s = std::max(0.0, gather_tail);
+    return t;
+}
+
+// Whether every stage fits, and the stage with the highest peak.
+void worst_stage(Estimate& out) {
+    out.fits = true;
+    out.worst_stage = 0;
+    out.max_overflow_bytes = 0;
+    std::int64_t worst = -1;
+    for (const auto& st : out.stages) {
+        out.fits = out.fits && st.fits;
+        if (st.peak_bytes > worst) {
+            worst = st.peak_bytes;
+            out.worst_stage = st.stage;
+            out.max_overflow_bytes = st.overflow_bytes;
+        }
+    }
+}
+
+}  // namespace
+
 void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const TrainingConfig& tr,
                          Estimate& out) const {
     LayoutCosts c;
@@ -171,68 +300,14 @@ void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const T
     const double p2p_hidden = c.schedule == Schedule::Interleaved ? 2.0 * v * c.p2p_s : 0.0;
     int busiest = 0;
     for (int r = 0; r < pp; ++r) {
-        StageSums s;
-        for (int k = 0; k < v; ++k) {
-            const ChunkCost cc = chunk_cost(c, pl, k * pp + r);
-            s.layers += cc.layers;
-            s.moe_layers += cc.moe_layers;
-            s.fwd += cc.fwd;
-            s.bwd += cc.bwd;
-            s.dense_params += cc.dense_params;
-            s.expert_params += cc.expert_params;
-            s.activation_bytes += cc.activation_bytes;
-            s.working_bytes = std::max(s.working_bytes, cc.working_bytes);
-            s.transient_bytes += cc.transient_bytes;
-            s.hardware_flops += cc.hardware_flops;
-        }
-
+        const StageSums s = stage_sums(*this, c, pl, r);
         StageMemory& st = out.stages[static_cast<std::size_t>(r)];
         st = StageMemory{};
         st.stage = r;
         st.layers = s.layers;
         st.in_flight = in_flight_passes(c.schedule, pp, v, m, r);
-
-        // --- memory ---------------------------------------------------------------------
-        const double dense_shard = c.cp > 1 ? c.dpcp_span.size : c.dp;
-        const ParamMemory dense_mem = param_memory(s.dense_params, c.dtype, c.zero_stage, dense_shard);
-        const ParamMemory expert_mem = param_memory(s.expert_params, c.dtype, c.zero_stage, c.edp);
-        const double activations = st.in_flight * s.activation_bytes / v;
-        double buffers = s.working_bytes + s.transient_bytes;
-        if (pp > 1) buffers += 4.0 * c.p2p_bytes;  // send and receive, forward and backward
-        if (c.tp > 1) buffers += c.tokens * profile_.hidden * c.element_bytes;  // gathered input
-        if (s.moe_layers > 0) {
-            buffers += 2.0 * c.tokens * profile_.top_k / c.tp * profile_.hidden * c.element_bytes;
-        }
-        const double reserved = c.reserved_fixed_bytes + c.fragmentation * (activations + buffers);
-        // Offloaded state lives in host memory; the gathered working set of ZeRO-3 is in the
-        // buffers either way.
-        st.params_bytes = c.offload_params ? 0 : to_bytes(dense_mem.params_bytes + expert_mem.params_bytes);
-        st.grads_bytes = to_bytes(dense_mem.grads_bytes + expert_mem.grads_bytes);
-        st.optimizer_bytes = c.offload_optimizer ? 0 : to_bytes(dense_mem.optimizer_bytes + expert_mem.optimizer_bytes);
-        st.activations_bytes = to_bytes(activations);
-        st.buffers_bytes = to_bytes(buffers);
-        st.reserved_bytes = to_bytes(reserved);
-        st.peak_bytes = st.params_bytes + st.grads_bytes + st.optimizer_bytes +
-                        st.activations_bytes + st.buffers_bytes + st.reserved_bytes;
-        const auto hbm = static_cast<std::int64_t>(c.hbm_bytes);
-        st.fits = st.peak_bytes <= hbm;
-        st.overflow_bytes = st.fits ? 0 : st.peak_bytes - hbm;
-
-        // --- time -----------------------------------------------------------------------
-        const GradSyncCost sync = grad_sync_cost(c, s.dense_params, s.expert_params);
-        // Per model chunk of the stage (v of them), then summed.
-        const ZeroExposure z = zero_exposure(sync.per_pass_gather_s / v, sync.per_micro_batch_reduce_s / v,
-                                             s.fwd.compute_s() / v, s.bwd.compute_s() / v, c.dp_overlap);
-        const double zero_fwd = z.fwd_s * v;
-        const double zero_bwd = z.bwd_s * v;
-        // ZeRO-Infinity fetches the weight shard from the host before each pass, not hidden.
-        const double host_pass = offload_pass_s(c, s.dense_params, s.expert_params);
-        st.forward_s = finite_nonneg(s.fwd.total_s() + zero_fwd + host_pass);
-        st.backward_s = finite_nonneg(s.bwd.total_s() + zero_bwd + host_pass);
-        st.dp_reduce_s = finite_nonneg(sync.reduce_s + ((r == 0 || r == pp - 1) ? c.tied_embedding_sync_s : 0.0));
-        st.dp_gather_s = finite_nonneg(sync.gather_s);
-        st.optimizer_s = finite_nonneg(optimizer_step_s(c, s.dense_params, s.expert_params * 1.0) +
-                                       offload_step_s(c, s.dense_params, s.expert_params));
+        stage_memory(c, profile_, s, st);
+        const double zero_s = stage_time(c, s, r, st);
 
         const double w = st.forward_s + st.backward_s + 2.0 * v * c.p2p_s;
         sum_w += w;
@@ -240,16 +315,7 @@ void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const T
         if (w > max_w) {
             max_w = w;
             busiest = r;
-            // Breakdown of the busiest rank, per step.
-            out.time = TimeBreakdown{};
-            out.time.compute_s = m * (s.fwd.compute_s() + s.bwd.compute_s());
-            out.time.recompute_s = m * s.bwd.recompute_s;
-            out.time.tp_comm_s = m * (s.fwd.tp_s + s.bwd.tp_s);
-            out.time.cp_comm_s = m * (s.fwd.cp_s + s.bwd.cp_s);
-            out.time.ep_comm_s = m * (s.fwd.ep_s + s.bwd.ep_s);
-            out.time.pp_comm_s = m * (2.0 * v * c.p2p_s - p2p_hidden);
-            out.time.dp_comm_total_s = st.dp_reduce_s + st.dp_gather_s + m * (zero_fwd + zero_bwd);
-            out.time.dp_comm_s = m * (zero_fwd + zero_bwd);
+            busiest_breakdown(c, s, st, zero_s, p2p_hidden, out.time);
         }
         hw_flops_step += m * s.hardware_flops;
     }
@@ -260,24 +326,9 @@ void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const T
     const double steady_w = max_w - p2p_hidden;
     const double pipeline = m * steady_w + (sum_w - max_w) / v;
     const double bubble = pipeline - m * steady_w;
+    const StepTail tail = step_tail(c, out.stages);
 
-    // --- end of step: gradient reduction, optimizer, parameter all-gather -------------------
-    // Rank r finishes its last backward before ranks r−1 … 0 finish theirs: that drain is
-    // slack in which its gradient reduction runs unseen; so does the part of the last
-    // backward the bucketed reduction overlaps.
-    double slack = 0, dp_tail = 0, gather_tail = 0, optimizer = 0;
-    for (int r = 0; r < pp; ++r) {
-        const StageMemory& st = out.stages[static_cast<std::size_t>(r)];
-        const double overlap = std::min(st.dp_reduce_s * c.dp_overlap, st.backward_s / v);
-        dp_tail = std::max(dp_tail, st.dp_reduce_s - overlap - slack);
-        gather_tail = std::max(gather_tail, st.dp_gather_s - c.dp_overlap * st.forward_s / v);
-        optimizer = std::max(optimizer, st.optimizer_s);
-        slack += st.backward_s / v + c.p2p_s;
-    }
-    dp_tail = std::max(0.0, dp_tail);
-    gather_tail = std::max(0.0, gather_tail);
-
-    out.step_time_s = finite_nonneg(pipeline + dp_tail + optimizer + gather_tail);
+    out.step_time_s = finite_nonneg(pipeline + tail.dp_s + tail.optimizer_s + tail.gather_s);
     // Ranks that share a host's cores wait for a core beyond their own timeline.
     const double host_bound = host_bound_step_s(cluster_, static_cast<int>(world), sum_rank_compute / pp);
     out.time.host_sharing_s = finite_nonneg(host_bound - out.step_time_s);
@@ -286,8 +337,8 @@ void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const T
     out.busiest_stage = busiest;
     out.time.pipeline_s = finite_nonneg(pipeline);
     out.time.bubble_s = finite_nonneg(bubble);
-    out.time.dp_comm_s = finite_nonneg(out.time.dp_comm_s + dp_tail + gather_tail);
-    out.time.optimizer_s = finite_nonneg(optimizer);
+    out.time.dp_comm_s = finite_nonneg(out.time.dp_comm_s + tail.dp_s + tail.gather_s);
+    out.time.optimizer_s = finite_nonneg(tail.optimizer_s);
     out.bubble_fraction = pipeline > 0 ? finite_nonneg(bubble / pipeline) : 0.0;
     out.exposed_comm_s = finite_nonneg(out.time.tp_comm_s + out.time.cp_comm_s + out.time.ep_comm_s +
                                        out.time.pp_comm_s + out.time.dp_comm_s);
@@ -295,19 +346,7 @@ void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const T
     out.model_tflops_per_gpu = finite_nonneg(c.model_flops_per_step / world / step / 1e12);
     out.hardware_tflops_per_gpu = finite_nonneg(hw_flops_step / pp / step / 1e12);
     out.mfu = finite_nonneg(c.model_flops_per_step / world / step / c.peak_flops_per_s);
-
-    out.fits = true;
-    out.worst_stage = 0;
-    out.max_overflow_bytes = 0;
-    std::int64_t worst = -1;
-    for (const auto& st : out.stages) {
-        out.fits = out.fits && st.fits;
-        if (st.peak_bytes > worst) {
-            worst = st.peak_bytes;
-            out.worst_stage = st.stage;
-            out.max_overflow_bytes = st.overflow_bytes;
-        }
-    }
+    worst_stage(out);
 }
 
 Estimate estimate_layout(const Layout& layout) {
