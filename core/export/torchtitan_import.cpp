@@ -287,17 +287,132 @@ void check_keys(const toml::table& root, bool pre02, const std::string& file, Im
     if (!issues.empty()) throw InputError(issues);
 }
 
-}  // namespace
-
-ImportResult import_torchtitan_toml(const std::string& text, const std::string& file,
-                                    const ImportOptions& options) {
-    toml::table root;
+toml::table parse_toml(const std::string& text, const std::string& file) {
     try {
-        root = toml::parse(text, file);
+        return toml::parse(text, file);
     } catch (const toml::parse_error& e) {
         throw InputError(file, "line " + std::to_string(e.source().begin.line),
                          std::string(e.description()));
     }
+}
+
+// Keys both releases name alike: the model, precision, sequence and recompute.
+void read_common_keys(TomlReader& t, TorchtitanSettings& s) {
+    t.string("model", "name", s.model_name);
+    t.string("model", "flavor", s.flavor);
+    t.string("training", "mixed_precision_param", s.precision);
+    t.integer("training", "seq_len", s.seq_len);
+    t.string("activation_checkpoint", "mode", s.ac_mode);
+    t.string("activation_checkpoint", "selective_ac_option", s.ac_option);
+}
+
+// torchtitan before v0.2: batch and data parallelism under [training], pipeline under
+// [experimental].
+void read_pre02_parallelism(TomlReader& t, TorchtitanSettings& s, const std::string& file, ImportResult& r) {
+    r.notes.push_back(
+        "keys of torchtitan before v0.2 (training.batch_size, training.data_parallel_degree, "
+        "[experimental] pipeline_parallel_degree) read as that release defined them");
+    t.integer("training", "batch_size", s.local_batch, "training.local_batch_size");
+    std::string dp_type = "fsdp";
+    t.string("training", "data_parallel_type", dp_type);
+    long long dp = -1;
+    t.integer("training", "data_parallel_degree", dp, "parallelism.data_parallel_shard_degree");
+    if (dp_type == "ddp") {
+        if (dp == -1) {
+            throw InputError(
+                file, t.where("training", "data_parallel_degree"),
+                "-1 with data_parallel_type ddp: Meshwork needs the replicate degree");
+        }
+        s.replicate = dp;
+        s.shard = 1;
+        s.where["parallelism.data_parallel_replicate_degree"] =
+            s.at("parallelism.data_parallel_shard_degree");
+    } else if (dp_type == "fsdp") {
+        s.shard = dp;
+    } else {
+        throw InputError(file, t.where("training", "data_parallel_type"),
+                         "'" + dp_type + "': expected fsdp or ddp");
+    }
+    t.integer("training", "tensor_parallel_degree", s.tp, "parallelism.tensor_parallel_degree");
+    t.integer("experimental", "pipeline_parallel_degree", s.pp,
+              "parallelism.pipeline_parallel_degree");
+    t.string("experimental", "pipeline_parallel_schedule", s.schedule,
+             "parallelism.pipeline_parallel_schedule");
+    long long micro_batches = s.pp;
+    t.integer("experimental", "pipeline_parallel_microbatches", micro_batches,
+              "parallelism.pipeline_parallel_microbatch_size");
+    if (s.pp > 1) {
+        if (micro_batches < 1 || s.local_batch % micro_batches != 0) {
+            throw InputError(file, s.at("parallelism.pipeline_parallel_microbatch_size"),
+                             "the batch of " + std::to_string(s.local_batch) +
+                                 " does not split into " + std::to_string(micro_batches) +
+                                 " micro-batches");
+        }
+        s.pp_micro_batch = s.local_batch / micro_batches;
+    }
+    if (t.has("experimental", "pipeline_parallel_split_points")) {
+        throw InputError(file, t.where("experimental", "pipeline_parallel_split_points"),
+                         "explicit split points are not imported");
+    }
+    s.fp8 = t.boolean("float8", "enable_float8_linear").value_or(false);
+    s.first_less = s.last_less = 0;
+}
+
+// torchtitan v0.2.x: [training] batches and the [parallelism] section.
+void read_v02_parallelism(TomlReader& t, TorchtitanSettings& s, const std::string& file) {
+    t.integer("training", "local_batch_size", s.local_batch);
+    t.integer("training", "global_batch_size", s.global_batch);
+    t.integer("parallelism", "data_parallel_replicate_degree", s.replicate);
+    t.integer("parallelism", "data_parallel_shard_degree", s.shard);
+    t.string("parallelism", "fsdp_reshard_after_forward", s.reshard);
+    t.integer("parallelism", "tensor_parallel_degree", s.tp);
+    t.integer("parallelism", "pipeline_parallel_degree", s.pp);
+    t.integer("parallelism", "context_parallel_degree", s.cp);
+    t.integer("parallelism", "expert_parallel_degree", s.ep);
+    t.integer("parallelism", "expert_tensor_parallel_degree", s.etp);
+    t.string("parallelism", "pipeline_parallel_schedule", s.schedule);
+    t.integer("parallelism", "pipeline_parallel_microbatch_size", s.pp_micro_batch);
+    long long per = 0;
+    if (t.has("parallelism", "pipeline_parallel_layers_per_stage")) {
+        t.integer("parallelism", "pipeline_parallel_layers_per_stage", per);
+        s.layers_per_stage = per;
+    }
+    t.integer("parallelism", "pipeline_parallel_first_stage_less_layers", s.first_less);
+    t.integer("parallelism", "pipeline_parallel_last_stage_less_layers", s.last_less);
+    for (const char* k : {"module_fqns_per_model_part", "pipeline_parallel_split_points"}) {
+        if (s.pp > 1 && t.has("parallelism", k)) {
+            throw InputError(file, t.where("parallelism", k),
+                             "explicit module lists are not imported: use "
+                             "pipeline_parallel_layers_per_stage");
+        }
+    }
+}
+
+// v0.2.x's [model] converters: float8 training or nothing that changes the layout.
+void read_v02_converters(TomlReader& t, TorchtitanSettings& s, ImportResult& r) {
+    // v0.2.x registers "quantize.linear.float8" (and the grouped-GEMM one for experts);
+    // "float8" is v0.1's name, which v0.2.x no longer registers.
+    for (const auto& c : t.strings("model", "converters")) {
+        if (c == kV02Float8Linear || c == kV02Float8GroupedMm) {
+            s.fp8 = true;
+        } else if (c == "float8") {
+            s.fp8 = true;
+            r.notes.push_back(std::string("model.converters \"float8\" is torchtitan v0.1's "
+                                          "name: v0.2.x registers \"") +
+                              kV02Float8Linear +
+                              "\" and would refuse it; read as float8 training");
+        } else {
+            r.ignored.push_back(
+                {"model.converters", c, "model converter that does not change the layout"});
+        }
+    }
+}
+
+}  // namespace
+
+ImportResult import_torchtitan_toml(const std::string& text, const std::string& file,
+                                    const ImportOptions& options) {
+    const toml::table root = parse_toml(text, file);
     ImportResult r;
     r.format = ImportFormat::Torchtitan;
     const bool pre02 = is_pre02(root);
@@ -307,104 +422,12 @@ ImportResult import_torchtitan_toml(const std::string& text, const std::string& 
     s.target = TorchtitanTarget::V02;
     s.ac_option = "2";  // v0.2.x's default selective_ac_option
     TomlReader t(root, file, s);
-    t.string("model", "name", s.model_name);
-    t.string("model", "flavor", s.flavor);
-    t.string("training", "mixed_precision_param", s.precision);
-    t.integer("training", "seq_len", s.seq_len);
-    t.string("activation_checkpoint", "mode", s.ac_mode);
-    t.string("activation_checkpoint", "selective_ac_option", s.ac_option);
-
+    read_common_keys(t, s);
     if (pre02) {
-        r.notes.push_back(
-            "keys of torchtitan before v0.2 (training.batch_size, training.data_parallel_degree, "
-            "[experimental] pipeline_parallel_degree) read as that release defined them");
-        t.integer("training", "batch_size", s.local_batch, "training.local_batch_size");
-        std::string dp_type = "fsdp";
-        t.string("training", "data_parallel_type", dp_type);
-        long long dp = -1;
-        t.integer("training", "data_parallel_degree", dp, "parallelism.data_parallel_shard_degree");
-        if (dp_type == "ddp") {
-            if (dp == -1) {
-                throw InputError(
-                    file, t.where("training", "data_parallel_degree"),
-                    "-1 with data_parallel_type ddp: Meshwork needs the replicate degree");
-            }
-            s.replicate = dp;
-            s.shard = 1;
-            s.where["parallelism.data_parallel_replicate_degree"] =
-                s.at("parallelism.data_parallel_shard_degree");
-        } else if (dp_type == "fsdp") {
-            s.shard = dp;
-        } else {
-            throw InputError(file, t.where("training", "data_parallel_type"),
-                             "'" + dp_type + "': expected fsdp or ddp");
-        }
-        t.integer("training", "tensor_parallel_degree", s.tp, "parallelism.tensor_parallel_degree");
-        t.integer("experimental", "pipeline_parallel_degree", s.pp,
-                  "parallelism.pipeline_parallel_degree");
-        t.string("experimental", "pipeline_parallel_schedule", s.schedule,
-                 "parallelism.pipeline_parallel_schedule");
-        long long micro_batches = s.pp;
-        t.integer("experimental", "pipeline_parallel_microbatches", micro_batches,
-                  "parallelism.pipeline_parallel_microbatch_size");
-        if (s.pp > 1) {
-            if (micro_batches < 1 || s.local_batch % micro_batches != 0) {
-                throw InputError(file, s.at("parallelism.pipeline_parallel_microbatch_size"),
-                                 "the batch of " + std::to_string(s.local_batch) +
-                                     " does not split into " + std::to_string(micro_batches) +
-                                     " micro-batches");
-            }
-            s.pp_micro_batch = s.local_batch / micro_batches;
-        }
-        if (t.has("experimental", "pipeline_parallel_split_points")) {
-            throw InputError(file, t.where("experimental", "pipeline_parallel_split_points"),
-                             "explicit split points are not imported");
-        }
-        s.fp8 = t.boolean("float8", "enable_float8_linear").value_or(false);
-        s.first_less = s.last_less = 0;
+        read_pre02_parallelism(t, s, file, r);
     } else {
-        t.integer("training", "local_batch_size", s.local_batch);
-        t.integer("training", "global_batch_size", s.global_batch);
-        t.integer("parallelism", "data_parallel_replicate_degree", s.replicate);
-        t.integer("parallelism", "data_parallel_shard_degree", s.shard);
-        t.string("parallelism", "fsdp_reshard_after_forward", s.reshard);
-        t.integer("parallelism", "tensor_parallel_degree", s.tp);
-        t.integer("parallelism", "pipeline_parallel_degree", s.pp);
-        t.integer("parallelism", "context_parallel_degree", s.cp);
-        t.integer("parallelism", "expert_parallel_degree", s.ep);
-        t.integer("parallelism", "expert_tensor_parallel_degree", s.etp);
-        t.string("parallelism", "pipeline_parallel_schedule", s.schedule);
-        t.integer("parallelism", "pipeline_parallel_microbatch_size", s.pp_micro_batch);
-        long long per = 0;
-        if (t.has("parallelism", "pipeline_parallel_layers_per_stage")) {
-            t.integer("parallelism", "pipeline_parallel_layers_per_stage", per);
-            s.layers_per_stage = per;
-        }
-        t.integer("parallelism", "pipeline_parallel_first_stage_less_layers", s.first_less);
-        t.integer("parallelism", "pipeline_parallel_last_stage_less_layers", s.last_less);
-        for (const char* k : {"module_fqns_per_model_part", "pipeline_parallel_split_points"}) {
-            if (s.pp > 1 && t.has("parallelism", k)) {
-                throw InputError(file, t.where("parallelism", k),
-                                 "explicit module lists are not imported: use "
-                                 "pipeline_parallel_layers_per_stage");
-            }
-        }
-        // v0.2.x registers "quantize.linear.float8" (and the grouped-GEMM one for experts);
-        // "float8" is v0.1's name, which v0.2.x no longer registers.
-        for (const auto& c : t.strings("model", "converters")) {
-            if (c == kV02Float8Linear || c == kV02Float8GroupedMm) {
-                s.fp8 = true;
-            } else if (c == "float8") {
-                s.fp8 = true;
-                r.notes.push_back(std::string("model.converters \"float8\" is torchtitan v0.1's "
-                                              "name: v0.2.x registers \"") +
-                                  kV02Float8Linear +
-                                  "\" and would refuse it; read as float8 training");
-            } else {
-                r.ignored.push_back(
-                    {"model.converters", c, "model converter that does not change the layout"});
-            }
-        }
+        read_v02_parallelism(t, s, file);
+        read_v02_converters(t, s, r);
     }
     s.where.try_emplace("model.flavor", "model.flavor");
     if (s.ac_mode == "memory_budget") {
