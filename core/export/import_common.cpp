@@ -3,11 +3,21 @@
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 
 #include "core/cluster/cluster_spec.h"
 #include "core/common/error.h"
 
 namespace meshwork {
+
+bool list_has_word(const char* list, const std::string& word) {
+    std::istringstream in(list);
+    std::string w;
+    while (in >> w) {
+        if (w == word) return true;
+    }
+    return false;
+}
 
 void apply_import_defaults(Layout& l, const ImportOptions& o, const std::string& file,
                            const std::string& format_name, std::vector<std::string>& notes) {

@@ -20,6 +20,9 @@ void apply_import_defaults(Layout& layout, const ImportOptions& options, const s
 // when neither is given. InputError("<flags>", "--nodes", ...) when they disagree.
 std::optional<int> world_from_options(const ImportOptions& options, int cluster_gpus_per_node);
 
+// Whether `word` is one of the space-separated words of `list` (the importers' key tables).
+bool list_has_word(const char* list, const std::string& word);
+
 // Strict integer of a text value; false when it is not an integer in [min_value, max_value].
 bool parse_int_text(const std::string& text, long long min_value, long long max_value,
                     long long& out);

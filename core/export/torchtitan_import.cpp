@@ -10,6 +10,7 @@
 #include <toml++/toml.h>
 
 #include "core/common/error.h"
+#include "core/export/import_common.h"
 #include "core/export/torchtitan_config.h"
 #include "core/export/torchtitan_settings.h"
 
@@ -110,15 +111,6 @@ constexpr Section kPre02[] = {
 };
 constexpr const char* kPre02IgnoredTables[] = {
     "job", "profiling", "metrics", "optimizer", "checkpoint", "comm", "memory_estimation"};
-
-bool has_word(const char* list, const std::string& word) {
-    std::istringstream in(list);
-    std::string w;
-    while (in >> w) {
-        if (w == word) return true;
-    }
-    return false;
-}
 
 template <std::size_t N>
 const Section* find_section(const Section (&table)[N], const std::string& name) {
@@ -265,15 +257,15 @@ void check_keys(const toml::table& root, bool pre02, const std::string& file, Im
         }
         for (const auto& [key, value] : *table_node.as_table()) {
             const std::string k(key.str());
-            if (has_word(sec->used, k)) continue;
-            if (has_word(sec->ignored, k)) {
+            if (list_has_word(sec->used, k)) continue;
+            if (list_has_word(sec->ignored, k)) {
                 r.ignored.push_back(
                     {table + "." + k, table + "." + k + " = " + value_text(value), kIgnoredKey});
                 continue;
             }
             const Section* old = pre02 ? nullptr : find_section(kV01Extra, table);
-            if (old != nullptr && has_word(old->used, k)) continue;
-            if (old != nullptr && has_word(old->ignored, k)) {
+            if (old != nullptr && list_has_word(old->used, k)) continue;
+            if (old != nullptr && list_has_word(old->ignored, k)) {
                 r.ignored.push_back({table + "." + k, table + "." + k + " = " + value_text(value),
                                      "torchtitan v0.1 setting (dropped or renamed in v0.2) that "
                                      "does not change the layout"});

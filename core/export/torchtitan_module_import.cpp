@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "core/common/error.h"
+#include "core/export/import_common.h"
 #include "core/export/torchtitan_config.h"
 #include "core/export/torchtitan_settings.h"
 
@@ -44,15 +45,6 @@ constexpr const char* kTrainerIgnored =
     "hf_assets_path dump_folder profiler metrics tokenizer dataloader optimizer lr_scheduler "
     "checkpoint compile "
     "comm validator debug override loss";
-
-bool has_word(const char* list, const std::string& word) {
-    std::istringstream in(list);
-    std::string w;
-    while (in >> w) {
-        if (w == word) return true;
-    }
-    return false;
-}
 
 // One logical statement: comments removed, lines joined while brackets are open.
 struct Statement {
@@ -232,12 +224,12 @@ class ModuleReader {
         const std::string key = section + "." + field;
         const char* used = section == "training" ? kTrainingUsed : kParallelismUsed;
         const char* ignored = section == "training" ? kTrainingIgnored : kParallelismIgnored;
-        if (has_word(ignored, field)) {
+        if (list_has_word(ignored, field)) {
             r_.ignored.push_back({at(line, key), key + " = " + trim(raw),
                                   "torchtitan setting that does not change the layout"});
             return;
         }
-        if (!has_word(used, field))
+        if (!list_has_word(used, field))
             throw InputError(file_, at(line, key), "unknown torchtitan main setting");
         Value v;
         if (!parse_value(raw, v)) {
@@ -445,7 +437,7 @@ class ModuleReader {
                     throw InputError(file_, at(st.line, "config.model_spec." + field),
                                      "changes the model inside the spec: Meshwork reads "
                                      "model_registry(\"FLAVOR\") only");
-                } else if (has_word(kTrainerIgnored, section)) {
+                } else if (list_has_word(kTrainerIgnored, section)) {
                     r_.ignored.push_back({at(st.line, "config." + section + "." + field), trim(t),
                                           "torchtitan setting that does not change the layout"});
                 } else {
@@ -475,7 +467,7 @@ class ModuleReader {
                                                                    : "TrainingConfig") +
                                 "(...) with constants");
                     }
-                } else if (has_word(kTrainerIgnored, field)) {
+                } else if (list_has_word(kTrainerIgnored, field)) {
                     r_.ignored.push_back({at(st.line, "config." + field), trim(t),
                                           "torchtitan setting that does not change the layout"});
                 } else {

@@ -38,6 +38,19 @@ inline ModelSpec megatron_gpt(std::int64_t hidden, int heads, int layers) {
     return m;
 }
 
+// The GPT model of Megatron-LM's functional tests (tests/functional_tests, gpt3 7B recipes):
+// the vocabulary padded to a multiple of 128·tp as Megatron pads it.
+inline ModelSpec megatron_functional_7b(int tp) {
+    ModelSpec m = megatron_gpt(4096, 32, 32);
+    m.name = "megatron-functional-gpt3-7b";
+    m.num_kv_heads = 8;
+    m.tie_embeddings = false;
+    m.max_position_embeddings = 8192;
+    const std::int64_t multiple = 128LL * tp;
+    m.vocab_size = (131073 + multiple - 1) / multiple * multiple;
+    return m;
+}
+
 inline Layout make_layout(const ModelSpec& model, const std::string& cluster, int tp, int pp, int dp,
                           int mbs, int gbs, int seq) {
     Layout l;

@@ -38,17 +38,6 @@ namespace {
 constexpr double kStateTolerance = 0.07;
 constexpr double kPeakTolerance = 0.10;
 
-ModelSpec megatron_functional_7b(int tp) {
-    ModelSpec m = megatron_gpt(4096, 32, 32);
-    m.name = "megatron-functional-gpt3-7b";
-    m.num_kv_heads = 8;
-    m.tie_embeddings = false;
-    m.max_position_embeddings = 8192;
-    const std::int64_t multiple = 128LL * tp;
-    m.vocab_size = (131073 + multiple - 1) / multiple * multiple;
-    return m;
-}
-
 }  // namespace
 
 class TestCostMeasuredMemory : public QObject {
