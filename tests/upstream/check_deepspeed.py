@@ -409,13 +409,8 @@ def main():
                                     "and check with DeepSpeed too; skipped with a note when absent")
     o = p.parse_args()
 
-    if not os.path.exists(o.deepspeed):
-        print(f"SKIP: no DeepSpeed source at {o.deepspeed} (fetch github:deepspeedai/DeepSpeed)")
-        return SKIP
-    if not os.access(o.cli, os.X_OK):
-        print(f"SKIP: no meshwork-cli at {o.cli}")
-        return SKIP
-    why = upstream_python.find_torch()
+    why = upstream_python.missing_prerequisite(o.deepspeed, "DeepSpeed", "deepspeedai/DeepSpeed", o.cli,
+                                               ("packaging", "psutil", "cpuinfo", "tqdm", "msgpack"))
     if why:
         print(f"SKIP: {why}")
         return SKIP
@@ -426,13 +421,6 @@ def main():
     except ImportError as e:
         print(f"SKIP: DeepSpeed needs pydantic >= 2 ({e}) for {sys.executable}")
         return SKIP
-    for module in ("packaging", "psutil", "cpuinfo", "tqdm", "msgpack"):
-        try:
-            __import__(module)
-        except ImportError:
-            print(f"SKIP: DeepSpeed's imports need the Python package {module!r}")
-            return SKIP
-
     workdir = o.keep or tempfile.mkdtemp(prefix="meshwork-deepspeed-")
     os.makedirs(workdir, exist_ok=True)
     try:

@@ -401,22 +401,11 @@ def main():
     p.add_argument("--keep", help="leave the exports in this folder")
     o = p.parse_args()
 
-    if not os.path.exists(o.megatron):
-        print(f"SKIP: no Megatron-LM source at {o.megatron} (fetch github:NVIDIA/Megatron-LM)")
-        return SKIP
-    if not os.access(o.cli, os.X_OK):
-        print(f"SKIP: no meshwork-cli at {o.cli}")
-        return SKIP
-    why = upstream_python.find_torch()
+    why = upstream_python.missing_prerequisite(o.megatron, "Megatron-LM", "NVIDIA/Megatron-LM", o.cli,
+                                               ("packaging", "numpy", "yaml", "typing_extensions"))
     if why:
         print(f"SKIP: {why}")
         return SKIP
-    for module in ("packaging", "numpy", "yaml", "typing_extensions"):
-        try:
-            __import__(module)
-        except ImportError:
-            print(f"SKIP: Megatron-LM's imports need the Python package {module!r} (Debian: python3-{module.replace('_', '-')})")
-            return SKIP
 
     workdir = o.keep or tempfile.mkdtemp(prefix="meshwork-megatron-")
     os.makedirs(workdir, exist_ok=True)

@@ -255,6 +255,25 @@ def lazy(root, name):
                     break
 
 
+def missing_prerequisite(source, project, repo, cli, modules):
+    """Why a check cannot run here (the caller prints it as SKIP), or None: the upstream
+    source, meshwork-cli, torch, then the Python packages upstream's imports need."""
+    if not os.path.exists(source):
+        return f"no {project} source at {source} (fetch github:{repo})"
+    if not os.access(cli, os.X_OK):
+        return f"no meshwork-cli at {cli}"
+    why = find_torch()
+    if why:
+        return why
+    for module in modules:
+        try:
+            __import__(module)
+        except ImportError:
+            return (f"{project}'s imports need the Python package {module!r} "
+                    f"(Debian: python3-{module.replace('_', '-')})")
+    return None
+
+
 def find_torch():
     """Imports torch; where this interpreter has none, Debian's python3-torch (installed in
     the system's dist-packages for the same Python minor version) is added at the end of
