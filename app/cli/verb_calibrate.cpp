@@ -16,6 +16,7 @@
 #include "core/common/json_reader.h"
 #include "app/cli/exit_codes.h"
 #include "core/layout/layout_json.h"
+#include "profiler/analysis/trace_layout.h"
 #include "core/sim/simulate.h"
 #include "profiler/store/trace_reader.h"
 #include "profiler/store/trace_writer.h"
@@ -84,9 +85,8 @@ Verb add_calibrate_verb(CLI::App& app) {
                 std::optional<Layout> layout;
                 if (!layout_path->empty()) {
                     layout = load_layout(*layout_path);
-                } else if (!measured.run_info().layout_json.empty()) {
-                    layout = layout_from_json(parse_json_text(measured.run_info().layout_json, *trace_path),
-                                              *trace_path + " (meta.layout_json)");
+                } else {
+                    layout = profiler::trace_layout(measured);
                 }
                 ClusterSpec cluster;
                 if (!cluster_name->empty()) cluster = load_cluster(*cluster_name);

@@ -12,6 +12,7 @@
 #include "app/cli/exit_codes.h"
 #include "app/cli/format.h"
 #include "core/layout/layout_json.h"
+#include "profiler/analysis/trace_layout.h"
 #include "profiler/store/trace_reader.h"
 #include "app/cli/verb.h"
 
@@ -23,11 +24,7 @@ namespace {
 std::optional<Layout> layout_for(const std::string& flag, const profiler::TraceReader& a,
                                  const profiler::TraceReader& b) {
     if (!flag.empty()) return load_layout(flag);
-    for (const auto* t : {&a, &b}) {
-        if (t->run_info().layout_json.empty()) continue;
-        return layout_from_json(parse_json_text(t->run_info().layout_json, t->path()), t->path() + " (meta.layout_json)");
-    }
-    return std::nullopt;
+    return profiler::first_trace_layout({&a, &b});
 }
 
 void print_rows(const std::vector<profiler::CategoryError>& rows) {

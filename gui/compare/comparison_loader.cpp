@@ -13,25 +13,15 @@
 #include "core/layout/layout_json.h"
 #include "core/mesh/device_mesh.h"
 #include "gui/timeline/trace_reader_source.h"
+#include "profiler/analysis/trace_layout.h"
 
 namespace meshwork::gui {
 
 namespace {
 
-// The layout a trace carries, the first of `a`, `b` that has one (as `meshwork-cli
-// compare` and `calibrate` do without --layout).
-std::optional<Layout> layout_of(const profiler::TraceReader& a, const profiler::TraceReader& b) {
-    for (const auto* t : {&a, &b}) {
-        if (t->run_info().layout_json.empty()) continue;
-        return layout_from_json(parse_json_text(t->run_info().layout_json, t->path()),
-                                t->path() + " (meta.layout_json)");
-    }
-    return std::nullopt;
-}
-
 // The mesh that says which pipeline stage each rank is in; none when no trace carries a layout.
 std::optional<DeviceMesh> mesh_of(const profiler::TraceReader& a, const profiler::TraceReader& b) {
-    if (auto layout = layout_of(a, b)) return layout->mesh();
+    if (auto layout = profiler::first_trace_layout({&a, &b})) return layout->mesh();
     return std::nullopt;
 }
 
@@ -81,7 +71,7 @@ std::shared_ptr<const ComparisonData> ComparisonLoader::calibrate_now(const QStr
     const auto measured = profiler::TraceReader::open(measured_path.toStdString());
     const auto predicted = profiler::TraceReader::open(predicted_path.toStdString());
     // The layout that ran first: the measured trace's.
-    const auto layout = layout_of(measured, predicted);
+    const auto layout = profiler::first_trace_layout({&measured, &predicted});
     if (!layout) {
         throw InputError(measured_path.toStdString(), "meta.layout_json",
                          "neither trace carries the layout that ran: nothing to re-predict");

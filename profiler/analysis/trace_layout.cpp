@@ -1,0 +1,21 @@
+#include "profiler/analysis/trace_layout.h"
+
+#include "core/common/json_reader.h"
+#include "core/layout/layout_json.h"
+
+namespace meshwork::profiler {
+
+std::optional<Layout> trace_layout(const TraceReader& trace) {
+    const std::string& text = trace.run_info().layout_json;
+    if (text.empty()) return std::nullopt;
+    return layout_from_json(parse_json_text(text, trace.path()), trace.path() + " (meta.layout_json)");
+}
+
+std::optional<Layout> first_trace_layout(std::initializer_list<const TraceReader*> traces) {
+    for (const TraceReader* t : traces) {
+        if (auto layout = trace_layout(*t)) return layout;
+    }
+    return std::nullopt;
+}
+
+}  // namespace meshwork::profiler

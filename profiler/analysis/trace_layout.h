@@ -1,0 +1,20 @@
+// The layout a trace carries (meta.layout_json), parsed once for every reader of it: compare,
+// calibrate, the rank overview and the straggler report all group ranks by its mesh.
+#pragma once
+
+#include <initializer_list>
+#include <optional>
+
+#include "core/layout/layout.h"
+#include "profiler/store/trace_reader.h"
+
+namespace meshwork::profiler {
+
+// None when the trace carries no layout (imported traces usually don't). Throws InputError
+// naming the file and "meta.layout_json" when the layout it carries does not parse.
+std::optional<Layout> trace_layout(const TraceReader& trace);
+
+// The layout of the first of `traces` that carries one.
+std::optional<Layout> first_trace_layout(std::initializer_list<const TraceReader*> traces);
+
+}  // namespace meshwork::profiler
