@@ -80,16 +80,10 @@ Verb add_stats_verb(CLI::App& app) {
                               << ": incomplete trace (its writer never closed it); figures cover the "
                                  "events up to its last commit\n";
                 }
-                const auto stats = profiler::compute_stats(trace, *top);
                 if (*json) {
-                    auto j = profiler::stats_to_json(stats);
-                    j["trace"] = *path;
-                    j["source"] = trace.run_info().source;
-                    j["complete"] = trace.complete();
-                    j["events"] = trace.event_count();
-                    std::cout << j.dump(2) << "\n";
+                    std::cout << profiler::stats_report_json(trace, *top).dump(2) << "\n";
                 } else {
-                    print_human(trace, stats);
+                    print_human(trace, profiler::compute_stats(trace, *top));
                 }
                 return kExitOk;
             }};

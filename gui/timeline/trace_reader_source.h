@@ -11,6 +11,10 @@
 
 namespace meshwork::gui {
 
+// The timeline's lanes of a trace's tracks (profiler::timeline_track_order), and the track
+// of each lane; shared with the remote source so that both show the same lanes.
+std::vector<TimelineLane> trace_lanes(const std::vector<profiler::TrackRecord>& tracks, std::vector<int>& track_of_lane);
+
 class TraceReaderSource : public TimelineSource {
 public:
     explicit TraceReaderSource(profiler::TraceReader reader);

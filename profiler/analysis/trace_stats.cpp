@@ -222,4 +222,13 @@ nlohmann::json stats_to_json(const TraceStats& s) {
     return {{"ranks", ranks}, {"kernels", kernels}, {"collectives", colls}};
 }
 
+nlohmann::json stats_report_json(const TraceReader& trace, std::size_t top_kernels) {
+    auto j = stats_to_json(compute_stats(trace, top_kernels));
+    j["trace"] = trace.path();
+    j["source"] = trace.run_info().source;
+    j["complete"] = trace.complete();
+    j["events"] = trace.event_count();
+    return j;
+}
+
 }  // namespace meshwork::profiler

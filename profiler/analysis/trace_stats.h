@@ -71,5 +71,8 @@ std::string_view collective_label(Collective c);
 
 TraceStats compute_stats(const TraceReader& trace, std::size_t top_kernels = 20);
 nlohmann::json stats_to_json(const TraceStats& stats);
+// What `meshwork-cli stats --json` prints (and serve-trace's stats answer): stats_to_json of
+// compute_stats plus the trace's path, source, completeness and event count.
+nlohmann::json stats_report_json(const TraceReader& trace, std::size_t top_kernels);
 
 }  // namespace meshwork::profiler

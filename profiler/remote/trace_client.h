@@ -1,0 +1,113 @@
+// The client side of the remote trace protocol (docs/remote-protocol.md): starts a command
+// that runs `meshwork-cli serve-trace PATH` (normally `ssh HOST meshwork-cli serve-trace
+// PATH`, see ssh_serve_command) with its stdin/stdout on a socket pair, no port opened, and
+// asks it the timeline's questions. No Qt: the GUI's RemoteTraceSource and the protocol
+// tests use it alike.
+//
+// Failures: before the hello is accepted, ServeUnavailable (ssh or the remote meshwork-cli
+// missing, another protocol version, a session that ends at once: the caller may copy the
+// file instead); a server that cannot open its trace, RuntimeError with its reason; after
+// that, any failure (the session died, no byte for `timeout_ms`, a malformed answer) is a
+// RuntimeError, and the client is broken: every later call throws the same message at once.
+// One client is used by one thread at a time.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/error.h"
+#include "profiler/analysis/timeline_queries.h"
+#include "profiler/remote/trace_protocol.h"
+
+namespace meshwork::profiler::remote {
+
+class ServeUnavailable : public RuntimeError {
+public:
+    using RuntimeError::RuntimeError;
+};
+
+// `ssh -o BatchMode=yes ... -- HOST 'REMOTE_CLI' serve-trace -- 'PATH'`: batch mode (keys or
+// an agent, never a prompt that would hang without a terminal), no tty, no escape character;
+// the remote command quoted for the remote shell, which ssh hands it to.
+std::vector<std::string> ssh_serve_command(const std::string& host, const std::string& path,
+                                           const std::string& remote_cli = "meshwork-cli");
+// The remote meshwork-cli to run: $MESHWORK_REMOTE_CLI, else "meshwork-cli" (on the
+// remote PATH).
+std::string remote_cli_from_environment();
+
+class TraceClient {
+public:
+    // Starts `argv` (argv[0] found on PATH) and reads its hello. `what` names the trace in
+    // messages ("node01:/scratch/run.sqlite").
+    TraceClient(std::vector<std::string> argv, std::string what, int timeout_ms = 20000);
+    ~TraceClient();  // says bye, closes the connection and reaps the process
+    TraceClient(const TraceClient&) = delete;
+    TraceClient& operator=(const TraceClient&) = delete;
+
+    [[nodiscard]] const TraceSummary& summary() const { return summary_; }
+    [[nodiscard]] const std::string& server() const { return server_; }
+    [[nodiscard]] const std::string& what() const { return what_; }
+    [[nodiscard]] bool broken() const { return !broken_.empty(); }
+    [[nodiscard]] const std::string& failure() const { return broken_; }
+    void set_timeout_ms(int ms) { timeout_ms_ = ms; }
+
+    std::vector<DrawItem> window(int track, std::int64_t t0_ns, std::int64_t t1_ns, std::size_t max_items);
+    // Several windows in one round trip: the requests go out together, then the answers
+    // are read in order.
+    std::vector<std::vector<DrawItem>> windows(const std::vector<int>& tracks, std::int64_t t0_ns, std::int64_t t1_ns,
+                                               std::size_t max_items);
+    std::optional<TraceEvent> event(std::int64_t id);
+    std::optional<std::pair<std::int64_t, std::int64_t>> step_span(std::int64_t step, std::int64_t micro_batch);
+    // A name by its id: those that windows carried are known, others are asked for.
+    // Ids outside 1..string_count give "?".
+    const std::string& string(std::int64_t id);
+    [[nodiscard]] bool has_string(std::int64_t id) const;
+    nlohmann::json stats(std::size_t top_kernels);
+    RangeTotals range_totals(const std::vector<int>& tracks, std::int64_t t0_ns, std::int64_t t1_ns);
+    std::int64_t find_next(const std::vector<int>& tracks, const std::string& text, std::int64_t after_ns);
+
+    // Sends `request` as it is (an "id" is added) and returns the answer, ok or not; for
+    // tests of the server's refusals. A window's binary part is read and dropped.
+    nlohmann::json raw(nlohmann::json request);
+    // Sends one line as it is (malformed requests in tests) and returns the answer.
+    nlohmann::json raw_line(const std::string& line);
+
+private:
+    void start(const std::vector<std::string>& argv);
+    void read_hello();
+    void send_line(const std::string& line);
+    nlohmann::json read_answer(std::int64_t id, std::string* binary);
+    nlohmann::json call(nlohmann::json request);  // throws RuntimeError when not ok
+    std::string read_line();
+    void read_exact(std::string& out, std::size_t n);
+    // Waits for the socket to be readable, draining stderr; throws on timeout.
+    void wait_readable();
+    [[noreturn]] void fail(const std::string& why);
+    [[nodiscard]] std::string ended_how();
+    void store_strings(const nlohmann::json& strings);
+    void close_and_reap(bool polite);
+
+    std::string what_;
+    int timeout_ms_;
+    pid_t pid_ = -1;
+    int sock_ = -1;
+    int err_ = -1;
+    std::string inbox_;   // bytes read past what was consumed
+    std::string stderr_;  // the process's stderr (its last 8 KiB)
+    std::string broken_;
+    bool hello_done_ = false;
+    std::int64_t next_id_ = 1;
+    TraceSummary summary_;
+    std::string server_;
+    std::vector<std::string> names_;  // string id -> text ("" until known)
+    std::vector<bool> have_name_;
+};
+
+}  // namespace meshwork::profiler::remote

@@ -1,0 +1,57 @@
+// The remote trace protocol (docs/remote-protocol.md): what `meshwork-cli serve-trace` and
+// its client say to each other over the server's stdin/stdout. Requests are JSON, one a
+// line; answers are one JSON line, followed for a window by `binary` bytes of packed items.
+// This file owns the version, the limits and every encoding both sides share.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "profiler/store/trace_reader.h"
+
+namespace meshwork::profiler::remote {
+
+inline constexpr const char* kProtocolName = "meshwork-trace";
+// Raised whenever a message changes meaning; both sides refuse any other version.
+inline constexpr int kProtocolVersion = 1;
+// A request line longer than this is refused (the rest of the line is skipped).
+inline constexpr std::size_t kMaxRequestBytes = 64 * 1024;
+// The most items one window answer may hold: the timeline asks one per pixel.
+inline constexpr std::size_t kMaxWindowItems = std::size_t{1} << 22;
+// The most string ids (or tracks) one request may name.
+inline constexpr std::size_t kMaxIdsPerRequest = 65536;
+
+// What the hello tells about the trace served: enough to lay out the timeline.
+struct TraceSummary {
+    std::string path;
+    int format_version = 0;
+    bool complete = false;
+    std::int64_t event_count = 0;
+    std::int64_t dropped_events = 0;
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    std::int64_t string_count = 0;
+    TraceRunInfo run_info;
+    std::vector<TrackRecord> tracks;
+    std::vector<RankRecord> ranks;
+};
+
+nlohmann::json summary_to_json(const TraceReader& reader);
+// Throws RuntimeError naming the field when the hello is not one this build understands.
+TraceSummary summary_from_json(const nlohmann::json& trace);
+
+// Window items packed as LEB128 varints, times as deltas from the previous item (the first
+// from `base_ns`, the window's t0): about 8 bytes an item.
+std::string encode_window(const std::vector<DrawItem>& items, std::int64_t base_ns);
+// Throws RuntimeError when `bytes` is not exactly `count` items.
+std::vector<DrawItem> decode_window(std::string_view bytes, std::size_t count, std::int64_t base_ns);
+
+nlohmann::json event_to_json(std::int64_t id, const TraceEvent& e);
+TraceEvent event_from_json(const nlohmann::json& j);
+
+}  // namespace meshwork::profiler::remote
