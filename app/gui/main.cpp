@@ -30,7 +30,10 @@ int main(int argc, char** argv) {
     parser.addVersionOption();
     parser.addPositionalArgument("layout", "Layout file to open");
     const QCommandLineOption layout_opt("layout", "Layout file to open", "FILE");
-    const QCommandLineOption trace_opt("trace", "Trace file to open in the timeline", "FILE");
+    const QCommandLineOption trace_opt("trace",
+                                       "Trace file to open in the timeline; host:/path opens a trace on that host, "
+                                       "served through ssh by its meshwork-cli (an scp copy when it cannot serve it)",
+                                       "FILE");
     const QCommandLineOption screenshot("screenshot", "Render the window to FILE (PNG) and exit", "FILE");
     const QCommandLineOption view_opt("view", "Central view: canvas or timeline", "VIEW", "canvas");
     const QCommandLineOption theme_opt("theme", "dark or light (default: the saved choice)", "THEME");
@@ -140,6 +143,12 @@ int main(int argc, char** argv) {
     }
     if (parser.isSet(trace_opt)) {
         QObject::connect(&window, &MainWindow::trace_failed, &app, [shooting](const QString&, const QString& message) {
+            if (!shooting) return;
+            std::fprintf(stderr, "meshwork: %s\n", qPrintable(message));
+            QApplication::exit(2);
+        });
+        // A remote trace its host cannot serve is copied; that copy's failure comes from the menu.
+        QObject::connect(window.trace_menu(), &meshwork::gui::TraceMenu::failed, &app, [shooting](const QString& message) {
             if (!shooting) return;
             std::fprintf(stderr, "meshwork: %s\n", qPrintable(message));
             QApplication::exit(2);

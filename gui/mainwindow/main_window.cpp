@@ -36,6 +36,7 @@
 #include "gui/timeline/timeline_panel.h"
 #include "gui/timeline/timeline_view.h"
 #include "gui/timeline/trace_opener.h"
+#include "gui/trace/remote_trace_source.h"
 
 // The icons are compiled into the static meshwork_gui library; Q_INIT_RESOURCE keeps the
 // linker from dropping them and must be called outside any namespace.
@@ -55,11 +56,28 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(trace_opener_, &TraceOpener::opened, this,
             [this](std::shared_ptr<const TimelineSource> source, const QString& path) {
                 trace_path_ = path;
+                if (const auto* remote = dynamic_cast<const RemoteTraceSource*>(source.get())) {
+                    // Reported while the view paints: shown once that is over.
+                    remote->on_lost([this, path](const QString& why) {
+                        QMetaObject::invokeMethod(this, [this, path, why] {
+                            show_error(tr("Remote trace lost"),
+                                       tr("%1\n\nThe timeline keeps what it had drawn; open the trace again to "
+                                          "continue.").arg(why));
+                            emit remote_trace_lost(path, why);
+                        }, Qt::QueuedConnection);
+                    });
+                }
                 timeline_->set_source(std::move(source), QFileInfo(path).fileName());
                 show_view(View::Timeline);
                 statusBar()->showMessage(tr("Opened trace %1").arg(path), 4000);
                 emit trace_opened(path);
             });
+    connect(trace_opener_, &TraceOpener::serve_unavailable, this, [this](const QString& spec, const QString& reason) {
+        // An older Meshwork or none on that host: copy the file as before, saying why.
+        statusBar()->showMessage(tr("%1 — copying the trace with scp instead").arg(reason), 8000);
+        emit remote_serve_unavailable(spec, reason);
+        trace_menu_->fetch_remote(spec, reason);
+    });
     connect(trace_opener_, &TraceOpener::failed, this, [this](const QString& path, const QString& message) {
         show_error(tr("Cannot open trace"), tr("%1\n\n%2").arg(path, message));
         emit trace_failed(path, message);
@@ -82,6 +100,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     statusBar()->addPermanentWidget(status_);
     connect(this, &MainWindow::trace_opened, busy_, &QWidget::hide);
     connect(this, &MainWindow::trace_failed, busy_, &QWidget::hide);
+    connect(trace_menu_, &TraceMenu::failed, busy_, &QWidget::hide);
     connect(this, &MainWindow::step_shown, busy_, &QWidget::hide);
     connect(step_locator_, &StepLocator::failed, busy_, &QWidget::hide);
     connect(canvas_, &MeshCanvas::edit_refused, this,
@@ -278,7 +297,7 @@ void MainWindow::build_menus_and_toolbar() {
             "<tr><td><b>Ctrl+Shift+O</b></td><td>open a trace</td></tr>"
             "<tr><td><b>Ctrl+Shift+C</b></td><td>open a trace for comparison (predicted beside measured)</td></tr>"
             "<tr><td><b>Ctrl+Shift+I / Ctrl+Shift+P</b></td><td>import an Nsight Systems / PyTorch trace</td></tr>"
-            "<tr><td><b>Ctrl+Shift+R</b></td><td>open a remote trace (host:path, scp)</td></tr>"
+            "<tr><td><b>Ctrl+Shift+R</b></td><td>open a remote trace (host:path: served through ssh, or copied with scp)</td></tr>"
             "<tr><td><b>Ctrl+Shift+F</b></td><td>search layouts</td></tr>"
             "<tr><td><b>F5, Ctrl+R</b></td><td>run the layout (CPU or GPUs)</td></tr>"
             "<tr><td><b>Ctrl+E</b></td><td>export for production jobs</td></tr>"

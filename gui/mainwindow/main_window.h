@@ -35,7 +35,8 @@ public:
     // Loads a layout file; errors are shown to the user and returned as false.
     bool open_layout(const QString& path);
     void show_view(View view);
-    // Opens a trace file on a worker thread; trace_opened or trace_failed follows.
+    // Opens a trace file on a worker thread; trace_opened or trace_failed follows. "host:/path"
+    // is served from that host (falling back to an scp copy when it cannot serve it).
     void open_trace(const QString& path);
     // The latest error shown to the user (empty when none): for tests and --screenshot.
     [[nodiscard]] QString last_error() const { return last_error_; }
@@ -63,6 +64,10 @@ public:
 signals:
     void trace_opened(const QString& path);
     void trace_failed(const QString& path, const QString& message);
+    // A remote trace (host:path) whose host cannot serve it: it is copied with scp instead.
+    void remote_serve_unavailable(const QString& spec, const QString& reason);
+    // The session of the remote trace in the timeline died (the error is shown).
+    void remote_trace_lost(const QString& spec, const QString& message);
     void step_shown(qint64 start_ns, qint64 end_ns);
 
 protected:

@@ -51,7 +51,8 @@ TraceMenu::TraceMenu(WindowHooks hooks, QMenu* file)
     kineto->setStatusTip(tr("A Chrome-trace JSON written by torch.profiler (plain or gzip)"));
     auto* remote = file->addAction(tr("Open &Remote Trace…"), this, &TraceMenu::choose_remote);
     remote->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R));
-    remote->setStatusTip(tr("Fetch host:path with scp into the local cache and open it"));
+    remote->setStatusTip(tr("Open host:path served through ssh by that host's meshwork-cli (only what is drawn "
+                            "crosses the network), or copy it with scp when the host cannot serve it"));
 
     connect(loader_, &ComparisonLoader::loaded, this, [this](std::shared_ptr<const ComparisonData> data) {
         hooks_.timeline->show_comparison(std::move(data));
@@ -101,8 +102,11 @@ TraceMenu::TraceMenu(WindowHooks hooks, QMenu* file)
         emit remote_fetched(local);
         open_fetched(local);
     });
-    connect(fetch_, &RemoteFetch::failed, this,
-            [this](const QString& message) { show_error(tr("Cannot fetch remote trace"), message); });
+    connect(fetch_, &RemoteFetch::failed, this, [this](const QString& message) {
+        show_error(tr("Cannot fetch remote trace"),
+                   not_served_.isEmpty() ? message
+                                         : tr("%1\n\nIt could not be served either: %2").arg(message, not_served_));
+    });
     connect(fetch_, &RemoteFetch::cancelled, this, [this] {
         hide_progress();
         window_->statusBar()->showMessage(tr("Fetch of %1 cancelled").arg(fetching_), 4000);
@@ -186,7 +190,8 @@ void TraceMenu::choose_remote() {
     const QString last = QSettings().value("files/last_remote").toString();
     const QString spec = QInputDialog::getText(
         window_, tr("Open Remote Trace"),
-        tr("Trace on a remote machine, as host:path (fetched with scp; keys or an ssh agent, no password prompt):"),
+        tr("Trace on a remote machine, as host:path (served by its meshwork-cli through ssh, or copied with scp; "
+           "keys or an ssh agent, no password prompt):"),
         QLineEdit::Normal, last, &ok);
     if (!ok || spec.trimmed().isEmpty()) return;
     QSettings().setValue("files/last_remote", spec.trimmed());
@@ -196,6 +201,17 @@ void TraceMenu::choose_remote() {
 void TraceMenu::open_remote(const QString& spec) {
     RemoteSpec remote;
     QString error;
+    if (!parse_remote_spec(spec, remote, error)) {
+        show_error(tr("Cannot open remote trace"), error);
+        return;
+    }
+    hooks_.open_trace(remote.host + ':' + remote.path);
+}
+
+void TraceMenu::fetch_remote(const QString& spec, const QString& why_not_served) {
+    RemoteSpec remote;
+    QString error;
+    not_served_ = why_not_served;
     if (!parse_remote_spec(spec, remote, error)) {
         show_error(tr("Cannot fetch remote trace"), error);
         return;

@@ -1,6 +1,6 @@
 // The File menu's trace entries beyond Open Trace: Open Trace for Comparison (predicted
 // beside measured), Import (Nsight Systems SQLite, PyTorch profiler trace) and Open Remote
-// Trace (host:path through scp). Imports and fetches run off the UI thread with a progress
+// Trace (host:path: served through ssh, or copied with scp when the host cannot serve it). Imports and fetches run off the UI thread with a progress
 // dialog and a cancel button, write into the trace cache and then open in the timeline;
 // failures are shown in a dialog that does not block.
 #pragma once
@@ -49,9 +49,12 @@ public:
     // Imports an nsys SQLite export or a Kineto JSON trace (from the cache when it was
     // imported before) and opens the result.
     void import_trace(const QString& path);
-    // Fetches "host:path" with scp into the cache and opens it (importing it first when
-    // it is an nsys or PyTorch trace).
+    // Opens "host:path" in the window: served from that host through ssh (serve-trace),
+    // or, when the host cannot serve it, copied (fetch_remote).
     void open_remote(const QString& spec);
+    // Fetches "host:path" with scp into the cache and opens it (importing it first when
+    // it is an nsys or PyTorch trace). `why_not_served`, when given, is told with a failure.
+    void fetch_remote(const QString& spec, const QString& why_not_served = {});
 
     // The latest error shown (empty when none): for tests and --screenshot.
     [[nodiscard]] QString last_error() const { return last_error_; }
@@ -84,6 +87,7 @@ private:
     QPointer<QProgressDialog> progress_;
     QString importing_;  // the input being imported, for messages
     QString fetching_;   // the host:path being fetched
+    QString not_served_;  // why it is fetched rather than served (empty when asked to copy)
     QString last_error_;
 };
 

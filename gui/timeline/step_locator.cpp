@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "gui/trace/remote_trace_source.h"
 #include "profiler/store/trace_reader.h"
 
 namespace meshwork::gui {
@@ -25,8 +26,12 @@ StepLocator::StepLocator(QObject* parent) : QObject(parent) {}
 void StepLocator::locate(const QString& trace_path, int step, int micro_batch) {
     const QString what = micro_batch >= 0 ? tr("step %1, micro-batch %2").arg(step).arg(micro_batch) : tr("step %1").arg(step);
     jobs_.start(
-        [path = trace_path.toStdString(), step, micro_batch](const JobControl&) {
-            return profiler::TraceReader::open(path).step_span(step, micro_batch);
+        [trace_path, step, micro_batch](const JobControl&) {
+            // A remote trace is asked over a session of its own, as a local one is read
+            // by a reader of its own: the timeline's is busy painting.
+            RemoteSpec remote;
+            if (is_remote_trace(trace_path, remote)) return connect_remote_trace(remote)->step_span(step, micro_batch);
+            return profiler::TraceReader::open(trace_path.toStdString()).step_span(step, micro_batch);
         },
         [this, what](std::optional<std::pair<std::int64_t, std::int64_t>> span) {
             if (span) {

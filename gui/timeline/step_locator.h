@@ -1,7 +1,8 @@
 // "Go to step": finds when step N (or micro-batch M of it) ran in a trace file, over every
 // rank, on a worker thread with its own read-only TraceReader (a reader is used by one
 // thread at a time, and the timeline's own one paints on the GUI thread). The answer
-// arrives once, through found() or failed().
+// arrives once, through found() or failed(). A remote trace (host:path) is asked through a
+// serve-trace session of its own.
 #pragma once
 
 #include <QObject>

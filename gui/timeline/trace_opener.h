@@ -1,6 +1,8 @@
 // Opens trace files on a worker thread so that a large or remote-mounted file never
 // freezes the window; reports the source or the error (a corrupt file is an InputError
-// naming the file).
+// naming the file). "host:/path" (when no local file has that name) is served from that
+// host through ssh (RemoteTraceSource); when the host cannot serve it, serve_unavailable
+// says why and the caller copies the file instead.
 #pragma once
 
 #include <QObject>
@@ -22,6 +24,7 @@ public:
 signals:
     void opened(std::shared_ptr<const meshwork::gui::TimelineSource> source, const QString& path);
     void failed(const QString& path, const QString& message);
+    void serve_unavailable(const QString& spec, const QString& reason);
 
 private:
     BackgroundJobs jobs_;

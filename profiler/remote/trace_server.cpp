@@ -79,10 +79,6 @@ void check_keys(const json& request, std::initializer_list<const char*> allowed)
         if (key == "id" || key == "op") continue;
         bool known = false;
         for (const char* a : allowed) known = known || key == a;
-        if (key == "path" || key == "file") {
-            throw Refusal("serve-trace answers queries of its one trace only; requests name no file (\"" + key +
-                          "\" is refused)");
-        }
         if (!known) throw Refusal("unknown field \"" + key + "\" for op \"" + request["op"].get<std::string>() + "\"");
     }
 }
@@ -134,6 +130,12 @@ public:
                 id = request["id"];
             }
             if (!request.contains("op") || !request["op"].is_string()) throw Refusal("field \"op\" (a string) is missing");
+            for (const char* key : {"path", "file"}) {
+                if (request.contains(key)) {
+                    throw Refusal(std::string("serve-trace answers queries of its one trace only; requests name no "
+                                              "file (\"") + key + "\" is refused)");
+                }
+            }
             const auto op = request["op"].get<std::string>();
             json answer = {{"id", id}, {"ok", true}};
             if (op == "bye") {
