@@ -67,7 +67,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
                         }, Qt::QueuedConnection);
                     });
                 }
-                timeline_->set_source(std::move(source), QFileInfo(path).fileName());
+                RemoteSpec remote;
+                const bool served = is_remote_trace(path, remote);
+                timeline_->set_source(std::move(source), served ? remote.host + ':' + QFileInfo(remote.path).fileName()
+                                                                : QFileInfo(path).fileName());
                 show_view(View::Timeline);
                 statusBar()->showMessage(tr("Opened trace %1").arg(path), 4000);
                 emit trace_opened(path);

@@ -1,8 +1,8 @@
 // Import and remote open from the File menu: a corrupt file gives an error dialog (never a
 // crash), a PyTorch trace is imported into the cache and opened, an import can be
-// cancelled, and remote traces come through the system's scp — here a fake scp first on
-// PATH that copies a local file, one that fails like ssh does, one that hangs (cancel),
-// and none at all.
+// cancelled, and remote traces are copied with the system's scp when their host cannot
+// serve them — here a fake scp first on PATH that copies a local file, one that fails like
+// ssh does, one that hangs (cancel), and none at all (tst_gui_remote_trace: serving).
 #include <QtTest>
 
 #include <QMainWindow>
@@ -156,7 +156,7 @@ private slots:
                                    "cp -- \"${src#*:}\" \"$dst\"\n");
         Fixture f;
         QSignalSpy fetched(f.menu, &TraceMenu::remote_fetched);
-        f.menu->open_remote("node07:" + trace);
+        f.menu->fetch_remote("node07:" + trace);
         QVERIFY(fetched.wait(10000));
         const QString local = fetched.at(0).at(0).toString();
         QCOMPARE(f.opened, QStringList{local});
@@ -171,12 +171,23 @@ private slots:
         QCOMPARE(args.at(args.size() - 2), "node07:" + trace);
     }
 
+    void open_remote_asks_the_window_to_serve_it() {
+        // The window serves host:path through ssh (tst_gui_remote_trace); the menu only checks it.
+        Fixture f;
+        f.menu->open_remote(" node07:/scratch/run.sqlite ");
+        QCOMPARE(f.opened, QStringList{"node07:/scratch/run.sqlite"});
+        QSignalSpy failed(f.menu, &TraceMenu::failed);
+        f.menu->open_remote("/local/only.sqlite");
+        QCOMPARE(failed.count(), 1);
+        QCOMPARE(f.opened.size(), 1);
+    }
+
     void failing_scp_shows_its_message() {
         use_fake_scp("bin-fail", "echo 'ssh: Could not resolve hostname nosuchnode: Name or service not known' >&2\n"
                                  "exit 255\n");
         Fixture f;
         QSignalSpy failed(f.menu, &TraceMenu::failed);
-        f.menu->open_remote("nosuchnode:/tmp/x.sqlite");
+        f.menu->fetch_remote("nosuchnode:/tmp/x.sqlite");
         QVERIFY(failed.wait(10000));
         QVERIFY2(f.menu->last_error().contains("Could not resolve hostname nosuchnode"), qPrintable(f.menu->last_error()));
         QVERIFY(f.menu->last_error().contains("255"));
@@ -191,7 +202,7 @@ private slots:
         qputenv("PATH", empty.toLocal8Bit());
         Fixture f;
         QSignalSpy failed(f.menu, &TraceMenu::failed);
-        f.menu->open_remote("node01:/tmp/x.sqlite");
+        f.menu->fetch_remote("node01:/tmp/x.sqlite");
         QCOMPARE(failed.count(), 1);
         QVERIFY2(f.menu->last_error().contains("scp was not found"), qPrintable(f.menu->last_error()));
     }
