@@ -21,6 +21,7 @@
 #include "gui/timeline/timeline_view.h"
 #include "gui/timeline/trace_reader_source.h"
 #include "gui/trace/remote_fetch.h"
+#include "gui/trace/remote_trace_source.h"
 #include "gui/trace/trace_cache.h"
 #include "gui/trace/trace_import_job.h"
 
@@ -135,6 +136,12 @@ void TraceMenu::choose_comparison() {
 
 void TraceMenu::compare_with_current(const QString& path) {
     const QString current = current_trace_path();
+    if (dynamic_cast<const RemoteTraceSource*>(hooks_.timeline->view()->source())) {
+        show_error(tr("Cannot compare traces"),
+                   tr("The trace in the timeline is served from another machine; comparing reads both traces "
+                      "whole, so choose two local files (or copy it with scp first)."));
+        return;
+    }
     if (current.isEmpty()) {
         show_error(tr("Cannot compare traces"),
                    tr("Open a trace first (File → Open Trace), or choose two traces to compare."));

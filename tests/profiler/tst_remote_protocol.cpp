@@ -89,6 +89,7 @@ private slots:
     void cleanup() {
         qunsetenv("MESHWORK_TEST_SSH_DIE_AFTER");
         qunsetenv("MESHWORK_TEST_SSH_LOG");
+        qunsetenv("MESHWORK_TEST_SSH_HANG_ON");
     }
 
     void hello_describes_the_trace() {
@@ -332,6 +333,23 @@ private slots:
             QVERIFY2(std::string(e.what()).find("no answer within 1 s") != std::string::npos, e.what());
         }
         QVERIFY2(clock.elapsed() < 8000, qPrintable(QString::number(clock.elapsed())));
+    }
+
+    void session_that_stops_answering_times_out() {
+        // Connected, then a request the other side never answers (the network stalls).
+        qputenv("MESHWORK_TEST_SSH_HANG_ON", "step_span");
+        auto client = connect(trace_, 1000);
+        QVERIFY(!client->window(client->summary().tracks[0].id, 0, 1'000'000, 10).empty());
+        QElapsedTimer clock;
+        clock.start();
+        try {
+            client->step_span(0, -1);
+            QFAIL("a stalled session answered");
+        } catch (const RuntimeError& e) {
+            QVERIFY2(std::string(e.what()).find("no answer within 1 s") != std::string::npos, e.what());
+        }
+        QVERIFY(client->broken());
+        QVERIFY2(clock.elapsed() < 6000, qPrintable(QString::number(clock.elapsed())));
     }
 
     void session_that_dies_is_reported_and_stays_failed() {
