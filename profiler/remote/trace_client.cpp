@@ -273,6 +273,7 @@ std::string TraceClient::read_line() {
             fail(n == 0 ? "the session ended" : std::string("recv: ") + std::strerror(errno));
         }
         inbox_.append(buf, static_cast<std::size_t>(n));
+        bytes_received_ += static_cast<std::uint64_t>(n);
     }
 }
 
@@ -284,6 +285,7 @@ void TraceClient::read_exact(std::string& out, std::size_t n) {
         if (got < 0 && errno == EINTR) continue;
         if (got <= 0) fail("the session ended in the middle of an answer");
         inbox_.append(buf, static_cast<std::size_t>(got));
+        bytes_received_ += static_cast<std::uint64_t>(got);
     }
     out.assign(inbox_, 0, n);
     inbox_.erase(0, n);

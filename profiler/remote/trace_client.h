@@ -57,6 +57,8 @@ public:
     [[nodiscard]] bool broken() const { return !broken_.empty(); }
     [[nodiscard]] const std::string& failure() const { return broken_; }
     void set_timeout_ms(int ms) { timeout_ms_ = ms; }
+    // Bytes received from the server so far, hello included (what crossed the network).
+    [[nodiscard]] std::uint64_t bytes_received() const { return bytes_received_; }
 
     std::vector<DrawItem> window(int track, std::int64_t t0_ns, std::int64_t t1_ns, std::size_t max_items);
     // Several windows in one round trip: the requests go out together, then the answers
@@ -104,6 +106,7 @@ private:
     std::string broken_;
     bool hello_done_ = false;
     std::int64_t next_id_ = 1;
+    std::uint64_t bytes_received_ = 0;
     TraceSummary summary_;
     std::string server_;
     std::vector<std::string> names_;  // string id -> text ("" until known)
