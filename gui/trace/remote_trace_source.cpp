@@ -29,7 +29,10 @@ bool is_remote_trace(const QString& text, RemoteSpec& out) {
 }
 
 std::unique_ptr<profiler::remote::TraceClient> connect_remote_trace(const RemoteSpec& remote) {
-    const std::string host = remote.host.toStdString(), path = remote.path.toStdString();
+    // scp's "[fe80::1]:path" brackets an IPv6 host; ssh takes the address bare.
+    QString ssh_host = remote.host;
+    if (ssh_host.startsWith('[') && ssh_host.endsWith(']')) ssh_host = ssh_host.mid(1, ssh_host.size() - 2);
+    const std::string host = ssh_host.toStdString(), path = remote.path.toStdString();
     return std::make_unique<profiler::remote::TraceClient>(
         profiler::remote::ssh_serve_command(host, path, profiler::remote::remote_cli_from_environment()),
         host + ":" + path, timeout_ms_from_environment());
