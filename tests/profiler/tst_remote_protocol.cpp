@@ -87,6 +87,7 @@ private slots:
     }
 
     void cleanup() {
+        qputenv("PATH", QByteArray(MESHWORK_SSH_STANDIN_DIR) + ":" + original_path_);
         qunsetenv("MESHWORK_TEST_SSH_DIE_AFTER");
         qunsetenv("MESHWORK_TEST_SSH_LOG");
         qunsetenv("MESHWORK_TEST_SSH_HANG_ON");
@@ -290,7 +291,7 @@ private slots:
             QVERIFY2(std::string(e.what()).find("remote meshwork-cli was not found") != std::string::npos, e.what());
             QVERIFY2(std::string(e.what()).find("MESHWORK_REMOTE_CLI") != std::string::npos, e.what());
         }
-        // No ssh at all.
+        // No ssh at all (cleanup() puts the stand-in back on PATH).
         qputenv("PATH", dir_.path().toLocal8Bit() + "/empty-bin");
         try {
             TraceClient client(ssh_serve_command("node01", trace_, MESHWORK_CLI_PATH), "node01:" + trace_);
@@ -298,7 +299,6 @@ private slots:
         } catch (const ServeUnavailable& e) {
             QVERIFY2(std::string(e.what()).find("cannot start ssh") != std::string::npos, e.what());
         }
-        qputenv("PATH", QByteArray(MESHWORK_SSH_STANDIN_DIR) + ":" + original_path_);
     }
 
     void other_protocol_version_is_serve_unavailable() {
