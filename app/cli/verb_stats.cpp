@@ -8,6 +8,7 @@
 #include "profiler/analysis/trace_stats.h"
 #include "app/cli/exit_codes.h"
 #include "app/cli/format.h"
+#include "app/cli/stats_stragglers.h"
 #include "profiler/store/trace_reader.h"
 #include "app/cli/verb.h"
 
@@ -65,21 +66,28 @@ Verb add_stats_verb(CLI::App& app) {
     auto path = std::make_shared<std::string>();
     auto json = std::make_shared<bool>(false);
     auto top = std::make_shared<std::size_t>(20);
+    auto stragglers = std::make_shared<bool>(false);
     cmd->add_option("TRACE", *path, "A Meshwork trace (.sqlite)")->required();
     cmd->add_flag("--json", *json,
                   "Print JSON: ranks[] (rank, compute_s, comm_s, idle_s, overlap_fraction, "
                   "bubble_fraction, ...), kernels[], collectives[] (bytes, size_known, algbw_gbps and "
                   "busbw_gbps: null when the trace has no message size)");
     cmd->add_option("--top", *top, "How many kernels to list (by total time)")->capture_default_str();
+    cmd->add_flag("--stragglers", *stragglers,
+                  "Instead: per rank and step the step time, compute, exposed communication, collective wait "
+                  "(time in collectives waiting for the last rank to arrive) and the rank waited for, and "
+                  "stragglers[] (rank, step, slowdown, reason): the ranks that held their peers back. With --json: "
+                  "cells[] and stragglers[]");
     cmd->footer("Definitions: docs/profiler.md. Exit codes: 0 success, 1 runtime failure, "
                 "2 bad input (the message names the file and what is wrong).");
-    return {cmd, [path, json, top]() {
+    return {cmd, [path, json, top, stragglers]() {
                 const auto trace = profiler::TraceReader::open(*path);
                 if (!trace.complete()) {
                     std::cerr << "warning: " << *path
                               << ": incomplete trace (its writer never closed it); figures cover the "
                                  "events up to its last commit\n";
                 }
+                if (*stragglers) return print_straggler_report(trace, *json);
                 const auto stats = profiler::compute_stats(trace, *top);
                 if (*json) {
                     auto j = profiler::stats_to_json(stats);
