@@ -43,6 +43,7 @@ nlohmann::json to_json(const profiler::TraceReader& trace, const profiler::RankS
                            {"peers", st.peers},
                            {"waited_by", st.waited_by},
                            {"peer_wait_s", st.peer_wait_s},
+                           {"wait_s", st.own_wait_s},
                            {"stage_step_s", st.step_s}});
         }
         return out;
@@ -95,7 +96,8 @@ void print_human(const profiler::TraceReader& trace, const profiler::RankStepMat
         std::cout << "  rank " << st.rank << "  step " << st.step << "  " << profiler::to_string(st.reason)
                   << "  compute " << times(st.slowdown) << " its peers' median; " << st.waited_by << " of "
                   << st.peers << " peers waited for it, median wait " << human_seconds(st.peer_wait_s)
-                  << " of a " << human_seconds(st.step_s) << " step\n";
+                  << " (its own " << human_seconds(st.own_wait_s) << ") of a " << human_seconds(st.step_s)
+                  << " step\n";
     };
     if (report.stragglers.empty()) std::cout << "  none: no rank held its peers back in half the steps or more\n";
     for (const auto& st : report.stragglers) print(st);

@@ -5,21 +5,24 @@
 // the p2p waits between stages are the pipeline's bubble, which rank_steps leaves out):
 //
 //   held back:  at least half of its peers waited longest for it (waited_for_rank), and
-//   material:   the peers' median collective wait is at least kMaterialWait of the stage's
-//               median step time.
+//   material:   its peers' median collective wait, less its own collective wait, is at
+//               least kMaterialWait of the stage's median step time.
 //
 // Its reason is then
 //   compute:    its compute is at least kComputeSlowdown × the median of its peers', else
 //   late:       its compute is typical but it still arrives last, by a wide margin: the
-//               peers' median wait is at least kLateWait of the step (a host, input or link
+//               net wait above is at least kLateWait of the step (a host, input or link
 //               stall, which the compute figures cannot show).
 //
 // Why these: in a balanced run somebody is always last to every collective, so the rank
-// waited for changes from call to call and the waits are noise-sized. A majority of peers
-// agreeing on one rank and waiting a material share of the step is what a real straggler
-// produces; the slowdown threshold keeps ordinary jitter of compute (a few percent) from
-// being called a compute straggler, and the stricter wait asked of "late" keeps a one-off
-// scheduling hiccup of a shared host from being called one. The first step of a trace of
+// waited for changes from call to call, and every rank waits about as much as it makes
+// others wait; with two ranks to a group (a TP pair) each is always the other's "longest
+// wait". A straggler instead makes the others wait while it waits for nobody: hence the
+// wait net of its own. A majority of peers agreeing on one rank, and a net wait that is a
+// material share of the step, is what a real straggler produces; the slowdown threshold
+// keeps ordinary jitter of compute (a few percent) from being called a compute straggler,
+// and the stricter wait asked of "late" keeps a one-off scheduling hiccup of a shared host
+// from being called one. The first step of a trace of
 // several is warm-up (allocation, first touch, lazy initialisation: trace_stats.h) and is
 // not judged.
 //
@@ -97,7 +100,8 @@ StragglerReport find_stragglers(const RankStepMatrix& m, const std::optional<Dev
                 }
                 const int peers = static_cast<int>(compute.size());
                 const double peer_wait = median(wait);
-                if (2 * waited_by < peers || peer_wait < kMaterialWait * step_s) continue;
+                const double net_wait = peer_wait - me.collective_wait_s;
+                if (2 * waited_by < peers || net_wait < kMaterialWait * step_s) continue;
                 const double peer_compute = median(compute);
                 Straggler st;
                 st.rank = m.ranks[i];
@@ -106,10 +110,11 @@ StragglerReport find_stragglers(const RankStepMatrix& m, const std::optional<Dev
                 st.peers = peers;
                 st.waited_by = waited_by;
                 st.peer_wait_s = peer_wait;
+                st.own_wait_s = me.collective_wait_s;
                 st.step_s = step_s;
                 if (peer_compute > 0 && st.slowdown >= kComputeSlowdown) {
                     st.reason = StragglerReason::Compute;
-                } else if (peer_wait >= kLateWait * step_s) {
+                } else if (net_wait >= kLateWait * step_s) {
                     st.reason = StragglerReason::Late;
                 } else {
                     continue;

@@ -27,6 +27,7 @@ struct Straggler {
     int peers = 0;            // the other ranks of its pipeline stage present in the step
     int waited_by = 0;        // peers whose longest wait in the step was for this rank
     double peer_wait_s = 0;   // median collective wait of its peers in the step
+    double own_wait_s = 0;    // its own collective wait in the step
     double step_s = 0;        // median step time of its stage in the step
 };
 
