@@ -6,7 +6,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/cli/exit_codes.h"
 #include "app/cli/format.h"
 #include "profiler/analysis/rank_steps.h"
 #include "profiler/analysis/stragglers.h"
@@ -16,8 +15,7 @@ namespace meshwork::cli {
 
 namespace {
 
-nlohmann::json to_json(const profiler::TraceReader& trace, const profiler::RankStepMatrix& m,
-                       const profiler::StragglerReport& report, bool by_stage) {
+nlohmann::json to_json(const profiler::RankStepMatrix& m, const profiler::StragglerReport& report, bool by_stage) {
     nlohmann::json cells = nlohmann::json::array();
     for (std::size_t r = 0; r < m.ranks.size(); ++r) {
         for (std::size_t s = 0; s < m.steps.size(); ++s) {
@@ -48,11 +46,7 @@ nlohmann::json to_json(const profiler::TraceReader& trace, const profiler::RankS
         }
         return out;
     };
-    return {{"trace", trace.path()},
-            {"source", trace.run_info().source},
-            {"complete", trace.complete()},
-            {"ranks", m.ranks},
-            {"steps", m.steps},
+    return {{"steps", m.steps},
             {"steps_checked", report.steps_checked},
             {"peers_by_pipeline_stage", by_stage},
             {"cells", cells},
@@ -66,9 +60,8 @@ std::string times(double v) {
     return os.str();
 }
 
-void print_human(const profiler::TraceReader& trace, const profiler::RankStepMatrix& m,
-                 const profiler::StragglerReport& report, bool by_stage) {
-    std::cout << trace.path() << ": " << m.ranks.size() << " ranks, " << m.steps.size() << " steps";
+void print_human(const profiler::RankStepMatrix& m, const profiler::StragglerReport& report, bool by_stage) {
+    std::cout << "\nper rank and step: " << m.ranks.size() << " ranks, " << m.steps.size() << " steps";
     if (m.steps.size() > report.steps_checked.size()) {
         std::cout << " (step " << m.steps.front() << " is warm-up, not judged)";
     }
@@ -78,7 +71,7 @@ void print_human(const profiler::TraceReader& trace, const profiler::RankStepMat
                      "(docs/profiler.md)\n";
         return;
     }
-    std::cout << "\nrank  step        step     compute     exposed        wait  waited for\n";
+    std::cout << "\nrank  step   step time     compute     exposed   coll wait  waited for\n";
     for (std::size_t r = 0; r < m.ranks.size(); ++r) {
         for (std::size_t s = 0; s < m.steps.size(); ++s) {
             const auto& c = m.at(r, s);
@@ -109,18 +102,34 @@ void print_human(const profiler::TraceReader& trace, const profiler::RankStepMat
 
 }  // namespace
 
-int print_straggler_report(const profiler::TraceReader& trace, bool json) {
-    const auto matrix = profiler::compute_rank_steps(trace);
-    const auto layout = profiler::trace_layout(trace);
+namespace {
+
+struct Report {
+    profiler::RankStepMatrix matrix;
+    profiler::StragglerReport stragglers;
+    bool by_stage = false;
+};
+
+Report report_of(const profiler::TraceReader& trace) {
+    Report r;
+    r.matrix = profiler::compute_rank_steps(trace);
     std::optional<DeviceMesh> mesh;
-    if (layout) mesh = layout->mesh();
-    const auto report = profiler::find_stragglers(matrix, mesh);
-    if (json) {
-        std::cout << to_json(trace, matrix, report, mesh.has_value()).dump(2) << "\n";
-    } else {
-        print_human(trace, matrix, report, mesh.has_value());
-    }
-    return kExitOk;
+    if (const auto layout = profiler::trace_layout(trace)) mesh = layout->mesh();
+    r.stragglers = profiler::find_stragglers(r.matrix, mesh);
+    r.by_stage = mesh.has_value();
+    return r;
+}
+
+}  // namespace
+
+void add_straggler_report(const profiler::TraceReader& trace, nlohmann::json& out) {
+    const Report r = report_of(trace);
+    out.update(to_json(r.matrix, r.stragglers, r.by_stage));
+}
+
+void print_straggler_report(const profiler::TraceReader& trace) {
+    const Report r = report_of(trace);
+    print_human(r.matrix, r.stragglers, r.by_stage);
 }
 
 }  // namespace meshwork::cli

@@ -74,10 +74,12 @@ Verb add_stats_verb(CLI::App& app) {
                   "busbw_gbps: null when the trace has no message size)");
     cmd->add_option("--top", *top, "How many kernels to list (by total time)")->capture_default_str();
     cmd->add_flag("--stragglers", *stragglers,
-                  "Instead: per rank and step the step time, compute, exposed communication, collective wait "
+                  "Also per rank and step the step time, compute, exposed communication, collective wait "
                   "(time in collectives waiting for the last rank to arrive) and the rank waited for, and "
-                  "stragglers[] (rank, step, slowdown, reason): the ranks that held their peers back. With --json: "
-                  "cells[] and stragglers[]");
+                  "the stragglers: the ranks that held their peers back in half the steps or more (rule: "
+                  "docs/profiler.md). With --json adds steps[], steps_checked[], cells[] (rank, step, step_s, "
+                  "compute_s, exposed_comm_s, collective_wait_s, waited_for_rank), stragglers[] and transient[] "
+                  "(rank, step, slowdown, reason, ...)");
     cmd->footer("Definitions: docs/profiler.md. Exit codes: 0 success, 1 runtime failure, "
                 "2 bad input (the message names the file and what is wrong).");
     return {cmd, [path, json, top, stragglers]() {
@@ -87,7 +89,6 @@ Verb add_stats_verb(CLI::App& app) {
                               << ": incomplete trace (its writer never closed it); figures cover the "
                                  "events up to its last commit\n";
                 }
-                if (*stragglers) return print_straggler_report(trace, *json);
                 const auto stats = profiler::compute_stats(trace, *top);
                 if (*json) {
                     auto j = profiler::stats_to_json(stats);
@@ -95,9 +96,11 @@ Verb add_stats_verb(CLI::App& app) {
                     j["source"] = trace.run_info().source;
                     j["complete"] = trace.complete();
                     j["events"] = trace.event_count();
+                    if (*stragglers) add_straggler_report(trace, j);
                     std::cout << j.dump(2) << "\n";
                 } else {
                     print_human(trace, stats);
+                    if (*stragglers) print_straggler_report(trace);
                 }
                 return kExitOk;
             }};
