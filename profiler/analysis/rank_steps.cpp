@@ -192,7 +192,6 @@ RankStepMatrix compute_rank_steps(const TraceReader& trace) {
 
     // Per rank and step: the wait behind each rank waited for, to name the largest.
     std::map<std::pair<int, int>, std::map<int, std::int64_t>> waited;  // (rank, step) -> rank -> ns
-    std::map<std::pair<int, int>, std::int64_t> total_wait;
     for (const auto& [key, arrivals] : instances) {
         if (arrivals.size() < 2) continue;
         if (key.group < 0) {
@@ -207,14 +206,16 @@ RankStepMatrix compute_rank_steps(const TraceReader& trace) {
             const std::int64_t wait = std::clamp(last.start_ns - a.start_ns, std::int64_t{0}, a.end_ns - a.start_ns);
             if (wait <= 0) continue;
             waited[{a.rank, key.step}][last.rank] += wait;
-            total_wait[{a.rank, key.step}] += wait;
         }
     }
-    for (const auto& [rs, ns] : total_wait) cell(rs.first, rs.second).collective_wait_s = static_cast<double>(ns) / kNsPerS;
     for (const auto& [rs, by_rank] : waited) {
-        const auto top = std::max_element(by_rank.begin(), by_rank.end(),
-                                          [](const auto& a, const auto& b) { return a.second < b.second; });
-        cell(rs.first, rs.second).waited_for_rank = top->first;
+        RankStepCell& c = cell(rs.first, rs.second);
+        std::int64_t total = 0;
+        for (const auto& [rank, ns] : by_rank) total += ns;
+        c.collective_wait_s = static_cast<double>(total) / kNsPerS;
+        c.waited_for_rank = std::max_element(by_rank.begin(), by_rank.end(), [](const auto& a, const auto& b) {
+                                return a.second < b.second;  // ties: the lowest rank
+                            })->first;
     }
     return m;
 }
