@@ -421,6 +421,15 @@ const std::string& TraceClient::string(std::int64_t id) {
 
 json TraceClient::stats(std::size_t top_kernels) { return call({{"op", "stats"}, {"top", top_kernels}}).value("stats", json()); }
 
+RankStepMatrix TraceClient::rank_steps() {
+    const json answer = call({{"op", "rank_steps"}});
+    try {
+        return rank_steps_from_json(answer.value("rank_steps", json()));
+    } catch (const RuntimeError& e) {
+        fail(e.what());
+    }
+}
+
 RangeTotals TraceClient::range_totals(const std::vector<int>& tracks, std::int64_t t0_ns, std::int64_t t1_ns) {
     const json answer = call({{"op", "range_stats"}, {"tracks", tracks}, {"t0_ns", t0_ns}, {"t1_ns", t1_ns}});
     RangeTotals totals;

@@ -72,6 +72,8 @@ public:
     const std::string& string(std::int64_t id);
     [[nodiscard]] bool has_string(std::int64_t id) const;
     nlohmann::json stats(std::size_t top_kernels);
+    // compute_rank_steps of the trace, computed on the server (the rank overview's data).
+    RankStepMatrix rank_steps();
     RangeTotals range_totals(const std::vector<int>& tracks, std::int64_t t0_ns, std::int64_t t1_ns);
     std::int64_t find_next(const std::vector<int>& tracks, const std::string& text, std::int64_t after_ns);
 

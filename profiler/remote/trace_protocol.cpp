@@ -157,6 +157,35 @@ std::vector<DrawItem> decode_window(std::string_view bytes, std::size_t count, s
     return items;
 }
 
+json rank_steps_to_json(const RankStepMatrix& m) {
+    json cells = json::array();
+    for (const auto& c : m.cells) {
+        cells.push_back({c.present, c.step_s, c.compute_s, c.exposed_comm_s, c.collective_wait_s, c.waited_for_rank});
+    }
+    return {{"ranks", m.ranks}, {"steps", m.steps}, {"cells", cells}};
+}
+
+RankStepMatrix rank_steps_from_json(const json& j) {
+    RankStepMatrix m;
+    m.ranks = field<std::vector<int>>(j, "ranks", "rank_steps");
+    m.steps = field<std::vector<int>>(j, "steps", "rank_steps");
+    const auto cells = field<json>(j, "cells", "rank_steps");
+    if (!cells.is_array() || cells.size() != m.ranks.size() * m.steps.size()) {
+        throw RuntimeError("remote trace: rank_steps.cells does not hold ranks × steps cells");
+    }
+    m.cells.reserve(cells.size());
+    for (const auto& c : cells) {
+        if (!c.is_array() || c.size() != 6) throw RuntimeError("remote trace: rank_steps.cells[] is not a 6-item row");
+        try {
+            m.cells.push_back({c[0].get<bool>(), c[1].get<double>(), c[2].get<double>(), c[3].get<double>(),
+                               c[4].get<double>(), c[5].get<int>()});
+        } catch (const json::exception&) {
+            throw RuntimeError("remote trace: rank_steps.cells[] has a value of the wrong type");
+        }
+    }
+    return m;
+}
+
 json event_to_json(std::int64_t id, const TraceEvent& e) {
     return {{"id", id},
             {"rank", e.rank},

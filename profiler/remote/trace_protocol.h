@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profiler/analysis/rank_steps.h"
 #include "profiler/store/trace_reader.h"
 
 namespace meshwork::profiler::remote {
@@ -50,6 +51,12 @@ TraceSummary summary_from_json(const nlohmann::json& trace);
 std::string encode_window(const std::vector<DrawItem>& items, std::int64_t base_ns);
 // Throws RuntimeError when `bytes` is not exactly `count` items.
 std::vector<DrawItem> decode_window(std::string_view bytes, std::size_t count, std::int64_t base_ns);
+
+// The rank overview's matrix: ranks, steps, and one row per cell, ranks × steps row-major:
+// [present, step_s, compute_s, exposed_comm_s, collective_wait_s, waited_for_rank].
+nlohmann::json rank_steps_to_json(const RankStepMatrix& m);
+// Throws RuntimeError when the cells do not match the ranks and steps.
+RankStepMatrix rank_steps_from_json(const nlohmann::json& j);
 
 nlohmann::json event_to_json(std::int64_t id, const TraceEvent& e);
 TraceEvent event_from_json(const nlohmann::json& j);

@@ -173,6 +173,9 @@ public:
                 check_keys(request, {"top"});
                 const auto top = request.contains("top") ? int_field(request, "top", 0, 100000) : 20;
                 answer["stats"] = stats_report_json(reader_, static_cast<std::size_t>(top));
+            } else if (op == "rank_steps") {
+                check_keys(request, {});
+                answer["rank_steps"] = rank_steps_to_json(compute_rank_steps(reader_));
             } else if (op == "range_stats") {
                 check_keys(request, {"tracks", "t0_ns", "t1_ns"});
                 const auto totals = range_totals(reader_, tracks(request), int_field(request, "t0_ns", kMinTime, kMaxTime),
@@ -186,7 +189,8 @@ public:
                                                   int_field(request, "after_ns", kMinTime, kMaxTime));
             } else {
                 throw Refusal("unknown op \"" + op +
-                              "\" (hello, window, event, step_span, strings, stats, range_stats, find_next, bye)");
+                              "\" (hello, window, event, step_span, strings, stats, rank_steps, range_stats, find_next, "
+                              "bye)");
             }
             ok = send(answer);
             return ok;

@@ -207,6 +207,21 @@ private slots:
         for (const char* text : {"ALL_REDUCE(tp)#7", "mlp.fwd#19", "no such name"}) {
             QCOMPARE(client->find_next(order, text, mid), find_next_event(local, order, text, mid));
         }
+        // The rank overview's matrix, computed on the server.
+        const auto want_steps = compute_rank_steps(local);
+        const auto got_steps = client->rank_steps();
+        QCOMPARE(got_steps.ranks, want_steps.ranks);
+        QCOMPARE(got_steps.steps, want_steps.steps);
+        QCOMPARE(got_steps.cells.size(), want_steps.cells.size());
+        QVERIFY(!got_steps.cells.empty());
+        for (std::size_t i = 0; i < want_steps.cells.size(); ++i) {
+            QCOMPARE(got_steps.cells[i].present, want_steps.cells[i].present);
+            QCOMPARE(got_steps.cells[i].step_s, want_steps.cells[i].step_s);
+            QCOMPARE(got_steps.cells[i].compute_s, want_steps.cells[i].compute_s);
+            QCOMPARE(got_steps.cells[i].exposed_comm_s, want_steps.cells[i].exposed_comm_s);
+            QCOMPARE(got_steps.cells[i].collective_wait_s, want_steps.cells[i].collective_wait_s);
+            QCOMPARE(got_steps.cells[i].waited_for_rank, want_steps.cells[i].waited_for_rank);
+        }
         // stats: what `meshwork-cli stats --json` prints.
         const auto cli = test::run_cli({"stats", QString::fromStdString(trace_), "--json", "--top", "5"});
         QCOMPARE(cli.exit_code, 0);
@@ -230,6 +245,7 @@ private slots:
             {{"op", "event"}, {"event", -4}},
             {{"op", "range_stats"}, {"tracks", {-1}}, {"t0_ns", 0}, {"t1_ns", 10}},
             {{"op", "stats"}, {"top", 5}, {"write", true}},
+            {{"op", "rank_steps"}, {"rank", 3}},
             {{"op", "hello"}, {"version", kProtocolVersion + 1}},
         };
         for (const auto& r : refused) {
@@ -238,7 +254,7 @@ private slots:
             QVERIFY(answer["error"].is_string() && !answer["error"].get<std::string>().empty());
         }
         QVERIFY(client->raw(refused[0])["error"].get<std::string>().find("\"path\" is refused") != std::string::npos);
-        QVERIFY(client->raw(refused[13])["error"].get<std::string>().find("version 2") != std::string::npos);
+        QVERIFY(client->raw(refused[14])["error"].get<std::string>().find("version 2") != std::string::npos);
         for (const char* line : {"not json", "[1,2]", "{\"id\": \"x\", \"op\": \"bye\"}", "{}"}) {
             const json answer = client->raw_line(line);
             QVERIFY2(!answer.value("ok", true), line);
