@@ -5,10 +5,12 @@
 
 namespace meshwork::profiler {
 
-std::optional<Layout> trace_layout(const TraceReader& trace) {
-    const std::string& text = trace.run_info().layout_json;
+std::optional<Layout> trace_layout(const TraceReader& trace) { return trace_layout(trace.path(), trace.run_info()); }
+
+std::optional<Layout> trace_layout(const std::string& file, const TraceRunInfo& info) {
+    const std::string& text = info.layout_json;
     if (text.empty()) return std::nullopt;
-    return layout_from_json(parse_json_text(text, trace.path()), trace.path() + " (meta.layout_json)");
+    return layout_from_json(parse_json_text(text, file), file + " (meta.layout_json)");
 }
 
 std::optional<Layout> first_trace_layout(std::initializer_list<const TraceReader*> traces) {

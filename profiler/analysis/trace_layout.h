@@ -13,6 +13,9 @@ namespace meshwork::profiler {
 // None when the trace carries no layout (imported traces usually don't). Throws InputError
 // naming the file and "meta.layout_json" when the layout it carries does not parse.
 std::optional<Layout> trace_layout(const TraceReader& trace);
+// The same from a trace's run info, for a trace read through serve-trace (the hello carries
+// it); `file` names the trace in errors.
+std::optional<Layout> trace_layout(const std::string& file, const TraceRunInfo& info);
 
 // The layout of the first of `traces` that carries one.
 std::optional<Layout> first_trace_layout(std::initializer_list<const TraceReader*> traces);

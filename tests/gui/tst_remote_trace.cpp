@@ -17,6 +17,7 @@
 #include "gui/timeline/trace_reader_source.h"
 #include "gui/trace/remote_trace_source.h"
 #include "gui/trace/trace_cache.h"
+#include "profiler/analysis/trace_layout.h"
 #include "tests/gui/trace_files.h"
 
 using namespace meshwork;
@@ -120,6 +121,26 @@ private slots:
         QVERIFY(shown.wait(20000));
         QCOMPARE(shown.at(0).at(0).toLongLong(), 5'000);
         QCOMPARE(shown.at(0).at(1).toLongLong(), 5'000 + 1000 * (kRanks - 1) + 50'000);
+    }
+
+    void remote_trace_carries_its_layout_mesh() {
+        // A simulated trace carries its layout: the remote source gives the same mesh as the
+        // local one (lanes group by it).
+        const QString sim = dir_.filePath("sim.sqlite");
+        QProcess cli;
+        cli.start(MESHWORK_CLI_PATH, {"simulate", QString(MESHWORK_RESOURCES_DIR) + "/layouts/tiny-cpu.json", "--trace", sim});
+        QVERIFY(cli.waitForFinished(120000));
+        QCOMPARE(cli.exitCode(), 0);
+        const TraceReaderSource local(profiler::TraceReader::open(sim.toStdString()));
+        const auto layout = profiler::trace_layout(local.reader());
+        QVERIFY(layout);
+        const DeviceMesh mesh = layout->mesh();
+        const auto remote = std::make_shared<RemoteTraceSource>(connect_remote_trace({"node01", sim}));
+        QVERIFY(remote->mesh());
+        QVERIFY(remote->layout_error().empty());
+        QCOMPARE(remote->mesh()->world_size(), mesh.world_size());
+        for (int r = 0; r < mesh.world_size(); ++r) QVERIFY(remote->mesh()->coords(r) == mesh.coords(r));
+        QCOMPARE(remote->lane_count(), local.lane_count());
     }
 
     void session_that_dies_shows_an_error_and_the_window_keeps_working() {
