@@ -282,6 +282,13 @@ void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost
                        ": torchtitan's mesh is pp, dp, cp, tp (tp fastest)");
     }
     if (!layout.placement.experts_per_ep_rank.empty()) lost.push_back("expert placement");
+    if (layout.parallel.tp_comm_overlap != TpOverlap::None && m.tp > 1) {
+        // torchtitan main: compile.enable_async_tensor_parallel (config/configs.py:298 at
+        // b5bcd76c), which needs the model compiled (:307-312) and pipelines the TP
+        // collectives with the matmuls in Inductor (distributed/compile.py:95).
+        lost.push_back("TP communication overlap: torchtitan's async TP "
+                       "(compile.enable_async_tensor_parallel) compiles the model; not written");
+    }
     if (!t.flash_attention)
         lost.push_back("unfused attention: torchtitan uses SDPA/flex attention");
     if (t.moe_capacity_factor > 0) lost.push_back("MoE capacity factor");
