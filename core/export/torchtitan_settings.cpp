@@ -132,6 +132,20 @@ void layout_from_torchtitan(const TorchtitanSettings& s, const std::string& file
     mesh.dp = static_cast<int>(s.replicate * shard);
     l.gpus = static_cast<int>(world);
     l.parallel.sequence_parallel = mesh.tp > 1 && s.sequence_parallel;
+    if (s.async_tp) {
+        if (!s.compile_enable || !s.compile_model) {
+            throw InputError(file, s.at("async_tp"),
+                             tt + " refuses async TP unless the model is compiled "
+                                  "(compile.enable = true with \"model\" in compile.components)");
+        }
+        // Inductor's micro-pipelined TP runs each all-gather / reduce-scatter as per-rank
+        // chunks beside the matmul's chunks: what the cost model calls "ring".
+        if (l.parallel.sequence_parallel) {
+            l.parallel.tp_comm_overlap = TpOverlap::Ring;
+        } else {
+            r.notes.push_back("async tensor parallelism without tensor parallelism has no effect");
+        }
+    }
 
     auto& tr = l.training;
     if (s.reshard != "default" && s.reshard != "always" && s.reshard != "never") {

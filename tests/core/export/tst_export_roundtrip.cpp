@@ -312,6 +312,19 @@ void TestExportRoundTrip::torchtitan_variants() {
         const Layout l = bundled("llama3-70b-h100-64", o);
         for (const auto f : {ExportFormat::Torchtitan, ExportFormat::TorchtitanToml}) expect_round_trip(l, f, options_for(l));
     }
+    {   // TP overlap as torchtitan's async TP, with the model compiled as it needs
+        LayoutOverrides o;
+        o.zero = 3;
+        o.tp_comm_overlap = "ring";
+        const Layout l = bundled("llama3-70b-h100-64", o);
+        for (const auto f : {ExportFormat::Torchtitan, ExportFormat::TorchtitanToml}) {
+            expect_round_trip(l, f, options_for(l));
+            const std::string text = export_layout(l, f).text;
+            QVERIFY(text.find("enable_async_tensor_parallel") != std::string::npos);
+            QVERIFY(text.find(f == ExportFormat::Torchtitan ? "config.compile.enable = True"
+                                                            : "[compile]\nenable = true") != std::string::npos);
+        }
+    }
     {   // 126 layers over 16 stages: lighter first and last stages
         LayoutOverrides o;
         o.zero = 2;
@@ -389,7 +402,7 @@ void TestExportRoundTrip::lossy_cases_name_the_loss() {
         const Layout l = from_model("llama3-8b", "dgx-h100", 16, o);
         QVERIFY(has(export_layout(l, ExportFormat::Megatron), "--tp-comm-overlap-cfg"));
         QVERIFY(has(export_layout(l, ExportFormat::DeepSpeed), "tp_overlap_comm"));
-        QVERIFY(has(export_layout(l, ExportFormat::Torchtitan), "enable_async_tensor_parallel"));
+        QVERIFY(has(export_layout(l, ExportFormat::Torchtitan), "async TP"));
         const ImportResult r = import_config(export_layout(l, ExportFormat::Megatron).text, "x.sh",
                                              ImportFormat::Auto, options_for(l));
         QCOMPARE(r.layout.parallel.tp_comm_overlap, TpOverlap::Ring);
