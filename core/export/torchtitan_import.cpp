@@ -373,7 +373,7 @@ void read_v02_parallelism(TomlReader& t, TorchtitanSettings& s, const std::strin
     t.integer("parallelism", "pipeline_parallel_last_stage_less_layers", s.last_less);
     s.async_tp = t.boolean("parallelism", "enable_async_tensor_parallel").value_or(false);
     if (s.async_tp) s.where["async_tp"] = t.where("parallelism", "enable_async_tensor_parallel");
-    s.compile_enable = t.boolean("compile", "enable").value_or(false);
+    s.compile_enable = t.boolean("compile", "enable");
     if (t.has("compile", "components")) {
         const std::vector<std::string> components = t.strings("compile", "components");
         s.compile_model = std::find(components.begin(), components.end(), "model") != components.end();

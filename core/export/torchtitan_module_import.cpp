@@ -531,6 +531,7 @@ class ModuleReader {
     }
 
     void apply(TorchtitanSettings& s) {
+        s.base_unread = !base_.empty();
         integer("parallelism.data_parallel_replicate_degree", s.replicate, s);
         integer("parallelism.data_parallel_shard_degree", s.shard, s);
         string("parallelism.fsdp_reshard_after_forward", s.reshard, s);

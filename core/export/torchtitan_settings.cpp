@@ -133,7 +133,14 @@ void layout_from_torchtitan(const TorchtitanSettings& s, const std::string& file
     l.gpus = static_cast<int>(world);
     l.parallel.sequence_parallel = mesh.tp > 1 && s.sequence_parallel;
     if (s.async_tp) {
-        if (!s.compile_enable || !s.compile_model) {
+        // Unset under a base config Meshwork does not read: taken as the base's (upstream's
+        // own recipes enable compile in a base and async TP in the derived function).
+        const bool compiled = s.compile_enable.value_or(s.base_unread);
+        if (!s.compile_enable && s.base_unread) {
+            r.notes.push_back("compile.enable is not set here and async TP needs it: taken as set "
+                              "by the base config");
+        }
+        if (!compiled || !s.compile_model) {
             throw InputError(file, s.at("async_tp"),
                              tt + " refuses async TP unless the model is compiled "
                                   "(compile.enable = true with \"model\" in compile.components)");

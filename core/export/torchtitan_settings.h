@@ -35,8 +35,11 @@ struct TorchtitanSettings {
     // unless the model is compiled (compile.enable with "model" in compile.components:
     // distributed/tensor_parallel.py:20-23 at v0.2.2, configs.py:307-312 on main).
     bool async_tp = false;
-    bool compile_enable = false;
+    std::optional<bool> compile_enable;  // unset: torchtitan's default (off)
     bool compile_model = true;  // "model" in compile.components (the default list has it)
+    // A main config module deriving from a config function Meshwork does not read (another
+    // module's): settings it leaves unset may come from there.
+    bool base_unread = false;
     // Where each setting was read ("parallelism.tensor_parallel_degree (line 12)"), for errors.
     std::map<std::string, std::string> where;
 
