@@ -6,7 +6,7 @@ namespace meshwork::cli {
 
 struct LayoutFlags::Values {
     std::string file;
-    std::string model, cluster, order, schedule, recompute, dtype, layers_per_stage, flash;
+    std::string model, cluster, order, schedule, recompute, dtype, layers_per_stage, flash, tp_overlap;
     int gpus = 0, nodes = 0, tp = 0, pp = 0, dp = 0, cp = 0, ep = 0, etp = 0, vpp = 0;
     int mbs = 0, gbs = 0, seq = 0, zero = 0;
     bool sp = false, no_sp = false;
@@ -62,6 +62,10 @@ LayoutFlags::LayoutFlags(CLI::App* c) : v_(std::make_shared<Values>()) {
         std::string("Fused (flash) attention: on, or off for unfused "
                     "attention that stores the s×s scores, as 2022-era runs (default ") +
             (t.flash_attention ? "on" : "off") + ")");
+    add("--tp-comm-overlap", v.tp_overlap,
+        "Tensor-parallel communication tiled against the GEMMs (Megatron-LM's "
+        "--tp-comm-overlap, needs --sp): none, pipe (one tile exposed), ring (none exposed) "
+        "(default " + to_string(ParallelConfig{}.tp_comm_overlap) + ")");
     add("--layers-per-stage", v.layers_per_stage,
         "Uneven pipeline split, e.g. 7,8,8,7 (default: even, "
         "the end stages one layer less when it does not divide)");
@@ -100,6 +104,7 @@ LayoutOverrides LayoutFlags::overrides() const {
     if (given("--zero")) o.zero = v.zero;
     if (given("--dtype")) o.dtype = v.dtype;
     if (given("--flash-attention")) o.flash_attention = v.flash;
+    if (given("--tp-comm-overlap")) o.tp_comm_overlap = v.tp_overlap;
     if (given("--sp")) o.sequence_parallel = true;
     if (given("--no-sp")) o.sequence_parallel = false;
     if (given("--layers-per-stage")) {

@@ -20,7 +20,7 @@ namespace meshwork::cli {
 namespace {
 
 struct SearchFlags {
-    std::string model, cluster, dtype, out, order;
+    std::string model, cluster, dtype, out, order, tp_overlap = "none";
     int gpus = 0, nodes = 0, gbs = 0, seq = 0, top = 10, max_tp = 0, threads = 0;
     int max_mbs = 16, max_vpp = 8, max_lighter = 2;
     double min_mfu = 0;
@@ -67,6 +67,10 @@ search::SearchRequest build_request(const SearchFlags& f) {
     if (f.dtype_opt->count() && !parse_dtype(f.dtype, o.dtype)) {
         throw InputError("<flags>", "--dtype",
                          "unknown dtype '" + f.dtype + "' (fp32, tf32, bf16, fp16, fp8)");
+    }
+    if (!parse_tp_overlap(f.tp_overlap, o.tp_comm_overlap)) {
+        throw InputError("<flags>", "--tp-comm-overlap",
+                         "'" + f.tp_overlap + "' is not none, pipe or ring");
     }
     if (f.order_opt->count()) o.order = f.order;
     for (const auto& a : f.fix) search::apply_fix(a, o.fixed);
@@ -155,6 +159,10 @@ Verb add_search_verb(CLI::App& app) {
     cmd->add_option("--seq", f->seq, "Sequence length (tokens)")->required();
     f->dtype_opt =
         cmd->add_option("--dtype", f->dtype, "Training precision: bf16, fp16, fp8, fp32");
+    cmd->add_option("--tp-comm-overlap", f->tp_overlap,
+                    "Tensor-parallel communication tiled against the GEMMs for every candidate "
+                    "with sequence parallelism (Megatron-LM's --tp-comm-overlap): none, pipe, "
+                    "ring (default " + to_string(search::SearchOptions{}.tp_comm_overlap) + ")");
     f->order_opt = cmd->add_option("--order", f->order,
                                    "Axis order for rank mapping (default tp-cp-ep-dp-pp)");
     cmd->add_option("--top", f->top, "How many layouts to print (default 10)");

@@ -159,6 +159,10 @@ ClusterSpec cluster_from_json(const nlohmann::json& j, const std::string& file,
             e.get_number_or("tp_comm_overlap", c.efficiency.tp_comm_overlap, 0.0, 1.0);
         c.efficiency.dp_comm_overlap =
             e.get_number_or("dp_comm_overlap", c.efficiency.dp_comm_overlap, 0.0, 1.0);
+        c.efficiency.intra_node_interference = e.get_number_or(
+            "intra_node_interference", c.efficiency.intra_node_interference, 0.0, 0.9);
+        c.efficiency.inter_node_interference = e.get_number_or(
+            "inter_node_interference", c.efficiency.inter_node_interference, 0.0, 0.9);
         e.reject_unknown_keys();
     }
     if (r.has("memory_reserve")) {
@@ -193,6 +197,13 @@ nlohmann::json cluster_to_json(const ClusterSpec& c) {
                        {"attention", c.efficiency.attention},
                        {"tp_comm_overlap", c.efficiency.tp_comm_overlap},
                        {"dp_comm_overlap", c.efficiency.dp_comm_overlap}};
+    // Written only when stated, so that clusters without them read as before.
+    if (c.efficiency.intra_node_interference > 0) {
+        j["efficiency"]["intra_node_interference"] = c.efficiency.intra_node_interference;
+    }
+    if (c.efficiency.inter_node_interference > 0) {
+        j["efficiency"]["inter_node_interference"] = c.efficiency.inter_node_interference;
+    }
     j["memory_reserve"] = {{"fixed_bytes", c.memory_reserve.fixed_bytes},
                            {"fragmentation", c.memory_reserve.fragmentation}};
     j["source"] = c.source;

@@ -60,6 +60,12 @@ struct Efficiency {
     // Fraction of the data-parallel gradient reduction that may overlap the backward pass
     // of the last micro-batch (bucketed reduction); 0 reduces after the backward.
     double dp_comm_overlap = 1.0;
+    // Share of the GPU (its collective kernels' SMs and memory traffic) that a collective over
+    // the intra-node / inter-node links takes while it runs beside compute: the compute it
+    // overlaps runs at 1 − this (core/cost/comm_overlap.h; Calculon's per-network
+    // processor_usage). 0, no interference, unless the cluster states it.
+    double intra_node_interference = 0;
+    double inter_node_interference = 0;
     bool operator==(const Efficiency&) const = default;
 };
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/common/error.h"
+#include "core/cost/comm_overlap.h"
 
 namespace meshwork::cost {
 
@@ -115,9 +116,12 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     const double act_rw = m.gated_mlp ? 3.0 : 2.0;   // activation kernel traffic per width
     double mlp_fwd = memory_s(k, norm_bytes(x) + residual_bytes(x));
     double mlp_gemm = 0;
+    double fc1_s = 0, fc2_s = 0;  // the dense (or shared-expert) MLP's two GEMMs
     const double shared_ffn = b.moe ? m.shared_ffn : m.ffn;
     if (shared_ffn > 0) {
-        mlp_gemm += gemm_s(k, T, gate * shared_ffn / t, h) + gemm_s(k, T, h, shared_ffn / t);
+        fc1_s = gemm_s(k, T, gate * shared_ffn / t, h);
+        fc2_s = gemm_s(k, T, h, shared_ffn / t);
+        mlp_gemm += fc1_s + fc2_s;
         mlp_fwd += memory_s(k, act_rw * e * shared_ffn / t * T);
     }
     double ep_fwd = 0;
@@ -149,10 +153,42 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     // Attention half: one TP collective each way. MLP half: one more for a dense MLP or
     // without SP; an MoE layer with SP dispatches its sequence shard directly.
     const double half = tp_half_s(x);
-    const double tp = half * (b.moe && x.sp ? 1.0 : 2.0);
-    out.fwd.tp_s = out.fwd.tp_total_s = tp;
+    const bool mlp_tp = !(b.moe && x.sp);
+    const double tp = half * (mlp_tp ? 2.0 : 1.0);
+    out.fwd.tp_total_s = tp;
     out.bwd.tp_total_s = tp;
-    out.bwd.tp_s = tp - std::min(tp * c.tp_overlap, wgrad_s);
+    if (x.sp && c.tp > 1 && c.tp_tiling != TpOverlap::None) {
+        // Userbuffers TP overlap (Transformer Engine's default methods,
+        // transformer_engine/pytorch/module/base.py:350-359 at d0067d0d): forward, the
+        // all-gather tiled against the QKV and FC1 GEMMs (ring exchange), the reduce-scatter
+        // against the output projection and FC2 (pipeline); backward, the all-gather of the
+        // output gradient against the projection and FC2 input-gradient GEMMs, the
+        // reduce-scatter of the input gradient against the QKV and FC1 ones (bulk overlap
+        // with their weight-gradient GEMMs, the same size). tp tiles (TE's ring exchange
+        // splits into tp_size chunks, :387). The GEMMs are the same size both ways.
+        const double bytes = c.tokens * m.hidden * c.element_bytes;
+        const double ag = all_gather_s(c.link, c.tp_span, bytes);
+        const double rs = reduce_scatter_s(c.link, c.tp_span, bytes);
+        const TpOverlap mode = c.tp_tiling;
+        const double u = c.tp_interference;
+        auto extra = [&](double gemm, double comm) {
+            return tiled_collective_extra_s(gemm, comm, c.tp, mode, u);
+        };
+        double fwd = extra(qkv_s, ag) + extra(proj_s, rs);
+        double bwd = extra(proj_s, ag) + extra(qkv_s, rs);
+        if (mlp_tp) {
+            fwd += extra(fc1_s, ag) + extra(fc2_s, rs);
+            bwd += extra(fc2_s, ag) + extra(fc1_s, rs);
+        }
+        out.fwd.tp_s = fwd;
+        out.bwd.tp_s = bwd;
+    } else {
+        // Megatron's asynchronous input-gradient all-reduce runs beside the weight-gradient
+        // GEMMs, which it slows by its share of the GPU while it runs.
+        const double hidden = std::min(tp * c.tp_overlap, wgrad_s);
+        out.fwd.tp_s = tp;
+        out.bwd.tp_s = tp - hidden + c.tp_interference * hidden;
+    }
     out.fwd.ep_s = ep_fwd;
     out.bwd.ep_s = ep_fwd;
     if (c.cp > 1) {
@@ -163,8 +199,9 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
         const double ring = (c.cp - 1) * step;
         out.fwd.cp_total_s = ring;
         out.bwd.cp_total_s = 2.0 * ring;
-        out.fwd.cp_s = std::max(0.0, ring - core.fwd_s);
-        out.bwd.cp_s = std::max(0.0, 2.0 * ring - core.bwd_s);
+        // What attention does not hide, and what the exchange takes of the GPU beside it.
+        out.fwd.cp_s = overlapped_s(core.fwd_s, ring, c.cp_interference) - core.fwd_s;
+        out.bwd.cp_s = overlapped_s(core.bwd_s, 2.0 * ring, c.cp_interference) - core.bwd_s;
     }
 
     // --- recomputation ------------------------------------------------------------------
@@ -322,6 +359,7 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     c.element_bytes = c.kernel.element_bytes;
     c.tokens = static_cast<double>(tr.micro_batch_size) * tr.seq_length / c.cp;
     c.tp_overlap = std::clamp(cl.efficiency.tp_comm_overlap, 0.0, 1.0);
+    c.tp_tiling = p.sequence_parallel && c.tp > 1 ? p.tp_comm_overlap : TpOverlap::None;
     c.dp_overlap = std::clamp(cl.efficiency.dp_comm_overlap, 0.0, 1.0);
     c.hbm_bytes = static_cast<double>(cl.gpu.hbm_bytes);
     c.reserved_fixed_bytes = static_cast<double>(std::max<std::int64_t>(0, cl.memory_reserve.fixed_bytes));
@@ -340,6 +378,13 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     c.etp_span = group_span(c.etp, st.etp, gpn);
     c.edp_span = group_span(c.edp, st.edp, gpn);
     c.pp_crosses_nodes = c.pp > 1 && group_span(2, st.pp, gpn).crosses_nodes();
+    auto interference = [&](const GroupSpan& g) {
+        return std::clamp(g.crosses_nodes() ? cl.efficiency.inter_node_interference
+                                            : cl.efficiency.intra_node_interference,
+                          0.0, 0.9);
+    };
+    c.tp_interference = interference(c.tp_span);
+    c.cp_interference = interference(c.cp_span);
 
     const bool sp = p.sequence_parallel && c.tp > 1;
     c.sequence_parallel = sp;

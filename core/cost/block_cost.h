@@ -113,6 +113,13 @@ struct LayoutCosts : AxisSizes {
     double p2p_bytes = 0;
     double tied_embedding_sync_s = 0;  // first/last stage all-reduce of tied embeddings
     double tp_overlap = 0;       // Efficiency::tp_comm_overlap
+    // Tiled TP communication overlap in effect (ParallelConfig::tp_comm_overlap; None
+    // without SP or at tp 1).
+    TpOverlap tp_tiling = TpOverlap::None;
+    // Share of the GPU the TP and CP collectives take while they overlap compute
+    // (Efficiency::intra/inter_node_interference of the tier their group spans).
+    double tp_interference = 0;
+    double cp_interference = 0;
     double dp_overlap = 1;       // Efficiency::dp_comm_overlap
     double tokens_per_step = 0;  // gbs × seq
     double model_flops_per_step = 0;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/schedule/pipeline_schedule.h"
+
 namespace meshwork::cost {
 
 ParamStateBytes param_state_bytes(DType dtype) {
@@ -81,7 +83,9 @@ int in_flight_passes(Schedule schedule, int pp, int vpp, int m, int rank) {
         case Schedule::OneFOneB: return std::min(m, pp - rank);
         case Schedule::Interleaved: {
             const int total = m * vpp;
-            const int warmup = std::min(total, (pp - rank - 1) * 2 + (vpp - 1) * pp);
+            // Megatron's warm-up with its micro-batch group (schedules.py:964-965).
+            const int group = std::max(pp, interleaved_group_size(pp, m));
+            const int warmup = std::min(total, (pp - rank - 1) * 2 + (vpp - 1) * group);
             return std::min(total, warmup + 1);
         }
     }

@@ -83,7 +83,8 @@ double block_checkpoint_bytes(const ActivationShape& a);
 double score_activation_bytes(const ActivationShape& a);
 
 // Forward passes (of model chunks) whose activations pipeline rank `rank` holds at its
-// peak: 1F1B min(m, p − r); interleaved min(m·v, 2(p − r − 1) + (v − 1)p + 1) chunks;
+// peak: 1F1B min(m, p − r); interleaved min(m·v, 2(p − r − 1) + (v − 1)N + 1) chunks with N
+// the micro-batch group (interleaved_group_size: p when p divides m);
 // GPipe all m·v. Equal to PipelineSchedule::max_in_flight for the same shape.
 int in_flight_passes(Schedule schedule, int pp, int vpp, int micro_batches, int rank);
 

@@ -118,6 +118,13 @@ nlohmann::json deepspeed_config_json(const Layout& layout, std::vector<std::stri
         lost.push_back("full recompute of only " + std::to_string(t.recompute_num_layers) +
                        " layers per stage: DeepSpeed's interval checkpoints every layer group");
     }
+    if (l.parallel.tp_comm_overlap != TpOverlap::None && m.tp > 1) {
+        // AutoTP's tp_overlap_comm (runtime/tensor_parallel/config.py:50 at edaa7221) overlaps
+        // only the backward all-reduce with the weight-gradient GEMM, what every layout's
+        // efficiency.tp_comm_overlap already stands for; nothing tiles the collectives.
+        lost.push_back("tiled TP communication overlap: AutoTP's tp_overlap_comm overlaps only "
+                       "the backward all-reduce");
+    }
     if (l.parallel.sequence_parallel && m.tp > 1) {
         lost.push_back("Megatron-style sequence parallelism: AutoTP has none");
     }

@@ -8,6 +8,7 @@
 #include "core/export/moe_layer_pattern.h"
 #include "core/export/pipeline_layout.h"
 #include "core/export/stage_split.h"
+#include "core/schedule/pipeline_schedule.h"
 
 namespace meshwork {
 
@@ -184,6 +185,17 @@ void parallel_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
     // default for dense models is 1: say it whenever the two conventions would disagree.
     if (l.model.is_moe() || m.etp != 1) a.value("--expert-tensor-parallel-size", m.etp);
     if (l.parallel.sequence_parallel && m.tp > 1) a.flag("--sequence-parallel");
+    if (l.parallel.tp_comm_overlap != TpOverlap::None && l.parallel.sequence_parallel && m.tp > 1) {
+        // Transformer Engine's userbuffers with its default methods (module/base.py:350-359):
+        // what Meshwork calls "ring"; "pipe" for every collective needs a
+        // --tp-comm-overlap-cfg file of per-GEMM methods.
+        a.flag("--tp-comm-overlap");
+        if (l.parallel.tp_comm_overlap == TpOverlap::Pipe) {
+            lost.push_back("TP overlap 'pipe' for every collective: --tp-comm-overlap runs "
+                           "Transformer Engine's default methods (read back as 'ring'); "
+                           "per-GEMM methods need a --tp-comm-overlap-cfg file");
+        }
+    }
     if (m.order == kTpPpDpAxisOrder) {
         a.flag("--use-tp-pp-dp-mapping");
     } else if (m.order != kDefaultAxisOrder) {
@@ -213,9 +225,14 @@ void parallel_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
         case Schedule::OneFOneB:
             if (vpp > 1) lost.push_back("1F1B with virtual stages: Megatron-LM interleaves them");
             break;
-        case Schedule::Interleaved:
+        case Schedule::Interleaved: {
             if (vpp == 1) lost.push_back("interleaved schedule without virtual stages (vpp 1)");
+            // Megatron's default group is pp micro-batches and it refuses a smaller last
+            // group (pipeline_parallel/schedules.py:1172-1181): say the group Meshwork runs.
+            const int group = interleaved_group_size(m.pp, l.num_micro_batches());
+            if (vpp > 1 && group > m.pp) a.value("--microbatch-group-size-per-virtual-pipeline-stage", group);
             break;
+        }
     }
 }
 

@@ -19,6 +19,7 @@
 #include "core/export/shell_script.h"
 #include "core/layout/layout_json.h"
 #include "core/export/stage_split.h"
+#include "core/schedule/pipeline_schedule.h"
 
 namespace meshwork {
 
@@ -54,6 +55,7 @@ constexpr std::array kLayoutFlags = std::to_array<FlagSpec>({
     {"--tensor-model-parallel-size", true}, {"--pipeline-model-parallel-size", true},
     {"--context-parallel-size", true}, {"--expert-model-parallel-size", true},
     {"--expert-tensor-parallel-size", true}, {"--sequence-parallel", false},
+    {"--tp-comm-overlap", false}, {"--microbatch-group-size-per-virtual-pipeline-stage", true},
     {"--use-tp-pp-dp-mapping", false}, {"--num-layers-per-virtual-pipeline-stage", true},
     {"--num-virtual-stages-per-pipeline-rank", true},
     {"--decoder-first-pipeline-num-layers", true}, {"--decoder-last-pipeline-num-layers", true},
@@ -852,6 +854,19 @@ private:
         if (has("--sequence-parallel") && mesh.tp == 1) {
             result_.notes.push_back("--sequence-parallel with tensor-parallel size 1 has no effect");
         }
+        if (has("--tp-comm-overlap")) {
+            // Megatron-LM turns SP off at tp 1, then asserts SP for --tp-comm-overlap
+            // (training/arguments.py:1436-1442). Transformer Engine's default methods
+            // (module/base.py:350-359) ring-exchange the all-gathers and bulk-overlap the
+            // backward reduce-scatters; only the forward reduce-scatters are pipelined: read
+            // as "ring".
+            if (!l.parallel.sequence_parallel) {
+                add(field("--tp-comm-overlap"),
+                    "needs --sequence-parallel with --tensor-model-parallel-size > 1 "
+                    "(Megatron-LM asserts it)");
+            }
+            l.parallel.tp_comm_overlap = TpOverlap::Ring;
+        }
 
         world(l);
         pipeline(l);
@@ -1037,6 +1052,19 @@ private:
         const long long gbs_default = static_cast<long long>(t.micro_batch_size) * mesh.dp;
         t.global_batch_size = static_cast<int>(integer("--global-batch-size", gbs_default, 1, kMaxBatch));
         t.seq_length = static_cast<int>(required("--seq-length", 1, 1ll << 26));
+        if (has("--microbatch-group-size-per-virtual-pipeline-stage")) {
+            // Meshwork schedules the smallest group Megatron-LM accepts (core/schedule): a
+            // different one changes how many micro-batches the warm-up holds.
+            const long long given = integer("--microbatch-group-size-per-virtual-pipeline-stage", 0, 1, kMaxBatch);
+            const long long per_step = static_cast<long long>(mesh.dp) * t.micro_batch_size;
+            const int m = per_step > 0 ? static_cast<int>(t.global_batch_size / per_step) : 0;
+            const int runs = interleaved_group_size(mesh.pp, m);
+            if (runs > 0 && given != runs) {
+                result_.notes.push_back("--microbatch-group-size-per-virtual-pipeline-stage " +
+                                        std::to_string(given) + ": Meshwork's interleaved schedule runs groups of " +
+                                        std::to_string(runs));
+            }
+        }
 
         conflict("--recompute-activations", "--recompute-granularity",
                  "--recompute-activations means --recompute-granularity selective");

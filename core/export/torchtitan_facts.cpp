@@ -268,6 +268,11 @@ TorchtitanStages torchtitan_stages(const Layout& layout, std::vector<std::string
     return out;
 }
 
+bool torchtitan_writes_async_tp(const Layout& layout) {
+    return layout.parallel.tp_comm_overlap != TpOverlap::None && layout.parallel.mesh.tp > 1 &&
+           layout.parallel.sequence_parallel;
+}
+
 void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost) {
     const auto& m = layout.parallel.mesh;
     const auto& t = layout.training;
@@ -282,6 +287,12 @@ void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost
                        ": torchtitan's mesh is pp, dp, cp, tp (tp fastest)");
     }
     if (!layout.placement.experts_per_ep_rank.empty()) lost.push_back("expert placement");
+    if (layout.parallel.tp_comm_overlap == TpOverlap::Pipe && m.tp > 1) {
+        // Async TP (written by both exporters, torchtitan_writes_async_tp) splits every
+        // collective into per-rank chunks beside the matmul's: no exposed tile.
+        lost.push_back("TP overlap 'pipe': torchtitan's async TP leaves no tile exposed (read back "
+                       "as 'ring')");
+    }
     if (!t.flash_attention)
         lost.push_back("unfused attention: torchtitan uses SDPA/flex attention");
     if (t.moe_capacity_factor > 0) lost.push_back("MoE capacity factor");

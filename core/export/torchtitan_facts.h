@@ -93,6 +93,10 @@ TorchtitanStages torchtitan_stages(const Layout& layout, std::vector<std::string
 
 // What neither target expresses: rank order, explicit expert placement, unfused attention,
 // capacity factor, a schedule without pipeline.
+// Whether the exports write async TP (v0.2.x parallelism.enable_async_tensor_parallel, main
+// compile.enable_async_tensor_parallel) and compile the model, which async TP needs: the
+// layout's TP communication overlap with sequence parallelism and tp > 1.
+bool torchtitan_writes_async_tp(const Layout& layout);
 void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost);
 
 // `s` as a double-quoted string literal, escaping quote, backslash and newline: the same

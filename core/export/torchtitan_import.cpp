@@ -52,9 +52,9 @@ constexpr Section kV02[] = {
      "pipeline_parallel_first_stage_less_layers pipeline_parallel_last_stage_less_layers "
      "pipeline_parallel_layers_per_stage pipeline_parallel_microbatch_size "
      "pipeline_parallel_schedule "
-     "tensor_parallel_degree",
+     "tensor_parallel_degree enable_async_tensor_parallel",
      "context_parallel_load_balancer context_parallel_rotate_method disable_loss_parallel "
-     "enable_async_tensor_parallel enable_compiled_autograd expert_parallel_comm_backend "
+     "enable_compiled_autograd expert_parallel_comm_backend "
      "pipeline_parallel_expert_parallel_overlap pipeline_parallel_schedule_csv"},
     {"checkpoint", "",
      "async_mode create_seed_checkpoint enable enable_first_step_checkpoint "
@@ -65,7 +65,7 @@ constexpr Section kV02[] = {
      "debug determinism_check early_stop memory_budget "
      "per_op_sac_force_recompute_mm_shapes_by_fqns "
      "preserve_rng_state visualize_memory_budget_pareto"},
-    {"compile", "", "backend components enable"},
+    {"compile", "components enable", "backend"},
     {"quantize", "", "grouped_mm linear"},
     {"comm", "",
      "init_timeout_seconds mode save_traces_file_prefix save_traces_folder trace_buf_size "
@@ -371,6 +371,13 @@ void read_v02_parallelism(TomlReader& t, TorchtitanSettings& s, const std::strin
     }
     t.integer("parallelism", "pipeline_parallel_first_stage_less_layers", s.first_less);
     t.integer("parallelism", "pipeline_parallel_last_stage_less_layers", s.last_less);
+    s.async_tp = t.boolean("parallelism", "enable_async_tensor_parallel").value_or(false);
+    if (s.async_tp) s.where["async_tp"] = t.where("parallelism", "enable_async_tensor_parallel");
+    s.compile_enable = t.boolean("compile", "enable");
+    if (t.has("compile", "components")) {
+        const std::vector<std::string> components = t.strings("compile", "components");
+        s.compile_model = std::find(components.begin(), components.end(), "model") != components.end();
+    }
     for (const char* k : {"module_fqns_per_model_part", "pipeline_parallel_split_points"}) {
         if (s.pp > 1 && t.has("parallelism", k)) {
             throw InputError(file, t.where("parallelism", k),

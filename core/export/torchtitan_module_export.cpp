@@ -144,6 +144,11 @@ ExportResult export_torchtitan(const Layout& layout) {
     if (l.model.is_moe() || m.ep > 1)
         s += "        expert_parallel_degree=" + std::to_string(m.ep) + ",\n";
     s += "    )\n";
+    if (torchtitan_writes_async_tp(l)) {
+        // torchtitan refuses async TP unless the model is compiled (config/configs.py:307-312).
+        s += "    config.compile.enable = True\n";
+        s += "    config.compile.enable_async_tensor_parallel = True\n";
+    }
     torchtitan_common_lost(l, lost);
 
     switch (t.recompute) {

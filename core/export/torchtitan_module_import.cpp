@@ -40,10 +40,13 @@ constexpr const char* kParallelismIgnored =
     "enable_fsdp_symm_mem spmd_backend pipeline_parallel_schedule_csv "
     "context_parallel_load_balancer "
     "context_parallel_ptrr_mask_key";
+// CompileConfig (torchtitan/config/configs.py:294-312): async TP needs the model compiled.
+constexpr const char* kCompileUsed = "enable enable_async_tensor_parallel";
+constexpr const char* kCompileIgnored = "backend components";
 // Trainer.Config fields (torchtitan/trainer.py) that do not change the layout.
 constexpr const char* kTrainerIgnored =
     "hf_assets_path dump_folder profiler metrics tokenizer dataloader optimizer lr_scheduler "
-    "checkpoint compile "
+    "checkpoint "
     "comm validator debug override loss";
 
 // One logical statement: comments removed, lines joined while brackets are open.
@@ -222,8 +225,12 @@ class ModuleReader {
     void set(const std::string& section, const std::string& field, const std::string& raw,
              int line) {
         const std::string key = section + "." + field;
-        const char* used = section == "training" ? kTrainingUsed : kParallelismUsed;
-        const char* ignored = section == "training" ? kTrainingIgnored : kParallelismIgnored;
+        const char* used = section == "training"  ? kTrainingUsed
+                           : section == "compile" ? kCompileUsed
+                                                  : kParallelismUsed;
+        const char* ignored = section == "training"  ? kTrainingIgnored
+                              : section == "compile" ? kCompileIgnored
+                                                     : kParallelismIgnored;
         if (list_has_word(ignored, field)) {
             r_.ignored.push_back({at(line, key), key + " = " + trim(raw),
                                   "torchtitan setting that does not change the layout"});
@@ -371,7 +378,7 @@ class ModuleReader {
         static const std::regex assign(R"(^\s*config\.(\w+)\.(\w+)\s*=(?!=))");
         static const std::regex replace(R"(^\s*config\.(\w+)\s*=(?!=))");
         static const std::regex section_call(
-            R"(\b(parallelism|training)\s*=\s*(ParallelismConfig|TrainingConfig)\s*\()");
+            R"(\b(parallelism|training|compile)\s*=\s*(ParallelismConfig|TrainingConfig|CompileConfig)\s*\()");
         static const std::regex ac_kwarg(
             R"(\bactivation_checkpoint\s*=\s*(None|\w+\.Config\s*\([^)]*\)))");
         static const std::regex registry(R"(\bmodel_registry\s*\(\s*(["'])([^"']*)\1)");
@@ -431,7 +438,7 @@ class ModuleReader {
             }
             if (std::regex_search(t, m, assign)) {
                 const std::string section = m[1], field = m[2];
-                if (section == "training" || section == "parallelism") {
+                if (section == "training" || section == "parallelism" || section == "compile") {
                     set(section, field, m.suffix().str(), st.line);
                 } else if (section == "model_spec") {
                     throw InputError(file_, at(st.line, "config.model_spec." + field),
@@ -455,17 +462,14 @@ class ModuleReader {
                         throw InputError(file_, at(st.line, "config.model_spec"),
                                          "expected model_registry(\"FLAVOR\", ...)");
                     }
-                } else if (field == "parallelism" || field == "training") {
+                } else if (field == "parallelism" || field == "training" || field == "compile") {
                     // `config.parallelism = ParallelismConfig(...)` was read above as a call.
-                    if (value.rfind(
-                            field == "parallelism" ? "ParallelismConfig(" : "TrainingConfig(", 0) !=
-                        0) {
-                        throw InputError(
-                            file_, at(st.line, "config." + field),
-                            "expected " +
-                                std::string(field == "parallelism" ? "ParallelismConfig"
-                                                                   : "TrainingConfig") +
-                                "(...) with constants");
+                    const std::string cls = field == "parallelism" ? "ParallelismConfig"
+                                            : field == "training"  ? "TrainingConfig"
+                                                                   : "CompileConfig";
+                    if (value.rfind(cls + "(", 0) != 0) {
+                        throw InputError(file_, at(st.line, "config." + field),
+                                         "expected " + cls + "(...) with constants");
                     }
                 } else if (list_has_word(kTrainerIgnored, field)) {
                     r_.ignored.push_back({at(st.line, "config." + field), trim(t),
@@ -527,12 +531,18 @@ class ModuleReader {
     }
 
     void apply(TorchtitanSettings& s) {
+        s.base_unread = !base_.empty();
         integer("parallelism.data_parallel_replicate_degree", s.replicate, s);
         integer("parallelism.data_parallel_shard_degree", s.shard, s);
         string("parallelism.fsdp_reshard_after_forward", s.reshard, s);
         integer("parallelism.tensor_parallel_degree", s.tp, s);
         if (const Value* v = get("parallelism.enable_sequence_parallel", Value::Bool, s))
             s.sequence_parallel = v->b;
+        if (const Value* v = get("compile.enable_async_tensor_parallel", Value::Bool, s)) {
+            s.async_tp = v->b;
+            s.where["async_tp"] = s.where["compile.enable_async_tensor_parallel"];
+        }
+        if (const Value* v = get("compile.enable", Value::Bool, s)) s.compile_enable = v->b;
         integer("parallelism.pipeline_parallel_degree", s.pp, s);
         string("parallelism.pipeline_parallel_schedule", s.schedule, s);
         integer("parallelism.context_parallel_degree", s.cp, s);

@@ -132,6 +132,27 @@ void layout_from_torchtitan(const TorchtitanSettings& s, const std::string& file
     mesh.dp = static_cast<int>(s.replicate * shard);
     l.gpus = static_cast<int>(world);
     l.parallel.sequence_parallel = mesh.tp > 1 && s.sequence_parallel;
+    if (s.async_tp) {
+        // Unset under a base config Meshwork does not read: taken as the base's (upstream's
+        // own recipes enable compile in a base and async TP in the derived function).
+        const bool compiled = s.compile_enable.value_or(s.base_unread);
+        if (!s.compile_enable && s.base_unread) {
+            r.notes.push_back("compile.enable is not set here and async TP needs it: taken as set "
+                              "by the base config");
+        }
+        if (!compiled || !s.compile_model) {
+            throw InputError(file, s.at("async_tp"),
+                             tt + " refuses async TP unless the model is compiled "
+                                  "(compile.enable = true with \"model\" in compile.components)");
+        }
+        // Inductor's micro-pipelined TP runs each all-gather / reduce-scatter as per-rank
+        // chunks beside the matmul's chunks: what the cost model calls "ring".
+        if (l.parallel.sequence_parallel) {
+            l.parallel.tp_comm_overlap = TpOverlap::Ring;
+        } else {
+            r.notes.push_back("async tensor parallelism without tensor parallelism has no effect");
+        }
+    }
 
     auto& tr = l.training;
     if (s.reshard != "default" && s.reshard != "always" && s.reshard != "never") {

@@ -29,6 +29,17 @@ struct TorchtitanSettings {
     std::string schedule = "1F1B";
     std::string ac_mode = "selective";  // none, selective, full
     std::string ac_option = "op";       // "op" or a layer interval ("2")
+    // Async TP: the TP collectives pipelined with the matmuls by Inductor (v0.2.x
+    // parallelism.enable_async_tensor_parallel, job_config.py:357 at v0.2.2; main
+    // compile.enable_async_tensor_parallel, config/configs.py:298 at b5bcd76c). Both refuse it
+    // unless the model is compiled (compile.enable with "model" in compile.components:
+    // distributed/tensor_parallel.py:20-23 at v0.2.2, configs.py:307-312 on main).
+    bool async_tp = false;
+    std::optional<bool> compile_enable;  // unset: torchtitan's default (off)
+    bool compile_model = true;  // "model" in compile.components (the default list has it)
+    // A main config module deriving from a config function Meshwork does not read (another
+    // module's): settings it leaves unset may come from there.
+    bool base_unread = false;
     // Where each setting was read ("parallelism.tensor_parallel_degree (line 12)"), for errors.
     std::map<std::string, std::string> where;
 

@@ -91,7 +91,10 @@ ExportResult export_torchtitan_toml(const Layout& layout) {
         s += "expert_parallel_degree = " + std::to_string(m.ep) + "\n";
         s += "expert_tensor_parallel_degree = " + std::to_string(dp.etp) + "\n";
     }
+    if (torchtitan_writes_async_tp(l)) s += "enable_async_tensor_parallel = true\n";
     torchtitan_common_lost(l, lost);
+    // v0.2.x refuses async TP unless the model is compiled (distributed/tensor_parallel.py:20-23).
+    if (torchtitan_writes_async_tp(l)) s += "\n[compile]\nenable = true\n";
 
     s += "\n[activation_checkpoint]\n";
     switch (t.recompute) {

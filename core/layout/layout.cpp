@@ -55,6 +55,25 @@ std::string to_string(Offload o) {
     return "?";
 }
 
+std::string to_string(TpOverlap o) {
+    switch (o) {
+        case TpOverlap::None: return "none";
+        case TpOverlap::Pipe: return "pipe";
+        case TpOverlap::Ring: return "ring";
+    }
+    return "?";
+}
+
+bool parse_tp_overlap(const std::string& text, TpOverlap& out) {
+    for (TpOverlap o : {TpOverlap::None, TpOverlap::Pipe, TpOverlap::Ring}) {
+        if (text == to_string(o)) {
+            out = o;
+            return true;
+        }
+    }
+    return false;
+}
+
 bool parse_offload(const std::string& text, Offload& out) {
     for (Offload o : {Offload::None, Offload::Cpu, Offload::Nvme}) {
         if (text == to_string(o)) {

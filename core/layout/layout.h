@@ -15,6 +15,14 @@ enum class Schedule { GPipe, OneFOneB, Interleaved };
 enum class Recompute { None, Selective, Full };
 // Where DeepSpeed's ZeRO-Offload / ZeRO-Infinity keeps state instead of the GPU.
 enum class Offload { None, Cpu, Nvme };
+// How tensor-parallel collectives overlap the GEMMs beside them (docs/cost-model.md,
+// "TP communication overlap"): not at all (beyond Megatron's asynchronous input-gradient
+// all-reduce), or tiled as Transformer Engine's userbuffers do it (Megatron-LM's
+// --tp-comm-overlap): each all-gather / reduce-scatter split into tp chunks that run
+// during the GEMM's chunks, either pipelined (one chunk's transfer left exposed: TE's
+// "pipeline" method, Calculon's "pipe") or as a ring exchange (none exposed: TE's
+// "ring_exchange", Calculon's "ring").
+enum class TpOverlap { None, Pipe, Ring };
 
 std::string to_string(Schedule s);     // "gpipe", "1f1b", "interleaved"
 std::string to_string(Recompute r);    // "none", "selective", "full"
@@ -22,11 +30,16 @@ bool parse_schedule(const std::string& text, Schedule& out);
 bool parse_recompute(const std::string& text, Recompute& out);
 std::string to_string(Offload o);      // "none", "cpu", "nvme"
 bool parse_offload(const std::string& text, Offload& out);
+std::string to_string(TpOverlap o);    // "none", "pipe", "ring"
+bool parse_tp_overlap(const std::string& text, TpOverlap& out);
 
 struct ParallelConfig {
     MeshShape mesh;                 // tp, cp, dp, pp, ep, etp, order
     int vpp = 1;                    // virtual pipeline stages (model chunks) per pipeline rank
     bool sequence_parallel = false; // Megatron SP: shard norms/dropout activations over tp
+    // Tiled TP communication overlap (needs SP and tp > 1, as Megatron-LM asserts). Off by
+    // default, as in Megatron-LM (model_parallel_config.py:265 at d98e8a64).
+    TpOverlap tp_comm_overlap = TpOverlap::None;
     bool operator==(const ParallelConfig&) const = default;
 };
 

@@ -89,6 +89,11 @@ Layout layout_from_json(const Json& j, const std::string& file) {
     mesh.order = p.get_string_or("order", std::string(kDefaultAxisOrder));
     l.parallel.vpp = static_cast<int>(p.get_int_or("vpp", 1, 1, kMaxAxis));
     l.parallel.sequence_parallel = p.get_bool_or("sequence_parallel", false);
+    const std::string tp_overlap = p.get_string_or("tp_comm_overlap", to_string(ParallelConfig{}.tp_comm_overlap));
+    if (!parse_tp_overlap(tp_overlap, l.parallel.tp_comm_overlap)) {
+        throw InputError(file, p.field("tp_comm_overlap"),
+                         "unknown TP overlap '" + tp_overlap + "' (none, pipe, ring)");
+    }
     const long long model_parallel = static_cast<long long>(mesh.tp) * mesh.pp * mesh.cp;
     if (r.has("gpus")) {
         l.gpus = static_cast<int>(r.get_int("gpus", 1, kMaxGpus));
@@ -184,6 +189,10 @@ Json layout_to_json(const Layout& l) {
                      {"cp", m.cp},   {"ep", m.ep},       {"etp", m.etp},
                      {"vpp", l.parallel.vpp}, {"order", m.order},
                      {"sequence_parallel", l.parallel.sequence_parallel}};
+    // Written only when used, so that layouts without it read as before.
+    if (l.parallel.tp_comm_overlap != TpOverlap::None) {
+        j["parallel"]["tp_comm_overlap"] = to_string(l.parallel.tp_comm_overlap);
+    }
     Json placement = Json::object();
     if (!l.placement.layers_per_stage.empty()) {
         placement["layers_per_stage"] = l.placement.layers_per_stage;

@@ -20,7 +20,7 @@ void require_positive(const std::optional<int>& v, const std::string& flag) {
 bool LayoutOverrides::empty() const {
     return !model && !cluster && !gpus && !nodes && !tp && !pp && !dp && !cp && !ep && !etp &&
            !vpp && !order && !mbs && !gbs && !seq && !schedule && !recompute && !dtype &&
-           !sequence_parallel && !zero && !flash_attention && !layers_per_stage;
+           !sequence_parallel && !zero && !flash_attention && !tp_comm_overlap && !layers_per_stage;
 }
 
 Layout build_layout(const std::optional<std::string>& layout_file, const LayoutOverrides& f) {
@@ -123,6 +123,10 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
             throw InputError(kFlags, "--zero", std::to_string(*f.zero) + " is not 0, 1, 2 or 3");
         }
         t.zero_stage = *f.zero;
+    }
+    if (f.tp_comm_overlap && !parse_tp_overlap(*f.tp_comm_overlap, l.parallel.tp_comm_overlap)) {
+        throw InputError(kFlags, "--tp-comm-overlap",
+                         "'" + *f.tp_comm_overlap + "' is not none, pipe or ring");
     }
     if (f.flash_attention) {
         if (*f.flash_attention == "on")

@@ -20,6 +20,7 @@ struct LayoutOverrides {
     std::optional<bool> sequence_parallel;
     std::optional<int> zero;
     std::optional<std::string> flash_attention;  // "on" or "off"
+    std::optional<std::string> tp_comm_overlap;  // "none", "pipe" or "ring"
     std::optional<std::vector<int>> layers_per_stage;
 
     [[nodiscard]] bool empty() const;

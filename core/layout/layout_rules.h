@@ -41,6 +41,11 @@ using meshwork::experts_fold;
 [[nodiscard]] inline bool sp_divides_sequence(int seq_length, int cp, int tp, bool sequence_parallel) {
     return !sequence_parallel || tp <= 1 || (seq_length / cp) % tp == 0;
 }
+// Tiled TP communication overlap needs sequence parallelism with tp > 1: Megatron-LM turns SP
+// off at tp 1 and then asserts SP for --tp-comm-overlap (training/arguments.py:1436-1442).
+[[nodiscard]] inline bool tp_overlap_needs_sp(TpOverlap overlap, int tp, bool sequence_parallel) {
+    return overlap == TpOverlap::None || (tp > 1 && sequence_parallel);
+}
 // The interleaved schedule needs vpp ≥ 2 and pp ≥ 2.
 [[nodiscard]] inline bool interleaved_has_chunks(Schedule schedule, int pp, int vpp) {
     return schedule != Schedule::Interleaved || (vpp >= 2 && pp >= 2);
@@ -53,9 +58,11 @@ using meshwork::experts_fold;
 [[nodiscard]] inline bool batch_divides(long long global_batch, int dp, int micro_batch) {
     return global_batch % (static_cast<long long>(dp) * micro_batch) == 0;
 }
-// Megatron's interleaved schedule needs the micro-batch count to be a multiple of pp.
+// Megatron's interleaved schedule needs at least pp micro-batches: its micro-batch group
+// lies in [pp, m] (pipeline_parallel/schedules.py:1160-1169); when pp does not divide m a
+// larger group keeps the last one at least pp (interleaved_group_size, core/schedule).
 [[nodiscard]] inline bool interleaved_micro_batches(Schedule schedule, int pp, long long micro_batches) {
-    return schedule != Schedule::Interleaved || pp < 2 || micro_batches <= 0 || micro_batches % pp == 0;
+    return schedule != Schedule::Interleaved || pp < 2 || micro_batches <= 0 || micro_batches >= pp;
 }
 // DeepSpeed refuses ZeRO-2/3 with pipeline parallelism; Megatron offers ZeRO-1 only with pp.
 [[nodiscard]] inline bool zero_allows_pipeline(int zero_stage, int pp) { return zero_stage < 2 || pp <= 1; }

@@ -5,6 +5,7 @@
 
 #include "core/layout/layout_rules.h"
 #include "core/mesh/device_mesh.h"
+#include "core/schedule/pipeline_schedule.h"
 
 namespace meshwork {
 
@@ -74,6 +75,13 @@ void check_tensor_parallel(const Layout& l, Checker& c) {
     if (l.parallel.sequence_parallel && tp == 1) {
         c.warning("parallel.sequence_parallel", "sequence parallelism has no effect with tp 1");
     }
+    if (!rules::tp_overlap_needs_sp(l.parallel.tp_comm_overlap, tp, l.parallel.sequence_parallel)) {
+        c.error("parallel.tp_comm_overlap",
+                "TP communication overlap '" + to_string(l.parallel.tp_comm_overlap) +
+                    "' needs sequence parallelism with tp > 1 (found tp " + str(tp) + ", sp " +
+                    (l.parallel.sequence_parallel ? "on" : "off") +
+                    "); Megatron-LM asserts the same");
+    }
 }
 
 void check_pipeline(const Layout& l, Checker& c) {
@@ -124,8 +132,15 @@ void check_pipeline(const Layout& l, Checker& c) {
     const int m = l.num_micro_batches();
     if (!rules::interleaved_micro_batches(schedule, pp, m)) {
         c.error("training.global_batch_size",
-                "the interleaved schedule needs the micro-batch count (" + str(m) +
-                    ") to be a multiple of pp (" + str(pp) + ")");
+                "the interleaved schedule needs at least pp (" + str(pp) +
+                    ") micro-batches per step, found " + str(m));
+    } else if (schedule == Schedule::Interleaved && pp > 1 && m % pp != 0) {
+        c.warning("training.global_batch_size",
+                  "the micro-batch count (" + str(m) + ") is not a multiple of pp (" + str(pp) +
+                      "): the interleaved schedule runs groups of " +
+                      str(interleaved_group_size(pp, m)) +
+                      " micro-batches per chunk (Megatron-LM's "
+                      "--microbatch-group-size-per-virtual-pipeline-stage), holding more in flight");
     }
     if (!rules::vpp_needs_interleaved(schedule, vpp)) {
         c.error("parallel.vpp", "vpp " + str(vpp) + " needs the interleaved schedule (training.schedule)");

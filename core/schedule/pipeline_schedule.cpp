@@ -9,31 +9,45 @@ namespace meshwork {
 namespace {
 
 // Interleaved 1F1B (Narayanan et al. 2021; Megatron-LM's
-// forward_backward_pipelining_with_interleaving): forward pass k of a rank runs chunk
-// (k / pp) % vpp on micro-batch (k / (pp·vpp))·pp + k % pp; backward pass k runs the chunks
-// in reverse order.
-PipeOp interleaved_op(int k, int pp, int vpp, bool forward) {
-    const int group = k / (pp * vpp);
-    const int in_group = k % (pp * vpp);
-    int chunk = in_group / pp;
-    if (!forward) chunk = vpp - 1 - chunk;
-    return {forward ? PipeOpKind::Forward : PipeOpKind::Backward, group * pp + in_group % pp,
-            chunk};
+// forward_backward_pipelining_with_interleaving): the forward passes walk Megatron's schedule
+// table (get_schedule_table, pipeline_parallel/schedules.py:989-1016 at d98e8a64): for each
+// group of N micro-batches (interleaved_group_size), every chunk in turn over the group's
+// micro-batches; the backward passes walk the same table with the chunks reversed.
+std::vector<PipeOp> interleaved_table(int vpp, int m, int group) {
+    std::vector<PipeOp> table;
+    table.reserve(static_cast<std::size_t>(m) * static_cast<std::size_t>(vpp));
+    for (int first = 0; first < m; first += group) {
+        const int last = first + group >= m ? m : first + group;
+        for (int chunk = 0; chunk < vpp; ++chunk) {
+            for (int mb = first; mb < last; ++mb) table.push_back({PipeOpKind::Forward, mb, chunk});
+        }
+    }
+    return table;
 }
 
 std::vector<PipeOp> interleaved_rank(int rank, int pp, int vpp, int m) {
+    const int group = interleaved_group_size(pp, m);
+    const std::vector<PipeOp> table = interleaved_table(vpp, m, group);
     const int total = m * vpp;
-    // Megatron's warm-up: (pp - rank - 1)·2 + (vpp - 1)·pp forwards, capped at all of them.
-    const int warmup = std::min(total, (pp - rank - 1) * 2 + (vpp - 1) * pp);
+    auto forward = [&](int k) { return table[static_cast<std::size_t>(k)]; };
+    auto backward = [&](int k) {
+        PipeOp op = table[static_cast<std::size_t>(k)];
+        op.kind = PipeOpKind::Backward;
+        op.chunk = vpp - 1 - op.chunk;
+        return op;
+    };
+    // Megatron's warm-up: (pp - rank - 1)·2 + (vpp - 1)·N forwards, capped at all of them
+    // (schedules.py:964-965).
+    const int warmup = std::min(total, (pp - rank - 1) * 2 + (vpp - 1) * group);
     std::vector<PipeOp> ops;
     ops.reserve(static_cast<std::size_t>(2 * total));
     int f = 0, b = 0;
-    for (; f < warmup; ++f) ops.push_back(interleaved_op(f, pp, vpp, true));
+    for (; f < warmup; ++f) ops.push_back(forward(f));
     while (f < total) {
-        ops.push_back(interleaved_op(f++, pp, vpp, true));
-        ops.push_back(interleaved_op(b++, pp, vpp, false));
+        ops.push_back(forward(f++));
+        ops.push_back(backward(b++));
     }
-    while (b < total) ops.push_back(interleaved_op(b++, pp, vpp, false));
+    while (b < total) ops.push_back(backward(b++));
     return ops;
 }
 
@@ -66,6 +80,14 @@ std::vector<PipeOp> gpipe_rank(int m, int vpp) {
 
 }  // namespace
 
+int interleaved_group_size(int pp, int m) {
+    if (pp < 1 || m < pp) return 0;
+    for (int n = pp; n < m; ++n) {
+        if (m % n == 0 || m % n >= pp) return n;
+    }
+    return m;
+}
+
 PipelineSchedule build_pipeline_schedule(Schedule kind, int pp, int vpp, int m) {
     if (pp < 1 || vpp < 1 || m < 1) {
         throw InputError("<schedule>", "training.schedule",
@@ -81,10 +103,10 @@ PipelineSchedule build_pipeline_schedule(Schedule kind, int pp, int vpp, int m) 
         if (vpp < 2) {
             throw InputError("<schedule>", "training.schedule", "interleaved needs vpp ≥ 2");
         }
-        if (m % pp != 0) {
+        if (interleaved_group_size(pp, m) == 0) {
             throw InputError("<schedule>", "training.schedule",
-                             "interleaved needs the micro-batch count (" + std::to_string(m) +
-                                 ") to be a multiple of pp (" + std::to_string(pp) + ")");
+                             "interleaved needs at least pp (" + std::to_string(pp) +
+                                 ") micro-batches, found " + std::to_string(m));
         }
     } else if (kind == Schedule::OneFOneB && vpp != 1) {
         throw InputError("<schedule>", "parallel.vpp", "1f1b runs one model chunk per rank");

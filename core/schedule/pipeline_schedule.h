@@ -36,8 +36,17 @@ struct PipelineSchedule {
     [[nodiscard]] int max_in_flight(int rank) const;
 };
 
+// Micro-batches the interleaved schedule runs through each chunk before the next chunk
+// (Megatron-LM's microbatch_group_size_per_vp_stage, core/model_parallel_config.py:431 at
+// d98e8a64): pp when pp divides m (Megatron's default, :567-568), else the smallest N in
+// [pp, m] whose last group m % N is 0 or at least pp. Megatron refuses a last group smaller
+// than pp (pipeline_parallel/schedules.py:1172-1181): its chunks would wait for one another
+// ("dependency bubbles"; with the warm-up of :964-965 some shapes never finish). 0 when
+// m < pp (no such N: Megatron refuses, :1160-1169).
+int interleaved_group_size(int pp, int num_micro_batches);
+
 // Throws InputError (field "training.schedule") when the shape is not schedulable:
-// interleaved needs vpp ≥ 2 and num_micro_batches divisible by pp (Megatron's rule).
+// interleaved needs vpp ≥ 2 and at least pp micro-batches.
 PipelineSchedule build_pipeline_schedule(Schedule kind, int pp, int vpp, int num_micro_batches);
 
 // "F3.1" = forward of micro-batch 3 on chunk 1, "B0" = backward of micro-batch 0 (chunk 0).

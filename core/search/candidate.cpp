@@ -6,6 +6,7 @@ void apply_candidate(const Candidate& c, ParallelConfig& par, Placement& pl, Tra
     static_cast<AxisSizes&>(par.mesh) = c;
     par.vpp = c.vpp;
     par.sequence_parallel = c.sequence_parallel;
+    par.tp_comm_overlap = c.tp_comm_overlap;
     write_layers_per_stage(c.split, c.pp * c.vpp, pl.layers_per_stage);
     tr.micro_batch_size = c.micro_batch_size;
     tr.schedule = c.schedule;
@@ -45,6 +46,7 @@ std::string candidate_label(const Candidate& c) {
     }
     s += " | recompute " + to_string(c.recompute);
     if (c.sequence_parallel) s += ", sp";
+    if (c.tp_comm_overlap != TpOverlap::None) s += ", tp overlap " + to_string(c.tp_comm_overlap);
     s += ", zero" + std::to_string(c.zero_stage);
     return s;
 }

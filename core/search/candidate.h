@@ -15,6 +15,7 @@ namespace meshwork::search {
 struct Candidate : AxisSizes {
     int vpp = 1;
     bool sequence_parallel = false;
+    TpOverlap tp_comm_overlap = TpOverlap::None;  // the request's, where SP and tp > 1
     Schedule schedule = Schedule::OneFOneB;
     StageSplit split;
     int zero_stage = 0;

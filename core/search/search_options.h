@@ -24,6 +24,9 @@ struct SearchOptions {
     int global_batch_size = 0;  // sequences per step
     int seq_length = 0;         // tokens per sequence
     DType dtype = DType::Bf16;
+    // Tiled TP communication overlap for every candidate with SP and tp > 1 (the job's
+    // framework setting, like the dtype; candidates without SP run without it).
+    TpOverlap tp_comm_overlap = TpOverlap::None;
     std::string order{kDefaultAxisOrder};  // rank order of every layout (Megatron's default)
 
     // Constraints.

@@ -41,6 +41,7 @@ bool SearchWorker::run_task(std::size_t index, const std::atomic<bool>& stop,
     const std::int64_t split_block = space_.split_block();
     for (const bool sp : space_.sequence_parallel(t.tp)) {
         c.sequence_parallel = sp;
+        c.tp_comm_overlap = sp && t.tp > 1 ? options_.tp_comm_overlap : TpOverlap::None;
         Reject why = check_tensor(rules_, t.tp);
         if (why == Reject::None) why = check_pipeline_depth(rules_, t.pp);
         if (why == Reject::None) why = check_experts(rules_, t.tp, t.cp, t.dp, t.ep, t.etp);

@@ -179,6 +179,7 @@ void TestCli::help_states_every_layout_default() {
                              "--zero",
                              "--dtype",
                              "--flash-attention",
+                             "--tp-comm-overlap",
                              "--layers-per-stage",
                              "--sp"}) {
         const auto at = text.indexOf(QString("  ") + flag + " ");
@@ -191,6 +192,7 @@ void TestCli::help_states_every_layout_default() {
     }
     QVERIFY(text.contains("distributed optimizer (default 1)"));
     QVERIFY(text.contains("(default on)"));  // --flash-attention
+    QVERIFY(text.contains("ring (none exposed) (default none)"));  // --tp-comm-overlap
 }
 
 // Without a layout file: the distributed optimizer (ZeRO-1) and fused attention, and

@@ -189,7 +189,21 @@ void TestMesh::interleaved_matches_megatron_order() {
                                             "B1.1", "F2.1", "B0", "F3.1", "B1", "B2.1", "B3.1",
                                             "B2", "B3"};
     QCOMPARE(rank0, expected);
-    QVERIFY_THROWS_EXCEPTION(InputError, build_pipeline_schedule(Schedule::Interleaved, 2, 2, 3));
+    QVERIFY_THROWS_EXCEPTION(InputError, build_pipeline_schedule(Schedule::Interleaved, 4, 2, 3));
+    // Megatron's micro-batch group (model_parallel_config.py:431, schedules.py:1160-1181): pp
+    // when pp divides m, else the smallest group in [pp, m] whose last group is 0 or ≥ pp.
+    QCOMPARE(interleaved_group_size(4, 8), 4);
+    QCOMPARE(interleaved_group_size(4, 6), 6);
+    QCOMPARE(interleaved_group_size(4, 10), 5);
+    QCOMPARE(interleaved_group_size(4, 9), 5);  // a group of 4 leaves 1, of 5 leaves 4
+    QCOMPARE(interleaved_group_size(4, 3), 0);
+    // m 3 on pp 2: one group of 3; rank 0 warms up (pp-1)·2 + (vpp-1)·3 = 5 forwards.
+    const auto odd = build_pipeline_schedule(Schedule::Interleaved, 2, 2, 3);
+    std::vector<std::string> odd0;
+    for (const auto& op : odd.ops[0]) odd0.push_back(to_string(op));
+    const std::vector<std::string> odd_expected{"F0", "F1", "F2", "F0.1", "F1.1", "F2.1", "B0.1",
+                                                "B1.1", "B2.1", "B0", "B1", "B2"};
+    QCOMPARE(odd0, odd_expected);
 }
 
 QTEST_GUILESS_MAIN(TestMesh)

@@ -89,6 +89,8 @@ VARIANTS = [
     ("fp16", LLAMA, ["--dtype", "fp16"]),
     ("order-tp-cp-ep-pp-dp", LLAMA, ["--order", "tp-cp-ep-pp-dp"]),
     ("unfused-attention", LLAMA, ["--flash-attention", "off"]),
+    ("tp-comm-overlap", LLAMA, ["--tp-comm-overlap", "ring"]),
+    ("vpp2-m5-group", LLAMA, ["--vpp", "2", "--gbs", "10"]),
     ("mbs2-gbs512", LLAMA, ["--mbs", "2", "--gbs", "512"]),
     ("b200", LLAMA, ["--cluster", "dgx-b200"]),
     ("mixtral-ep4-etp2", MIXTRAL, ["--ep", "4", "--etp", "2"]),

@@ -253,6 +253,9 @@ def check_v02(mods, converters, text, gpus, split=None):
         got = upstream_split(mods, "v02", p, p.pipeline_parallel_degree, sum(split))
         if got != split:
             raise ValueError(f"torchtitan splits the layers {got}, the layout {split}")
+    # torchtitan/distributed/tensor_parallel.py:16-23 (v0.2.2): async TP needs the model compiled
+    if p.enable_async_tensor_parallel and not (cfg.compile.enable and "model" in cfg.compile.components):
+        raise RuntimeError("Async TP requires 'model' in --compile.components and --compile.enable")
     # torchtitan/models/llama3/infra/parallelize.py:125-151 (v0.2.2)
     if not dims.fsdp_enabled and dims.dp_replicate_enabled and dims.world_size != dims.dp_replicate:
         raise RuntimeError("DDP has not supported > 1D parallelism")
@@ -266,6 +269,7 @@ def check_main(mods, tables, text, gpus, unknown_flavor_declared=False, split=No
         def __init__(self):
             self.training = configs.TrainingConfig()
             self.parallelism = configs.ParallelismConfig()
+            self.compile = configs.CompileConfig()
             self.activation_checkpoint = "selective"
             self.model_spec = None
 
@@ -317,6 +321,10 @@ def check_main(mods, tables, text, gpus, unknown_flavor_declared=False, split=No
         raise ValueError(f"{len(fns)} config functions in the module")
     config = fns[0]()
     t, p = config.training, config.parallelism
+    # CompileConfig.__post_init__ (config/configs.py:307-312): async TP needs the model compiled
+    c = config.compile
+    configs.CompileConfig(enable=c.enable, components=list(c.components),
+                          enable_async_tensor_parallel=c.enable_async_tensor_parallel, backend=c.backend)
     dims = mods["pd_main"].ParallelDims.from_config(p, gpus)
     dims.build_mesh()
     if split is not None and p.pipeline_parallel_degree > 1:
@@ -532,6 +540,11 @@ def main():
                      "--cp", str(cp), "--ep", str(ep), "--etp", str(etp), "--zero", str(zero), "--mbs", "1",
                      "--gbs", "512", *extra]
             cases.append((" ".join(flags[1:]), gpus, flags))
+    # TP communication overlap: written as async TP with the model compiled.
+    for model, gpus, tp, pp in [("llama3-8b", 16, 2, 1), ("llama3-70b", 64, 8, 4)]:
+        flags = ["--model", model, "--cluster", "dgx-h100", "--gpus", str(gpus), "--tp", str(tp), "--pp", str(pp),
+                 "--sp", "--tp-comm-overlap", "ring", "--zero", "3", "--mbs", "1", "--gbs", "512"]
+        cases.append((" ".join(flags[1:]), gpus, flags))
     # Uneven splits: lighter ends, a heavier last stage, heavier ends (not expressible: lost).
     for model, gpus, pp, split in [("llama3-8b", 16, 2, "15,17"), ("llama3-70b", 64, 4, "19,21,21,19"),
                                    ("llama3-70b", 64, 4, "21,19,19,21"), ("llama3-8b", 24, 3, "11,11,10")]:

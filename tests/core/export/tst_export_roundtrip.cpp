@@ -106,6 +106,22 @@ void TestExportRoundTrip::megatron_variants() {
         const Layout l = from_model("llama3-8b", "dgx-h100", 16, o);
         expect_round_trip(l, ExportFormat::Megatron, options_for(l));
     }
+    {   // TP communication overlap (TE's default methods = "ring") and an interleaved
+        // schedule whose micro-batch count pp does not divide (Megatron's larger group)
+        LayoutOverrides o;
+        o.tp = 2;
+        o.pp = 4;
+        o.vpp = 2;
+        o.gbs = 6;
+        o.sequence_parallel = true;
+        o.tp_comm_overlap = "ring";
+        const Layout l = from_model("llama3-8b", "dgx-h100", 8, o);
+        QCOMPARE(l.num_micro_batches(), 6);
+        expect_round_trip(l, ExportFormat::Megatron, options_for(l));
+        const std::string args = export_layout(l, ExportFormat::Megatron).text;
+        QVERIFY(args.find("--tp-comm-overlap") != std::string::npos);
+        QVERIFY(args.find("--microbatch-group-size-per-virtual-pipeline-stage 6") != std::string::npos);
+    }
     {   // Qwen2-MoE: shared expert with gate, QKV bias, EP with a capacity factor, ZeRO-2
         LayoutOverrides o;
         o.tp = 2;
@@ -296,6 +312,19 @@ void TestExportRoundTrip::torchtitan_variants() {
         const Layout l = bundled("llama3-70b-h100-64", o);
         for (const auto f : {ExportFormat::Torchtitan, ExportFormat::TorchtitanToml}) expect_round_trip(l, f, options_for(l));
     }
+    {   // TP overlap as torchtitan's async TP, with the model compiled as it needs
+        LayoutOverrides o;
+        o.zero = 3;
+        o.tp_comm_overlap = "ring";
+        const Layout l = bundled("llama3-70b-h100-64", o);
+        for (const auto f : {ExportFormat::Torchtitan, ExportFormat::TorchtitanToml}) {
+            expect_round_trip(l, f, options_for(l));
+            const std::string text = export_layout(l, f).text;
+            QVERIFY(text.find("enable_async_tensor_parallel") != std::string::npos);
+            QVERIFY(text.find(f == ExportFormat::Torchtitan ? "config.compile.enable = True"
+                                                            : "[compile]\nenable = true") != std::string::npos);
+        }
+    }
     {   // 126 layers over 16 stages: lighter first and last stages
         LayoutOverrides o;
         o.zero = 2;
@@ -363,6 +392,20 @@ void TestExportRoundTrip::lossy_cases_name_the_loss() {
         const Layout l = from_model("llama3-8b", "dgx-h100", 16, o);
         QVERIFY(has(export_layout(l, ExportFormat::TorchtitanToml), "DDP has not supported"));
         QVERIFY(export_layout(l, ExportFormat::Torchtitan).lossless());
+    }
+    {   // Tiled TP overlap: "pipe" has no flag of its own in Megatron-LM; DeepSpeed and
+        // torchtitan do not write it
+        LayoutOverrides o;
+        o.tp = 2;
+        o.sequence_parallel = true;
+        o.tp_comm_overlap = "pipe";
+        const Layout l = from_model("llama3-8b", "dgx-h100", 16, o);
+        QVERIFY(has(export_layout(l, ExportFormat::Megatron), "--tp-comm-overlap-cfg"));
+        QVERIFY(has(export_layout(l, ExportFormat::DeepSpeed), "tp_overlap_comm"));
+        QVERIFY(has(export_layout(l, ExportFormat::Torchtitan), "async TP"));
+        const ImportResult r = import_config(export_layout(l, ExportFormat::Megatron).text, "x.sh",
+                                             ImportFormat::Auto, options_for(l));
+        QCOMPARE(r.layout.parallel.tp_comm_overlap, TpOverlap::Ring);
     }
     const auto ds = export_layout(bundled("mixtral-8x7b-h100-64"), ExportFormat::DeepSpeed);
     QVERIFY(has(ds, "PipeModelDataParallelTopology(num_pp=4, num_mp=2, num_dp=8)"));  // the script's

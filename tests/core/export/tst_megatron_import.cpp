@@ -383,6 +383,9 @@ void TestMegatronImport::bad_command_lines() {
     EXPECT_ISSUE(base + "--recompute-granularity full", "--recompute-method", "uniform or block");
     EXPECT_ISSUE(base + "--tensor-model-parallel-size 3", "argv[16] --tensor-model-parallel-size",
                  "not divisible");
+    // Megatron-LM asserts sequence parallelism for --tp-comm-overlap (arguments.py:1441-1442).
+    EXPECT_ISSUE(base + "--tp-comm-overlap", "argv[16] --tp-comm-overlap", "--sequence-parallel");
+    QVERIFY(issues_of(base + "--tensor-model-parallel-size 2 --sequence-parallel --tp-comm-overlap").empty());
     QVERIFY(issues_of(base + "|& tee log.txt\necho done").empty());  // a pipe into tee, a second command
     EXPECT_ISSUE("torchrun --nnodes 1:4 pretrain_gpt.py --num-layers 2", "argv[1] --nnodes", "elastic");
     EXPECT_ISSUE("torchrun --nproc-per-node $GPUS pretrain_gpt.py", "argv[1] --nproc-per-node", "$GPUS");

@@ -12,6 +12,7 @@
 
 #include <toml++/toml.h>
 
+#include "core/common/error.h"
 #include "core/common/resources.h"
 #include "core/export/canonical_layout.h"
 #include "core/export/exporter.h"
@@ -118,6 +119,8 @@ std::vector<std::string> check_toml(const Facts& facts, const std::string& text,
                         }
                         if (key == "model.converters") d.converters.push_back(s);
                     }
+                } else if (v.is_boolean()) {
+                    e = check_value(facts, "v0.2", key, "bool", 0, "");
                 } else
                     e = key + ": unexpected value type";
                 if (!e.empty()) errors.push_back(e);
@@ -238,6 +241,7 @@ class TestTorchtitanExport : public QObject {
     void facts_table_is_there();
     void goldens_match_the_facts();
     void matrix_follows_torchtitan();
+    void async_tp_follows_torchtitan();
 };
 
 void TestTorchtitanExport::facts_table_is_there() {
@@ -265,6 +269,34 @@ void TestTorchtitanExport::goldens_match_the_facts() {
         ++seen;
     }
     QVERIFY(seen >= 6);
+}
+
+// TP communication overlap is written as async TP, with the model compiled (both targets
+// refuse async TP otherwise): every key a row of the table.
+void TestTorchtitanExport::async_tp_follows_torchtitan() {
+    const Facts facts = load_facts();
+    LayoutOverrides o;
+    o.tp_comm_overlap = "ring";
+    const Layout l = build_layout(resource_dir() + "/layouts/llama3-70b-h100-64.json", o);
+    Degrees toml_d, py_d;
+    const std::string toml_text = export_layout(l, ExportFormat::TorchtitanToml).text;
+    const std::string py_text = export_layout(l, ExportFormat::Torchtitan).text;
+    auto errors = check_toml(facts, toml_text, toml_d);
+    for (auto& e : check_module(facts, py_text, py_d)) errors.push_back("py: " + e);
+    QVERIFY2(errors.empty(), qPrintable(QString::fromStdString(joined(errors))));
+    const toml::table root = toml::parse(toml_text);
+    QCOMPARE(root["parallelism"]["enable_async_tensor_parallel"].value<bool>(), std::optional<bool>(true));
+    QCOMPARE(root["compile"]["enable"].value<bool>(), std::optional<bool>(true));
+    QVERIFY(py_text.find("config.compile.enable_async_tensor_parallel = True") != std::string::npos);
+    // Without compiling the model torchtitan refuses async TP: so does import.
+    std::string uncompiled = toml_text;
+    const std::string compiled = "[compile]\nenable = true";
+    const auto at = uncompiled.find(compiled);
+    QVERIFY(at != std::string::npos);
+    uncompiled.replace(at, compiled.size(), "[compile]\nenable = false");
+    ImportOptions io;
+    io.cluster = "dgx-h100";
+    QVERIFY_THROWS_EXCEPTION(InputError, import_config(uncompiled, "x.toml", ImportFormat::Auto, io));
 }
 
 void TestTorchtitanExport::matrix_follows_torchtitan() {

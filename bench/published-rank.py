@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Where the published Megatron-Bridge production layouts rank in `meshwork-cli search` for
+their own job (docs/cost-model.md, "Search against the published layouts").
+
+For each row of the Megatron-Bridge 25.11 performance summary that tst_cost_h100_runs holds
+(NVIDIA-NeMo/Megatron-Bridge 00b7660b docs/performance-summary.md and the recipes it cites),
+estimate the published layout, run `search --dtype fp8 --no-sim --top TOP` for the same
+model, cluster, GPUs, global batch and sequence (with the recipes' TP overlap as the job's
+setting, --tp-comm-overlap ring, unless --no-overlap is given), and print the layout's
+estimate, search's best, and its rank: 1 + the layouts search finds strictly faster.
+Usage: bench/published-rank.py [MESHWORK_CLI] [--top N] [--no-overlap]
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# name, model, cluster, gpus, gbs, mbs, tp, pp, cp, vpp, zero, recomputed layers
+ROWS = [
+    ("H100 LLAMA3_8B FSDP 8", "llama3-8b", "dgx-h100", 8, 128, 1, 1, 1, 1, 1, 3, 5),
+    ("H100 LLAMA3_70B TP4 PP8 VP5", "llama3-70b", "dgx-h100", 64, 128, 1, 4, 8, 1, 5, 1, 0),
+    ("H100 LLAMA3.1_405B TP8 PP8 CP2 VP8", "llama3.1-405b", "dgx-h100", 1024, 512, 1, 8, 8, 2, 8, 1, 0),
+    ("B200 LLAMA3_8B DP8 MBS2", "llama3-8b", "dgx-b200", 8, 128, 2, 1, 1, 1, 1, 1, 0),
+    ("B200 LLAMA3.1_405B TP4 PP8 CP2 VP8", "llama3.1-405b", "dgx-b200", 128, 64, 1, 4, 8, 2, 8, 1, 0),
+]
+
+
+def run(cli, args):
+    out = subprocess.run([cli] + args, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"{' '.join(args)}: exit {out.returncode}\n{out.stderr}")
+    return json.loads(out.stdout)
+
+
+def main():
+    argv = sys.argv[1:]
+    overlap = "--no-overlap" not in argv
+    argv = [a for a in argv if a != "--no-overlap"]
+    top = 400
+    if "--top" in argv:
+        i = argv.index("--top")
+        top = int(argv[i + 1])
+        del argv[i:i + 2]
+    cli = argv[0] if argv else os.path.join(HERE, "build-ci/app/meshwork-cli")
+    mode = "ring" if overlap else "none"
+    print(f"TP overlap of the job: {mode}; search --top {top}")
+    print("| layout | its estimate | search's best | rank |")
+    print("|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as work:
+        for name, model, cluster, gpus, gbs, mbs, tp, pp, cp, vpp, zero, rec in ROWS:
+            dp = gpus // (tp * pp * cp)
+            layout = {
+                "format": "meshwork-layout", "version": 1, "name": name, "model": model,
+                "cluster": cluster, "gpus": gpus,
+                "parallel": {"tp": tp, "pp": pp, "cp": cp, "dp": dp, "vpp": vpp,
+                             "sequence_parallel": tp > 1,
+                             "tp_comm_overlap": mode if tp > 1 else "none"},
+                "training": {"micro_batch_size": mbs, "global_batch_size": gbs, "seq_length": 8192,
+                             "dtype": "fp8", "schedule": "interleaved" if vpp > 1 else "1f1b",
+                             "recompute": "full" if rec else "none", "recompute_num_layers": rec,
+                             "zero_stage": zero},
+            }
+            path = os.path.join(work, "layout.json")
+            with open(path, "w") as f:
+                json.dump(layout, f)
+            mine = run(cli, ["estimate", path, "--json"])["step_time_s"]
+            found = run(cli, ["search", "--model", model, "--cluster", cluster, "--gpus", str(gpus),
+                              "--gbs", str(gbs), "--seq", "8192", "--dtype", "fp8", "--no-sim",
+                              "--top", str(top), "--tp-comm-overlap", mode, "--json"])
+            times = [r["step_time_s"] for r in found["results"]]
+            faster = sum(1 for t in times if t < mine * (1 - 1e-9))
+            rank = f"{faster + 1}" if faster < len(times) else f"> {len(times)}"
+            best = found["results"][0]
+            label = best.get("label") or best["layout"].get("description", "")
+            print(f"| {name} | {mine:.2f} s | {times[0]:.2f} s ({label}) | {rank} |")
+
+
+if __name__ == "__main__":
+    main()
