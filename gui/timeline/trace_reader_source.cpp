@@ -4,6 +4,9 @@
 #include <cctype>
 #include <limits>
 
+#include "core/common/error.h"
+#include "profiler/analysis/trace_layout.h"
+
 namespace meshwork::gui {
 
 TraceReaderSource::TraceReaderSource(profiler::TraceReader reader) : reader_(std::move(reader)) {
@@ -18,6 +21,13 @@ TraceReaderSource::TraceReaderSource(profiler::TraceReader reader) : reader_(std
         lane_of_track_[t->id] = static_cast<int>(lanes_.size());
         track_of_lane_.push_back(t->id);
         lanes_.push_back({t->info.rank, t->info.kind, t->info.name.empty() ? to_string(t->info.kind) : t->info.name});
+    }
+    // A trace whose layout does not parse still opens: its lanes stay in rank order and the
+    // timeline says why they are not grouped.
+    try {
+        if (const auto layout = profiler::trace_layout(reader_)) mesh_ = layout->mesh();
+    } catch (const InputError& e) {
+        layout_error_ = e.what();
     }
 }
 

@@ -1,0 +1,406 @@
+#include "gui/ranks/rank_overview.h"
+
+#include <QFontMetrics>
+#include <QHelpEvent>
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QScrollBar>
+#include <QToolTip>
+
+#include <algorithm>
+#include <cmath>
+
+#include "gui/app/format.h"
+#include "gui/app/theme.h"
+
+namespace meshwork::gui {
+
+namespace {
+constexpr double kMaxCellWidth = 64;
+constexpr int kMaxRowHeight = 22;
+constexpr int kMinRowHeight = 2;
+constexpr int kMargin = 8;
+
+QString seconds_text(double s) { return format_duration_ns(s * 1e9); }
+}  // namespace
+
+RankOverview::RankOverview(QWidget* parent) : QAbstractScrollArea(parent) {
+    viewport()->setMouseTracking(true);
+    viewport()->setAttribute(Qt::WA_OpaquePaintEvent);
+    setFocusPolicy(Qt::StrongFocus);
+    setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+    setAccessibleName(tr("Rank overview"));
+    const QFontMetrics fm(font());
+    header_h_ = fm.height() + 12;
+    group_w_ = fm.horizontalAdvance("pp 000") + 14;
+    rank_w_ = fm.horizontalAdvance("rank 00000") + 12;
+    legend_w_ = fm.horizontalAdvance("000.00 ms") + 44;
+}
+
+void RankOverview::set_data(std::shared_ptr<const RankOverviewData> overview) {
+    data_ = std::move(overview);
+    current_.reset();
+    offset_px_ = 0;
+    if (rows() > 0 && steps() > 0) current_ = Cell{0, 0};
+    set_metric(metric_);
+}
+
+void RankOverview::set_metric(RankMetric metric) {
+    metric_ = metric;
+    scale_ = data_ ? HeatScale::over(data_->matrix, metric_) : HeatScale{};
+    rebuild_image();
+    update_layout();
+    viewport()->update();
+}
+
+int RankOverview::rows() const { return data_ ? static_cast<int>(data_->grouping.ranks.size()) : 0; }
+int RankOverview::steps() const { return data_ ? static_cast<int>(data_->matrix.steps.size()) : 0; }
+
+int RankOverview::left_width() const {
+    const int depth = data_ ? data_->grouping.depth_count : 0;
+    return kMargin + depth * group_w_ + rank_w_;
+}
+
+double RankOverview::cell_width() const {
+    const double room = viewport()->width() - left_width() - legend_w_;
+    return steps() > 0 ? std::clamp(room / steps(), 1.0, kMaxCellWidth) : 0.0;
+}
+
+int RankOverview::row_height() const {
+    const int room = viewport()->height() - header_h_ - kMargin;
+    return rows() > 0 ? std::clamp(room / rows(), kMinRowHeight, kMaxRowHeight) : kMaxRowHeight;
+}
+
+void RankOverview::update_layout() {
+    auto* v = verticalScrollBar();
+    const int content = rows() * row_height();
+    const int page = std::max(1, viewport()->height() - header_h_ - kMargin);
+    v->setRange(0, std::max(0, content - page));
+    v->setPageStep(page);
+    v->setSingleStep(row_height());
+    offset_px_ = std::clamp(offset_px_, 0, v->maximum());
+}
+
+void RankOverview::rebuild_image() {
+    if (rows() == 0 || steps() == 0) {
+        cells_ = QImage();
+        return;
+    }
+    cells_ = QImage(steps(), rows(), QImage::Format_RGB32);
+    const QRgb absent = view_colours().panel.rgb();
+    for (int row = 0; row < rows(); ++row) {
+        auto* line = reinterpret_cast<QRgb*>(cells_.scanLine(row));
+        for (int s = 0; s < steps(); ++s) {
+            const auto& cell = data_->cell(row, s);
+            line[s] = cell.present ? scale_.colour(metric_seconds(cell, metric_)).rgb() : absent;
+        }
+    }
+}
+
+void RankOverview::resizeEvent(QResizeEvent* e) {
+    QAbstractScrollArea::resizeEvent(e);
+    update_layout();
+}
+
+void RankOverview::scrollContentsBy(int, int) {
+    offset_px_ = verticalScrollBar()->value();
+    viewport()->update();
+}
+
+QRect RankOverview::cell_rect(Cell cell) const {
+    const double w = cell_width();
+    const int h = row_height();
+    const int x0 = left_width() + static_cast<int>(std::floor(cell.step_index * w));
+    const int x1 = left_width() + static_cast<int>(std::floor((cell.step_index + 1) * w));
+    return {x0, header_h_ + cell.row * h - offset_px_, std::max(1, x1 - x0), h};
+}
+
+std::optional<RankOverview::Cell> RankOverview::cell_at(QPoint pos) const {
+    if (rows() == 0 || steps() == 0 || pos.y() < header_h_ || pos.x() < left_width()) return std::nullopt;
+    const int row = (pos.y() - header_h_ + offset_px_) / row_height();
+    const int step = static_cast<int>((pos.x() - left_width()) / cell_width());
+    if (row >= rows() || step >= steps()) return std::nullopt;
+    return Cell{row, step};
+}
+
+QRect RankOverview::group_rect(int group) const {
+    const auto& g = data_->grouping.groups[static_cast<std::size_t>(group)];
+    const int h = row_height();
+    return {kMargin + g.depth * group_w_, header_h_ + g.first_row * h - offset_px_, group_w_, g.size() * h};
+}
+
+int RankOverview::group_at(QPoint pos) const {
+    if (!data_ || pos.y() < header_h_) return -1;
+    for (int g = 0; g < static_cast<int>(data_->grouping.groups.size()); ++g) {
+        if (group_rect(g).contains(pos)) return g;
+    }
+    return -1;
+}
+
+void RankOverview::set_current(Cell cell) {
+    if (rows() == 0 || steps() == 0) return;
+    cell.row = std::clamp(cell.row, 0, rows() - 1);
+    cell.step_index = std::clamp(cell.step_index, 0, steps() - 1);
+    const bool changed = current_ != cell;
+    current_ = cell;
+    // Scroll the row into view.
+    const int h = row_height();
+    const int page = viewport()->height() - header_h_ - kMargin;
+    auto* v = verticalScrollBar();
+    if (cell.row * h < v->value()) v->setValue(cell.row * h);
+    else if ((cell.row + 1) * h > v->value() + page) v->setValue((cell.row + 1) * h - page);
+    viewport()->update();
+    if (changed) emit current_changed();
+}
+
+void RankOverview::open_cell(Cell cell, bool whole_group) {
+    const auto& g = data_->grouping;
+    const int step = data_->matrix.steps[static_cast<std::size_t>(cell.step_index)];
+    QList<int> ranks;
+    const int group = whole_group ? g.innermost_group_of_row(cell.row) : -1;
+    if (group >= 0) {
+        for (int r : g.ranks_of(g.groups[static_cast<std::size_t>(group)])) ranks << r;
+    } else {
+        ranks << g.ranks[static_cast<std::size_t>(cell.row)];
+    }
+    emit ranks_requested(ranks, step);
+}
+
+void RankOverview::mousePressEvent(QMouseEvent* e) {
+    if (e->button() != Qt::LeftButton || !data_) return;
+    if (const auto cell = cell_at(e->pos())) {
+        set_current(*cell);
+        open_cell(*cell, (e->modifiers() & Qt::ShiftModifier) != 0);
+        return;
+    }
+    if (const int group = group_at(e->pos()); group >= 0) {
+        QList<int> ranks;
+        for (int r : data_->grouping.ranks_of(data_->grouping.groups[static_cast<std::size_t>(group)])) ranks << r;
+        emit ranks_requested(ranks, -1);
+        return;
+    }
+    // The rank column: that rank, every step.
+    const int x_rank = kMargin + data_->grouping.depth_count * group_w_;
+    if (e->pos().x() >= x_rank && e->pos().x() < left_width() && e->pos().y() >= header_h_) {
+        const int row = (e->pos().y() - header_h_ + offset_px_) / row_height();
+        if (row < rows()) emit ranks_requested({data_->grouping.ranks[static_cast<std::size_t>(row)]}, -1);
+    }
+}
+
+void RankOverview::keyPressEvent(QKeyEvent* e) {
+    if (!current_) {
+        QAbstractScrollArea::keyPressEvent(e);
+        return;
+    }
+    Cell c = *current_;
+    const int page_rows = std::max(1, (viewport()->height() - header_h_) / row_height() - 1);
+    const bool ctrl = (e->modifiers() & Qt::ControlModifier) != 0;
+    switch (e->key()) {
+        case Qt::Key_Up: --c.row; break;
+        case Qt::Key_Down: ++c.row; break;
+        case Qt::Key_Left: --c.step_index; break;
+        case Qt::Key_Right: ++c.step_index; break;
+        case Qt::Key_PageUp: c.row -= page_rows; break;
+        case Qt::Key_PageDown: c.row += page_rows; break;
+        case Qt::Key_Home: (ctrl ? c.row : c.step_index) = 0; break;
+        case Qt::Key_End: (ctrl ? c.row = rows() - 1 : c.step_index = steps() - 1); break;
+        case Qt::Key_Return: case Qt::Key_Enter:
+            open_cell(c, (e->modifiers() & Qt::ShiftModifier) != 0);
+            e->accept();
+            return;
+        default: QAbstractScrollArea::keyPressEvent(e); return;
+    }
+    set_current(c);
+    e->accept();
+}
+
+QString RankOverview::cell_tooltip(Cell cell) const {
+    const auto& g = data_->grouping;
+    const int rank = g.ranks[static_cast<std::size_t>(cell.row)];
+    const auto& v = data_->cell(cell.row, cell.step_index);
+    QString html = tr("<b>rank %1</b> · step %2").arg(rank).arg(data_->matrix.steps[static_cast<std::size_t>(cell.step_index)]);
+    if (g.by_mesh && cell.row < g.unplaced_first_row) {
+        const auto& c = g.coords[static_cast<std::size_t>(cell.row)];
+        html += tr("<br>pp %1 · dp %2 · cp %3 · tp %4").arg(c.pp).arg(c.dp).arg(c.cp).arg(c.tp);
+    }
+    if (!v.present) return html + tr("<br><i>no device events in this step</i>");
+    html += tr("<br>step time <b>%1</b><br>compute %2<br>exposed communication %3")
+                .arg(seconds_text(v.step_s), seconds_text(v.compute_s), seconds_text(v.exposed_comm_s));
+    if (v.collective_wait_s > 0) {
+        html += tr("<br>collective wait %1").arg(seconds_text(v.collective_wait_s));
+        if (v.waited_for_rank >= 0) html += tr(", mostly for rank %1").arg(v.waited_for_rank);
+    }
+    html += tr("<br><i>click: this rank's lanes at this step</i>");
+    return html;
+}
+
+QString RankOverview::group_tooltip(int group) const {
+    const auto& g = data_->grouping.groups[static_cast<std::size_t>(group)];
+    const auto ranks = data_->grouping.ranks_of(g);
+    const auto [lo, hi] = std::minmax_element(ranks.begin(), ranks.end());
+    return tr("<b>%1</b>: %n rank(s), %2 – %3<br><i>click: their lanes</i>", "", g.size())
+        .arg(QString::fromStdString(RankGrouping::label(g)))
+        .arg(*lo)
+        .arg(*hi);
+}
+
+bool RankOverview::viewportEvent(QEvent* e) {
+    if (e->type() == QEvent::ToolTip && data_) {
+        auto* help = static_cast<QHelpEvent*>(e);
+        if (const auto cell = cell_at(help->pos())) {
+            QToolTip::showText(help->globalPos(), cell_tooltip(*cell), viewport(), cell_rect(*cell));
+        } else if (const int group = group_at(help->pos()); group >= 0) {
+            QToolTip::showText(help->globalPos(), group_tooltip(group), viewport(), group_rect(group));
+        } else {
+            QToolTip::hideText();
+        }
+        return true;
+    }
+    return QAbstractScrollArea::viewportEvent(e);
+}
+
+void RankOverview::paintEvent(QPaintEvent*) {
+    QPainter p(viewport());
+    render_frame(p, viewport()->size());
+}
+
+void RankOverview::render_frame(QPainter& p, QSize size) {
+    const auto& c = view_colours();
+    p.fillRect(QRect(QPoint(0, 0), size), c.background);
+    if (!data_ || rows() == 0 || steps() == 0) {
+        p.setPen(c.text_dim);
+        p.drawText(QRect(QPoint(0, 0), size), Qt::AlignCenter | Qt::TextWordWrap,
+                   !data_ ? tr("No trace open: the rank overview shows a trace's ranks × steps.")
+                          : tr("%1 carries no step numbers: there is no rank × step grid to show.").arg(data_->title));
+        return;
+    }
+    paint_cells(p, size);
+    paint_groups(p, size);
+    paint_steps(p, size);
+    paint_legend(p, size);
+}
+
+void RankOverview::paint_cells(QPainter& p, QSize size) {
+    const auto& c = view_colours();
+    const double w = cell_width();
+    const int h = row_height();
+    const QRect area(left_width(), header_h_, size.width() - left_width() - legend_w_ + 1, size.height() - header_h_);
+    p.setClipRect(area);
+    // One pixel per cell, scaled without smoothing: a frame costs one image draw whatever
+    // the number of ranks.
+    p.setRenderHint(QPainter::SmoothPixmapTransform, false);
+    p.drawImage(QRectF(left_width(), header_h_ - offset_px_, w * steps(), static_cast<double>(h) * rows()), cells_);
+    // Gaps between cells once they are large enough to read one by one.
+    if (w >= 6) {
+        for (int s = 1; s < steps(); ++s) {
+            p.fillRect(QRect(cell_rect({0, s}).left(), header_h_, 1, rows() * h - offset_px_), c.background);
+        }
+    }
+    const int first_row = offset_px_ / h;
+    const int last_row = std::min(rows() - 1, (offset_px_ + size.height() - header_h_) / h);
+    const int width = static_cast<int>(w * steps());
+    if (h >= 6) {
+        for (int row = first_row + 1; row <= last_row; ++row) {
+            p.fillRect(QRect(left_width(), header_h_ + row * h - offset_px_, width, 1), c.background);
+        }
+    }
+    // Group boundaries: a firmer line where a stage ends, a thin one between replicas.
+    for (const auto& g : data_->grouping.groups) {
+        if (g.first_row == 0 || g.first_row < first_row || g.first_row > last_row + 1) continue;
+        const int y = header_h_ + g.first_row * h - offset_px_;
+        p.fillRect(QRect(left_width(), y - (g.depth == 0 ? 1 : 0), width, g.depth == 0 ? 2 : 1),
+                   g.depth == 0 ? c.text_dim : c.background);
+    }
+    if (current_ && hasFocus()) {
+        const QRect r = cell_rect(*current_);
+        p.setPen(QPen(current_theme() == Theme::Dark ? Qt::white : Qt::black, 2));
+        p.setBrush(Qt::NoBrush);
+        p.drawRect(r.adjusted(0, 0, -1, -1));
+    }
+    p.setClipping(false);
+}
+
+void RankOverview::paint_groups(QPainter& p, QSize size) {
+    const auto& c = view_colours();
+    const auto& g = data_->grouping;
+    const int h = row_height();
+    const QFontMetrics fm(font());
+    p.setClipRect(QRect(0, header_h_, left_width(), size.height() - header_h_));
+    int index = 0;
+    for (const auto& group : g.groups) {
+        const QRect r = group_rect(index++);
+        if (r.bottom() < header_h_ || r.top() > size.height()) continue;
+        const bool odd = group.coordinate % 2 != 0;
+        p.fillRect(r.adjusted(0, 0, -2, 0), odd ? c.panel_alt : c.panel);
+        p.fillRect(QRect(r.left(), r.top(), r.width() - 2, 1), c.border);
+        if (r.height() >= fm.height()) {
+            // Keep the label on screen while the group's top is scrolled away.
+            const int top = std::max(r.top(), header_h_);
+            const QRect text(r.left() + 4, top, r.width() - 8, std::min(fm.height() + 4, r.bottom() - top));
+            p.setPen(group.depth == 0 ? c.text : c.text_dim);
+            p.drawText(text, Qt::AlignLeft | Qt::AlignVCenter, QString::fromStdString(RankGrouping::label(group)));
+        }
+    }
+    // Rank numbers where rows are tall enough to carry text; else every n-th.
+    const int x = kMargin + g.depth_count * group_w_;
+    const int first_row = offset_px_ / h;
+    const int last_row = std::min(rows() - 1, (offset_px_ + size.height() - header_h_) / h);
+    const int every = std::max(1, static_cast<int>(std::ceil(static_cast<double>(fm.height()) / h)));
+    p.setPen(c.text_dim);
+    for (int row = first_row; row <= last_row; ++row) {
+        if (row % every != 0) continue;
+        const QRect r(x, header_h_ + row * h - offset_px_, rank_w_ - 8, std::max(h, fm.height()));
+        p.drawText(r, Qt::AlignRight | Qt::AlignTop, tr("rank %1").arg(g.ranks[static_cast<std::size_t>(row)]));
+    }
+    p.setClipping(false);
+}
+
+void RankOverview::paint_steps(QPainter& p, QSize size) {
+    const auto& c = view_colours();
+    p.fillRect(QRect(0, 0, size.width(), header_h_), c.background);
+    const QFontMetrics fm(font());
+    const double w = cell_width();
+    const auto& steps_list = data_->matrix.steps;
+    const int label_w = fm.horizontalAdvance(QString::number(steps_list.back())) + 8;
+    const int every = std::max(1, static_cast<int>(std::ceil(label_w / w)));
+    p.setPen(c.text_dim);
+    p.drawText(QRect(kMargin, 0, left_width() - kMargin - 8, header_h_), Qt::AlignRight | Qt::AlignVCenter, tr("step"));
+    for (int s = 0; s < steps(); s += every) {
+        const QRect r = cell_rect({0, s});
+        p.drawText(QRect(r.left(), 0, std::max(r.width(), label_w), header_h_), Qt::AlignHCenter | Qt::AlignVCenter,
+                   QString::number(steps_list[static_cast<std::size_t>(s)]));
+    }
+}
+
+void RankOverview::paint_legend(QPainter& p, QSize size) {
+    const auto& c = view_colours();
+    const QFontMetrics fm(font());
+    const int x = size.width() - legend_w_ + 14;
+    const int top = header_h_ + fm.height() + 8;
+    const int bottom = std::min(size.height() - kMargin - 2 * fm.height(), top + 320);
+    p.fillRect(QRect(size.width() - legend_w_ + 1, 0, legend_w_, size.height()), c.background);
+    p.setPen(c.text);
+    p.drawText(QRect(x, header_h_, legend_w_ - 16, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
+               metric_name(metric_));
+    if (bottom - top < 20) return;
+    // Slow at the top: the eye looks up for the bright (slow) end.
+    for (int y = top; y < bottom; ++y) {
+        p.fillRect(QRect(x, y, 14, 1), HeatScale::ramp(1.0 - static_cast<double>(y - top) / (bottom - top - 1)));
+    }
+    p.setPen(c.text_dim);
+    const int tx = x + 20;
+    for (int i = 0; i <= 4; ++i) {
+        const double f = 1.0 - i / 4.0;
+        const int y = top + static_cast<int>((bottom - top - 1) * (1.0 - f));
+        const double v = scale_.low_s() + f * (scale_.high_s() - scale_.low_s());
+        p.fillRect(QRect(x + 14, y, 4, 1), c.text_dim);
+        p.drawText(QRect(tx, y - fm.height() / 2, legend_w_ - 34, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
+                   seconds_text(v));
+    }
+    p.fillRect(QRect(x, bottom + 10, 14, fm.height() - 4), c.panel);
+    p.drawText(QRect(tx, bottom + 8, legend_w_ - 34, fm.height()), Qt::AlignLeft | Qt::AlignVCenter, tr("no data"));
+}
+
+}  // namespace meshwork::gui
