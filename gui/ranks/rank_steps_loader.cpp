@@ -1,0 +1,56 @@
+#include "gui/ranks/rank_steps_loader.h"
+
+#include <QFileInfo>
+
+#include "core/common/error.h"
+#include "profiler/analysis/trace_layout.h"
+
+namespace meshwork::gui {
+
+namespace {
+// The phases the progress bar walks through; computing the matrix is the long one.
+enum Phase { kOpening, kComputing, kGrouping, kPhases };
+}  // namespace
+
+RankStepsLoader::RankStepsLoader(QObject* parent) : QObject(parent) {
+    qRegisterMetaType<std::shared_ptr<const RankOverviewData>>();
+    jobs_.on_progress([this](qint64 done, qint64 total) { emit progress(phase_, done, total); });
+}
+
+void RankStepsLoader::load(const QString& path) {
+    const int generation = ++generation_;
+    jobs_.cancel();  // an older load's result is stale
+    phase_ = tr("Opening %1…").arg(QFileInfo(path).fileName());
+    emit progress(phase_, 0, kPhases);
+    jobs_.start(
+        [this, path](const JobControl& job) -> std::shared_ptr<const RankOverviewData> {
+            if (job.stop_requested()) return nullptr;
+            auto reader = profiler::TraceReader::open(path.toStdString());
+            job.post([this] { phase_ = tr("Computing step times per rank…"); });
+            job.progress(kComputing, kPhases);
+            auto matrix = profiler::compute_rank_steps(reader);
+            if (job.stop_requested()) return nullptr;
+            job.post([this] { phase_ = tr("Grouping ranks by mesh coordinates…"); });
+            job.progress(kGrouping, kPhases);
+            // A layout that does not parse is the timeline's to report; here the ranks stay
+            // in rank order.
+            std::optional<DeviceMesh> mesh;
+            try {
+                if (const auto layout = profiler::trace_layout(reader)) mesh = layout->mesh();
+            } catch (const InputError&) {
+            }
+            auto data = std::make_shared<RankOverviewData>(make_rank_overview_data(
+                std::move(matrix), mesh ? &*mesh : nullptr, QFileInfo(path).fileName()));
+            job.progress(kPhases, kPhases);
+            return data;
+        },
+        [this, path, generation](std::shared_ptr<const RankOverviewData> data) {
+            if (generation != generation_ || !data) return;
+            emit loaded(std::move(data), path);
+        },
+        [this, path, generation](const QString& message) {
+            if (generation == generation_) emit failed(path, message);
+        });
+}
+
+}  // namespace meshwork::gui
