@@ -6,17 +6,13 @@
 
 #include "profiler/analysis/event_classify.h"
 #include "profiler/analysis/intervals.h"
+#include "profiler/analysis/step_times.h"
 
 namespace meshwork::profiler {
 
 namespace {
 
 constexpr double kNsPerS = 1e9;
-
-bool is_device_work(EventKind k) {
-    return k == EventKind::Compute || k == EventKind::Communication || k == EventKind::Memcpy ||
-           k == EventKind::Memset;
-}
 
 struct StepIntervals {
     std::vector<Interval> all, compute, comm;
@@ -27,26 +23,6 @@ struct RankAccumulator {
     std::map<int, StepIntervals> by_step;
     std::int64_t events = 0;
 };
-
-// Extent, compute, communication, exposed communication and idle time of one step, in ns.
-struct StepTimes {
-    std::int64_t span = 0, compute = 0, comm = 0, exposed = 0, idle = 0;
-};
-
-StepTimes step_times(std::vector<Interval> all, std::vector<Interval> compute,
-                     std::vector<Interval> comm) {
-    StepTimes t;
-    const auto a = union_of(std::move(all));
-    if (a.empty()) return t;
-    const auto c = union_of(std::move(compute));
-    const auto m = union_of(std::move(comm));
-    t.span = a.back().second - a.front().first;
-    t.compute = length_ns(c);
-    t.comm = length_ns(m);
-    t.exposed = t.comm - intersection_ns(c, m);
-    t.idle = t.span - length_ns(a);
-    return t;
-}
 
 }  // namespace
 

@@ -1,0 +1,217 @@
+// Per rank × step metrics (rank_steps.h).
+//
+// Collective wait. A collective completes on no rank before the last rank of its group has
+// entered it, so a rank that enters early spends the difference waiting:
+//     wait(rank) = latest start over the group − this rank's start,
+// clamped to [0, this rank's duration of the collective]: a rank cannot have waited longer
+// than it spent in the call (the clamp also absorbs clock skew between ranks of a merged trace).
+// The rank with the latest start is the one waited for.
+//
+// Which events on different ranks are the same collective call. No trace format Meshwork reads
+// carries a call id shared across ranks: Meshwork's CPU/MPI and CUDA engines and its simulator
+// name a collective by kind and mesh axis ("all_reduce(dp)", "reduce_scatter(dp).grads");
+// an imported Kineto or Nsight trace names it by its NCCL kernel ("ncclDevKernel_AllReduce_
+// Sum_bf16_RING_LL"), whose algorithm and dtype suffixes say nothing about the call. What every
+// rank of a group does share is the program order: NCCL requires every rank of a communicator
+// to issue its collectives in the same order. So an instance is identified by
+//     (step, label, n), the n-th call with that label in that step on the rank,
+// where the label is the full event name for a Meshwork name (kind, axis and what it moves)
+// and the collective kind alone for any other name (NCCL kernel names vary in suffix only).
+// The calls of one rank are counted in start order over all its tracks, as ranks may put the
+// same collective on differently numbered streams.
+//
+// Which ranks form the group. When the trace carries a layout (trace_layout.h) and the name
+// names a mesh axis, the group is the rank's group of that axis in the layout's mesh, so the
+// disjoint TP groups of a job, which issue the same calls at the same time, are told apart.
+// Otherwise every rank with that instance is taken as one group; when that gives more
+// arrivals than the event's own group size says take part, the instance mixes groups that
+// the trace cannot tell apart and no wait is attributed to it rather than a wrong one.
+//
+// Point-to-point transfers (send, recv) are left out: a receiver waiting for its sender is
+// a pipeline dependency (the bubble), not a collective held back by one late rank.
+#include "profiler/analysis/rank_steps.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "core/mesh/device_mesh.h"
+#include "profiler/analysis/step_times.h"
+#include "profiler/analysis/trace_layout.h"
+
+namespace meshwork::profiler {
+
+namespace {
+
+constexpr double kNsPerS = 1e9;
+
+bool is_point_to_point(Collective c) {
+    return c == Collective::Send || c == Collective::Recv || c == Collective::SendRecv;
+}
+
+// The mesh axis a Meshwork collective name names: "all_reduce(dp)" -> Dp; none otherwise.
+std::optional<Axis> axis_of_name(const std::string& name) {
+    const auto open = name.find('(');
+    if (open == std::string::npos) return std::nullopt;
+    const auto close = name.find(')', open);
+    if (close == std::string::npos) return std::nullopt;
+    const std::string inside = name.substr(open + 1, close - open - 1);
+    for (std::size_t a = 0; a < kAxisCount; ++a) {
+        if (to_string(static_cast<Axis>(a)) == inside) return static_cast<Axis>(a);
+    }
+    return std::nullopt;
+}
+
+struct StepIntervals {
+    std::vector<Interval> all, compute, comm;
+};
+
+struct CollectiveCall {
+    std::int64_t start_ns = 0, end_ns = 0;
+    int step = -1;
+    int group_size = 0;
+    std::string label;
+    std::optional<Axis> axis;
+};
+
+struct RankData {
+    std::map<int, StepIntervals> by_step;
+    std::vector<CollectiveCall> calls;
+};
+
+struct InstanceKey {
+    int step;
+    std::string label;
+    int ordinal;
+    int group;  // first rank of the mesh group; -1 when the group is unknown (all ranks)
+    bool operator<(const InstanceKey& o) const {
+        return std::tie(step, label, ordinal, group) < std::tie(o.step, o.label, o.ordinal, o.group);
+    }
+};
+
+struct Arrival {
+    int rank;
+    std::int64_t start_ns, end_ns;
+    int group_size;
+};
+
+// The first rank of `rank`'s group of `axis`, or -1 when the mesh does not hold the rank.
+class GroupOf {
+public:
+    explicit GroupOf(std::optional<DeviceMesh> mesh) : mesh_(std::move(mesh)) {}
+    int operator()(int rank, std::optional<Axis> axis) {
+        if (!mesh_ || !axis || rank < 0 || rank >= mesh_->world_size()) return -1;
+        const auto key = std::make_pair(rank, *axis);
+        auto it = cache_.find(key);
+        if (it == cache_.end()) {
+            const auto g = mesh_->group_of(rank, *axis);
+            it = cache_.emplace(key, g.empty() ? -1 : g.front()).first;
+        }
+        return it->second;
+    }
+
+private:
+    std::optional<DeviceMesh> mesh_;
+    std::map<std::pair<int, Axis>, int> cache_;
+};
+
+}  // namespace
+
+RankStepMatrix compute_rank_steps(const TraceReader& trace) {
+    std::map<int, RankData> ranks;
+    trace.for_each_event([&](const TraceEvent& e) {
+        if (!is_device_work(e.kind)) return;
+        auto& r = ranks[e.rank];  // a rank with device work is a row even without steps
+        if (e.step < 0) return;
+        auto& st = r.by_step[e.step];
+        const Interval iv{e.start_ns, e.end_ns};
+        st.all.push_back(iv);
+        if (e.kind == EventKind::Compute) st.compute.push_back(iv);
+        if (e.kind == EventKind::Communication) {
+            st.comm.push_back(iv);
+            if (e.collective != Collective::None && !is_point_to_point(e.collective)) {
+                const bool meshwork_name = collective_of_name(e.name) != Collective::None;
+                r.calls.push_back({e.start_ns, e.end_ns, e.step, e.group_size,
+                                   meshwork_name ? e.name : std::string(to_string(e.collective)),
+                                   meshwork_name ? axis_of_name(e.name) : std::nullopt});
+            }
+        }
+    });
+
+    RankStepMatrix m;
+    std::map<int, std::size_t> step_index, rank_index;
+    for (const auto& [rank, data] : ranks) {
+        rank_index[rank] = m.ranks.size();
+        m.ranks.push_back(rank);
+        for (const auto& [step, ivs] : data.by_step) step_index.emplace(step, 0);
+    }
+    for (auto& [step, index] : step_index) {
+        index = m.steps.size();
+        m.steps.push_back(step);
+    }
+    m.cells.resize(m.ranks.size() * m.steps.size());
+    auto cell = [&](int rank, int step) -> RankStepCell& {
+        return m.cells[rank_index.at(rank) * m.steps.size() + step_index.at(step)];
+    };
+
+    for (auto& [rank, data] : ranks) {
+        for (auto& [step, ivs] : data.by_step) {
+            const StepTimes t = step_times(std::move(ivs.all), std::move(ivs.compute), std::move(ivs.comm));
+            RankStepCell& c = cell(rank, step);
+            c.present = true;
+            c.step_s = static_cast<double>(t.span) / kNsPerS;
+            c.compute_s = static_cast<double>(t.compute) / kNsPerS;
+            c.exposed_comm_s = static_cast<double>(t.exposed) / kNsPerS;
+        }
+    }
+
+    // Every collective instance and its arrivals (see the top of this file).
+    std::optional<DeviceMesh> mesh;
+    if (const auto layout = trace_layout(trace)) mesh = layout->mesh();
+    GroupOf group_of(std::move(mesh));
+    std::map<InstanceKey, std::vector<Arrival>> instances;
+    for (auto& [rank, data] : ranks) {
+        std::sort(data.calls.begin(), data.calls.end(), [](const CollectiveCall& a, const CollectiveCall& b) {
+            return std::tie(a.start_ns, a.end_ns) < std::tie(b.start_ns, b.end_ns);
+        });
+        std::map<std::pair<int, std::string>, int> seen;  // (step, label) -> calls so far
+        for (const auto& call : data.calls) {
+            const int ordinal = seen[{call.step, call.label}]++;
+            instances[{call.step, call.label, ordinal, group_of(rank, call.axis)}].push_back(
+                {rank, call.start_ns, call.end_ns, call.group_size});
+        }
+    }
+
+    // Per rank and step: the wait behind each rank waited for, to name the largest.
+    std::map<std::pair<int, int>, std::map<int, std::int64_t>> waited;  // (rank, step) -> rank -> ns
+    std::map<std::pair<int, int>, std::int64_t> total_wait;
+    for (const auto& [key, arrivals] : instances) {
+        if (arrivals.size() < 2) continue;
+        if (key.group < 0) {
+            const int declared = arrivals.front().group_size;
+            if (declared > 0 && arrivals.size() > static_cast<std::size_t>(declared)) continue;
+        }
+        const Arrival& last = *std::max_element(arrivals.begin(), arrivals.end(), [](const Arrival& a, const Arrival& b) {
+            return std::tie(a.start_ns, b.rank) < std::tie(b.start_ns, a.rank);  // ties: lowest rank
+        });
+        for (const Arrival& a : arrivals) {
+            if (a.rank == last.rank) continue;
+            const std::int64_t wait = std::clamp(last.start_ns - a.start_ns, std::int64_t{0}, a.end_ns - a.start_ns);
+            if (wait <= 0) continue;
+            waited[{a.rank, key.step}][last.rank] += wait;
+            total_wait[{a.rank, key.step}] += wait;
+        }
+    }
+    for (const auto& [rs, ns] : total_wait) cell(rs.first, rs.second).collective_wait_s = static_cast<double>(ns) / kNsPerS;
+    for (const auto& [rs, by_rank] : waited) {
+        const auto top = std::max_element(by_rank.begin(), by_rank.end(),
+                                          [](const auto& a, const auto& b) { return a.second < b.second; });
+        cell(rs.first, rs.second).waited_for_rank = top->first;
+    }
+    return m;
+}
+
+}  // namespace meshwork::profiler

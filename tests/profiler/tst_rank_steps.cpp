@@ -1,0 +1,253 @@
+// The per rank × step matrix (profiler/analysis/rank_steps.h) on small traces written by hand:
+// step figures, and collective wait matched across ranks by (step, label, n-th call), grouped
+// by the mesh of the layout the trace carries.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <string>
+#include <vector>
+
+#include "core/layout/layout_json.h"
+#include "core/mesh/device_mesh.h"
+#include "profiler/analysis/rank_steps.h"
+#include "profiler/store/trace_reader.h"
+#include "profiler/store/trace_writer.h"
+#include "tests/profiler/trace_test_util.h"
+
+using namespace meshwork;
+using namespace meshwork::profiler;
+using meshwork::test::make_event;
+using meshwork::test::temp_path;
+
+namespace {
+
+// One rank's events of one step, relative to the step's start.
+struct RankStep {
+    int rank = 0;
+    int step = 0;
+    std::int64_t compute_ns = 0;                          // compute [t0, t0 + compute)
+    std::vector<std::pair<std::int64_t, std::int64_t>> comm;  // [start, end) relative to t0
+    std::string comm_name = "all_reduce(dp)";
+    int group_size = 0;
+};
+
+class Trace {
+public:
+    explicit Trace(const std::string& path, const std::string& layout_json = {}) : w_(TraceWriter::create(path)) {
+        TraceRunInfo info;
+        info.source = "meshwork-cpu";
+        info.layout_json = layout_json;
+        w_->set_run_info(info);
+    }
+    void add(const RankStep& s, std::int64_t t0) {
+        auto [c, m] = tracks(s.rank);
+        auto k = make_event(c, EventKind::Compute, "gemm", t0, t0 + s.compute_ns);
+        k.step = s.step;
+        w_->add_event(k);
+        for (const auto& [b, e] : s.comm) {
+            auto x = make_event(m, EventKind::Communication, s.comm_name, t0 + b, t0 + e);
+            x.step = s.step;
+            x.group_size = s.group_size;
+            w_->add_event(x);
+        }
+    }
+    void add_event(int rank, TraceEvent e) {
+        auto [c, m] = tracks(rank);
+        e.track = e.kind == EventKind::Communication ? m : c;
+        w_->add_event(e);
+    }
+    void close() { w_->close(); }
+
+private:
+    std::pair<int, int> tracks(int rank) {
+        auto it = tracks_.find(rank);
+        if (it == tracks_.end()) {
+            const int c = w_->add_track({rank, TrackKind::ComputeStream, 0, "compute"});
+            const int m = w_->add_track({rank, TrackKind::CommStream, 0, "comm"});
+            it = tracks_.emplace(rank, std::make_pair(c, m)).first;
+        }
+        return it->second;
+    }
+    std::unique_ptr<TraceWriter> w_;
+    std::map<int, std::pair<int, int>> tracks_;
+};
+
+std::size_t index_of(const std::vector<int>& v, int x) {
+    return static_cast<std::size_t>(std::find(v.begin(), v.end(), x) - v.begin());
+}
+
+const RankStepCell& cell(const RankStepMatrix& m, int rank, int step) {
+    return m.at(index_of(m.ranks, rank), index_of(m.steps, step));
+}
+
+constexpr double kNs = 1e-9;
+
+}  // namespace
+
+class RankStepsTest : public QObject {
+    Q_OBJECT
+
+private slots:
+    // Three ranks, two steps; each computes, then all-reduces until the last has arrived.
+    // Rank 2 computes longest in step 0, rank 0 in step 1: the others wait for it.
+    void step_figures_and_wait_for_the_last_rank() {
+        const auto path = temp_path(dir_, "three.sqlite");
+        Trace t(path);
+        const std::int64_t compute[2][3] = {{100, 120, 300}, {500, 200, 200}};
+        for (int step = 0; step < 2; ++step) {
+            const std::int64_t t0 = step * 10000;
+            const std::int64_t last = *std::max_element(compute[step], compute[step] + 3);
+            for (int r = 0; r < 3; ++r) {
+                // Each leaves the all-reduce 50 ns after the last one entered.
+                t.add({r, step, compute[step][r], {{compute[step][r], last + 50}}, "all_reduce(dp)", 3}, t0);
+            }
+        }
+        t.close();
+        const auto m = compute_rank_steps(TraceReader::open(path));
+        QCOMPARE(m.ranks, (std::vector<int>{0, 1, 2}));
+        QCOMPARE(m.steps, (std::vector<int>{0, 1}));
+        QCOMPARE(m.cells.size(), std::size_t{6});
+
+        const auto& a = cell(m, 0, 0);
+        QVERIFY(a.present);
+        QCOMPARE(a.step_s, 350 * kNs);
+        QCOMPARE(a.compute_s, 100 * kNs);
+        QCOMPARE(a.exposed_comm_s, 250 * kNs);
+        QCOMPARE(a.collective_wait_s, 200 * kNs);
+        QCOMPARE(a.waited_for_rank, 2);
+        QCOMPARE(cell(m, 1, 0).collective_wait_s, 180 * kNs);
+        QCOMPARE(cell(m, 1, 0).waited_for_rank, 2);
+        // The last to arrive waits for nobody.
+        QCOMPARE(cell(m, 2, 0).collective_wait_s, 0.0);
+        QCOMPARE(cell(m, 2, 0).waited_for_rank, -1);
+
+        QCOMPARE(cell(m, 0, 1).waited_for_rank, -1);
+        QCOMPARE(cell(m, 1, 1).collective_wait_s, 300 * kNs);
+        QCOMPARE(cell(m, 1, 1).waited_for_rank, 0);
+        QCOMPARE(cell(m, 2, 1).waited_for_rank, 0);
+    }
+
+    // Two calls of the same collective in a step are matched by their order on each rank,
+    // not by time: the second call waits for whoever is last to the second call.
+    void calls_are_matched_by_their_order_on_each_rank() {
+        const auto path = temp_path(dir_, "order.sqlite");
+        Trace t(path);
+        // Rank 0: calls at 100 and 400; rank 1: at 300 and 450 (it is late to the first).
+        t.add({0, 0, 100, {{100, 350}, {400, 500}}, "all_reduce(dp)", 2}, 0);
+        t.add({1, 0, 300, {{300, 350}, {450, 500}}, "all_reduce(dp)", 2}, 0);
+        t.close();
+        const auto m = compute_rank_steps(TraceReader::open(path));
+        // First call: rank 0 waits 200 for rank 1; second: rank 0 waits 50 for rank 1.
+        QCOMPARE(cell(m, 0, 0).collective_wait_s, 250 * kNs);
+        QCOMPARE(cell(m, 0, 0).waited_for_rank, 1);
+        QCOMPARE(cell(m, 1, 0).collective_wait_s, 0.0);
+    }
+
+    // A wait can be no longer than the rank spent in the call (clock skew between the ranks of
+    // a merged trace would otherwise show as waits longer than the call).
+    void wait_is_at_most_the_time_in_the_call() {
+        const auto path = temp_path(dir_, "clamp.sqlite");
+        Trace t(path);
+        t.add({0, 0, 100, {{100, 130}}, "all_gather(dp)", 2}, 0);
+        t.add({1, 0, 400, {{400, 430}}, "all_gather(dp)", 2}, 0);
+        t.close();
+        const auto m = compute_rank_steps(TraceReader::open(path));
+        QCOMPARE(cell(m, 0, 0).collective_wait_s, 30 * kNs);
+        QCOMPARE(cell(m, 0, 0).waited_for_rank, 1);
+    }
+
+    // TP groups {0,1} and {2,3} of a TP2 × PP2 layout all-reduce at the same time: with the
+    // layout in the trace, each rank waits for its own group's last rank only.
+    void groups_come_from_the_layouts_mesh() {
+        const Layout layout = load_layout(std::string(MESHWORK_RESOURCES_DIR) + "/layouts/tiny-cpu.json");
+        const DeviceMesh mesh = layout.mesh();
+        QCOMPARE(mesh.group_of(0, Axis::Tp), (std::vector<int>{0, 1}));
+        QCOMPARE(mesh.group_of(2, Axis::Tp), (std::vector<int>{2, 3}));
+        const std::int64_t compute[4] = {100, 200, 150, 600};
+        auto write = [&](const std::string& path, const std::string& layout_json) {
+            Trace t(path, layout_json);
+            for (int r = 0; r < 4; ++r) {
+                const std::int64_t group_last = r < 2 ? 200 : 600;
+                t.add({r, 0, compute[r], {{compute[r], group_last + 10}}, "all_reduce(tp)", 2}, 0);
+            }
+            t.close();
+        };
+        const auto with = temp_path(dir_, "tp-layout.sqlite");
+        write(with, layout_to_json(layout).dump());
+        const auto m = compute_rank_steps(TraceReader::open(with));
+        QCOMPARE(cell(m, 0, 0).collective_wait_s, 100 * kNs);
+        QCOMPARE(cell(m, 0, 0).waited_for_rank, 1);
+        QCOMPARE(cell(m, 1, 0).waited_for_rank, -1);
+        QCOMPARE(cell(m, 2, 0).collective_wait_s, 450 * kNs);
+        QCOMPARE(cell(m, 2, 0).waited_for_rank, 3);
+
+        // Without a layout the four arrivals of a 2-rank collective mix two groups: no wait is
+        // made up for them.
+        const auto without = temp_path(dir_, "tp-no-layout.sqlite");
+        write(without, "");
+        const auto n = compute_rank_steps(TraceReader::open(without));
+        for (int r = 0; r < 4; ++r) {
+            QCOMPARE(cell(n, r, 0).collective_wait_s, 0.0);
+            QCOMPARE(cell(n, r, 0).waited_for_rank, -1);
+        }
+    }
+
+    // Imported traces name collectives by NCCL kernel, whose algorithm and protocol suffixes
+    // may differ between ranks: the collective kind identifies the call. Send and receive are
+    // pipeline dependencies, not collective waits.
+    void nccl_kernels_match_by_kind_and_point_to_point_is_left_out() {
+        const auto path = temp_path(dir_, "nccl.sqlite");
+        Trace t(path);
+        auto ev = [](EventKind kind, const std::string& name, std::int64_t b, std::int64_t e) {
+            auto x = make_event(0, kind, name, b, e);
+            x.step = 3;
+            return x;
+        };
+        t.add_event(0, ev(EventKind::Compute, "gemm", 0, 100));
+        t.add_event(0, ev(EventKind::Communication, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 100, 520));
+        t.add_event(0, ev(EventKind::Communication, "ncclDevKernel_SendRecv", 600, 900));
+        t.add_event(1, ev(EventKind::Compute, "gemm", 0, 500));
+        t.add_event(1, ev(EventKind::Communication, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL128", 500, 520));
+        t.add_event(1, ev(EventKind::Communication, "ncclDevKernel_SendRecv", 890, 900));
+        t.close();
+        const auto m = compute_rank_steps(TraceReader::open(path));
+        QCOMPARE(m.steps, (std::vector<int>{3}));
+        QCOMPARE(cell(m, 0, 3).collective_wait_s, 400 * kNs);
+        QCOMPARE(cell(m, 0, 3).waited_for_rank, 1);
+        QCOMPARE(cell(m, 1, 3).collective_wait_s, 0.0);
+    }
+
+    // A trace whose events carry no step: every rank is a row, there are no steps and no cells.
+    void no_steps_no_cells() {
+        const auto path = temp_path(dir_, "nosteps.sqlite");
+        Trace t(path);
+        t.add_event(0, make_event(0, EventKind::Compute, "gemm", 0, 100));
+        t.add_event(4, make_event(0, EventKind::Compute, "gemm", 0, 100));
+        t.close();
+        const auto m = compute_rank_steps(TraceReader::open(path));
+        QCOMPARE(m.ranks, (std::vector<int>{0, 4}));
+        QVERIFY(m.steps.empty());
+        QVERIFY(m.cells.empty());
+    }
+
+    // A rank absent from a step (it wrote nothing then) has an empty cell.
+    void absent_rank_has_an_empty_cell() {
+        const auto path = temp_path(dir_, "absent.sqlite");
+        Trace t(path);
+        t.add({0, 0, 100, {}, "all_reduce(dp)", 2}, 0);
+        t.add({0, 1, 100, {}, "all_reduce(dp)", 2}, 1000);
+        t.add({1, 1, 100, {}, "all_reduce(dp)", 2}, 1000);
+        t.close();
+        const auto m = compute_rank_steps(TraceReader::open(path));
+        QVERIFY(!cell(m, 1, 0).present);
+        QCOMPARE(cell(m, 1, 0).step_s, 0.0);
+        QVERIFY(cell(m, 1, 1).present);
+        QCOMPARE(cell(m, 1, 1).step_s, 100 * kNs);
+    }
+
+private:
+    QTemporaryDir dir_;
+};
+
+QTEST_GUILESS_MAIN(RankStepsTest)
+#include "tst_rank_steps.moc"
