@@ -19,16 +19,27 @@ QString metric_name(RankMetric metric) {
 }
 
 HeatScale HeatScale::over(const profiler::RankStepMatrix& matrix, RankMetric metric) {
+    const std::size_t steps = matrix.steps.size();
+    const int warmup = steps > 2 ? 1 : 0;
     double low = std::numeric_limits<double>::infinity();
     double high = -low;
-    for (const auto& cell : matrix.cells) {
+    double all_low = low, all_high = high;
+    for (std::size_t i = 0; i < matrix.cells.size(); ++i) {
+        const auto& cell = matrix.cells[i];
         if (!cell.present) continue;
         const double v = metric_seconds(cell, metric);
+        all_low = std::min(all_low, v);
+        all_high = std::max(all_high, v);
+        if (static_cast<int>(i % steps) < warmup) continue;
         low = std::min(low, v);
         high = std::max(high, v);
     }
     if (low > high) return {};  // no present cell
-    return {low, high};
+    HeatScale scale(low, high);
+    scale.warmup_steps_ = warmup;
+    scale.clamps_low_ = all_low < low;
+    scale.clamps_high_ = all_high > high;
+    return scale;
 }
 
 double HeatScale::fraction(double seconds) const {

@@ -377,12 +377,14 @@ void RankOverview::paint_steps(QPainter& p, QSize size) {
 void RankOverview::paint_legend(QPainter& p, QSize size) {
     const auto& c = view_colours();
     const QFontMetrics fm(font());
-    const int x = size.width() - legend_w_ + 14;
+    // Beside the cells (they stop at a maximum width), not at the window's far edge.
+    const int legend_left = std::min(size.width() - legend_w_, left_width() + static_cast<int>(cell_width() * steps()) + 24);
+    const int x = legend_left + 14;
     const int top = header_h_ + fm.height() + 8;
     const int bottom = std::min(size.height() - kMargin - 2 * fm.height(), top + 320);
-    p.fillRect(QRect(size.width() - legend_w_ + 1, 0, legend_w_, size.height()), c.background);
+    p.fillRect(QRect(legend_left + 1, 0, size.width() - legend_left, size.height()), c.background);
     p.setPen(c.text);
-    p.drawText(QRect(x, header_h_, legend_w_ - 16, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
+    p.drawText(QRect(x, header_h_, size.width() - x, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
                metric_name(metric_));
     if (bottom - top < 20) return;
     // Slow at the top: the eye looks up for the bright (slow) end.
@@ -396,11 +398,22 @@ void RankOverview::paint_legend(QPainter& p, QSize size) {
         const int y = top + static_cast<int>((bottom - top - 1) * (1.0 - f));
         const double v = scale_.low_s() + f * (scale_.high_s() - scale_.low_s());
         p.fillRect(QRect(x + 14, y, 4, 1), c.text_dim);
-        p.drawText(QRect(tx, y - fm.height() / 2, legend_w_ - 34, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
-                   seconds_text(v));
+        // The ends say when some cells lie beyond them (the warm-up step, mostly).
+        const QString bound = i == 0 && scale_.clamps_high() ? QStringLiteral("≥ ")
+                              : i == 4 && scale_.clamps_low() ? QStringLiteral("≤ ")
+                                                              : QString();
+        p.drawText(QRect(tx, y - fm.height() / 2, size.width() - tx, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
+                   bound + seconds_text(v));
     }
     p.fillRect(QRect(x, bottom + 10, 14, fm.height() - 4), c.panel);
-    p.drawText(QRect(tx, bottom + 8, legend_w_ - 34, fm.height()), Qt::AlignLeft | Qt::AlignVCenter, tr("no data"));
+    p.drawText(QRect(tx, bottom + 8, size.width() - tx, fm.height()), Qt::AlignLeft | Qt::AlignVCenter, tr("no data"));
+    if (scale_.warmup_steps() > 0) {
+        p.drawText(QRect(x, bottom + 12 + fm.height(), size.width() - x - 4, 3 * fm.height()),
+                   Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
+                   tr("scale from step %1 on (step %2: warm-up)")
+                       .arg(data_->matrix.steps[1])
+                       .arg(data_->matrix.steps[0]));
+    }
 }
 
 }  // namespace meshwork::gui

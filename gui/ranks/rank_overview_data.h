@@ -14,6 +14,7 @@ struct RankOverviewData {
     RankGrouping grouping;            // over matrix.ranks
     std::vector<int> matrix_row;      // per grouping row: the row of matrix.ranks it shows
     QString title;                    // the trace's file name
+    QString layout_error;             // why the layout the trace carries was not used; empty when none
 
     [[nodiscard]] const profiler::RankStepCell& cell(int row, int step_index) const {
         return matrix.at(static_cast<std::size_t>(matrix_row[static_cast<std::size_t>(row)]),

@@ -83,8 +83,9 @@ void RankOverviewPanel::update_summary() {
     }
     title_->setText(shown->title);
     const auto& g = shown->grouping;
-    QString grouping = g.by_mesh ? tr("grouped by pipeline stage, then data-parallel replica")
-                                 : tr("in rank order (the trace carries no layout)");
+    QString grouping = g.by_mesh                        ? tr("grouped by pipeline stage, then data-parallel replica")
+                       : shown->layout_error.isEmpty() ? tr("in rank order (the trace carries no layout)")
+                                                       : tr("in rank order (its layout: %1)").arg(shown->layout_error);
     summary_->setText(tr("%1 ranks · %2 steps · %3").arg(g.ranks.size()).arg(shown->matrix.steps.size()).arg(grouping));
 }
 

@@ -32,15 +32,17 @@ void RankStepsLoader::load(const QString& path) {
             if (job.stop_requested()) return nullptr;
             job.post([this] { phase_ = tr("Grouping ranks by mesh coordinates…"); });
             job.progress(kGrouping, kPhases);
-            // A layout that does not parse is the timeline's to report; here the ranks stay
-            // in rank order.
+            // A layout that does not parse leaves the ranks in rank order, and says why.
             std::optional<DeviceMesh> mesh;
+            QString layout_error;
             try {
                 if (const auto layout = profiler::trace_layout(reader)) mesh = layout->mesh();
-            } catch (const InputError&) {
+            } catch (const InputError& e) {
+                layout_error = QString::fromStdString(e.what());
             }
             auto data = std::make_shared<RankOverviewData>(make_rank_overview_data(
                 std::move(matrix), mesh ? &*mesh : nullptr, QFileInfo(path).fileName()));
+            data->layout_error = layout_error;
             job.progress(kPhases, kPhases);
             return data;
         },
