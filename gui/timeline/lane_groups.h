@@ -26,7 +26,7 @@ class LaneGroups {
 public:
     // Summary rows draw the compute streams of at most this many of a group's ranks,
     // spread over it, on one row (one query each per frame, whatever the group's size).
-    static constexpr int kSummaryRanks = 4;
+    static constexpr int kSummaryRanks = 2;
     // Sources with more lanes than this open with the innermost groups collapsed.
     static constexpr int kCollapseAboveLanes = 256;
 
