@@ -189,6 +189,15 @@ int main(int argc, char** argv) {
         measure(metric == RankMetric::StepTime ? "rank overview, step time" : "rank overview, exposed comm", frames,
                 [&](int) { overview.render_frame(p, overview_frame.size()); }, [&] { return data->matrix.cells.size(); });
     }
+    if (qEnvironmentVariableIsSet("MESHWORK_SCREENSHOT_OVERVIEW")) {
+        // FILE.png gives FILE-step.png and FILE-comm.png.
+        QString base = qEnvironmentVariable("MESHWORK_SCREENSHOT_OVERVIEW");
+        base.chop(4);
+        overview.set_metric(RankMetric::StepTime);
+        overview.grab().save(base + "-step.png");
+        overview.set_metric(RankMetric::ExposedComm);
+        overview.grab().save(base + "-comm.png");
+    }
     t.restart();
     for (int i = 0; i < 10; ++i) overview.set_metric(i % 2 ? RankMetric::StepTime : RankMetric::ExposedComm);
     std::printf("metric switch (scale + cell image of %zu cells): %.2f ms\n", data->matrix.cells.size(),

@@ -3,6 +3,7 @@
 // --trace, --compare-trace, --view, --theme and --size choose what it shows.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDockWidget>
 #include <QElapsedTimer>
 #include <QTimer>
 
@@ -84,6 +85,10 @@ int main(int argc, char** argv) {
         return 2;
     }
     window.show_view(view);
+    if (shooting && view == MainWindow::View::Ranks) {
+        // The overview's picture is about the trace: the layout's docks would crowd it.
+        for (auto* dock : window.findChildren<QDockWidget*>()) dock->hide();
+    }
     window.show();
 
     auto take_screenshot = [&window, out = parser.value(screenshot)] {

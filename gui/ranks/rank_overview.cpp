@@ -17,7 +17,7 @@
 namespace meshwork::gui {
 
 namespace {
-constexpr double kMaxCellWidth = 64;
+constexpr double kMaxCellWidth = 96;
 constexpr int kMaxRowHeight = 22;
 constexpr int kMinRowHeight = 2;
 constexpr int kMargin = 8;
@@ -68,15 +68,56 @@ double RankOverview::cell_width() const {
     return steps() > 0 ? std::clamp(room / steps(), 1.0, kMaxCellWidth) : 0.0;
 }
 
-int RankOverview::row_height() const {
-    const int room = viewport()->height() - header_h_ - kMargin;
-    return rows() > 0 ? std::clamp(room / rows(), kMinRowHeight, kMaxRowHeight) : kMaxRowHeight;
+int RankOverview::rows_room() const { return std::max(1, viewport()->height() - header_h_ - kMargin); }
+
+bool RankOverview::folded() const { return rows() * kMinRowHeight > rows_room(); }
+
+double RankOverview::row_px() const {
+    if (rows() == 0) return kMaxRowHeight;
+    // Whole pixels while every rank gets two or more; below that the rows fold (fit the
+    // height exactly, several ranks a pixel row).
+    if (folded()) return static_cast<double>(rows_room()) / rows();
+    return std::min(kMaxRowHeight, rows_room() / rows());
+}
+
+int RankOverview::row_height() const { return std::max(1, static_cast<int>(row_px())); }
+
+int RankOverview::y_of_row(int row) const {
+    return header_h_ + static_cast<int>(std::floor(row * row_px())) - offset_px_;
+}
+
+int RankOverview::row_at_y(int y) const {
+    return std::clamp(static_cast<int>(std::floor((y - header_h_ + offset_px_) / row_px())), 0, std::max(0, rows() - 1));
+}
+
+std::pair<int, int> RankOverview::rows_of_pixel(int y) const {
+    if (!folded()) {
+        const int row = row_at_y(y);
+        return {row, row + 1};
+    }
+    const int py = y - header_h_;
+    const int first = static_cast<int>(std::floor(py * static_cast<double>(rows()) / rows_room()));
+    const int last = static_cast<int>(std::floor((py + 1) * static_cast<double>(rows()) / rows_room()));
+    return {std::clamp(first, 0, rows() - 1), std::clamp(std::max(last, first + 1), 1, rows())};
+}
+
+int RankOverview::slowest_row(int first, int last, int step_index) const {
+    int best = first;
+    double best_v = -1;
+    for (int row = first; row < last; ++row) {
+        const auto& cell = data_->cell(row, step_index);
+        if (cell.present && metric_seconds(cell, metric_) > best_v) {
+            best_v = metric_seconds(cell, metric_);
+            best = row;
+        }
+    }
+    return best;
 }
 
 void RankOverview::update_layout() {
     auto* v = verticalScrollBar();
-    const int content = rows() * row_height();
-    const int page = std::max(1, viewport()->height() - header_h_ - kMargin);
+    const int content = folded() ? rows_room() : rows() * row_height();
+    const int page = rows_room();
     v->setRange(0, std::max(0, content - page));
     v->setPageStep(page);
     v->setSingleStep(row_height());
@@ -88,19 +129,27 @@ void RankOverview::rebuild_image() {
         cells_ = QImage();
         return;
     }
-    cells_ = QImage(steps(), rows(), QImage::Format_RGB32);
     const QRgb absent = view_colours().panel.rgb();
-    for (int row = 0; row < rows(); ++row) {
-        auto* line = reinterpret_cast<QRgb*>(cells_.scanLine(row));
+    // Unfolded: one pixel per cell, scaled when drawn. Folded: one pixel row per screen
+    // row, each the slowest of the ranks it covers, so that one slow rank among thousands
+    // still shows.
+    const int pixel_rows = folded() ? rows_room() : rows();
+    cells_ = QImage(steps(), pixel_rows, QImage::Format_RGB32);
+    for (int y = 0; y < pixel_rows; ++y) {
+        auto* line = reinterpret_cast<QRgb*>(cells_.scanLine(y));
+        const auto [first, last] = folded() ? rows_of_pixel(header_h_ + y) : std::pair<int, int>{y, y + 1};
         for (int s = 0; s < steps(); ++s) {
-            const auto& cell = data_->cell(row, s);
+            const auto& cell = data_->cell(slowest_row(first, last, s), s);
             line[s] = cell.present ? scale_.colour(metric_seconds(cell, metric_)).rgb() : absent;
         }
     }
+    image_folded_ = folded();
+    image_rows_room_ = rows_room();
 }
 
 void RankOverview::resizeEvent(QResizeEvent* e) {
     QAbstractScrollArea::resizeEvent(e);
+    if (folded() || image_folded_) rebuild_image();  // its rows follow the height
     update_layout();
 }
 
@@ -111,24 +160,26 @@ void RankOverview::scrollContentsBy(int, int) {
 
 QRect RankOverview::cell_rect(Cell cell) const {
     const double w = cell_width();
-    const int h = row_height();
     const int x0 = left_width() + static_cast<int>(std::floor(cell.step_index * w));
     const int x1 = left_width() + static_cast<int>(std::floor((cell.step_index + 1) * w));
-    return {x0, header_h_ + cell.row * h - offset_px_, std::max(1, x1 - x0), h};
+    const int y0 = y_of_row(cell.row);
+    return {x0, y0, std::max(1, x1 - x0), std::max(1, y_of_row(cell.row + 1) - y0)};
 }
 
 std::optional<RankOverview::Cell> RankOverview::cell_at(QPoint pos) const {
     if (rows() == 0 || steps() == 0 || pos.y() < header_h_ || pos.x() < left_width()) return std::nullopt;
-    const int row = (pos.y() - header_h_ + offset_px_) / row_height();
+    if (pos.y() - header_h_ + offset_px_ >= (folded() ? rows_room() : rows() * row_height())) return std::nullopt;
     const int step = static_cast<int>((pos.x() - left_width()) / cell_width());
-    if (row >= rows() || step >= steps()) return std::nullopt;
-    return Cell{row, step};
+    if (step >= steps()) return std::nullopt;
+    // A folded pixel row stands for its slowest rank: what is seen is what is clicked.
+    const auto [first, last] = rows_of_pixel(pos.y());
+    return Cell{slowest_row(first, last, step), step};
 }
 
 QRect RankOverview::group_rect(int group) const {
     const auto& g = data_->grouping.groups[static_cast<std::size_t>(group)];
-    const int h = row_height();
-    return {kMargin + g.depth * group_w_, header_h_ + g.first_row * h - offset_px_, group_w_, g.size() * h};
+    const int y0 = y_of_row(g.first_row);
+    return {kMargin + g.depth * group_w_, y0, group_w_, y_of_row(g.last_row + 1) - y0};
 }
 
 int RankOverview::group_at(QPoint pos) const {
@@ -147,7 +198,7 @@ void RankOverview::set_current(Cell cell) {
     current_ = cell;
     // Scroll the row into view.
     const int h = row_height();
-    const int page = viewport()->height() - header_h_ - kMargin;
+    const int page = rows_room();
     auto* v = verticalScrollBar();
     if (cell.row * h < v->value()) v->setValue(cell.row * h);
     else if ((cell.row + 1) * h > v->value() + page) v->setValue((cell.row + 1) * h - page);
@@ -184,7 +235,7 @@ void RankOverview::mousePressEvent(QMouseEvent* e) {
     // The rank column: that rank, every step.
     const int x_rank = kMargin + data_->grouping.depth_count * group_w_;
     if (e->pos().x() >= x_rank && e->pos().x() < left_width() && e->pos().y() >= header_h_) {
-        const int row = (e->pos().y() - header_h_ + offset_px_) / row_height();
+        const int row = row_at_y(e->pos().y());
         if (row < rows()) emit ranks_requested({data_->grouping.ranks[static_cast<std::size_t>(row)]}, -1);
     }
 }
@@ -195,7 +246,7 @@ void RankOverview::keyPressEvent(QKeyEvent* e) {
         return;
     }
     Cell c = *current_;
-    const int page_rows = std::max(1, (viewport()->height() - header_h_) / row_height() - 1);
+    const int page_rows = std::max(1, static_cast<int>(rows_room() / row_px()) - 1);
     const bool ctrl = (e->modifiers() & Qt::ControlModifier) != 0;
     switch (e->key()) {
         case Qt::Key_Up: --c.row; break;
@@ -221,6 +272,15 @@ QString RankOverview::cell_tooltip(Cell cell) const {
     const int rank = g.ranks[static_cast<std::size_t>(cell.row)];
     const auto& v = data_->cell(cell.row, cell.step_index);
     QString html = tr("<b>rank %1</b> · step %2").arg(rank).arg(data_->matrix.steps[static_cast<std::size_t>(cell.step_index)]);
+    if (folded()) {
+        const auto [first, last] = rows_of_pixel(cell_rect(cell).center().y());
+        if (last - first > 1) {
+            html += tr("<br><i>the slowest of %1 ranks on this pixel row (ranks %2 – %3 in this order)</i>")
+                        .arg(last - first)
+                        .arg(g.ranks[static_cast<std::size_t>(first)])
+                        .arg(g.ranks[static_cast<std::size_t>(last - 1)]);
+        }
+    }
     if (g.by_mesh && cell.row < g.unplaced_first_row) {
         const auto& c = g.coords[static_cast<std::size_t>(cell.row)];
         html += tr("<br>pp %1 · dp %2 · cp %3 · tp %4").arg(c.pp).arg(c.dp).arg(c.cp).arg(c.tp);
@@ -240,8 +300,9 @@ QString RankOverview::group_tooltip(int group) const {
     const auto& g = data_->grouping.groups[static_cast<std::size_t>(group)];
     const auto ranks = data_->grouping.ranks_of(g);
     const auto [lo, hi] = std::minmax_element(ranks.begin(), ranks.end());
-    return tr("<b>%1</b>: %n rank(s), %2 – %3<br><i>click: their lanes</i>", "", g.size())
+    return tr("<b>%1</b>: %2 ranks, %3 – %4<br><i>click: their lanes</i>")
         .arg(QString::fromStdString(RankGrouping::label(g)))
+        .arg(g.size())
         .arg(*lo)
         .arg(*hi);
 }
@@ -286,35 +347,40 @@ void RankOverview::paint_cells(QPainter& p, QSize size) {
     const auto& c = view_colours();
     const double w = cell_width();
     const int h = row_height();
+    if (image_folded_ != folded() || (folded() && image_rows_room_ != rows_room())) rebuild_image();
     const QRect area(left_width(), header_h_, size.width() - left_width() - legend_w_ + 1, size.height() - header_h_);
     p.setClipRect(area);
     // One pixel per cell, scaled without smoothing: a frame costs one image draw whatever
     // the number of ranks.
     p.setRenderHint(QPainter::SmoothPixmapTransform, false);
-    p.drawImage(QRectF(left_width(), header_h_ - offset_px_, w * steps(), static_cast<double>(h) * rows()), cells_);
+    p.drawImage(QRectF(left_width(), header_h_ - offset_px_, w * steps(), folded() ? rows_room() : static_cast<double>(h) * rows()),
+                cells_);
     // Gaps between cells once they are large enough to read one by one.
     if (w >= 6) {
         for (int s = 1; s < steps(); ++s) {
-            p.fillRect(QRect(cell_rect({0, s}).left(), header_h_, 1, rows() * h - offset_px_), c.background);
+            p.fillRect(QRect(cell_rect({0, s}).left(), header_h_, 1, y_of_row(rows()) - header_h_), c.background);
         }
     }
-    const int first_row = offset_px_ / h;
-    const int last_row = std::min(rows() - 1, (offset_px_ + size.height() - header_h_) / h);
+    const int first_row = row_at_y(header_h_);
+    const int last_row = row_at_y(size.height());
     const int width = static_cast<int>(w * steps());
     if (h >= 6) {
         for (int row = first_row + 1; row <= last_row; ++row) {
-            p.fillRect(QRect(left_width(), header_h_ + row * h - offset_px_, width, 1), c.background);
+            p.fillRect(QRect(left_width(), y_of_row(row), width, 1), c.background);
         }
     }
     // Group boundaries: a firmer line where a stage ends, a thin one between replicas.
     for (const auto& g : data_->grouping.groups) {
         if (g.first_row == 0 || g.first_row < first_row || g.first_row > last_row + 1) continue;
-        const int y = header_h_ + g.first_row * h - offset_px_;
+        // Replica lines only where rows are tall enough to leave the cells readable.
+        if (g.depth > 0 && g.size() * row_px() < 6) continue;
+        const int y = y_of_row(g.first_row);
         p.fillRect(QRect(left_width(), y - (g.depth == 0 ? 1 : 0), width, g.depth == 0 ? 2 : 1),
                    g.depth == 0 ? c.text_dim : c.background);
     }
     if (current_ && hasFocus()) {
-        const QRect r = cell_rect(*current_);
+        QRect r = cell_rect(*current_);
+        if (r.height() < 4) r.adjust(0, -2, 0, 2);  // a folded row: still findable
         p.setPen(QPen(current_theme() == Theme::Dark ? Qt::white : Qt::black, 2));
         p.setBrush(Qt::NoBrush);
         p.drawRect(r.adjusted(0, 0, -1, -1));
@@ -343,16 +409,35 @@ void RankOverview::paint_groups(QPainter& p, QSize size) {
             p.drawText(text, Qt::AlignLeft | Qt::AlignVCenter, QString::fromStdString(RankGrouping::label(group)));
         }
     }
-    // Rank numbers where rows are tall enough to carry text; else every n-th.
+    // Rank numbers where rows are tall enough to carry text; else the first rank of each
+    // stage.
     const int x = kMargin + g.depth_count * group_w_;
-    const int first_row = offset_px_ / h;
-    const int last_row = std::min(rows() - 1, (offset_px_ + size.height() - header_h_) / h);
-    const int every = std::max(1, static_cast<int>(std::ceil(static_cast<double>(fm.height()) / h)));
     p.setPen(c.text_dim);
-    for (int row = first_row; row <= last_row; ++row) {
-        if (row % every != 0) continue;
-        const QRect r(x, header_h_ + row * h - offset_px_, rank_w_ - 8, std::max(h, fm.height()));
-        p.drawText(r, Qt::AlignRight | Qt::AlignTop, tr("rank %1").arg(g.ranks[static_cast<std::size_t>(row)]));
+    if (h >= fm.height()) {
+        for (int row = row_at_y(header_h_); row <= row_at_y(size.height()); ++row) {
+            const QRect r(x, y_of_row(row), rank_w_ - 8, h);
+            p.drawText(r, Qt::AlignRight | Qt::AlignVCenter, tr("rank %1").arg(g.ranks[static_cast<std::size_t>(row)]));
+        }
+    } else if (g.groups.empty()) {
+        // Ungrouped: every n-th row, n a power of two that leaves room for the text.
+        int every = 1;
+        while (every * row_px() < fm.height()) every *= 2;
+        for (int row = 0; row < rows(); row += every) {
+            const int y = y_of_row(row);
+            if (y < header_h_ - fm.height() || y > size.height()) continue;
+            p.drawText(QRect(x, y, rank_w_ - 8, fm.height()), Qt::AlignRight | Qt::AlignTop,
+                       tr("rank %1").arg(g.ranks[static_cast<std::size_t>(row)]));
+        }
+    } else {
+        // The first rank of each outermost group (a stage), where its label has room.
+        int last_bottom = -1;
+        for (const auto& group : g.groups) {
+            const int y = y_of_row(group.first_row);
+            if (group.depth != 0 || y < last_bottom || y < header_h_ - fm.height()) continue;
+            p.drawText(QRect(x, y, rank_w_ - 8, fm.height()), Qt::AlignRight | Qt::AlignTop,
+                       tr("rank %1").arg(g.ranks[static_cast<std::size_t>(group.first_row)]));
+            last_bottom = y + fm.height();
+        }
     }
     p.setClipping(false);
 }
@@ -367,6 +452,12 @@ void RankOverview::paint_steps(QPainter& p, QSize size) {
     const int every = std::max(1, static_cast<int>(std::ceil(label_w / w)));
     p.setPen(c.text_dim);
     p.drawText(QRect(kMargin, 0, left_width() - kMargin - 8, header_h_), Qt::AlignRight | Qt::AlignVCenter, tr("step"));
+    // Which axis each group column is.
+    for (const auto& group : data_->grouping.groups) {
+        if (group.first_row != 0) continue;
+        p.drawText(QRect(kMargin + group.depth * group_w_ + 4, 0, group_w_ - 8, header_h_), Qt::AlignLeft | Qt::AlignVCenter,
+                   group.axis == Axis::Pp ? tr("stage") : tr("replica"));
+    }
     for (int s = 0; s < steps(); s += every) {
         const QRect r = cell_rect({0, s});
         p.drawText(QRect(r.left(), 0, std::max(r.width(), label_w), header_h_), Qt::AlignHCenter | Qt::AlignVCenter,

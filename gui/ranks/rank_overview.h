@@ -1,6 +1,8 @@
 // The rank overview: a heatmap of ranks × steps, one row per rank grouped by mesh coordinates
 // (pipeline stage, then data-parallel replica; labels on the left), one column per step,
 // coloured by step time or exposed communication (HeatScale; legend on the right).
+// Thousands of ranks fit the height: below two pixels a rank, a pixel row shows the slowest
+// of the ranks it covers (and a click opens that one).
 // Mouse: hover for a cell's figures, click a cell for that rank's lanes at that step, click
 // a group label for the group's lanes. Keyboard: arrows, Page Up/Down, Home/End (first/last
 // step), Ctrl+Home/End (first/last rank) move the current cell; Enter opens its rank at its
@@ -65,6 +67,15 @@ private:
     // rows shrink to 2 px before the view scrolls.
     [[nodiscard]] double cell_width() const;
     [[nodiscard]] int row_height() const;
+    // Rows fold when each rank cannot have two pixels: then a pixel row shows the slowest
+    // of the ranks it covers, and the overview fits the height without scrolling.
+    [[nodiscard]] bool folded() const;
+    [[nodiscard]] double row_px() const;
+    [[nodiscard]] int rows_room() const;
+    [[nodiscard]] int y_of_row(int row) const;
+    [[nodiscard]] int row_at_y(int y) const;
+    [[nodiscard]] std::pair<int, int> rows_of_pixel(int y) const;  // [first, last)
+    [[nodiscard]] int slowest_row(int first, int last, int step_index) const;
     void update_layout();
     void rebuild_image();
     void open_cell(Cell cell, bool whole_group);
@@ -78,7 +89,9 @@ private:
     std::shared_ptr<const RankOverviewData> data_;
     RankMetric metric_ = RankMetric::StepTime;
     HeatScale scale_;
-    QImage cells_;  // one pixel per cell, rows × steps, scaled when painted
+    QImage cells_;  // steps wide; a pixel per rank, or per screen row when folded; scaled when painted
+    bool image_folded_ = false;
+    int image_rows_room_ = 0;
     std::optional<Cell> current_;
     int offset_px_ = 0;  // vertical scroll
     int header_h_ = 24;

@@ -728,8 +728,14 @@ bool TimelineView::show_ranks(const std::vector<int>& ranks) {
         if (std::find(ranks.begin(), ranks.end(), rank) != ranks.end()) first = row;
     }
     if (first < 0) return false;
+    // Its group's headers on top when the rank's lanes still fit below them.
     int top = first;
-    while (top > 0 && groups_.rows()[static_cast<std::size_t>(top - 1)].kind == LaneRow::Kind::Header) --top;
+    if (const int group = groups_.rows()[static_cast<std::size_t>(first)].group; group >= 0) {
+        top = groups_.row_of_group(group);
+        while (top > 0 && groups_.rows()[static_cast<std::size_t>(top - 1)].kind == LaneRow::Kind::Header) --top;
+        const int visible_rows = std::max(1, (viewport()->height() - ruler_h_) / lane_h_);
+        if (first - top > visible_rows - 6) top = first;
+    }
     scroll_to_row(top);
     if (const auto& r = groups_.rows()[static_cast<std::size_t>(first)]; r.group >= 0) current_group_ = r.group;
     viewport()->update();
@@ -775,7 +781,7 @@ void TimelineView::paint_group_header(QPainter& p, const LaneRow& row, double y)
         const QRectF r(22 + 10 * row.depth, y, header_w_ - 28 - 10 * row.depth, lane_h_);
         p.setPen(c.text_dim);
         p.drawText(r, Qt::AlignLeft | Qt::AlignVCenter,
-                   tr("%n rank(s) · %1 lanes", "", groups_.rank_count(row.group)).arg(groups_.lane_count(row.group)));
+                   tr("%1 ranks · %2 lanes").arg(groups_.rank_count(row.group)).arg(groups_.lane_count(row.group)));
         p.fillRect(QRectF(0, y + lane_h_ - 1, band.width(), 1), c.border);
         return;
     }
@@ -807,11 +813,15 @@ void TimelineView::paint_group_header(QPainter& p, const LaneRow& row, double y)
     p.setFont(font());
     p.setPen(c.text_dim);
     // In the lane area: the ranks it holds, where the eye lands after the name.
-    p.drawText(QRectF(header_w_ + 8, y, band.width() - header_w_ - 16, lane_h_), Qt::AlignLeft | Qt::AlignVCenter,
-               tr("%n rank(s), %1 – %2", "", group.size()).arg(*lo).arg(*hi) +
-                   (groups_.collapsed(row.group) ? tr("  ·  collapsed: the summary below draws %1 of them")
-                                                       .arg(static_cast<int>(groups_.summary_lanes(row.group).size()))
-                                                 : QString()));
+    QString text = tr("ranks %1 – %2").arg(*lo).arg(*hi);
+    if (groups_.collapsed(row.group)) {
+        QStringList drawn;
+        for (int lane : groups_.summary_lanes(row.group)) drawn << QString::number(source_->lane(lane).rank);
+        text += (drawn.size() == 1 ? tr("  ·  collapsed; the row below draws the compute of rank %1")
+                                   : tr("  ·  collapsed; the row below draws the compute of ranks %1"))
+                    .arg(drawn.join(tr(" and ")));
+    }
+    p.drawText(QRectF(header_w_ + 8, y, band.width() - header_w_ - 16, lane_h_), Qt::AlignLeft | Qt::AlignVCenter, text);
 }
 
 }  // namespace meshwork::gui
