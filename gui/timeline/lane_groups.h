@@ -26,7 +26,10 @@ class LaneGroups {
 public:
     // Summary rows draw the compute streams of at most this many of a group's ranks,
     // spread over it, on one row (one query each per frame, whatever the group's size).
-    static constexpr int kSummaryRanks = 2;
+    // One: a summary row costs one dense lane, and a collapsed screen of 1,024 ranks at a
+    // 1 ms window stays near the cost of an expanded one (docs/BENCHMARKS.md); the rank
+    // overview, not the summary, is where a slow rank among many shows.
+    static constexpr int kSummaryRanks = 1;
     // Sources with more lanes than this open with the innermost groups collapsed.
     static constexpr int kCollapseAboveLanes = 256;
 
