@@ -322,6 +322,7 @@ void MainWindow::build_menus_and_toolbar() {
             "<tr><td><b>Ctrl+G</b></td><td>go to a step or a micro-batch (3.1)</td></tr>"
             "<tr><td><b>Click a group header, Space</b></td><td>collapse or expand a pipeline stage or dp replica (Ctrl+↑/↓ between groups)</td></tr>"
             "<tr><td><b>[ / ] , { / }</b></td><td>collapse / expand the group, every group</td></tr>"
+            "<tr><td><b>Backspace</b></td><td>groups as they were before (after { } or ranks opened from Ranks)</td></tr>"
             "<tr><td colspan=2><br><b>Ranks</b></td></tr>"
             "<tr><td><b>Click, Enter</b></td><td>a rank's lanes at that step (Shift: its replica's)</td></tr>"
             "<tr><td><b>Arrows, Page Up/Down, Home/End</b></td><td>move between cells</td></tr>"

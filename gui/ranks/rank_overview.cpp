@@ -153,6 +153,14 @@ void RankOverview::resizeEvent(QResizeEvent* e) {
     update_layout();
 }
 
+void RankOverview::changeEvent(QEvent* e) {
+    QAbstractScrollArea::changeEvent(e);
+    if (e->type() == QEvent::PaletteChange) {
+        rebuild_image();
+        viewport()->update();
+    }
+}
+
 void RankOverview::scrollContentsBy(int, int) {
     offset_px_ = verticalScrollBar()->value();
     viewport()->update();

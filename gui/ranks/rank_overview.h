@@ -58,6 +58,7 @@ protected:
     void keyPressEvent(QKeyEvent* event) override;
     bool viewportEvent(QEvent* event) override;  // tooltips
     void scrollContentsBy(int dx, int dy) override;
+    void changeEvent(QEvent* event) override;  // a theme change recolours the absent cells
 
 private:
     [[nodiscard]] int rows() const;

@@ -18,6 +18,7 @@ void LaneGroups::build(const TimelineSource* source) {
     grouping_ = group_ranks(std::move(ranks), source ? source->mesh() : nullptr);
     const auto& groups = grouping_.groups;
     collapsed_.assign(groups.size(), 0);
+    history_.clear();
     summary_lanes_.assign(groups.size(), {});
     for (std::size_t g = 0; g < groups.size(); ++g) {
         // A few ranks spread over the group, each by its compute stream (its first lane
@@ -42,6 +43,20 @@ void LaneGroups::set_collapsed(int group, bool collapsed) {
     if (group < 0 || group >= static_cast<int>(collapsed_.size()) || this->collapsed(group) == collapsed) return;
     collapsed_[static_cast<std::size_t>(group)] = collapsed ? 1 : 0;
     rebuild_rows();
+}
+
+void LaneGroups::remember() {
+    constexpr std::size_t kDepth = 32;  // enough to walk back through a session's jumps
+    if (history_.size() == kDepth) history_.erase(history_.begin());
+    history_.push_back(collapsed_);
+}
+
+bool LaneGroups::back() {
+    if (history_.empty()) return false;
+    collapsed_ = std::move(history_.back());
+    history_.pop_back();
+    rebuild_rows();
+    return true;
 }
 
 void LaneGroups::set_all_collapsed(bool collapsed) {

@@ -3,7 +3,8 @@
 // summary row. Without a mesh (or with one group level of size 1) rows are the lanes, in
 // the source's order, and nothing else changes.
 // Collapsing is view state, like zoom: it does not enter the layout's undo stack; toggling
-// a group twice gives back exactly the rows it had.
+// a group twice gives back exactly the rows it had, and the changes of many groups at once
+// (every group, the ranks opened from the rank overview) can be stepped back (back()).
 #pragma once
 
 #include <unordered_map>
@@ -48,6 +49,11 @@ public:
     // Expands the groups that hold any of `ranks`, collapses the others; false when none
     // of `ranks` has lanes.
     bool show_only_ranks(const std::vector<int>& ranks);
+    // Remembers the groups' state before a change of many at once; back() returns to it.
+    void remember();
+    // Returns to the state remember() saved last; false when there is none.
+    bool back();
+    [[nodiscard]] bool can_go_back() const { return !history_.empty(); }
     // Expands the groups that hold `lane` (to show it); its row after.
     int reveal_lane(int lane);
 
@@ -70,6 +76,7 @@ private:
     RankGrouping grouping_;
     std::unordered_map<int, std::vector<int>> lanes_of_rank_;  // in the source's order
     std::vector<char> collapsed_;                              // per group
+    std::vector<std::vector<char>> history_;                   // remember()ed states, newest last
     std::vector<std::vector<int>> summary_lanes_;              // per group
     std::vector<LaneRow> rows_;
     std::vector<int> row_of_lane_;

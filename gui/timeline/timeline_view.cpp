@@ -677,6 +677,7 @@ void TimelineView::keyPressEvent(QKeyEvent* e) {
         case Qt::Key_BracketRight: set_group_collapsed(current_group_, false); break;
         case Qt::Key_BraceLeft: set_all_groups_collapsed(true); break;
         case Qt::Key_BraceRight: set_all_groups_collapsed(false); break;
+        case Qt::Key_Backspace: groups_back(); break;
         case Qt::Key_Escape:
             selected_event_.reset();
             selected_details_.reset();
@@ -710,6 +711,7 @@ void TimelineView::set_group_collapsed(int group, bool collapsed) {
 void TimelineView::set_all_groups_collapsed(bool collapsed) {
     if (!groups_.grouped()) return;
     // Keep the current group's header in view, the anchor a reader was looking at.
+    groups_.remember();
     groups_.set_all_collapsed(collapsed);
     after_rows_changed();
     if (current_group_ >= 0) set_current_group(current_group_);
@@ -717,7 +719,13 @@ void TimelineView::set_all_groups_collapsed(bool collapsed) {
 
 bool TimelineView::show_ranks(const std::vector<int>& ranks) {
     if (!source_) return false;
-    if (groups_.grouped() && !groups_.show_only_ranks(ranks)) return false;
+    if (groups_.grouped()) {
+        groups_.remember();
+        if (!groups_.show_only_ranks(ranks)) {
+            groups_.back();  // nothing changed: nothing to step back from
+            return false;
+        }
+    }
     after_rows_changed();
     // The first row of the first of `ranks` in display order, with its group header above.
     int first = -1;
@@ -739,6 +747,13 @@ bool TimelineView::show_ranks(const std::vector<int>& ranks) {
     scroll_to_row(top);
     if (const auto& r = groups_.rows()[static_cast<std::size_t>(first)]; r.group >= 0) current_group_ = r.group;
     viewport()->update();
+    return true;
+}
+
+bool TimelineView::groups_back() {
+    if (!groups_.back()) return false;
+    after_rows_changed();
+    if (current_group_ >= 0) set_current_group(current_group_);
     return true;
 }
 

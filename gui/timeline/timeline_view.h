@@ -6,7 +6,8 @@
 // When the source carries a mesh, lanes are grouped under a header row per pipeline stage
 // and data-parallel replica (lane_groups.h): a click on a header, or Space/Enter on the
 // current one (Ctrl+Up/Down), collapses or expands it; [ and ] collapse and expand it,
-// { and } every group. A collapsed group is one summary row.
+// { and } every group; Backspace steps back from a change of many groups at once (every
+// group, ranks shown from the rank overview). A collapsed group is one summary row.
 #pragma once
 
 #include <QAbstractScrollArea>
@@ -65,6 +66,8 @@ public:
     // Shows the lanes of `ranks`: the groups holding them expanded, every other collapsed,
     // the first of them scrolled to the top. False when none of them has lanes.
     bool show_ranks(const std::vector<int>& ranks);
+    // Back to the groups' state before the last change of many at once; false when none.
+    bool groups_back();
     // The group whose header the keyboard acts on; -1 when none.
     [[nodiscard]] int current_group() const { return current_group_; }
     void set_current_group(int group);  // and scrolls its header into view

@@ -308,8 +308,14 @@ private slots:
         QVERIFY(groups.collapsed(2));
         QTest::keyClick(&view, Qt::Key_BracketRight);
         QVERIFY(!groups.collapsed(2));
+        // Collapsing one group, then all: Backspace steps back to the one collapsed.
+        view.set_group_collapsed(3, true);
+        QCOMPARE(groups.row_count(), 1 + 2 + 12 + 2);  // pp 0 open (its header, 2 replica headers, 12 lanes), pp 1 a summary
         QTest::keyClick(&view, Qt::Key_BraceLeft);
         QCOMPARE(groups.row_count(), 4);
+        QTest::keyClick(&view, Qt::Key_Backspace);
+        QCOMPARE(groups.row_count(), 17);
+        QVERIFY(groups.collapsed(3) && !groups.collapsed(0));
         QTest::keyClick(&view, Qt::Key_BraceRight);
         QCOMPARE(groups.row_count(), 30);
 
@@ -327,11 +333,18 @@ private slots:
         QVERIFY(view.last_frame_items() > 0);
 
         // show_ranks: rank 6's group opened, others collapsed, its lanes at the top.
+        const auto rows_before = groups.row_count();
         QVERIFY(view.show_ranks({6}));
         const int row6 = groups.row_of_lane(6 * 3);
         QVERIFY(row6 >= 0);
         QVERIFY(view.first_visible_row() <= row6);
         QVERIFY(groups.collapsed(0));
+        // ... and back to what was open before; ranks without lanes change nothing.
+        QVERIFY(view.groups_back());
+        QCOMPARE(groups.row_count(), rows_before);
+        QVERIFY(!view.show_ranks({99}));
+        QCOMPARE(groups.row_count(), rows_before);
+        QVERIFY(view.show_ranks({6}));
         // Selecting an event inside a collapsed group opens it (event 0: rank 0's compute lane).
         QCOMPARE(groups.row_of_lane(0), -1);
         view.select_event(0);
