@@ -264,18 +264,18 @@ void TimelineView::paint_frame(QPainter& p, QSize size) {
 void TimelineView::paint_lanes(QPainter& p, QSize size) {
     const auto& c = view_colours();
     // The lanes and items prepare_lanes() fetched for this frame.
-    const int first_lane = items_key_.first_lane;
-    const int last_lane = items_key_.last_lane;
-    const auto visible = static_cast<std::size_t>(std::max(0, last_lane - first_lane + 1));
+    const int first_row = items_key_.first_row;
+    const int last_row = items_key_.last_row;
+    const auto visible = static_cast<std::size_t>(std::max(0, last_row - first_row + 1));
     drawn_.resize(visible);
     for (auto& d : drawn_) d.clear();
     last_frame_items_ = 0;
     const QFontMetrics fm(font());
     p.setClipRect(QRect(header_w_, ruler_h_, size.width() - header_w_, size.height() - ruler_h_));
     const auto& rows = groups_.rows();
-    for (int lane = first_lane; lane <= last_lane; ++lane) {  // rows
-        const double y = ruler_h_ + lane * lane_h_ - lane_offset_px_;
-        const auto& row_info = rows[static_cast<std::size_t>(lane)];
+    for (int row_index = first_row; row_index <= last_row; ++row_index) {
+        const double y = ruler_h_ + row_index * lane_h_ - lane_offset_px_;
+        const auto& row_info = rows[static_cast<std::size_t>(row_index)];
         if (row_info.kind == LaneRow::Kind::Header) {
             paint_group_header(p, row_info, y);
             continue;
@@ -284,8 +284,8 @@ void TimelineView::paint_lanes(QPainter& p, QSize size) {
         const int rank = summary ? 0 : source_->lane(row_info.lane).rank;
         const QColor& lane_colour = summary ? c.panel : rank % 2 ? c.panel_alt : c.background;
         p.fillRect(QRectF(header_w_, y, size.width() - header_w_, lane_h_), lane_colour);
-        const auto& items = lane_items_[static_cast<std::size_t>(lane - first_lane)];
-        auto& drawn = drawn_[static_cast<std::size_t>(lane - first_lane)];
+        const auto& items = lane_items_[static_cast<std::size_t>(row_index - first_row)];
+        auto& drawn = drawn_[static_cast<std::size_t>(row_index - first_row)];
         drawn.reserve(items.size());
         const int top = static_cast<int>(y) + 2, h = lane_h_ - 4;
         const QRgb lane_bg = lane_colour.rgb();
@@ -342,9 +342,9 @@ void TimelineView::paint_lanes(QPainter& p, QSize size) {
         }
         last_frame_items_ += items.size();
         // A firmer line between ranks than between the streams of one rank.
-        const bool rank_ends = summary || lane + 1 >= groups_.row_count() ||
-                               rows[static_cast<std::size_t>(lane + 1)].kind != LaneRow::Kind::Lane ||
-                               source_->lane(rows[static_cast<std::size_t>(lane + 1)].lane).rank != rank;
+        const bool rank_ends = summary || row_index + 1 >= groups_.row_count() ||
+                               rows[static_cast<std::size_t>(row_index + 1)].kind != LaneRow::Kind::Lane ||
+                               source_->lane(rows[static_cast<std::size_t>(row_index + 1)].lane).rank != rank;
         p.fillRect(QRectF(header_w_, y + lane_h_ - 1, size.width() - header_w_, 1),
                    rank_ends ? c.border : c.panel);
     }

@@ -164,7 +164,7 @@ private:
         const TimelineSource* source = nullptr;
         std::int64_t t0 = 0, t1 = 0;
         std::size_t pixels = 0;
-        int first_lane = 0, last_lane = -1;  // rows
+        int first_row = 0, last_row = -1;
         unsigned rows_generation = 0;
         bool operator==(const ItemsKey&) const = default;
     };
