@@ -3,7 +3,7 @@
 //   gemm bf16 8192x8192x8192 time_s 0.00135 tflops 812.3 peak_tflops 989.4 fraction 0.821
 // Usage: bench_gpu_gemm [--gpu KIND] [--size N]... [--info]   (KIND: a resources/gpus
 // preset; by default picked from the device name; --info prints the device and stops).
-// Without a GPU or without CUDA it prints why and exits 0 ("skipped: ...").
+// Without a GPU it prints why and exits 0 ("skipped: ...").
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -11,9 +11,7 @@
 
 #include "core/cluster/cluster_spec.h"
 
-#if MESHWORK_HAVE_CUDA
 #include "core/engine/cuda/cuda_bench.h"
-#endif
 
 namespace {
 
@@ -31,13 +29,6 @@ std::string kind_for(const std::string& device) {
 }  // namespace
 
 int main(int argc, char** argv) {
-#if !MESHWORK_HAVE_CUDA
-    (void)argc;
-    (void)argv;
-    (void)kind_for;
-    std::printf("skipped: this build has no CUDA (MESHWORK_CUDA=OFF)\n");
-    return 0;
-#else
     using namespace meshwork;
     using namespace meshwork::engine;
     std::string kind;
@@ -89,5 +80,4 @@ int main(int argc, char** argv) {
         if (n <= 4096) line("fp32", n, cuda_time_f32_gemm(0, CudaGemmMode::Fp32, n, n, n, 5), peak_fp32);
     }
     return 0;
-#endif
 }

@@ -3,12 +3,11 @@
 // busbw follows nccl-tests: all_reduce algbw·2(n−1)/n, all_gather / reduce_scatter /
 // all_to_all algbw·(n−1)/n, algbw = bytes of the full buffer / time. One line per case:
 //   nccl all_reduce ranks 8 bytes 268435456 time_s 0.00152 algbw_gbps 176.6 busbw_gbps 309.1
-// Usage: bench_gpu_nccl [--max-bytes N]. Skips (exit 0) with fewer than 2 GPUs or no CUDA.
+// Usage: bench_gpu_nccl [--max-bytes N]. Skips (exit 0) with fewer than 2 GPUs.
 #include <cstdio>
 #include <cstring>
 #include <string>
 
-#if MESHWORK_HAVE_CUDA
 #include <algorithm>
 #include <exception>
 #include <mutex>
@@ -17,15 +16,8 @@
 
 #include "core/engine/cuda/cuda_runtime_probe.h"
 #include "core/engine/nccl/nccl_factory.h"
-#endif
 
 int main(int argc, char** argv) {
-#if !MESHWORK_HAVE_CUDA
-    (void)argc;
-    (void)argv;
-    std::printf("skipped: this build has no CUDA (MESHWORK_CUDA=OFF)\n");
-    return 0;
-#else
     using namespace meshwork::engine;
     std::size_t max_bytes = std::size_t{1} << 30;
     for (int i = 1; i < argc; ++i) {
@@ -113,5 +105,4 @@ int main(int argc, char** argv) {
         }
     }
     return 0;
-#endif
 }

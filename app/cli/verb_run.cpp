@@ -34,6 +34,7 @@ struct RunFlags {
     double comm_timeout_s = 60;
     bool json = false;
     std::string inject_fault;  // RANK:STEP[:hang], for fault-handling tests
+    std::string slow_rank;     // RANK:FACTOR, for tests and demos of the straggler report
 };
 
 // "8GiB", "512MiB", "1e9", "2G": bytes.
@@ -78,6 +79,14 @@ engine::EngineOptions engine_options(const RunFlags& f) {
             throw InputError("<flags>", "--inject-fault", "expected RANK:STEP or RANK:STEP:hang");
         }
         o.fault_kind = *fault_kind;
+    }
+    if (!f.slow_rank.empty()) {
+        // RANK:FACTOR, nothing after; the ranges are the session's to check (preflight).
+        int used = 0;
+        const int fields = std::sscanf(f.slow_rank.c_str(), "%d:%lf%n", &o.slow_rank, &o.slow_factor, &used);
+        if (fields != 2 || static_cast<std::size_t>(used) != f.slow_rank.size() || o.slow_rank < 0) {
+            throw InputError("<flags>", "--slow-rank", "expected RANK:FACTOR (e.g. 5:2.0), got '" + f.slow_rank + "'");
+        }
     }
     return o;
 }
@@ -224,9 +233,13 @@ Verb add_run_verb(CLI::App& app) {
                     "Seconds a collective may wait for the other ranks before the run fails")->capture_default_str();
     cmd->add_option("--inject-fault", f->inject_fault, "Testing: RANK:STEP[:hang] makes a rank fail")
         ->group("");
+    cmd->add_option("--slow-rank", f->slow_rank,
+                    "Testing aid: RANK:FACTOR makes every compute op of that rank take FACTOR times as long "
+                    "(1 to 100; e.g. 5:2.0), to try the straggler report (stats --stragglers) on a run with a "
+                    "known straggler");
     cmd->add_flag("--json", f->json, "Print JSON: steps[] (step, loss, step_time_s, tokens_per_s), memory[], check");
     cmd->footer("Exit codes: 0 success, 1 runtime failure (a rank failed, timed out or was interrupted), "
-                "2 bad input (invalid layout, token file, memory limit), 3 --check found a mismatch.");
+                "2 bad input (invalid layout, token file, memory limit, --slow-rank), 3 --check found a mismatch.");
     return {cmd, [flags, f]() { return run_verb(*flags, *f); }};
 }
 

@@ -8,6 +8,7 @@
 #include "profiler/analysis/trace_stats.h"
 #include "app/cli/exit_codes.h"
 #include "app/cli/format.h"
+#include "app/cli/stats_stragglers.h"
 #include "profiler/store/trace_reader.h"
 #include "app/cli/verb.h"
 
@@ -65,15 +66,23 @@ Verb add_stats_verb(CLI::App& app) {
     auto path = std::make_shared<std::string>();
     auto json = std::make_shared<bool>(false);
     auto top = std::make_shared<std::size_t>(20);
+    auto stragglers = std::make_shared<bool>(false);
     cmd->add_option("TRACE", *path, "A Meshwork trace (.sqlite)")->required();
     cmd->add_flag("--json", *json,
                   "Print JSON: ranks[] (rank, compute_s, comm_s, idle_s, overlap_fraction, "
                   "bubble_fraction, ...), kernels[], collectives[] (bytes, size_known, algbw_gbps and "
                   "busbw_gbps: null when the trace has no message size)");
     cmd->add_option("--top", *top, "How many kernels to list (by total time)")->capture_default_str();
+    cmd->add_flag("--stragglers", *stragglers,
+                  "Also per rank and step the step time, compute, exposed communication, collective wait "
+                  "(time in collectives waiting for the last rank to arrive) and the rank waited for, and "
+                  "the stragglers: the ranks that held their peers back in half the steps or more (rule: "
+                  "docs/profiler.md). With --json adds steps[], steps_checked[], cells[] (rank, step, step_s, "
+                  "compute_s, exposed_comm_s, collective_wait_s, waited_for_rank), stragglers[] and transient[] "
+                  "(rank, step, slowdown, reason, ...)");
     cmd->footer("Definitions: docs/profiler.md. Exit codes: 0 success, 1 runtime failure, "
                 "2 bad input (the message names the file and what is wrong).");
-    return {cmd, [path, json, top]() {
+    return {cmd, [path, json, top, stragglers]() {
                 const auto trace = profiler::TraceReader::open(*path);
                 if (!trace.complete()) {
                     std::cerr << "warning: " << *path
@@ -87,9 +96,11 @@ Verb add_stats_verb(CLI::App& app) {
                     j["source"] = trace.run_info().source;
                     j["complete"] = trace.complete();
                     j["events"] = trace.event_count();
+                    if (*stragglers) add_straggler_report(trace, j);
                     std::cout << j.dump(2) << "\n";
                 } else {
                     print_human(trace, stats);
+                    if (*stragglers) print_straggler_report(trace);
                 }
                 return kExitOk;
             }};

@@ -7,31 +7,6 @@
 
 namespace meshwork::cost {
 
-PassParts& PassParts::operator+=(const PassParts& o) {
-    attention_s += o.attention_s;
-    mlp_s += o.mlp_s;
-    recompute_s += o.recompute_s;
-    tp_s += o.tp_s;
-    ep_s += o.ep_s;
-    cp_s += o.cp_s;
-    tp_total_s += o.tp_total_s;
-    cp_total_s += o.cp_total_s;
-    return *this;
-}
-
-PassParts operator*(const PassParts& p, double k) {
-    PassParts r;
-    r.attention_s = p.attention_s * k;
-    r.mlp_s = p.mlp_s * k;
-    r.recompute_s = p.recompute_s * k;
-    r.tp_s = p.tp_s * k;
-    r.ep_s = p.ep_s * k;
-    r.cp_s = p.cp_s * k;
-    r.tp_total_s = p.tp_total_s * k;
-    r.cp_total_s = p.cp_total_s * k;
-    return r;
-}
-
 namespace {
 
 // Bytes moved per score element by the unfused softmax path (Megatron's fused

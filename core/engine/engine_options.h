@@ -34,6 +34,14 @@ struct EngineOptions {
     int fault_rank = -1;
     int fault_step = 0;
     FaultKind fault_kind = FaultKind::Throw;
+    // Slowdown injection for tests and demos of the straggler report: every compute op of
+    // rank `slow_rank` takes `slow_factor` times as long (RankContext::Op). -1: none.
+    int slow_rank = -1;
+    double slow_factor = 1.0;
 };
+
+// The largest slow_factor a run accepts (checked before the run, run_session.cpp): beyond
+// it a tiny run becomes a long one, which no test or demo needs.
+inline constexpr double kMaxSlowFactor = 100.0;
 
 }  // namespace meshwork::engine

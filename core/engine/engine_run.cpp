@@ -59,6 +59,9 @@ RunResult run_on(const Layout& layout, const EngineOptions& options, const RunHo
     RunResult out;
     be.set_precision(precision_of(layout));  // the layout's dtype: fp32, or bf16 emulated
     RankContext ctx(layout, be, world, hooks.sink, hooks.stop);
+    if (world.world_rank() == options.slow_rank) {
+        ctx.compute_slowdown = {options.slow_factor, options.backend == BackendKind::Cpu};
+    }
     RankTrainer trainer(layout, options, ctx, tokens);
     std::vector<double> losses;
     for (int s = 1; s <= options.steps; ++s) {
@@ -224,6 +227,7 @@ ReferenceState run_reference(const Layout& layout, const EngineOptions& options,
     hooks.stop = std::move(stop);
     EngineOptions on_cpu = options;  // the reference always runs on the CPU backend
     on_cpu.backend = BackendKind::Cpu;
+    on_cpu.slow_rank = -1;  // an injected slowdown is of the sharded run's rank, not the reference
     RunResult r = run_in_process(reference_layout(layout), on_cpu, hooks);
     ReferenceState ref;
     for (const auto& s : r.steps) ref.losses.push_back(s.loss);

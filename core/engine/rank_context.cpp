@@ -1,5 +1,9 @@
 #include "core/engine/rank_context.h"
 
+#include <ctime>
+#include <exception>
+#include <thread>
+
 #include "core/engine/nvtx/scoped_range.h"
 #include "core/engine/stop.h"
 #include "core/mesh/device_mesh.h"
@@ -105,10 +109,49 @@ void RankContext::flush_trace() {
     pending_.clear();
 }
 
-RankContext::Op::Op(RankContext& ctx, std::string name, int layer, double flops)
-    : ctx_(ctx), index_(ctx.begin_record(EventKind::Compute, ctx.compute, std::move(name), 0, flops, layer)) {}
+namespace {
+// CPU time of the calling thread, ns (POSIX CLOCK_THREAD_CPUTIME_ID: user and system time).
+std::int64_t thread_cpu_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+}  // namespace
 
-RankContext::Op::~Op() { ctx_.end_record(index_, ctx_.compute); }
+RankContext::Op::Op(RankContext& ctx, std::string name, int layer, double flops)
+    : ctx_(ctx),
+      index_(ctx.begin_record(EventKind::Compute, ctx.compute, std::move(name), 0, flops, layer)),
+      started_(std::chrono::steady_clock::now()),
+      cpu_started_ns_(ctx.compute_slowdown.host_cpu_time ? thread_cpu_ns() : 0),
+      unwinding_(std::uncaught_exceptions()) {
+    ++ctx_.open_ops_;
+}
+
+RankContext::Op::~Op() {
+    // The injected slowdown (run --slow-rank, see compute_slowdown): after the op's work,
+    // before its end is recorded, so the trace, the collectives after it and the step all
+    // see a longer op. Only the outermost op, and not while an exception unwinds.
+    const Slowdown& slow = ctx_.compute_slowdown;
+    if (slow.factor > 1.0 && ctx_.open_ops_ == 1 && std::uncaught_exceptions() == unwinding_) {
+        try {
+            ctx_.be.synchronize(ctx_.compute);
+            if (slow.host_cpu_time) {
+                const std::int64_t now = thread_cpu_ns();
+                const auto extra = static_cast<std::int64_t>(static_cast<double>(now - cpu_started_ns_) * (slow.factor - 1.0));
+                const std::int64_t until = now + extra;
+                while (thread_cpu_ns() < until) {
+                }
+            } else {
+                const auto took = std::chrono::steady_clock::now() - started_;
+                std::this_thread::sleep_for(std::chrono::duration<double>(took) * (slow.factor - 1.0));
+            }
+        } catch (...) {
+            // A failing stream is reported by the next op; a destructor must not throw.
+        }
+    }
+    --ctx_.open_ops_;
+    ctx_.end_record(index_, ctx_.compute);
+}
 
 template <typename Fn>
 void RankContext::collective(Axis g, Collective what, std::size_t bytes, int group_size,

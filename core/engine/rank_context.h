@@ -6,6 +6,7 @@
 // it), is recorded as a timeline event, and is checked for Ctrl-C.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <stop_token>
 #include <string>
@@ -39,6 +40,16 @@ public:
     // Labels of the trace events that follow.
     int step = -1;
     int micro_batch = -1;
+    // Every compute op takes `factor` times as long (EngineOptions::slow_factor; 1: ops run as
+    // they are): at its end the op keeps its stream busy (factor − 1) × as long again. A
+    // device of its own (GPU) is idled for that wall time; a host device (the CPU backend,
+    // whose rank threads share the cores) burns that much more of its thread's CPU time, as
+    // a slower device would: wall time there is mostly the other ranks' turns on the cores.
+    struct Slowdown {
+        double factor = 1.0;
+        bool host_cpu_time = false;
+    };
+    Slowdown compute_slowdown;
 
     [[nodiscard]] Communicator& group(Axis g);
     [[nodiscard]] int size(Axis g) { return group(g).size(); }
@@ -67,6 +78,9 @@ public:
     private:
         RankContext& ctx_;
         std::size_t index_;
+        std::chrono::steady_clock::time_point started_;
+        std::int64_t cpu_started_ns_ = 0;  // this thread's CPU time, when the slowdown uses it
+        int unwinding_;  // std::uncaught_exceptions() at construction
     };
     // Writes the recorded ops and collectives to the sink (after a step, when events are done).
     void flush_trace();
@@ -101,6 +115,7 @@ private:
     int compute_track_ = 0, comm_track_ = 0;
     Event order_to_comm_, order_to_compute_;
     std::vector<Pending> pending_;
+    int open_ops_ = 0;  // ops under construction..destruction: only the outermost is slowed
 };
 
 }  // namespace meshwork::engine

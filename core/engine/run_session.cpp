@@ -104,6 +104,17 @@ CheckTolerance check_tolerance(const RunRequest& request) {
 
 std::vector<RankMemory> preflight(const RunRequest& r) {
     if (r.options.steps < 1) throw InputError("<flags>", "--steps", "must be at least 1");
+    if (r.options.slow_rank >= 0) {
+        if (r.options.slow_rank >= r.layout.gpus) {
+            throw InputError("<flags>", "--slow-rank",
+                             "rank " + std::to_string(r.options.slow_rank) + " is not in the job (ranks 0.." +
+                                 std::to_string(r.layout.gpus - 1) + ")");
+        }
+        if (!(r.options.slow_factor >= 1.0 && r.options.slow_factor <= kMaxSlowFactor)) {
+            throw InputError("<flags>", "--slow-rank",
+                             "the factor must be between 1 and " + std::to_string(static_cast<int>(kMaxSlowFactor)));
+        }
+    }
     const auto validation = validate_layout(r.layout, r.source);
     if (!validation.valid()) throw InputError(validation.errors);
     // A backend that cannot run here is refused before anything is allocated; this is where

@@ -32,6 +32,7 @@
 #include "profiler/analysis/rank_steps.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -73,7 +74,7 @@ struct CollectiveCall {
     std::int64_t start_ns = 0, end_ns = 0;
     int step = -1;
     int group_size = 0;
-    std::string label;
+    int label = 0;  // id of the label text (labels below): keys stay cheap on big traces
     std::optional<Axis> axis;
 };
 
@@ -84,7 +85,7 @@ struct RankData {
 
 struct InstanceKey {
     int step;
-    std::string label;
+    int label;
     int ordinal;
     int group;  // first rank of the mesh group; -1 when the group is unknown (all ranks)
     bool operator<(const InstanceKey& o) const {
@@ -122,6 +123,10 @@ private:
 
 RankStepMatrix compute_rank_steps(const TraceReader& trace) {
     std::map<int, RankData> ranks;
+    std::map<std::string, int, std::less<>> labels;
+    auto label_id = [&labels](std::string text) {
+        return labels.try_emplace(std::move(text), static_cast<int>(labels.size())).first->second;
+    };
     trace.for_each_event([&](const TraceEvent& e) {
         if (!is_device_work(e.kind)) return;
         auto& r = ranks[e.rank];  // a rank with device work is a row even without steps
@@ -135,7 +140,7 @@ RankStepMatrix compute_rank_steps(const TraceReader& trace) {
             if (e.collective != Collective::None && !is_point_to_point(e.collective)) {
                 const bool meshwork_name = collective_of_name(e.name) != Collective::None;
                 r.calls.push_back({e.start_ns, e.end_ns, e.step, e.group_size,
-                                   meshwork_name ? e.name : std::string(to_string(e.collective)),
+                                   label_id(meshwork_name ? e.name : std::string(to_string(e.collective))),
                                    meshwork_name ? axis_of_name(e.name) : std::nullopt});
             }
         }
@@ -177,7 +182,7 @@ RankStepMatrix compute_rank_steps(const TraceReader& trace) {
         std::sort(data.calls.begin(), data.calls.end(), [](const CollectiveCall& a, const CollectiveCall& b) {
             return std::tie(a.start_ns, a.end_ns) < std::tie(b.start_ns, b.end_ns);
         });
-        std::map<std::pair<int, std::string>, int> seen;  // (step, label) -> calls so far
+        std::map<std::pair<int, int>, int> seen;  // (step, label) -> calls so far
         for (const auto& call : data.calls) {
             const int ordinal = seen[{call.step, call.label}]++;
             instances[{call.step, call.label, ordinal, group_of(rank, call.axis)}].push_back(
@@ -187,7 +192,6 @@ RankStepMatrix compute_rank_steps(const TraceReader& trace) {
 
     // Per rank and step: the wait behind each rank waited for, to name the largest.
     std::map<std::pair<int, int>, std::map<int, std::int64_t>> waited;  // (rank, step) -> rank -> ns
-    std::map<std::pair<int, int>, std::int64_t> total_wait;
     for (const auto& [key, arrivals] : instances) {
         if (arrivals.size() < 2) continue;
         if (key.group < 0) {
@@ -202,14 +206,16 @@ RankStepMatrix compute_rank_steps(const TraceReader& trace) {
             const std::int64_t wait = std::clamp(last.start_ns - a.start_ns, std::int64_t{0}, a.end_ns - a.start_ns);
             if (wait <= 0) continue;
             waited[{a.rank, key.step}][last.rank] += wait;
-            total_wait[{a.rank, key.step}] += wait;
         }
     }
-    for (const auto& [rs, ns] : total_wait) cell(rs.first, rs.second).collective_wait_s = static_cast<double>(ns) / kNsPerS;
     for (const auto& [rs, by_rank] : waited) {
-        const auto top = std::max_element(by_rank.begin(), by_rank.end(),
-                                          [](const auto& a, const auto& b) { return a.second < b.second; });
-        cell(rs.first, rs.second).waited_for_rank = top->first;
+        RankStepCell& c = cell(rs.first, rs.second);
+        std::int64_t total = 0;
+        for (const auto& [rank, ns] : by_rank) total += ns;
+        c.collective_wait_s = static_cast<double>(total) / kNsPerS;
+        c.waited_for_rank = std::max_element(by_rank.begin(), by_rank.end(), [](const auto& a, const auto& b) {
+                                return a.second < b.second;  // ties: the lowest rank
+                            })->first;
     }
     return m;
 }

@@ -40,12 +40,12 @@ int main(int argc, char** argv) {
         ReferenceLayout c;
     };
     const Mpi4 cases[] = {
-        {"TP2xPP2", {"", "tiny", 2, 2, 1, 1, 1, 1, "1f1b", false, 0}},
-        {"TP2+SPxDP2", {"", "tiny", 2, 1, 2, 1, 1, 1, "1f1b", true, 0}},
-        {"EP2xTP2+SP", {"", "tiny-moe", 2, 1, 2, 1, 2, 1, "1f1b", true, 0}},
-        {"CP2xDP2", {"", "tiny", 1, 1, 2, 2, 1, 1, "1f1b", false, 0}},
-        {"ZeRO-1 DP4", {"", "tiny", 1, 1, 4, 1, 1, 1, "1f1b", false, 1}},
-        {"PP2 interleaved xDP2", {"", "tiny", 1, 2, 2, 1, 1, 2, "interleaved", false, 0}},
+        {"TP2xPP2", {"", "tiny", {.tp = 2, .pp = 2}, 1, "1f1b", false, 0}},
+        {"TP2+SPxDP2", {"", "tiny", {.tp = 2, .dp = 2}, 1, "1f1b", true, 0}},
+        {"EP2xTP2+SP", {"", "tiny-moe", {.tp = 2, .dp = 2, .ep = 2}, 1, "1f1b", true, 0}},
+        {"CP2xDP2", {"", "tiny", {.cp = 2, .dp = 2}, 1, "1f1b", false, 0}},
+        {"ZeRO-1 DP4", {"", "tiny", {.dp = 4}, 1, "1f1b", false, 1}},
+        {"PP2 interleaved xDP2", {"", "tiny", {.dp = 2, .pp = 2}, 2, "interleaved", false, 0}},
     };
     for (const auto& k : cases) {
         auto o = overrides_of(k.c);

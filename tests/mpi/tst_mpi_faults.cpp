@@ -46,6 +46,9 @@ bool read_until(QProcess& job, QByteArray& out, const QByteArray& marker, int ms
         job.waitForReadyRead(500);
         out += job.readAll();
     }
+    // A job that ends quickly can have its last lines (the rank's error) still buffered when
+    // its state turns NotRunning: read them before judging.
+    out += job.readAll();
     return out.contains(marker);
 }
 

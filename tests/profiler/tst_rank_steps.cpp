@@ -1,15 +1,22 @@
 // The per rank × step matrix (profiler/analysis/rank_steps.h) on small traces written by hand:
 // step figures, and collective wait matched across ranks by (step, label, n-th call), grouped
-// by the mesh of the layout the trace carries.
+// by the mesh of the layout the trace carries; and the straggler rule on top of it
+// (profiler/analysis/stragglers.h): balanced runs, compute and late stragglers, one-off
+// delays, pipeline stages.
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
+#include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "core/layout/layout_json.h"
 #include "core/mesh/device_mesh.h"
 #include "profiler/analysis/rank_steps.h"
+#include "profiler/analysis/stragglers.h"
+#include "profiler/analysis/trace_layout.h"
 #include "profiler/store/trace_reader.h"
 #include "profiler/store/trace_writer.h"
 #include "tests/profiler/trace_test_util.h"
@@ -81,6 +88,57 @@ const RankStepCell& cell(const RankStepMatrix& m, int rank, int step) {
 }
 
 constexpr double kNs = 1e-9;
+
+// One data-parallel step: rank r idles `lead[r]`, computes `compute[r]`, then all-reduces
+// until 50 ns after the last rank has arrived.
+void dp_step(Trace& t, int step, std::int64_t t0, const std::vector<std::int64_t>& compute,
+             const std::vector<std::int64_t>& lead, const std::vector<int>& ranks, const std::string& name,
+             int group_size) {
+    std::int64_t last = 0;
+    for (std::size_t i = 0; i < ranks.size(); ++i) last = std::max(last, lead[i] + compute[i]);
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+        const std::int64_t b = t0 + lead[i];
+        auto k = make_event(0, EventKind::Compute, "gemm", b, b + compute[i]);
+        k.step = step;
+        t.add_event(ranks[i], k);
+        auto x = make_event(0, EventKind::Communication, name, b + compute[i], t0 + last + 50);
+        x.step = step;
+        x.group_size = group_size;
+        t.add_event(ranks[i], x);
+    }
+}
+
+// Eight DP ranks over `steps` steps of 10 µs compute with a few percent of jitter; `slow`
+// changes one rank's compute or lead in some steps.
+struct Slow {
+    int rank = -1;
+    std::vector<int> steps;
+    double compute_factor = 1.0;
+    std::int64_t lead_ns = 0;
+};
+
+StragglerReport eight_ranks(const std::string& path, int steps, const Slow& slow) {
+    Trace t(path);
+    const std::vector<int> ranks{0, 1, 2, 3, 4, 5, 6, 7};
+    for (int s = 0; s < steps; ++s) {
+        std::vector<std::int64_t> compute, lead;
+        for (int r : ranks) {
+            // Jitter of up to 3 %, different for every rank and step.
+            double c = 10000 + 300.0 * static_cast<double>((r * 7 + s * 3) % 5) / 4.0;
+            std::int64_t l = 0;
+            const bool slowed = r == slow.rank && std::find(slow.steps.begin(), slow.steps.end(), s) != slow.steps.end();
+            if (slowed) {
+                c *= slow.compute_factor;
+                l = slow.lead_ns;
+            }
+            compute.push_back(static_cast<std::int64_t>(c));
+            lead.push_back(l);
+        }
+        dp_step(t, s, s * 100000, compute, lead, ranks, "all_reduce(dp)", 8);
+    }
+    t.close();
+    return find_stragglers(compute_rank_steps(TraceReader::open(path)), std::nullopt);
+}
 
 }  // namespace
 
@@ -243,6 +301,111 @@ private slots:
         QCOMPARE(cell(m, 1, 0).step_s, 0.0);
         QVERIFY(cell(m, 1, 1).present);
         QCOMPARE(cell(m, 1, 1).step_s, 100 * kNs);
+    }
+
+    // Balanced: every rank computes within 3 % of the others; whoever is last to each
+    // all-reduce keeps the others waiting a little, and nobody is named.
+    void balanced_run_has_no_stragglers() {
+        const auto r = eight_ranks(temp_path(dir_, "balanced.sqlite"), 6, {});
+        QCOMPARE(r.steps_checked, (std::vector<int>{1, 2, 3, 4, 5}));  // step 0 is warm-up
+        QVERIFY(r.stragglers.empty());
+        QVERIFY(r.transient.empty());
+    }
+
+    // Rank 5 computes twice as long in every step: the only straggler, in every step judged.
+    void slow_compute_is_named_in_every_step() {
+        const auto r = eight_ranks(temp_path(dir_, "slow5.sqlite"), 6, {5, {0, 1, 2, 3, 4, 5}, 2.0, 0});
+        QCOMPARE(r.stragglers.size(), std::size_t{5});
+        for (std::size_t i = 0; i < r.stragglers.size(); ++i) {
+            const Straggler& st = r.stragglers[i];
+            QCOMPARE(st.rank, 5);
+            QCOMPARE(st.step, static_cast<int>(i) + 1);
+            QCOMPARE(st.reason, StragglerReason::Compute);
+            QVERIFY2(std::abs(st.slowdown - 2.0) < 0.1, std::to_string(st.slowdown).c_str());
+            QCOMPARE(st.peers, 7);
+            QCOMPARE(st.waited_by, 7);
+            QVERIFY(st.peer_wait_s > 9000 * kNs);
+        }
+        QVERIFY(r.transient.empty());
+    }
+
+    // A rank that computes as the others do but starts late every step (a host or input
+    // stall): named, with reason "late".
+    void late_arrival_is_named_late() {
+        const auto r = eight_ranks(temp_path(dir_, "late.sqlite"), 4, {2, {0, 1, 2, 3}, 1.0, 8000});
+        QCOMPARE(r.stragglers.size(), std::size_t{3});
+        for (const auto& st : r.stragglers) {
+            QCOMPARE(st.rank, 2);
+            QCOMPARE(st.reason, StragglerReason::Late);
+            QVERIFY(st.slowdown < 1.1);
+        }
+    }
+
+    // Slow in one step of five judged: a one-off delay, not a rank that holds the job back.
+    void one_off_delay_is_transient() {
+        const auto r = eight_ranks(temp_path(dir_, "once.sqlite"), 6, {3, {4}, 3.0, 0});
+        QVERIFY(r.stragglers.empty());
+        QCOMPARE(r.transient.size(), std::size_t{1});
+        QCOMPARE(r.transient[0].rank, 3);
+        QCOMPARE(r.transient[0].step, 4);
+        // The warm-up step is not judged at all.
+        const auto w = eight_ranks(temp_path(dir_, "warmup.sqlite"), 6, {3, {0}, 3.0, 0});
+        QVERIFY(w.stragglers.empty() && w.transient.empty());
+    }
+
+    // Two pipeline stages of two DP ranks each (PP2 × DP2): the last stage computes twice as
+    // long as the first (it holds the head) and the first waits for it in the step-closing
+    // world all-reduce. That is the pipeline, not a straggler: ranks are compared within their
+    // stage. A rank twice as slow as its stage peer is still found.
+    void pipeline_stages_are_compared_within_themselves() {
+        Layout layout = load_layout(std::string(MESHWORK_RESOURCES_DIR) + "/layouts/tiny-cpu.json");
+        layout.parallel.mesh.tp = 1;
+        layout.parallel.mesh.dp = 2;
+        const DeviceMesh mesh = layout.mesh();
+        QCOMPARE(mesh.coords(1).pp, 0);
+        QCOMPARE(mesh.coords(2).pp, 1);
+        QCOMPARE(mesh.group_of(2, Axis::Dp), (std::vector<int>{2, 3}));
+        auto write = [&](const std::string& path, double rank3_factor) {
+            Trace t(path, layout_to_json(layout).dump());
+            for (int s = 0; s < 4; ++s) {
+                const std::int64_t t0 = s * 100000;
+                const std::int64_t c3 = static_cast<std::int64_t>(20000 * rank3_factor);
+                dp_step(t, s, t0, {10000, 10100}, {0, 0}, {0, 1}, "all_reduce(dp)", 2);
+                dp_step(t, s, t0, {20000, c3}, {0, 0}, {2, 3}, "all_reduce(dp)", 2);
+                // Each stage arrives at the world all-reduce as its DP all-reduce ends.
+                const std::int64_t last_stage_done = t0 + std::max<std::int64_t>(20000, c3) + 50;
+                const std::int64_t end = last_stage_done + 50;
+                for (int r = 0; r < 4; ++r) {
+                    const std::int64_t arrive = r < 2 ? t0 + 10150 : last_stage_done;
+                    auto x = make_event(0, EventKind::Communication, "all_reduce(world)", arrive, end + 10);
+                    x.step = s;
+                    x.group_size = 4;
+                    t.add_event(r, x);
+                }
+            }
+            t.close();
+        };
+        const auto even = temp_path(dir_, "pp-even.sqlite");
+        write(even, 1.0);
+        const auto trace = TraceReader::open(even);
+        const auto m = compute_rank_steps(trace);
+        QCOMPARE(cell(m, 0, 1).waited_for_rank / 2, 1);  // the first stage waits for the last
+        QVERIFY(cell(m, 0, 1).collective_wait_s > 9000 * kNs);
+        const auto r = find_stragglers(m, trace_layout(trace)->mesh());
+        QVERIFY(r.stragglers.empty());
+        QVERIFY(r.transient.empty());
+
+        const auto slow = temp_path(dir_, "pp-slow3.sqlite");
+        write(slow, 2.0);
+        const auto t2 = TraceReader::open(slow);
+        const auto s = find_stragglers(compute_rank_steps(t2), trace_layout(t2)->mesh());
+        QCOMPARE(s.stragglers.size(), std::size_t{3});
+        for (const auto& st : s.stragglers) {
+            QCOMPARE(st.rank, 3);
+            QCOMPARE(st.peers, 1);
+            QCOMPARE(st.reason, StragglerReason::Compute);
+            QVERIFY(std::abs(st.slowdown - 2.0) < 0.01);
+        }
     }
 
 private:
