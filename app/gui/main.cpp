@@ -3,6 +3,7 @@
 // --trace, --compare-trace, --view, --theme and --size choose what it shows.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDockWidget>
 #include <QElapsedTimer>
 #include <QTimer>
 
@@ -35,7 +36,10 @@ int main(int argc, char** argv) {
                                        "served through ssh by its meshwork-cli (an scp copy when it cannot serve it)",
                                        "FILE");
     const QCommandLineOption screenshot("screenshot", "Render the window to FILE (PNG) and exit", "FILE");
-    const QCommandLineOption view_opt("view", "Central view: canvas or timeline", "VIEW", "canvas");
+    const QCommandLineOption view_opt("view",
+                                      "Central view: canvas, timeline or ranks (the rank overview of "
+                                      "--trace; with --screenshot rendered once it is computed)",
+                                      "VIEW", "canvas");
     const QCommandLineOption theme_opt("theme", "dark or light (default: the saved choice)", "THEME");
     const QCommandLineOption size_opt("size", "Window size for --screenshot, WIDTHxHEIGHT", "SIZE", "1600x960");
     const QCommandLineOption tool_opt("tool",
@@ -71,7 +75,23 @@ int main(int argc, char** argv) {
         const QStringList wh = parser.value(size_opt).split('x');
         if (wh.size() == 2) window.resize(wh[0].toInt(), wh[1].toInt());
     }
-    window.show_view(parser.value(view_opt) == "timeline" ? MainWindow::View::Timeline : MainWindow::View::Canvas);
+    const QString view_name = parser.value(view_opt);
+    if (view_name != "canvas" && view_name != "timeline" && view_name != "ranks") {
+        std::fprintf(stderr, "meshwork: --view: unknown view '%s' (canvas, timeline, ranks)\n", qPrintable(view_name));
+        return 2;
+    }
+    const auto view = view_name == "timeline" ? MainWindow::View::Timeline
+                      : view_name == "ranks"  ? MainWindow::View::Ranks
+                                              : MainWindow::View::Canvas;
+    if (view == MainWindow::View::Ranks && !parser.isSet(trace_opt)) {
+        std::fprintf(stderr, "meshwork: --view ranks needs --trace (the trace whose ranks to show)\n");
+        return 2;
+    }
+    window.show_view(view);
+    if (shooting && view == MainWindow::View::Ranks) {
+        // The overview's picture is about the trace: the layout's docks would crowd it.
+        for (auto* dock : window.findChildren<QDockWidget*>()) dock->hide();
+    }
     window.show();
 
     auto take_screenshot = [&window, out = parser.value(screenshot)] {
@@ -153,7 +173,18 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "meshwork: %s\n", qPrintable(message));
             QApplication::exit(2);
         });
-        if (shooting) QObject::connect(&window, &MainWindow::trace_opened, &app, take_screenshot);
+        if (view == MainWindow::View::Ranks) {
+            // The overview is computed once the trace is open; the picture once it is shown.
+            QObject::connect(&window, &MainWindow::trace_opened, &window, [&window] { window.show_view(MainWindow::View::Ranks); });
+            QObject::connect(&window, &MainWindow::rank_overview_failed, &app, [shooting](const QString& message) {
+                if (!shooting) return;
+                std::fprintf(stderr, "meshwork: %s\n", qPrintable(message));
+                QApplication::exit(2);
+            });
+            if (shooting) QObject::connect(&window, &MainWindow::rank_overview_ready, &app, take_screenshot);
+        } else if (shooting) {
+            QObject::connect(&window, &MainWindow::trace_opened, &app, take_screenshot);
+        }
         window.open_trace(parser.value(trace_opt));
     } else if (shooting) {
         take_screenshot();

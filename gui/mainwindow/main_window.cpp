@@ -29,6 +29,8 @@
 #include "gui/mainwindow/new_layout_dialog.h"
 #include "gui/mainwindow/recent_files.h"
 #include "gui/mainwindow/trace_menu.h"
+#include "gui/ranks/rank_overview_panel.h"
+#include "gui/ranks/rank_steps_loader.h"
 #include "gui/mesh/axis_editor.h"
 #include "gui/mesh/mesh_canvas.h"
 #include "gui/model/model_palette.h"
@@ -56,6 +58,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(trace_opener_, &TraceOpener::opened, this,
             [this](std::shared_ptr<const TimelineSource> source, const QString& path) {
                 trace_path_ = path;
+                ranks_path_.clear();  // the overview is of the previous trace
+                ranks_->set_data(nullptr);
                 if (const auto* remote = dynamic_cast<const RemoteTraceSource*>(source.get())) {
                     // Reported while the view paints: shown once that is over.
                     remote->on_lost([this, path](const QString& why) {
@@ -87,6 +91,26 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
     views_->addTab(canvas_, tr("Mesh"));
     views_->addTab(timeline_, tr("Timeline"));
+    ranks_ = new RankOverviewPanel(this);
+    views_->addTab(ranks_, tr("Ranks"));
+    rank_loader_ = new RankStepsLoader(this);
+    connect(rank_loader_, &RankStepsLoader::progress, ranks_, &RankOverviewPanel::show_progress);
+    connect(rank_loader_, &RankStepsLoader::loaded, this,
+            [this](std::shared_ptr<const RankOverviewData> overview, const QString&) {
+                ranks_->set_data(std::move(overview));
+                emit rank_overview_ready();
+            });
+    connect(rank_loader_, &RankStepsLoader::failed, this, [this](const QString& path, const QString& message) {
+        ranks_path_.clear();  // a later visit tries again
+        ranks_->show_error(message);
+        statusBar()->showMessage(tr("Cannot compute the rank overview of %1").arg(path), 8000);
+        emit rank_overview_failed(message);
+    });
+    connect(ranks_, &RankOverviewPanel::ranks_requested, this, &MainWindow::show_ranks_in_timeline);
+    // Computed when first looked at: most traces opened are never viewed by rank.
+    connect(views_, &QTabWidget::currentChanged, this, [this] {
+        if (views_->currentWidget() == ranks_) load_rank_overview();
+    });
     setCentralWidget(views_);
     build_docks();
     build_actions();
@@ -243,6 +267,9 @@ void MainWindow::build_actions() {
     view_timeline_ = new QAction(tr("&Timeline"), this);
     view_timeline_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_2));
     connect(view_timeline_, &QAction::triggered, this, [this] { show_view(View::Timeline); });
+    view_ranks_ = new QAction(tr("&Ranks"), this);
+    view_ranks_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_3));
+    connect(view_ranks_, &QAction::triggered, this, [this] { show_view(View::Ranks); });
 }
 
 void MainWindow::build_menus_and_toolbar() {
@@ -284,6 +311,7 @@ void MainWindow::build_menus_and_toolbar() {
     auto* view = menuBar()->addMenu(tr("&View"));
     view->addAction(view_canvas_);
     view->addAction(view_timeline_);
+    view->addAction(view_ranks_);
     view->addAction(go_to_step_);
     view->addSeparator();
     for (auto* a : dock_toggles_) view->addAction(a);
@@ -304,7 +332,7 @@ void MainWindow::build_menus_and_toolbar() {
             "<tr><td><b>Ctrl+Shift+F</b></td><td>search layouts</td></tr>"
             "<tr><td><b>F5, Ctrl+R</b></td><td>run the layout (CPU or GPUs)</td></tr>"
             "<tr><td><b>Ctrl+E</b></td><td>export for production jobs</td></tr>"
-            "<tr><td><b>Ctrl+1 / Ctrl+2</b></td><td>mesh, timeline</td></tr>"
+            "<tr><td><b>Ctrl+1 / Ctrl+2 / Ctrl+3</b></td><td>mesh, timeline, ranks</td></tr>"
             "<tr><td><b>Ctrl+Shift+L</b></td><td>dark / light theme</td></tr>"
             "<tr><td colspan=2><br><b>Timeline</b></td></tr>"
             "<tr><td><b>Wheel, W / S, + / −</b></td><td>zoom around the cursor</td></tr>"
@@ -314,6 +342,12 @@ void MainWindow::build_menus_and_toolbar() {
             "<tr><td><b>Home / F</b></td><td>whole trace / zoom to selection</td></tr>"
             "<tr><td><b>Ctrl+F, F3</b></td><td>find an event by name, next match</td></tr>"
             "<tr><td><b>Ctrl+G</b></td><td>go to a step or a micro-batch (3.1)</td></tr>"
+            "<tr><td><b>Click a group header, Space</b></td><td>collapse or expand a pipeline stage or dp replica (Ctrl+↑/↓ between groups)</td></tr>"
+            "<tr><td><b>[ / ] , { / }</b></td><td>collapse / expand the group, every group</td></tr>"
+            "<tr><td><b>Backspace</b></td><td>groups as they were before (after { } or ranks opened from Ranks)</td></tr>"
+            "<tr><td colspan=2><br><b>Ranks</b></td></tr>"
+            "<tr><td><b>Click, Enter</b></td><td>a rank's lanes at that step (Shift: its replica's)</td></tr>"
+            "<tr><td><b>Arrows, Page Up/Down, Home/End</b></td><td>move between cells</td></tr>"
             "</table>"));
     });
     help->addAction(tr("&About Meshwork"), this, [this] {
@@ -447,7 +481,28 @@ bool MainWindow::save_as() {
     return false;
 }
 
-void MainWindow::show_view(View view) { views_->setCurrentIndex(view == View::Canvas ? 0 : 1); }
+void MainWindow::show_view(View view) {
+    views_->setCurrentWidget(view == View::Canvas ? static_cast<QWidget*>(canvas_)
+                             : view == View::Timeline ? static_cast<QWidget*>(timeline_)
+                                                      : static_cast<QWidget*>(ranks_));
+}
+
+void MainWindow::load_rank_overview() {
+    if (trace_path_.isEmpty() || trace_path_ == ranks_path_) return;
+    ranks_path_ = trace_path_;
+    rank_loader_->load(trace_path_);
+}
+
+void MainWindow::show_ranks_in_timeline(const QList<int>& ranks, int step) {
+    show_view(View::Timeline);
+    if (!timeline_->view()->show_ranks(std::vector<int>(ranks.begin(), ranks.end()))) {
+        statusBar()->showMessage(tr("No lanes for those ranks in the open trace"), 4000);
+        return;
+    }
+    statusBar()->showMessage(ranks.size() == 1 ? tr("Rank %1").arg(ranks.front())
+                                               : tr("%1 ranks").arg(ranks.size()), 4000);
+    if (step >= 0) go_to_step(step, -1);
+}
 
 void MainWindow::set_theme(bool dark) {
     const Theme theme = dark ? Theme::Dark : Theme::Light;

@@ -1,4 +1,4 @@
-// The workbench window: the mesh canvas and the timeline as central views; the model
+// The workbench window: the mesh canvas, the timeline and the rank overview as central views; the model
 // palette, the axis editor, the estimate panel and the edit history as docks.
 #pragma once
 
@@ -18,6 +18,8 @@ class ExportDialog;
 class LayoutDocument;
 class MeshCanvas;
 class ModelPalette;
+class RankOverviewPanel;
+class RankStepsLoader;
 class RecentFiles;
 class RunDialog;
 class SearchDialog;
@@ -29,7 +31,7 @@ class TraceOpener;
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
-    enum class View { Canvas, Timeline };
+    enum class View { Canvas, Timeline, Ranks };
 
     explicit MainWindow(QWidget* parent = nullptr);
     // Loads a layout file; errors are shown to the user and returned as false.
@@ -47,6 +49,11 @@ public:
     [[nodiscard]] AxisEditor* axis_editor() const { return axis_editor_; }
     [[nodiscard]] EstimatePanel* estimate_panel() const { return estimate_; }
     [[nodiscard]] TimelinePanel* timeline() const { return timeline_; }
+    // The Ranks tab: ranks × steps of the open trace, computed when the tab is first shown
+    // for that trace (rank_overview_ready or rank_overview_failed follows).
+    [[nodiscard]] RankOverviewPanel* rank_overview() const { return ranks_; }
+    // Shows the lanes of `ranks` in the timeline, at `step` when it is >= 0.
+    void show_ranks_in_timeline(const QList<int>& ranks, int step);
     // Compare, import and remote-open entries of the File menu.
     [[nodiscard]] TraceMenu* trace_menu() const { return trace_menu_; }
     // The tool dialog open now, or nullptr (tests drive them; a second request raises it).
@@ -69,6 +76,8 @@ signals:
     // The session of the remote trace in the timeline died (the error is shown).
     void remote_trace_lost(const QString& spec, const QString& message);
     void step_shown(qint64 start_ns, qint64 end_ns);
+    void rank_overview_ready();
+    void rank_overview_failed(const QString& message);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -88,11 +97,16 @@ private:
     void set_theme(bool dark);
     // Non-blocking error dialog (a modal exec() would stall offscreen runs and tests).
     void show_error(const QString& title, const QString& text);
+    // Computes the rank overview of the open trace unless it is current.
+    void load_rank_overview();
 
     LayoutDocument* document_ = nullptr;
     QTabWidget* views_ = nullptr;
     MeshCanvas* canvas_ = nullptr;
     TimelinePanel* timeline_ = nullptr;
+    RankOverviewPanel* ranks_ = nullptr;
+    RankStepsLoader* rank_loader_ = nullptr;
+    QString ranks_path_;  // the trace the rank overview shows or is computing
     ModelPalette* palette_ = nullptr;
     AxisEditor* axis_editor_ = nullptr;
     EstimatePanel* estimate_ = nullptr;
@@ -124,6 +138,7 @@ private:
     QAction* export_ = nullptr;
     QAction* view_canvas_ = nullptr;
     QAction* view_timeline_ = nullptr;
+    QAction* view_ranks_ = nullptr;
     QList<QAction*> dock_toggles_;
 };
 

@@ -4,6 +4,7 @@
 // benchmarks) and as the reference the TraceReader adapter is compared against.
 #pragma once
 
+#include <optional>
 #include <unordered_map>
 
 #include "gui/timeline/timeline_source.h"
@@ -16,6 +17,9 @@ public:
     // Events must be added in start order per lane and must not overlap within a lane.
     void add_event(int lane, const TraceEvent& event);
     void reserve(int lane, std::size_t events);
+    // The mesh the ranks were laid out on (tests and benchmarks of grouped lanes).
+    void set_mesh(DeviceMesh mesh) { mesh_ = std::move(mesh); }
+    [[nodiscard]] const DeviceMesh* mesh() const override { return mesh_ ? &*mesh_ : nullptr; }
 
     [[nodiscard]] int lane_count() const override { return static_cast<int>(lanes_.size()); }
     [[nodiscard]] const TimelineLane& lane(int index) const override;
@@ -71,6 +75,7 @@ private:
     std::int64_t begin_ns_ = 0;
     std::int64_t end_ns_ = 0;
     std::int64_t count_ = 0;
+    std::optional<DeviceMesh> mesh_;
 };
 
 }  // namespace meshwork::gui

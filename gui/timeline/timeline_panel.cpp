@@ -10,6 +10,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 #include "gui/app/format.h"
 #include "gui/app/theme.h"
 #include "gui/compare/compare_panel.h"
@@ -142,9 +144,10 @@ void TimelinePanel::show_event(const TimelineEventDetails& d) {
 
 void TimelinePanel::show_range(int lane_first, int lane_last, double t0, double t1) {
     const auto* source = view_->source();
-    const auto stats = source->range_stats(lane_first, lane_last, static_cast<std::int64_t>(t0), static_cast<std::int64_t>(t1));
+    // Rows of the view: a collapsed group counts all of its lanes.
+    int lanes = 0;
+    const auto stats = view_->range_stats(lane_first, lane_last, t0, t1, &lanes);
     const double span = t1 - t0;
-    const int lanes = lane_last - lane_first + 1;
     QString html = tr("<b>Range %1 – %2</b> (%3) over %n lane(s): ", "", lanes)
                        .arg(format_duration_ns(t0 - static_cast<double>(source->begin_ns())),
                             format_duration_ns(t1 - static_cast<double>(source->begin_ns())),
@@ -159,7 +162,7 @@ void TimelinePanel::show_range(int lane_first, int lane_last, double t0, double 
         // Busy time per lane as a share of the range: how occupied those streams were.
         parts << tr("%1 %2 (%3 % of lane time)")
                      .arg(QString::fromStdString(to_string(k)), format_duration_ns(busy))
-                     .arg(100.0 * busy / (span * lanes), 0, 'f', 1);
+                     .arg(100.0 * busy / (span * std::max(1, lanes)), 0, 'f', 1);
     }
     html += parts.join(" · ");
     details_->setHtml(html);

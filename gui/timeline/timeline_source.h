@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/mesh/device_mesh.h"
 #include "core/trace/trace_event.h"
 
 namespace meshwork::gui {
@@ -50,6 +51,9 @@ public:
     [[nodiscard]] virtual std::int64_t end_ns() const = 0;
     [[nodiscard]] virtual std::int64_t event_count() const = 0;
     [[nodiscard]] virtual const std::string& name(std::uint32_t name_id) const = 0;
+    // The mesh of the layout the trace carries, when it carries one: lanes group by its
+    // pipeline stages and data-parallel replicas (lane_groups.h). Null: rank order.
+    [[nodiscard]] virtual const DeviceMesh* mesh() const { return nullptr; }
 
     // Items of `lane` overlapping [t0, t1) drawn `pixels` wide, in time order: runs of
     // events narrower than a pixel or two fold into one item. Fills `out` (cleared first)

@@ -53,6 +53,8 @@ void TimelineView::set_source(std::shared_ptr<const TimelineSource> source) {
     selected_details_.reset();
     selected_range_.reset();
     lane_offset_px_ = 0;
+    groups_.build(source_.get());
+    current_group_ = groups_.grouped() ? 0 : -1;
     fit_all();
 }
 
@@ -150,8 +152,7 @@ void TimelineView::sync_scrollbars() {
         h->setRange(0, 0);
     }
     auto* v = verticalScrollBar();
-    const int lanes = source_ ? source_->lane_count() : 0;
-    const int content = lanes * lane_h_;
+    const int content = groups_.row_count() * lane_h_;
     const int visible = viewport()->height() - ruler_h_;
     v->setPageStep(std::max(1, visible));
     v->setSingleStep(lane_h_);
@@ -181,10 +182,10 @@ void TimelineView::resizeEvent(QResizeEvent* e) {
     else changed_window();
 }
 
-int TimelineView::lane_at(double y) const {
+int TimelineView::row_at(double y) const {
     if (!source_ || y < ruler_h_) return -1;
-    const int lane = static_cast<int>((y - ruler_h_ + lane_offset_px_) / lane_h_);
-    return lane < source_->lane_count() ? lane : -1;
+    const int row = static_cast<int>((y - ruler_h_ + lane_offset_px_) / lane_h_);
+    return row < groups_.row_count() ? row : -1;
 }
 
 const TimelineView::DrawnItem* TimelineView::item_at(QPointF pos) const {
@@ -214,16 +215,32 @@ void TimelineView::prepare_lanes(QSize size) {
     if (!source_ || source_->lane_count() == 0) return;
     const double t1 = t0_ + (size.width() - header_w_) * ns_per_px_;
     const auto pixels = static_cast<std::size_t>(std::max(1, size.width() - header_w_));
-    const int first_lane = std::max(0, lane_offset_px_ / lane_h_);
-    const int last_lane = std::min(source_->lane_count() - 1, (lane_offset_px_ + size.height() - ruler_h_) / lane_h_);
+    // Only the rows on screen are asked for: a 1,024-rank trace costs what its visible
+    // rows cost, and a collapsed group one summary row.
+    const int first_row = std::max(0, lane_offset_px_ / lane_h_);
+    const int last_row = std::min(groups_.row_count() - 1, (lane_offset_px_ + size.height() - ruler_h_) / lane_h_);
     const auto q0 = static_cast<std::int64_t>(std::floor(t0_)), q1 = static_cast<std::int64_t>(std::ceil(t1));
-    const ItemsKey key{source_.get(), q0, q1, pixels, first_lane, last_lane};
+    const ItemsKey key{source_.get(), q0, q1, pixels, first_row, last_row, groups_.generation()};
     if (key == items_key_) return;  // a repaint of the same window draws the same items
     items_key_ = key;
-    lane_items_.resize(static_cast<std::size_t>(std::max(0, last_lane - first_lane + 1)));
-    for (int lane = first_lane; lane <= last_lane; ++lane) {
-        source_->query(lane, q0, q1, pixels, lane_items_[static_cast<std::size_t>(lane - first_lane)]);
-        ++source_queries_;
+    lane_items_.resize(static_cast<std::size_t>(std::max(0, last_row - first_row + 1)));
+    for (int row = first_row; row <= last_row; ++row) {
+        const auto& r = groups_.rows()[static_cast<std::size_t>(row)];
+        auto& items = lane_items_[static_cast<std::size_t>(row - first_row)];
+        items.clear();
+        if (r.kind == LaneRow::Kind::Lane) {
+            source_->query(r.lane, q0, q1, pixels, items);
+            ++source_queries_;
+        } else if (r.kind == LaneRow::Kind::Summary) {
+            // A few of the group's ranks drawn over each other: where any of them is busy.
+            // Folded at twice the width of a lane's (a summary shows the shape, not the
+            // kernels), which halves what the densest streams cost to read.
+            for (int lane : groups_.summary_lanes(r.group)) {
+                source_->query(lane, q0, q1, std::max<std::size_t>(1, pixels / 2), summary_scratch_);
+                ++source_queries_;
+                items.insert(items.end(), summary_scratch_.begin(), summary_scratch_.end());
+            }
+        }
     }
 }
 
@@ -247,23 +264,31 @@ void TimelineView::paint_frame(QPainter& p, QSize size) {
 void TimelineView::paint_lanes(QPainter& p, QSize size) {
     const auto& c = view_colours();
     // The lanes and items prepare_lanes() fetched for this frame.
-    const int first_lane = items_key_.first_lane;
-    const int last_lane = items_key_.last_lane;
-    const auto visible = static_cast<std::size_t>(std::max(0, last_lane - first_lane + 1));
+    const int first_row = items_key_.first_row;
+    const int last_row = items_key_.last_row;
+    const auto visible = static_cast<std::size_t>(std::max(0, last_row - first_row + 1));
     drawn_.resize(visible);
     for (auto& d : drawn_) d.clear();
     last_frame_items_ = 0;
     const QFontMetrics fm(font());
     p.setClipRect(QRect(header_w_, ruler_h_, size.width() - header_w_, size.height() - ruler_h_));
-    for (int lane = first_lane; lane <= last_lane; ++lane) {
-        const double y = ruler_h_ + lane * lane_h_ - lane_offset_px_;
-        const int rank = source_->lane(lane).rank;
-        p.fillRect(QRectF(header_w_, y, size.width() - header_w_, lane_h_), rank % 2 ? c.panel_alt : c.background);
-        const auto& items = lane_items_[static_cast<std::size_t>(lane - first_lane)];
-        auto& drawn = drawn_[static_cast<std::size_t>(lane - first_lane)];
+    const auto& rows = groups_.rows();
+    for (int row_index = first_row; row_index <= last_row; ++row_index) {
+        const double y = ruler_h_ + row_index * lane_h_ - lane_offset_px_;
+        const auto& row_info = rows[static_cast<std::size_t>(row_index)];
+        if (row_info.kind == LaneRow::Kind::Header) {
+            paint_group_header(p, row_info, y);
+            continue;
+        }
+        const bool summary = row_info.kind == LaneRow::Kind::Summary;
+        const int rank = summary ? 0 : source_->lane(row_info.lane).rank;
+        const QColor& lane_colour = summary ? c.panel : rank % 2 ? c.panel_alt : c.background;
+        p.fillRect(QRectF(header_w_, y, size.width() - header_w_, lane_h_), lane_colour);
+        const auto& items = lane_items_[static_cast<std::size_t>(row_index - first_row)];
+        auto& drawn = drawn_[static_cast<std::size_t>(row_index - first_row)];
         drawn.reserve(items.size());
         const int top = static_cast<int>(y) + 2, h = lane_h_ - 4;
-        const QRgb lane_bg = (rank % 2 ? c.panel_alt : c.background).rgb();
+        const QRgb lane_bg = lane_colour.rgb();
         // The items' band is composed as one row of pixels, copied to the band's height and
         // drawn as one image: tens of thousands of 2-px cells at full zoom-out cost a few
         // stores each instead of a fillRect call each (most of a frame's time before).
@@ -317,7 +342,9 @@ void TimelineView::paint_lanes(QPainter& p, QSize size) {
         }
         last_frame_items_ += items.size();
         // A firmer line between ranks than between the streams of one rank.
-        const bool rank_ends = lane + 1 >= source_->lane_count() || source_->lane(lane + 1).rank != rank;
+        const bool rank_ends = summary || row_index + 1 >= groups_.row_count() ||
+                               rows[static_cast<std::size_t>(row_index + 1)].kind != LaneRow::Kind::Lane ||
+                               source_->lane(rows[static_cast<std::size_t>(row_index + 1)].lane).rank != rank;
         p.fillRect(QRectF(header_w_, y + lane_h_ - 1, size.width() - header_w_, 1),
                    rank_ends ? c.border : c.panel);
     }
@@ -367,9 +394,9 @@ void TimelineView::paint_selection(QPainter& p, QSize size) {
         p.setPen(QPen(c.accent, 1, Qt::DashLine));
         p.drawRect(QRectF(x0, y0, x1 - x0, y1 - y0));
     }
-    if (selected_details_) {
+    if (selected_details_ && groups_.row_of_lane(selected_details_->lane) >= 0) {
         const auto& e = selected_details_->event;
-        const double y = ruler_h_ + selected_details_->lane * lane_h_ - lane_offset_px_;
+        const double y = ruler_h_ + groups_.row_of_lane(selected_details_->lane) * lane_h_ - lane_offset_px_;
         const double x0 = x_of(static_cast<double>(e.start_ns)), x1 = x_of(static_cast<double>(e.end_ns));
         p.setPen(QPen(current_theme() == Theme::Dark ? Qt::white : Qt::black, 2));
         p.setBrush(Qt::NoBrush);
@@ -381,16 +408,26 @@ void TimelineView::paint_selection(QPainter& p, QSize size) {
 void TimelineView::paint_headers(QPainter& p, QSize size) {
     const auto& c = view_colours();
     p.fillRect(QRect(0, ruler_h_, header_w_, size.height() - ruler_h_), c.panel);
-    const int first_lane = std::max(0, lane_offset_px_ / lane_h_);
-    const int last_lane = std::min(source_->lane_count() - 1, (lane_offset_px_ + size.height() - ruler_h_) / lane_h_);
+    const int first_row = std::max(0, lane_offset_px_ / lane_h_);
+    const int last_row = std::min(groups_.row_count() - 1, (lane_offset_px_ + size.height() - ruler_h_) / lane_h_);
     p.setClipRect(QRect(0, ruler_h_, header_w_, size.height() - ruler_h_));
     QFont bold = font();
     bold.setBold(true);
-    for (int lane = first_lane; lane <= last_lane; ++lane) {
+    const auto& rows = groups_.rows();
+    // Lanes of a group sit one step in from its header.
+    const int indent = 10 + 10 * groups_.grouping().depth_count;
+    for (int row = first_row; row <= last_row; ++row) {
+        const auto& row_info = rows[static_cast<std::size_t>(row)];
+        const double y = ruler_h_ + row * lane_h_ - lane_offset_px_;
+        if (row_info.kind != LaneRow::Kind::Lane) {
+            paint_group_header(p, row_info, y);
+            continue;
+        }
+        const int lane = row_info.lane;
         const auto& info = source_->lane(lane);
-        const double y = ruler_h_ + lane * lane_h_ - lane_offset_px_;
-        const bool first_of_rank = lane == 0 || source_->lane(lane - 1).rank != info.rank;
-        QRectF r(10, y, header_w_ - 16, lane_h_);
+        const bool first_of_rank = row == 0 || rows[static_cast<std::size_t>(row - 1)].kind != LaneRow::Kind::Lane ||
+                                   source_->lane(rows[static_cast<std::size_t>(row - 1)].lane).rank != info.rank;
+        QRectF r(indent, y, header_w_ - indent - 6, lane_h_);
         if (first_of_rank) {
             p.setFont(bold);
             p.setPen(c.text);
@@ -405,7 +442,8 @@ void TimelineView::paint_headers(QPainter& p, QSize size) {
         // than clip the start, so the kind and the number stay readable.
         const QString name = QFontMetricsF(font()).elidedText(QString::fromStdString(info.name), Qt::ElideRight, r.width());
         p.drawText(r, Qt::AlignRight | Qt::AlignVCenter, name);
-        const bool rank_ends = lane + 1 >= source_->lane_count() || source_->lane(lane + 1).rank != info.rank;
+        const bool rank_ends = row + 1 >= groups_.row_count() || rows[static_cast<std::size_t>(row + 1)].kind != LaneRow::Kind::Lane ||
+                               source_->lane(rows[static_cast<std::size_t>(row + 1)].lane).rank != info.rank;
         if (rank_ends) p.fillRect(QRectF(0, y + lane_h_ - 1, header_w_, 1), c.border);
     }
     p.setClipping(false);
@@ -511,10 +549,10 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
     if (box_selecting_) {
         const double a = t_of(std::min(press_pos_.x(), e->pos().x()));
         const double b = t_of(std::max(press_pos_.x(), e->pos().x()));
-        int l0 = lane_at(std::min(press_pos_.y(), e->pos().y()));
-        int l1 = lane_at(std::max(press_pos_.y(), e->pos().y()));
+        int l0 = row_at(std::min(press_pos_.y(), e->pos().y()));
+        int l1 = row_at(std::max(press_pos_.y(), e->pos().y()));
         if (l0 < 0) l0 = 0;
-        if (l1 < 0) l1 = source_->lane_count() - 1;
+        if (l1 < 0) l1 = groups_.row_count() - 1;
         selected_range_ = {a, b};
         selected_lanes_ = {l0, l1};
         viewport()->update();
@@ -545,6 +583,15 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
         selected_range_.reset();
     }
     if (!click) return;
+    if (const int row = row_at(e->pos().y()); row >= 0) {
+        // A group's header row toggles it; a summary row's name expands it.
+        const auto& r = groups_.rows()[static_cast<std::size_t>(row)];
+        if (r.kind == LaneRow::Kind::Header || (r.kind == LaneRow::Kind::Summary && e->pos().x() < header_w_)) {
+            set_current_group(r.group);
+            toggle_group(r.group);
+            return;
+        }
+    }
     const auto* d = item_at(e->pos());
     if (d && d->item.count == 1) {
         selected_event_ = d->item.event;
@@ -574,7 +621,10 @@ void TimelineView::select_event(std::int64_t event) {
         const double pad = std::max(dur * 4, 1000.0);
         set_visible_window(static_cast<double>(ev.start_ns) - pad, static_cast<double>(ev.end_ns) + pad);
     }
-    const int lane_top = selected_details_->lane * lane_h_;
+    // An event inside a collapsed group opens the group.
+    const int row = groups_.reveal_lane(selected_details_->lane);
+    after_rows_changed();
+    const int lane_top = std::max(0, row) * lane_h_;
     auto* v = verticalScrollBar();
     if (lane_top < v->value() || lane_top + lane_h_ > v->value() + viewport()->height() - ruler_h_) {
         v->setValue(lane_top - (viewport()->height() - ruler_h_) / 2);
@@ -591,8 +641,24 @@ void TimelineView::keyPressEvent(QKeyEvent* e) {
         case Qt::Key_S: case Qt::Key_Minus: zoom(1 / kZoomStep, centre); break;
         case Qt::Key_A: case Qt::Key_Left: pan_pixels(pan); break;
         case Qt::Key_D: case Qt::Key_Right: pan_pixels(-pan); break;
-        case Qt::Key_Up: verticalScrollBar()->setValue(verticalScrollBar()->value() - lane_h_); break;
-        case Qt::Key_Down: verticalScrollBar()->setValue(verticalScrollBar()->value() + lane_h_); break;
+        case Qt::Key_Up:
+        case Qt::Key_Down: {
+            const int dir = e->key() == Qt::Key_Up ? -1 : 1;
+            if ((e->modifiers() & Qt::ControlModifier) && groups_.grouped()) {
+                // The previous or next group header among the rows shown.
+                const int from = current_group_ >= 0 ? groups_.row_of_group(current_group_) : first_visible_row();
+                for (int row = from + dir; row >= 0 && row < groups_.row_count(); row += dir) {
+                    const auto& r = groups_.rows()[static_cast<std::size_t>(row)];
+                    if (r.kind == LaneRow::Kind::Header) {
+                        set_current_group(r.group);
+                        break;
+                    }
+                }
+            } else {
+                verticalScrollBar()->setValue(verticalScrollBar()->value() + dir * lane_h_);
+            }
+            break;
+        }
         case Qt::Key_Home: case Qt::Key_0: fit_all(); break;
         case Qt::Key_F:
             if (selected_range_) set_visible_window(selected_range_->first, selected_range_->second);
@@ -600,6 +666,18 @@ void TimelineView::keyPressEvent(QKeyEvent* e) {
                 set_visible_window(static_cast<double>(selected_details_->event.start_ns),
                                    static_cast<double>(selected_details_->event.end_ns));
             break;
+        case Qt::Key_Space: case Qt::Key_Return: case Qt::Key_Enter:
+            if (current_group_ < 0) {
+                QAbstractScrollArea::keyPressEvent(e);
+                return;
+            }
+            toggle_group(current_group_);
+            break;
+        case Qt::Key_BracketLeft: set_group_collapsed(current_group_, true); break;
+        case Qt::Key_BracketRight: set_group_collapsed(current_group_, false); break;
+        case Qt::Key_BraceLeft: set_all_groups_collapsed(true); break;
+        case Qt::Key_BraceRight: set_all_groups_collapsed(false); break;
+        case Qt::Key_Backspace: groups_back(); break;
         case Qt::Key_Escape:
             selected_event_.reset();
             selected_details_.reset();
@@ -610,6 +688,155 @@ void TimelineView::keyPressEvent(QKeyEvent* e) {
         default: QAbstractScrollArea::keyPressEvent(e); return;
     }
     e->accept();
+}
+
+void TimelineView::after_rows_changed() {
+    if (current_group_ >= static_cast<int>(groups_.grouping().groups.size())) current_group_ = -1;
+    sync_scrollbars();
+    viewport()->update();
+}
+
+void TimelineView::toggle_group(int group) {
+    if (group < 0) return;
+    set_group_collapsed(group, !groups_.collapsed(group));
+}
+
+void TimelineView::set_group_collapsed(int group, bool collapsed) {
+    if (group < 0 || group >= static_cast<int>(groups_.grouping().groups.size())) return;
+    // Rows above the group's header do not change: the header stays where it was on screen.
+    groups_.set_collapsed(group, collapsed);
+    after_rows_changed();
+}
+
+void TimelineView::set_all_groups_collapsed(bool collapsed) {
+    if (!groups_.grouped()) return;
+    // Keep the current group's header in view, the anchor a reader was looking at.
+    groups_.remember();
+    groups_.set_all_collapsed(collapsed);
+    after_rows_changed();
+    if (current_group_ >= 0) set_current_group(current_group_);
+}
+
+bool TimelineView::show_ranks(const std::vector<int>& ranks) {
+    if (!source_) return false;
+    if (groups_.grouped()) {
+        groups_.remember();
+        if (!groups_.show_only_ranks(ranks)) {
+            groups_.back();  // nothing changed: nothing to step back from
+            return false;
+        }
+    }
+    after_rows_changed();
+    // The first row of the first of `ranks` in display order, with its group header above.
+    int first = -1;
+    for (int row = 0; row < groups_.row_count() && first < 0; ++row) {
+        const auto& r = groups_.rows()[static_cast<std::size_t>(row)];
+        if (r.kind != LaneRow::Kind::Lane) continue;
+        const int rank = source_->lane(r.lane).rank;
+        if (std::find(ranks.begin(), ranks.end(), rank) != ranks.end()) first = row;
+    }
+    if (first < 0) return false;
+    // Its group's headers on top when the rank's lanes still fit below them.
+    int top = first;
+    if (const int group = groups_.rows()[static_cast<std::size_t>(first)].group; group >= 0) {
+        top = groups_.row_of_group(group);
+        while (top > 0 && groups_.rows()[static_cast<std::size_t>(top - 1)].kind == LaneRow::Kind::Header) --top;
+        const int visible_rows = std::max(1, (viewport()->height() - ruler_h_) / lane_h_);
+        if (first - top > visible_rows - 6) top = first;
+    }
+    scroll_to_row(top);
+    if (const auto& r = groups_.rows()[static_cast<std::size_t>(first)]; r.group >= 0) current_group_ = r.group;
+    viewport()->update();
+    return true;
+}
+
+bool TimelineView::groups_back() {
+    if (!groups_.back()) return false;
+    after_rows_changed();
+    if (current_group_ >= 0) set_current_group(current_group_);
+    return true;
+}
+
+void TimelineView::set_current_group(int group) {
+    current_group_ = group;
+    const int row = groups_.row_of_group(group);
+    const int visible_rows = std::max(1, (viewport()->height() - ruler_h_) / lane_h_);
+    if (row >= 0 && (row < first_visible_row() || row >= first_visible_row() + visible_rows - 1)) {
+        scroll_to_row(std::max(0, row - visible_rows / 3));
+    }
+    viewport()->update();
+}
+
+void TimelineView::scroll_to_row(int row) { verticalScrollBar()->setValue(row * lane_h_); }
+
+TimelineRangeStats TimelineView::range_stats(int row_first, int row_last, double t0_ns, double t1_ns, int* lanes) const {
+    TimelineRangeStats total;
+    if (!source_) return total;
+    const auto of_rows = groups_.lanes_of_rows(row_first, row_last);
+    if (lanes) *lanes = static_cast<int>(of_rows.size());
+    // The source adds up runs of consecutive lanes; grouped rows are runs in most meshes.
+    for (std::size_t i = 0; i < of_rows.size();) {
+        std::size_t j = i;
+        while (j + 1 < of_rows.size() && of_rows[j + 1] == of_rows[j] + 1) ++j;
+        const auto part = source_->range_stats(of_rows[i], of_rows[j], static_cast<std::int64_t>(t0_ns),
+                                               static_cast<std::int64_t>(t1_ns));
+        total.events += part.events;
+        for (int k = 0; k < 6; ++k) total.busy_ns[k] += part.busy_ns[k];
+        i = j + 1;
+    }
+    return total;
+}
+
+void TimelineView::paint_group_header(QPainter& p, const LaneRow& row, double y) {
+    const auto& c = view_colours();
+    const auto& group = groups_.grouping().groups[static_cast<std::size_t>(row.group)];
+    const QRectF band(0, y, viewport()->width(), lane_h_);
+    if (row.kind == LaneRow::Kind::Summary) {
+        // The lane area is drawn by paint_lanes; here the name column only.
+        const QRectF r(22 + 10 * row.depth, y, header_w_ - 28 - 10 * row.depth, lane_h_);
+        p.setPen(c.text_dim);
+        p.drawText(r, Qt::AlignLeft | Qt::AlignVCenter,
+                   tr("%1 ranks · %2 lanes").arg(groups_.rank_count(row.group)).arg(groups_.lane_count(row.group)));
+        p.fillRect(QRectF(0, y + lane_h_ - 1, band.width(), 1), c.border);
+        return;
+    }
+    const bool current = row.group == current_group_;
+    QColor fill = c.panel;
+    if (current && hasFocus()) fill = c.accent.darker(current_theme() == Theme::Dark ? 250 : 110);
+    p.fillRect(band, fill);
+    p.fillRect(QRectF(0, y, band.width(), 1), c.border);
+    const double x = 8 + 10 * row.depth;
+    // A triangle: pointing right when collapsed, down when open.
+    const double cy = y + lane_h_ / 2.0;
+    QPolygonF tri;
+    if (groups_.collapsed(row.group)) tri << QPointF(x, cy - 4) << QPointF(x + 7, cy) << QPointF(x, cy + 4);
+    else tri << QPointF(x - 1, cy - 3) << QPointF(x + 7, cy - 3) << QPointF(x + 3, cy + 3);
+    p.setPen(Qt::NoPen);
+    p.setBrush(c.text);
+    p.setRenderHint(QPainter::Antialiasing, true);
+    p.drawPolygon(tri);
+    p.setRenderHint(QPainter::Antialiasing, false);
+    QFont bold = font();
+    bold.setBold(true);
+    p.setFont(bold);
+    p.setPen(c.text);
+    const auto ranks = groups_.grouping().ranks_of(group);
+    const auto [lo, hi] = std::minmax_element(ranks.begin(), ranks.end());
+    const QString label = group.axis == Axis::Pp ? tr("pipeline stage %1").arg(group.coordinate)
+                                                 : tr("dp replica %1").arg(group.coordinate);
+    p.drawText(QRectF(x + 12, y, header_w_ - x - 14, lane_h_), Qt::AlignLeft | Qt::AlignVCenter, label);
+    p.setFont(font());
+    p.setPen(c.text_dim);
+    // In the lane area: the ranks it holds, where the eye lands after the name.
+    QString text = tr("ranks %1 – %2").arg(*lo).arg(*hi);
+    if (groups_.collapsed(row.group)) {
+        QStringList drawn;
+        for (int lane : groups_.summary_lanes(row.group)) drawn << QString::number(source_->lane(lane).rank);
+        text += (drawn.size() == 1 ? tr("  ·  collapsed; the row below draws the compute of rank %1")
+                                   : tr("  ·  collapsed; the row below draws the compute of ranks %1"))
+                    .arg(drawn.join(tr(" and ")));
+    }
+    p.drawText(QRectF(header_w_ + 8, y, band.width() - header_w_ - 16, lane_h_), Qt::AlignLeft | Qt::AlignVCenter, text);
 }
 
 }  // namespace meshwork::gui

@@ -3,6 +3,11 @@
 // cursor, dragging pans, Shift+drag selects a time range, a click selects an event.
 // Keyboard: W/S or +/− zoom, A/D or arrows pan, Home shows everything, F frames the
 // selection, Esc clears it.
+// When the source carries a mesh, lanes are grouped under a header row per pipeline stage
+// and data-parallel replica (lane_groups.h): a click on a header, or Space/Enter on the
+// current one (Ctrl+Up/Down), collapses or expands it; [ and ] collapse and expand it,
+// { and } every group; Backspace steps back from a change of many groups at once (every
+// group, ranks shown from the rank overview). A collapsed group is one summary row.
 #pragma once
 
 #include <QAbstractScrollArea>
@@ -13,6 +18,7 @@
 #include <memory>
 #include <optional>
 
+#include "gui/timeline/lane_groups.h"
 #include "gui/timeline/timeline_colours.h"
 #include "gui/timeline/timeline_source.h"
 
@@ -52,6 +58,26 @@ public:
     // Paints one frame into `painter` at `size`, as paintEvent does (benchmarks).
     void render_frame(QPainter& painter, QSize size);
 
+    // Lanes grouped by mesh axis: the rows drawn, which groups are collapsed.
+    [[nodiscard]] const LaneGroups& lane_groups() const { return groups_; }
+    void toggle_group(int group);
+    void set_group_collapsed(int group, bool collapsed);
+    void set_all_groups_collapsed(bool collapsed);
+    // Shows the lanes of `ranks`: the groups holding them expanded, every other collapsed,
+    // the first of them scrolled to the top. False when none of them has lanes.
+    bool show_ranks(const std::vector<int>& ranks);
+    // Back to the groups' state before the last change of many at once; false when none.
+    bool groups_back();
+    // The group whose header the keyboard acts on; -1 when none.
+    [[nodiscard]] int current_group() const { return current_group_; }
+    void set_current_group(int group);  // and scrolls its header into view
+    // Totals over rows [row_first, row_last] (a collapsed group: all of its lanes); `lanes`
+    // receives the number of lanes they cover.
+    [[nodiscard]] TimelineRangeStats range_stats(int row_first, int row_last, double t0_ns, double t1_ns,
+                                                 int* lanes = nullptr) const;
+    [[nodiscard]] int first_visible_row() const { return lane_offset_px_ / lane_h_; }
+    void scroll_to_row(int row);  // to the top of the lanes
+
     [[nodiscard]] int lane_header_width() const { return header_w_; }
     [[nodiscard]] int lane_height() const { return lane_h_; }
     [[nodiscard]] int ruler_height() const { return ruler_h_; }
@@ -59,7 +85,8 @@ public:
 signals:
     void window_changed(double t0_ns, double t1_ns);
     void event_selected(const meshwork::gui::TimelineEventDetails& details);
-    void range_selected(int lane_first, int lane_last, double t0_ns, double t1_ns);
+    // Rows [row_first, row_last] of lane_groups() (the lanes, when not grouped).
+    void range_selected(int row_first, int row_last, double t0_ns, double t1_ns);
     void selection_cleared();
     // After each paint: last_frame_items() now describes what is on screen.
     void frame_painted();
@@ -86,7 +113,9 @@ private:
     [[nodiscard]] double extent_begin() const;
     [[nodiscard]] double extent_end() const;
     [[nodiscard]] bool has_events() const { return source_ && source_->event_count() > 0; }
-    [[nodiscard]] int lane_at(double y) const;
+    [[nodiscard]] int row_at(double y) const;
+    void after_rows_changed();
+    void paint_group_header(QPainter& p, const LaneRow& row, double y);
     [[nodiscard]] const DrawnItem* item_at(QPointF pos) const;
     void clamp_window();
     void sync_scrollbars();
@@ -135,7 +164,8 @@ private:
         const TimelineSource* source = nullptr;
         std::int64_t t0 = 0, t1 = 0;
         std::size_t pixels = 0;
-        int first_lane = 0, last_lane = -1;
+        int first_row = 0, last_row = -1;
+        unsigned rows_generation = 0;
         bool operator==(const ItemsKey&) const = default;
     };
     ItemsKey items_key_;
@@ -147,6 +177,9 @@ private:
     };
     std::vector<PendingLabel> labels_to_draw_;
     std::vector<std::vector<TimelineItem>> lane_items_;
+    std::vector<TimelineItem> summary_scratch_;
+    LaneGroups groups_;
+    int current_group_ = -1;
     std::size_t source_queries_ = 0;
     std::size_t last_frame_items_ = 0;
 

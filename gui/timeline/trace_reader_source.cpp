@@ -4,6 +4,9 @@
 
 #include "profiler/analysis/timeline_queries.h"
 
+#include "core/common/error.h"
+#include "profiler/analysis/trace_layout.h"
+
 namespace meshwork::gui {
 
 std::vector<TimelineLane> trace_lanes(const std::vector<profiler::TrackRecord>& tracks, std::vector<int>& track_of_lane) {
@@ -21,6 +24,13 @@ std::vector<TimelineLane> trace_lanes(const std::vector<profiler::TrackRecord>& 
 TraceReaderSource::TraceReaderSource(profiler::TraceReader reader) : reader_(std::move(reader)) {
     lanes_ = trace_lanes(reader_.tracks(), track_of_lane_);
     for (std::size_t l = 0; l < track_of_lane_.size(); ++l) lane_of_track_[track_of_lane_[l]] = static_cast<int>(l);
+    // A trace whose layout does not parse still opens: its lanes stay in rank order and the
+    // timeline says why they are not grouped.
+    try {
+        if (const auto layout = profiler::trace_layout(reader_)) mesh_ = layout->mesh();
+    } catch (const InputError& e) {
+        layout_error_ = e.what();
+    }
 }
 
 const TimelineLane& TraceReaderSource::lane(int index) const { return lanes_[static_cast<std::size_t>(index)]; }

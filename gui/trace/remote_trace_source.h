@@ -54,7 +54,7 @@ public:
     [[nodiscard]] const std::string& name(std::uint32_t name_id) const override;
     // The mesh of the layout the trace carries (profiler::trace_layout of the hello's run
     // info), as TraceReaderSource gives it; null when none or when it does not parse.
-    [[nodiscard]] const DeviceMesh* mesh() const { return mesh_ ? &*mesh_ : nullptr; }
+    [[nodiscard]] const DeviceMesh* mesh() const override { return mesh_ ? &*mesh_ : nullptr; }
     [[nodiscard]] const std::string& layout_error() const { return layout_error_; }
     void query(int lane, std::int64_t t0, std::int64_t t1, std::size_t pixels,
                std::vector<TimelineItem>& out) const override;
