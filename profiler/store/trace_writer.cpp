@@ -318,7 +318,7 @@ struct TraceWriter::Impl {
             builder.finish();
         }
         held_entries -= static_cast<std::int64_t>(v.size());
-        v = {};
+        std::vector<TimelineEntry>().swap(v);  // `v = {}` would keep the capacity
         summarised[id] = true;
     }
 

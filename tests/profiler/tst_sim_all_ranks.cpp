@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <set>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
