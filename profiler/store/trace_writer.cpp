@@ -131,12 +131,19 @@ struct TraceWriter::Impl {
     void open_database() {
         db = sql::Database::create(path);
         db.exec("PRAGMA page_size = 8192");
-        db.exec("PRAGMA journal_mode = WAL");
-        // NORMAL in WAL mode: commits survive a killed process; only power loss may lose the
-        // last transactions, never the file's integrity.
-        db.exec("PRAGMA synchronous = NORMAL");
+        if (options.crash_readable) {
+            db.exec("PRAGMA journal_mode = WAL");
+            // NORMAL in WAL mode: commits survive a killed process; only power loss may lose the
+            // last transactions, never the file's integrity.
+            db.exec("PRAGMA synchronous = NORMAL");
+            db.exec("PRAGMA wal_autocheckpoint = 8192");
+        } else {
+            // A temporary file renamed once complete: every page is written once, straight
+            // into the file (WAL writes each twice); finalize() syncs before the rename.
+            db.exec("PRAGMA journal_mode = OFF");
+            db.exec("PRAGMA synchronous = OFF");
+        }
         db.exec("PRAGMA cache_size = -65536");
-        db.exec("PRAGMA wal_autocheckpoint = 8192");
         db.exec("PRAGMA threads = 2");
         {
             std::string pragma = "PRAGMA application_id = " + std::to_string(kTraceApplicationId);
@@ -414,6 +421,8 @@ struct TraceWriter::Impl {
         // Leave WAL before writing the summaries: in rollback mode, pages appended to the file
         // are written once and need no journal, where WAL would write them twice.
         db.exec("PRAGMA journal_mode = DELETE");
+        // The finished file is on disk before anyone renames it into place.
+        if (!options.crash_readable) db.exec("PRAGMA synchronous = FULL");
         db.exec("BEGIN");
         db.exec(kCloseIndexSql);
         std::vector<TrackExtent> extents;

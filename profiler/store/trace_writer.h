@@ -21,6 +21,11 @@ struct TraceWriterOptions {
     std::size_t max_queued_events = std::size_t{1} << 19;
     // How long the writer thread waits for a full batch before committing what it has.
     int flush_interval_ms = 200;
+    // Write-ahead log: a process killed mid-write leaves a readable trace of everything
+    // committed (runs). False for a trace written under a temporary name and renamed once
+    // complete (TraceOutput: import-trace, merge, simulate): pages are written once, with no
+    // journal, and a killed writer leaves an unreadable temporary file, never the destination.
+    bool crash_readable = true;
 };
 
 class TraceWriter : public meshwork::TraceSink {
