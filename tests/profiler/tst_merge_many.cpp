@@ -158,6 +158,8 @@ private slots:
         // What the inputs hold: every rank, its events in the input's order, the barrier ends
         // equal once aligned.
         const TraceReader r = TraceReader::open(par);
+        QVERIFY(r.complete());
+        r.verify();  // written without a journal (a TraceOutput): every page still checks out
         std::int64_t total = 0;
         for (auto n : events_) total += n;
         QCOMPARE(r.event_count(), total);

@@ -66,16 +66,21 @@ class SimAllRanksTest : public QObject {
 private slots:
     void initTestCase() { QVERIFY(dir_.isValid()); }
 
-    void every_rank_is_a_replica_of_its_stage() {
-        const auto all = temp_path(dir_, "all.sqlite"), reps = temp_path(dir_, "reps.sqlite");
-        auto r = run_cli(QStringList{"simulate"} << layout_flags()
+private:
+    // Simulates `flags` (a 64-rank job of `stages` pipeline stages) with and without
+    // --all-ranks and checks the first against the second and the layout's mesh; `needed`:
+    // collectives the layout must show.
+    void check_all_ranks(const std::string& name, const QStringList& flags, int stages,
+                         std::initializer_list<const char*> needed) {
+        const auto all = temp_path(dir_, name + "_all.sqlite"), reps = temp_path(dir_, name + "_reps.sqlite");
+        auto r = run_cli(QStringList{"simulate"} << flags
                                                  << QStringList{"--all-ranks", "--trace",
                                                                 QString::fromStdString(all), "--json"});
         QVERIFY2(r.exit_code == 0, r.err.constData());
         const auto j = nlohmann::json::parse(r.out.toStdString());
         QCOMPARE(j["simulation"]["trace_ranks"].get<int>(), 64);
-        QCOMPARE(j["simulation"]["simulated_ranks"].get<int>(), 4);
-        r = run_cli(QStringList{"simulate"} << layout_flags() << QStringList{"--trace", QString::fromStdString(reps)});
+        QCOMPARE(j["simulation"]["simulated_ranks"].get<int>(), stages);
+        r = run_cli(QStringList{"simulate"} << flags << QStringList{"--trace", QString::fromStdString(reps)});
         QVERIFY2(r.exit_code == 0, r.err.constData());
 
         const TraceReader trace = TraceReader::open(all);
@@ -97,7 +102,7 @@ private slots:
         // representatives alone), at the same times.
         const auto all_events = events_by_rank(trace);
         const auto rep_events = events_by_rank(TraceReader::open(reps));
-        QCOMPARE(static_cast<int>(rep_events.size()), 4);
+        QCOMPARE(static_cast<int>(rep_events.size()), stages);
         QCOMPARE(static_cast<int>(all_events.size()), 64);
         std::set<int> distinct_timelines;
         for (int rank = 0; rank < 64; ++rank) {
@@ -109,27 +114,28 @@ private slots:
                      ("rank " + std::to_string(rank) + " differs from its representative " + std::to_string(rep)).c_str());
             distinct_timelines.insert(rep);
         }
-        QCOMPARE(static_cast<int>(distinct_timelines.size()), 4);
+        QCOMPARE(static_cast<int>(distinct_timelines.size()), stages);
 
         // Collectives carry the size of their group in the layout's mesh, and a payload where
         // the cost model has one (the per-block TP collectives).
         std::map<std::string, int> checked;
+        std::string first_wrong;  // the first collective whose group is not its mesh group
         trace.for_each_event([&](const TraceEvent& e) {
             if (e.kind != EventKind::Communication) return;
             const auto axis = axis_of(e.name, layout->parallel.mesh.cp);
             if (!axis) return;
             const int expected = *axis == Axis::Pp ? 2 : static_cast<int>(mesh.group_of(e.rank, *axis).size());
-            if (e.group_size != expected) {
-                QFAIL(("rank " + std::to_string(e.rank) + " " + e.name + ": group_size " +
-                       std::to_string(e.group_size) + ", mesh group " + std::to_string(expected))
-                          .c_str());
+            if (first_wrong.empty() && e.group_size != expected) {
+                first_wrong = "rank " + std::to_string(e.rank) + " " + e.name + ": group_size " +
+                              std::to_string(e.group_size) + ", mesh group " + std::to_string(expected);
             }
-            if (e.layer >= 0 && *axis == Axis::Tp && e.bytes <= 0) QFAIL(("no bytes on " + e.name).c_str());
+            if (first_wrong.empty() && e.layer >= 0 && *axis == Axis::Tp && e.bytes <= 0) {
+                first_wrong = "no bytes on " + e.name;
+            }
             ++checked[e.name.substr(0, e.name.find(')') + 1)];
         });
-        for (const char* name : {"all_gather(tp)", "reduce_scatter(tp)", "ring_exchange(cp)", "send(pp)"}) {
-            QVERIFY2(checked[name] > 0, name);
-        }
+        QVERIFY2(first_wrong.empty(), first_wrong.c_str());
+        for (const char* collective : needed) QVERIFY2(checked[collective] > 0, collective);
         QVERIFY(checked["all_reduce(dp)"] + checked["reduce_scatter(dp)"] > 0);
 
         // stats lists every rank.
@@ -138,6 +144,20 @@ private slots:
         const auto stats = nlohmann::json::parse(r.out.toStdString());
         QCOMPARE(static_cast<int>(stats["ranks"].size()), 64);
         for (int i = 0; i < 64; ++i) QCOMPARE(stats["ranks"][static_cast<std::size_t>(i)]["rank"].get<int>(), i);
+    }
+
+private slots:
+    void every_rank_is_a_replica_of_its_stage() {
+        check_all_ranks("dense", layout_flags(), 4,
+                        {"all_gather(tp)", "reduce_scatter(tp)", "ring_exchange(cp)", "send(pp)"});
+    }
+
+    // Mixtral's preset: TP2 × PP4 × DP8 with 8-way expert parallelism folded into dp.
+    void expert_parallel_ranks_are_replicas_too() {
+        check_all_ranks("moe",
+                        {QString::fromStdString(std::string(MESHWORK_RESOURCES_DIR) + "/layouts/mixtral-8x7b-h100-64.json"),
+                         "--gbs", "16"},
+                        4, {"all_to_all(ep)", "all_gather(tp)", "send(pp)"});
     }
 
     void bad_flag_combinations_exit_2_and_write_nothing() {
