@@ -22,6 +22,7 @@ Verb add_merge_verb(CLI::App& app) {
     auto mixed = std::make_shared<bool>(false);
     auto json = std::make_shared<bool>(false);
     auto ranks = std::make_shared<std::vector<int>>();
+    auto threads = std::make_shared<unsigned>(0);
     cmd->add_option("TRACES", *inputs,
                     "Meshwork traces (one or more ranks each), or per-rank PyTorch profiler (Kineto) JSON "
                     "or nsys SQLite files of one job, or folders of them")
@@ -33,6 +34,9 @@ Verb add_merge_verb(CLI::App& app) {
     cmd->add_option("--barrier", *barrier,
                     "Events whose name contains this mark the barrier used to align clocks")
         ->capture_default_str();
+    cmd->add_option("--threads", *threads,
+                    "Inputs read (and raw profiles imported) at once, each by its own reader (default: one "
+                    "per core)");
     cmd->add_flag("--allow-mixed", *mixed, "Merge even when run id, layout, world size or source differ");
     cmd->add_flag("--json", *json, "Print JSON: out, events, world_size, inputs[] (file, ranks, offset_ns, "
                                    "alignment, events, complete)");
@@ -40,9 +44,11 @@ Verb add_merge_verb(CLI::App& app) {
                 "the first file's; without barriers in every file, the files' wall-clock start times are used. "
                 "Imported profiles: their absolute timestamps when every file has them, otherwise the end of "
                 "the first common collective.\n"
+                "The inputs are read in parallel a bounded number of events ahead of the writer, which takes "
+                "them in order: memory does not grow with the number of inputs.\n"
                 "Exit codes: 0 success, 1 runtime failure, 2 bad input (a file that is not a trace, traces "
                 "of different runs, a rank in two files; the message names the file).");
-    return {cmd, [inputs, out, barrier, mixed, json, ranks]() {
+    return {cmd, [inputs, out, barrier, mixed, json, ranks, threads]() {
                 const auto files = profiler::expand_trace_inputs(*inputs);
                 for (const auto& in : files) {
                     if (in == *out) throw InputError(*out, "--out", "is also an input");
@@ -52,6 +58,8 @@ Verb add_merge_verb(CLI::App& app) {
                 options.merge.barrier_name = *barrier;
                 options.merge.allow_mixed = *mixed;
                 options.ranks = *ranks;
+                options.threads = *threads;
+                options.merge.threads = *threads;
                 const auto r = profiler::import_trace_files(files, output.writer(), options).merge;
                 output.commit();
                 if (*json) {

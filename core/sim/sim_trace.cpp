@@ -11,27 +11,42 @@ namespace {
 
 std::int64_t to_ns(double s) { return static_cast<std::int64_t>(std::llround(std::max(0.0, s) * 1e9)); }
 
+// The lanes of one stage's timeline, as slots into StageTimeline::tracks (-1: the layout has
+// no such lane).
 struct Tracks {
     int compute = -1, tp = -1, ep = -1, cp = -1, pp = -1, dp = -1, host = -1, host_wait = -1;
 };
 
+// One stage's timeline, built once: its lanes (rank left out) and its events, whose `track`
+// is a slot of `tracks` until written for a rank.
+struct StageTimeline {
+    std::vector<TrackInfo> tracks;
+    std::vector<TraceEvent> events;
+};
+
 class Writer {
 public:
-    Writer(TraceSink& sink, const TraceInput& in) : sink_(sink), in_(in) {}
+    explicit Writer(const TraceInput& in) : in_(in) {}
 
-    Tracks add_tracks(int rank) {
+    // Starts the timeline of a new stage and returns its lanes.
+    Tracks begin_stage(StageTimeline& stage) {
+        stage_ = &stage;
+        last_end_.clear();
         const auto& c = *in_.costs;
+        auto lane = [&](TrackKind kind, int index, const char* name) {
+            stage.tracks.push_back({0, kind, index, name});
+            return static_cast<int>(stage.tracks.size()) - 1;
+        };
         Tracks t;
-        t.compute = sink_.add_track({rank, TrackKind::ComputeStream, 0, "compute"});
+        t.compute = lane(TrackKind::ComputeStream, 0, "compute");
         int comm = 0;
-        if (c.tp > 1) t.tp = sink_.add_track({rank, TrackKind::CommStream, comm++, "comm:tp"});
-        if (c.ep > 1 || c.etp > 1) t.ep = sink_.add_track({rank, TrackKind::CommStream, comm++, "comm:ep"});
-        if (c.cp > 1) t.cp = sink_.add_track({rank, TrackKind::CommStream, comm++, "comm:cp"});
-        if (c.pp > 1) t.pp = sink_.add_track({rank, TrackKind::CommStream, comm++, "comm:pp"});
-        if (c.dp > 1 || c.cp > 1 || c.edp > 1) t.dp = sink_.add_track({rank, TrackKind::CommStream, comm++, "comm:dp"});
-        if (in_.host_sharing_s > 0)
-            t.host_wait = sink_.add_track({rank, TrackKind::CommStream, comm++, "comm:host sharing"});
-        t.host = sink_.add_track({rank, TrackKind::Host, 0, "host"});
+        if (c.tp > 1) t.tp = lane(TrackKind::CommStream, comm++, "comm:tp");
+        if (c.ep > 1 || c.etp > 1) t.ep = lane(TrackKind::CommStream, comm++, "comm:ep");
+        if (c.cp > 1) t.cp = lane(TrackKind::CommStream, comm++, "comm:cp");
+        if (c.pp > 1) t.pp = lane(TrackKind::CommStream, comm++, "comm:pp");
+        if (c.dp > 1 || c.cp > 1 || c.edp > 1) t.dp = lane(TrackKind::CommStream, comm++, "comm:dp");
+        if (in_.host_sharing_s > 0) t.host_wait = lane(TrackKind::CommStream, comm++, "comm:host sharing");
+        t.host = lane(TrackKind::Host, 0, "host");
         return t;
     }
 
@@ -39,7 +54,7 @@ public:
     void span(int rank, int track, EventKind kind, const std::string& name, double& cursor, double dur,
               double bytes, double flops, int mb, int layer, int group) {
         if (track < 0 || !(dur > 0)) return;
-        TraceEvent e;
+        TraceEvent& e = stage_->events.emplace_back();
         e.rank = rank;
         e.track = track;
         e.kind = kind;
@@ -53,8 +68,6 @@ public:
         e.layer = layer;
         e.group_size = group;
         e.correlation_id = ++correlation_;
-        sink_.add_event(e);
-        ++count_;
         cursor += dur;
     }
 
@@ -177,26 +190,47 @@ public:
         span(rank, track, EventKind::Communication, name, at, dur, bytes, 0, mb, layer, group);
     }
 
-    [[nodiscard]] std::int64_t count() const { return count_; }
-
 private:
-    TraceSink& sink_;
     const TraceInput& in_;
-    std::int64_t count_ = 0;
+    StageTimeline* stage_ = nullptr;
     std::int64_t correlation_ = 0;
-    std::vector<double> last_end_;  // per track: end of the last overlapped collective
+    std::vector<double> last_end_;  // per lane of the stage: end of the last overlapped collective
 };
+
+// Writes `stage` as the timeline of `rank`: its lanes, then its events on them. Correlation
+// ids stay those of the stage's events: a replica's event and its representative's are the
+// same simulated operation. Returns the events written.
+std::int64_t write_stage(const StageTimeline& stage, int rank, TraceSink& sink) {
+    std::vector<int> ids;
+    ids.reserve(stage.tracks.size());
+    for (TrackInfo t : stage.tracks) {
+        t.rank = rank;
+        ids.push_back(sink.add_track(t));
+    }
+    TraceEvent copy;
+    for (const TraceEvent& e : stage.events) {
+        copy = e;
+        copy.rank = rank;
+        copy.track = ids[static_cast<std::size_t>(e.track)];
+        sink.add_event(copy);
+    }
+    // The rank is written: a trace writer summarises its lanes now instead of holding a copy
+    // of every rank's events until close.
+    for (int id : ids) sink.finish_track(id);
+    return static_cast<std::int64_t>(stage.events.size());
+}
 
 }  // namespace
 
 std::int64_t write_sim_trace(const TraceInput& in, TraceSink& sink) {
-    Writer w(sink, in);
+    Writer w(in);
     const auto& c = *in.costs;
     const auto& s = *in.schedule;
     const auto& run = *in.run;
+    std::vector<StageTimeline> stages(static_cast<std::size_t>(c.pp));
     for (int r = 0; r < c.pp; ++r) {
         const int rank = in.global_rank[static_cast<std::size_t>(r)];
-        const Tracks t = w.add_tracks(rank);
+        const Tracks t = w.begin_stage(stages[static_cast<std::size_t>(r)]);
         double at = 0;
         w.span(rank, t.host, EventKind::Marker, "step 0", at, in.step_s, 0, 0, -1, -1, 0);
         const auto& ops = s.ops[static_cast<std::size_t>(r)];
@@ -230,7 +264,17 @@ std::int64_t write_sim_trace(const TraceInput& in, TraceSink& sink) {
                    in.step_s - wait_at, 0, 0, -1, -1, 0);
         }
     }
-    return w.count();
+    std::int64_t written = 0;
+    if (in.stage_of_rank.empty()) {
+        for (int r = 0; r < c.pp; ++r) {
+            written += write_stage(stages[static_cast<std::size_t>(r)], in.global_rank[static_cast<std::size_t>(r)], sink);
+        }
+    } else {
+        for (std::size_t rank = 0; rank < in.stage_of_rank.size(); ++rank) {
+            written += write_stage(stages.at(static_cast<std::size_t>(in.stage_of_rank[rank])), static_cast<int>(rank), sink);
+        }
+    }
+    return written;
 }
 
 }  // namespace meshwork::sim

@@ -1,7 +1,10 @@
 // Writes the simulated step as trace events: every pass split into its layers (attention,
 // MLP/MoE, their collectives), stage-to-stage sends, the gradient reduction and the
-// optimizer step, on tracks per representative rank (compute, comm:tp, comm:ep, comm:cp,
-// comm:pp, comm:dp, host).
+// optimizer step, on tracks per rank (compute, comm:tp, comm:ep, comm:cp, comm:pp, comm:dp,
+// host). Each stage's timeline is built once, for its representative rank; with every rank
+// requested, the ranks of a stage (same pp coordinate) replay it: the same events at the
+// same times on tracks of their own, so the writing, not the simulation, grows with the
+// world size.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +34,9 @@ struct TraceInput {
     const std::vector<double>* zero_bwd_s = nullptr;
     const std::vector<RankTail>* tails = nullptr;
     std::vector<int> global_rank;                     // representative rank of each stage
+    // Every rank of the job, in rank order: the stage (pp coordinate) whose timeline it
+    // replays. Empty: only the representative ranks are written.
+    std::vector<int> stage_of_rank;
     double step_s = 0;
     // Waiting for a shared host core (Estimate's TimeBreakdown::host_sharing_s): written as
     // a communication event at the end of each rank's step, where a measured CPU run shows

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "core/cost/cost_model.h"
@@ -175,11 +176,22 @@ std::size_t simulation_bytes(const PipelineSchedule& schedule, const PipelineRun
            tails.capacity() * sizeof(RankTail) + e.stages.capacity() * sizeof(StageMemory);
 }
 
+// "h100-sxm node 3 gpu 5": the device of `rank` in the layout's cluster (ranks fill the
+// nodes in order, DeviceMesh::node_of).
+std::string device_of(const Layout& layout, const DeviceMesh& mesh, int rank) {
+    return layout.cluster.gpu.kind + " node " + std::to_string(mesh.node_of(rank)) + " gpu " +
+           std::to_string(mesh.local_gpu_of(rank));
+}
+
 std::int64_t write_trace(const Layout& layout, const CostModel& model, const LayoutCosts& c,
                          const PipelineSchedule& schedule, const PipelineRun& run, const ChunkTimes& ct,
-                         const std::vector<RankTail>& tails, const Estimate& e, TraceSink& sink) {
+                         const std::vector<RankTail>& tails, const Estimate& e, bool all_ranks, TraceSink& sink,
+                         int& ranks_written) {
     TraceRunInfo info = layout_run_info(layout, "meshwork-sim", "simulated");
     info.extra["representative_ranks"] = "one per pipeline stage (tp = cp = dp = ep = 0)";
+    if (all_ranks) {
+        info.extra["replicated_ranks"] = "every rank: the ranks of a pipeline stage replay its representative's timeline";
+    }
     info.extra["step_time_s"] = std::to_string(e.step_time_s);
     // The cores of the simulated host, as a CPU run records the cores of its host.
     if (layout.cluster.host_cores > 0) info.extra["host_cores"] = std::to_string(layout.cluster.host_cores);
@@ -196,14 +208,29 @@ std::int64_t write_trace(const Layout& layout, const CostModel& model, const Lay
     in.tails = &tails;
     in.step_s = e.step_time_s;
     in.host_sharing_s = e.time.host_sharing_s;
-    const int pp_stride = mesh_strides(layout.parallel.mesh).value_or(MeshStrides{}).pp;
-    for (int r = 0; r < c.pp; ++r) in.global_rank.push_back(r * pp_stride);
+    const DeviceMesh mesh = layout.mesh();
+    for (int r = 0; r < c.pp; ++r) {
+        RankCoords first_of_stage;  // tp = cp = dp = 0
+        first_of_stage.pp = r;
+        in.global_rank.push_back(mesh.rank_of(first_of_stage));
+    }
+    if (all_ranks) {
+        in.stage_of_rank.resize(static_cast<std::size_t>(mesh.world_size()));
+        for (int rank = 0; rank < mesh.world_size(); ++rank) {
+            in.stage_of_rank[static_cast<std::size_t>(rank)] = mesh.coords(rank).pp;
+            sink.set_rank_info(rank, device_of(layout, mesh, rank), 0);
+        }
+        ranks_written = mesh.world_size();
+    } else {
+        for (int rank : in.global_rank) sink.set_rank_info(rank, device_of(layout, mesh, rank), 0);
+        ranks_written = c.pp;
+    }
     return write_sim_trace(in, sink);
 }
 
 }  // namespace
 
-SimulationResult simulate_layout(const Layout& layout, TraceSink* sink) {
+SimulationResult simulate_layout(const Layout& layout, TraceSink* sink, const SimulationOptions& options) {
     require_valid_layout(layout, layout.name.empty() ? std::string("<layout>") : layout.name);
     const CostModel model(layout);
     SimulationResult res;
@@ -231,7 +258,8 @@ SimulationResult simulate_layout(const Layout& layout, TraceSink* sink) {
     res.sim_events = run.events;
     res.memory_bytes = simulation_bytes(schedule, run, ct, tails, e);
     if (sink != nullptr) {
-        res.trace_events = write_trace(layout, model, c, schedule, run, ct, tails, e, *sink);
+        res.trace_events =
+            write_trace(layout, model, c, schedule, run, ct, tails, e, options.all_ranks, *sink, res.trace_ranks);
     }
     return res;
 }

@@ -17,14 +17,23 @@ struct SimulationResult {
     // model with the schedule's in-flight counts.
     Estimate estimate;
     int simulated_ranks = 0;        // one representative rank per pipeline stage
+    int trace_ranks = 0;            // ranks written to the sink (0 without one)
     std::int64_t sim_events = 0;    // events the discrete-event simulation processed
     std::int64_t trace_events = 0;  // events written to the sink
     std::size_t memory_bytes = 0;   // memory the simulation state took
 };
 
+struct SimulationOptions {
+    // Write every rank of the job, not only one representative rank per pipeline stage:
+    // the ranks of a stage (same pp coordinate) replay its representative's timeline, so
+    // the simulation costs the same and the writing grows with the world size.
+    bool all_ranks = false;
+};
+
 // Validates the layout (InputError when invalid), simulates one step and, when `sink` is
-// not null, writes the predicted timeline of every representative rank to it (the sink
-// is not closed: the caller owns it).
-SimulationResult simulate_layout(const Layout& layout, TraceSink* sink = nullptr);
+// not null, writes the predicted timeline of every representative rank (or every rank) to
+// it, with each rank's device (the sink is not closed: the caller owns it).
+SimulationResult simulate_layout(const Layout& layout, TraceSink* sink = nullptr,
+                                 const SimulationOptions& options = {});
 
 }  // namespace meshwork

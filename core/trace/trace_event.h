@@ -82,6 +82,12 @@ public:
     // A counter sample (e.g. device memory in use) on a track.
     virtual void add_counter(int rank, int track, const std::string& name, std::int64_t time_ns,
                              double value) = 0;
+    // The device a rank ran on (the ranks table of a trace) and the offset added to its
+    // timestamps when merged. Sinks that keep no ranks table ignore it.
+    virtual void set_rank_info(int /*rank*/, const std::string& /*device*/, std::int64_t /*clock_offset_ns*/) {}
+    // The producer adds no more events to `track`: a sink may finalise what it holds for it
+    // (the trace writer builds the track's summaries and frees their memory).
+    virtual void finish_track(int /*track*/) {}
     // Flushes and finalises (indexes, summaries). No events may follow.
     virtual void close() = 0;
 };

@@ -215,6 +215,7 @@ ImportManyResult import_trace_files(const std::vector<std::string>& inputs, Trac
     result.files.resize(inputs.size());
     const PerFile per = import_each(inputs, options, temp, result);
     MergeOptions merge = options.merge;
+    if (merge.threads == 0) merge.threads = options.threads;
     merge.rank_override = assign_ranks(inputs, options, per, result);
     merge.allow_mixed = merge.allow_mixed || inputs.size() == 1;
     result.merge = merge_naming_inputs(inputs, per, out, merge);

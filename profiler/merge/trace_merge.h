@@ -7,6 +7,13 @@
 //   first file's first collective kind) are made equal.
 // Traces of different runs (run id, layout, world size or source differ) and overlapping
 // ranks are refused.
+//
+// Scale: every input is read by a reader of its own on one of `threads` threads (a
+// TraceReader serves one thread), first for its metadata and clock anchor, then for its
+// events a bounded number of chunks ahead of the writer; the output receives the inputs one
+// after another, in order, each rank's tracks finished as soon as its file is written. Memory
+// stays bounded by the read-ahead and the largest input's tracks, whatever the number of
+// inputs; the output is the same as reading the files one by one.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +29,7 @@ struct MergeOptions {
     std::string barrier_name = "barrier";  // an event whose name contains this marks the barrier
     bool allow_mixed = false;              // skip the same-run checks
     std::vector<int> rank_override;        // per input: -1 keeps its ranks, else its one rank becomes this
+    unsigned threads = 0;                  // inputs read at once; 0: one per core
 };
 
 struct MergeInputReport {

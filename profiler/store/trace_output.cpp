@@ -20,7 +20,9 @@ void remove_quietly(const std::string& path) {
 
 TraceOutput::TraceOutput(std::string final_path)
     : final_path_(std::move(final_path)), temp_path_(temp_name(final_path_)) {
-    writer_ = TraceWriter::create(temp_path_);
+    TraceWriterOptions options;
+    options.crash_readable = false;  // never the destination until complete: no need for a journal
+    writer_ = TraceWriter::create(temp_path_, options);
 }
 
 TraceOutput::~TraceOutput() {

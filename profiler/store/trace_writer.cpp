@@ -52,6 +52,7 @@ struct Batch {
     std::vector<CounterSample> counters;
     std::vector<TrackRecord> tracks;
     std::vector<RankInfo> ranks;
+    std::vector<int> finished_tracks;  // after this batch's events: no more events on these
 };
 
 std::string insert_events_sql(int rows) {
@@ -73,8 +74,9 @@ struct TimelineEntry {
     std::uint32_t name_kind;  // name_id << 3 | kind
 };
 
-// Above this many events the copies above would cost too much memory; close() then reads
-// the events back through SQLite's external sorter instead (slower, bounded memory).
+// Above this many events held (of tracks not yet finished) the copies above would cost too
+// much memory; close() then reads the events back through SQLite's external sorter instead
+// (slower, bounded memory). Finished tracks are summarised at once and hold nothing.
 constexpr std::int64_t kMaxInMemoryEvents = std::int64_t{24} << 20;
 
 // Per-track figures kept while writing, stored in tracks at close.
@@ -105,6 +107,7 @@ struct TraceWriter::Impl {
     bool writer_failed = false;
     int next_track_id = 0;
     std::vector<int> track_ranks;  // rank of each track id, to validate events
+    std::vector<bool> track_finished;  // by track id: finish_track() was called
     bool run_info_dirty = false;
     TraceRunInfo run_info;
     std::int64_t dropped = 0;
@@ -118,6 +121,8 @@ struct TraceWriter::Impl {
     std::unordered_map<std::string, std::int64_t> string_ids;
     std::vector<TrackStats> stats;
     std::vector<std::vector<TimelineEntry>> entries;  // per track
+    std::vector<bool> summarised;                     // per track: summaries written (finished)
+    std::int64_t held_entries = 0;                    // summed size of entries
     bool in_memory = true;
     std::exception_ptr error;
     std::thread thread;
@@ -126,12 +131,19 @@ struct TraceWriter::Impl {
     void open_database() {
         db = sql::Database::create(path);
         db.exec("PRAGMA page_size = 8192");
-        db.exec("PRAGMA journal_mode = WAL");
-        // NORMAL in WAL mode: commits survive a killed process; only power loss may lose the
-        // last transactions, never the file's integrity.
-        db.exec("PRAGMA synchronous = NORMAL");
+        if (options.crash_readable) {
+            db.exec("PRAGMA journal_mode = WAL");
+            // NORMAL in WAL mode: commits survive a killed process; only power loss may lose the
+            // last transactions, never the file's integrity.
+            db.exec("PRAGMA synchronous = NORMAL");
+            db.exec("PRAGMA wal_autocheckpoint = 8192");
+        } else {
+            // A temporary file renamed once complete: every page is written once, straight
+            // into the file (WAL writes each twice); finalize() syncs before the rename.
+            db.exec("PRAGMA journal_mode = OFF");
+            db.exec("PRAGMA synchronous = OFF");
+        }
         db.exec("PRAGMA cache_size = -65536");
-        db.exec("PRAGMA wal_autocheckpoint = 8192");
         db.exec("PRAGMA threads = 2");
         {
             std::string pragma = "PRAGMA application_id = " + std::to_string(kTraceApplicationId);
@@ -196,11 +208,15 @@ struct TraceWriter::Impl {
 
     void remember(const TraceEvent& e, std::int64_t name_id) {
         if (!in_memory) return;
-        if (total_events > kMaxInMemoryEvents || name_id >= (std::int64_t{1} << 29)) {
+        // event_id is kept in 32 bits and name_kind holds the name in 29.
+        if (held_entries >= kMaxInMemoryEvents || total_events >= (std::int64_t{1} << 32) ||
+            name_id >= (std::int64_t{1} << 29)) {
             in_memory = false;
             entries = {};
+            held_entries = 0;
             return;
         }
+        ++held_entries;
         auto& v = entries[static_cast<std::size_t>(e.track)];
         v.push_back({e.start_ns, e.end_ns, static_cast<std::uint32_t>(total_events),
                      static_cast<std::uint32_t>(name_id << 3 | static_cast<int>(e.kind))});
@@ -243,6 +259,7 @@ struct TraceWriter::Impl {
                 if (stats.size() <= static_cast<std::size_t>(t.id)) {
                     stats.resize(static_cast<std::size_t>(t.id) + 1);
                     entries.resize(stats.size());
+                    summarised.resize(stats.size(), false);
                 }
                 // A rank row for every rank with a track; device info set explicitly wins.
                 ensure_rank.bind(1, t.info.rank);
@@ -285,8 +302,39 @@ struct TraceWriter::Impl {
                 insert_counter.step();
                 insert_counter.reset();
             }
+            for (int id : b.finished_tracks) summarise_finished(id);
         }
         db.exec("COMMIT");
+    }
+
+    // Builds the timeline and level-of-detail chunks of one track from its copies in memory
+    // and frees them. Tracks without events get none, as at close.
+    void summarise(std::size_t id) {
+        auto& v = entries[id];
+        if (!v.empty()) {
+            const auto by_start = [](const TimelineEntry& a, const TimelineEntry& b) {
+                return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.event_id < b.event_id;
+            };
+            // Streams arrive in order; only host ranges (recorded at their end) need sorting.
+            if (!std::is_sorted(v.begin(), v.end(), by_start)) std::sort(v.begin(), v.end(), by_start);
+            const auto& st = stats[id];
+            TrackSummaryBuilder builder(db, {static_cast<int>(id), st.count, st.start_ns, st.end_ns});
+            for (const auto& e : v) {
+                builder.add(e.start_ns, e.end_ns, static_cast<int>(e.name_kind & 7), e.name_kind >> 3, e.event_id);
+            }
+            builder.finish();
+        }
+        held_entries -= static_cast<std::int64_t>(v.size());
+        std::vector<TimelineEntry>().swap(v);  // `v = {}` would keep the capacity
+        summarised[id] = true;
+    }
+
+    // A finished track is summarised now, while its copies are in memory; once the writer has
+    // left memory, close() summarises it from the events table with the others.
+    void summarise_finished(int track) {
+        const auto id = static_cast<std::size_t>(track);
+        if (!in_memory || id >= entries.size() || summarised[id]) return;
+        summarise(id);
     }
 
     void run() {
@@ -304,7 +352,7 @@ struct TraceWriter::Impl {
                 }
                 // Take the partial batch too: that is what bounds the time between commits.
                 if (!current.events.empty() || !current.counters.empty() ||
-                    !current.tracks.empty() || !current.ranks.empty()) {
+                    !current.tracks.empty() || !current.ranks.empty() || !current.finished_tracks.empty()) {
                     taken.push_back(std::move(current));
                     current = Batch{};
                 }
@@ -373,6 +421,8 @@ struct TraceWriter::Impl {
         // Leave WAL before writing the summaries: in rollback mode, pages appended to the file
         // are written once and need no journal, where WAL would write them twice.
         db.exec("PRAGMA journal_mode = DELETE");
+        // The finished file is on disk before anyone renames it into place.
+        if (!options.crash_readable) db.exec("PRAGMA synchronous = FULL");
         db.exec("BEGIN");
         db.exec(kCloseIndexSql);
         std::vector<TrackExtent> extents;
@@ -395,24 +445,15 @@ struct TraceWriter::Impl {
             update.reset();
             extents.push_back({static_cast<int>(id), s.count, s.start_ns, s.end_ns});
         }
+        bool left_to_scan = false;  // tracks with events and no summaries yet
+        for (std::size_t id = 0; id < stats.size(); ++id) {
+            left_to_scan = left_to_scan || (stats[id].count > 0 && !summarised[id]);
+        }
         if (in_memory) {
             for (std::size_t id = 0; id < entries.size(); ++id) {
-                auto& v = entries[id];
-                if (v.empty()) continue;
-                const auto by_start = [](const TimelineEntry& a, const TimelineEntry& b) {
-                    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.event_id < b.event_id;
-                };
-                // Streams arrive in order; only host ranges (recorded at their end) need sorting.
-                if (!std::is_sorted(v.begin(), v.end(), by_start)) std::sort(v.begin(), v.end(), by_start);
-                TrackSummaryBuilder builder(db, extents[id]);
-                for (const auto& e : v) {
-                    builder.add(e.start_ns, e.end_ns, static_cast<int>(e.name_kind & 7), e.name_kind >> 3,
-                                e.event_id);
-                }
-                builder.finish();
-                v = {};
+                if (!summarised[id]) summarise(id);
             }
-        } else {
+        } else if (left_to_scan) {
             sql::Statement scan(db,
                                 "SELECT track, start_ns, end_ns, kind, name_id, id FROM events "
                                 "ORDER BY track, start_ns, id");
@@ -420,6 +461,7 @@ struct TraceWriter::Impl {
             std::int64_t current_track = -1;
             while (scan.step()) {
                 const std::int64_t track = scan.int64(0);
+                if (summarised[static_cast<std::size_t>(track)]) continue;
                 if (track != current_track) {
                     if (builder) builder->finish();
                     builder = std::make_unique<TrackSummaryBuilder>(db, extents[static_cast<std::size_t>(track)]);
@@ -479,8 +521,21 @@ int TraceWriter::add_track(const TrackInfo& track) {
     if (impl_->closing) throw RuntimeError(impl_->path + ": add_track after close");
     const int id = impl_->next_track_id++;
     impl_->track_ranks.push_back(track.rank);
+    impl_->track_finished.push_back(false);
     impl_->current.tracks.push_back({id, track});
     return id;
+}
+
+void TraceWriter::finish_track(int track) {
+    std::lock_guard lock(impl_->mutex);
+    if (impl_->closing) throw RuntimeError(impl_->path + ": finish_track after close");
+    if (track < 0 || track >= impl_->next_track_id) {
+        throw RuntimeError(impl_->path + ": finish_track of track " + std::to_string(track) +
+                           ", which add_track never returned");
+    }
+    if (impl_->track_finished[static_cast<std::size_t>(track)]) return;
+    impl_->track_finished[static_cast<std::size_t>(track)] = true;
+    impl_->current.finished_tracks.push_back(track);
 }
 
 void TraceWriter::set_rank_info(int rank, const std::string& device, std::int64_t clock_offset_ns) {
@@ -494,6 +549,10 @@ void TraceWriter::add_event(const TraceEvent& event) {
     if (event.track < 0 || event.track >= impl_->next_track_id) {
         throw RuntimeError(impl_->path + ": event \"" + event.name + "\" names track " +
                            std::to_string(event.track) + ", which add_track never returned");
+    }
+    if (impl_->track_finished[static_cast<std::size_t>(event.track)]) {
+        throw RuntimeError(impl_->path + ": event \"" + event.name + "\" on track " +
+                           std::to_string(event.track) + " after finish_track");
     }
     if (!impl_->make_room(lock)) {
         ++impl_->dropped;
@@ -536,7 +595,8 @@ void TraceWriter::flush() {
     if (impl_->closing) return;
     // Hand the partial batch over, then wait until the writer has committed past it.
     if (!impl_->current.events.empty() || !impl_->current.counters.empty() ||
-        !impl_->current.tracks.empty() || !impl_->current.ranks.empty()) {
+        !impl_->current.tracks.empty() || !impl_->current.ranks.empty() ||
+        !impl_->current.finished_tracks.empty()) {
         impl_->queue.push_back(std::move(impl_->current));
         impl_->current = Batch{};
     }

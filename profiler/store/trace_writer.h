@@ -21,6 +21,11 @@ struct TraceWriterOptions {
     std::size_t max_queued_events = std::size_t{1} << 19;
     // How long the writer thread waits for a full batch before committing what it has.
     int flush_interval_ms = 200;
+    // Write-ahead log: a process killed mid-write leaves a readable trace of everything
+    // committed (runs). False for a trace written under a temporary name and renamed once
+    // complete (TraceOutput: import-trace, merge, simulate): pages are written once, with no
+    // journal, and a killed writer leaves an unreadable temporary file, never the destination.
+    bool crash_readable = true;
 };
 
 class TraceWriter : public meshwork::TraceSink {
@@ -47,7 +52,13 @@ public:
     void flush();
 
     // Per-rank device name and the offset that was added to its timestamps (merge).
-    void set_rank_info(int rank, const std::string& device, std::int64_t clock_offset_ns);
+    void set_rank_info(int rank, const std::string& device, std::int64_t clock_offset_ns) override;
+    // No more events on `track`: its timeline and level-of-detail chunks are built now (by the
+    // writer thread, after the events added before this call) and its in-memory copy of the
+    // events freed, so a producer that writes track after track (merge, the simulator's
+    // replicas) holds one track's copy rather than the whole trace's. add_event on it
+    // afterwards throws RuntimeError.
+    void finish_track(int track) override;
     [[nodiscard]] std::int64_t dropped_events() const;
     [[nodiscard]] const std::string& path() const;
 

@@ -275,6 +275,61 @@ private slots:
         w->close();
     }
 
+    // finish_track (merge, simulate --all-ranks): the track's summaries are built before
+    // close, from the same events, so every window query answers as if built at close; the
+    // track takes no events after.
+    void finished_tracks_read_as_closed_ones() {
+        int late_refused = 0;
+        auto write = [&](const std::string& name, bool finish) {
+            const std::string path = temp_path(dir_, name);
+            auto w = TraceWriter::create(path);
+            for (int rank = 0; rank < 3; ++rank) {
+                const int c = w->add_track({rank, TrackKind::ComputeStream, 0, "compute"});
+                const int h = w->add_track({rank, TrackKind::Host, 0, "host"});
+                // Host ranges arrive at their end, out of start order: the summary sorts them.
+                for (int i = 0; i < 5000; ++i) {
+                    w->add_event(make_event(c, EventKind::Compute, "k" + std::to_string(i % 3), i * 100, i * 100 + 60));
+                    if (i % 10 == 9) w->add_event(make_event(h, EventKind::Marker, "step", (i - 9) * 100, i * 100 + 60));
+                }
+                if (finish) {
+                    w->finish_track(c);
+                    w->finish_track(h);
+                    try {
+                        w->add_event(make_event(c, EventKind::Compute, "late", 0, 1));
+                    } catch (const RuntimeError&) {
+                        ++late_refused;
+                    }
+                }
+            }
+            w->close();
+            return path;
+        };
+        const auto a = TraceReader::open(write("closed.sqlite", false));
+        const auto b = TraceReader::open(write("finished.sqlite", true));
+        QCOMPARE(late_refused, 3);
+        QVERIFY(b.complete());
+        QCOMPARE(a.event_count(), b.event_count());
+        QCOMPARE(a.tracks().size(), b.tracks().size());
+        for (std::size_t t = 0; t < a.tracks().size(); ++t) {
+            QCOMPARE(b.tracks()[t].lod_base_level, a.tracks()[t].lod_base_level);
+            QVERIFY(b.tracks()[t].lod_base_level >= 0);
+            for (std::size_t n : {std::size_t{5}, std::size_t{300}, std::size_t{4000}}) {
+                for (const auto& [t0, t1] : {std::pair<std::int64_t, std::int64_t>{0, 500000}, {120000, 130000}}) {
+                    const auto wa = a.window(static_cast<int>(t), t0, t1, n);
+                    const auto wb = b.window(static_cast<int>(t), t0, t1, n);
+                    QCOMPARE(wb.size(), wa.size());
+                    for (std::size_t k = 0; k < wa.size(); ++k) {
+                        QCOMPARE(wb[k].start_ns, wa[k].start_ns);
+                        QCOMPARE(wb[k].end_ns, wa[k].end_ns);
+                        QCOMPARE(wb[k].count, wa[k].count);
+                        QCOMPARE(wb[k].busy_ns, wa[k].busy_ns);
+                        QCOMPARE(wb[k].event_id, wa[k].event_id);
+                    }
+                }
+            }
+        }
+    }
+
     void refuses_bad_files() {
         const auto text = temp_path(dir_, "text.sqlite");
         std::ofstream(text) << "hello, not a database\n";
