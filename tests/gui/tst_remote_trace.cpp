@@ -12,11 +12,15 @@
 
 #include "gui/mainwindow/main_window.h"
 #include "gui/mainwindow/trace_menu.h"
+#include "gui/ranks/rank_overview.h"
+#include "gui/ranks/rank_overview_data.h"
+#include "gui/ranks/rank_overview_panel.h"
 #include "gui/timeline/timeline_panel.h"
 #include "gui/timeline/timeline_view.h"
 #include "gui/timeline/trace_reader_source.h"
 #include "gui/trace/remote_trace_source.h"
 #include "gui/trace/trace_cache.h"
+#include "profiler/analysis/rank_steps.h"
 #include "profiler/analysis/trace_layout.h"
 #include "tests/gui/trace_files.h"
 
@@ -141,6 +145,47 @@ private slots:
         QCOMPARE(remote->mesh()->world_size(), mesh.world_size());
         for (int r = 0; r < mesh.world_size(); ++r) QVERIFY(remote->mesh()->coords(r) == mesh.coords(r));
         QCOMPARE(remote->lane_count(), local.lane_count());
+    }
+
+    void remote_rank_overview_is_computed_where_the_trace_lies() {
+        // The Ranks tab of a host:path trace asks serve-trace for the matrix: the same figures
+        // and the same mesh grouping as the local file gives.
+        const QString sim = dir_.filePath("sim-ranks.sqlite");
+        QProcess cli;
+        cli.start(MESHWORK_CLI_PATH, {"simulate", QString(MESHWORK_RESOURCES_DIR) + "/layouts/tiny-cpu.json",
+                                      "--all-ranks", "--trace", sim});
+        QVERIFY(cli.waitForFinished(120000));
+        QCOMPARE(cli.exitCode(), 0);
+        const auto reader = profiler::TraceReader::open(sim.toStdString());
+        const profiler::RankStepMatrix want = profiler::compute_rank_steps(reader);
+        QVERIFY(want.ranks.size() > 1);
+
+        MainWindow w;
+        QSignalSpy opened(&w, &MainWindow::trace_opened);
+        QSignalSpy ready(&w, &MainWindow::rank_overview_ready);
+        QSignalSpy failed(&w, &MainWindow::rank_overview_failed);
+        w.open_trace("node01:" + sim);
+        QVERIFY(opened.wait(20000));
+        w.show_view(MainWindow::View::Ranks);
+        QVERIFY(ready.wait(30000));
+        QCOMPARE(failed.count(), 0);
+        const RankOverviewData* got = w.rank_overview()->overview()->data();
+        QVERIFY(got);
+        QVERIFY(got->layout_error.isEmpty());
+        QCOMPARE(got->matrix.ranks, want.ranks);
+        QCOMPARE(got->matrix.steps, want.steps);
+        QCOMPARE(got->matrix.cells.size(), want.cells.size());
+        for (std::size_t i = 0; i < want.cells.size(); ++i) {
+            QCOMPARE(got->matrix.cells[i].step_s, want.cells[i].step_s);
+            QCOMPARE(got->matrix.cells[i].exposed_comm_s, want.cells[i].exposed_comm_s);
+            QCOMPARE(got->matrix.cells[i].waited_for_rank, want.cells[i].waited_for_rank);
+        }
+        // Grouped by the layout's mesh, as a local trace is.
+        const auto layout = profiler::trace_layout(reader);
+        QVERIFY(layout);
+        const DeviceMesh mesh = layout->mesh();
+        const RankOverviewData local = make_rank_overview_data(want, &mesh, "local");
+        QCOMPARE(got->matrix_row, local.matrix_row);
     }
 
     void session_that_dies_shows_an_error_and_the_window_keeps_working() {
