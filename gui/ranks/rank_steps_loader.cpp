@@ -2,7 +2,6 @@
 
 #include <QFileInfo>
 
-#include "core/common/error.h"
 #include "gui/trace/remote_trace_source.h"
 #include "profiler/analysis/trace_layout.h"
 
@@ -41,18 +40,12 @@ void RankStepsLoader::load(const QString& path) {
             job.post([this] { phase_ = tr("Grouping ranks by mesh coordinates…"); });
             job.progress(kGrouping, kPhases);
             // A layout that does not parse leaves the ranks in rank order, and says why.
-            std::optional<DeviceMesh> mesh;
-            QString layout_error;
-            try {
-                const auto layout = served ? profiler::trace_layout(path.toStdString(), client->summary().run_info)
-                                           : profiler::trace_layout(*reader);
-                if (layout) mesh = layout->mesh();
-            } catch (const InputError& e) {
-                layout_error = QString::fromStdString(e.what());
-            }
-            auto data = std::make_shared<RankOverviewData>(make_rank_overview_data(
-                std::move(matrix), mesh ? &*mesh : nullptr, QFileInfo(path).fileName()));
-            data->layout_error = layout_error;
+            const profiler::TraceMesh mesh =
+                served ? profiler::trace_mesh(path.toStdString(), client->summary().run_info)
+                       : profiler::trace_mesh(reader->path(), reader->run_info());
+            auto data = std::make_shared<RankOverviewData>(
+                make_rank_overview_data(std::move(matrix), mesh.get(), QFileInfo(path).fileName()));
+            data->layout_error = QString::fromStdString(mesh.error);
             job.progress(kPhases, kPhases);
             return data;
         },

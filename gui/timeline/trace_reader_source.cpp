@@ -4,7 +4,6 @@
 
 #include "profiler/analysis/timeline_queries.h"
 
-#include "core/common/error.h"
 #include "profiler/analysis/trace_layout.h"
 
 namespace meshwork::gui {
@@ -26,11 +25,7 @@ TraceReaderSource::TraceReaderSource(profiler::TraceReader reader) : reader_(std
     for (std::size_t l = 0; l < track_of_lane_.size(); ++l) lane_of_track_[track_of_lane_[l]] = static_cast<int>(l);
     // A trace whose layout does not parse still opens: its lanes stay in rank order and the
     // timeline says why they are not grouped.
-    try {
-        if (const auto layout = profiler::trace_layout(reader_)) mesh_ = layout->mesh();
-    } catch (const InputError& e) {
-        layout_error_ = e.what();
-    }
+    mesh_ = profiler::trace_mesh(reader_.path(), reader_.run_info());
 }
 
 const TimelineLane& TraceReaderSource::lane(int index) const { return lanes_[static_cast<std::size_t>(index)]; }

@@ -10,6 +10,7 @@
 
 #include "profiler/store/trace_reader.h"
 #include "gui/timeline/timeline_source.h"
+#include "profiler/analysis/trace_layout.h"
 
 namespace meshwork::gui {
 
@@ -28,10 +29,10 @@ public:
     [[nodiscard]] std::int64_t end_ns() const override { return reader_.end_ns(); }
     [[nodiscard]] std::int64_t event_count() const override { return reader_.event_count(); }
     [[nodiscard]] const std::string& name(std::uint32_t name_id) const override;
-    [[nodiscard]] const DeviceMesh* mesh() const override { return mesh_ ? &*mesh_ : nullptr; }
+    [[nodiscard]] const DeviceMesh* mesh() const override { return mesh_.get(); }
     // Why the layout the trace carries could not be read (its lanes are then in rank
     // order); empty when it was read or there is none.
-    [[nodiscard]] const std::string& layout_error() const { return layout_error_; }
+    [[nodiscard]] const std::string& layout_error() const { return mesh_.error; }
     void query(int lane, std::int64_t t0, std::int64_t t1, std::size_t pixels,
                std::vector<TimelineItem>& out) const override;
     [[nodiscard]] TimelineEventDetails details(std::int64_t event) const override;
@@ -46,8 +47,7 @@ private:
     std::vector<TimelineLane> lanes_;
     std::vector<int> track_of_lane_;
     std::unordered_map<int, int> lane_of_track_;
-    std::optional<DeviceMesh> mesh_;
-    std::string layout_error_;
+    profiler::TraceMesh mesh_;
 };
 
 }  // namespace meshwork::gui

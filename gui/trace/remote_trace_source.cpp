@@ -45,11 +45,7 @@ RemoteTraceSource::RemoteTraceSource(std::unique_ptr<profiler::remote::TraceClie
     lanes_ = trace_lanes(client_->summary().tracks, track_of_lane_);
     for (std::size_t l = 0; l < track_of_lane_.size(); ++l) lane_of_track_[track_of_lane_[l]] = static_cast<int>(l);
     cache_.resize(lanes_.size());
-    try {
-        if (const auto layout = profiler::trace_layout(client_->what(), client_->summary().run_info)) mesh_ = layout->mesh();
-    } catch (const InputError& e) {
-        layout_error_ = e.what();
-    }
+    mesh_ = profiler::trace_mesh(client_->what(), client_->summary().run_info);
 }
 
 bool RemoteTraceSource::guarded(const std::function<void()>& ask) const {

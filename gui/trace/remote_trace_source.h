@@ -21,6 +21,7 @@
 
 #include "core/mesh/device_mesh.h"
 #include "gui/timeline/timeline_source.h"
+#include "profiler/analysis/trace_layout.h"
 #include "gui/trace/remote_fetch.h"
 #include "profiler/remote/trace_client.h"
 
@@ -54,8 +55,8 @@ public:
     [[nodiscard]] const std::string& name(std::uint32_t name_id) const override;
     // The mesh of the layout the trace carries (profiler::trace_layout of the hello's run
     // info), as TraceReaderSource gives it; null when none or when it does not parse.
-    [[nodiscard]] const DeviceMesh* mesh() const override { return mesh_ ? &*mesh_ : nullptr; }
-    [[nodiscard]] const std::string& layout_error() const { return layout_error_; }
+    [[nodiscard]] const DeviceMesh* mesh() const override { return mesh_.get(); }
+    [[nodiscard]] const std::string& layout_error() const { return mesh_.error; }
     void query(int lane, std::int64_t t0, std::int64_t t1, std::size_t pixels,
                std::vector<TimelineItem>& out) const override;
     [[nodiscard]] TimelineEventDetails details(std::int64_t event) const override;
@@ -81,8 +82,7 @@ private:
     std::vector<int> track_of_lane_;
     std::unordered_map<int, int> lane_of_track_;
     mutable std::vector<std::optional<Cached>> cache_;  // by lane: its last window
-    std::optional<DeviceMesh> mesh_;
-    std::string layout_error_;
+    profiler::TraceMesh mesh_;
     mutable std::function<void(const QString&)> on_lost_;
     mutable bool reported_ = false;
 };

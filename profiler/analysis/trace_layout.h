@@ -4,8 +4,10 @@
 
 #include <initializer_list>
 #include <optional>
+#include <string>
 
 #include "core/layout/layout.h"
+#include "core/mesh/device_mesh.h"
 #include "profiler/store/trace_reader.h"
 
 namespace meshwork::profiler {
@@ -16,6 +18,17 @@ std::optional<Layout> trace_layout(const TraceReader& trace);
 // The same from a trace's run info, for a trace read through serve-trace (the hello carries
 // it); `file` names the trace in errors.
 std::optional<Layout> trace_layout(const std::string& file, const TraceRunInfo& info);
+
+// The mesh that groups a trace's ranks (timeline lanes, the rank overview). A layout that
+// does not parse leaves no mesh and says why in `error`: the trace still opens, its ranks in
+// rank order.
+struct TraceMesh {
+    std::optional<DeviceMesh> mesh;
+    std::string error;  // empty when the layout was read or there is none
+
+    [[nodiscard]] const DeviceMesh* get() const { return mesh ? &*mesh : nullptr; }
+};
+TraceMesh trace_mesh(const std::string& file, const TraceRunInfo& info);
 
 // The layout of the first of `traces` that carries one.
 std::optional<Layout> first_trace_layout(std::initializer_list<const TraceReader*> traces);
