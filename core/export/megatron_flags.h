@@ -11,7 +11,7 @@ namespace meshwork {
 // Why `flag` ("--lr") does not affect the layout; nullptr when the flag is not in the list.
 // Besides the flags listed by hand with their reasons, every other flag of Megatron-LM's
 // current pretrain argparse (megatron_upstream_flags.inc, generated from the sources by
-// tools/megatron_argparse_flags.py) is known, unless it changes the layout in a way the
+// tests/upstream/megatron_argparse_flags.py) is known, unless it changes the layout in a way the
 // import does not read (megatron_unread_layout_flag).
 const char* megatron_ignored_flag_reason(const std::string& flag);
 
