@@ -33,6 +33,28 @@ private slots:
 // Megatron-LM's larger micro-batch group (core/schedule, interleaved_group_size) and the
 // engine follows it to the reference's losses (Megatron's default group would leave
 // dependency bubbles, or never finish on some shapes).
+namespace {
+
+// Runs `layout` sharded in process for `steps` steps beside the unsharded reference: the
+// engine's own check finds no mismatch, and every step's loss is within 1e-4 (relative).
+void check_against_reference(const Layout& layout, int steps) {
+    EngineOptions options;
+    options.steps = steps;
+    const ReferenceState ref = run_reference(layout, options);
+    RunHooks hooks;
+    hooks.reference = &ref;
+    hooks.tolerance = 1e-4;
+    const RunResult r = run_in_process(layout, options, hooks);
+    QCOMPARE(static_cast<int>(r.steps.size()), steps);
+    QVERIFY2(!r.mismatch, r.mismatch ? r.mismatch->to_string().c_str() : "");
+    for (int s = 0; s < steps; ++s) {
+        QVERIFY(std::abs(r.steps[static_cast<std::size_t>(s)].loss - ref.losses[static_cast<std::size_t>(s)]) <=
+                1e-4 * ref.losses[static_cast<std::size_t>(s)]);
+    }
+}
+
+}  // namespace
+
 void TestEngineLayouts::interleaved_with_a_larger_micro_batch_group() {
     LayoutOverrides o;
     for (const auto& c : reference_layouts()) {
@@ -44,19 +66,7 @@ void TestEngineLayouts::interleaved_with_a_larger_micro_batch_group() {
     const Layout layout = build_layout(std::nullopt, o);
     require_valid_layout(layout, "<test>");
     QCOMPARE(layout.num_micro_batches(), 3);
-    EngineOptions options;
-    options.steps = 2;
-    const ReferenceState ref = run_reference(layout, options);
-    RunHooks hooks;
-    hooks.reference = &ref;
-    hooks.tolerance = 1e-4;
-    const RunResult r = run_in_process(layout, options, hooks);
-    QCOMPARE(static_cast<int>(r.steps.size()), 2);
-    QVERIFY2(!r.mismatch, r.mismatch ? r.mismatch->to_string().c_str() : "");
-    for (int s = 0; s < 2; ++s) {
-        QVERIFY(std::abs(r.steps[static_cast<std::size_t>(s)].loss - ref.losses[static_cast<std::size_t>(s)]) <=
-                1e-4 * ref.losses[static_cast<std::size_t>(s)]);
-    }
+    check_against_reference(layout, 2);
 }
 
 void TestEngineLayouts::matches_reference_data() {
@@ -70,19 +80,7 @@ void TestEngineLayouts::matches_reference() {
     const auto& c = reference_layouts()[static_cast<std::size_t>(index)];
     const Layout layout = build_layout(std::nullopt, overrides_of(c));
     require_valid_layout(layout, "<test>");
-    EngineOptions options;
-    options.steps = 3;
-    const ReferenceState ref = run_reference(layout, options);
-    RunHooks hooks;
-    hooks.reference = &ref;
-    hooks.tolerance = 1e-4;
-    const RunResult r = run_in_process(layout, options, hooks);
-    QCOMPARE(static_cast<int>(r.steps.size()), 3);
-    QVERIFY2(!r.mismatch, r.mismatch ? r.mismatch->to_string().c_str() : "");
-    for (int s = 0; s < 3; ++s) {
-        QVERIFY(std::abs(r.steps[static_cast<std::size_t>(s)].loss - ref.losses[static_cast<std::size_t>(s)]) <=
-                1e-4 * ref.losses[static_cast<std::size_t>(s)]);
-    }
+    check_against_reference(layout, 3);
 }
 
 // The same matrix with the layouts in bf16 (engine/precision.h): sharded and reference runs
