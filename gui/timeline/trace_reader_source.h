@@ -10,21 +10,18 @@
 
 #include "profiler/store/trace_reader.h"
 #include "gui/timeline/timeline_source.h"
+#include "gui/timeline/trace_lanes.h"
 #include "profiler/analysis/trace_layout.h"
 
 namespace meshwork::gui {
-
-// The timeline's lanes of a trace's tracks (profiler::timeline_track_order), and the track
-// of each lane; shared with the remote source so that both show the same lanes.
-std::vector<TimelineLane> trace_lanes(const std::vector<profiler::TrackRecord>& tracks, std::vector<int>& track_of_lane);
 
 class TraceReaderSource : public TimelineSource {
 public:
     explicit TraceReaderSource(profiler::TraceReader reader);
 
     [[nodiscard]] const profiler::TraceReader& reader() const { return reader_; }
-    [[nodiscard]] int lane_count() const override { return static_cast<int>(lanes_.size()); }
-    [[nodiscard]] const TimelineLane& lane(int index) const override;
+    [[nodiscard]] int lane_count() const override { return lanes_.count(); }
+    [[nodiscard]] const TimelineLane& lane(int index) const override { return lanes_.lane(index); }
     [[nodiscard]] std::int64_t begin_ns() const override { return reader_.start_ns(); }
     [[nodiscard]] std::int64_t end_ns() const override { return reader_.end_ns(); }
     [[nodiscard]] std::int64_t event_count() const override { return reader_.event_count(); }
@@ -41,12 +38,8 @@ public:
     [[nodiscard]] std::int64_t find_next(const std::string& text, std::int64_t after_ns) const override;
 
 private:
-    [[nodiscard]] int lane_of_track(int track) const;
-
     profiler::TraceReader reader_;
-    std::vector<TimelineLane> lanes_;
-    std::vector<int> track_of_lane_;
-    std::unordered_map<int, int> lane_of_track_;
+    TraceLanes lanes_;
     profiler::TraceMesh mesh_;
 };
 

@@ -41,10 +41,8 @@ std::unique_ptr<profiler::remote::TraceClient> connect_remote_trace(const Remote
 }
 
 RemoteTraceSource::RemoteTraceSource(std::unique_ptr<profiler::remote::TraceClient> client)
-    : client_(std::move(client)) {
-    lanes_ = trace_lanes(client_->summary().tracks, track_of_lane_);
-    for (std::size_t l = 0; l < track_of_lane_.size(); ++l) lane_of_track_[track_of_lane_[l]] = static_cast<int>(l);
-    cache_.resize(lanes_.size());
+    : client_(std::move(client)), lanes_(client_->summary().tracks) {
+    cache_.resize(static_cast<std::size_t>(lanes_.count()));
     mesh_ = profiler::trace_mesh(client_->what(), client_->summary().run_info);
 }
 
@@ -82,7 +80,7 @@ void RemoteTraceSource::query(int lane, std::int64_t t0, std::int64_t t1, std::s
             const auto& c = cache_[static_cast<std::size_t>(l)];
             if (l != lane && c && c->window == want) continue;
             lanes.push_back(l);
-            tracks.push_back(track_of_lane_[static_cast<std::size_t>(l)]);
+            tracks.push_back(lanes_.track_of(l));
         }
         std::vector<std::vector<profiler::DrawItem>> windows;
         if (!guarded([&] { windows = client_->windows(tracks, t0, t1, pixels); })) return;
@@ -104,8 +102,7 @@ TimelineEventDetails RemoteTraceSource::details(std::int64_t event) const {
     guarded([&] {
         if (const auto e = client_->event(event)) {
             d.event = *e;
-            const auto it = lane_of_track_.find(e->track);
-            d.lane = it == lane_of_track_.end() ? 0 : it->second;
+            d.lane = lanes_.lane_of_track(e->track);
         }
     });
     return d;
@@ -113,10 +110,7 @@ TimelineEventDetails RemoteTraceSource::details(std::int64_t event) const {
 
 TimelineRangeStats RemoteTraceSource::range_stats(int lane_first, int lane_last, std::int64_t t0,
                                                   std::int64_t t1) const {
-    std::vector<int> tracks;
-    for (int l = std::max(0, lane_first); l <= std::min(lane_last, lane_count() - 1); ++l) {
-        tracks.push_back(track_of_lane_[static_cast<std::size_t>(l)]);
-    }
+    const std::vector<int> tracks = lanes_.tracks_of(lane_first, lane_last);
     TimelineRangeStats stats;
     guarded([&] {
         const auto totals = client_->range_totals(tracks, t0, t1);
@@ -128,7 +122,7 @@ TimelineRangeStats RemoteTraceSource::range_stats(int lane_first, int lane_last,
 
 std::int64_t RemoteTraceSource::find_next(const std::string& text, std::int64_t after_ns) const {
     std::int64_t event = -1;
-    guarded([&] { event = client_->find_next(track_of_lane_, text, after_ns); });
+    guarded([&] { event = client_->find_next(lanes_.tracks(), text, after_ns); });
     return event;
 }
 

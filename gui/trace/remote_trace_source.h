@@ -1,7 +1,7 @@
 // The timeline over a trace on another machine: `ssh HOST meshwork-cli serve-trace PATH`
 // (profiler/remote/trace_client.h) answers the window queries, event details, box totals,
 // find-next and step lookups, so only what is drawn crosses the network, and no port is
-// opened. Lanes are the same as a local trace's (trace_lanes).
+// opened. Lanes are the same as a local trace's (TraceLanes).
 //
 // The view asks lane by lane; a miss asks the server for the next lanes of the same window
 // too, in one round trip, and a repaint of the same window asks nothing. When the session
@@ -21,6 +21,7 @@
 
 #include "core/mesh/device_mesh.h"
 #include "gui/timeline/timeline_source.h"
+#include "gui/timeline/trace_lanes.h"
 #include "profiler/analysis/trace_layout.h"
 #include "gui/trace/remote_fetch.h"
 #include "profiler/remote/trace_client.h"
@@ -47,8 +48,8 @@ public:
     [[nodiscard]] bool lost() const { return client_->broken(); }
     [[nodiscard]] const profiler::remote::TraceSummary& summary() const { return client_->summary(); }
 
-    [[nodiscard]] int lane_count() const override { return static_cast<int>(lanes_.size()); }
-    [[nodiscard]] const TimelineLane& lane(int index) const override { return lanes_[static_cast<std::size_t>(index)]; }
+    [[nodiscard]] int lane_count() const override { return lanes_.count(); }
+    [[nodiscard]] const TimelineLane& lane(int index) const override { return lanes_.lane(index); }
     [[nodiscard]] std::int64_t begin_ns() const override { return summary().start_ns; }
     [[nodiscard]] std::int64_t end_ns() const override { return summary().end_ns; }
     [[nodiscard]] std::int64_t event_count() const override { return summary().event_count; }
@@ -78,9 +79,7 @@ private:
     bool guarded(const std::function<void()>& ask) const;
 
     std::unique_ptr<profiler::remote::TraceClient> client_;  // used by the GUI thread only
-    std::vector<TimelineLane> lanes_;
-    std::vector<int> track_of_lane_;
-    std::unordered_map<int, int> lane_of_track_;
+    TraceLanes lanes_;
     mutable std::vector<std::optional<Cached>> cache_;  // by lane: its last window
     profiler::TraceMesh mesh_;
     mutable std::function<void(const QString&)> on_lost_;
