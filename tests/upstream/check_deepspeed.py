@@ -64,7 +64,7 @@ import types
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import upstream_python  # noqa: E402
-from harness import print_table, report, run, run_forked, source_tree  # noqa: E402
+from harness import print_table, report, run, run_cli, run_forked, source_tree  # noqa: E402
 
 PINNED = "edaa7221267243c7be7fb49c5d5f5c4fb97b4641"  # docs/export.md, DeepSpeed facts
 SKIP = 77
@@ -168,18 +168,14 @@ def export_case(cli, resources, name, base, flags, edits, workdir):
     os.makedirs(d)
     layout_path = os.path.join(d, "layout.json")
     args = ([os.path.join(resources, base)] if base else []) + flags
-    r = run([cli, "export", *args, "--format", "layout", "--out", layout_path])
-    if r.returncode != 0:
-        raise RuntimeError(f"meshwork-cli export --format layout: exit {r.returncode}: {r.stderr.strip()}")
+    run_cli(cli, ["export", *args, "--format", "layout", "--out", layout_path], "export --format layout")
     with open(layout_path) as f:
         layout = json.load(f)
     for key, value in edits.items():
         set_path(layout, key, value)
     with open(layout_path, "w") as f:
         json.dump(layout, f)
-    r = run([cli, "describe", layout_path, "--json"])
-    if r.returncode != 0:
-        raise RuntimeError(f"meshwork-cli describe: exit {r.returncode}: {r.stderr.strip()}")
+    r = run_cli(cli, ["describe", layout_path, "--json"], "describe")
     describe = json.loads(r.stdout)
     out = os.path.join(d, "ds_config.json")
     r = run([cli, "export", layout_path, "--format", "deepspeed", "--out", out, "--json", "--allow-lossy"])

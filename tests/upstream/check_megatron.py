@@ -48,7 +48,7 @@ import types
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import upstream_python  # noqa: E402
-from harness import print_table, report, run, run_forked, source_tree  # noqa: E402
+from harness import print_table, report, run, run_cli, run_forked, source_tree  # noqa: E402
 
 PINNED = "d98e8a64ddf34856e74b24714e3bedb2f5a39553"  # docs/upstream-megatron.md
 SKIP = 77
@@ -159,27 +159,21 @@ def export_case(cli, resources, name, base, flags, workdir):
     d = os.path.join(workdir, name)
     os.makedirs(d)
     layout_args = ([os.path.join(resources, base)] if base else []) + flags
-    r = run([cli, "export", *layout_args, "--format", "layout", "--out", os.path.join(d, "layout.json")])
-    if r.returncode != 0:
-        raise RuntimeError(f"meshwork-cli export --format layout: exit {r.returncode}: {r.stderr.strip()}")
-    r = run([cli, "describe", *layout_args, "--json"])
-    if r.returncode != 0:
-        raise RuntimeError(f"meshwork-cli describe: exit {r.returncode}: {r.stderr.strip()}")
+    run_cli(cli, ["export", *layout_args, "--format", "layout", "--out", os.path.join(d, "layout.json")],
+            "export --format layout")
+    r = run_cli(cli, ["describe", *layout_args, "--json"], "describe")
     info = {"describe": json.loads(r.stdout)}
     with open(os.path.join(d, "layout.json")) as f:
         info["layout"] = json.load(f)
     script = os.path.join(d, "export.sh")
     # What the export cannot express is listed (and counted in the table), not refused here:
     # the check is on what it writes.
-    r = run([cli, "export", *layout_args, "--format", "megatron", "--out", script, "--json", "--allow-lossy"])
-    if r.returncode != 0:
-        raise RuntimeError(f"meshwork-cli export --format megatron: exit {r.returncode}: {r.stderr.strip()}")
+    r = run_cli(cli, ["export", *layout_args, "--format", "megatron", "--out", script, "--json", "--allow-lossy"],
+                "export --format megatron")
     lost = json.loads(r.stdout).get("lost", [])
     slurm = os.path.join(d, "job.sbatch")
-    r = run([cli, "export", *layout_args, "--format", "slurm", "--trainer", "megatron", "--out", slurm,
-             "--allow-lossy"])
-    if r.returncode != 0:
-        raise RuntimeError(f"meshwork-cli export --format slurm: exit {r.returncode}: {r.stderr.strip()}")
+    run_cli(cli, ["export", *layout_args, "--format", "slurm", "--trainer", "megatron", "--out", slurm, "--allow-lossy"],
+            "export --format slurm")
     return info, script, slurm, lost
 
 

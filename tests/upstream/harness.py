@@ -9,6 +9,15 @@ def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
 
 
+def run_cli(cli, args, what):
+    """Runs meshwork-cli; a non-zero exit raises RuntimeError naming `what` (the verb and
+    format) with the exit code and the CLI's message."""
+    r = run([cli, *args])
+    if r.returncode != 0:
+        raise RuntimeError(f"meshwork-cli {what}: exit {r.returncode}: {r.stderr.strip()}")
+    return r
+
+
 def source_tree(source, commit, workdir, marker, paths):
     """SOURCE itself when it is a source tree (has MARKER), else COMMIT's PATHS extracted from
     the git directory SOURCE into WORKDIR. Returns (tree, commit or None) or (None, why)."""
