@@ -46,11 +46,7 @@ class _Placeholder(type):
     use it as a dict key or decorator, at import time."""
 
     def __getattr__(cls, attr):
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        if _armed[0]:
-            USED.append(f"{cls.__qualname__}.{attr}")
-        return placeholder(f"{cls.__qualname__}.{attr}")
+        return _missing(cls.__qualname__, attr)
 
     def __call__(cls, *args, **kwargs):
         if _armed[0]:
