@@ -76,45 +76,56 @@ int DeviceMesh::rank_of(const RankCoords& c) const {
     return c.tp * strides_.tp + c.cp * strides_.cp + c.dp * strides_.dp + c.pp * strides_.pp;
 }
 
-std::vector<std::vector<int>> DeviceMesh::axis_groups(Axis a, Axis b) const {
-    // A group is the ranks reached from its first rank by steps along `a` (and `b`); first
-    // ranks are those whose coordinates on the group's axes are all 0. Members are listed
-    // by ascending coordinate, `a` fastest, which is ascending rank order when `a` has the
-    // smaller stride (true of dp and cp in every order: cp before dp or not, the caller
-    // sorts).
-    const AxisGeometry ga = geometry(a);
-    const AxisGeometry gb = a == b ? AxisGeometry{1, 1} : geometry(b);
-    const int size = ga.size * gb.size;
+std::pair<DeviceMesh::AxisGeometry, DeviceMesh::AxisGeometry> DeviceMesh::group_axes(Axis axis) const {
+    // DpCp is two axes, dp first; a one-axis group pairs its axis with a unit one.
+    if (axis == Axis::DpCp) return {geometry(Axis::Dp), geometry(Axis::Cp)};
+    return {geometry(axis), AxisGeometry{1, 1}};
+}
+
+std::vector<int> DeviceMesh::group_from(int first, AxisGeometry ga, AxisGeometry gb) {
+    // A group is the ranks reached from its first rank by steps along its axes. Members are
+    // listed in ascending rank order (dp and cp strides compare either way by rank order).
+    std::vector<int> g;
+    g.reserve(static_cast<std::size_t>(ga.size * gb.size));
+    for (int j = 0; j < gb.size; ++j) {
+        for (int i = 0; i < ga.size; ++i) g.push_back(first + i * ga.stride + j * gb.stride);
+    }
+    std::sort(g.begin(), g.end());
+    return g;
+}
+
+std::vector<std::vector<int>> DeviceMesh::axis_groups(Axis axis) const {
+    // First ranks are those whose coordinates on the group's axes are all 0.
+    const auto [ga, gb] = group_axes(axis);
     std::vector<std::vector<int>> out;
-    out.reserve(static_cast<std::size_t>(world_ / std::max(1, size)));
+    out.reserve(static_cast<std::size_t>(world_ / std::max(1, ga.size * gb.size)));
     for (int r = 0; r < world_; ++r) {
-        if ((r / ga.stride) % ga.size != 0 || (r / gb.stride) % gb.size != 0) continue;
-        std::vector<int> g;
-        g.reserve(static_cast<std::size_t>(size));
-        for (int j = 0; j < gb.size; ++j) {
-            for (int i = 0; i < ga.size; ++i) g.push_back(r + i * ga.stride + j * gb.stride);
-        }
-        std::sort(g.begin(), g.end());
-        out.push_back(std::move(g));
+        if (group_first_rank(r, axis) == r) out.push_back(group_from(r, ga, gb));
     }
     return out;
 }
 
 std::vector<std::vector<int>> DeviceMesh::groups(Axis axis) const {
-    if (axis == Axis::DpCp) return axis_groups(Axis::Dp, Axis::Cp);
-    if (axis == Axis::World) {
-        std::vector<int> all(static_cast<std::size_t>(world_));
-        for (int r = 0; r < world_; ++r) all[static_cast<std::size_t>(r)] = r;
-        return {all};
-    }
-    return axis_groups(axis, axis);
+    if (axis == Axis::World) return {group_of(0, Axis::World)};
+    return axis_groups(axis);
+}
+
+int DeviceMesh::group_first_rank(int rank, Axis axis) const {
+    if (rank < 0 || rank >= world_) return -1;
+    if (axis == Axis::World) return 0;
+    const auto [ga, gb] = group_axes(axis);
+    return rank - ((rank / ga.stride) % ga.size) * ga.stride - ((rank / gb.stride) % gb.size) * gb.stride;
 }
 
 std::vector<int> DeviceMesh::group_of(int rank, Axis axis) const {
-    for (auto& g : groups(axis)) {
-        if (std::find(g.begin(), g.end(), rank) != g.end()) return g;
+    if (rank < 0 || rank >= world_) return {};
+    if (axis == Axis::World) {
+        std::vector<int> all(static_cast<std::size_t>(world_));
+        for (int r = 0; r < world_; ++r) all[static_cast<std::size_t>(r)] = r;
+        return all;
     }
-    return {};
+    const auto [ga, gb] = group_axes(axis);
+    return group_from(group_first_rank(rank, axis), ga, gb);
 }
 
 int DeviceMesh::axis_size(Axis axis) const {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/mesh/mesh_shape.h"
@@ -52,8 +53,11 @@ public:
 
     // Every group of `axis`, each sorted by the axis coordinate, groups sorted by first rank.
     [[nodiscard]] std::vector<std::vector<int>> groups(Axis axis) const;
-    // The group of `axis` that holds `rank`.
+    // The group of `axis` that holds `rank` (empty for a rank outside the mesh), built alone.
     [[nodiscard]] std::vector<int> group_of(int rank, Axis axis) const;
+    // The lowest rank of that group (-1 for a rank outside the mesh), without allocation: it
+    // names the group, e.g. to tell apart the disjoint groups of one axis.
+    [[nodiscard]] int group_first_rank(int rank, Axis axis) const;
     // Size of one group of `axis`.
     [[nodiscard]] int axis_size(Axis axis) const;
     // Whether a group of `axis` spans more than one node.
@@ -61,13 +65,16 @@ public:
 
 private:
     // Size and stride of each axis of the dense (tp, cp, dp, pp) or expert (etp, ep, edp, pp)
-    // mesh that holds `axis`; DpCp is two axes and handled by the caller.
+    // mesh that holds `axis`; DpCp is two axes (group_axes).
     struct AxisGeometry {
         int size = 1;
         int stride = 1;
     };
     [[nodiscard]] AxisGeometry geometry(Axis axis) const;
-    [[nodiscard]] std::vector<std::vector<int>> axis_groups(Axis a, Axis b) const;
+    // The one or two axes (DpCp: dp, cp) whose steps span a group of `axis` (not World).
+    [[nodiscard]] std::pair<AxisGeometry, AxisGeometry> group_axes(Axis axis) const;
+    [[nodiscard]] static std::vector<int> group_from(int first, AxisGeometry ga, AxisGeometry gb);
+    [[nodiscard]] std::vector<std::vector<int>> axis_groups(Axis axis) const;
 
     MeshShape shape_;
     MeshStrides strides_;

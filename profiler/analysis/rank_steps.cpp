@@ -99,26 +99,6 @@ struct Arrival {
     int group_size;
 };
 
-// The first rank of `rank`'s group of `axis`, or -1 when the mesh does not hold the rank.
-class GroupOf {
-public:
-    explicit GroupOf(std::optional<DeviceMesh> mesh) : mesh_(std::move(mesh)) {}
-    int operator()(int rank, std::optional<Axis> axis) {
-        if (!mesh_ || !axis || rank < 0 || rank >= mesh_->world_size()) return -1;
-        const auto key = std::make_pair(rank, *axis);
-        auto it = cache_.find(key);
-        if (it == cache_.end()) {
-            const auto g = mesh_->group_of(rank, *axis);
-            it = cache_.emplace(key, g.empty() ? -1 : g.front()).first;
-        }
-        return it->second;
-    }
-
-private:
-    std::optional<DeviceMesh> mesh_;
-    std::map<std::pair<int, Axis>, int> cache_;
-};
-
 }  // namespace
 
 RankStepMatrix compute_rank_steps(const TraceReader& trace) {
@@ -176,7 +156,11 @@ RankStepMatrix compute_rank_steps(const TraceReader& trace) {
     // Every collective instance and its arrivals (see the top of this file).
     std::optional<DeviceMesh> mesh;
     if (const auto layout = trace_layout(trace)) mesh = layout->mesh();
-    GroupOf group_of(std::move(mesh));
+    // A group is named by its first rank; -1 when the mesh cannot tell (no layout, a name
+    // without an axis, a rank outside the mesh).
+    auto group_of = [&mesh](int rank, std::optional<Axis> axis) {
+        return mesh && axis ? mesh->group_first_rank(rank, *axis) : -1;
+    };
     std::map<InstanceKey, std::vector<Arrival>> instances;
     for (auto& [rank, data] : ranks) {
         std::sort(data.calls.begin(), data.calls.end(), [](const CollectiveCall& a, const CollectiveCall& b) {

@@ -21,6 +21,7 @@ private slots:
     void custom_order();
     void nodes_and_local_gpus();
     void coords_round_trip();
+    void group_of_is_the_group_that_holds_the_rank();
     void bad_order();
     void schedules_cover_every_pass();
     void one_f_one_b_warmup();
@@ -136,6 +137,35 @@ void TestMesh::coords_round_trip() {
     s.order = "tp-cp-ep-dp-pp";
     const DeviceMesh m(s, 4);
     for (int r = 0; r < m.world_size(); ++r) QCOMPARE(m.rank_of(m.coords(r)), r);
+}
+
+// group_of and group_first_rank compute one group from the rank's coordinates; they must
+// give the member of groups() that holds the rank, for every rank and axis, in orders where
+// dp is faster than cp and slower, with folded experts.
+void TestMesh::group_of_is_the_group_that_holds_the_rank() {
+    MeshShape s;
+    s.tp = 2;
+    s.cp = 2;
+    s.dp = 3;
+    s.pp = 2;
+    s.ep = 3;
+    s.etp = 2;
+    for (const char* order : {"tp-cp-ep-dp-pp", "tp-dp-ep-cp-pp", "dp-pp-ep-cp-tp"}) {
+        s.order = order;
+        const DeviceMesh m(s, 4);
+        for (std::size_t a = 0; a < kAxisCount; ++a) {
+            const Axis axis = static_cast<Axis>(a);
+            for (const auto& g : m.groups(axis)) {
+                for (int r : g) {
+                    QCOMPARE(m.group_of(r, axis), g);
+                    QCOMPARE(m.group_first_rank(r, axis), g.front());
+                }
+            }
+        }
+        QVERIFY(m.group_of(-1, Axis::Tp).empty());
+        QVERIFY(m.group_of(m.world_size(), Axis::Dp).empty());
+        QCOMPARE(m.group_first_rank(m.world_size(), Axis::Dp), -1);
+    }
 }
 
 void TestMesh::bad_order() {
