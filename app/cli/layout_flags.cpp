@@ -7,6 +7,7 @@ namespace meshwork::cli {
 struct LayoutFlags::Values {
     std::string file;
     std::string model, cluster, order, schedule, recompute, dtype, layers_per_stage, flash, tp_overlap;
+    std::string overlap_grad, overlap_param;
     int gpus = 0, nodes = 0, tp = 0, pp = 0, dp = 0, cp = 0, ep = 0, etp = 0, vpp = 0;
     int mbs = 0, gbs = 0, seq = 0, zero = 0;
     bool sp = false, no_sp = false;
@@ -66,6 +67,16 @@ LayoutFlags::LayoutFlags(CLI::App* c) : v_(std::make_shared<Values>()) {
         "Tensor-parallel communication tiled against the GEMMs (Megatron-LM's "
         "--tp-comm-overlap, needs --sp): none, pipe (one tile exposed), ring (none exposed) "
         "(default " + to_string(ParallelConfig{}.tp_comm_overlap) + ")");
+    const ParallelConfig par;
+    add("--overlap-grad-reduce", v.overlap_grad,
+        std::string("Data-parallel gradient reduction per model chunk beside the backward "
+                    "(Megatron-LM's --overlap-grad-reduce): on, off (default ") +
+            (par.overlap_grad_reduce ? "on" : "off") + ")");
+    add("--overlap-param-gather", v.overlap_param,
+        std::string("Distributed optimizer's parameter gather beside the next forwards "
+                    "(Megatron-LM's --overlap-param-gather, needs --overlap-grad-reduce): on, off "
+                    "(default ") +
+            (par.overlap_param_gather ? "on" : "off") + "; off with --overlap-grad-reduce off)");
     add("--layers-per-stage", v.layers_per_stage,
         "Uneven pipeline split, e.g. 7,8,8,7 (default: even, "
         "the end stages one layer less when it does not divide)");
@@ -105,6 +116,8 @@ LayoutOverrides LayoutFlags::overrides() const {
     if (given("--dtype")) o.dtype = v.dtype;
     if (given("--flash-attention")) o.flash_attention = v.flash;
     if (given("--tp-comm-overlap")) o.tp_comm_overlap = v.tp_overlap;
+    if (given("--overlap-grad-reduce")) o.overlap_grad_reduce = v.overlap_grad;
+    if (given("--overlap-param-gather")) o.overlap_param_gather = v.overlap_param;
     if (given("--sp")) o.sequence_parallel = true;
     if (given("--no-sp")) o.sequence_parallel = false;
     if (given("--layers-per-stage")) {

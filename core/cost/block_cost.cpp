@@ -5,6 +5,7 @@
 
 #include "core/common/error.h"
 #include "core/cost/comm_overlap.h"
+#include "core/schedule/pipeline_schedule.h"
 
 namespace meshwork::cost {
 
@@ -385,6 +386,10 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     };
     c.tp_interference = interference(c.tp_span);
     c.cp_interference = interference(c.cp_span);
+    c.dp_interference = interference(c.cp > 1 ? c.dpcp_span : c.dp_span);
+    c.overlap_grad_reduce = p.overlap_grad_reduce;
+    c.overlap_param_gather = p.overlap_grad_reduce && p.overlap_param_gather;
+    c.interleaved_group = std::max(c.pp, interleaved_group_size(c.pp, c.micro_batches));
 
     const bool sp = p.sequence_parallel && c.tp > 1;
     c.sequence_parallel = sp;

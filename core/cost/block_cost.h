@@ -121,6 +121,13 @@ struct LayoutCosts : AxisSizes {
     double tp_interference = 0;
     double cp_interference = 0;
     double dp_overlap = 1;       // Efficiency::dp_comm_overlap
+    // Megatron's --overlap-grad-reduce / --overlap-param-gather (ParallelConfig; the gather
+    // only where there is one: ZeRO-1/2), and the share of the GPU the data-parallel
+    // collectives take beside compute (the tier of the dense gradient group).
+    bool overlap_grad_reduce = true;
+    bool overlap_param_gather = true;
+    double dp_interference = 0;
+    int interleaved_group = 1;   // micro-batches per chunk group (interleaved schedule)
     double tokens_per_step = 0;  // gbs × seq
     double model_flops_per_step = 0;
     double peak_flops_per_s = 1;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/cost/dp_overlap.h"
 #include "core/cost/host_sharing.h"
 #include "core/layout/layout_validate.h"
 
@@ -48,6 +49,15 @@ struct StageSums {
     double transient_bytes = 0;   // logits of the live micro-batch (last stage)
     double hardware_flops = 0;
     int layers = 0, moe_layers = 0;
+};
+
+// Per pipeline rank, what its data-parallel collectives at the end of the step need.
+struct StageDp {
+    std::vector<double> reduce_s;        // per local chunk: its gradient reduction
+    std::vector<double> bwd_s;           // per local chunk: one micro-batch's backward
+    std::vector<ChunkGather> gathers;    // per local chunk: its parameter gather, forward
+    double tied_s = 0;                   // tied-embedding all-reduce (first and last stage)
+    double params = 0;                   // parameters the rank holds (bucket count)
 };
 
 }  // namespace
@@ -155,11 +165,21 @@ void CostModel::estimate(const Layout& layout, Estimate& out) const {
 
 namespace {
 
-// One pipeline stage summed over its model chunks, for one micro-batch.
-StageSums stage_sums(const CostModel& model, const LayoutCosts& c, const Placement& pl, int r) {
+// One pipeline stage summed over its model chunks, for one micro-batch; `dp` gets the
+// per-chunk data-parallel figures.
+StageSums stage_sums(const CostModel& model, const LayoutCosts& c, const Placement& pl, int r, StageDp& dp) {
     StageSums s;
+    dp.reduce_s.clear();
+    dp.bwd_s.clear();
+    dp.gathers.clear();
+    dp.params = 0;
     for (int k = 0; k < c.vpp; ++k) {
         const ChunkCost cc = model.chunk_cost(c, pl, k * c.pp + r);
+        const GradSyncCost sync = grad_sync_cost(c, cc.dense_params, cc.expert_params);
+        dp.reduce_s.push_back(finite_nonneg(sync.reduce_s));
+        dp.bwd_s.push_back(finite_nonneg(cc.bwd.total_s()));
+        dp.gathers.push_back(ChunkGather{finite_nonneg(sync.gather_s), finite_nonneg(cc.fwd.total_s())});
+        dp.params += cc.dense_params + cc.expert_params;
         s.layers += cc.layers;
         s.moe_layers += cc.moe_layers;
         s.fwd += cc.fwd;
@@ -240,27 +260,74 @@ void busiest_breakdown(const LayoutCosts& c, const StageSums& s, const StageMemo
     t.dp_comm_s = m * zero_s;
 }
 
-// End of step: gradient reduction, optimizer, parameter all-gather. Rank r finishes its last
-// backward before ranks r−1 … 0 finish theirs: that drain is slack in which its gradient
-// reduction runs unseen; so does the part of the last backward the bucketed reduction
-// overlaps.
+// End of step: gradient reduction, optimizer, parameter all-gather (dp_overlap.h). Each rank's
+// reductions queue from when Megatron launches them; rank r finishes its last backward before
+// ranks r−1 … 0 finish theirs, a drain in which its reductions run unseen. The parameter
+// gathers of the next step's first forwards are charged here too.
 struct StepTail {
     double dp_s = 0, gather_s = 0, optimizer_s = 0;
 };
 
-StepTail step_tail(const LayoutCosts& c, const std::vector<StageMemory>& stages) {
+// Time from the end of a rank's k-th last backward to its end: the interleaved cooldown runs
+// the last group's backwards chunk by chunk (L of chunk 0 last, L of chunk 1 before them, …),
+// each followed by its send.
+double last_backwards_s(const LayoutCosts& c, const StageDp& dp, int last_group, int k) {
+    double t = 0;
+    for (int i = 0; i < k; ++i) {
+        const auto chunk = static_cast<std::size_t>(std::min(c.vpp - 1, i / std::max(1, last_group)));
+        t += dp.bwd_s[chunk] + c.p2p_s;
+    }
+    return t;
+}
+
+std::vector<DpCollective> rank_reductions(const LayoutCosts& c, const StageDp& dp, int r) {
+    const int v = c.vpp, m = c.micro_batches;
+    const int group = std::max(1, c.interleaved_group);
+    const int last_group = m - ((m - 1) / group) * group;
+    std::vector<DpCollective> out;
+    switch (grad_launch(c, r)) {
+        case GradLaunch::AfterBackward:
+            for (int j = v - 1; j >= 0; --j) out.push_back({0.0, dp.reduce_s[static_cast<std::size_t>(j)]});
+            break;
+        case GradLaunch::PerChunk:
+            // Chunk j's last backward is followed by j·L backwards; rank r launches its
+            // reduction r backwards later.
+            for (int j = v - 1; j >= 0; --j) {
+                const int after = j * last_group - r;
+                const double window = after > 0 ? last_backwards_s(c, dp, last_group, after) : 0.0;
+                out.push_back({-c.dp_overlap * window, dp.reduce_s[static_cast<std::size_t>(j)]});
+            }
+            break;
+        case GradLaunch::Buckets: {
+            double reduce = 0;
+            for (double x : dp.reduce_s) reduce += x;
+            out.push_back(buckets_in_last_backward(reduce, c.dp_overlap * dp.bwd_s.front(),
+                                                   ddp_bucket_count(dp.params, c.dp)));
+            break;
+        }
+    }
+    if (dp.tied_s > 0) out.push_back({0.0, dp.tied_s});
+    return out;
+}
+
+StepTail step_tail(const LayoutCosts& c, const std::vector<StageMemory>& stages, const std::vector<StageDp>& dps) {
     const int v = c.vpp;
     StepTail t;
-    double slack = 0, dp_tail = 0, gather_tail = 0;
-    for (const StageMemory& st : stages) {
-        const double overlap = std::min(st.dp_reduce_s * c.dp_overlap, st.backward_s / v);
-        dp_tail = std::max(dp_tail, st.dp_reduce_s - overlap - slack);
-        gather_tail = std::max(gather_tail, st.dp_gather_s - c.dp_overlap * st.forward_s / v);
+    double slack = 0, fill = 0, dp_tail = 0;
+    std::vector<GatherExposure> gathers;
+    gathers.reserve(stages.size());
+    for (std::size_t r = 0; r < stages.size(); ++r) {
+        const StageMemory& st = stages[r];
+        const StageDp& dp = dps[r];
+        const std::vector<DpCollective> reductions = rank_reductions(c, dp, static_cast<int>(r));
+        dp_tail = std::max(dp_tail, run_dp_queue(reductions, c.dp_interference).tail_s - slack);
+        gathers.push_back(rank_gather_exposure(c, dp.gathers, fill, dp.params, c.interleaved_group));
         t.optimizer_s = std::max(t.optimizer_s, st.optimizer_s);
         slack += st.backward_s / v + c.p2p_s;
+        fill += dp.gathers.front().fwd_s + c.p2p_s;
     }
     t.dp_s = std::max(0.0, dp_tail);
-    t.gather_s = std::max(0.0, gather_tail);
+    t.gather_s = step_gather_s(c, gathers, c.dp_interference);
     return t;
 }
 
@@ -299,8 +366,11 @@ void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const T
     // :1010-1012): in the steady state they cost nothing, fill and drain still wait.
     const double p2p_hidden = c.schedule == Schedule::Interleaved ? 2.0 * v * c.p2p_s : 0.0;
     int busiest = 0;
+    std::vector<StageDp> dps(static_cast<std::size_t>(pp));
     for (int r = 0; r < pp; ++r) {
-        const StageSums s = stage_sums(*this, c, pl, r);
+        StageDp& dp = dps[static_cast<std::size_t>(r)];
+        const StageSums s = stage_sums(*this, c, pl, r, dp);
+        dp.tied_s = (r == 0 || r == pp - 1) ? c.tied_embedding_sync_s : 0.0;
         StageMemory& st = out.stages[static_cast<std::size_t>(r)];
         st = StageMemory{};
         st.stage = r;
@@ -326,7 +396,7 @@ void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const T
     const double steady_w = max_w - p2p_hidden;
     const double pipeline = m * steady_w + (sum_w - max_w) / v;
     const double bubble = pipeline - m * steady_w;
-    const StepTail tail = step_tail(c, out.stages);
+    const StepTail tail = step_tail(c, out.stages, dps);
 
     out.step_time_s = finite_nonneg(pipeline + tail.dp_s + tail.optimizer_s + tail.gather_s);
     // Ranks that share a host's cores wait for a core beyond their own timeline.

@@ -269,6 +269,12 @@ void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
             a.value("--ckpt-format", "fsdp_dtensor");
             break;
     }
+    // Data-parallel overlap, off in Megatron-LM unless asked for (arguments.py:3121, 3148 at
+    // d98e8a64); the parameter gather overlaps only with the distributed optimizer.
+    if (l.parallel.overlap_grad_reduce) a.flag("--overlap-grad-reduce");
+    if (l.parallel.overlap_grad_reduce && l.parallel.overlap_param_gather && t.zero_stage >= 1) {
+        a.flag("--overlap-param-gather");
+    }
     switch (t.dtype) {
         case DType::Bf16: a.flag("--bf16"); break;
         case DType::Fp16: a.flag("--fp16"); break;

@@ -95,7 +95,6 @@ constexpr std::array kIgnored = std::to_array<Entry>({
     {"--enable-cuda-graph", kKernel}, {"--cuda-graph-impl", kKernel},
     {"--manual-gc", kRuntime}, {"--manual-gc-interval", kRuntime}, {"--calculate-per-token-loss", kKernel},
     // communication overlap
-    {"--overlap-grad-reduce", kOverlap}, {"--overlap-param-gather", kOverlap},
     {"--overlap-param-gather-with-optimizer-step", kOverlap}, {"--overlap-p2p-comm", kOverlap},
     {"--no-overlap-p2p-communication", kOverlap}, {"--align-param-gather", kOverlap},
     {"--tp-comm-overlap", kOverlap}, {"--tp-comm-overlap-cfg", kOverlap},

@@ -56,6 +56,7 @@ constexpr std::array kLayoutFlags = std::to_array<FlagSpec>({
     {"--context-parallel-size", true}, {"--expert-model-parallel-size", true},
     {"--expert-tensor-parallel-size", true}, {"--sequence-parallel", false},
     {"--tp-comm-overlap", false}, {"--microbatch-group-size-per-virtual-pipeline-stage", true},
+    {"--overlap-grad-reduce", false}, {"--overlap-param-gather", false},
     {"--use-tp-pp-dp-mapping", false}, {"--num-layers-per-virtual-pipeline-stage", true},
     {"--num-virtual-stages-per-pipeline-rank", true},
     {"--decoder-first-pipeline-num-layers", true}, {"--decoder-last-pipeline-num-layers", true},
@@ -1045,6 +1046,23 @@ private:
         }
     }
 
+    // Megatron-LM's data-parallel overlap flags, both off by default (arguments.py:3121,
+    // 3148 at d98e8a64); --overlap-param-gather needs --overlap-grad-reduce and the distributed
+    // optimizer or Megatron-FSDP (asserts at arguments.py:1024-1029). Megatron-DeepSpeed runs
+    // DeepSpeed's engine: its overlap is the DeepSpeed config's, not these flags.
+    void overlap(Layout& l, bool sharded_optimizer) {
+        if (has("--deepspeed")) return;
+        l.parallel.overlap_grad_reduce = has("--overlap-grad-reduce");
+        l.parallel.overlap_param_gather = has("--overlap-param-gather");
+        if (has("--overlap-param-gather") && !has("--overlap-grad-reduce")) {
+            add(field("--overlap-param-gather"), "needs --overlap-grad-reduce (Megatron-LM asserts it)");
+        }
+        if (has("--overlap-param-gather") && !sharded_optimizer) {
+            add(field("--overlap-param-gather"),
+                "needs --use-distributed-optimizer or --use-megatron-fsdp (Megatron-LM asserts it)");
+        }
+    }
+
     void training(Layout& l) {
         auto& t = l.training;
         const auto& mesh = l.parallel.mesh;
@@ -1133,6 +1151,8 @@ private:
             }
             t.zero_stage = distopt ? 1 : 0;
         }
+
+        overlap(l, fsdp || distopt);
 
         if (has("--zero-stage")) {
             if (has("--deepspeed")) {

@@ -40,6 +40,18 @@ struct ParallelConfig {
     // Tiled TP communication overlap (needs SP and tp > 1, as Megatron-LM asserts). Off by
     // default, as in Megatron-LM (model_parallel_config.py:265 at d98e8a64).
     TpOverlap tp_comm_overlap = TpOverlap::None;
+    // Megatron-LM's --overlap-grad-reduce: each model chunk's data-parallel gradient
+    // reduction runs beside later backward work (docs/cost-model.md, "Data-parallel
+    // overlap"); off, it runs after the rank's last backward. On by default: Megatron-LM's
+    // own default is off (distributed_data_parallel_config.py:18 at d98e8a64), but
+    // production recipes turn it on with the distributed optimizer (Megatron-Bridge
+    // comm_overlap.py:539-546 at 00b7660b).
+    bool overlap_grad_reduce = true;
+    // --overlap-param-gather: the distributed optimizer's parameter all-gather runs beside the
+    // next step's forwards instead of after the optimizer step. Needs overlap_grad_reduce
+    // (Megatron asserts it, arguments.py:1028-1029); no effect without a parameter gather
+    // (ZeRO-0, ZeRO-3).
+    bool overlap_param_gather = true;
     bool operator==(const ParallelConfig&) const = default;
 };
 

@@ -94,6 +94,9 @@ Layout layout_from_json(const Json& j, const std::string& file) {
         throw InputError(file, p.field("tp_comm_overlap"),
                          "unknown TP overlap '" + tp_overlap + "' (none, pipe, ring)");
     }
+    l.parallel.overlap_grad_reduce = p.get_bool_or("overlap_grad_reduce", ParallelConfig{}.overlap_grad_reduce);
+    // Unstated, the gather follows the reduction (Megatron needs both for the gather).
+    l.parallel.overlap_param_gather = p.get_bool_or("overlap_param_gather", l.parallel.overlap_grad_reduce);
     const long long model_parallel = static_cast<long long>(mesh.tp) * mesh.pp * mesh.cp;
     if (r.has("gpus")) {
         l.gpus = static_cast<int>(r.get_int("gpus", 1, kMaxGpus));
@@ -193,6 +196,8 @@ Json layout_to_json(const Layout& l) {
     if (l.parallel.tp_comm_overlap != TpOverlap::None) {
         j["parallel"]["tp_comm_overlap"] = to_string(l.parallel.tp_comm_overlap);
     }
+    if (!l.parallel.overlap_grad_reduce) j["parallel"]["overlap_grad_reduce"] = false;
+    if (!l.parallel.overlap_param_gather) j["parallel"]["overlap_param_gather"] = false;
     Json placement = Json::object();
     if (!l.placement.layers_per_stage.empty()) {
         placement["layers_per_stage"] = l.placement.layers_per_stage;

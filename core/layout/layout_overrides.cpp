@@ -20,7 +20,8 @@ void require_positive(const std::optional<int>& v, const std::string& flag) {
 bool LayoutOverrides::empty() const {
     return !model && !cluster && !gpus && !nodes && !tp && !pp && !dp && !cp && !ep && !etp &&
            !vpp && !order && !mbs && !gbs && !seq && !schedule && !recompute && !dtype &&
-           !sequence_parallel && !zero && !flash_attention && !tp_comm_overlap && !layers_per_stage;
+           !sequence_parallel && !zero && !flash_attention && !tp_comm_overlap && !overlap_grad_reduce &&
+           !overlap_param_gather && !layers_per_stage;
 }
 
 Layout build_layout(const std::optional<std::string>& layout_file, const LayoutOverrides& f) {
@@ -127,6 +128,17 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
     if (f.tp_comm_overlap && !parse_tp_overlap(*f.tp_comm_overlap, l.parallel.tp_comm_overlap)) {
         throw InputError(kFlags, "--tp-comm-overlap",
                          "'" + *f.tp_comm_overlap + "' is not none, pipe or ring");
+    }
+    auto on_off = [&](const std::optional<std::string>& value, const char* flag, bool& out) {
+        if (!value) return;
+        if (*value != "on" && *value != "off") throw InputError(kFlags, flag, "'" + *value + "' is not on or off");
+        out = *value == "on";
+    };
+    on_off(f.overlap_grad_reduce, "--overlap-grad-reduce", l.parallel.overlap_grad_reduce);
+    on_off(f.overlap_param_gather, "--overlap-param-gather", l.parallel.overlap_param_gather);
+    // Turning the reduction off turns the gather off unless it is given (Megatron needs both).
+    if (f.overlap_grad_reduce && !f.overlap_param_gather && !l.parallel.overlap_grad_reduce) {
+        l.parallel.overlap_param_gather = false;
     }
     if (f.flash_attention) {
         if (*f.flash_attention == "on")

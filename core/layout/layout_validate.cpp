@@ -82,6 +82,11 @@ void check_tensor_parallel(const Layout& l, Checker& c) {
                     (l.parallel.sequence_parallel ? "on" : "off") +
                     "); Megatron-LM asserts the same");
     }
+    if (l.parallel.overlap_param_gather && !l.parallel.overlap_grad_reduce) {
+        c.error("parallel.overlap_param_gather",
+                "overlapping the parameter gather needs overlap_grad_reduce (Megatron-LM asserts "
+                "--overlap-param-gather with --overlap-grad-reduce)");
+    }
 }
 
 void check_pipeline(const Layout& l, Checker& c) {

@@ -280,9 +280,18 @@ std::int64_t write_sim_trace(const TraceInput& in, TraceSink& sink) {
                    send_at, pt.release_s - pt.end_s, c.p2p_bytes, 0, op.micro_batch, -1, 2);
         }
         const RankTail& tail = (*in.tails)[static_cast<std::size_t>(r)];
-        double dp_at = tail.reduce_start_s;
-        w.span(rank, t.dp, EventKind::Communication, c.zero_stage == 0 ? "all_reduce(dp).grads" : "reduce_scatter(dp).grads",
-               dp_at, tail.reduce_end_s - tail.reduce_start_s, 0, 0, -1, -1, c.cp > 1 ? c.dp * c.cp : c.dp);
+        for (const RankTail::Reduction& red : tail.reductions) {
+            double dp_at = red.start_s;
+            if (red.chunk < 0) {
+                w.span(rank, t.dp, EventKind::Communication, "all_reduce(pp).embedding_grads", dp_at,
+                       red.end_s - red.start_s, 0, 0, -1, -1, 2);
+                continue;
+            }
+            const std::string name = std::string(c.zero_stage == 0 ? "all_reduce(dp).grads" : "reduce_scatter(dp).grads") +
+                                     (c.vpp > 1 ? ".chunk" + std::to_string(red.chunk) : std::string());
+            w.span(rank, t.dp, EventKind::Communication, name, dp_at, red.end_s - red.start_s, 0, 0, -1, -1,
+                   c.cp > 1 ? c.dp * c.cp : c.dp);
+        }
         double opt_at = tail.optimizer_start_s;
         w.span(rank, t.compute, EventKind::Compute, "optimizer.step", opt_at,
                tail.optimizer_end_s - tail.optimizer_start_s, 0, 0, -1, -1, 0);

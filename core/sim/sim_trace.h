@@ -18,7 +18,14 @@ namespace meshwork::sim {
 
 // The end of the step on one rank, as simulated.
 struct RankTail {
-    double reduce_start_s = 0, reduce_end_s = 0;
+    // The data-parallel gradient reductions, in the order they ran on the rank's
+    // communicator: per model chunk (local chunk index), or -1 for the tied-embedding
+    // all-reduce; with overlap they start during the backward (core/cost/dp_overlap.h).
+    struct Reduction {
+        double start_s = 0, end_s = 0;
+        int chunk = 0;
+    };
+    std::vector<Reduction> reductions;
     double optimizer_start_s = 0, optimizer_end_s = 0;
     double gather_start_s = 0, gather_end_s = 0;
 };

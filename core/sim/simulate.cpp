@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/cost/cost_model.h"
+#include "core/cost/dp_overlap.h"
 #include "core/cost/group_topology.h"
 #include "core/cost/host_sharing.h"
 #include "core/layout/layout_run_info.h"
@@ -27,6 +28,7 @@ double nonneg(double v) { return std::isfinite(v) && v > 0 ? v : 0.0; }
 struct ChunkTimes {
     std::vector<ChunkCost> costs;
     std::vector<double> zero_fwd_s, zero_bwd_s;
+    std::vector<double> reduce_s, gather_s;  // end-of-step data-parallel collectives per chunk
     PipelineTimes times;
 };
 
@@ -36,6 +38,8 @@ ChunkTimes chunk_times(const CostModel& model, const LayoutCosts& c, const Place
     out.costs.resize(chunks);
     out.zero_fwd_s.resize(chunks);
     out.zero_bwd_s.resize(chunks);
+    out.reduce_s.resize(chunks);
+    out.gather_s.resize(chunks);
     out.times.p2p_s = c.p2p_s;
     out.times.chunk_fwd_s.resize(chunks);
     out.times.chunk_bwd_s.resize(chunks);
@@ -45,6 +49,8 @@ ChunkTimes chunk_times(const CostModel& model, const LayoutCosts& c, const Place
         const ZeroExposure z = zero_exposure(sync.per_pass_gather_s, sync.per_micro_batch_reduce_s,
                                              cc.fwd.compute_s(), cc.bwd.compute_s(), c.dp_overlap);
         out.zero_fwd_s[i] = z.fwd_s;
+        out.reduce_s[i] = nonneg(sync.reduce_s);
+        out.gather_s[i] = nonneg(sync.gather_s);
         out.zero_bwd_s[i] = z.bwd_s;
         out.times.chunk_fwd_s[i] = nonneg(cc.fwd.total_s() + z.fwd_s);
         out.times.chunk_bwd_s[i] = nonneg(cc.bwd.total_s() + z.bwd_s);
@@ -52,51 +58,129 @@ ChunkTimes chunk_times(const CostModel& model, const LayoutCosts& c, const Place
     return out;
 }
 
-// End of the step: bucketed gradient reduction overlapping the rank's last backward passes,
-// a global barrier (gradient norm), the optimizer, the parameter all-gather overlapping the
-// next step's first forward. Returns the step's end; fills each rank's tail.
+// End of step (core/cost/dp_overlap.h, the rules the estimate uses): each rank's gradient
+// reductions queue from when Megatron launches them, read off the simulated timeline; a
+// global barrier (gradient norm), the optimizer, the parameter gathers the next step's first
+// forwards wait for. Returns the step's end; fills each rank's tail.
 struct StepEnd {
     double step_s = 0;
     double optimizer_s = 0;  // the longest optimizer step of the ranks
 };
 
-StepEnd end_of_step(const Estimate& e, const LayoutCosts& c, const PipelineSchedule& schedule,
-                    const PipelineRun& run, std::vector<RankTail>& tails) {
+// Rank r's reductions, relative to the end of its last backward; `chunk_of` gets each one's
+// local chunk (-1: the tied embedding).
+std::vector<DpCollective> rank_reductions(const LayoutCosts& c, const PipelineSchedule& schedule, const PipelineRun& run,
+                                          const ChunkTimes& ct, int r, std::vector<int>& chunk_of) {
+    const int pp = c.pp, v = c.vpp, m = c.micro_batches;
+    const auto& ops = schedule.ops[static_cast<std::size_t>(r)];
+    const auto& tm = run.timing[static_cast<std::size_t>(r)];
+    const double end = run.rank_end_s[static_cast<std::size_t>(r)];
+    auto reduce = [&](int j) { return ct.reduce_s[static_cast<std::size_t>(j * pp + r)]; };
+    std::vector<DpCollective> out;
+    chunk_of.clear();
+    switch (grad_launch(c, r)) {
+        case GradLaunch::AfterBackward:
+            for (int j = v - 1; j >= 0; --j) {
+                out.push_back({0.0, reduce(j)});
+                chunk_of.push_back(j);
+            }
+            break;
+        case GradLaunch::PerChunk: {
+            // Each chunk's reduction starts after the backward r places after the chunk's last
+            // backward (Megatron aligns the launches across the pipeline), else at the end.
+            std::vector<std::size_t> backwards;
+            for (std::size_t i = 0; i < ops.size(); ++i) {
+                if (ops[i].kind == PipeOpKind::Backward) backwards.push_back(i);
+            }
+            std::vector<std::pair<double, int>> launches;
+            for (std::size_t k = 0; k < backwards.size(); ++k) {
+                const PipeOp& op = ops[backwards[k]];
+                if (op.micro_batch != m - 1) continue;
+                const std::size_t at = k + static_cast<std::size_t>(r);
+                const double launch = at < backwards.size() ? tm[backwards[at]].end_s : end;
+                launches.emplace_back(-c.dp_overlap * (end - launch), op.chunk);
+            }
+            std::stable_sort(launches.begin(), launches.end(),
+                             [](const auto& a, const auto& b) { return a.first < b.first; });
+            for (const auto& [ready, j] : launches) {
+                out.push_back({ready, reduce(j)});
+                chunk_of.push_back(j);
+            }
+            break;
+        }
+        case GradLaunch::Buckets: {
+            double total = 0, params = 0;
+            for (int j = 0; j < v; ++j) {
+                total += reduce(j);
+                const ChunkCost& cc = ct.costs[static_cast<std::size_t>(j * pp + r)];
+                params += cc.dense_params + cc.expert_params;
+            }
+            const double last = tm.empty() ? 0.0 : tm.back().end_s - tm.back().start_s;
+            out.push_back(buckets_in_last_backward(total, c.dp_overlap * last, ddp_bucket_count(params, c.dp)));
+            chunk_of.push_back(0);
+            break;
+        }
+    }
+    if ((r == 0 || r == pp - 1) && c.tied_embedding_sync_s > 0) {
+        out.push_back({0.0, c.tied_embedding_sync_s});
+        chunk_of.push_back(-1);
+    }
+    return out;
+}
+
+// What the next step's first forwards wait for, from each rank's simulated fill.
+double gather_wait_s(const LayoutCosts& c, const PipelineRun& run, const ChunkTimes& ct) {
     const int pp = c.pp, v = c.vpp;
+    std::vector<GatherExposure> ranks;
+    std::vector<ChunkGather> chunks;
+    for (int r = 0; r < pp; ++r) {
+        chunks.clear();
+        double params = 0;
+        for (int j = 0; j < v; ++j) {
+            const auto g = static_cast<std::size_t>(j * pp + r);
+            chunks.push_back({ct.gather_s[g], ct.times.chunk_fwd_s[g]});
+            params += ct.costs[g].dense_params + ct.costs[g].expert_params;
+        }
+        const auto& tm = run.timing[static_cast<std::size_t>(r)];
+        const double fill = tm.empty() ? 0.0 : tm.front().start_s;
+        ranks.push_back(rank_gather_exposure(c, chunks, fill, params, c.interleaved_group));
+    }
+    return step_gather_s(c, ranks, c.dp_interference);
+}
+
+StepEnd end_of_step(const Estimate& e, const LayoutCosts& c, const PipelineSchedule& schedule,
+                    const PipelineRun& run, const ChunkTimes& ct, std::vector<RankTail>& tails) {
+    const int pp = c.pp;
     tails.assign(static_cast<std::size_t>(pp), RankTail{});
     double barrier = run.span_s;
+    std::vector<int> chunk_of;
     for (int r = 0; r < pp; ++r) {
-        const auto& st = e.stages[static_cast<std::size_t>(r)];
-        const auto& ops = schedule.ops[static_cast<std::size_t>(r)];
-        const auto& tm = run.timing[static_cast<std::size_t>(r)];
-        double window = 0;
-        for (std::size_t k = ops.size() >= static_cast<std::size_t>(v) ? ops.size() - static_cast<std::size_t>(v) : 0;
-             k < ops.size(); ++k) {
-            window += tm[k].end_s - tm[k].start_s;
-        }
         const double end = run.rank_end_s[static_cast<std::size_t>(r)];
+        const std::vector<DpCollective> reductions = rank_reductions(c, schedule, run, ct, r, chunk_of);
+        const DpQueue q = run_dp_queue(reductions, c.dp_interference);
         RankTail& t = tails[static_cast<std::size_t>(r)];
-        t.reduce_start_s = std::max(0.0, end - std::min(st.dp_reduce_s * c.dp_overlap, window));
-        t.reduce_end_s = std::max(end, t.reduce_start_s + st.dp_reduce_s);
-        barrier = std::max(barrier, t.reduce_end_s);
+        for (std::size_t i = 0; i < reductions.size(); ++i) {
+            const double start = end + q.start_s[i];
+            t.reductions.push_back({start, start + reductions[i].duration_s, chunk_of[i]});
+        }
+        barrier = std::max(barrier, end + q.tail_s);
     }
     StepEnd out;
-    out.step_s = barrier;
     for (int r = 0; r < pp; ++r) {
         const auto& st = e.stages[static_cast<std::size_t>(r)];
         RankTail& t = tails[static_cast<std::size_t>(r)];
         t.optimizer_start_s = barrier;
         t.optimizer_end_s = barrier + st.optimizer_s;
-        const auto& tm = run.timing[static_cast<std::size_t>(r)];
-        const double first_fwd = tm.empty() ? 0.0 : tm.front().end_s - tm.front().start_s;
-        const double exposed_gather = std::max(0.0, st.dp_gather_s - c.dp_overlap * first_fwd);
-        // The rest of the gather runs under the next step's first forward: the timeline of
-        // this step shows the exposed part.
-        t.gather_start_s = t.optimizer_end_s;
-        t.gather_end_s = t.optimizer_end_s + exposed_gather;
-        out.step_s = std::max(out.step_s, t.optimizer_end_s + exposed_gather);
         out.optimizer_s = std::max(out.optimizer_s, st.optimizer_s);
     }
+    // The gathers belong to the next step's first forwards: this step's timeline shows what
+    // they hold back at its end, after the slowest optimizer.
+    const double gather = gather_wait_s(c, run, ct);
+    for (RankTail& t : tails) {
+        t.gather_start_s = barrier + out.optimizer_s;
+        t.gather_end_s = t.gather_start_s + gather;
+    }
+    out.step_s = barrier + out.optimizer_s + gather;
     return out;
 }
 
@@ -170,10 +254,13 @@ std::size_t simulation_bytes(const PipelineSchedule& schedule, const PipelineRun
                              const std::vector<RankTail>& tails, const Estimate& e) {
     std::size_t schedule_bytes = 0;
     for (const auto& ops : schedule.ops) schedule_bytes += ops.capacity() * sizeof(PipeOp);
+    std::size_t reductions_bytes = 0;
+    for (const RankTail& t : tails) reductions_bytes += t.reductions.capacity() * sizeof(RankTail::Reduction);
     return run.memory_bytes + schedule_bytes + ct.costs.capacity() * sizeof(ChunkCost) +
-           (ct.zero_fwd_s.capacity() + ct.zero_bwd_s.capacity() + ct.times.chunk_fwd_s.capacity() +
+           (ct.zero_fwd_s.capacity() + ct.zero_bwd_s.capacity() + ct.reduce_s.capacity() + ct.gather_s.capacity() +
+            ct.times.chunk_fwd_s.capacity() +
             ct.times.chunk_bwd_s.capacity()) * sizeof(double) +
-           tails.capacity() * sizeof(RankTail) + e.stages.capacity() * sizeof(StageMemory);
+           tails.capacity() * sizeof(RankTail) + e.stages.capacity() * sizeof(StageMemory) + reductions_bytes;
 }
 
 // "h100-sxm node 3 gpu 5": the device of `rank` in the layout's cluster (ranks fill the
@@ -244,7 +331,7 @@ SimulationResult simulate_layout(const Layout& layout, TraceSink* sink, const Si
     const ChunkTimes ct = chunk_times(model, c, layout.placement);
     const PipelineRun run = run_pipeline(schedule, ct.times);
     std::vector<RankTail> tails;
-    const StepEnd end = end_of_step(e, c, schedule, run, tails);
+    const StepEnd end = end_of_step(e, c, schedule, run, ct, tails);
 
     e.busiest_stage = breakdown_of_busiest(c, schedule, run, ct, end, e, e.time);
     e.time.host_sharing_s = host_sharing_wait_s(layout, c, schedule, ct, e, end.step_s);
