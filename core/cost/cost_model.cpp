@@ -280,11 +280,12 @@ double last_backwards_s(const LayoutCosts& c, const StageDp& dp, int last_group,
     return t;
 }
 
-std::vector<DpCollective> rank_reductions(const LayoutCosts& c, const StageDp& dp, int r) {
+// Rank r's reductions into `out` (cleared), relative to the end of its last backward.
+void rank_reductions(const LayoutCosts& c, const StageDp& dp, int r, std::vector<DpCollective>& out) {
     const int v = c.vpp, m = c.micro_batches;
     const int group = std::max(1, c.interleaved_group);
     const int last_group = m - ((m - 1) / group) * group;
-    std::vector<DpCollective> out;
+    out.clear();
     switch (grad_launch(c, r)) {
         case GradLaunch::AfterBackward:
             for (int j = v - 1; j >= 0; --j) out.push_back({0.0, dp.reduce_s[static_cast<std::size_t>(j)]});
@@ -307,20 +308,32 @@ std::vector<DpCollective> rank_reductions(const LayoutCosts& c, const StageDp& d
         }
     }
     if (dp.tied_s > 0) out.push_back({0.0, dp.tied_s});
-    return out;
+}
+
+// Per-thread buffers of the end-of-step figures: an estimate allocates nothing once they
+// have grown to the layout's size (search runs estimates on several threads).
+struct DpScratch {
+    std::vector<StageDp> stages;
+    std::vector<DpCollective> reductions;
+    std::vector<GatherExposure> gathers;
+};
+DpScratch& dp_scratch() {
+    thread_local DpScratch scratch;
+    return scratch;
 }
 
 StepTail step_tail(const LayoutCosts& c, const std::vector<StageMemory>& stages, const std::vector<StageDp>& dps) {
     const int v = c.vpp;
     StepTail t;
     double slack = 0, fill = 0, dp_tail = 0;
-    std::vector<GatherExposure> gathers;
-    gathers.reserve(stages.size());
+    DpScratch& scratch = dp_scratch();
+    std::vector<GatherExposure>& gathers = scratch.gathers;
+    gathers.clear();
     for (std::size_t r = 0; r < stages.size(); ++r) {
         const StageMemory& st = stages[r];
         const StageDp& dp = dps[r];
-        const std::vector<DpCollective> reductions = rank_reductions(c, dp, static_cast<int>(r));
-        dp_tail = std::max(dp_tail, run_dp_queue(reductions, c.dp_interference).tail_s - slack);
+        rank_reductions(c, dp, static_cast<int>(r), scratch.reductions);
+        dp_tail = std::max(dp_tail, run_dp_queue(scratch.reductions, c.dp_interference).tail_s - slack);
         gathers.push_back(rank_gather_exposure(c, dp.gathers, fill, dp.params, c.interleaved_group));
         t.optimizer_s = std::max(t.optimizer_s, st.optimizer_s);
         slack += st.backward_s / v + c.p2p_s;
@@ -366,7 +379,8 @@ void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const T
     // :1010-1012): in the steady state they cost nothing, fill and drain still wait.
     const double p2p_hidden = c.schedule == Schedule::Interleaved ? 2.0 * v * c.p2p_s : 0.0;
     int busiest = 0;
-    std::vector<StageDp> dps(static_cast<std::size_t>(pp));
+    std::vector<StageDp>& dps = dp_scratch().stages;
+    if (dps.size() < static_cast<std::size_t>(pp)) dps.resize(static_cast<std::size_t>(pp));
     for (int r = 0; r < pp; ++r) {
         StageDp& dp = dps[static_cast<std::size_t>(r)];
         const StageSums s = stage_sums(*this, c, pl, r, dp);

@@ -17,14 +17,14 @@ int ddp_bucket_count(double params, int dp) {
     return n >= 1e6 ? 1'000'000 : std::max(1, static_cast<int>(n));
 }
 
-DpQueue run_dp_queue(std::span<const DpCollective> collectives, double interference) {
+DpQueue run_dp_queue(std::span<const DpCollective> collectives, double interference, std::vector<double>* start_s) {
     DpQueue q;
-    q.start_s.reserve(collectives.size());
+    if (start_s != nullptr) start_s->clear();
     double free_at = -1e300;
     for (const DpCollective& col : collectives) {
         const double start = std::max(col.ready_s, free_at);
         const double end = start + nonneg(col.duration_s);
-        q.start_s.push_back(start);
+        if (start_s != nullptr) start_s->push_back(start);
         q.hidden_s += nonneg(std::min(end, 0.0) - start);
         free_at = end;
     }

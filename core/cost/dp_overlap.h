@@ -49,12 +49,14 @@ struct DpCollective {
 // the one before). While they run beside the rank's backward, they take a share `interference`
 // of the GPU (comm_overlap.h): the rank's compute ends later by interference × the hidden time.
 struct DpQueue {
-    std::vector<double> start_s;  // per collective, relative to the rank's last backward end
-    double finish_s = 0;          // end of the last collective (≤ 0: hidden)
-    double hidden_s = 0;          // communication time before the rank's last backward end
-    double tail_s = 0;            // max(0, finish, interference × hidden): the rank's delay
+    double finish_s = 0;  // end of the last collective (≤ 0: hidden)
+    double hidden_s = 0;  // communication time before the rank's last backward end
+    double tail_s = 0;    // max(0, finish, interference × hidden): the rank's delay
 };
-DpQueue run_dp_queue(std::span<const DpCollective> collectives, double interference);
+// `start_s`, when given, gets each collective's start (relative to the rank's last backward
+// end); the estimate passes none and allocates nothing.
+DpQueue run_dp_queue(std::span<const DpCollective> collectives, double interference,
+                     std::vector<double>* start_s = nullptr);
 
 // How a rank launches its gradient reduction.
 enum class GradLaunch {

@@ -24,6 +24,8 @@ Layout canonical_layout(Layout l) {
         if (t.recompute_num_layers >= largest) t.recompute_num_layers = 0;
     }
     if (l.parallel.mesh.tp == 1) l.parallel.sequence_parallel = false;
+    // ZeRO-0 has no parameter gather to overlap: the flag follows the reduction's.
+    if (t.zero_stage == 0) l.parallel.overlap_param_gather = l.parallel.overlap_grad_reduce;
     return l;
 }
 

@@ -10,7 +10,8 @@ namespace meshwork {
 // - an explicit experts_per_ep_rank equal to the contiguous default becomes empty;
 // - full recompute of at least every layer of the largest chunk becomes "all" (0), and a
 //   recompute_num_layers without full recompute becomes 0;
-// - sequence parallelism without tensor parallelism (a no-op) becomes off.
+// - sequence parallelism without tensor parallelism (a no-op) becomes off;
+// - with ZeRO-0 (no parameter gather) overlap_param_gather becomes overlap_grad_reduce.
 Layout canonical_layout(Layout layout);
 
 }  // namespace meshwork

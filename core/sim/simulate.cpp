@@ -157,10 +157,11 @@ StepEnd end_of_step(const Estimate& e, const LayoutCosts& c, const PipelineSched
     for (int r = 0; r < pp; ++r) {
         const double end = run.rank_end_s[static_cast<std::size_t>(r)];
         const std::vector<DpCollective> reductions = rank_reductions(c, schedule, run, ct, r, chunk_of);
-        const DpQueue q = run_dp_queue(reductions, c.dp_interference);
+        std::vector<double> starts;
+        const DpQueue q = run_dp_queue(reductions, c.dp_interference, &starts);
         RankTail& t = tails[static_cast<std::size_t>(r)];
         for (std::size_t i = 0; i < reductions.size(); ++i) {
-            const double start = end + q.start_s[i];
+            const double start = end + starts[i];
             t.reductions.push_back({start, start + reductions[i].duration_s, chunk_of[i]});
         }
         barrier = std::max(barrier, end + q.tail_s);

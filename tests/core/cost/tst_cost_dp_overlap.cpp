@@ -68,16 +68,17 @@ private slots:
     // the rank's last backward end is hidden and slows its compute by u × that time.
     void queue_closed_forms() {
         const std::vector<DpCollective> a{{-10, 3}, {-5, 4}, {0, 2}};
-        const DpQueue q = run_dp_queue(a, 0.0);
-        QCOMPARE(q.start_s, (std::vector<double>{-10, -5, 0}));
+        std::vector<double> starts;
+        const DpQueue q = run_dp_queue(a, 0.0, &starts);
+        QCOMPARE(starts, (std::vector<double>{-10, -5, 0}));
         QVERIFY(near(q.finish_s, 2));
         QVERIFY(near(q.hidden_s, 7));
         QVERIFY(near(q.tail_s, 2));
         QVERIFY(near(run_dp_queue(a, 0.5).tail_s, 3.5));  // u·hidden outlasts the last one
         // Back to back: the second waits for the first, which crosses the end.
         const std::vector<DpCollective> b{{-3, 5}, {-2, 1}};
-        const DpQueue qb = run_dp_queue(b, 0.0);
-        QCOMPARE(qb.start_s, (std::vector<double>{-3, 2}));
+        const DpQueue qb = run_dp_queue(b, 0.0, &starts);
+        QCOMPARE(starts, (std::vector<double>{-3, 2}));
         QVERIFY(near(qb.finish_s, 3));
         QVERIFY(near(qb.hidden_s, 3));
         QCOMPARE(run_dp_queue({}, 0.3).tail_s, 0.0);
