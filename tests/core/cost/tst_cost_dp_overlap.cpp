@@ -11,6 +11,7 @@
 #include "core/cost/cost_model.h"
 #include "core/cost/dp_overlap.h"
 #include "core/layout/layout_json.h"
+#include "core/layout/layout_overrides.h"
 #include "core/layout/layout_validate.h"
 #include "core/sim/simulate.h"
 #include "tests/core/cost/cost_test_util.h"
@@ -205,6 +206,20 @@ private slots:
         bool named = false;
         for (const auto& d : v.errors) named |= d.field == "parallel.overlap_param_gather";
         QVERIFY(named);
+        // The command-line flags: on/off, anything else names the flag.
+        LayoutOverrides o;
+        o.model = "llama3-8b";
+        o.gpus = 8;
+        o.overlap_grad_reduce = "off";
+        const Layout off = build_layout(std::nullopt, o);
+        QVERIFY(!off.parallel.overlap_grad_reduce && !off.parallel.overlap_param_gather);
+        o.overlap_grad_reduce = "maybe";
+        try {
+            (void)build_layout(std::nullopt, o);
+            QFAIL("an on/off flag took 'maybe'");
+        } catch (const InputError& e) {
+            QCOMPARE(e.issues().front().field, std::string("--overlap-grad-reduce"));
+        }
     }
 };
 

@@ -122,6 +122,27 @@ void TestExportRoundTrip::megatron_variants() {
         QVERIFY(args.find("--tp-comm-overlap") != std::string::npos);
         QVERIFY(args.find("--microbatch-group-size-per-virtual-pipeline-stage 6") != std::string::npos);
     }
+    {   // Data-parallel overlap: the reduction alone, then neither (Megatron's default)
+        LayoutOverrides o;
+        o.tp = 2;
+        o.pp = 2;
+        o.gbs = 16;
+        o.overlap_grad_reduce = "on";
+        o.overlap_param_gather = "off";
+        Layout l = from_model("llama3-8b", "dgx-h100", 8, o);
+        QVERIFY(l.parallel.overlap_grad_reduce && !l.parallel.overlap_param_gather);
+        expect_round_trip(l, ExportFormat::Megatron, options_for(l));
+        std::string args = export_layout(l, ExportFormat::Megatron).text;
+        QVERIFY(args.find("--overlap-grad-reduce") != std::string::npos);
+        QVERIFY(args.find("--overlap-param-gather") == std::string::npos);
+        o.overlap_grad_reduce = "off";
+        o.overlap_param_gather.reset();  // follows the reduction
+        l = from_model("llama3-8b", "dgx-h100", 8, o);
+        QVERIFY(!l.parallel.overlap_grad_reduce && !l.parallel.overlap_param_gather);
+        expect_round_trip(l, ExportFormat::Megatron, options_for(l));
+        args = export_layout(l, ExportFormat::Megatron).text;
+        QVERIFY(args.find("--overlap-") == std::string::npos);
+    }
     {   // Qwen2-MoE: shared expert with gate, QKV bias, EP with a capacity factor, ZeRO-2
         LayoutOverrides o;
         o.tp = 2;

@@ -103,6 +103,8 @@ void TestMegatronImport::gpt3_175b_example() {
     QCOMPARE(l.training.zero_stage, 0);
     QVERIFY(l.training.flash_attention);
     QVERIFY(l.placement.layers_per_stage.empty());  // 96 / 16: the even split
+    // Neither overlap flag: Megatron-LM's default, off (arguments.py:3121, 3148).
+    QVERIFY(!l.parallel.overlap_grad_reduce && !l.parallel.overlap_param_gather);
     QCOMPARE(l.num_micro_batches(), 192);
     // Ignored, not dropped: the learning rate, the multi-value ramp-up, the launcher's address.
     QVERIFY(ignored(r, "--lr 6.0e-5") != nullptr);
@@ -140,6 +142,7 @@ void TestMegatronImport::llama3_70b_example() {
     QCOMPARE(l.training.seq_length, 8192);
     QVERIFY(l.training.dtype == DType::Bf16);
     QCOMPARE(l.training.zero_stage, 1);
+    QVERIFY(l.parallel.overlap_grad_reduce && l.parallel.overlap_param_gather);  // both flags given
     // block recompute of 80 layers per stage covers all 20 of each stage
     QVERIFY(l.training.recompute == Recompute::Full);
     QCOMPARE(l.training.recompute_num_layers, 0);
@@ -386,6 +389,13 @@ void TestMegatronImport::bad_command_lines() {
     // Megatron-LM asserts sequence parallelism for --tp-comm-overlap (arguments.py:1441-1442).
     EXPECT_ISSUE(base + "--tp-comm-overlap", "argv[16] --tp-comm-overlap", "--sequence-parallel");
     QVERIFY(issues_of(base + "--tensor-model-parallel-size 2 --sequence-parallel --tp-comm-overlap").empty());
+    // --overlap-param-gather asserts --overlap-grad-reduce and a sharded optimizer
+    // (arguments.py:1024-1029).
+    EXPECT_ISSUE(base + "--use-distributed-optimizer --overlap-param-gather", "argv[17] --overlap-param-gather",
+                 "--overlap-grad-reduce");
+    EXPECT_ISSUE(base + "--overlap-grad-reduce --overlap-param-gather", "argv[17] --overlap-param-gather",
+                 "--use-distributed-optimizer");
+    QVERIFY(issues_of(base + "--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather").empty());
     QVERIFY(issues_of(base + "|& tee log.txt\necho done").empty());  // a pipe into tee, a second command
     EXPECT_ISSUE("torchrun --nnodes 1:4 pretrain_gpt.py --num-layers 2", "argv[1] --nnodes", "elastic");
     EXPECT_ISSUE("torchrun --nproc-per-node $GPUS pretrain_gpt.py", "argv[1] --nproc-per-node", "$GPUS");
