@@ -57,8 +57,11 @@ struct Efficiency {
     // weight-gradient GEMMs (Megatron's asynchronous input-gradient all-reduce), at most
     // as long as those GEMMs.
     double tp_comm_overlap = 0.5;
-    // Fraction of the data-parallel gradient reduction that may overlap the backward pass
-    // of the last micro-batch (bucketed reduction); 0 reduces after the backward.
+    // Share of each window in which the data-parallel collectives may hide (the backwards
+    // after a chunk's reduction starts, the forwards before a gather is needed; ZeRO-2/3's
+    // per-micro-batch reduce-scatter behind its backward): core/cost/dp_overlap.h. 0 hides
+    // nothing; the layout's overlap_grad_reduce / overlap_param_gather say whether the
+    // framework overlaps at all.
     double dp_comm_overlap = 1.0;
     // Share of the GPU (its collective kernels' SMs and memory traffic) that a collective over
     // the intra-node / inter-node links takes while it runs beside compute: the compute it
