@@ -273,9 +273,10 @@ struct StepTail {
 // each followed by its send.
 double last_backwards_s(const LayoutCosts& c, const StageDp& dp, int last_group, int k) {
     double t = 0;
-    for (int i = 0; i < k; ++i) {
-        const auto chunk = static_cast<std::size_t>(std::min(c.vpp - 1, i / std::max(1, last_group)));
-        t += dp.bwd_s[chunk] + c.p2p_s;
+    for (int chunk = 0; chunk < c.vpp && k > 0; ++chunk) {
+        const int n = chunk == c.vpp - 1 ? k : std::min(k, std::max(1, last_group));
+        t += n * (dp.bwd_s[static_cast<std::size_t>(chunk)] + c.p2p_s);
+        k -= n;
     }
     return t;
 }

@@ -89,7 +89,7 @@ Layout bridge(const char* model, const char* cluster, int gpus, int gbs, int mbs
     l.training.recompute_num_layers = recompute_layers;
     // With the distributed optimizer and dp > 1, Bridge turns on both data-parallel overlaps
     // (align_param_gather with interleaving; src/megatron/bridge/training/comm_overlap.py:
-    // 539-546, applied at :600-606).
+    // 539-546, applied at :598-606).
     l.parallel.overlap_grad_reduce = true;
     l.parallel.overlap_param_gather = true;
     return l;
