@@ -5,6 +5,7 @@
 
 #include "core/common/error.h"
 #include "core/cost/comm_overlap.h"
+#include "core/cost/gemm_shapes.h"
 
 namespace meshwork::cost {
 
@@ -27,6 +28,7 @@ constexpr double kFusedAttentionBwdFactor = 2.5;
 struct Ctx {
     const ModelProfile& m;
     const LayoutCosts& c;
+    const TrainingConfig& tr;
     bool sp;
     bool flash;
     double capacity;  // MoE capacity factor; 1 when dropless
@@ -37,7 +39,7 @@ struct CoreAttention {
     double fwd_s = 0, bwd_s = 0, model_flops_fwd = 0, executed_flops_fwd = 0;
 };
 
-CoreAttention core_attention(const Ctx& x, const BlockProfile& b, double seq) {
+CoreAttention core_attention(const Ctx& x, const BlockProfile& b, const BlockGemms& g, double seq) {
     const auto& c = x.c;
     const double t = c.tp;
     CoreAttention a;
@@ -53,10 +55,8 @@ CoreAttention core_attention(const Ctx& x, const BlockProfile& b, double seq) {
     // Unfused: batched GEMMs over (micro-batch × local heads), full s×s, plus the softmax
     // and dropout traffic over the score matrix.
     const double local_heads = x.m.heads / t;
-    const double q_len = seq / c.cp;
-    const double batch = c.tokens / std::max(1.0, q_len) * local_heads;
-    const double qk = gemm_s(c.kernel, q_len, seq, x.m.head_dim, batch);
-    const double av = gemm_s(c.kernel, q_len, x.m.head_dim, seq, batch);
+    const double qk = gemm_s(c.kernel, g.core_qk);
+    const double av = gemm_s(c.kernel, g.core_av);
     const double scores = local_heads * c.tokens * seq;
     a.executed_flops_fwd = b.score_flops_per_context * seq * c.tokens / t;
     const double drop_fwd = x.m.attention_dropout ? 0.0 : kDropoutFwdBytesPerScore;
@@ -100,40 +100,34 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     const double seq = static_cast<double>(tr.seq_length);
     BlockCost out;
 
+    const BlockGemms g = block_gemms(m, b, c, x.tr);
+
     // --- attention half -------------------------------------------------------------
-    const double out_proj_flops = 2.0 * m.q_width * h;                  // per token
-    const double in_proj_n = std::max(0.0, (b.attention_gemm_flops - out_proj_flops) / (2.0 * h));
-    const double qkv_s = gemm_s(k, T, in_proj_n / t, h);
-    const double proj_s = gemm_s(k, T, h, m.q_width / t);
-    const CoreAttention core = core_attention(x, b, seq);
+    const double qkv_s = gemm_s(k, g.qkv);
+    const double proj_s = gemm_s(k, g.proj);
+    const CoreAttention core = core_attention(x, b, g, seq);
     const double attn_mem_fwd = norm_bytes(x) + residual_bytes(x);
     out.fwd.attention_s = qkv_s + proj_s + core.fwd_s + memory_s(k, attn_mem_fwd);
     out.bwd.attention_s = 2.0 * (qkv_s + proj_s) + core.bwd_s + memory_s(k, 2.0 * attn_mem_fwd);
     double wgrad_s = qkv_s + proj_s;  // weight-gradient GEMMs the backward TP comm can hide behind
 
     // --- MLP or MoE half --------------------------------------------------------------
-    const double gate = m.gated_mlp ? 2.0 : 1.0;     // FC1 width multiplier
     const double act_rw = m.gated_mlp ? 3.0 : 2.0;   // activation kernel traffic per width
     double mlp_fwd = memory_s(k, norm_bytes(x) + residual_bytes(x));
     double mlp_gemm = 0;
     double fc1_s = 0, fc2_s = 0;  // the dense (or shared-expert) MLP's two GEMMs
     const double shared_ffn = b.moe ? m.shared_ffn : m.ffn;
     if (shared_ffn > 0) {
-        fc1_s = gemm_s(k, T, gate * shared_ffn / t, h);
-        fc2_s = gemm_s(k, T, h, shared_ffn / t);
+        fc1_s = gemm_s(k, g.fc1);
+        fc2_s = gemm_s(k, g.fc2);
         mlp_gemm += fc1_s + fc2_s;
         mlp_fwd += memory_s(k, act_rw * e * shared_ffn / t * T);
     }
     double ep_fwd = 0;
     double expert_model_flops = 0;
     if (b.moe) {
-        const double sp_share = x.sp ? t : 1.0;
-        mlp_gemm += gemm_s(k, T / sp_share, std::max(1.0, static_cast<double>(m.experts)), h);
-        const double local_experts = std::max(1.0, static_cast<double>(m.experts) / c.ep);
+        mlp_gemm += gemm_s(k, g.router) + gemm_s(k, g.expert_fc1) + gemm_s(k, g.expert_fc2);
         const double copies = T * m.top_k * c.etp / t * x.capacity;  // token copies per rank
-        const double per_expert = copies / local_experts;
-        mlp_gemm += gemm_s(k, per_expert, gate * m.expert_ffn / c.etp, h, local_experts) +
-                    gemm_s(k, per_expert, h, m.expert_ffn / c.etp, local_experts);
         // Permute and unpermute (read + write h-wide copies, twice), expert activations.
         mlp_fwd += memory_s(k, 4.0 * e * h * copies + act_rw * e * m.expert_ffn / c.etp * copies);
         const double dispatch_bytes = T * m.top_k / t * h * e * x.capacity;
@@ -289,7 +283,7 @@ EdgeCost head_cost(const Ctx& x, int pp) {
     const double share = x.sp ? t : 1.0;
     const double T = c.tokens;
     const double bytes = T * m.hidden * c.element_bytes;
-    const double head = gemm_s(c.kernel, T, m.vocab / t, m.hidden);
+    const double head = gemm_s(c.kernel, head_gemm(m, c));
     // Final norm, then vocabulary-parallel cross-entropy over fp32 logits: write the logits,
     // read them for max and sum, write the softmax; the backward reads and writes them again.
     const double logits = T * m.vocab / t;
@@ -388,7 +382,7 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
 
     const bool sp = p.sequence_parallel && c.tp > 1;
     c.sequence_parallel = sp;
-    const Ctx x{m, c, sp, tr.flash_attention,
+    const Ctx x{m, c, tr, sp, tr.flash_attention,
                 tr.moe_capacity_factor > 0 ? tr.moe_capacity_factor : 1.0};
     c.dense = m.dense.present ? block_cost(x, m.dense, tr) : BlockCost{};
     c.moe = m.moe.present ? block_cost(x, m.moe, tr) : BlockCost{};
