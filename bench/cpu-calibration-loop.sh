@@ -15,8 +15,12 @@
 # - the runs are pinned with taskset to CORES (default: every core of this shell's
 #   affinity), so that the cores the engine records (its affinity mask) are the ones it
 #   ran on;
-# - the load average (/proc/loadavg, 1 minute) is printed before every round.
-# Usage: bench/cpu-calibration-loop.sh [MESHWORK_CLI] [ROUNDS]   (env CORES=0-1)
+# - the load average (/proc/loadavg, 1 minute) is printed before every round;
+# - with AUTOGROUP_NICE=N (N < 0 needs CAP_SYS_NICE), each run goes into a session of its own
+#   whose scheduler autogroup gets nice N. Linux with sched_autogroup_enabled = 1 shares the
+#   CPU between sessions first and applies a process's nice only inside its session, so
+#   other sessions' `nice -n 19` builds still take an equal share from the runs.
+# Usage: bench/cpu-calibration-loop.sh [MESHWORK_CLI] [ROUNDS]   (env CORES=0-1 AUTOGROUP_NICE=-20)
 # Prints per round the load and the fits, then per layout: uncalibrated prediction and
 # error against the median measured step; median measured step; median calibrated
 # prediction and error, with the range of the rounds' errors; median error without the
@@ -40,14 +44,20 @@ step_of() {
         'import json,sys; c=json.load(sys.stdin)["categories"][0]; print(c["predicted_s"], c["measured_s"])'
 }
 
-echo "cores: $cores ($(nproc) online); uptime: $(uptime)"
+echo "cores: $cores ($(nproc) online); autogroup: $(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo '?')," \
+     "runs at autogroup nice ${AUTOGROUP_NICE:-(unchanged)}; uptime: $(uptime)"
 results=$work/results.txt  # round layout measured_s calibrated_s no_host_s
 : > "$results"
 for i in $(seq 1 "$rounds"); do
     echo "round $i: load $(cut -d' ' -f1-3 /proc/loadavg)"
     for k in "${!layouts[@]}"; do
-        # shellcheck disable=SC2086
-        taskset -c "$cores" "$cli" run "$layout" ${layouts[$k]} --steps 8 --profile "$work/m$k-$i.sqlite" > /dev/null
+        # shellcheck disable=SC2206
+        run=(taskset -c "$cores" "$cli" run "$layout" ${layouts[$k]} --steps 8 --profile "$work/m$k-$i.sqlite")
+        if [[ -n ${AUTOGROUP_NICE:-} ]]; then
+            setsid -w sh -c 'echo "$0" > /proc/self/autogroup && exec "$@"' "$AUTOGROUP_NICE" "${run[@]}" > /dev/null
+        else
+            "${run[@]}" > /dev/null
+        fi
     done
     "$cli" calibrate "$work/m0-$i.sqlite" --out "$work/c$i.json" | sed 's/^/    /'
     # The same calibration without the host's shared cores (ranks on devices of their own):
