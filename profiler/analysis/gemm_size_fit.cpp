@@ -52,6 +52,11 @@ OpGemms op_gemms(std::string_view op, const cost::BlockGemms& b, const GemmShape
     return {};
 }
 
+// Operations with FLOPs that the model does not time as GEMMs alone (see fit_gemm_sizes).
+bool left_out(std::string_view op) {
+    return op == "attention.core" || op.substr(0, 4) == "moe.";
+}
+
 // "block.3.attention.qkv.fwd" -> {"attention.qkv", backward = false}; false when the name
 // has no .fwd/.bwd suffix.
 bool split_name(std::string_view name, std::string_view& op, bool& backward) {
@@ -108,6 +113,10 @@ GemmSizeFit fit_gemm_sizes(const TraceReader& measured, const Layout& layout, DT
         bool backward = false;
         if (!split_name(e.name, op, backward)) {
             ++fit.unmatched;
+            return;
+        }
+        if (left_out(op)) {
+            ++fit.left_out;
             return;
         }
         const double factor = backward ? 2.0 : 1.0;  // input and weight gradients
@@ -194,6 +203,7 @@ nlohmann::json gemm_size_fit_to_json(const GemmSizeFit& f) {
             {"reason", f.reason},
             {"op_events", f.op_events},
             {"unmatched_events", f.unmatched},
+            {"left_out_events", f.left_out},
             {"op_classes", f.op_classes},
             {"sizes", f.sizes},
             {"min_size", f.min_size},

@@ -23,6 +23,7 @@ struct GemmSizeFit {
     std::string reason;           // why not, when not fitted
     std::int64_t op_events = 0;   // compute events matched to the model's GEMMs
     std::int64_t unmatched = 0;   // compute events with FLOPs that matched no GEMM of the model
+    std::int64_t left_out = 0;    // core attention and MoE operations (see below)
     int op_classes = 0;           // (operation, shape) classes the line is fitted through
     int sizes = 0;                // distinct effective sizes among them
     double min_size = 0, max_size = 0;  // effective d (FLOP-weighted harmonic mean per class)

@@ -740,6 +740,21 @@ private slots:
         const auto fit = nlohmann::json::parse(r.out.toStdString())["fit"];
         QVERIFY(fit["intra_node"]["fitted"].get<bool>());
         QVERIFY(fit["compute_scale"].get<double>() > 0);
+        // The GEMM curve is fitted to the run's operations (their FLOPs match the model's
+        // shapes: every GEMM operation is matched), or declined with the reason; a fitted
+        // curve is what the written cluster carries.
+        const auto sizes = fit["gemm_size_fit"];
+        QVERIFY(sizes["op_events"].get<std::int64_t>() > 0);
+        QCOMPARE(sizes["unmatched_events"].get<std::int64_t>(), std::int64_t{0});
+        QVERIFY(sizes["left_out_events"].get<std::int64_t>() > 0);  // core attention
+        QCOMPARE(sizes["sizes"].get<int>(), 2);  // d = 64 and 32 (the output projection at tp 2)
+        const auto written = nlohmann::json::parse(std::ifstream(cluster));
+        if (sizes["fitted"].get<bool>()) {
+            QCOMPARE(written["efficiency"]["gemm_half_dim"].get<double>(), fit["gemm_half_dim"].get<double>());
+        } else {
+            QVERIFY(!sizes["reason"].get<std::string>().empty());
+            QCOMPARE(written["efficiency"]["gemm_half_dim"].get<double>(), 64.0);  // cpu-local's, kept
+        }
         // The run records the cores it could use; with fewer than its 4 rank threads the
         // ranks shared them, and calibrate fits how many they got (at most those).
         const double recorded = fit["recorded_host_cores"].get<double>();
