@@ -95,6 +95,9 @@ struct Run {
     // Every run fitted its GPUs. Rows the memory model puts above HBM carry the bound of
     // their predicted peak over HBM they are held to (1 = must fit), and say so in `why`.
     double peak_over_hbm_bound = 1.0;
+    // Layers per model chunk where the recipe sets pp_layout (Megatron-LM's
+    // --pipeline-model-parallel-layout); empty: the even split.
+    std::vector<int> layers_per_chunk = {};
 };
 
 // Production Megatron-Core recipes the layout states fully (dense Llama): 15 %, twice the
@@ -190,8 +193,11 @@ const std::vector<Run>& runs() {
          0,
          3328,
          1.60,
-         "EP across nodes: per-node dispatch, A2A overlap, pp_layout not stated; memory above HBM",
-         1.25},
+         "EP across nodes: per-node dispatch and A2A overlap not stated; memory above HBM",
+         1.30,
+         // pp_layout "Et*4|(t*4|)*14tmL" (deepseek_workload_base_configs.py:231, B200 FP8_MX_V2 at
+         // 21d102f5e): 15 chunks of 4 layers, the last 1 layer + MTP + loss.
+         {4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1}},
         {"B200 GPT OSS 120B 64 GPUs EP8 MBS 4 bf16, 13568 TPS/GPU",
          "26.04.01 :237",
          "gpt-oss-120b",
@@ -269,6 +275,7 @@ Layout layout_of(const Run& r) {
     l.training.zero_stage = r.zero;
     l.training.recompute = r.recompute_layers > 0 ? Recompute::Full : Recompute::None;
     l.training.recompute_num_layers = r.recompute_layers;
+    l.placement.layers_per_stage = r.layers_per_chunk;
     return l;
 }
 
