@@ -4,7 +4,7 @@ their own job (docs/cost-model.md, "Search against the published layouts").
 
 For each row of the Megatron-Bridge 25.11 performance summary that tst_cost_h100_runs holds
 (NVIDIA-NeMo/Megatron-Bridge 00b7660b docs/performance-summary.md and the recipes it cites),
-and the DGX rows of release 26.04.01 that tst_cost_published_heldout holds,
+and the rows of tst_cost_published_heldout that fit in the model,
 estimate the published layout, run `search --dtype DTYPE --no-sim --top TOP` for the same
 model, cluster, GPUs, global batch and sequence (with the recipes' TP overlap as the job's
 setting, --tp-comm-overlap ring, unless --no-overlap is given), and print the layout's
@@ -27,13 +27,14 @@ ROWS = [
     ("H100 LLAMA3.1_405B TP8 PP8 CP2 VP8", "llama3.1-405b", "dgx-h100", 1024, 512, 1, 8, 8, 2, 8, 1, 0),
     ("B200 LLAMA3_8B DP8 MBS2", "llama3-8b", "dgx-b200", 8, 128, 2, 1, 1, 1, 1, 1, 0),
     ("B200 LLAMA3.1_405B TP4 PP8 CP2 VP8", "llama3.1-405b", "dgx-b200", 128, 64, 1, 4, 8, 2, 8, 1, 0),
-    # The held-back set of tst_cost_published_heldout (release 26.04.01) on DGX presets. Its
-    # GB200 rows cannot be searched: search takes whole nodes, and 8, 64 or 256 GPUs are
-    # not whole 72-GPU NVLink domains. Rows the memory model puts above HBM (B200 GPT OSS,
-    # the DeepSeek-V3 rows) are left out: search would not keep them. The Qwen3 models are
-    # not presets.
+    # The held-back set of tst_cost_published_heldout (release 26.04.01; GB200 LLAMA3_8B of
+    # 25.11). Rows the memory model puts above HBM (GB200 LLAMA3.1_405B, B200 GPT OSS, the
+    # DeepSeek-V3 rows) are left out: search would not keep them. The Qwen3 models are not
+    # presets.
     ("H100 LLAMA3_70B TP4 PP8 VP5 GBS 256", "llama3-70b", "dgx-h100", 64, 256, 1, 4, 8, 1, 5, 1, 0),
     ("H100 LLAMA3.1_405B TP8 PP8 CP2 VP8 GBS 1536", "llama3.1-405b", "dgx-h100", 1024, 1536, 1, 8, 8, 2, 8, 1, 0),
+    ("GB200 LLAMA3_8B DP8 MBS2", "llama3-8b", "gb200-nvl72", 8, 128, 2, 1, 1, 1, 1, 1, 0),
+    ("GB200 LLAMA3_70B TP2 PP4 VP5", "llama3-70b", "gb200-nvl72", 64, 256, 1, 2, 4, 1, 5, 1, 0),
     ("H100 GPT OSS 120B PP4 EP8 bf16", "gpt-oss-120b", "dgx-h100", 64, 1280, 1, 1, 4, 1, 1, 1, 0, 4096, "bf16", 8),
 ]
 
