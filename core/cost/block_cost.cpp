@@ -125,11 +125,30 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     }
     double ep_fwd = 0;
     double expert_model_flops = 0;
+    double moe_quant_fwd = 0, moe_quant_bwd = 0;  // fp8 casts of the expert GEMMs' operands
     if (b.moe) {
         mlp_gemm += gemm_s(k, g.router) + gemm_s(k, g.expert_fc1) + gemm_s(k, g.expert_fc2);
         const double copies = T * m.top_k * c.etp / t * x.capacity;  // token copies per rank
         // Permute and unpermute (read + write h-wide copies, twice), expert activations.
         mlp_fwd += memory_s(k, 4.0 * e * h * copies + act_rw * e * m.expert_ffn / c.etp * copies);
+        // With several local experts the all-to-all dispatcher sorts the copies it received
+        // by local expert and unsorts them before the combine (Megatron-LM d98e8a64,
+        // moe/token_dispatcher.py:756-793 "Permutation 2", :802-822): two more h-wide
+        // read + write passes.
+        if (c.ep > 1 && local_experts > 1) mlp_fwd += memory_s(k, 4.0 * e * h * copies);
+        if (tr.dtype == DType::Fp8) {
+            // fp8 expert GEMMs quantize their inputs and, in the backward, their output
+            // gradients in a pass of their own: read 16 bits, write the row-wise and the
+            // column-wise fp8 copies (Transformer Engine d0067d0d,
+            // pytorch/module/grouped_linear.py:459-471 and :1071-1093); the permuted tokens
+            // and the expert activations come from no fusable norm. Per-tensor scaling's
+            // amax read is not counted. (Dense GEMMs: TE fuses two of their four input casts
+            // into the norm, the rest are inside the fitted GEMM efficiency.)
+            constexpr double kQuantBytes = 2.0 + 2.0 * kFp8Bytes;
+            const double f_local = m.expert_ffn / c.etp;
+            moe_quant_fwd = memory_s(k, kQuantBytes * copies * (h + f_local));
+            moe_quant_bwd = memory_s(k, kQuantBytes * copies * (h + gate * f_local));
+        }
         const double dispatch_bytes = T * m.top_k / t * h * e * x.capacity;
         ep_fwd = 2.0 * all_to_all_s(c.link, c.ep_span, dispatch_bytes);
         if (c.etp > 1) {
@@ -139,8 +158,8 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
         }
         expert_model_flops = (b.router_flops + m.top_k * b.expert_gemm_flops) * T / t;
     }
-    out.fwd.mlp_s = mlp_gemm + mlp_fwd;
-    out.bwd.mlp_s = 2.0 * mlp_gemm + 2.0 * mlp_fwd;
+    out.fwd.mlp_s = mlp_gemm + mlp_fwd + moe_quant_fwd;
+    out.bwd.mlp_s = 2.0 * mlp_gemm + 2.0 * mlp_fwd + moe_quant_bwd;
     wgrad_s += mlp_gemm;
 
     // --- collectives --------------------------------------------------------------------
