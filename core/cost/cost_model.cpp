@@ -189,13 +189,17 @@ StageSums stage_sums(const CostModel& model, const LayoutCosts& c, const Placeme
 // FSDPState._lazy_init, "for the root, do not reshard after forward"), held gathered from
 // the first forward to the last backward. Under a pipeline torchtitan keeps every block
 // gathered from its forward to its backward (reshard_after_forward False with PP,
-// parallelize_llama.py:326-329), so the whole stage is held.
+// parallelize_llama.py:326-329), so the whole stage is held; and PyTorch's pipelining
+// schedules turn FSDP's gradient reduce-scatter off but for the last micro-batch
+// (torch/distributed/pipelining/stage.py, backward_maybe_with_nosync:
+// set_requires_gradient_sync), so the stage's unsharded gradients accumulate through the
+// step, in the gradient dtype (FSDP2's reduce dtype, fp32 in torchtitan).
 double zero3_gathered_bytes(const LayoutCosts& c, const StageSums& s, double dense_shard) {
     if (c.zero_stage < 3) return 0;
     const double expert_shard = c.edp;
     if (dense_shard <= 1 && expert_shard <= 1) return 0;
     const ParamStateBytes b = param_state_bytes(c.dtype);
-    if (c.pp > 1) return (s.dense_params + s.expert_params) * b.weight;
+    if (c.pp > 1) return (s.dense_params + s.expert_params) * (b.weight + b.grad);
     double block = 0;
     if (s.layers > s.moe_layers) block = std::max(block, c.dense.dense_params);
     if (s.moe_layers > 0) block = std::max(block, c.moe.dense_params + c.moe.expert_params);
