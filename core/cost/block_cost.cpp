@@ -90,7 +90,6 @@ double residual_bytes(const Ctx& x) {
     return (3.0 * x.c.element_bytes + mask) * x.m.hidden * x.c.tokens / share;
 }
 
-
 // What PyTorch eager (no torch.compile, no fused kernels) moves beyond the fused kernels the
 // model otherwise assumes, per micro-batch, forward (the backward, one autograd kernel per
 // op, twice that), in the ops of torchtitan's Llama block at 9dec370
