@@ -51,7 +51,7 @@ LayoutFlags::LayoutFlags(CLI::App* c) : v_(std::make_shared<Values>()) {
         "Pipeline schedule: gpipe, 1f1b, interleaved (default " + to_string(t.schedule) +
             "; interleaved when --vpp > 1)");
     add("--recompute", v.recompute,
-        "Activation recomputation: none, selective, full (default " + to_string(t.recompute) + ")");
+        "Activation recomputation: none, selective (Megatron: core attention), full, selective-op (torchtitan's op-level SAC) (default " + to_string(t.recompute) + ")");
     add("--zero", v.zero,
         "ZeRO stage 0-3; 1 = Megatron's distributed optimizer (default " +
             std::to_string(t.zero_stage) + ")");

@@ -1,6 +1,7 @@
 #include "core/cost/block_cost.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "core/common/error.h"
@@ -89,6 +90,98 @@ double residual_bytes(const Ctx& x) {
     return (3.0 * x.c.element_bytes + mask) * x.m.hidden * x.c.tokens / share;
 }
 
+// What PyTorch eager (no torch.compile, no fused kernels) moves beyond the fused kernels the
+// model otherwise assumes, per micro-batch, forward (the backward, one autograd kernel per
+// op, twice that), in the ops of torchtitan's Llama block at 9dec370
+// (torchtitan/models/norms.py:96-101, torchtitan/models/llama/model.py:107-125, 189-214,
+// 253), each kernel reading its inputs and writing its output:
+// - RMSNorm: cast to fp32 (read e, write 4), pow (4, 4), mean (read 4), multiply by the
+//   reciprocal (4, 4), cast back (4, e), multiply by the weight (e, e): 4e + 28 bytes per
+//   element against a fused norm's 2e;
+// - rotary embedding of Q and K in complex fp32: cast (e, 4), complex multiply (4, 4),
+//   cast back (4, e): 2e + 16 per element (fused kernels: not counted);
+// - GQA's repeat_kv copies K and V to every query head (read e·kv, write e·q each);
+// - attention's output transposed back to contiguous (e·q, e·q);
+// - SwiGLU as silu (e, e) then multiply (2e, e): 5e per width against a fused 3e.
+struct EagerBytes {
+    double attention = 0, mlp = 0;
+};
+EagerBytes eager_bytes(const Ctx& x, const BlockProfile& blk) {
+    const auto& c = x.c;
+    const auto& m = x.m;
+    const double t = c.tp;
+    const double e = c.element_bytes;
+    const double sp_share = x.sp ? t : 1.0;
+    const double norm = (2.0 * e + 28.0) * m.hidden / sp_share;
+    EagerBytes b;
+    b.attention = norm + 2.0 * e * m.q_width / t;
+    // Rotary position embeddings: models without learned absolute positions.
+    if (m.position_params == 0) b.attention += (2.0 * e + 16.0) * (m.q_width + m.kv_width) / t;
+    if (m.q_width > m.kv_width) b.attention += 2.0 * e * (m.q_width + m.kv_width) / t;
+    const double ffn = blk.moe ? m.shared_ffn : m.ffn;  // routed experts: grouped kernels
+    b.mlp = norm + (m.gated_mlp ? 2.0 * e * ffn / t : 0.0);
+    b.attention *= c.tokens;
+    b.mlp *= c.tokens;
+    return b;
+}
+
+// torchtitan's op-level selective activation checkpointing (activation_checkpoint mode
+// "selective", selective_ac_option "op"): the policy counts the block's matmuls in forward
+// order and saves the output of the 1st, 3rd, 5th, …; the other matmuls, the norms,
+// rotary embedding, activation function, residual adds and the TP all-gathers are rerun
+// in the backward (torchtitan 9dec370 torchtitan/parallelisms/parallelize_llama.py:214-276;
+// unchanged at b5bcd76c, torchtitan/distributed/activation_checkpoint.py:257-274, which
+// saves the reduce-scatter outputs and attention as well). torchtitan's blocks run their
+// linears in this order (torchtitan 9dec370 torchtitan/models/llama/model.py:189, 214, 253):
+// wq, wk, wv, wo, then w1, w3, w2 (gated MLP) or fc1, fc2.
+struct OpCheckpoint {
+    double saved_bytes = 0;   // per micro-batch
+    double recompute_s = 0;   // forward work rerun before the block's backward
+    double recompute_flops = 0;
+};
+
+OpCheckpoint op_checkpoint(const Ctx& x, const BlockProfile& b, double fwd_memory_bytes, double fwd_tp_s) {
+    const auto& c = x.c;
+    const auto& m = x.m;
+    const double t = c.tp;
+    const double T = c.tokens;
+    const double h = m.hidden;
+    const double e = c.element_bytes;
+    const double sp_share = x.sp ? t : 1.0;
+    struct Mm {
+        double n, k, out_width;  // GEMM output columns and depth per rank; saved width
+    };
+    // At most 7 (no allocation: the search prices blocks in its inner loop).
+    std::array<Mm, 7> mms{};
+    std::size_t n = 0;
+    mms[n++] = {m.q_width / t, h, m.q_width / t};
+    mms[n++] = {m.kv_width / t, h, m.kv_width / t};
+    mms[n++] = {m.kv_width / t, h, m.kv_width / t};
+    mms[n++] = {h, m.q_width / t, h / sp_share};  // row-parallel: reduce-scattered with SP
+    const double ffn = b.moe ? m.shared_ffn : m.ffn;
+    if (ffn > 0) {
+        mms[n++] = {ffn / t, h, ffn / t};
+        if (m.gated_mlp) mms[n++] = {ffn / t, h, ffn / t};
+        mms[n++] = {h, ffn / t, h / sp_share};
+    }
+    OpCheckpoint o;
+    // The block's input (the checkpoint's argument) and attention's output with its fp32
+    // log-sum-exp per head (FlashAttention's saved statistics).
+    double per_token = e * h / sp_share + e * m.q_width / t + 4.0 * m.heads / t;
+    for (std::size_t i = 0; i < n; ++i) {
+        const Mm& g = mms[i];
+        if (i % 2 == 0) {
+            per_token += e * g.out_width;  // 1st, 3rd, …: saved
+        } else {
+            o.recompute_s += gemm_s(c.kernel, T, g.n, g.k);
+            o.recompute_flops += 2.0 * T * g.n * g.k;
+        }
+    }
+    o.saved_bytes = per_token * T;
+    o.recompute_s += memory_s(c.kernel, fwd_memory_bytes) + fwd_tp_s;
+    return o;
+}
+
 BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& tr) {
     const auto& c = x.c;
     const auto& m = x.m;
@@ -106,14 +199,17 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     const double qkv_s = gemm_s(k, g.qkv);
     const double proj_s = gemm_s(k, g.proj);
     const CoreAttention core = core_attention(x, b, g, seq);
-    const double attn_mem_fwd = norm_bytes(x) + residual_bytes(x);
+    const EagerBytes eager = tr.fused_elementwise ? EagerBytes{} : eager_bytes(x, b);
+    const double attn_mem_fwd = norm_bytes(x) + residual_bytes(x) + eager.attention;
     out.fwd.attention_s = qkv_s + proj_s + core.fwd_s + memory_s(k, attn_mem_fwd);
     out.bwd.attention_s = 2.0 * (qkv_s + proj_s) + core.bwd_s + memory_s(k, 2.0 * attn_mem_fwd);
     double wgrad_s = qkv_s + proj_s;  // weight-gradient GEMMs the backward TP comm can hide behind
 
     // --- MLP or MoE half --------------------------------------------------------------
     const double act_rw = m.gated_mlp ? 3.0 : 2.0;   // activation kernel traffic per width
-    double mlp_fwd = memory_s(k, norm_bytes(x) + residual_bytes(x));
+    // Forward memory traffic of the half (also what op-level checkpointing reruns).
+    double mlp_mem_bytes = norm_bytes(x) + residual_bytes(x) + eager.mlp;
+    double mlp_fwd = memory_s(k, mlp_mem_bytes);
     double mlp_gemm = 0;
     double fc1_s = 0, fc2_s = 0;  // the dense (or shared-expert) MLP's two GEMMs
     const double shared_ffn = b.moe ? m.shared_ffn : m.ffn;
@@ -122,6 +218,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
         fc2_s = gemm_s(k, g.fc2);
         mlp_gemm += fc1_s + fc2_s;
         mlp_fwd += memory_s(k, act_rw * e * shared_ffn / t * T);
+        mlp_mem_bytes += act_rw * e * shared_ffn / t * T;
     }
     double ep_fwd = 0;
     double expert_model_flops = 0;
@@ -224,6 +321,16 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     out.full_recompute.mlp_s = 0;
     // Selective recomputation reruns core attention only (Korthikanti et al. 2022, §5).
     out.selective_recompute_s = core.fwd_s;
+    // Op-level checkpointing reruns what its policy did not save (op_checkpoint); of the
+    // forward TP collectives the all-gathers (with SP; the reduce-scatter outputs are saved)
+    // or the all-reduces.
+    const bool op_level = tr.recompute == Recompute::SelectiveOp;
+    OpCheckpoint op;
+    if (op_level) {
+        const double tp_rerun = x.sp ? out.fwd.tp_total_s / 2.0 : out.fwd.tp_total_s;
+        op = op_checkpoint(x, b, attn_mem_fwd + mlp_mem_bytes, tp_rerun);
+        out.selective_recompute_s = op.recompute_s;
+    }
 
     // --- FLOPs ----------------------------------------------------------------------------
     const double dense_gemm_flops = (b.attention_gemm_flops + b.mlp_gemm_flops) * T / t;
@@ -236,7 +343,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     out.model_flops = 3.0 * fwd_model;
     out.hardware_flops = 3.0 * fwd_exec;
     out.recompute_flops_full = fwd_exec;
-    out.recompute_flops_selective = core.executed_flops_fwd;
+    out.recompute_flops_selective = op_level ? op.recompute_flops : core.executed_flops_fwd;
 
     // --- memory ---------------------------------------------------------------------------
     ActivationShape a;
@@ -264,6 +371,14 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     a.capacity_factor = tr.moe_capacity_factor;
     a.mla_latent = m.mla_latent;
     out.activation_bytes = block_activation_bytes(a, b.moe);
+    if (op_level) {
+        // The routed experts (grouped GEMMs) are kept as without recomputation: what the
+        // MoE terms add to a dense block's activations.
+        const double routed = block_activation_bytes(a, b.moe) - block_activation_bytes(a, false);
+        const double saved = op.saved_bytes + routed;
+        out.recompute_working_bytes = std::max(0.0, out.activation_bytes - saved);
+        out.activation_bytes = saved;
+    }
     out.checkpoint_bytes = block_checkpoint_bytes(a);
     out.dense_params = (b.attention_params + b.mlp_params) / t + b.norm_params + b.router_params;
     if (b.moe) {
@@ -294,7 +409,7 @@ EdgeCost embedding_cost(const Ctx& x) {
     return out;
 }
 
-EdgeCost head_cost(const Ctx& x, int pp) {
+EdgeCost head_cost(const Ctx& x, int pp, CrossEntropy loss) {
     const auto& c = x.c;
     const auto& m = x.m;
     EdgeCost out;
@@ -307,9 +422,17 @@ EdgeCost head_cost(const Ctx& x, int pp) {
     // read them for max and sum, write the softmax; the backward reads and writes them again.
     const double logits = T * m.vocab / t;
     out.fwd.attention_s = memory_s(c.kernel, 2.0 * c.element_bytes * m.hidden * T / share);
-    out.fwd.mlp_s = head + memory_s(c.kernel, logits * (c.element_bytes + 12.0));
+    // PyTorch's cross_entropy(logits.float()) runs one kernel per op, each reading its input
+    // and writing its output: the cast (read e, write 4), log-softmax (read 4 for the max,
+    // 4 for the sum, 4 again to write 4) and, backward, the loss gradient (write 4), the
+    // log-softmax backward (read the gradient and the output, 4 each, for the sum and the
+    // result, write 4) and the cast back (read 4, write e).
+    const bool upcast = loss == CrossEntropy::Upcast;
+    const double fwd_bytes = upcast ? 2.0 * c.element_bytes + 20.0 : c.element_bytes + 12.0;
+    const double bwd_bytes = upcast ? 24.0 + c.element_bytes : 8.0 + c.element_bytes;
+    out.fwd.mlp_s = head + memory_s(c.kernel, logits * fwd_bytes);
     out.bwd.attention_s = 2.0 * out.fwd.attention_s;
-    out.bwd.mlp_s = 2.0 * head + memory_s(c.kernel, logits * (8.0 + c.element_bytes));
+    out.bwd.mlp_s = 2.0 * head + memory_s(c.kernel, logits * bwd_bytes);
     if (t > 1) {
         // SP: all-gather before the head, reduce-scatter of its input gradient. Without SP
         // the input gradient is all-reduced. Three tiny all-reduces (max, sum, target).
@@ -322,7 +445,10 @@ EdgeCost head_cost(const Ctx& x, int pp) {
     // Korthikanti et al. 2022 §4.3: final-norm and head inputs (2sbh/t each with SP) per
     // micro-batch in flight, fp32 logits (4sbv/t) for the live one.
     out.activation_bytes = 2.0 * c.element_bytes * m.hidden * T / share;
-    out.transient_bytes = 4.0 * logits;
+    // Upcast: when the backward starts, the fp32 log-softmax output (saved), the loss
+    // gradient and the log-softmax input gradient, 12 bytes per logit (the forward's bf16
+    // logits, fp32 copy and log-softmax are 10).
+    out.transient_bytes = (upcast ? 12.0 : 4.0) * logits;
     // The head (or, with tied embeddings on more than one stage, its copy of the embedding).
     const double head_params = m.tied_embeddings ? (pp > 1 ? m.embedding_params : 0.0) : m.head_params;
     out.dense_params = head_params / t + m.final_norm_params;
@@ -406,7 +532,7 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     c.dense = m.dense.present ? block_cost(x, m.dense, tr) : BlockCost{};
     c.moe = m.moe.present ? block_cost(x, m.moe, tr) : BlockCost{};
     c.embedding = embedding_cost(x);
-    c.head = head_cost(x, c.pp);
+    c.head = head_cost(x, c.pp, tr.cross_entropy);
 
     // Between stages travels one activation; with SP it is sequence-sharded, without SP
     // Megatron sends 1/tp of it and all-gathers inside the node (scatter-gather).

@@ -111,7 +111,7 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
     if (!f.schedule && l.parallel.vpp > 1) t.schedule = Schedule::Interleaved;
     if (f.recompute && !parse_recompute(*f.recompute, t.recompute)) {
         throw InputError(kFlags, "--recompute",
-                         "unknown recompute '" + *f.recompute + "' (none, selective, full)");
+                         "unknown recompute '" + *f.recompute + "' (none, selective, full, selective-op)");
     }
     if (f.dtype && !parse_dtype(*f.dtype, t.dtype)) {
         throw InputError(kFlags, "--dtype",

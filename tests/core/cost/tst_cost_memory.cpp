@@ -354,6 +354,82 @@ private slots:
     }
 
     // The estimate allocates nothing once its output has room for the stages.
+    // torchtitan's op-level selective checkpointing on Llama 3 8B (h = q = 4096, kv = 1024,
+    // d_ff = 14336, 32 heads, bf16, t = 1), by hand per token and block: the input 2h, Q 2q,
+    // V 2kv, the gate projection 2·d_ff, the down projection 2h, attention's output 2q and
+    // its fp32 log-sum-exp 4·32 = 63,616 bytes; the last stage adds the final-norm and head
+    // inputs 2·2h. Reruns K, the output and the up projections: 2T(h·kv + q·h + h·d_ff) FLOPs
+    // per block.
+    void selective_op_saves_every_other_matmul() {
+        Layout l = make_layout(load_model("llama3-8b"), "dgx-h100", 1, 1, 8, 1, 8, 8192);
+        l.training.zero_stage = 1;
+        l.training.recompute = Recompute::SelectiveOp;
+        const Estimate op = estimate_layout(l);
+        const double T = 8192;
+        QCOMPARE(static_cast<double>(op.stages[0].activations_bytes), (32 * 63616.0 + 4 * 4096.0) * T);
+        l.training.recompute = Recompute::None;
+        const Estimate none = estimate_layout(l);
+        const double rerun = 2 * T * (4096.0 * 1024 + 4096.0 * 4096 + 4096.0 * 14336) * 32;
+        const double flops_diff = (op.hardware_tflops_per_gpu * op.step_time_s -
+                                   none.hardware_tflops_per_gpu * none.step_time_s) * 1e12;
+        QVERIFY2(std::fabs(flops_diff / rerun - 1) < 1e-9, qPrintable(QString::number(flops_diff / rerun)));
+        QVERIFY(op.step_time_s > none.step_time_s);
+        // Megatron's selective keeps every activation but the s×s scores: far more.
+        l.training.recompute = Recompute::Selective;
+        QVERIFY(estimate_layout(l).stages[0].activations_bytes > 2 * op.stages[0].activations_bytes);
+    }
+    // PyTorch's cross_entropy(logits.float()): 12 bytes per logit when the backward starts,
+    // against the vocabulary-parallel loss's one fp32 copy (4).
+    void upcast_loss_holds_three_fp32_logit_copies() {
+        Layout l = make_layout(load_model("llama3-8b"), "dgx-h100", 1, 1, 8, 1, 8, 8192);
+        l.training.zero_stage = 1;
+        const Estimate vp = estimate_layout(l);
+        l.training.cross_entropy = CrossEntropy::Upcast;
+        const Estimate up = estimate_layout(l);
+        const double logits = 8192.0 * 128256;
+        QCOMPARE(static_cast<double>(up.stages[0].buffers_bytes - vp.stages[0].buffers_bytes), 8 * logits);
+        QVERIFY(up.step_time_s > vp.step_time_s);
+    }
+    // ZeRO-3 as FSDP2 holds it (Llama 3 8B, no pipeline): two gathered bf16 blocks (218,112,000
+    // parameters each: 4096·(4096 + 2·1024) + 4096² + 3·4096·14336 + 2·4096), one block's fp32
+    // gradient, the root group gathered (embedding and head 2·128256·4096 + final norm 4096).
+    void zero3_holds_gathered_blocks_and_the_root() {
+        Layout l = make_layout(load_model("llama3-8b"), "dgx-h100", 1, 1, 8, 1, 8, 8192);
+        l.training.zero_stage = 2;
+        const Estimate z2 = estimate_layout(l);
+        l.training.zero_stage = 3;
+        const Estimate z3 = estimate_layout(l);
+        const double block = 218112000, root = 2.0 * 128256 * 4096 + 4096;
+        QCOMPARE(static_cast<double>(z3.stages[0].buffers_bytes - z2.stages[0].buffers_bytes),
+                 (2 * block + root) * 2 + block * 4);
+        // Under a pipeline torchtitan keeps every block of the stage gathered, and the
+        // pipelining schedule keeps their unsharded fp32 gradients until the last micro-batch:
+        // stage 0 holds 16 blocks and the embedding, 6 bytes per parameter.
+        Layout pp = make_layout(load_model("llama3-8b"), "dgx-h100", 1, 2, 4, 1, 8, 8192);
+        pp.training.zero_stage = 3;
+        const Estimate p3 = estimate_layout(pp);
+        pp.training.zero_stage = 2;
+        const Estimate p2 = estimate_layout(pp);
+        QCOMPARE(static_cast<double>(p3.stages[0].buffers_bytes - p2.stages[0].buffers_bytes),
+                 (16 * block + 128256.0 * 4096) * 6);
+    }
+    // Eager element-wise kernels (torchtitan without torch.compile): per token and block
+    // forward 2·(2e + 28)·h for the norms, (2e + 16)(q + kv) for rotary, 2e(q + kv) for
+    // repeat_kv, 2e·q for the contiguous attention output, 2e·d_ff for SwiGLU: 458,752 bytes
+    // for Llama 3 8B; at dgx-h100's 3.35 TB/s × 0.8. Memory does not change.
+    void eager_elementwise_moves_more_bytes() {
+        Layout l = make_layout(load_model("llama3-8b"), "dgx-h100", 1, 1, 8, 1, 8, 8192);
+        l.training.zero_stage = 1;
+        const Estimate fused = estimate_layout(l);
+        l.training.fused_elementwise = false;
+        const Estimate eager = estimate_layout(l);
+        const double fwd = 32 * 458752.0 * 8192 / (3.35e12 * 0.8);
+        const double got = eager.stages[0].forward_s - fused.stages[0].forward_s;
+        QVERIFY2(std::fabs(got / fwd - 1) < 1e-9, qPrintable(QString::number(got / fwd)));
+        QVERIFY(std::fabs((eager.stages[0].backward_s - fused.stages[0].backward_s) / (2 * fwd) - 1) < 1e-9);
+        QCOMPARE(eager.stages[0].peak_bytes, fused.stages[0].peak_bytes);
+    }
+
     void estimate_does_not_allocate() {
         const Layout l = preset_layout("llama3.1-405b-h100-16384");
         const CostModel model(l);
