@@ -296,6 +296,10 @@ void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost
     if (!t.flash_attention)
         lost.push_back("unfused attention: torchtitan uses SDPA/flex attention");
     if (t.moe_capacity_factor > 0) lost.push_back("MoE capacity factor");
+    if (t.grad_reduce_in_bf16 && (t.dtype == DType::Bf16 || t.dtype == DType::Fp8)) {
+        // training.mixed_precision_reduce is Literal["float32"] (config/configs.py:102 at b5bcd76c6).
+        lost.push_back("gradient reduction in bf16: torchtitan reduces in float32 only");
+    }
     if (t.recompute == Recompute::Full && t.recompute_num_layers > 0) {
         lost.push_back("full recompute of " + std::to_string(t.recompute_num_layers) +
                        " layers per stage: torchtitan's full mode recomputes every layer");
