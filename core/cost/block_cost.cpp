@@ -493,6 +493,7 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     c.host_bytes_per_s = cl.host_link.bandwidth_bytes_per_s;
     c.host_latency_s = cl.host_link.latency_s;
     c.dtype = tr.dtype;
+    c.state_bytes = param_state_bytes(tr.dtype, tr.grad_reduce_in_bf16);
     c.kernel = kernel_model(cl, tr.dtype);
     c.link = link_model(cl);
     c.element_bytes = c.kernel.element_bytes;
@@ -546,7 +547,7 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     c.tied_embedding_sync_s = 0;
     if (m.tied_embeddings && c.pp > 1) {
         const GroupSpan pair = group_span(2, st.pp * (c.pp - 1), gpn);
-        const double bytes = m.embedding_params / c.tp * param_state_bytes(tr.dtype).grad;
+        const double bytes = m.embedding_params / c.tp * c.state_bytes.grad;
         c.tied_embedding_sync_s = all_reduce_s(c.link, pair, bytes);
     }
     c.tokens_per_step = static_cast<double>(tr.global_batch_size) * tr.seq_length;
@@ -563,7 +564,7 @@ ZeroExposure zero_exposure(double gather_per_pass_s, double reduce_per_micro_bat
 }
 
 GradSyncCost grad_sync_cost(const LayoutCosts& c, double dense_params, double expert_params) {
-    const ParamStateBytes b = param_state_bytes(c.dtype);
+    const ParamStateBytes& b = c.state_bytes;
     GradSyncCost g;
     // Dense gradients are reduced over dp×cp (context-parallel ranks hold the same weights),
     // expert gradients over the expert-data-parallel group.
@@ -591,7 +592,7 @@ GradSyncCost grad_sync_cost(const LayoutCosts& c, double dense_params, double ex
 }
 
 double optimizer_step_s(const LayoutCosts& c, double dense_params, double expert_params) {
-    const ParamStateBytes b = param_state_bytes(c.dtype);
+    const ParamStateBytes& b = c.state_bytes;
     const double dense_shard = c.zero_stage >= 1 ? (c.cp > 1 ? c.dpcp_span.size : c.dp) : 1;
     const double expert_shard = c.zero_stage >= 1 ? c.edp : 1;
     const double params = dense_params / dense_shard + expert_params / expert_shard;
@@ -610,14 +611,14 @@ double rank_shard_params(const LayoutCosts& c, double dense_params, double exper
 
 double offload_step_s(const LayoutCosts& c, double dense_params, double expert_params) {
     if (!c.offload_optimizer || c.host_bytes_per_s <= 0) return 0;
-    const ParamStateBytes b = param_state_bytes(c.dtype);
+    const ParamStateBytes& b = c.state_bytes;
     const double params = rank_shard_params(c, dense_params, expert_params);
     return c.host_latency_s + params * std::max(b.grad, b.weight) / c.host_bytes_per_s;
 }
 
 double offload_pass_s(const LayoutCosts& c, double dense_params, double expert_params) {
     if (!c.offload_params || c.host_bytes_per_s <= 0) return 0;
-    const ParamStateBytes b = param_state_bytes(c.dtype);
+    const ParamStateBytes& b = c.state_bytes;
     return c.host_latency_s + rank_shard_params(c, dense_params, expert_params) * b.weight / c.host_bytes_per_s;
 }
 

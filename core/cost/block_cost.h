@@ -107,6 +107,7 @@ struct LayoutCosts : AxisSizes {
     double host_bytes_per_s = 0;     // the cluster's GPU <-> host link, per direction
     double host_latency_s = 0;
     DType dtype = DType::Bf16;
+    ParamStateBytes state_bytes;  // bytes per parameter of weights, gradients, optimizer
     KernelModel kernel;
     LinkModel link;
     GroupSpan tp_span, cp_span, dp_span, dpcp_span, ep_span, etp_span, edp_span;

@@ -211,8 +211,8 @@ double zero3_gathered_bytes(const LayoutCosts& c, const StageSums& s, double den
 void stage_memory(const LayoutCosts& c, const ModelProfile& profile, const StageSums& s, StageMemory& st) {
     const int pp = c.pp, v = c.vpp;
     const double dense_shard = c.cp > 1 ? c.dpcp_span.size : c.dp;
-    const ParamMemory dense_mem = param_memory(s.dense_params, c.dtype, c.zero_stage, dense_shard);
-    const ParamMemory expert_mem = param_memory(s.expert_params, c.dtype, c.zero_stage, c.edp);
+    const ParamMemory dense_mem = param_memory(s.dense_params, c.state_bytes, c.zero_stage, dense_shard);
+    const ParamMemory expert_mem = param_memory(s.expert_params, c.state_bytes, c.zero_stage, c.edp);
     const double activations = st.in_flight * s.activation_bytes / v;
     double buffers = s.working_bytes + s.transient_bytes;
     if (pp > 1) buffers += 4.0 * c.p2p_bytes;  // send and receive, forward and backward

@@ -296,6 +296,9 @@ void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
             lost.push_back("tf32: Megatron-LM trains fp32 without a flag for TF32 matmuls");
             break;
     }
+    if (t.grad_reduce_in_bf16 && (t.dtype == DType::Bf16 || t.dtype == DType::Fp8)) {
+        a.flag("--grad-reduce-in-bf16");
+    }
     a.value("--attention-backend", t.flash_attention ? "auto" : "unfused");
     if (t.offload_optimizer != Offload::None || t.offload_params != Offload::None) {
         lost.push_back("DeepSpeed-style offload of optimizer states or parameters: not written for Megatron-LM");

@@ -314,6 +314,10 @@ void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost
         lost.push_back("cross_entropy " + to_string(t.cross_entropy) +
                        ": torchtitan computes the loss on an fp32 copy of the logits (read back as upcast)");
     }
+    if (t.grad_reduce_in_bf16 && (t.dtype == DType::Bf16 || t.dtype == DType::Fp8)) {
+        // training.mixed_precision_reduce is Literal["float32"] (config/configs.py:102 at b5bcd76c6).
+        lost.push_back("gradient reduction in bf16: torchtitan reduces in float32 only");
+    }
     if (t.recompute == Recompute::Full && t.recompute_num_layers > 0) {
         lost.push_back("full recompute of " + std::to_string(t.recompute_num_layers) +
                        " layers per stage: torchtitan's full mode recomputes every layer");

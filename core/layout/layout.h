@@ -83,6 +83,11 @@ struct TrainingConfig {
     // fused kernels, as Megatron-LM / Transformer Engine and torch.compile run it; false:
     // PyTorch eager, one kernel per op with fp32 intermediates (torchtitan without compile).
     bool fused_elementwise = true;
+    // bf16/fp8 training: gradients accumulated and reduced in bf16 (Megatron-LM's
+    // --grad-reduce-in-bf16, Megatron-Bridge's grad_reduce_in_fp32 = False, DeepSpeed's
+    // default grad_accum_dtype) rather than in fp32 (Megatron-LM's default for bf16,
+    // arguments.py:1204-1216 at d98e8a64). Halves the gradient buffers and the DP traffic.
+    bool grad_reduce_in_bf16 = false;
     double moe_capacity_factor = 0; // 0 = dropless
     // Optimizer states (and the optimizer step) on the host: ZeRO stage >= 1.
     Offload offload_optimizer = Offload::None;

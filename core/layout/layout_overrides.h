@@ -21,6 +21,7 @@ struct LayoutOverrides {
     std::optional<int> zero;
     std::optional<std::string> flash_attention;  // "on" or "off"
     std::optional<std::string> tp_comm_overlap;  // "none", "pipe" or "ring"
+    std::optional<std::string> grad_reduce_dtype;  // "fp32" or "bf16"
     std::optional<std::vector<int>> layers_per_stage;
 
     [[nodiscard]] bool empty() const;

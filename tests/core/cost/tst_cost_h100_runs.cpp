@@ -39,6 +39,9 @@
 //   llama3_llm_pretrain.py:185-200, llama31_llm_pretrain.py) to userbuffers configurations
 //   that ring-exchange every forward and input-gradient collective and bulk-overlap the rest
 //   (src/megatron/bridge/training/comm_overlap.py:108-119, :161-172, :184-197): "ring".
+//   Gradients kept and reduced in bf16: the Llama pretrain configs set
+//   grad_reduce_in_fp32 = False (llama3_llm_pretrain.py:73-74, llama31_llm_pretrain.py:58-59
+//   at 00b7660b).
 #include <QtTest>
 
 #include "core/cost/cost_model.h"
@@ -93,6 +96,7 @@ Layout bridge(const char* model, const char* cluster, int gpus, int gbs, int mbs
     l.training.zero_stage = zero;
     l.training.recompute = recompute_layers > 0 ? Recompute::Full : Recompute::None;
     l.training.recompute_num_layers = recompute_layers;
+    l.training.grad_reduce_in_bf16 = true;
     return l;
 }
 

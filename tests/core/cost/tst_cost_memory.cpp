@@ -2,6 +2,7 @@
 // parameter memory by hand, monotonicity, in-flight micro-batches, layouts that do not fit.
 #include <QtTest>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -155,20 +156,20 @@ private slots:
     // bf16 params + fp32 grads = 18 bytes, distributed optimizer 6 + 12/d).
     void zero_divisions() {
         const double p = 1e9, d = 8;
-        const auto z0 = param_memory(p, DType::Bf16, 0, d);
+        const auto z0 = param_memory(p, param_state_bytes(DType::Bf16, false), 0, d);
         QCOMPARE(z0.params_bytes + z0.grads_bytes + z0.optimizer_bytes, 18 * p);
-        const auto z1 = param_memory(p, DType::Bf16, 1, d);
+        const auto z1 = param_memory(p, param_state_bytes(DType::Bf16, false), 1, d);
         QCOMPARE(z1.params_bytes + z1.grads_bytes + z1.optimizer_bytes, (6 + 12 / d) * p);
-        const auto z2 = param_memory(p, DType::Bf16, 2, d);
+        const auto z2 = param_memory(p, param_state_bytes(DType::Bf16, false), 2, d);
         QCOMPARE(z2.params_bytes, 2 * p);
         QCOMPARE(z2.grads_bytes, 4 * p / d);
         QCOMPARE(z2.optimizer_bytes, 12 * p / d);
-        const auto z3 = param_memory(p, DType::Bf16, 3, d);
+        const auto z3 = param_memory(p, param_state_bytes(DType::Bf16, false), 3, d);
         QCOMPARE(z3.params_bytes + z3.grads_bytes + z3.optimizer_bytes, 18 * p / d);
         // fp16: 20 = 4 + 16 (distributed: 4 + 16/d); fp32: 16 (distributed 8 + 8/d).
-        const auto f16 = param_memory(p, DType::Fp16, 1, d);
+        const auto f16 = param_memory(p, param_state_bytes(DType::Fp16, false), 1, d);
         QCOMPARE(f16.params_bytes + f16.grads_bytes + f16.optimizer_bytes, (4 + 16 / d) * p);
-        const auto f32 = param_memory(p, DType::Fp32, 1, d);
+        const auto f32 = param_memory(p, param_state_bytes(DType::Fp32, false), 1, d);
         QCOMPARE(f32.params_bytes + f32.grads_bytes + f32.optimizer_bytes, (8 + 8 / d) * p);
     }
     void zero_divides_in_the_estimate() {
@@ -182,6 +183,28 @@ private slots:
             QCOMPARE(z1.stages[i].params_bytes, z0.stages[i].params_bytes);
             QCOMPARE(z1.stages[i].grads_bytes, z0.stages[i].grads_bytes);
         }
+    }
+    // Gradients kept and reduced in bf16 (Megatron-LM's --grad-reduce-in-bf16, the
+    // Megatron-Bridge performance recipes): 2 bytes per parameter instead of 4, the weights
+    // and the optimizer state unchanged; the reduce-scatter moves half the bytes, the
+    // parameter all-gather the same, so the DP traffic falls by just under a third.
+    void grad_reduce_in_bf16_halves_the_gradients() {
+        Layout l = make_layout(load_model("llama3-8b"), "dgx-h100", 1, 1, 8, 1, 64, 8192);
+        l.training.zero_stage = 1;
+        const Estimate fp32 = estimate_layout(l);
+        l.training.grad_reduce_in_bf16 = true;
+        QVERIFY(validate_layout(l, "l").valid());
+        const Estimate bf16 = estimate_layout(l);
+        QCOMPARE(bf16.stages[0].params_bytes, fp32.stages[0].params_bytes);
+        QCOMPARE(bf16.stages[0].optimizer_bytes, fp32.stages[0].optimizer_bytes);
+        QVERIFY(std::llabs(bf16.stages[0].grads_bytes * 2 - fp32.stages[0].grads_bytes) <= 2);
+        const double fall = 1 - bf16.time.dp_comm_total_s / fp32.time.dp_comm_total_s;
+        QVERIFY2(fall > 0.25 && fall < 1.0 / 3 + 1e-9, qPrintable(QString::number(fall)));
+        // No effect on fp32 training, and validation says so.
+        l.training.dtype = DType::Fp32;
+        const auto warnings = validate_layout(l, "l").warnings;
+        QVERIFY(std::any_of(warnings.begin(), warnings.end(),
+                            [](const InputIssue& w) { return w.field == "training.grad_reduce_in_bf16"; }));
     }
     // DeepSpeed's offload keeps state on the host: 0 bytes of it on the GPU, nothing else
     // changes; validation asks for the ZeRO stage each kind of offload works on.
