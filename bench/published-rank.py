@@ -7,7 +7,8 @@ For each row of the Megatron-Bridge 25.11 performance summary that tst_cost_h100
 and the rows of tst_cost_published_heldout that fit in the model,
 estimate the published layout, run `search --dtype DTYPE --no-sim --top TOP` for the same
 model, cluster, GPUs, global batch and sequence (with the recipes' TP overlap as the job's
-setting, --tp-comm-overlap ring, unless --no-overlap is given), and print the layout's
+setting, --tp-comm-overlap ring, unless --no-overlap is given, and their gradients reduced in
+bf16, --grad-reduce-dtype bf16, as every performance config sets), and print the layout's
 estimate, search's best, and its rank: 1 + the layouts search finds strictly faster.
 Usage: bench/published-rank.py [MESHWORK_CLI] [--top N] [--no-overlap]
 """
@@ -75,7 +76,7 @@ def main():
                 "training": {"micro_batch_size": mbs, "global_batch_size": gbs, "seq_length": seq,
                              "dtype": dtype, "schedule": "interleaved" if vpp > 1 else "1f1b",
                              "recompute": "full" if rec else "none", "recompute_num_layers": rec,
-                             "zero_stage": zero},
+                             "zero_stage": zero, "grad_reduce_in_bf16": True},
             }
             path = os.path.join(work, "layout.json")
             with open(path, "w") as f:
@@ -83,7 +84,8 @@ def main():
             mine = run(cli, ["estimate", path, "--json"])["step_time_s"]
             found = run(cli, ["search", "--model", model, "--cluster", cluster, "--gpus", str(gpus),
                               "--gbs", str(gbs), "--seq", str(seq), "--dtype", dtype, "--no-sim",
-                              "--top", str(top), "--tp-comm-overlap", mode, "--json"])
+                              "--top", str(top), "--tp-comm-overlap", mode,
+                              "--grad-reduce-dtype", "bf16", "--json"])
             times = [r["step_time_s"] for r in found["results"]]
             faster = sum(1 for t in times if t < mine * (1 - 1e-9))
             rank = f"{faster + 1}" if faster < len(times) else f"> {len(times)}"

@@ -15,7 +15,10 @@
 // "Update with latest perf for DS-v3, Qwen-3, Llama3 models"): expert tensor parallelism 1
 // (BASE_QWEN3_*, BASE_DEEPSEEK_V3_CONFIG, BASE_GPT_OSS_120B_CONFIG), the distributed
 // optimizer, sequence parallelism and userbuffers TP overlap with TP (as tst_cost_h100_runs),
-// fused attention, and no dropout. Where a table and the recipe of its release disagree
+// fused attention, and no dropout; gradients kept and reduced in bf16 (every performance
+// config sets grad_reduce_in_fp32 = False at 21d102f5e: llama/llama3_llm_pretrain.py:43-44,
+// llama/llama31_llm_pretrain.py:42-43, qwen/qwen3_llm_pretrain.py:41-42,
+// deepseek/deepseek_llm_pretrain.py:42-43, gpt_oss/gpt_oss_llm_pretrain.py:32-33). Where a table and the recipe of its release disagree
 // the table wins (it is what was measured); the rows say so. "In MoE training benchmarks, we
 // force-balance the token distribution among experts and all benchmarks are token-dropless"
 // (archive :597): dropless, balanced experts, as the cost model assumes.
@@ -275,6 +278,7 @@ Layout layout_of(const Run& r) {
     l.training.zero_stage = r.zero;
     l.training.recompute = r.recompute_layers > 0 ? Recompute::Full : Recompute::None;
     l.training.recompute_num_layers = r.recompute_layers;
+    l.training.grad_reduce_in_bf16 = true;
     l.placement.layers_per_stage = r.layers_per_chunk;
     return l;
 }
