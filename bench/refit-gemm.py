@@ -24,7 +24,11 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GROUPS = {"dgx-h100": ["dgx-h100", "dgx-h200"], "dgx-b200": ["dgx-b200"]}
+# Presets that share a group's SMs take its value (dgx-h200 and grand-teton-h100: Hopper, a test
+# keeps grand-teton's efficiencies dgx-h100's; gb200-nvl72: Blackwell, docs/cost-model.md);
+# the first of each group is the one its fitted rows run on. A preset missing from resources/
+# is skipped.
+GROUPS = {"dgx-h100": ["dgx-h100", "dgx-h200", "grand-teton-h100"], "dgx-b200": ["dgx-b200", "gb200-nvl72"]}
 LINE = re.compile(r"h100_era_runs\((?P<tag>.*?)\) (?P=tag) \[(?P<kind>fitted|held back), cluster (?P<cluster>[^\]]+)\]: "
                   r"published (?P<pub>[0-9.]+) s, estimate (?P<est>[0-9.]+) s")
 GEMM = re.compile(r'("gemm"\s*:\s*)([0-9.]+)')
@@ -61,6 +65,8 @@ def current_gemm(path):
 
 
 def main():
+    for group in GROUPS:
+        GROUPS[group] = [p for p in GROUPS[group] if os.path.exists(os.path.join(HERE, "resources", "clusters", p + ".json"))]
     argv = sys.argv[1:]
     def opt(name, default):
         if name in argv:

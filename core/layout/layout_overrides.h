@@ -22,6 +22,7 @@ struct LayoutOverrides {
     std::optional<std::string> flash_attention;  // "on" or "off"
     std::optional<std::string> tp_comm_overlap;  // "none", "pipe" or "ring"
     std::optional<std::string> overlap_grad_reduce, overlap_param_gather;  // "on" or "off"
+    std::optional<std::string> grad_reduce_dtype;  // "fp32" or "bf16"
     std::optional<std::vector<int>> layers_per_stage;
 
     [[nodiscard]] bool empty() const;

@@ -18,7 +18,10 @@
 //   Tables 1 and 3: Llama 3.1 8B, FSDP (ZeRO-3) over 8 / 128 GPUs, local batch 2, sequence
 //   8192, selective activation checkpointing, bf16, no torch.compile: 5,762 / 5,605 tokens
 //   per second per GPU. Its H100s are 96 GB HBM2e parts at 500 W ("the actual peak TFLOPs
-//   number is between SXM and NVL"), run here on the SXM preset: expect optimism.
+//   number is between SXM and NVL"): the grand-teton-h100 preset, peaks at the middle of that
+//   bracket, efficiencies dgx-h100's (nothing fitted to these rows). The run as torchtitan
+//   ran it: op-level selective checkpointing, eager element-wise kernels, the loss on fp32
+//   logits (docs/cost-model.md).
 // - Dubey et al. 2024, "The Llama 3 Herd of Models" (arXiv:2407.21783), Table 4: Llama 3.1
 //   405B, TP8 CP1 PP16, sequence 8192, 16M tokens per step: DP64 on 8,192 GPUs at 430
 //   TFLOP/s per GPU, DP128 on 16,384 GPUs at 400. Step time = the model's FLOPs per step /
@@ -36,6 +39,9 @@
 //   llama3_llm_pretrain.py:185-200, llama31_llm_pretrain.py) to userbuffers configurations
 //   that ring-exchange every forward and input-gradient collective and bulk-overlap the rest
 //   (src/megatron/bridge/training/comm_overlap.py:108-119, :161-172, :184-197): "ring".
+//   Gradients kept and reduced in bf16: the Llama pretrain configs set
+//   grad_reduce_in_fp32 = False (llama3_llm_pretrain.py:73-74, llama31_llm_pretrain.py:58-59
+//   at 00b7660b).
 #include <QtTest>
 
 #include "core/cost/cost_model.h"
@@ -65,10 +71,16 @@ Layout megatron_7b(int tp, int pp, int vpp, int mbs) {
     return l;
 }
 
+// torchtitan's run as torchtitan ran it: its train_configs/llama3_8b.toml at 9dec370
+// (selective AC, option "op"; training.compile false: eager element-wise kernels), FSDP2 over
+// all ranks, the loss on fp32 logits (train.py:131-134), on the Grand Teton preset (500 W,
+// 96 GB HBM2e H100s; the Hopper efficiencies of dgx-h100).
 Layout torchtitan_8b_fsdp(int gpus) {
-    Layout l = make_layout(load_model("llama3-8b"), "dgx-h100", 1, 1, gpus, 2, 2 * gpus, 8192);
+    Layout l = make_layout(load_model("llama3-8b"), "grand-teton-h100", 1, 1, gpus, 2, 2 * gpus, 8192);
     l.training.zero_stage = 3;
-    l.training.recompute = Recompute::Selective;
+    l.training.recompute = Recompute::SelectiveOp;
+    l.training.cross_entropy = CrossEntropy::Upcast;
+    l.training.fused_elementwise = false;
     return l;
 }
 
@@ -92,6 +104,7 @@ Layout bridge(const char* model, const char* cluster, int gpus, int gbs, int mbs
     // 539-546, applied at :598-606).
     l.parallel.overlap_grad_reduce = true;
     l.parallel.overlap_param_gather = true;
+    l.training.grad_reduce_in_bf16 = true;
     return l;
 }
 
@@ -122,8 +135,9 @@ private slots:
         QTest::addColumn<bool>("fitted");
         // Stated tolerances, from what each row runs that the model does not represent (the
         // errors these rows show are in docs/cost-model.md, "Held-back H100 runs"):
-        // deterministic attention backward (Megatron functional rows); 500 W HBM2e H100s on
-        // the SXM preset (torchtitan rows); an interleaved schedule stated as 1F1B (Llama 3
+        // deterministic attention backward (Megatron functional rows); a GPU peak known only
+        // to lie between the H100 NVL's and SXM's, ±8.5 % around the preset's (torchtitan
+        // rows); an interleaved schedule stated as 1F1B (Llama 3
         // rows, pessimistic by the 1F1B bubble, (p − 1)/m = 94 % of the steady state at
         // DP128). The fitted rows: 6 %, the issue's goal: with the data-parallel overlap
         // Megatron runs (core/cost/dp_overlap.h) the two H100 rows' errors bracket one GEMM
@@ -133,8 +147,8 @@ private slots:
         // (+120 % → +125 %). docs/cost-model.md, "H100-era runs", has the figures.
         QTest::newRow("Megatron functional gpt3_7b_tp4_pp1_memory_speed, 1.115 s") << 0 << 0.20 << false;
         QTest::newRow("Megatron functional gpt3_7b_tp1_pp4_memory_speed (8 chunks), 1.151 s") << 1 << 0.20 << false;
-        QTest::newRow("torchtitan T1 Llama 3.1 8B FSDP 8, 5762 TPS/GPU") << 2 << 0.45 << false;
-        QTest::newRow("torchtitan T3 Llama 3.1 8B FSDP 128, 5605 TPS/GPU") << 3 << 0.45 << false;
+        QTest::newRow("torchtitan T1 Llama 3.1 8B FSDP 8, 5762 TPS/GPU") << 2 << 0.10 << false;
+        QTest::newRow("torchtitan T3 Llama 3.1 8B FSDP 128, 5605 TPS/GPU") << 3 << 0.10 << false;
         QTest::newRow("Llama 3 T4 405B TP8 PP16 DP64 8192 GPUs, 430 TFLOP/s") << 4 << 1.25 << false;
         QTest::newRow("Llama 3 T4 405B TP8 PP16 DP128 16384 GPUs, 400 TFLOP/s") << 5 << 1.25 << false;
         // Megatron-Bridge 25.11 fp8 rows: production recipes on Megatron-Core.
@@ -189,8 +203,7 @@ private slots:
         // delay of the pass that depends on it (docs/cost-model.md), up to 6 points slower here.
         const double sim_tolerance = fitted ? 0.10 : tolerance;
         QVERIFY2(std::fabs(sim_err) < sim_tolerance, "simulation outside the stated tolerance");
-        QVERIFY2(e.fits || which == 2 || which == 3,  // torchtitan's H100s have 96 GB; the preset 80
-                 "a published run with its published settings must fit");
+        QVERIFY2(e.fits, "a published run with its published settings must fit");
     }
 };
 
