@@ -233,7 +233,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
         // by local expert and unsorts them before the combine (Megatron-LM d98e8a64,
         // moe/token_dispatcher.py:756-793 "Permutation 2", :802-822): two more h-wide
         // read + write passes.
-        if (c.ep > 1 && local_experts > 1) mlp_fwd += memory_s(k, 4.0 * e * h * copies);
+        if (c.ep > 1 && g.expert_fc1.count > 1) mlp_fwd += memory_s(k, 4.0 * e * h * copies);  // count: local experts
         if (tr.dtype == DType::Fp8) {
             // fp8 expert GEMMs quantize their inputs and, in the backward, their output
             // gradients in a pass of their own: read 16 bits, write the row-wise and the
@@ -245,7 +245,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
             constexpr double kQuantBytes = 2.0 + 2.0 * kFp8Bytes;
             const double f_local = m.expert_ffn / c.etp;
             moe_quant_fwd = memory_s(k, kQuantBytes * copies * (h + f_local));
-            moe_quant_bwd = memory_s(k, kQuantBytes * copies * (h + gate * f_local));
+            moe_quant_bwd = memory_s(k, kQuantBytes * copies * (h + g.expert_fc1.n));  // n: (gated) width
         }
         const double dispatch_bytes = T * m.top_k / t * h * e * x.capacity;
         ep_fwd = 2.0 * all_to_all_s(c.link, c.ep_span, dispatch_bytes);

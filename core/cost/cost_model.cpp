@@ -218,7 +218,7 @@ double zero3_gathered_bytes(const LayoutCosts& c, const StageSums& s, double den
     if (c.zero_stage < 3) return 0;
     const double expert_shard = c.edp;
     if (dense_shard <= 1 && expert_shard <= 1) return 0;
-    const ParamStateBytes b = param_state_bytes(c.dtype);
+    const ParamStateBytes& b = c.state_bytes;
     if (c.pp > 1) return (s.dense_params + s.expert_params) * (b.weight + b.grad);
     double block = 0;
     if (s.layers > s.moe_layers) block = std::max(block, c.dense.dense_params);
