@@ -141,8 +141,8 @@ private slots:
         // rows, pessimistic by the 1F1B bubble, (p − 1)/m = 94 % of the steady state at
         // DP128). The fitted rows: 6 %, the goal: with the data-parallel overlap
         // Megatron runs (core/cost/dp_overlap.h) the two H100 rows' errors bracket one GEMM
-        // figure at +4.9 / −5.6 % (they were +3.1 / −2.2 % when the 405B row was charged 0.81 s of
-        // exposed DP time instead of 0.09 s); the lower GEMM figure the refit chose moved the
+        // figure at +4.9 / −5.8 % (they were +3.1 / −4.2 % when the 405B row was charged 0.53 s of
+        // exposed DP time instead of 0.07 s); the lower GEMM figure the refit chose moved the
         // Bridge H100 8B row to +10.0 % (10 % → 11 %) and the DP128 Llama 3 row to +121 %
         // (+120 % → +125 %). docs/cost-model.md, "H100-era runs", has the figures.
         QTest::newRow("Megatron functional gpt3_7b_tp4_pp1_memory_speed, 1.115 s") << 0 << 0.20 << false;
