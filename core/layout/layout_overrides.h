@@ -22,6 +22,10 @@ struct LayoutOverrides {
     std::optional<std::string> flash_attention;  // "on" or "off"
     std::optional<std::string> tp_comm_overlap;  // "none", "pipe" or "ring"
     std::optional<std::vector<int>> layers_per_stage;
+    // Megatron-LM's splits (core/layout/pipeline_split.h), computed after the mesh flags:
+    // the embedding / the LM head and loss counted as a layer, or uneven first / last ranks.
+    bool account_for_embedding = false, account_for_loss = false;
+    std::optional<int> first_stage_layers, last_stage_layers;
 
     [[nodiscard]] bool empty() const;
 };
