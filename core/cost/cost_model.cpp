@@ -1,6 +1,7 @@
 #include "core/cost/cost_model.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "core/cost/host_sharing.h"
@@ -86,12 +87,15 @@ void CostModel::prepare(const ParallelConfig& parallel, const TrainingConfig& tr
 }
 
 ChunkCost CostModel::chunk_cost(const LayoutCosts& c, const Placement& pl, int g) const {
+    return chunk_cost(c, pl, g, chunk_first_layer(pl, profile_.layers, c.pp * c.vpp, g));
+}
+
+ChunkCost CostModel::chunk_cost(const LayoutCosts& c, const Placement& pl, int g, int first) const {
     const int chunks = c.pp * c.vpp;
     const int layers = profile_.layers;
     ChunkCost cc;
     cc.chunk = g;
     const int n = chunk_layers(pl, layers, chunks, g);
-    const int first = chunk_first_layer(pl, layers, chunks, g);
     const int n_moe = moe_blocks(first, n);
     const int n_dense = n - n_moe;
     cc.first_layer = first;
@@ -155,11 +159,41 @@ void CostModel::estimate(const Layout& layout, Estimate& out) const {
 
 namespace {
 
+// First layers of the model chunks of one pipeline rank, carried from rank r to r + 1 (each
+// chunk's first layer grows by the layers of the chunk before it) so that an estimate finds
+// them in O(chunks) without allocating; ranks with more chunks than fit fall back to
+// chunk_cost's own sum.
+class ChunkFirsts {
+public:
+    ChunkFirsts(const Placement& pl, int layers, int pp, int vpp) : pl_(pl), layers_(layers), pp_(pp), vpp_(vpp) {
+        if (vpp_ > kMax) return;
+        for (int k = 0; k < vpp_; ++k) first_[static_cast<std::size_t>(k)] = chunk_first_layer(pl_, layers_, pp_ * vpp_, k * pp_);
+    }
+    [[nodiscard]] bool carried() const { return vpp_ <= kMax; }
+    [[nodiscard]] int first(int k) const { return first_[static_cast<std::size_t>(k)]; }
+    // From rank r to rank r + 1.
+    void advance(int r) {
+        if (!carried()) return;
+        const int chunks = pp_ * vpp_;
+        for (int k = 0; k < vpp_; ++k) {
+            first_[static_cast<std::size_t>(k)] += CostModel::chunk_layers(pl_, layers_, chunks, k * pp_ + r);
+        }
+    }
+
+private:
+    static constexpr int kMax = 64;
+    const Placement& pl_;
+    int layers_, pp_, vpp_;
+    std::array<int, kMax> first_{};
+};
+
 // One pipeline stage summed over its model chunks, for one micro-batch.
-StageSums stage_sums(const CostModel& model, const LayoutCosts& c, const Placement& pl, int r) {
+StageSums stage_sums(const CostModel& model, const LayoutCosts& c, const Placement& pl, int r,
+                     const ChunkFirsts& firsts) {
     StageSums s;
     for (int k = 0; k < c.vpp; ++k) {
-        const ChunkCost cc = model.chunk_cost(c, pl, k * c.pp + r);
+        const int g = k * c.pp + r;
+        const ChunkCost cc = firsts.carried() ? model.chunk_cost(c, pl, g, firsts.first(k)) : model.chunk_cost(c, pl, g);
         s.layers += cc.layers;
         s.moe_layers += cc.moe_layers;
         s.fwd += cc.fwd;
@@ -299,8 +333,10 @@ void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const T
     // :1010-1012): in the steady state they cost nothing, fill and drain still wait.
     const double p2p_hidden = c.schedule == Schedule::Interleaved ? 2.0 * v * c.p2p_s : 0.0;
     int busiest = 0;
+    ChunkFirsts firsts(pl, profile_.layers, pp, v);
     for (int r = 0; r < pp; ++r) {
-        const StageSums s = stage_sums(*this, c, pl, r);
+        const StageSums s = stage_sums(*this, c, pl, r, firsts);
+        firsts.advance(r);
         StageMemory& st = out.stages[static_cast<std::size_t>(r)];
         st = StageMemory{};
         st.stage = r;
