@@ -165,35 +165,32 @@ namespace {
 // chunk_cost's own sum.
 class ChunkFirsts {
 public:
-    ChunkFirsts(const Placement& pl, int layers, int pp, int vpp) : pl_(pl), layers_(layers), pp_(pp), vpp_(vpp) {
+    ChunkFirsts(const Placement& pl, int layers, int pp, int vpp) : vpp_(vpp) {
         if (vpp_ > kMax) return;
-        for (int k = 0; k < vpp_; ++k) first_[static_cast<std::size_t>(k)] = chunk_first_layer(pl_, layers_, pp_ * vpp_, k * pp_);
+        for (int k = 0; k < vpp_; ++k) first_[static_cast<std::size_t>(k)] = chunk_first_layer(pl, layers, pp * vpp, k * pp);
     }
     [[nodiscard]] bool carried() const { return vpp_ <= kMax; }
     [[nodiscard]] int first(int k) const { return first_[static_cast<std::size_t>(k)]; }
-    // From rank r to rank r + 1.
-    void advance(int r) {
-        if (!carried()) return;
-        const int chunks = pp_ * vpp_;
-        for (int k = 0; k < vpp_; ++k) {
-            first_[static_cast<std::size_t>(k)] += CostModel::chunk_layers(pl_, layers_, chunks, k * pp_ + r);
-        }
+    // Chunk k of rank r holds `layers`: chunk k of rank r + 1 starts after them.
+    void passed(int k, int layers) {
+        if (carried()) first_[static_cast<std::size_t>(k)] += layers;
     }
 
 private:
     static constexpr int kMax = 64;
-    const Placement& pl_;
-    int layers_, pp_, vpp_;
+    int vpp_;
     std::array<int, kMax> first_{};
 };
 
 // One pipeline stage summed over its model chunks, for one micro-batch.
+// Moves `firsts` on to rank r + 1.
 StageSums stage_sums(const CostModel& model, const LayoutCosts& c, const Placement& pl, int r,
-                     const ChunkFirsts& firsts) {
+                     ChunkFirsts& firsts) {
     StageSums s;
     for (int k = 0; k < c.vpp; ++k) {
         const int g = k * c.pp + r;
         const ChunkCost cc = firsts.carried() ? model.chunk_cost(c, pl, g, firsts.first(k)) : model.chunk_cost(c, pl, g);
+        firsts.passed(k, cc.layers);
         s.layers += cc.layers;
         s.moe_layers += cc.moe_layers;
         s.fwd += cc.fwd;
@@ -336,7 +333,6 @@ void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const T
     ChunkFirsts firsts(pl, profile_.layers, pp, v);
     for (int r = 0; r < pp; ++r) {
         const StageSums s = stage_sums(*this, c, pl, r, firsts);
-        firsts.advance(r);
         StageMemory& st = out.stages[static_cast<std::size_t>(r)];
         st = StageMemory{};
         st.stage = r;
