@@ -34,6 +34,7 @@ private slots:
     void forms_round_trip();
     void validation_allows_empty_end_chunks_only();
     void flags_state_the_rules();
+    void json_round_trip_and_refusals();
 };
 
 void TestPipelineSplit::accounted_matches_megatron() {
@@ -184,6 +185,29 @@ void TestPipelineSplit::flags_state_the_rules() {
     QCOMPARE(l.placement.layers_per_stage.size(), std::size_t{128});
     QCOMPARE(l.placement.layers_per_stage.front(), 0);
     QCOMPARE(l.placement.layers_per_stage[1], 1);
+}
+
+void TestPipelineSplit::json_round_trip_and_refusals() {
+    // The bundled Llama 3 405B layout states the paper's split: it reads back equal.
+    const Layout l = load_layout(resource_dir() + "/layouts/llama3.1-405b-h100-16384.json");
+    QCOMPARE(l.placement.layers_per_stage.front(), 0);
+    QVERIFY(layout_from_json(layout_to_json(l), "x.json") == l);
+    // A negative count: the reader names the file and the entry.
+    auto j = layout_to_json(l);
+    j["placement"]["layers_per_stage"][0] = -1;
+    try {
+        (void)layout_from_json(j, "x.json");
+        QFAIL("a negative layer count was read");
+    } catch (const InputError& e) {
+        QCOMPARE(e.issues().front().file, std::string("x.json"));
+        QCOMPARE(e.issues().front().field, std::string("placement.layers_per_stage[0]"));
+    }
+    // An empty middle chunk reads, and validation refuses it, naming the entry.
+    j["placement"]["layers_per_stage"][0] = 1;
+    j["placement"]["layers_per_stage"][1] = 0;
+    const auto v = validate_layout(layout_from_json(j, "x.json"), "x.json");
+    QVERIFY(!v.valid());
+    QCOMPARE(v.errors.front().field, std::string("placement.layers_per_stage[1]"));
 }
 
 QTEST_GUILESS_MAIN(TestPipelineSplit)
