@@ -19,7 +19,6 @@
 #include "core/export/shell_script.h"
 #include "core/layout/layout_json.h"
 #include "core/layout/pipeline_split.h"
-#include "core/export/stage_split.h"
 #include "core/schedule/pipeline_schedule.h"
 
 namespace meshwork {
