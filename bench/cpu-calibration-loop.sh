@@ -1,19 +1,36 @@
 #!/usr/bin/env bash
 # The calibration loop on the CPU engine (docs/BENCHMARKS.md, "Calibration on the CPU
 # engine"): run the tiny model as TP2 x PP2, calibrate the cpu-local cluster on that run,
-# then predict other layouts of the same model and compare each prediction with a run of
-# it. Every layout runs RUNS times (default 5) and the fastest run counts: shared hosts are
-# noisy, and the fastest run is the one least disturbed by other processes. The runs go in
-# rounds (one run of every layout per round), so that a change of the machine's load over
-# the minutes the loop takes falls on every layout alike rather than on the last ones.
-# Usage: bench/cpu-calibration-loop.sh [MESHWORK_CLI] [RUNS]
-# Prints the calibration, then per layout: uncalibrated prediction, measured step, error;
-# calibrated prediction and error (ms per step, one step = mean over the steps after the
-# first, as `compare`).
+# then predict other layouts of the same model and compare each prediction with runs of
+# them.
+#
+# Robust to a change of the machine's load during the minutes the loop takes:
+# - pairs: every run of a predicted layout comes right after a run of TP2 x PP2 (the source)
+#   and is predicted from the calibration on that source run, so that both saw the same
+#   load (a second apart); the rounds repeat the pairs, one of every layout per round;
+# - per layout the headline is the median over the rounds of the paired errors, with their
+#   range, not the fastest run: the fastest run (best of N) favours the layouts whose runs
+#   can catch a quiet moment (few synchronisation points), a median favours none;
+# - the runs are pinned with taskset to CORES (default: every core of this shell's
+#   affinity), so that the cores the engine records (its affinity mask) are the ones it
+#   ran on;
+# - the load average (/proc/loadavg, 1 minute) is printed before every round;
+# - with AUTOGROUP_NICE=N (N < 0 needs CAP_SYS_NICE), each run goes into a session of its own
+#   whose scheduler autogroup gets nice N. Linux with sched_autogroup_enabled = 1 shares the
+#   CPU between sessions first and applies a process's nice only inside its session, so
+#   other sessions' `nice -n 19` builds still take an equal share from the runs.
+# Usage: bench/cpu-calibration-loop.sh [MESHWORK_CLI] [ROUNDS]   (env CORES=0-1 AUTOGROUP_NICE=-20)
+# Prints the load per round, one source calibration (that of the median source run), then
+# per layout (ms per step, one step = mean over the steps after the first, as `compare`):
+# uncalibrated prediction and error against the median measured step; the median measured
+# step; the median calibrated prediction; the median paired error and its range; the same
+# without the host-cores term. The last line says whether every predicted layout's median
+# paired error is within 20 %.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cli=${1:-$here/build-ci/app/meshwork-cli}
-runs=${2:-5}
+rounds=${2:-5}
+cores=${CORES:-$(taskset -pc $$ | sed 's/.*: //')}
 layout=$here/resources/layouts/tiny-cpu.json
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -21,53 +38,95 @@ trap 'rm -rf "$work"' EXIT
 layouts=("--tp 2 --pp 2 --dp 1" "--tp 2 --pp 1 --dp 2" "--tp 1 --pp 4 --dp 1"
          "--tp 1 --pp 2 --dp 2" "--tp 1 --pp 1 --dp 4")  # the first is calibrated on
 
-# mean_step TRACE: mean over ranks of one step (stats --json ranks[].step_s), in seconds.
-mean_step() {
-    "$cli" stats "$1" --json | python3 -c \
-        'import json,sys; r=json.load(sys.stdin)["ranks"]; print(sum(x["step_s"] for x in r)/len(r))'
-}
-
-# step_error PREDICTED MEASURED: "predicted_ms measured_ms error%" of the step category.
-step_error() {
+# step_of PREDICTED MEASURED: "predicted_s measured_s" of the step category of `compare`.
+step_of() {
     "$cli" compare "$1" "$2" --json | python3 -c \
-        'import json,sys; c=json.load(sys.stdin)["categories"][0]; print("%.2f %.2f %+.1f%%" % (1e3*c["predicted_s"], 1e3*c["measured_s"], 100*c["error"]))'
+        'import json,sys; c=json.load(sys.stdin)["categories"][0]; print(c["predicted_s"], c["measured_s"])'
 }
 
-declare -a best best_s
-for i in $(seq 1 "$runs"); do
+echo "cores: $cores ($(nproc) online); autogroup: $(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo '?')," \
+     "runs at autogroup nice ${AUTOGROUP_NICE:-(unchanged)}; uptime: $(uptime)"
+results=$work/results.txt  # round layout measured_s predicted_s no_host_s source_step_s
+: > "$results"
+# run_layout K TRACE: one run of layout K into TRACE.
+run_layout() {
+    # shellcheck disable=SC2206
+    local run=(taskset -c "$cores" "$cli" run "$layout" ${layouts[$1]} --steps 8 --profile "$2")
+    if [[ -n ${AUTOGROUP_NICE:-} ]]; then
+        setsid -w sh -c 'echo "$0" > /proc/self/autogroup && exec "$@"' "$AUTOGROUP_NICE" "${run[@]}" > /dev/null
+    else
+        "${run[@]}" > /dev/null
+    fi
+}
+for i in $(seq 1 "$rounds"); do
+    echo "round $i: load $(cut -d' ' -f1-3 /proc/loadavg)"
     for k in "${!layouts[@]}"; do
-        t=$work/l$k-$i.sqlite
-        # shellcheck disable=SC2086
-        "$cli" run "$layout" ${layouts[$k]} --steps 8 --profile "$t" > /dev/null
-        s=$(mean_step "$t")
-        if [[ -z ${best_s[$k]:-} ]] || python3 -c "import sys; sys.exit(0 if $s < ${best_s[$k]} else 1)"; then
-            [[ -n ${best[$k]:-} ]] && rm -f "${best[$k]}"
-            best[$k]=$t best_s[$k]=$s
+        src=$work/s$k-$i.sqlite
+        run_layout 0 "$src"
+        if ((k == 0)); then
+            cp "$src" "$work/m0-$i.sqlite"  # the source predicts itself
         else
-            rm -f "$t"
+            run_layout "$k" "$work/m$k-$i.sqlite"
         fi
+        "$cli" calibrate "$src" --out "$work/c.json" > /dev/null
+        # The same calibration without the host's shared cores (ranks on devices of their
+        # own): what the host-sharing term adds.
+        python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c.pop("host_cores",None); json.dump(c,open(sys.argv[2],"w"))' \
+            "$work/c.json" "$work/c-no-host.json"
+        p=()
+        for c in "$work/c.json" "$work/c-no-host.json"; do
+            # shellcheck disable=SC2086
+            "$cli" simulate "$layout" ${layouts[$k]} --cluster "$c" --trace "$work/p.sqlite" > /dev/null
+            read -r pk m <<< "$(step_of "$work/p.sqlite" "$work/m$k-$i.sqlite")"
+            p+=("$pk")
+            rm -f "$work"/p.sqlite*
+        done
+        read -r _ ms <<< "$(step_of "$work/m0-$i.sqlite" "$src")"
+        echo "$i $k $m ${p[*]} $ms" >> "$results"
+        ((k == 0)) || rm -f "$src"*
     done
 done
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg); uptime: $(uptime)"
 
-"$cli" calibrate "${best[0]}" --out "$work/calibrated.json"
-# The same calibration without the host's shared cores (ranks on devices of their own):
-# what the host-sharing term adds.
-python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c.pop("host_cores",None); json.dump(c,open(sys.argv[2],"w"))' \
-    "$work/calibrated.json" "$work/calibrated-no-host.json"
-echo
-printf '%-22s %-34s %-28s %s\n' layout "uncalibrated: predicted measured error" "calibrated: predicted error" \
-    "without host cores: predicted error"
+# One calibration shown in full: that of the source run with the median step.
+med=$(python3 -c '
+import sys
+r = [l.split() for l in open(sys.argv[1])]
+steps = sorted((float(x[2]), x[0]) for x in r if x[1] == "0")
+print(steps[(len(steps) - 1) // 2][1])' "$results")
+echo "calibration on round $med's TP2 x PP2 run (the median step of the source runs):"
+"$cli" calibrate "$work/m0-$med.sqlite" --out "$work/median.json" | sed 's/^/    /'
+: > "$work/uncalibrated.txt"
 for k in "${!layouts[@]}"; do
-    flags=${layouts[$k]}
     # shellcheck disable=SC2086
-    "$cli" simulate "$layout" $flags --trace "$work/p0.sqlite" > /dev/null
-    # shellcheck disable=SC2086
-    "$cli" simulate "$layout" $flags --cluster "$work/calibrated.json" --trace "$work/p1.sqlite" > /dev/null
-    read -r p0 m e0 <<< "$(step_error "$work/p0.sqlite" "${best[$k]}")"
-    # shellcheck disable=SC2086
-    "$cli" simulate "$layout" $flags --cluster "$work/calibrated-no-host.json" --trace "$work/p2.sqlite" > /dev/null
-    read -r p1 _ e1 <<< "$(step_error "$work/p1.sqlite" "${best[$k]}")"
-    read -r p2 _ e2 <<< "$(step_error "$work/p2.sqlite" "${best[$k]}")"
-    printf '%-22s %8s %8s %8s              %8s %8s              %8s %8s\n' "$flags" "$p0" "$m" "$e0" "$p1" "$e1" "$p2" "$e2"
-    rm -f "$work"/p0.sqlite* "$work"/p1.sqlite* "$work"/p2.sqlite*
+    "$cli" simulate "$layout" ${layouts[$k]} --trace "$work/p.sqlite" > /dev/null
+    read -r pk _ <<< "$(step_of "$work/p.sqlite" "$work/m$k-1.sqlite")"
+    echo "$k $pk" >> "$work/uncalibrated.txt"
+    rm -f "$work"/p.sqlite*
 done
+
+python3 - "$results" "$work/uncalibrated.txt" "${layouts[@]}" <<'PY'
+import statistics as st, sys
+rows = [l.split() for l in open(sys.argv[1])]
+unc = {int(k): float(p) for k, p in (l.split() for l in open(sys.argv[2]))}
+names = sys.argv[3:]
+print()
+print("%-22s %-24s %9s %10s  %-32s %s" % ("layout", "uncalibrated: pred error", "measured",
+      "calibrated", "paired error: median [range]", "no host cores: median error"))
+worst = 0.0
+for k, name in enumerate(names):
+    r = [(float(m), float(p), float(nh)) for _, kk, m, p, nh, _ in rows if int(kk) == k]
+    meas = st.median(m for m, _, _ in r)
+    errs = [p / m - 1 for m, p, _ in r]
+    e = st.median(errs)
+    if k > 0:
+        worst = max(worst, abs(e))
+    print("%-22s %8.2f %+8.1f%%        %8.2f   %8.2f  %+7.1f%% [%+.0f .. %+.0f %%]            %+8.1f%%" % (
+        name, 1e3 * unc[k], 100 * (unc[k] / meas - 1), 1e3 * meas, 1e3 * st.median(p for _, p, _ in r),
+        100 * e, 100 * min(errs), 100 * max(errs), 100 * st.median(nh / m - 1 for m, _, nh in r)))
+src = [float(x[5]) for x in rows if x[1] != "0"]
+print("source (TP2 x PP2) runs paired with the others: median %.2f ms [%.2f .. %.2f]" % (
+    1e3 * st.median(src), 1e3 * min(src), 1e3 * max(src)))
+print("worst median paired error of the predicted layouts: %.1f %% (%s 20 %%)" % (
+    100 * worst, "within" if worst <= 0.20 else "NOT within"))
+PY

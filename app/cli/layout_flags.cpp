@@ -6,7 +6,7 @@ namespace meshwork::cli {
 
 struct LayoutFlags::Values {
     std::string file;
-    std::string model, cluster, order, schedule, recompute, dtype, layers_per_stage, flash, tp_overlap;
+    std::string model, cluster, order, schedule, recompute, dtype, layers_per_stage, flash, tp_overlap, grad_reduce;
     int gpus = 0, nodes = 0, tp = 0, pp = 0, dp = 0, cp = 0, ep = 0, etp = 0, vpp = 0;
     int mbs = 0, gbs = 0, seq = 0, zero = 0, first_stage = 0, last_stage = 0;
     bool sp = false, no_sp = false, account_embedding = false, account_loss = false;
@@ -51,7 +51,7 @@ LayoutFlags::LayoutFlags(CLI::App* c) : v_(std::make_shared<Values>()) {
         "Pipeline schedule: gpipe, 1f1b, interleaved (default " + to_string(t.schedule) +
             "; interleaved when --vpp > 1)");
     add("--recompute", v.recompute,
-        "Activation recomputation: none, selective, full (default " + to_string(t.recompute) + ")");
+        "Activation recomputation: none, selective (Megatron: core attention), full, selective-op (torchtitan's op-level SAC) (default " + to_string(t.recompute) + ")");
     add("--zero", v.zero,
         "ZeRO stage 0-3; 1 = Megatron's distributed optimizer (default " +
             std::to_string(t.zero_stage) + ")");
@@ -62,6 +62,11 @@ LayoutFlags::LayoutFlags(CLI::App* c) : v_(std::make_shared<Values>()) {
         std::string("Fused (flash) attention: on, or off for unfused "
                     "attention that stores the s×s scores, as 2022-era runs (default ") +
             (t.flash_attention ? "on" : "off") + ")");
+    add("--grad-reduce-dtype", v.grad_reduce,
+        std::string("Precision of gradient accumulation and the data-parallel reduction in "
+                    "bf16/fp8 training: fp32 (Megatron-LM's default) or bf16 (Megatron-LM's "
+                    "--grad-reduce-in-bf16, Megatron-Bridge's performance recipes) (default ") +
+            (t.grad_reduce_in_bf16 ? "bf16" : "fp32") + ")");
     add("--tp-comm-overlap", v.tp_overlap,
         "Tensor-parallel communication tiled against the GEMMs (Megatron-LM's "
         "--tp-comm-overlap, needs --sp): none, pipe (one tile exposed), ring (none exposed) "
@@ -123,6 +128,7 @@ LayoutOverrides LayoutFlags::overrides() const {
     if (given("--last-stage-layers")) o.last_stage_layers = v.last_stage;
     o.account_for_embedding = given("--account-for-embedding");
     o.account_for_loss = given("--account-for-loss");
+    if (given("--grad-reduce-dtype")) o.grad_reduce_dtype = v.grad_reduce;
     if (given("--sp")) o.sequence_parallel = true;
     if (given("--no-sp")) o.sequence_parallel = false;
     if (given("--layers-per-stage")) {

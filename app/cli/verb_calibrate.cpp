@@ -75,9 +75,12 @@ Verb add_calibrate_verb(CLI::App& app) {
     cmd->add_option("--cluster", *cluster_name, "Cluster preset or JSON to start from (default: the layout's)");
     cmd->add_option("--dtype", *dtype_name, "Precision whose peak the GEMM efficiency refers to "
                                             "(default: the layout's, else bf16)");
-    cmd->add_flag("--json", *json, "Print JSON: out, fit (gemm_efficiency, intra_node, inter_node), cluster, "
+    cmd->add_flag("--json", *json, "Print JSON: out, fit (gemm_efficiency, gemm_half_dim, gemm_size_fit, "
+                                   "compute_scale, host_cores, intra_node, inter_node), cluster, "
                                    "error_before, error_after");
-    cmd->footer("Collectives within one node's GPU count fit the intra-node link, larger groups the "
+    cmd->footer("With the layout that ran, the GEMM efficiency and its half size (gemm_half_dim) are "
+                "fitted to the measured operations' sizes; with fewer than two sizes, one scale.\n"
+                "Collectives within one node's GPU count fit the intra-node link, larger groups the "
                 "inter-node link.\nExit codes: 0 success, 1 runtime failure, 2 bad input (the message "
                 "names the file and what is wrong).");
     return {cmd, [=]() {
@@ -125,14 +128,32 @@ Verb add_calibrate_verb(CLI::App& app) {
                     std::cout << "GEMM efficiency    " << cluster.efficiency.gemm << " -> "
                               << calibrated.efficiency.gemm << " (" << fit.compute_samples
                               << " compute events, " << fit.achieved_flops_per_s / 1e12
-                              << " TFLOP/s achieved";
-                    if (fit.compute_scale > 0) {
-                        std::cout << "; one step's compute predicted "
-                                  << fit.predicted_compute_s * 1e3 << " ms, measured "
-                                  << fit.measured_compute_s * 1e3 << " ms: efficiencies x"
-                                  << fit.compute_scale;
+                              << " TFLOP/s achieved)\n";
+                    const auto& gs = fit.gemm_sizes;
+                    if (gs.fitted) {
+                        std::cout << "GEMM half size     " << cluster.efficiency.gemm_half_dim << " -> "
+                                  << calibrated.efficiency.gemm_half_dim << " (" << gs.op_events
+                                  << " operations in " << gs.op_classes << " classes of " << gs.sizes
+                                  << " sizes d = " << gs.min_size << " .. " << gs.max_size
+                                  << "; rms error of the curve " << 100 * gs.rms_error << " %)\n";
+                    } else if (layout) {
+                        std::cout << "GEMM half size     " << cluster.efficiency.gemm_half_dim
+                                  << " kept (size curve not fitted: " << gs.reason
+                                  << "; one scale for all compute instead)\n";
                     }
-                    std::cout << ")\n";
+                    if (fit.compute_scale > 0) {
+                        std::cout << "compute pace       one step's compute predicted "
+                                  << fit.predicted_compute_s * 1e3 << " ms, measured "
+                                  << fit.measured_compute_s * 1e3 << " ms: "
+                                  << (gs.fitted ? "attention and memory efficiencies x"
+                                                : "GEMM, attention and memory efficiencies x")
+                                  << fit.compute_scale;
+                        if (gs.fitted) {
+                            std::cout << " (GEMMs on the fitted curve " << fit.predicted_gemm_s * 1e3
+                                      << " ms of it)";
+                        }
+                        std::cout << "\n";
+                    }
                     if (fit.host_cores > 0) {
                         std::cout << "host cores         " << cluster.host_cores << " -> " << calibrated.host_cores
                                   << " (ranks' compute of one step " << fit.measured_compute_s * 1e3

@@ -1,4 +1,5 @@
 // meshwork-cli presets: the bundled models, clusters, GPU kinds and example layouts.
+#include <algorithm>
 #include <iostream>
 
 #include "core/cluster/cluster_spec.h"
@@ -54,9 +55,12 @@ Verb add_presets_verb(CLI::App& app) {
                               << " active, " << m["layers"].get<int>() << " layers\n";
                 }
                 std::cout << "Clusters\n";
+                std::size_t gpu_width = 11;  // the GPU column fits the longest kind
+                for (const auto& c : out["clusters"])
+                    gpu_width = std::max(gpu_width, c["gpu"].get<std::string>().size() + 2);
                 for (const auto& c : out["clusters"]) {
                     std::cout << "  " << pad_right(c["name"].get<std::string>(), 18)
-                              << pad_right(c["gpu"].get<std::string>(), 11)
+                              << pad_right(c["gpu"].get<std::string>(), gpu_width)
                               << c["gpus_per_node"].get<int>() << " GPUs/node, up to "
                               << c["max_nodes"].get<int>() << " nodes\n";
                 }

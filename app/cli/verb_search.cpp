@@ -20,7 +20,7 @@ namespace meshwork::cli {
 namespace {
 
 struct SearchFlags {
-    std::string model, cluster, dtype, out, order, tp_overlap = "none";
+    std::string model, cluster, dtype, out, order, tp_overlap = "none", grad_reduce = "fp32";
     int gpus = 0, nodes = 0, gbs = 0, seq = 0, top = 10, max_tp = 0, threads = 0;
     int max_mbs = 16, max_vpp = 8, max_lighter = 2;
     double min_mfu = 0;
@@ -72,6 +72,10 @@ search::SearchRequest build_request(const SearchFlags& f) {
         throw InputError("<flags>", "--tp-comm-overlap",
                          "'" + f.tp_overlap + "' is not none, pipe or ring");
     }
+    if (f.grad_reduce != "fp32" && f.grad_reduce != "bf16") {
+        throw InputError("<flags>", "--grad-reduce-dtype", "'" + f.grad_reduce + "' is not fp32 or bf16");
+    }
+    o.grad_reduce_in_bf16 = f.grad_reduce == "bf16";
     if (f.order_opt->count()) o.order = f.order;
     for (const auto& a : f.fix) search::apply_fix(a, o.fixed);
     if (f.max_tp < 0) throw InputError("<flags>", "--max-tp", "must be at least 1");
@@ -163,6 +167,9 @@ Verb add_search_verb(CLI::App& app) {
                     "Tensor-parallel communication tiled against the GEMMs for every candidate "
                     "with sequence parallelism (Megatron-LM's --tp-comm-overlap): none, pipe, "
                     "ring (default " + to_string(search::SearchOptions{}.tp_comm_overlap) + ")");
+    cmd->add_option("--grad-reduce-dtype", f->grad_reduce,
+                    "Precision of gradient accumulation and the data-parallel reduction in bf16/fp8 "
+                    "training for every candidate: fp32 or bf16 (default fp32)");
     f->order_opt = cmd->add_option("--order", f->order,
                                    "Axis order for rank mapping (default tp-cp-ep-dp-pp)");
     cmd->add_option("--top", f->top, "How many layouts to print (default 10)");

@@ -1,10 +1,12 @@
 #include "core/cost/block_cost.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "core/common/error.h"
 #include "core/cost/comm_overlap.h"
+#include "core/cost/gemm_shapes.h"
 
 namespace meshwork::cost {
 
@@ -27,6 +29,7 @@ constexpr double kFusedAttentionBwdFactor = 2.5;
 struct Ctx {
     const ModelProfile& m;
     const LayoutCosts& c;
+    const TrainingConfig& tr;
     bool sp;
     bool flash;
     double capacity;  // MoE capacity factor; 1 when dropless
@@ -37,7 +40,7 @@ struct CoreAttention {
     double fwd_s = 0, bwd_s = 0, model_flops_fwd = 0, executed_flops_fwd = 0;
 };
 
-CoreAttention core_attention(const Ctx& x, const BlockProfile& b, double seq) {
+CoreAttention core_attention(const Ctx& x, const BlockProfile& b, const BlockGemms& g, double seq) {
     const auto& c = x.c;
     const double t = c.tp;
     CoreAttention a;
@@ -53,10 +56,8 @@ CoreAttention core_attention(const Ctx& x, const BlockProfile& b, double seq) {
     // Unfused: batched GEMMs over (micro-batch × local heads), full s×s, plus the softmax
     // and dropout traffic over the score matrix.
     const double local_heads = x.m.heads / t;
-    const double q_len = seq / c.cp;
-    const double batch = c.tokens / std::max(1.0, q_len) * local_heads;
-    const double qk = gemm_s(c.kernel, q_len, seq, x.m.head_dim, batch);
-    const double av = gemm_s(c.kernel, q_len, x.m.head_dim, seq, batch);
+    const double qk = gemm_s(c.kernel, g.core_qk);
+    const double av = gemm_s(c.kernel, g.core_av);
     const double scores = local_heads * c.tokens * seq;
     a.executed_flops_fwd = b.score_flops_per_context * seq * c.tokens / t;
     const double drop_fwd = x.m.attention_dropout ? 0.0 : kDropoutFwdBytesPerScore;
@@ -89,6 +90,98 @@ double residual_bytes(const Ctx& x) {
     return (3.0 * x.c.element_bytes + mask) * x.m.hidden * x.c.tokens / share;
 }
 
+// What PyTorch eager (no torch.compile, no fused kernels) moves beyond the fused kernels the
+// model otherwise assumes, per micro-batch, forward (the backward, one autograd kernel per
+// op, twice that), in the ops of torchtitan's Llama block at 9dec370
+// (torchtitan/models/norms.py:96-101, torchtitan/models/llama/model.py:107-125, 189-214,
+// 253), each kernel reading its inputs and writing its output:
+// - RMSNorm: cast to fp32 (read e, write 4), pow (4, 4), mean (read 4), multiply by the
+//   reciprocal (4, 4), cast back (4, e), multiply by the weight (e, e): 4e + 28 bytes per
+//   element against a fused norm's 2e;
+// - rotary embedding of Q and K in complex fp32: cast (e, 4), complex multiply (4, 4),
+//   cast back (4, e): 2e + 16 per element (fused kernels: not counted);
+// - GQA's repeat_kv copies K and V to every query head (read e·kv, write e·q each);
+// - attention's output transposed back to contiguous (e·q, e·q);
+// - SwiGLU as silu (e, e) then multiply (2e, e): 5e per width against a fused 3e.
+struct EagerBytes {
+    double attention = 0, mlp = 0;
+};
+EagerBytes eager_bytes(const Ctx& x, const BlockProfile& blk) {
+    const auto& c = x.c;
+    const auto& m = x.m;
+    const double t = c.tp;
+    const double e = c.element_bytes;
+    const double sp_share = x.sp ? t : 1.0;
+    const double norm = (2.0 * e + 28.0) * m.hidden / sp_share;
+    EagerBytes b;
+    b.attention = norm + 2.0 * e * m.q_width / t;
+    // Rotary position embeddings: models without learned absolute positions.
+    if (m.position_params == 0) b.attention += (2.0 * e + 16.0) * (m.q_width + m.kv_width) / t;
+    if (m.q_width > m.kv_width) b.attention += 2.0 * e * (m.q_width + m.kv_width) / t;
+    const double ffn = blk.moe ? m.shared_ffn : m.ffn;  // routed experts: grouped kernels
+    b.mlp = norm + (m.gated_mlp ? 2.0 * e * ffn / t : 0.0);
+    b.attention *= c.tokens;
+    b.mlp *= c.tokens;
+    return b;
+}
+
+// torchtitan's op-level selective activation checkpointing (activation_checkpoint mode
+// "selective", selective_ac_option "op"): the policy counts the block's matmuls in forward
+// order and saves the output of the 1st, 3rd, 5th, …; the other matmuls, the norms,
+// rotary embedding, activation function, residual adds and the TP all-gathers are rerun
+// in the backward (torchtitan 9dec370 torchtitan/parallelisms/parallelize_llama.py:214-276;
+// unchanged at b5bcd76c, torchtitan/distributed/activation_checkpoint.py:257-274, which
+// saves the reduce-scatter outputs and attention as well). torchtitan's blocks run their
+// linears in this order (torchtitan 9dec370 torchtitan/models/llama/model.py:189, 214, 253):
+// wq, wk, wv, wo, then w1, w3, w2 (gated MLP) or fc1, fc2.
+struct OpCheckpoint {
+    double saved_bytes = 0;   // per micro-batch
+    double recompute_s = 0;   // forward work rerun before the block's backward
+    double recompute_flops = 0;
+};
+
+OpCheckpoint op_checkpoint(const Ctx& x, const BlockProfile& b, double fwd_memory_bytes, double fwd_tp_s) {
+    const auto& c = x.c;
+    const auto& m = x.m;
+    const double t = c.tp;
+    const double T = c.tokens;
+    const double h = m.hidden;
+    const double e = c.element_bytes;
+    const double sp_share = x.sp ? t : 1.0;
+    struct Mm {
+        double n, k, out_width;  // GEMM output columns and depth per rank; saved width
+    };
+    // At most 7 (no allocation: the search prices blocks in its inner loop).
+    std::array<Mm, 7> mms{};
+    std::size_t n = 0;
+    mms[n++] = {m.q_width / t, h, m.q_width / t};
+    mms[n++] = {m.kv_width / t, h, m.kv_width / t};
+    mms[n++] = {m.kv_width / t, h, m.kv_width / t};
+    mms[n++] = {h, m.q_width / t, h / sp_share};  // row-parallel: reduce-scattered with SP
+    const double ffn = b.moe ? m.shared_ffn : m.ffn;
+    if (ffn > 0) {
+        mms[n++] = {ffn / t, h, ffn / t};
+        if (m.gated_mlp) mms[n++] = {ffn / t, h, ffn / t};
+        mms[n++] = {h, ffn / t, h / sp_share};
+    }
+    OpCheckpoint o;
+    // The block's input (the checkpoint's argument) and attention's output with its fp32
+    // log-sum-exp per head (FlashAttention's saved statistics).
+    double per_token = e * h / sp_share + e * m.q_width / t + 4.0 * m.heads / t;
+    for (std::size_t i = 0; i < n; ++i) {
+        const Mm& g = mms[i];
+        if (i % 2 == 0) {
+            per_token += e * g.out_width;  // 1st, 3rd, …: saved
+        } else {
+            o.recompute_s += gemm_s(c.kernel, T, g.n, g.k);
+            o.recompute_flops += 2.0 * T * g.n * g.k;
+        }
+    }
+    o.saved_bytes = per_token * T;
+    o.recompute_s += memory_s(c.kernel, fwd_memory_bytes) + fwd_tp_s;
+    return o;
+}
+
 BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& tr) {
     const auto& c = x.c;
     const auto& m = x.m;
@@ -100,42 +193,59 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     const double seq = static_cast<double>(tr.seq_length);
     BlockCost out;
 
+    const BlockGemms g = block_gemms(m, b, c, x.tr);
+
     // --- attention half -------------------------------------------------------------
-    const double out_proj_flops = 2.0 * m.q_width * h;                  // per token
-    const double in_proj_n = std::max(0.0, (b.attention_gemm_flops - out_proj_flops) / (2.0 * h));
-    const double qkv_s = gemm_s(k, T, in_proj_n / t, h);
-    const double proj_s = gemm_s(k, T, h, m.q_width / t);
-    const CoreAttention core = core_attention(x, b, seq);
-    const double attn_mem_fwd = norm_bytes(x) + residual_bytes(x);
+    const double qkv_s = gemm_s(k, g.qkv);
+    const double proj_s = gemm_s(k, g.proj);
+    const CoreAttention core = core_attention(x, b, g, seq);
+    const EagerBytes eager = tr.fused_elementwise ? EagerBytes{} : eager_bytes(x, b);
+    const double attn_mem_fwd = norm_bytes(x) + residual_bytes(x) + eager.attention;
     out.fwd.attention_s = qkv_s + proj_s + core.fwd_s + memory_s(k, attn_mem_fwd);
     out.bwd.attention_s = 2.0 * (qkv_s + proj_s) + core.bwd_s + memory_s(k, 2.0 * attn_mem_fwd);
     double wgrad_s = qkv_s + proj_s;  // weight-gradient GEMMs the backward TP comm can hide behind
 
     // --- MLP or MoE half --------------------------------------------------------------
-    const double gate = m.gated_mlp ? 2.0 : 1.0;     // FC1 width multiplier
     const double act_rw = m.gated_mlp ? 3.0 : 2.0;   // activation kernel traffic per width
-    double mlp_fwd = memory_s(k, norm_bytes(x) + residual_bytes(x));
+    // Forward memory traffic of the half (also what op-level checkpointing reruns).
+    double mlp_mem_bytes = norm_bytes(x) + residual_bytes(x) + eager.mlp;
+    double mlp_fwd = memory_s(k, mlp_mem_bytes);
     double mlp_gemm = 0;
     double fc1_s = 0, fc2_s = 0;  // the dense (or shared-expert) MLP's two GEMMs
     const double shared_ffn = b.moe ? m.shared_ffn : m.ffn;
     if (shared_ffn > 0) {
-        fc1_s = gemm_s(k, T, gate * shared_ffn / t, h);
-        fc2_s = gemm_s(k, T, h, shared_ffn / t);
+        fc1_s = gemm_s(k, g.fc1);
+        fc2_s = gemm_s(k, g.fc2);
         mlp_gemm += fc1_s + fc2_s;
         mlp_fwd += memory_s(k, act_rw * e * shared_ffn / t * T);
+        mlp_mem_bytes += act_rw * e * shared_ffn / t * T;
     }
     double ep_fwd = 0;
     double expert_model_flops = 0;
+    double moe_quant_fwd = 0, moe_quant_bwd = 0;  // fp8 casts of the expert GEMMs' operands
     if (b.moe) {
-        const double sp_share = x.sp ? t : 1.0;
-        mlp_gemm += gemm_s(k, T / sp_share, std::max(1.0, static_cast<double>(m.experts)), h);
-        const double local_experts = std::max(1.0, static_cast<double>(m.experts) / c.ep);
+        mlp_gemm += gemm_s(k, g.router) + gemm_s(k, g.expert_fc1) + gemm_s(k, g.expert_fc2);
         const double copies = T * m.top_k * c.etp / t * x.capacity;  // token copies per rank
-        const double per_expert = copies / local_experts;
-        mlp_gemm += gemm_s(k, per_expert, gate * m.expert_ffn / c.etp, h, local_experts) +
-                    gemm_s(k, per_expert, h, m.expert_ffn / c.etp, local_experts);
         // Permute and unpermute (read + write h-wide copies, twice), expert activations.
         mlp_fwd += memory_s(k, 4.0 * e * h * copies + act_rw * e * m.expert_ffn / c.etp * copies);
+        // With several local experts the all-to-all dispatcher sorts the copies it received
+        // by local expert and unsorts them before the combine (Megatron-LM d98e8a64,
+        // moe/token_dispatcher.py:756-793 "Permutation 2", :802-822): two more h-wide
+        // read + write passes.
+        if (c.ep > 1 && g.expert_fc1.count > 1) mlp_fwd += memory_s(k, 4.0 * e * h * copies);  // count: local experts
+        if (tr.dtype == DType::Fp8) {
+            // fp8 expert GEMMs quantize their inputs and, in the backward, their output
+            // gradients in a pass of their own: read 16 bits, write the row-wise and the
+            // column-wise fp8 copies (Transformer Engine d0067d0d,
+            // pytorch/module/grouped_linear.py:459-471 and :1071-1093); the permuted tokens
+            // and the expert activations come from no fusable norm. Per-tensor scaling's
+            // amax read is not counted. (Dense GEMMs: TE fuses two of their four input casts
+            // into the norm, the rest are inside the fitted GEMM efficiency.)
+            constexpr double kQuantBytes = 2.0 + 2.0 * kFp8Bytes;
+            const double f_local = m.expert_ffn / c.etp;
+            moe_quant_fwd = memory_s(k, kQuantBytes * copies * (h + f_local));
+            moe_quant_bwd = memory_s(k, kQuantBytes * copies * (h + g.expert_fc1.n));  // n: (gated) width
+        }
         const double dispatch_bytes = T * m.top_k / t * h * e * x.capacity;
         ep_fwd = 2.0 * all_to_all_s(c.link, c.ep_span, dispatch_bytes);
         if (c.etp > 1) {
@@ -145,8 +255,8 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
         }
         expert_model_flops = (b.router_flops + m.top_k * b.expert_gemm_flops) * T / t;
     }
-    out.fwd.mlp_s = mlp_gemm + mlp_fwd;
-    out.bwd.mlp_s = 2.0 * mlp_gemm + 2.0 * mlp_fwd;
+    out.fwd.mlp_s = mlp_gemm + mlp_fwd + moe_quant_fwd;
+    out.bwd.mlp_s = 2.0 * mlp_gemm + 2.0 * mlp_fwd + moe_quant_bwd;
     wgrad_s += mlp_gemm;
 
     // --- collectives --------------------------------------------------------------------
@@ -211,6 +321,16 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     out.full_recompute.mlp_s = 0;
     // Selective recomputation reruns core attention only (Korthikanti et al. 2022, §5).
     out.selective_recompute_s = core.fwd_s;
+    // Op-level checkpointing reruns what its policy did not save (op_checkpoint); of the
+    // forward TP collectives the all-gathers (with SP; the reduce-scatter outputs are saved)
+    // or the all-reduces.
+    const bool op_level = tr.recompute == Recompute::SelectiveOp;
+    OpCheckpoint op;
+    if (op_level) {
+        const double tp_rerun = x.sp ? out.fwd.tp_total_s / 2.0 : out.fwd.tp_total_s;
+        op = op_checkpoint(x, b, attn_mem_fwd + mlp_mem_bytes, tp_rerun);
+        out.selective_recompute_s = op.recompute_s;
+    }
 
     // --- FLOPs ----------------------------------------------------------------------------
     const double dense_gemm_flops = (b.attention_gemm_flops + b.mlp_gemm_flops) * T / t;
@@ -223,7 +343,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     out.model_flops = 3.0 * fwd_model;
     out.hardware_flops = 3.0 * fwd_exec;
     out.recompute_flops_full = fwd_exec;
-    out.recompute_flops_selective = core.executed_flops_fwd;
+    out.recompute_flops_selective = op_level ? op.recompute_flops : core.executed_flops_fwd;
 
     // --- memory ---------------------------------------------------------------------------
     ActivationShape a;
@@ -251,6 +371,14 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     a.capacity_factor = tr.moe_capacity_factor;
     a.mla_latent = m.mla_latent;
     out.activation_bytes = block_activation_bytes(a, b.moe);
+    if (op_level) {
+        // The routed experts (grouped GEMMs) are kept as without recomputation: what the
+        // MoE terms add to a dense block's activations.
+        const double routed = block_activation_bytes(a, b.moe) - block_activation_bytes(a, false);
+        const double saved = op.saved_bytes + routed;
+        out.recompute_working_bytes = std::max(0.0, out.activation_bytes - saved);
+        out.activation_bytes = saved;
+    }
     out.checkpoint_bytes = block_checkpoint_bytes(a);
     out.dense_params = (b.attention_params + b.mlp_params) / t + b.norm_params + b.router_params;
     if (b.moe) {
@@ -281,7 +409,7 @@ EdgeCost embedding_cost(const Ctx& x) {
     return out;
 }
 
-EdgeCost head_cost(const Ctx& x, int pp) {
+EdgeCost head_cost(const Ctx& x, int pp, CrossEntropy loss) {
     const auto& c = x.c;
     const auto& m = x.m;
     EdgeCost out;
@@ -289,14 +417,22 @@ EdgeCost head_cost(const Ctx& x, int pp) {
     const double share = x.sp ? t : 1.0;
     const double T = c.tokens;
     const double bytes = T * m.hidden * c.element_bytes;
-    const double head = gemm_s(c.kernel, T, m.vocab / t, m.hidden);
+    const double head = gemm_s(c.kernel, head_gemm(m, c));
     // Final norm, then vocabulary-parallel cross-entropy over fp32 logits: write the logits,
     // read them for max and sum, write the softmax; the backward reads and writes them again.
     const double logits = T * m.vocab / t;
     out.fwd.attention_s = memory_s(c.kernel, 2.0 * c.element_bytes * m.hidden * T / share);
-    out.fwd.mlp_s = head + memory_s(c.kernel, logits * (c.element_bytes + 12.0));
+    // PyTorch's cross_entropy(logits.float()) runs one kernel per op, each reading its input
+    // and writing its output: the cast (read e, write 4), log-softmax (read 4 for the max,
+    // 4 for the sum, 4 again to write 4) and, backward, the loss gradient (write 4), the
+    // log-softmax backward (read the gradient and the output, 4 each, for the sum and the
+    // result, write 4) and the cast back (read 4, write e).
+    const bool upcast = loss == CrossEntropy::Upcast;
+    const double fwd_bytes = upcast ? 2.0 * c.element_bytes + 20.0 : c.element_bytes + 12.0;
+    const double bwd_bytes = upcast ? 24.0 + c.element_bytes : 8.0 + c.element_bytes;
+    out.fwd.mlp_s = head + memory_s(c.kernel, logits * fwd_bytes);
     out.bwd.attention_s = 2.0 * out.fwd.attention_s;
-    out.bwd.mlp_s = 2.0 * head + memory_s(c.kernel, logits * (8.0 + c.element_bytes));
+    out.bwd.mlp_s = 2.0 * head + memory_s(c.kernel, logits * bwd_bytes);
     if (t > 1) {
         // SP: all-gather before the head, reduce-scatter of its input gradient. Without SP
         // the input gradient is all-reduced. Three tiny all-reduces (max, sum, target).
@@ -309,7 +445,10 @@ EdgeCost head_cost(const Ctx& x, int pp) {
     // Korthikanti et al. 2022 §4.3: final-norm and head inputs (2sbh/t each with SP) per
     // micro-batch in flight, fp32 logits (4sbv/t) for the live one.
     out.activation_bytes = 2.0 * c.element_bytes * m.hidden * T / share;
-    out.transient_bytes = 4.0 * logits;
+    // Upcast: when the backward starts, the fp32 log-softmax output (saved), the loss
+    // gradient and the log-softmax input gradient, 12 bytes per logit (the forward's bf16
+    // logits, fp32 copy and log-softmax are 10).
+    out.transient_bytes = (upcast ? 12.0 : 4.0) * logits;
     // The head (or, with tied embeddings on more than one stage, its copy of the embedding).
     const double head_params = m.tied_embeddings ? (pp > 1 ? m.embedding_params : 0.0) : m.head_params;
     out.dense_params = head_params / t + m.final_norm_params;
@@ -354,6 +493,7 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     c.host_bytes_per_s = cl.host_link.bandwidth_bytes_per_s;
     c.host_latency_s = cl.host_link.latency_s;
     c.dtype = tr.dtype;
+    c.state_bytes = param_state_bytes(tr.dtype, tr.grad_reduce_in_bf16);
     c.kernel = kernel_model(cl, tr.dtype);
     c.link = link_model(cl);
     c.element_bytes = c.kernel.element_bytes;
@@ -388,12 +528,12 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
 
     const bool sp = p.sequence_parallel && c.tp > 1;
     c.sequence_parallel = sp;
-    const Ctx x{m, c, sp, tr.flash_attention,
+    const Ctx x{m, c, tr, sp, tr.flash_attention,
                 tr.moe_capacity_factor > 0 ? tr.moe_capacity_factor : 1.0};
     c.dense = m.dense.present ? block_cost(x, m.dense, tr) : BlockCost{};
     c.moe = m.moe.present ? block_cost(x, m.moe, tr) : BlockCost{};
     c.embedding = embedding_cost(x);
-    c.head = head_cost(x, c.pp);
+    c.head = head_cost(x, c.pp, tr.cross_entropy);
 
     // Between stages travels one activation; with SP it is sequence-sharded, without SP
     // Megatron sends 1/tp of it and all-gathers inside the node (scatter-gather).
@@ -407,7 +547,7 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     c.tied_embedding_sync_s = 0;
     if (m.tied_embeddings && c.pp > 1) {
         const GroupSpan pair = group_span(2, st.pp * (c.pp - 1), gpn);
-        const double bytes = m.embedding_params / c.tp * param_state_bytes(tr.dtype).grad;
+        const double bytes = m.embedding_params / c.tp * c.state_bytes.grad;
         c.tied_embedding_sync_s = all_reduce_s(c.link, pair, bytes);
     }
     c.tokens_per_step = static_cast<double>(tr.global_batch_size) * tr.seq_length;
@@ -424,7 +564,7 @@ ZeroExposure zero_exposure(double gather_per_pass_s, double reduce_per_micro_bat
 }
 
 GradSyncCost grad_sync_cost(const LayoutCosts& c, double dense_params, double expert_params) {
-    const ParamStateBytes b = param_state_bytes(c.dtype);
+    const ParamStateBytes& b = c.state_bytes;
     GradSyncCost g;
     // Dense gradients are reduced over dp×cp (context-parallel ranks hold the same weights),
     // expert gradients over the expert-data-parallel group.
@@ -452,7 +592,7 @@ GradSyncCost grad_sync_cost(const LayoutCosts& c, double dense_params, double ex
 }
 
 double optimizer_step_s(const LayoutCosts& c, double dense_params, double expert_params) {
-    const ParamStateBytes b = param_state_bytes(c.dtype);
+    const ParamStateBytes& b = c.state_bytes;
     const double dense_shard = c.zero_stage >= 1 ? (c.cp > 1 ? c.dpcp_span.size : c.dp) : 1;
     const double expert_shard = c.zero_stage >= 1 ? c.edp : 1;
     const double params = dense_params / dense_shard + expert_params / expert_shard;
@@ -471,14 +611,14 @@ double rank_shard_params(const LayoutCosts& c, double dense_params, double exper
 
 double offload_step_s(const LayoutCosts& c, double dense_params, double expert_params) {
     if (!c.offload_optimizer || c.host_bytes_per_s <= 0) return 0;
-    const ParamStateBytes b = param_state_bytes(c.dtype);
+    const ParamStateBytes& b = c.state_bytes;
     const double params = rank_shard_params(c, dense_params, expert_params);
     return c.host_latency_s + params * std::max(b.grad, b.weight) / c.host_bytes_per_s;
 }
 
 double offload_pass_s(const LayoutCosts& c, double dense_params, double expert_params) {
     if (!c.offload_params || c.host_bytes_per_s <= 0) return 0;
-    const ParamStateBytes b = param_state_bytes(c.dtype);
+    const ParamStateBytes& b = c.state_bytes;
     return c.host_latency_s + rank_shard_params(c, dense_params, expert_params) * b.weight / c.host_bytes_per_s;
 }
 

@@ -59,7 +59,12 @@ struct BlockCost {
     PassParts fwd;
     PassParts bwd;            // without recomputation (recompute_s = 0)
     PassParts full_recompute; // what full recomputation adds to bwd (a forward again)
-    double selective_recompute_s = 0;  // what selective recomputation adds to bwd
+    // What selective recomputation adds to bwd: core attention (Megatron's selective), or
+    // the ops op-level checkpointing reruns (torchtitan's selective "op").
+    double selective_recompute_s = 0;
+    // Op-level checkpointing: what the block holds during its own backward beyond what it
+    // saved (the recomputed tensors), like full recomputation's working block.
+    double recompute_working_bytes = 0;
     double attention_flops_fwd = 0;  // executed forward FLOPs of the attention half
     double mlp_flops_fwd = 0;        // executed forward FLOPs of the MLP / MoE half
     double tp_bytes = 0;             // payload of one TP collective
@@ -68,7 +73,8 @@ struct BlockCost {
     double hardware_flops = 0;   // executed, without recomputation
     double recompute_flops_full = 0;
     double recompute_flops_selective = 0;
-    double activation_bytes = 0;   // stored for backward (no full recomputation)
+    double activation_bytes = 0;   // stored for backward (no full recomputation; op-level
+                                   // checkpointing: what its policy saves)
     double checkpoint_bytes = 0;   // stored under full recomputation
     double dense_params = 0;       // per rank, reduced over dp×cp
     double expert_params = 0;      // per rank, reduced over edp
@@ -101,6 +107,7 @@ struct LayoutCosts : AxisSizes {
     double host_bytes_per_s = 0;     // the cluster's GPU <-> host link, per direction
     double host_latency_s = 0;
     DType dtype = DType::Bf16;
+    ParamStateBytes state_bytes;  // bytes per parameter of weights, gradients, optimizer
     KernelModel kernel;
     LinkModel link;
     GroupSpan tp_span, cp_span, dp_span, dpcp_span, ep_span, etp_span, edp_span;

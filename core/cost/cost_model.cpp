@@ -48,6 +48,7 @@ struct StageSums {
     double working_bytes = 0;     // transient: a fully recomputed block's activations
     double transient_bytes = 0;   // logits of the live micro-batch (last stage)
     double hardware_flops = 0;
+    double edge_params = 0;       // embedding and head parameters on this stage
     int layers = 0, moe_layers = 0;
 };
 
@@ -118,7 +119,7 @@ ChunkCost CostModel::chunk_cost(const LayoutCosts& c, const Placement& pl, int g
     cc.bwd += c.moe.full_recompute * rec_moe;
     cc.hardware_flops = c.dense.hardware_flops * n_dense + c.moe.hardware_flops * n_moe +
                         c.dense.recompute_flops_full * rec_dense + c.moe.recompute_flops_full * rec_moe;
-    if (c.recompute == Recompute::Selective) {
+    if (c.recompute == Recompute::Selective || c.recompute == Recompute::SelectiveOp) {
         PassParts sel;
         sel.recompute_s = c.dense.selective_recompute_s * n_dense + c.moe.selective_recompute_s * n_moe;
         cc.bwd += sel;
@@ -131,6 +132,9 @@ ChunkCost CostModel::chunk_cost(const LayoutCosts& c, const Placement& pl, int g
     if (n_rec > 0) {
         cc.working_bytes = rec_moe > 0 ? c.moe.activation_bytes : c.dense.activation_bytes;
     }
+    if (c.recompute == Recompute::SelectiveOp) {
+        cc.working_bytes = n_moe > 0 ? c.moe.recompute_working_bytes : c.dense.recompute_working_bytes;
+    }
     // The worst EP rank holds the most experts (uneven placements).
     const double avg_local = model_.is_moe() ? static_cast<double>(model_.moe.num_experts) / c.ep : 0;
     const double expert_scale = avg_local > 0 ? max_local_experts(pl, c.ep) / avg_local : 1.0;
@@ -141,6 +145,7 @@ ChunkCost CostModel::chunk_cost(const LayoutCosts& c, const Placement& pl, int g
         cc.bwd += c.embedding.bwd;
         cc.activation_bytes += c.embedding.activation_bytes;
         cc.dense_params += c.embedding.dense_params;
+        cc.edge_params += c.embedding.dense_params;
     }
     if (g == chunks - 1) {
         cc.fwd += c.head.fwd;
@@ -148,6 +153,7 @@ ChunkCost CostModel::chunk_cost(const LayoutCosts& c, const Placement& pl, int g
         cc.activation_bytes += c.head.activation_bytes;
         cc.transient_bytes += c.head.transient_bytes;
         cc.dense_params += c.head.dense_params;
+        cc.edge_params += c.head.dense_params;
         cc.hardware_flops += c.head.model_flops;
     }
     return cc;
@@ -201,8 +207,34 @@ StageSums stage_sums(const CostModel& model, const LayoutCosts& c, const Placeme
         s.working_bytes = std::max(s.working_bytes, cc.working_bytes);
         s.transient_bytes += cc.transient_bytes;
         s.hardware_flops += cc.hardware_flops;
+        s.edge_params += cc.edge_params;
     }
     return s;
+}
+
+// ZeRO-3's working set as FSDP2 holds it (torch.distributed fully_shard per block, as
+// torchtitan applies it, parallelize_llama.py:309-339 at 9dec370): the gathered 16-bit
+// weights of the running block and of the next one, prefetched; the unsharded gradient of
+// one block in the gradient dtype waiting for its reduce-scatter; the root group (embedding,
+// final norm, head), which FSDP2 does not reshard after forward (_fsdp_state.py,
+// FSDPState._lazy_init, "for the root, do not reshard after forward"), held gathered from
+// the first forward to the last backward. Under a pipeline torchtitan keeps every block
+// gathered from its forward to its backward (reshard_after_forward False with PP,
+// parallelize_llama.py:326-329), so the whole stage is held; and PyTorch's pipelining
+// schedules turn FSDP's gradient reduce-scatter off but for the last micro-batch
+// (torch/distributed/pipelining/stage.py, backward_maybe_with_nosync:
+// set_requires_gradient_sync), so the stage's unsharded gradients accumulate through the
+// step, in the gradient dtype (FSDP2's reduce dtype, fp32 in torchtitan).
+double zero3_gathered_bytes(const LayoutCosts& c, const StageSums& s, double dense_shard) {
+    if (c.zero_stage < 3) return 0;
+    const double expert_shard = c.edp;
+    if (dense_shard <= 1 && expert_shard <= 1) return 0;
+    const ParamStateBytes& b = c.state_bytes;
+    if (c.pp > 1) return (s.dense_params + s.expert_params) * (b.weight + b.grad);
+    double block = 0;
+    if (s.layers > s.moe_layers) block = std::max(block, c.dense.dense_params);
+    if (s.moe_layers > 0) block = std::max(block, c.moe.dense_params + c.moe.expert_params);
+    return (2.0 * block + s.edge_params) * b.weight + block * b.grad;
 }
 
 // One pipeline stage's memory: parameters, gradients and optimizer state after ZeRO, the
@@ -210,8 +242,8 @@ StageSums stage_sums(const CostModel& model, const LayoutCosts& c, const Placeme
 void stage_memory(const LayoutCosts& c, const ModelProfile& profile, const StageSums& s, StageMemory& st) {
     const int pp = c.pp, v = c.vpp;
     const double dense_shard = c.cp > 1 ? c.dpcp_span.size : c.dp;
-    const ParamMemory dense_mem = param_memory(s.dense_params, c.dtype, c.zero_stage, dense_shard);
-    const ParamMemory expert_mem = param_memory(s.expert_params, c.dtype, c.zero_stage, c.edp);
+    const ParamMemory dense_mem = param_memory(s.dense_params, c.state_bytes, c.zero_stage, dense_shard);
+    const ParamMemory expert_mem = param_memory(s.expert_params, c.state_bytes, c.zero_stage, c.edp);
     const double activations = st.in_flight * s.activation_bytes / v;
     double buffers = s.working_bytes + s.transient_bytes;
     if (pp > 1) buffers += 4.0 * c.p2p_bytes;  // send and receive, forward and backward
@@ -219,6 +251,7 @@ void stage_memory(const LayoutCosts& c, const ModelProfile& profile, const Stage
     if (s.moe_layers > 0) {
         buffers += 2.0 * c.tokens * profile.top_k / c.tp * profile.hidden * c.element_bytes;
     }
+    buffers += zero3_gathered_bytes(c, s, dense_shard);
     const double reserved = c.reserved_fixed_bytes + c.fragmentation * (activations + buffers);
     // Offloaded state lives in host memory; the gathered working set of ZeRO-3 is in the
     // buffers either way.

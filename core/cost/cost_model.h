@@ -31,6 +31,7 @@ struct ChunkCost {
     double working_bytes = 0;     // transient: one fully recomputed block's activations
     double transient_bytes = 0;   // logits of the live micro-batch (last chunk)
     double hardware_flops = 0;
+    double edge_params = 0;       // embedding / head parameters (first / last chunk)
 };
 
 class CostModel {

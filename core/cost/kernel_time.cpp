@@ -22,6 +22,8 @@ KernelModel kernel_model(const ClusterSpec& c, DType dtype) {
     return k;
 }
 
+double GemmShape::size() const { return std::min({m, n, k}); }
+
 double gemm_s(const KernelModel& k, double m, double n, double kdim, double count) {
     if (m <= 0 || n <= 0 || kdim <= 0 || count <= 0) return 0;
     const double d = std::min({m, n, kdim});

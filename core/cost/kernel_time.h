@@ -18,10 +18,23 @@ struct KernelModel {
 
 KernelModel kernel_model(const ClusterSpec& cluster, DType dtype);
 
+// A GEMM (m × k)·(k × n) repeated `count` times (batched); count 0 = no such GEMM.
+struct GemmShape {
+    double m = 0, n = 0, k = 0, count = 0;
+
+    [[nodiscard]] bool present() const { return m > 0 && n > 0 && k > 0 && count > 0; }
+    [[nodiscard]] double flops() const { return present() ? 2.0 * m * n * k * count : 0.0; }
+    // The size the efficiency curve is taken at: d = min(m, n, k).
+    [[nodiscard]] double size() const;
+};
+
 // A GEMM of shape (m × k)·(k × n) repeated `count` times (batched), FLOPs 2·m·n·k·count.
 // Efficiency = gemm · d / (d + gemm_half_dim) with d = min(m, n, k); the time is never
 // below the HBM traffic of its operands.
 double gemm_s(const KernelModel& k, double m, double n, double kdim, double count = 1);
+inline double gemm_s(const KernelModel& k, const GemmShape& g) {
+    return g.present() ? gemm_s(k, g.m, g.n, g.k, g.count) : 0.0;
+}
 // A memory-bound kernel that reads and writes `bytes` in total.
 double memory_s(const KernelModel& k, double bytes);
 // Fused attention doing `flops` FLOPs.

@@ -6,19 +6,19 @@
 
 namespace meshwork::cost {
 
-ParamStateBytes param_state_bytes(DType dtype) {
+ParamStateBytes param_state_bytes(DType dtype, bool grad_reduce_in_bf16) {
     switch (dtype) {
         case DType::Fp16: return {2, 2, 16};
         case DType::Bf16:
-        case DType::Fp8: return {2, 4, 12};  // fp8 training keeps bf16 weights (Transformer Engine)
+        case DType::Fp8:  // fp8 training keeps bf16 weights (Transformer Engine)
+            return {2, grad_reduce_in_bf16 ? 2.0 : 4.0, 12};
         case DType::Fp32:
         case DType::Tf32: return {4, 4, 8};
     }
     return {2, 4, 12};
 }
 
-ParamMemory param_memory(double params, DType dtype, int zero_stage, double shard_group) {
-    const ParamStateBytes b = param_state_bytes(dtype);
+ParamMemory param_memory(double params, const ParamStateBytes& b, int zero_stage, double shard_group) {
     const double d = std::max(1.0, shard_group);
     ParamMemory m;
     m.params_bytes = params * b.weight / (zero_stage >= 3 ? d : 1.0);

@@ -20,7 +20,10 @@ struct ParamStateBytes {
     double grad = 0;       // gradients as kept for the optimizer
     double optimizer = 0;  // master weights, master gradients and Adam moments
 };
-ParamStateBytes param_state_bytes(DType dtype);
+// `grad_reduce_in_bf16`: bf16/fp8 training that keeps and reduces gradients in bf16 (2 bytes
+// instead of 4; the optimizer part is unchanged: the fp32 gradient of the optimizer's
+// shard exists only during the step, when the activations are gone).
+ParamStateBytes param_state_bytes(DType dtype, bool grad_reduce_in_bf16);
 
 struct ParamMemory {
     double params_bytes = 0;
@@ -30,7 +33,7 @@ struct ParamMemory {
 // Memory of `params` parameters held by a rank, with ZeRO `zero_stage` sharding over a
 // group of `shard_group` ranks (dp, or dp×cp for dense parameters with context parallelism,
 // edp for experts).
-ParamMemory param_memory(double params, DType dtype, int zero_stage, double shard_group);
+ParamMemory param_memory(double params, const ParamStateBytes& bytes, int zero_stage, double shard_group);
 
 // fp8 as Transformer Engine runs it: the GEMM inputs saved for the backward are fp8
 // (1 byte). Weights: production fp8 recipes keep fp8 parameters (--fp8-param-gather: the

@@ -74,6 +74,17 @@ nlohmann::json deepspeed_config_json(const Layout& layout, std::vector<std::stri
     }
     j["bf16"] = {{"enabled", t.dtype == DType::Bf16}};
     j["fp16"] = {{"enabled", t.dtype == DType::Fp16}};
+    // Gradient accumulation and reduction type (runtime/engine.py:1485-1496, :1979-2021 at
+    // edaa722): unset is the model's type; bf16 with fp32 gradients needs ZeRO (without it
+    // DeepSpeed raises "unsupported mix").
+    if (t.dtype == DType::Bf16) {
+        if (t.zero_stage >= 1) {
+            j["data_types"] = {{"grad_accum_dtype", t.grad_reduce_in_bf16 ? "bf16" : "fp32"}};
+        } else if (!t.grad_reduce_in_bf16) {
+            lost.push_back("fp32 gradient accumulation with bf16 and ZeRO-0: DeepSpeed accumulates in bf16 "
+                           "there (engine.py:2011-2021); written with its default");
+        }
+    }
     // AutoTP builds (world / tp, tp) groups that ignore a pipeline (utils/groups.py
     // _init_tp_mesh_device) and becomes the engine's mpu (runtime/engine.py:332-333, :671,
     // :1796), so PipelineEngine's dp_world_size == grid.data_parallel_size (pipe/engine.py:109)
@@ -111,7 +122,7 @@ nlohmann::json deepspeed_config_json(const Layout& layout, std::vector<std::stri
 
     if (t.dtype == DType::Fp8) lost.push_back("fp8: DeepSpeed's config has no FP8 training switch");
     if (t.dtype == DType::Tf32) lost.push_back("tf32: DeepSpeed's config has no TF32 switch");
-    if (t.recompute == Recompute::Selective) {
+    if (t.recompute == Recompute::Selective || t.recompute == Recompute::SelectiveOp) {
         lost.push_back("selective recompute: DeepSpeed checkpoints whole layers");
     }
     if (t.recompute == Recompute::Full && t.recompute_num_layers > 0) {

@@ -301,6 +301,21 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
     const bool fp16 = enabled("fp16");
     if (bf16 && fp16) throw InputError(file, "fp16.enabled", "conflicts with bf16.enabled");
     t.dtype = bf16 ? DType::Bf16 : fp16 ? DType::Fp16 : DType::Fp32;
+    // data_types.grad_accum_dtype: unset means the model's type (runtime/engine.py:1485-1496
+    // at edaa722), so bf16 training accumulates and reduces its gradients in bf16 unless the
+    // config says fp32.
+    const Json& data_types = section("data_types");
+    std::string grad_accum = bf16 ? "bf16" : "";
+    if (data_types.contains("grad_accum_dtype") && !data_types.at("grad_accum_dtype").is_null()) {
+        const Json& v = data_types.at("grad_accum_dtype");
+        if (!v.is_string()) throw InputError(file, "data_types.grad_accum_dtype", "expected \"fp32\", \"bf16\" or \"fp16\"");
+        grad_accum = v.get<std::string>();
+        if (grad_accum != "fp32" && grad_accum != "bf16" && grad_accum != "fp16") {
+            throw InputError(file, "data_types.grad_accum_dtype",
+                             "'" + grad_accum + "' is not fp32, bf16 or fp16");
+        }
+    }
+    t.grad_reduce_in_bf16 = bf16 && grad_accum == "bf16";
     const auto interval = optional_int(pipe, "activation_checkpoint_interval",
                                        "pipeline.activation_checkpoint_interval", 0, 100000);
     if (interval && *interval > 0) {
@@ -330,6 +345,7 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
         }
         else if (key == "bf16" || key == "bfloat16" || key == "fp16") ignore_rest(value, key, {"enabled"}, r);
         else if (key == "tensor_parallel") ignore_rest(value, key, {"autotp_size"}, r);
+        else if (key == "data_types") ignore_rest(value, key, {"grad_accum_dtype"}, r);
         else if (key == "pipeline") ignore_rest(value, key, {"stages", "activation_checkpoint_interval"}, r);
         else if (key == "expert_parallel") ignore_rest(value, key, {"enabled", "autoep_size", "expert_tensor_parallel_size"}, r);
         else r.ignored.push_back({key, value.dump(), "DeepSpeed setting that does not change the layout"});

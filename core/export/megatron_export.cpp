@@ -254,12 +254,27 @@ void parallel_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
 
 void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) {
     const auto& t = l.training;
+    if (!t.fused_elementwise) {
+        lost.push_back("eager element-wise kernels: Megatron-LM runs fused norms, rotary embedding "
+                       "and activation kernels");
+    }
+    if (t.cross_entropy == CrossEntropy::Upcast) {
+        lost.push_back("cross_entropy upcast: Megatron-LM computes its vocabulary-parallel cross "
+                       "entropy on one fp32 copy of the logits");
+    }
     a.value("--micro-batch-size", t.micro_batch_size);
     a.value("--global-batch-size", t.global_batch_size);
     a.value("--seq-length", t.seq_length);
     switch (t.recompute) {
         case Recompute::None: break;
         case Recompute::Selective: a.value("--recompute-granularity", "selective"); break;
+        case Recompute::SelectiveOp:
+            // Megatron-LM's selective modules (--recompute-modules) are whole submodules;
+            // nothing saves every other matmul.
+            a.value("--recompute-granularity", "selective");
+            lost.push_back("op-level selective checkpointing (selective-op): written as Megatron-LM's "
+                           "selective recompute of core attention, which keeps more activations");
+            break;
         case Recompute::Full:
             a.value("--recompute-granularity", "full");
             if (t.recompute_num_layers == 0) {
@@ -296,6 +311,9 @@ void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
         case DType::Tf32:
             lost.push_back("tf32: Megatron-LM trains fp32 without a flag for TF32 matmuls");
             break;
+    }
+    if (t.grad_reduce_in_bf16 && (t.dtype == DType::Bf16 || t.dtype == DType::Fp8)) {
+        a.flag("--grad-reduce-in-bf16");
     }
     a.value("--attention-backend", t.flash_attention ? "auto" : "unfused");
     if (t.offload_optimizer != Offload::None || t.offload_params != Offload::None) {

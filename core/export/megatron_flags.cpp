@@ -100,7 +100,7 @@ constexpr std::array kIgnored = std::to_array<Entry>({
     {"--no-overlap-p2p-communication", kOverlap}, {"--align-param-gather", kOverlap},
     {"--tp-comm-overlap", kOverlap}, {"--tp-comm-overlap-cfg", kOverlap},
     {"--no-async-tensor-model-parallel-allreduce", kOverlap}, {"--ddp-bucket-size", kOverlap},
-    {"--ddp-average-in-collective", kOverlap}, {"--grad-reduce-in-bf16", kPrecisionDetail},
+    {"--ddp-average-in-collective", kOverlap},
     {"--defer-embedding-wgrad-compute", kOverlap}, {"--delay-wgrad-compute", kOverlap},
     {"--num-distributed-optimizer-instances", kOverlap}, {"--use-nccl-ub", kOverlap},
     {"--fsdp-double-buffer", kOverlap}, {"--outer-dp-sharding-strategy", kOverlap},

@@ -67,6 +67,7 @@ constexpr std::array kLayoutFlags = std::to_array<FlagSpec>({
     {"--use-megatron-fsdp", false}, {"--use-custom-fsdp", false}, {"--use-torch-fsdp2", false},
     {"--data-parallel-sharding-strategy", true}, {"--bf16", false}, {"--fp16", false},
     {"--fp8-format", true}, {"--use-flash-attn", false}, {"--attention-backend", true},
+    {"--grad-reduce-in-bf16", false},
     // Megatron-DeepSpeed (deepspeedai/Megatron-DeepSpeed megatron/arguments.py)
     {"--num-key-value-heads", true}, {"--zero-stage", true}, {"--deepspeed", false},
     {"--no-pipeline-parallel", false},
@@ -1170,6 +1171,8 @@ private:
             t.dtype = DType::Fp32;
         }
 
+        // Honoured for bf16 parameters only (arguments.py:1204-1216 at d98e8a64).
+        t.grad_reduce_in_bf16 = has("--grad-reduce-in-bf16") && (t.dtype == DType::Bf16 || t.dtype == DType::Fp8);
         t.flash_attention = true;  // Megatron's default backend (auto) uses fused attention
         if (has("--attention-backend")) {
             const std::string b = text("--attention-backend");

@@ -271,6 +271,10 @@ TorchtitanStages torchtitan_stages(const Layout& layout, std::vector<std::string
     return out;
 }
 
+bool torchtitan_writes_compile(const Layout& layout) {
+    return layout.training.fused_elementwise || torchtitan_writes_async_tp(layout);
+}
+
 bool torchtitan_writes_async_tp(const Layout& layout) {
     return layout.parallel.tp_comm_overlap != TpOverlap::None && layout.parallel.mesh.tp > 1 &&
            layout.parallel.sequence_parallel;
@@ -299,6 +303,24 @@ void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost
     if (!t.flash_attention)
         lost.push_back("unfused attention: torchtitan uses SDPA/flex attention");
     if (t.moe_capacity_factor > 0) lost.push_back("MoE capacity factor");
+    if (t.recompute == Recompute::Selective) {
+        lost.push_back("Megatron-style selective recompute (core attention): written as torchtitan's "
+                       "op-level selective checkpointing, which saves every other matmul output "
+                       "(read back as selective-op)");
+    }
+    if (!t.fused_elementwise && torchtitan_writes_async_tp(layout)) {
+        lost.push_back("eager element-wise kernels: torchtitan's async TP needs the model compiled "
+                       "(read back as fused)");
+    }
+    if (t.cross_entropy != CrossEntropy::Upcast) {
+        // torchtitan/components/loss.py: cross_entropy(pred.float()) at v0.2.2 and b5bcd76c.
+        lost.push_back("cross_entropy " + to_string(t.cross_entropy) +
+                       ": torchtitan computes the loss on an fp32 copy of the logits (read back as upcast)");
+    }
+    if (t.grad_reduce_in_bf16 && (t.dtype == DType::Bf16 || t.dtype == DType::Fp8)) {
+        // training.mixed_precision_reduce is Literal["float32"] (config/configs.py:102 at b5bcd76c6).
+        lost.push_back("gradient reduction in bf16: torchtitan reduces in float32 only");
+    }
     if (t.recompute == Recompute::Full && t.recompute_num_layers > 0) {
         lost.push_back("full recompute of " + std::to_string(t.recompute_num_layers) +
                        " layers per stage: torchtitan's full mode recomputes every layer");

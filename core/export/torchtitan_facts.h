@@ -97,6 +97,9 @@ TorchtitanStages torchtitan_stages(const Layout& layout, std::vector<std::string
 // compile.enable_async_tensor_parallel) and compile the model, which async TP needs: the
 // layout's TP communication overlap with sequence parallelism and tp > 1.
 bool torchtitan_writes_async_tp(const Layout& layout);
+// Whether an export enables torch.compile: for the fused element-wise kernels the layout
+// states (training.fused_elementwise), and always under async TP, which needs it.
+bool torchtitan_writes_compile(const Layout& layout);
 void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost);
 
 // `s` as a double-quoted string literal, escaping quote, backslash and newline: the same

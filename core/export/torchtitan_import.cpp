@@ -374,6 +374,8 @@ void read_v02_parallelism(TomlReader& t, TorchtitanSettings& s, const std::strin
     s.async_tp = t.boolean("parallelism", "enable_async_tensor_parallel").value_or(false);
     if (s.async_tp) s.where["async_tp"] = t.where("parallelism", "enable_async_tensor_parallel");
     s.compile_enable = t.boolean("compile", "enable");
+    // v0.1's training.compile (torchtitan 9dec370 train_configs/llama3_8b.toml), the same switch.
+    if (!s.compile_enable) s.compile_enable = t.boolean("training", "compile");
     if (t.has("compile", "components")) {
         const std::vector<std::string> components = t.strings("compile", "components");
         s.compile_model = std::find(components.begin(), components.end(), "model") != components.end();

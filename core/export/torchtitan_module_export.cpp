@@ -144,11 +144,10 @@ ExportResult export_torchtitan(const Layout& layout) {
     if (l.model.is_moe() || m.ep > 1)
         s += "        expert_parallel_degree=" + std::to_string(m.ep) + ",\n";
     s += "    )\n";
-    if (torchtitan_writes_async_tp(l)) {
-        // torchtitan refuses async TP unless the model is compiled (config/configs.py:307-312).
-        s += "    config.compile.enable = True\n";
-        s += "    config.compile.enable_async_tensor_parallel = True\n";
-    }
+    // Fused element-wise kernels are torch.compile's; torchtitan also refuses async TP unless
+    // the model is compiled (config/configs.py:307-312).
+    if (torchtitan_writes_compile(l)) s += "    config.compile.enable = True\n";
+    if (torchtitan_writes_async_tp(l)) s += "    config.compile.enable_async_tensor_parallel = True\n";
     torchtitan_common_lost(l, lost);
 
     switch (t.recompute) {
@@ -156,6 +155,7 @@ ExportResult export_torchtitan(const Layout& layout) {
             s += "    config.activation_checkpoint = None\n";
             break;
         case Recompute::Selective:
+        case Recompute::SelectiveOp:
             // Op-level selective AC: saves matmul outputs, recomputes the cheap ops around them.
             s += "    config.activation_checkpoint = SelectiveAC.Config()\n";
             break;

@@ -180,6 +180,13 @@ void layout_from_torchtitan(const TorchtitanSettings& s, const std::string& file
                          "'" + s.precision + "': expected bfloat16 or float32");
 
     tr.seq_length = static_cast<int>(s.seq_len);
+    // torch.compile of the blocks fuses their element-wise ops; without it they run eager,
+    // one kernel per op (the cost model's fused_elementwise). A config deriving from a base
+    // Meshwork does not read is taken as compiled only where async TP says it must be.
+    tr.fused_elementwise = s.compile_enable.value_or(s.async_tp && s.base_unread) && s.compile_model;
+    // Every torchtitan version computes the loss as cross_entropy(pred.float()) (9dec370
+    // train.py:131-134; v0.2.2 and b5bcd76c torchtitan/components/loss.py).
+    tr.cross_entropy = CrossEntropy::Upcast;
     const long long global =
         s.global_batch == -1 ? s.local_batch * mesh.dp : s.global_batch;  // torchtitan's default
     if (global % (s.local_batch * mesh.dp) != 0) {
@@ -255,7 +262,7 @@ void layout_from_torchtitan(const TorchtitanSettings& s, const std::string& file
         tr.recompute = Recompute::Full;
     } else if (s.ac_mode == "selective") {
         if (s.ac_option == "op") {
-            tr.recompute = Recompute::Selective;
+            tr.recompute = Recompute::SelectiveOp;
         } else {
             long long every = 0;
             if (!parse_int_text(s.ac_option, 1, 100000, every)) {

@@ -93,8 +93,9 @@ ExportResult export_torchtitan_toml(const Layout& layout) {
     }
     if (torchtitan_writes_async_tp(l)) s += "enable_async_tensor_parallel = true\n";
     torchtitan_common_lost(l, lost);
-    // v0.2.x refuses async TP unless the model is compiled (distributed/tensor_parallel.py:20-23).
-    if (torchtitan_writes_async_tp(l)) s += "\n[compile]\nenable = true\n";
+    // Fused element-wise kernels are torch.compile's; v0.2.x also refuses async TP unless the
+    // model is compiled (distributed/tensor_parallel.py:20-23).
+    if (torchtitan_writes_compile(l)) s += "\n[compile]\nenable = true\n";
 
     s += "\n[activation_checkpoint]\n";
     switch (t.recompute) {
@@ -102,6 +103,7 @@ ExportResult export_torchtitan_toml(const Layout& layout) {
             s += "mode = \"none\"\n";
             break;
         case Recompute::Selective:
+        case Recompute::SelectiveOp:
             // Op-level selective AC: saves matmul outputs, recomputes the cheap ops around them.
             s += "mode = \"selective\"\nselective_ac_option = \"op\"\n";
             break;

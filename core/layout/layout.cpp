@@ -18,8 +18,27 @@ std::string to_string(Recompute r) {
         case Recompute::None: return "none";
         case Recompute::Selective: return "selective";
         case Recompute::Full: return "full";
+        case Recompute::SelectiveOp: return "selective-op";
     }
     return "?";
+}
+
+std::string to_string(CrossEntropy c) {
+    switch (c) {
+        case CrossEntropy::VocabParallel: return "vocab-parallel";
+        case CrossEntropy::Upcast: return "upcast";
+    }
+    return "?";
+}
+
+bool parse_cross_entropy(const std::string& text, CrossEntropy& out) {
+    for (CrossEntropy c : {CrossEntropy::VocabParallel, CrossEntropy::Upcast}) {
+        if (text == to_string(c)) {
+            out = c;
+            return true;
+        }
+    }
+    return false;
 }
 
 bool parse_schedule(const std::string& text, Schedule& out) {
@@ -37,7 +56,7 @@ bool parse_schedule(const std::string& text, Schedule& out) {
 }
 
 bool parse_recompute(const std::string& text, Recompute& out) {
-    for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full}) {
+    for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full, Recompute::SelectiveOp}) {
         if (text == to_string(r)) {
             out = r;
             return true;

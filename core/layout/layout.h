@@ -12,7 +12,18 @@
 namespace meshwork {
 
 enum class Schedule { GPipe, OneFOneB, Interleaved };
-enum class Recompute { None, Selective, Full };
+// Selective: Megatron-LM's selective recomputation (core attention rerun in the backward,
+// Korthikanti et al. 2022 §5). SelectiveOp: torchtitan's op-level selective activation
+// checkpointing (activation_checkpoint mode "selective", selective_ac_option "op"): each
+// block saves the outputs of every other matmul, of attention and of reduce-scatters, and
+// reruns the rest (docs/cost-model.md, "Op-level selective checkpointing").
+enum class Recompute { None, Selective, Full, SelectiveOp };
+// How the loss over the logits is computed (docs/cost-model.md, "Embedding, head, buffers,
+// reserve"): VocabParallel, Megatron-LM's vocabulary-parallel cross entropy, one fp32 copy
+// of the logits worked on in place; Upcast, PyTorch's cross_entropy(logits.float()) as
+// torchtitan calls it (torchtitan/components/loss.py), an fp32 copy, an fp32 log-softmax
+// and, in the backward, two fp32 gradients of the logits.
+enum class CrossEntropy { VocabParallel, Upcast };
 // Where DeepSpeed's ZeRO-Offload / ZeRO-Infinity keeps state instead of the GPU.
 enum class Offload { None, Cpu, Nvme };
 // How tensor-parallel collectives overlap the GEMMs beside them (docs/cost-model.md,
@@ -25,9 +36,11 @@ enum class Offload { None, Cpu, Nvme };
 enum class TpOverlap { None, Pipe, Ring };
 
 std::string to_string(Schedule s);     // "gpipe", "1f1b", "interleaved"
-std::string to_string(Recompute r);    // "none", "selective", "full"
+std::string to_string(Recompute r);    // "none", "selective", "full", "selective-op"
 bool parse_schedule(const std::string& text, Schedule& out);
 bool parse_recompute(const std::string& text, Recompute& out);
+std::string to_string(CrossEntropy c);  // "vocab-parallel", "upcast"
+bool parse_cross_entropy(const std::string& text, CrossEntropy& out);
 std::string to_string(Offload o);      // "none", "cpu", "nvme"
 bool parse_offload(const std::string& text, Offload& out);
 std::string to_string(TpOverlap o);    // "none", "pipe", "ring"
@@ -65,6 +78,16 @@ struct TrainingConfig {
     // dp = 1 it changes nothing.
     int zero_stage = 1;
     bool flash_attention = true;    // fused attention: no s×s score activations stored
+    CrossEntropy cross_entropy = CrossEntropy::VocabParallel;
+    // Element-wise work (norms, rotary embedding, activation function, residual adds) in
+    // fused kernels, as Megatron-LM / Transformer Engine and torch.compile run it; false:
+    // PyTorch eager, one kernel per op with fp32 intermediates (torchtitan without compile).
+    bool fused_elementwise = true;
+    // bf16/fp8 training: gradients accumulated and reduced in bf16 (Megatron-LM's
+    // --grad-reduce-in-bf16, Megatron-Bridge's grad_reduce_in_fp32 = False, DeepSpeed's
+    // default grad_accum_dtype) rather than in fp32 (Megatron-LM's default for bf16,
+    // arguments.py:1204-1216 at d98e8a64). Halves the gradient buffers and the DP traffic.
+    bool grad_reduce_in_bf16 = false;
     double moe_capacity_factor = 0; // 0 = dropless
     // Optimizer states (and the optimizer step) on the host: ZeRO stage >= 1.
     Offload offload_optimizer = Offload::None;

@@ -153,12 +153,19 @@ Layout layout_from_json(const Json& j, const std::string& file) {
     const std::string recompute = t.get_string_or("recompute", "none");
     if (!parse_recompute(recompute, tr.recompute)) {
         throw InputError(file, t.field("recompute"),
-                         "unknown recompute '" + recompute + "' (none, selective, full)");
+                         "unknown recompute '" + recompute + "' (none, selective, full, selective-op)");
     }
     tr.recompute_num_layers = static_cast<int>(t.get_int_or("recompute_num_layers", 0, 0, 100000));
     tr.zero_stage = static_cast<int>(t.get_int_or("zero_stage", TrainingConfig{}.zero_stage, 0, 3));
     tr.flash_attention = t.get_bool_or("flash_attention", TrainingConfig{}.flash_attention);
+    tr.grad_reduce_in_bf16 = t.get_bool_or("grad_reduce_in_bf16", TrainingConfig{}.grad_reduce_in_bf16);
     tr.moe_capacity_factor = t.get_number_or("moe_capacity_factor", 0.0, 0.0, 1000.0);
+    tr.fused_elementwise = t.get_bool_or("fused_elementwise", TrainingConfig{}.fused_elementwise);
+    const std::string loss = t.get_string_or("cross_entropy", to_string(TrainingConfig{}.cross_entropy));
+    if (!parse_cross_entropy(loss, tr.cross_entropy)) {
+        throw InputError(file, t.field("cross_entropy"),
+                         "unknown cross_entropy '" + loss + "' (vocab-parallel, upcast)");
+    }
     for (const auto& [key, target] : {std::pair<const char*, Offload*>{"offload_optimizer", &tr.offload_optimizer},
                                       std::pair<const char*, Offload*>{"offload_params", &tr.offload_params}}) {
         const std::string text = t.get_string_or(key, "none");
@@ -215,6 +222,9 @@ Json layout_to_json(const Layout& l) {
     // Written only when used, so that layouts without offload read as before.
     if (t.offload_optimizer != Offload::None) j["training"]["offload_optimizer"] = to_string(t.offload_optimizer);
     if (t.offload_params != Offload::None) j["training"]["offload_params"] = to_string(t.offload_params);
+    if (t.cross_entropy != CrossEntropy::VocabParallel) j["training"]["cross_entropy"] = to_string(t.cross_entropy);
+    if (!t.fused_elementwise) j["training"]["fused_elementwise"] = false;
+    if (t.grad_reduce_in_bf16) j["training"]["grad_reduce_in_bf16"] = true;
     return j;
 }
 

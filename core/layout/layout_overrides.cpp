@@ -53,8 +53,9 @@ void apply_megatron_split(const LayoutOverrides& f, Layout& l) {
 bool LayoutOverrides::empty() const {
     return !model && !cluster && !gpus && !nodes && !tp && !pp && !dp && !cp && !ep && !etp &&
            !vpp && !order && !mbs && !gbs && !seq && !schedule && !recompute && !dtype &&
-           !sequence_parallel && !zero && !flash_attention && !tp_comm_overlap && !layers_per_stage &&
-           !account_for_embedding && !account_for_loss && !first_stage_layers && !last_stage_layers;
+           !sequence_parallel && !zero && !flash_attention && !grad_reduce_dtype && !tp_comm_overlap &&
+           !layers_per_stage && !account_for_embedding && !account_for_loss && !first_stage_layers &&
+           !last_stage_layers;
 }
 
 Layout build_layout(const std::optional<std::string>& layout_file, const LayoutOverrides& f) {
@@ -145,7 +146,7 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
     if (!f.schedule && l.parallel.vpp > 1) t.schedule = Schedule::Interleaved;
     if (f.recompute && !parse_recompute(*f.recompute, t.recompute)) {
         throw InputError(kFlags, "--recompute",
-                         "unknown recompute '" + *f.recompute + "' (none, selective, full)");
+                         "unknown recompute '" + *f.recompute + "' (none, selective, full, selective-op)");
     }
     if (f.dtype && !parse_dtype(*f.dtype, t.dtype)) {
         throw InputError(kFlags, "--dtype",
@@ -170,6 +171,16 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
         else {
             throw InputError(kFlags, "--flash-attention",
                              "'" + *f.flash_attention + "' is not on or off");
+        }
+    }
+    if (f.grad_reduce_dtype) {
+        if (*f.grad_reduce_dtype == "fp32")
+            t.grad_reduce_in_bf16 = false;
+        else if (*f.grad_reduce_dtype == "bf16")
+            t.grad_reduce_in_bf16 = true;
+        else {
+            throw InputError(kFlags, "--grad-reduce-dtype",
+                             "'" + *f.grad_reduce_dtype + "' is not fp32 or bf16");
         }
     }
     if (f.layers_per_stage) {

@@ -21,6 +21,7 @@ struct LayoutOverrides {
     std::optional<int> zero;
     std::optional<std::string> flash_attention;  // "on" or "off"
     std::optional<std::string> tp_comm_overlap;  // "none", "pipe" or "ring"
+    std::optional<std::string> grad_reduce_dtype;  // "fp32" or "bf16"
     std::optional<std::vector<int>> layers_per_stage;
     // Megatron-LM's splits (core/layout/pipeline_split.h), computed after the mesh flags:
     // the embedding / the LM head and loss counted as a layer, or uneven first / last ranks.

@@ -266,6 +266,10 @@ void check_sequence_and_batch(const Layout& l, Checker& c) {
     if (t.offload_params != Offload::None && t.zero_stage < 3) {
         c.error("training.offload_params", "parameter offload moves ZeRO-3's parameter shards: it needs zero_stage 3");
     }
+    if (t.grad_reduce_in_bf16 && t.dtype != DType::Bf16 && t.dtype != DType::Fp8) {
+        c.warning("training.grad_reduce_in_bf16", "has no effect with " + to_string(t.dtype) +
+                                                      " training (gradients keep the parameters' type)");
+    }
     if (t.moe_capacity_factor > 0 && !l.model.is_moe()) {
         c.warning("training.moe_capacity_factor", l.model.name + " has no experts");
     }

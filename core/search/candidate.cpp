@@ -29,6 +29,7 @@ Layout candidate_layout(const Candidate& c, const SearchRequest& request) {
     l.training.global_batch_size = o.global_batch_size;
     l.training.seq_length = o.seq_length;
     l.training.dtype = o.dtype;
+    l.training.grad_reduce_in_bf16 = o.grad_reduce_in_bf16;
     apply_candidate(c, l.parallel, l.placement, l.training);
     return l;
 }

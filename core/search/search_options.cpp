@@ -79,7 +79,7 @@ void apply_fix(const std::string& assignment, FixedSettings& f) {
         Recompute r{};
         if (!parse_recompute(value, r)) {
             throw InputError(kFile, kField,
-                             "recompute=" + value + ": expected none, selective or full");
+                             "recompute=" + value + ": expected none, selective, full or selective-op");
         }
         f.recompute = r;
     } else if (key == "sp") {

@@ -27,6 +27,8 @@ struct SearchOptions {
     // Tiled TP communication overlap for every candidate with SP and tp > 1 (the job's
     // framework setting, like the dtype; candidates without SP run without it).
     TpOverlap tp_comm_overlap = TpOverlap::None;
+    // Gradients kept and reduced in bf16 (the job's framework setting, like the dtype).
+    bool grad_reduce_in_bf16 = false;
     std::string order{kDefaultAxisOrder};  // rank order of every layout (Megatron's default)
 
     // Constraints.

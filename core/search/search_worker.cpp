@@ -21,6 +21,7 @@ SearchWorker::SearchWorker(const SearchRequest& req, const SearchSpace& space,
     training_.global_batch_size = options_.global_batch_size;
     training_.seq_length = options_.seq_length;
     training_.dtype = options_.dtype;
+    training_.grad_reduce_in_bf16 = options_.grad_reduce_in_bf16;
     // Room for the largest shapes up front: the estimates below then never allocate.
     placement_.layers_per_stage.reserve(static_cast<std::size_t>(space.max_chunks()));
     estimate_.stages.reserve(static_cast<std::size_t>(space.max_pp()));

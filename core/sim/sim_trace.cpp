@@ -134,8 +134,9 @@ public:
             if (l < rec_end) {
                 span(rank, t.compute, EventKind::Compute, prefix + "recompute", at, b.full_recompute.total_s(), 0,
                      b.recompute_flops_full, mb, l, 0);
-            } else if (c.recompute == Recompute::Selective) {
-                span(rank, t.compute, EventKind::Compute, prefix + "attention.recompute", at,
+            } else if (c.recompute == Recompute::Selective || c.recompute == Recompute::SelectiveOp) {
+                const bool ops = c.recompute == Recompute::SelectiveOp;
+                span(rank, t.compute, EventKind::Compute, prefix + (ops ? "ops.recompute" : "attention.recompute"), at,
                      b.selective_recompute_s, 0, b.recompute_flops_selective, mb, l, 0);
             }
             tp_half(rank, t, at, b.bwd.tp_s / 2, b.bwd.tp_total_s / 2, b.tp_bytes, mb, l);

@@ -184,6 +184,27 @@ ProposedEdit set_axis_order(const Layout& layout, const std::string& order) {
     return edit;
 }
 
+ProposedEdit set_sequence_parallel(const Layout& layout, bool on) {
+    ProposedEdit edit{layout, std::string(on ? "Turn sequence parallelism on" : "Turn sequence parallelism off"), ""};
+    if (layout.parallel.sequence_parallel == on) {
+        edit.refused = std::string("sequence parallelism is already ") + (on ? "on" : "off");
+        return edit;
+    }
+    edit.layout.parallel.sequence_parallel = on;
+    if (!on) edit.layout.parallel.tp_comm_overlap = TpOverlap::None;
+    return edit;
+}
+
+ProposedEdit set_tp_comm_overlap(const Layout& layout, TpOverlap overlap) {
+    ProposedEdit edit{layout, "Set TP communication overlap " + to_string(overlap), ""};
+    if (layout.parallel.tp_comm_overlap == overlap) {
+        edit.refused = "TP communication overlap is already " + to_string(overlap);
+        return edit;
+    }
+    edit.layout.parallel.tp_comm_overlap = overlap;
+    return edit;
+}
+
 }  // namespace meshwork::gui
 
 namespace meshwork::gui {

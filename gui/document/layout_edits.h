@@ -34,6 +34,14 @@ ProposedEdit set_mesh_axis(const Layout& layout, const std::string& axis, int va
 // Sets the rank order ("tp-cp-ep-dp-pp").
 ProposedEdit set_axis_order(const Layout& layout, const std::string& order);
 
+// Turns sequence parallelism on or off. Off also turns tiled TP communication overlap off:
+// it needs SP (layout_rules.h tp_overlap_needs_sp), as a virtual pipeline needs its schedule.
+ProposedEdit set_sequence_parallel(const Layout& layout, bool on);
+
+// Sets parallel.tp_comm_overlap (none, pipe, ring); pipe and ring need SP with tp > 1, which
+// validation says when they are missing.
+ProposedEdit set_tp_comm_overlap(const Layout& layout, TpOverlap overlap);
+
 // The model chunk (index into stage_layers()) that holds transformer block `block`, or -1.
 int chunk_of_block(const Layout& layout, int block);
 

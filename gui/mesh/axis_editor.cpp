@@ -1,5 +1,6 @@
 #include "gui/mesh/axis_editor.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
 #include <QLabel>
@@ -8,6 +9,7 @@
 #include "gui/app/theme.h"
 #include "gui/document/layout_document.h"
 #include "gui/document/layout_edits.h"
+#include "core/layout/layout_rules.h"
 #include "core/mesh/device_mesh.h"
 
 namespace meshwork::gui {
@@ -29,6 +31,20 @@ const AxisRow kAxes[] = {
 // Orders seen in practice; any permutation can be typed.
 const char* const kOrders[] = {"tp-cp-ep-dp-pp", "tp-cp-dp-pp-ep", "tp-dp-cp-pp-ep", "tp-pp-cp-ep-dp",
                                "dp-tp-cp-ep-pp"};
+// parallel.tp_comm_overlap (docs/cost-model.md, "TP communication overlap").
+struct OverlapItem {
+    TpOverlap mode;
+    const char* label;
+    const char* tip;
+};
+const OverlapItem kOverlaps[] = {
+    {TpOverlap::None, "None", "The SP all-gathers and reduce-scatters run between the GEMMs, exposed"},
+    {TpOverlap::Pipe, "Pipelined (pipe)",
+     "Each collective split into tp chunks beside its GEMM; the first chunk's transfer stays exposed"},
+    {TpOverlap::Ring, "Ring exchange (ring)",
+     "Each collective split into tp chunks beside its GEMM, nothing exposed but the interference "
+     "(Megatron-LM's --tp-comm-overlap)"},
+};
 }  // namespace
 
 AxisEditor::AxisEditor(LayoutDocument* document, QWidget* parent) : QWidget(parent), document_(document) {
@@ -58,6 +74,20 @@ AxisEditor::AxisEditor(LayoutDocument* document, QWidget* parent) : QWidget(pare
     order_->setToolTip(tr("Rank order, fastest-varying axis first (Megatron's convention)"));
     form->addRow(tr("Rank order"), order_);
     connect(order_, &QComboBox::textActivated, this, &AxisEditor::order_changed);
+    sp_ = new QCheckBox(this);
+    sp_->setToolTip(tr("Sequence parallelism (parallel.sequence_parallel): activations outside "
+                       "the GEMMs are split over the TP ranks; needed for TP overlap"));
+    sp_->setAccessibleName("sequence_parallel");
+    form->addRow(tr("Sequence parallel"), sp_);
+    connect(sp_, &QCheckBox::toggled, this, &AxisEditor::sequence_parallel_changed);
+    tp_overlap_ = new QComboBox(this);
+    tp_overlap_->setAccessibleName("tp_comm_overlap");
+    for (const auto& item : kOverlaps) {
+        tp_overlap_->addItem(tr(item.label), QString::fromStdString(to_string(item.mode)));
+        tp_overlap_->setItemData(tp_overlap_->count() - 1, tr(item.tip), Qt::ToolTipRole);
+    }
+    form->addRow(tr("TP comm overlap"), tp_overlap_);
+    connect(tp_overlap_, &QComboBox::activated, this, &AxisEditor::tp_overlap_changed);
     message_ = new QLabel(this);
     message_->setWordWrap(true);
     message_->hide();
@@ -85,6 +115,16 @@ void AxisEditor::sync_from_document() {
     dp_->setText(QString::number(m.dp));
     world_->setText(tr("%1 GPUs · %2 per node").arg(l.gpus).arg(l.cluster.gpus_per_node));
     order_->setCurrentText(QString::fromStdString(m.order));
+    sp_->setChecked(l.parallel.sequence_parallel);
+    sp_->setEnabled(m.tp > 1 || l.parallel.sequence_parallel);
+    tp_overlap_->setCurrentIndex(tp_overlap_->findData(QString::fromStdString(to_string(l.parallel.tp_comm_overlap))));
+    // Pipe and ring tile the SP collectives: with tp 1 or without SP there are none (the
+    // layout may still say so, then validation names it; the chooser stays open to undo it).
+    const bool can_overlap = rules::tp_overlap_needs_sp(TpOverlap::Ring, m.tp, l.parallel.sequence_parallel);
+    tp_overlap_->setEnabled(can_overlap || l.parallel.tp_comm_overlap != TpOverlap::None);
+    tp_overlap_->setToolTip(can_overlap ? tr("Tiled overlap of the SP collectives with the GEMMs beside them "
+                                             "(parallel.tp_comm_overlap)")
+                                        : tr("Needs sequence parallelism with tp > 1"));
     syncing_ = false;
 }
 
@@ -108,6 +148,23 @@ void AxisEditor::order_changed(const QString& order) {
     }
     const auto outcome = document_->apply(set_axis_order(document_->layout(), order.toStdString()));
     show_refusal(outcome.accepted ? QString() : tr("Order refused: %1").arg(outcome.reason));
+    if (!outcome.accepted) sync_from_document();
+}
+
+void AxisEditor::sequence_parallel_changed(bool on) {
+    if (syncing_ || !document_->has_layout()) return;
+    const auto outcome = document_->apply(set_sequence_parallel(document_->layout(), on));
+    show_refusal(outcome.accepted ? QString() : tr("Sequence parallelism refused: %1").arg(outcome.reason));
+    if (!outcome.accepted) sync_from_document();
+}
+
+void AxisEditor::tp_overlap_changed(int index) {
+    if (syncing_ || !document_->has_layout() || index < 0) return;
+    TpOverlap mode = TpOverlap::None;
+    if (!parse_tp_overlap(tp_overlap_->itemData(index).toString().toStdString(), mode)) return;
+    if (mode == document_->layout().parallel.tp_comm_overlap) return;
+    const auto outcome = document_->apply(set_tp_comm_overlap(document_->layout(), mode));
+    show_refusal(outcome.accepted ? QString() : tr("TP overlap refused: %1").arg(outcome.reason));
     if (!outcome.accepted) sync_from_document();
 }
 

@@ -1,5 +1,6 @@
-// Spin boxes for the mesh axes and a chooser for the rank order. Each change is an undoable
-// edit that keeps the world size (dp follows); a refused change snaps back and says why.
+// Spin boxes for the mesh axes, a chooser for the rank order, sequence parallelism and the
+// tiled TP communication overlap (parallel.tp_comm_overlap). Each change is an undoable
+// edit (axis edits keep the world size: dp follows); a refused change snaps back and says why.
 #pragma once
 
 #include <QWidget>
@@ -7,6 +8,7 @@
 #include <map>
 #include <string>
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QSpinBox;
@@ -21,11 +23,16 @@ public:
     explicit AxisEditor(LayoutDocument* document, QWidget* parent = nullptr);
     [[nodiscard]] QSpinBox* spin_box(const std::string& axis) const;
     [[nodiscard]] QString last_refusal() const;
+    [[nodiscard]] QCheckBox* sequence_parallel_box() const { return sp_; }
+    // Items none, pipe, ring; the item data is the layout's spelling.
+    [[nodiscard]] QComboBox* tp_overlap_box() const { return tp_overlap_; }
 
 private:
     void sync_from_document();
     void axis_changed(const std::string& axis, int value);
     void order_changed(const QString& order);
+    void sequence_parallel_changed(bool on);
+    void tp_overlap_changed(int index);
     void show_refusal(const QString& text);
 
     LayoutDocument* document_;
@@ -33,6 +40,8 @@ private:
     QLabel* dp_ = nullptr;
     QLabel* world_ = nullptr;
     QComboBox* order_ = nullptr;
+    QCheckBox* sp_ = nullptr;
+    QComboBox* tp_overlap_ = nullptr;
     QLabel* message_ = nullptr;
     bool syncing_ = false;
 };

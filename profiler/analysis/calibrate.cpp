@@ -201,7 +201,31 @@ CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& c
         ClusterSpec unbounded = cluster;  // compute is fitted on the ranks' own timelines
         unbounded.host_cores = 0;
         fit.predicted_compute_s = predicted_step_compute_s(*layout, unbounded);
-        if (fit.measured_compute_s > 0 && fit.predicted_compute_s > 0) {
+        Layout ran = *layout;  // on the cluster being calibrated
+        ran.cluster = cluster;
+        fit.gemm_sizes = fit_gemm_sizes(measured, ran, dtype, warmup);
+        if (fit.gemm_sizes.fitted && fit.measured_compute_s > 0) {
+            fit.gemm_efficiency = fit.gemm_sizes.gemm_efficiency;
+            fit.gemm_half_dim = fit.gemm_sizes.gemm_half_dim;
+            ClusterSpec curve = unbounded;
+            curve.efficiency.gemm = fit.gemm_efficiency;
+            curve.efficiency.gemm_half_dim = fit.gemm_half_dim;
+            // The rest of the compute (attention kernels, memory-bound kernels), separated by
+            // the simulator itself: at half their efficiencies they take twice their time.
+            const double at_curve = predicted_step_compute_s(*layout, curve);
+            ClusterSpec slow = curve;
+            slow.efficiency.attention /= 2;
+            slow.efficiency.memory /= 2;
+            const double rest = predicted_step_compute_s(*layout, slow) - at_curve;
+            fit.predicted_gemm_s = at_curve - rest;
+            if (rest > 0) {
+                // The measured compute left to the rest; when the GEMMs alone already take it,
+                // the rest runs as fast as the reader allows (efficiencies clamp at 1).
+                fit.compute_scale =
+                    rest / std::max(fit.measured_compute_s - fit.predicted_gemm_s, 1e-3 * rest);
+            }
+        } else if (fit.measured_compute_s > 0 && fit.predicted_compute_s > 0) {
+            // Too few GEMM sizes for the curve: one scale for the whole compute.
             fit.compute_scale = fit.predicted_compute_s / fit.measured_compute_s;
             fit.gemm_efficiency =
                 std::clamp(cluster.efficiency.gemm * fit.compute_scale, 1e-3, 1.0);
@@ -214,9 +238,10 @@ CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& c
 
 ClusterSpec apply_calibration(ClusterSpec c, const CalibrationFit& fit) {
     if (fit.gemm_efficiency > 0) c.efficiency.gemm = fit.gemm_efficiency;
+    if (fit.gemm_sizes.fitted) c.efficiency.gemm_half_dim = fit.gemm_half_dim;
     if (fit.host_cores > 0) c.host_cores = fit.host_cores;
     if (fit.compute_scale > 0) {
-        // The whole device runs at the fitted pace: attention and memory-bound kernels too.
+        // The rest of the device runs at the fitted pace: attention and memory-bound kernels.
         c.efficiency.attention = std::clamp(c.efficiency.attention * fit.compute_scale, 1e-3, 1.0);
         c.efficiency.memory = std::clamp(c.efficiency.memory * fit.compute_scale, 1e-3, 1.0);
     }
@@ -253,7 +278,10 @@ nlohmann::json calibration_to_json(const CalibrationFit& f) {
     return {{"compute_samples", f.compute_samples},
             {"achieved_flops_per_s", f.achieved_flops_per_s},
             {"gemm_efficiency", f.gemm_efficiency},
+            {"gemm_half_dim", f.gemm_half_dim},
+            {"gemm_size_fit", gemm_size_fit_to_json(f.gemm_sizes)},
             {"compute_scale", f.compute_scale},
+            {"predicted_gemm_s", f.predicted_gemm_s},
             {"predicted_compute_s", f.predicted_compute_s},
             {"measured_compute_s", f.measured_compute_s},
             {"measured_step_s", f.measured_step_s},

@@ -9,6 +9,7 @@
 
 #include "core/cluster/cluster_spec.h"
 #include "core/layout/layout.h"
+#include "profiler/analysis/gemm_size_fit.h"
 #include "profiler/store/trace_reader.h"
 
 namespace meshwork::profiler {
@@ -26,11 +27,18 @@ struct CalibrationFit {
     std::int64_t compute_samples = 0;
     double achieved_flops_per_s = 0;
     double gemm_efficiency = 0;  // the fitted Efficiency::gemm; 0 when not fitted
-    // With the layout that ran: the factor applied to the GEMM, attention and memory
-    // efficiencies so that the cost model's compute time of one step equals the measured
-    // one (the model's size dependence, d/(d + gemm_half_dim), is kept); 0 when not used.
+    // With the layout that ran, from the operations' GEMM shapes (gemm_size_fit.h): the
+    // fitted Efficiency::gemm_half_dim; 0 when the size curve was not fitted.
+    GemmSizeFit gemm_sizes;
+    double gemm_half_dim = 0;
+    // With the layout that ran: the factor applied to the attention and memory efficiencies
+    // so that the cost model's compute time of one step equals the measured one, after the
+    // GEMM efficiency curve is fitted. When the curve could not be fitted (too few sizes),
+    // the single scale of the GEMM efficiency too (the size dependence, d/(d +
+    // gemm_half_dim), then kept as it was); 0 when not used.
     double compute_scale = 0;
     double predicted_compute_s = 0, measured_compute_s = 0;  // one step, before the fit
+    double predicted_gemm_s = 0;  // one step's GEMM time with the fitted curve (size fit only)
     // Ranks sharing a host's cores (ClusterSpec::host_cores): with the layout that ran, on a
     // host whose trace records fewer cores than the node has ranks, the cores the ranks got
     // = ranks per node × a rank's compute of one step / the measured step (at most the
@@ -53,8 +61,10 @@ struct CalibrationFit {
 // collective on that machine (on a CPU host with more ranks than cores, a peer is late
 // because it is not running).
 //
-// Compute, with `layout` (the one that ran): `compute_scale` from simulating the layout;
-// on a CPU host with more ranks than cores, `host_cores` as above.
+// Compute, with `layout` (the one that ran): the GEMM efficiency curve (gemm and
+// gemm_half_dim) from the operations' shapes, then `compute_scale` for the rest of the
+// compute from simulating the layout (or, when the curve cannot be fitted, one scale for
+// all of it); on a CPU host with more ranks than cores, `host_cores` as above.
 // Without one: Efficiency::gemm = FLOPs / time of compute events / peak of `dtype`.
 CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& cluster, DType dtype,
                                const Layout* layout = nullptr);

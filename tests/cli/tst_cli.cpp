@@ -189,6 +189,7 @@ void TestCli::help_states_every_layout_default() {
                              "--zero",
                              "--dtype",
                              "--flash-attention",
+                             "--grad-reduce-dtype",
                              "--tp-comm-overlap",
                              "--layers-per-stage",
                              "--first-stage-layers",
@@ -239,6 +240,15 @@ void TestCli::defaults_a_production_user_expects() {
     const CliResult bad = run_cli(base + QStringList{"--flash-attention", "maybe"});
     QCOMPARE(bad.exit_code, 2);
     QVERIFY(bad.err.contains("--flash-attention"));
+    // Gradients in fp32 by default (Megatron-LM's default for bf16); bf16 halves them.
+    const CliResult bf16_grads = run_cli(base + QStringList{"--grad-reduce-dtype", "bf16"});
+    QCOMPARE(bf16_grads.exit_code, 0);
+    const auto g = nlohmann::json::parse(bf16_grads.out.toStdString());
+    QVERIFY(std::fabs(d["stages"][0]["grads_bytes"].get<double>() /
+                          g["stages"][0]["grads_bytes"].get<double>() - 2) < 1e-6);
+    const CliResult bad_grads = run_cli(base + QStringList{"--grad-reduce-dtype", "fp16"});
+    QCOMPARE(bad_grads.exit_code, 2);
+    QVERIFY(bad_grads.err.contains("--grad-reduce-dtype"));
 }
 
 QTEST_GUILESS_MAIN(TestCli)

@@ -13,6 +13,7 @@ class TestCluster : public QObject {
 private slots:
     void every_preset_loads();
     void datasheet_figures();
+    void grand_teton_is_dgx_h100_but_its_gpu();
     void round_trip();
     void bad_clusters_data();
     void bad_clusters();
@@ -49,6 +50,25 @@ void TestCluster::datasheet_figures() {
     const auto h200 = load_cluster("dgx-h200");
     QCOMPARE(h200.gpu.hbm_bandwidth_bytes_per_s, 4.8e12);
     QCOMPARE(load_cluster("dgx-b200").gpu.peak_flops(DType::Bf16), 2.25e15);
+}
+
+// torchtitan's H100 benchmarks ran on Grand Teton hosts (500 W, 96 GB HBM2e H100s). Its
+// preset may differ from dgx-h100 only where that source says the hardware does: the GPU
+// and the links it states. Efficiencies stay the Hopper ones (never fitted to torchtitan's
+// rows; when dgx-h100's are refitted, this preset follows).
+void TestCluster::grand_teton_is_dgx_h100_but_its_gpu() {
+    const auto gt = load_cluster("grand-teton-h100");
+    const auto dgx = load_cluster("dgx-h100");
+    QVERIFY(gt.efficiency == dgx.efficiency);
+    QVERIFY(gt.memory_reserve == dgx.memory_reserve);
+    QCOMPARE(gt.gpus_per_node, 8);
+    QCOMPARE(gt.inter_node.bandwidth_bytes_per_s, 5.0e10);  // 400 Gb/s per GPU
+    QCOMPARE(gt.gpu.hbm_bandwidth_bytes_per_s, 2.4e12);
+    QCOMPARE(gt.gpu.hbm_bytes, 96'000'000'000LL);
+    // Between the H100 NVL (835.5) and SXM (989.4) dense bf16 peaks, the middle of them.
+    const double bf16 = gt.gpu.peak_flops(DType::Bf16);
+    QVERIFY(bf16 > 835.5e12 && bf16 < 989.4e12);
+    QVERIFY(qAbs(bf16 - (835.5e12 + 989.4e12) / 2) < 0.1e12);
 }
 
 void TestCluster::round_trip() {

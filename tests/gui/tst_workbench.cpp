@@ -3,7 +3,10 @@
 #include <QtTest>
 
 #include <QDragEnterEvent>
+#include <QCheckBox>
+#include <QComboBox>
 #include <QSpinBox>
+#include <QUndoStack>
 #include <QTreeWidget>
 
 #include "gui/document/layout_document.h"
@@ -142,6 +145,71 @@ private slots:
         w.document()->undo_stack()->undo();
         QCOMPARE(static_cast<int>(w.canvas()->geometry().stages.size()), 4);
         QCOMPARE(w.axis_editor()->spin_box("pp")->value(), 4);
+    }
+
+    // The TP communication overlap chooser (parallel.tp_comm_overlap) edits the layout as a
+    // person does (keys on the chooser), the estimate follows, undo and redo walk it back and
+    // forth; turning sequence parallelism off turns the overlap off with it (it needs SP).
+    void tp_overlap_chooser_changes_the_estimate_with_undo() {
+        MainWindow w;
+        QVERIFY(w.open_layout(bundled("llama3-70b-h100-64")));  // tp 8 with SP
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        auto* estimate = w.estimate_panel();
+        auto step_s = [&] {
+            for (const auto& f : estimate->current()->figures) {
+                if (f.key == "step_time_s") return f.value;
+            }
+            return -1.0;
+        };
+        estimate->runner()->wait();
+        QTRY_VERIFY(estimate->current().has_value());
+        const double none_s = step_s();
+        QVERIFY(none_s > 0);
+        auto* box = w.axis_editor()->tp_overlap_box();
+        QVERIFY(box->isEnabled());
+        QCOMPARE(box->currentData().toString(), QString("none"));
+        QCOMPARE(box->count(), 3);
+
+        QSignalSpy assessed(estimate, &EstimatePanel::assessed);
+        box->setFocus();
+        QTest::keyClick(box, Qt::Key_End);  // the last item: ring
+        QCOMPARE(w.document()->layout().parallel.tp_comm_overlap, TpOverlap::Ring);
+        QCOMPARE(w.document()->undo_stack()->undoText(), QString("Set TP communication overlap ring"));
+        QTRY_VERIFY(!assessed.isEmpty());
+        const double ring_s = step_s();
+        // The SP collectives of tp 8 now run tiled beside their GEMMs: the step is shorter.
+        QVERIFY2(ring_s < none_s * 0.99, qPrintable(QString("%1 vs %2 s").arg(ring_s).arg(none_s)));
+
+        assessed.clear();
+        QTest::keyClick(box, Qt::Key_Up);  // pipe: one transfer tile per collective exposed
+        QCOMPARE(w.document()->layout().parallel.tp_comm_overlap, TpOverlap::Pipe);
+        QTRY_VERIFY(!assessed.isEmpty());
+        const double pipe_s = step_s();
+        QVERIFY2(pipe_s > ring_s && pipe_s < none_s, qPrintable(QString("%1 s").arg(pipe_s)));
+
+        assessed.clear();
+        w.document()->undo_stack()->undo();  // back to ring
+        QCOMPARE(box->currentData().toString(), QString("ring"));
+        QTRY_VERIFY(!assessed.isEmpty());
+        QCOMPARE(step_s(), ring_s);
+        w.document()->undo_stack()->undo();  // back to none
+        QCOMPARE(w.document()->layout().parallel.tp_comm_overlap, TpOverlap::None);
+        QCOMPARE(box->currentData().toString(), QString("none"));
+        w.document()->undo_stack()->redo();
+        QCOMPARE(w.document()->layout().parallel.tp_comm_overlap, TpOverlap::Ring);
+
+        // Sequence parallelism off: the overlap goes with it, and the chooser closes.
+        auto* sp = w.axis_editor()->sequence_parallel_box();
+        QVERIFY(sp->isChecked());
+        sp->click();
+        QVERIFY(!w.document()->layout().parallel.sequence_parallel);
+        QCOMPARE(w.document()->layout().parallel.tp_comm_overlap, TpOverlap::None);
+        QVERIFY(!box->isEnabled());
+        w.document()->undo_stack()->undo();
+        QVERIFY(sp->isChecked());
+        QCOMPARE(box->currentData().toString(), QString("ring"));
+        QVERIFY(box->isEnabled());
     }
 
     void estimate_after_an_edit_fits_its_budget() {

@@ -2,6 +2,7 @@
 // parameter memory by hand, monotonicity, in-flight micro-batches, layouts that do not fit.
 #include <QtTest>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -155,20 +156,20 @@ private slots:
     // bf16 params + fp32 grads = 18 bytes, distributed optimizer 6 + 12/d).
     void zero_divisions() {
         const double p = 1e9, d = 8;
-        const auto z0 = param_memory(p, DType::Bf16, 0, d);
+        const auto z0 = param_memory(p, param_state_bytes(DType::Bf16, false), 0, d);
         QCOMPARE(z0.params_bytes + z0.grads_bytes + z0.optimizer_bytes, 18 * p);
-        const auto z1 = param_memory(p, DType::Bf16, 1, d);
+        const auto z1 = param_memory(p, param_state_bytes(DType::Bf16, false), 1, d);
         QCOMPARE(z1.params_bytes + z1.grads_bytes + z1.optimizer_bytes, (6 + 12 / d) * p);
-        const auto z2 = param_memory(p, DType::Bf16, 2, d);
+        const auto z2 = param_memory(p, param_state_bytes(DType::Bf16, false), 2, d);
         QCOMPARE(z2.params_bytes, 2 * p);
         QCOMPARE(z2.grads_bytes, 4 * p / d);
         QCOMPARE(z2.optimizer_bytes, 12 * p / d);
-        const auto z3 = param_memory(p, DType::Bf16, 3, d);
+        const auto z3 = param_memory(p, param_state_bytes(DType::Bf16, false), 3, d);
         QCOMPARE(z3.params_bytes + z3.grads_bytes + z3.optimizer_bytes, 18 * p / d);
         // fp16: 20 = 4 + 16 (distributed: 4 + 16/d); fp32: 16 (distributed 8 + 8/d).
-        const auto f16 = param_memory(p, DType::Fp16, 1, d);
+        const auto f16 = param_memory(p, param_state_bytes(DType::Fp16, false), 1, d);
         QCOMPARE(f16.params_bytes + f16.grads_bytes + f16.optimizer_bytes, (4 + 16 / d) * p);
-        const auto f32 = param_memory(p, DType::Fp32, 1, d);
+        const auto f32 = param_memory(p, param_state_bytes(DType::Fp32, false), 1, d);
         QCOMPARE(f32.params_bytes + f32.grads_bytes + f32.optimizer_bytes, (8 + 8 / d) * p);
     }
     void zero_divides_in_the_estimate() {
@@ -182,6 +183,28 @@ private slots:
             QCOMPARE(z1.stages[i].params_bytes, z0.stages[i].params_bytes);
             QCOMPARE(z1.stages[i].grads_bytes, z0.stages[i].grads_bytes);
         }
+    }
+    // Gradients kept and reduced in bf16 (Megatron-LM's --grad-reduce-in-bf16, the
+    // Megatron-Bridge performance recipes): 2 bytes per parameter instead of 4, the weights
+    // and the optimizer state unchanged; the reduce-scatter moves half the bytes, the
+    // parameter all-gather the same, so the DP traffic falls by just under a third.
+    void grad_reduce_in_bf16_halves_the_gradients() {
+        Layout l = make_layout(load_model("llama3-8b"), "dgx-h100", 1, 1, 8, 1, 64, 8192);
+        l.training.zero_stage = 1;
+        const Estimate fp32 = estimate_layout(l);
+        l.training.grad_reduce_in_bf16 = true;
+        QVERIFY(validate_layout(l, "l").valid());
+        const Estimate bf16 = estimate_layout(l);
+        QCOMPARE(bf16.stages[0].params_bytes, fp32.stages[0].params_bytes);
+        QCOMPARE(bf16.stages[0].optimizer_bytes, fp32.stages[0].optimizer_bytes);
+        QVERIFY(std::llabs(bf16.stages[0].grads_bytes * 2 - fp32.stages[0].grads_bytes) <= 2);
+        const double fall = 1 - bf16.time.dp_comm_total_s / fp32.time.dp_comm_total_s;
+        QVERIFY2(fall > 0.25 && fall < 1.0 / 3 + 1e-9, qPrintable(QString::number(fall)));
+        // No effect on fp32 training, and validation says so.
+        l.training.dtype = DType::Fp32;
+        const auto warnings = validate_layout(l, "l").warnings;
+        QVERIFY(std::any_of(warnings.begin(), warnings.end(),
+                            [](const InputIssue& w) { return w.field == "training.grad_reduce_in_bf16"; }));
     }
     // DeepSpeed's offload keeps state on the host: 0 bytes of it on the GPU, nothing else
     // changes; validation asks for the ZeRO stage each kind of offload works on.
@@ -354,6 +377,82 @@ private slots:
     }
 
     // The estimate allocates nothing once its output has room for the stages.
+    // torchtitan's op-level selective checkpointing on Llama 3 8B (h = q = 4096, kv = 1024,
+    // d_ff = 14336, 32 heads, bf16, t = 1), by hand per token and block: the input 2h, Q 2q,
+    // V 2kv, the gate projection 2·d_ff, the down projection 2h, attention's output 2q and
+    // its fp32 log-sum-exp 4·32 = 63,616 bytes; the last stage adds the final-norm and head
+    // inputs 2·2h. Reruns K, the output and the up projections: 2T(h·kv + q·h + h·d_ff) FLOPs
+    // per block.
+    void selective_op_saves_every_other_matmul() {
+        Layout l = make_layout(load_model("llama3-8b"), "dgx-h100", 1, 1, 8, 1, 8, 8192);
+        l.training.zero_stage = 1;
+        l.training.recompute = Recompute::SelectiveOp;
+        const Estimate op = estimate_layout(l);
+        const double T = 8192;
+        QCOMPARE(static_cast<double>(op.stages[0].activations_bytes), (32 * 63616.0 + 4 * 4096.0) * T);
+        l.training.recompute = Recompute::None;
+        const Estimate none = estimate_layout(l);
+        const double rerun = 2 * T * (4096.0 * 1024 + 4096.0 * 4096 + 4096.0 * 14336) * 32;
+        const double flops_diff = (op.hardware_tflops_per_gpu * op.step_time_s -
+                                   none.hardware_tflops_per_gpu * none.step_time_s) * 1e12;
+        QVERIFY2(std::fabs(flops_diff / rerun - 1) < 1e-9, qPrintable(QString::number(flops_diff / rerun)));
+        QVERIFY(op.step_time_s > none.step_time_s);
+        // Megatron's selective keeps every activation but the s×s scores: far more.
+        l.training.recompute = Recompute::Selective;
+        QVERIFY(estimate_layout(l).stages[0].activations_bytes > 2 * op.stages[0].activations_bytes);
+    }
+    // PyTorch's cross_entropy(logits.float()): 12 bytes per logit when the backward starts,
+    // against the vocabulary-parallel loss's one fp32 copy (4).
+    void upcast_loss_holds_three_fp32_logit_copies() {
+        Layout l = make_layout(load_model("llama3-8b"), "dgx-h100", 1, 1, 8, 1, 8, 8192);
+        l.training.zero_stage = 1;
+        const Estimate vp = estimate_layout(l);
+        l.training.cross_entropy = CrossEntropy::Upcast;
+        const Estimate up = estimate_layout(l);
+        const double logits = 8192.0 * 128256;
+        QCOMPARE(static_cast<double>(up.stages[0].buffers_bytes - vp.stages[0].buffers_bytes), 8 * logits);
+        QVERIFY(up.step_time_s > vp.step_time_s);
+    }
+    // ZeRO-3 as FSDP2 holds it (Llama 3 8B, no pipeline): two gathered bf16 blocks (218,112,000
+    // parameters each: 4096·(4096 + 2·1024) + 4096² + 3·4096·14336 + 2·4096), one block's fp32
+    // gradient, the root group gathered (embedding and head 2·128256·4096 + final norm 4096).
+    void zero3_holds_gathered_blocks_and_the_root() {
+        Layout l = make_layout(load_model("llama3-8b"), "dgx-h100", 1, 1, 8, 1, 8, 8192);
+        l.training.zero_stage = 2;
+        const Estimate z2 = estimate_layout(l);
+        l.training.zero_stage = 3;
+        const Estimate z3 = estimate_layout(l);
+        const double block = 218112000, root = 2.0 * 128256 * 4096 + 4096;
+        QCOMPARE(static_cast<double>(z3.stages[0].buffers_bytes - z2.stages[0].buffers_bytes),
+                 (2 * block + root) * 2 + block * 4);
+        // Under a pipeline torchtitan keeps every block of the stage gathered, and the
+        // pipelining schedule keeps their unsharded fp32 gradients until the last micro-batch:
+        // stage 0 holds 16 blocks and the embedding, 6 bytes per parameter.
+        Layout pp = make_layout(load_model("llama3-8b"), "dgx-h100", 1, 2, 4, 1, 8, 8192);
+        pp.training.zero_stage = 3;
+        const Estimate p3 = estimate_layout(pp);
+        pp.training.zero_stage = 2;
+        const Estimate p2 = estimate_layout(pp);
+        QCOMPARE(static_cast<double>(p3.stages[0].buffers_bytes - p2.stages[0].buffers_bytes),
+                 (16 * block + 128256.0 * 4096) * 6);
+    }
+    // Eager element-wise kernels (torchtitan without torch.compile): per token and block
+    // forward 2·(2e + 28)·h for the norms, (2e + 16)(q + kv) for rotary, 2e(q + kv) for
+    // repeat_kv, 2e·q for the contiguous attention output, 2e·d_ff for SwiGLU: 458,752 bytes
+    // for Llama 3 8B; at dgx-h100's 3.35 TB/s × 0.8. Memory does not change.
+    void eager_elementwise_moves_more_bytes() {
+        Layout l = make_layout(load_model("llama3-8b"), "dgx-h100", 1, 1, 8, 1, 8, 8192);
+        l.training.zero_stage = 1;
+        const Estimate fused = estimate_layout(l);
+        l.training.fused_elementwise = false;
+        const Estimate eager = estimate_layout(l);
+        const double fwd = 32 * 458752.0 * 8192 / (3.35e12 * 0.8);
+        const double got = eager.stages[0].forward_s - fused.stages[0].forward_s;
+        QVERIFY2(std::fabs(got / fwd - 1) < 1e-9, qPrintable(QString::number(got / fwd)));
+        QVERIFY(std::fabs((eager.stages[0].backward_s - fused.stages[0].backward_s) / (2 * fwd) - 1) < 1e-9);
+        QCOMPARE(eager.stages[0].peak_bytes, fused.stages[0].peak_bytes);
+    }
+
     void estimate_does_not_allocate() {
         const Layout l = preset_layout("llama3.1-405b-h100-16384");
         const CostModel model(l);

@@ -4,6 +4,7 @@
 #include "core/cost/collective_time.h"
 #include "core/cost/cost_model.h"
 #include "core/cost/group_topology.h"
+#include "core/cost/kernel_time.h"
 #include "tests/core/cost/cost_test_util.h"
 #include "core/layout/layout_validate.h"
 #include "core/model/hf_config.h"
@@ -128,6 +129,54 @@ private slots:
         QVERIFY(inter.time.bubble_s > 0);
     }
 
+    // MoE token passes (docs/cost-model.md, "Kernels"): with ep > 1 and several local experts
+    // the all-to-all dispatcher sorts the received copies by expert and back (4·e·h bytes per
+    // copy more than at ep 1); fp8 casts the expert GEMMs' inputs (h + d_e per copy) forward
+    // and their output gradients (h + 2·d_e, gated) backward at 4 bytes per element.
+    void moe_token_passes() {
+        const ModelSpec model = load_model("mixtral-8x7b");  // 8 experts of 14,336, top 2, h 4096
+        const CostModel cm(model, load_cluster("dgx-h100"));
+        auto moe_costs = [&](int ep, DType dtype) {
+            ParallelConfig par;
+            par.mesh.tp = 1;
+            par.mesh.pp = 1;
+            par.mesh.dp = 8;
+            par.mesh.ep = ep;
+            par.mesh.etp = 1;
+            TrainingConfig tr;
+            tr.micro_batch_size = 1;
+            tr.global_batch_size = 8;
+            tr.seq_length = 4096;
+            tr.dtype = dtype;
+            LayoutCosts c;
+            cm.prepare(par, tr, c);
+            return c;
+        };
+        const double h = 4096, f = 14336, copies = 4096.0 * 2;  // tokens × top_k on one rank
+        // bf16, ep 1 (8 local experts) against ep 2 (4): the grouped GEMMs change shape, and
+        // the sort is added.
+        const LayoutCosts one = moe_costs(1, DType::Bf16);
+        const LayoutCosts two = moe_costs(2, DType::Bf16);
+        const KernelModel& k = one.kernel;
+        auto experts = [&](double local) {
+            const double per = copies / local;
+            return gemm_s(k, per, 2 * f, h, local) + gemm_s(k, per, h, f, local);
+        };
+        const double sort_s = memory_s(k, 4.0 * 2 * h * copies);
+        QVERIFY(sort_s > 0);
+        const double expected = experts(4) - experts(8) + sort_s;
+        QVERIFY2(std::fabs((two.moe.fwd.mlp_s - one.moe.fwd.mlp_s) - expected) <
+                     1e-9 * one.moe.fwd.mlp_s,
+                 "ep 2 adds the sort by local expert and back");
+        // bf16: the backward is twice the forward; fp8 adds the casts, backward h + 2f and
+        // forward h + f per copy, so backward − 2 × forward = −4·h·copies bytes of traffic.
+        QVERIFY(std::fabs(one.moe.bwd.mlp_s - 2 * one.moe.fwd.mlp_s) < 1e-12);
+        const LayoutCosts fp8 = moe_costs(2, DType::Fp8);
+        const double cast_gap = fp8.moe.bwd.mlp_s - 2 * fp8.moe.fwd.mlp_s;
+        QVERIFY2(
+            std::fabs(cast_gap + memory_s(fp8.kernel, 4.0 * h * copies)) < 1e-9 * fp8.moe.fwd.mlp_s,
+            "fp8 casts: backward (h + 2f) − 2 × forward (h + f) per copy");
+    }
     void recomputation_costs_time_and_saves_memory() {
         Layout l = preset_layout("gpt3-175b-a100-1024");
         l.training.recompute = Recompute::None;

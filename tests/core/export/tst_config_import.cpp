@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/common/error.h"
+#include "core/export/deepspeed_config.h"
 #include "core/export/importer.h"
 
 using namespace meshwork;
@@ -43,6 +44,7 @@ private slots:
     void deepspeed_zero2();
     void deepspeed_refusals();
     void deepspeed_auto_and_offload();
+    void deepspeed_grad_accum_dtype();
     void torchtitan_earlier_names();
 };
 
@@ -323,6 +325,36 @@ void TestConfigImport::torchtitan_earlier_names() {
     QVERIFY(r.layout.training.dtype == DType::Fp8);
     // A file mixing the 2024 name with v0.2's is refused, naming one of the two.
     QVERIFY(first_field("[training]\nbatch_size = 2\nlocal_batch_size = 2\n", o).find("batch_size") != std::string::npos);
+}
+
+// data_types.grad_accum_dtype unset is the model's type (runtime/engine.py:1485-1496 at
+// edaa722): bf16 training keeps bf16 gradients unless the config says fp32. The export
+// states it for ZeRO >= 1 and reads back the same.
+void TestConfigImport::deepspeed_grad_accum_dtype() {
+    ImportOptions o;
+    o.model = "tiny";
+    o.seq = 64;
+    const std::string batch = "\"train_batch_size\": 4, \"train_micro_batch_size_per_gpu\": 1, "
+                              "\"gradient_accumulation_steps\": 1, \"zero_optimization\": {\"stage\": 1}";
+    const auto grads_bf16 = [&](const std::string& extra) {
+        return import_config("{" + batch + extra + "}", "ds.json", ImportFormat::DeepSpeed, o)
+            .layout.training.grad_reduce_in_bf16;
+    };
+    QVERIFY(grads_bf16(", \"bf16\": {\"enabled\": true}"));
+    QVERIFY(!grads_bf16(", \"bf16\": {\"enabled\": true}, \"data_types\": {\"grad_accum_dtype\": \"fp32\"}"));
+    QVERIFY(grads_bf16(", \"bf16\": {\"enabled\": true}, \"data_types\": {\"grad_accum_dtype\": \"bf16\"}"));
+    QVERIFY(!grads_bf16(""));  // fp32 training
+    QVERIFY(first_field("{" + batch + ", \"bf16\": {\"enabled\": true}, \"data_types\": {\"grad_accum_dtype\": \"int8\"}}", o)
+                .find("data_types.grad_accum_dtype") == 0);
+    for (const bool bf16_grads : {false, true}) {
+        Layout l = import_config("{" + batch + ", \"bf16\": {\"enabled\": true}}", "ds.json",
+                                 ImportFormat::DeepSpeed, o).layout;
+        l.training.grad_reduce_in_bf16 = bf16_grads;
+        const ExportResult e = export_deepspeed(l);
+        QVERIFY2(e.text.find(bf16_grads ? "\"bf16\"" : "\"fp32\"") != std::string::npos, e.text.c_str());
+        QCOMPARE(import_config(e.text, "exported.json", ImportFormat::DeepSpeed, o).layout.training.grad_reduce_in_bf16,
+                 bf16_grads);
+    }
 }
 
 QTEST_GUILESS_MAIN(TestConfigImport)

@@ -33,6 +33,15 @@ Layout from_model(const std::string& model, const std::string& cluster, int gpus
     return l;
 }
 
+// A layout as torchtitan runs it: the loss on an fp32 copy of the logits (upcast), and
+// selective recompute as torchtitan's op-level checkpointing. What else a torchtitan
+// export would name as lost.
+Layout torchtitan_run(Layout l) {
+    l.training.cross_entropy = CrossEntropy::Upcast;
+    if (l.training.recompute == Recompute::Selective) l.training.recompute = Recompute::SelectiveOp;
+    return l;
+}
+
 ImportOptions options_for(const Layout& l) {
     ImportOptions o;
     o.cluster = l.cluster_ref;
@@ -309,14 +318,14 @@ void TestExportRoundTrip::torchtitan_variants() {
     {
         LayoutOverrides o;
         o.zero = 3;
-        const Layout l = bundled("llama3-70b-h100-64", o);
+        const Layout l = torchtitan_run(bundled("llama3-70b-h100-64", o));
         for (const auto f : {ExportFormat::Torchtitan, ExportFormat::TorchtitanToml}) expect_round_trip(l, f, options_for(l));
     }
     {   // TP overlap as torchtitan's async TP, with the model compiled as it needs
         LayoutOverrides o;
         o.zero = 3;
         o.tp_comm_overlap = "ring";
-        const Layout l = bundled("llama3-70b-h100-64", o);
+        const Layout l = torchtitan_run(bundled("llama3-70b-h100-64", o));
         for (const auto f : {ExportFormat::Torchtitan, ExportFormat::TorchtitanToml}) {
             expect_round_trip(l, f, options_for(l));
             const std::string text = export_layout(l, f).text;
@@ -328,7 +337,7 @@ void TestExportRoundTrip::torchtitan_variants() {
     {   // 126 layers over 16 stages: lighter first and last stages
         LayoutOverrides o;
         o.zero = 2;
-        const Layout l = bundled("llama3.1-405b-h100-16384", o);
+        const Layout l = torchtitan_run(bundled("llama3.1-405b-h100-16384", o));
         for (const auto f : {ExportFormat::Torchtitan, ExportFormat::TorchtitanToml}) expect_round_trip(l, f, options_for(l));
     }
     {   // interleaved 1F1B, FP8, full recompute, plain FSDP
@@ -340,7 +349,7 @@ void TestExportRoundTrip::torchtitan_variants() {
         o.recompute = "full";
         o.mbs = 1;
         o.gbs = 32;
-        const Layout l = from_model("llama3-8b", "dgx-h100", 8, o);
+        const Layout l = torchtitan_run(from_model("llama3-8b", "dgx-h100", 8, o));
         for (const auto f : {ExportFormat::Torchtitan, ExportFormat::TorchtitanToml}) expect_round_trip(l, f, options_for(l));
     }
     {   // HSDP-free replication with TP on main (v0.2.x would need DDP, which refuses TP)
@@ -348,7 +357,7 @@ void TestExportRoundTrip::torchtitan_variants() {
         o.zero = 0;
         o.tp = 2;
         o.recompute = "selective";
-        const Layout l = from_model("llama3-8b", "dgx-h100", 16, o);
+        const Layout l = torchtitan_run(from_model("llama3-8b", "dgx-h100", 16, o));
         expect_round_trip(l, ExportFormat::Torchtitan, options_for(l));
     }
     {   // 32 layers over 3 stages, and a heavier last stage: torchtitan's own dealing
@@ -358,7 +367,7 @@ void TestExportRoundTrip::torchtitan_variants() {
         o.zero = 3;
         o.mbs = 1;
         o.gbs = 48;
-        Layout l = from_model("llama3-8b", "dgx-h100", 24, o);
+        Layout l = torchtitan_run(from_model("llama3-8b", "dgx-h100", 24, o));
         for (const auto f : {ExportFormat::Torchtitan, ExportFormat::TorchtitanToml}) expect_round_trip(l, f, options_for(l));
         l.placement.layers_per_stage = {10, 11, 11};
         for (const auto f : {ExportFormat::Torchtitan, ExportFormat::TorchtitanToml}) expect_round_trip(l, f, options_for(l));
@@ -369,7 +378,7 @@ void TestExportRoundTrip::torchtitan_variants() {
         o.mbs = 2;
         o.gbs = 64;
         o.recompute = "none";
-        const Layout l = from_model("llama3-8b", "dgx-h100", 16, o);
+        const Layout l = torchtitan_run(from_model("llama3-8b", "dgx-h100", 16, o));
         for (const auto f : {ExportFormat::Torchtitan, ExportFormat::TorchtitanToml}) expect_round_trip(l, f, options_for(l));
     }
 }
@@ -389,9 +398,36 @@ void TestExportRoundTrip::lossy_cases_name_the_loss() {
         LayoutOverrides o;
         o.zero = 0;
         o.tp = 2;
-        const Layout l = from_model("llama3-8b", "dgx-h100", 16, o);
+        const Layout l = torchtitan_run(from_model("llama3-8b", "dgx-h100", 16, o));
         QVERIFY(has(export_layout(l, ExportFormat::TorchtitanToml), "DDP has not supported"));
         QVERIFY(export_layout(l, ExportFormat::Torchtitan).lossless());
+    }
+    {   // What torchtitan runs differently from a Megatron-style layout: its loss on fp32
+        // logits, op-level checkpointing for Megatron's selective, compile for fused kernels
+        LayoutOverrides o;
+        o.recompute = "selective";
+        o.zero = 3;
+        Layout l = from_model("llama3-8b", "dgx-h100", 16, o);
+        for (const auto f : {ExportFormat::Torchtitan, ExportFormat::TorchtitanToml}) {
+            const auto r = export_layout(l, f);
+            QVERIFY(has(r, "cross_entropy vocab-parallel"));
+            QVERIFY(has(r, "op-level selective checkpointing"));
+            QVERIFY(r.text.find(f == ExportFormat::Torchtitan ? "config.compile.enable = True" : "[compile]\nenable = true") !=
+                    std::string::npos);
+        }
+        l = torchtitan_run(l);
+        l.training.fused_elementwise = false;
+        for (const auto f : {ExportFormat::Torchtitan, ExportFormat::TorchtitanToml}) {
+            const auto r = export_layout(l, f);
+            QVERIFY(r.lossless());
+            QVERIFY(r.text.find("compile") == std::string::npos);
+            expect_round_trip(l, f, options_for(l));
+        }
+        // Megatron-LM has neither: both named lost.
+        const auto m = export_layout(l, ExportFormat::Megatron);
+        QVERIFY(has(m, "cross_entropy upcast"));
+        QVERIFY(has(m, "eager element-wise"));
+        QVERIFY(has(m, "op-level selective checkpointing"));
     }
     {   // Tiled TP overlap: "pipe" has no flag of its own in Megatron-LM; DeepSpeed and
         // torchtitan do not write it

@@ -85,6 +85,7 @@ private slots:
     void bad_command_lines();
     void pipeline_split_flags();
     void world_size_sources();
+    void grad_reduce_in_bf16();
 };
 
 void TestMegatronImport::gpt3_175b_example() {
@@ -476,5 +477,25 @@ void TestMegatronImport::world_size_sources() {
                       "disagree"));
 }
 
+// --grad-reduce-in-bf16 halves the gradient buffers of bf16 training; Megatron-LM ignores it
+// otherwise (arguments.py:1204-1216 at d98e8a64). The export writes it back.
+void TestMegatronImport::grad_reduce_in_bf16() {
+    const std::string base = "torchrun --nproc-per-node 4 pretrain_gpt.py --num-layers 4 "
+                             "--hidden-size 64 --num-attention-heads 4 --seq-length 32 "
+                             "--micro-batch-size 1 --vocab-size 256 ";
+    const auto imported = [&](const std::string& extra) {
+        return import_megatron(base + extra, "cmd.sh", cluster("dgx-h100")).layout;
+    };
+    QVERIFY(!imported("--bf16").training.grad_reduce_in_bf16);
+    QVERIFY(imported("--bf16 --grad-reduce-in-bf16").training.grad_reduce_in_bf16);
+    QVERIFY(!imported("--fp16 --grad-reduce-in-bf16").training.grad_reduce_in_bf16);
+    const Layout l = imported("--bf16 --grad-reduce-in-bf16");
+    const std::string script = export_megatron(l).text;
+    QVERIFY2(script.find("--grad-reduce-in-bf16") != std::string::npos, script.c_str());
+    QVERIFY(import_megatron(script, "exported.sh", cluster("dgx-h100")).layout.training.grad_reduce_in_bf16);
+    QVERIFY(export_megatron(imported("--bf16")).text.find("--grad-reduce-in-bf16") == std::string::npos);
+}
+
 QTEST_GUILESS_MAIN(TestMegatronImport)
 #include "tst_megatron_import.moc"
+

@@ -70,7 +70,8 @@ ImportOptions with_seq(ImportOptions o, int seq) {
 }
 
 constexpr DType bf16 = DType::Bf16, fp16 = DType::Fp16, fp8 = DType::Fp8, fp32 = DType::Fp32;
-constexpr Recompute none = Recompute::None, sel = Recompute::Selective, full = Recompute::Full;
+constexpr Recompute none = Recompute::None, sel = Recompute::Selective, full = Recompute::Full,
+                    selop = Recompute::SelectiveOp;
 
 // The Pai-Megatron-Patch script takes 23 positional arguments (its lines 11-50).
 ImportOptions pai_arguments() {
@@ -209,10 +210,10 @@ std::vector<Row> rows() {
         // 2024 names: batch_size 1, seq 8192, data_parallel_degree -1 on the 64 GPUs of its
         // header, selective "op".
         {"tt-2024-llama3-8b", "torchtitan", "tt_2024-08__train_configs_llama3_8b.toml", opts({}, 64), true,
-         {64, 1, 1, 64, 1, 1, 1, 3, 1, 64, 8192, bf16, sel, false}, "", ""},
+         {64, 1, 1, 64, 1, 1, 1, 3, 1, 64, 8192, bf16, selop, false}, "", ""},
         // 16B: local batch 4, seq 4096, ep 8 over 8 GPUs.
         {"tt-deepseek-16b", "torchtitan", "tt__deepseek_v3_deepseek_v3_16b.toml", opts({}, 8, 0, "deepseek-v3"), true,
-         {8, 1, 1, 8, 1, 8, 1, 3, 4, 32, 4096, bf16, sel, false}, "", ""},
+         {8, 1, 1, 8, 1, 8, 1, 3, 4, 32, 4096, bf16, selop, false}, "", ""},
         {"tt-gpt-oss-debug", "torchtitan", "tt__gpt_oss_debug_model.toml", opts({}, 8, 0, "tiny-moe"), true,
          {8, 1, 1, 8, 1, 1, 1, 3, 8, 64, 2048, bf16, none, false}, "", ""},
         // selective_ac_option '2': every second layer fully recomputed.
@@ -225,12 +226,12 @@ std::vector<Row> rows() {
         {"tt-llama3-70b", "torchtitan", "tt__llama3_llama3_70b.toml", opts({}, 64), true,
          {64, 8, 1, 8, 1, 1, 1, 3, 8, 64, 8192, bf16, full, true}, "", ""},
         {"tt-llama3-8b", "torchtitan", "tt__llama3_llama3_8b.toml", opts({}, 64), true,
-         {64, 1, 1, 64, 1, 1, 1, 3, 1, 64, 8192, bf16, sel, false}, "", ""},
+         {64, 1, 1, 64, 1, 1, 1, 3, 1, 64, 8192, bf16, selop, false}, "", ""},
         // A Qwen3 of another size stands in for 0.6B: the axes do not depend on it.
         {"tt-qwen3-0.6b", "torchtitan", "tt__qwen3_qwen3_0.6b.toml",
-         opts({}, 8, 0, nullptr), true, {8, 1, 1, 8, 1, 1, 1, 3, 4, 32, 4096, bf16, sel, false}, "", ""},
+         opts({}, 8, 0, nullptr), true, {8, 1, 1, 8, 1, 1, 1, 3, 4, 32, 4096, bf16, selop, false}, "", ""},
         {"tt-qwen3-moe-debug", "torchtitan", "tt__qwen3_qwen3_moe_debug.toml", opts({}, 8, 0, "tiny-moe"), true,
-         {8, 1, 1, 8, 1, 1, 1, 3, 4, 32, 4096, bf16, sel, false}, "", ""},
+         {8, 1, 1, 8, 1, 1, 1, 3, 4, 32, 4096, bf16, selop, false}, "", ""},
         {"tt-integration-base", "torchtitan", "tt__tests_integration_tests_base_config.toml", opts({}, 8, 0, "tiny"), true,
          {8, 1, 1, 8, 1, 1, 1, 3, 8, 64, 2048, bf16, full, false}, "", ""},
     };

@@ -87,6 +87,23 @@ void TestTorchtitanRealworld::corpus_imports_with_the_authors_axes() {
         QVERIFY2(m.dp == replicate * shard, what.c_str());
         QVERIFY2(r.layout.gpus == world, what.c_str());
         QVERIFY2(r.layout.training.zero_stage == (shard > 1 ? 3 : 0), what.c_str());
+        // How the file runs, as the cost model reads it: op-level selective checkpointing
+        // for selective_ac_option "op", fused element-wise kernels only when the model is
+        // compiled (v0.1 training.compile, v0.2 compile.enable), the loss on fp32 logits.
+        const std::string ac_mode = root["activation_checkpoint"]["mode"].value_or(std::string("selective"));
+        const std::string ac_option =
+            root["activation_checkpoint"]["selective_ac_option"].value_or(std::string("2"));
+        if (ac_mode == "selective" && ac_option == "op") {
+            QVERIFY2(r.layout.training.recompute == Recompute::SelectiveOp, what.c_str());
+        }
+        bool compiled = root["compile"]["enable"].value_or(root["training"]["compile"].value_or(false));
+        if (const toml::array* parts = root["compile"]["components"].as_array()) {
+            bool model = false;
+            for (const auto& p : *parts) model = model || p.value_or(std::string()) == "model";
+            compiled = compiled && model;  // ["loss"] alone compiles the loss, not the blocks
+        }
+        QVERIFY2(r.layout.training.fused_elementwise == compiled, what.c_str());
+        QVERIFY2(r.layout.training.cross_entropy == CrossEntropy::Upcast, what.c_str());
         const auto valid = validate_layout(r.layout, what);
         QVERIFY2(
             valid.valid(),

@@ -1,0 +1,33 @@
+// The GEMMs one rank runs for a transformer block and the output head, per micro-batch and
+// forward pass, as the cost model times them: the one owner of their shapes, for the block
+// cost (block_cost.cpp) and for calibration, which fits the GEMM efficiency curve to
+// measured operations of known shape (profiler/analysis/calibrate.cpp).
+#pragma once
+
+#include "core/cost/kernel_time.h"
+#include "core/cost/model_profile.h"
+#include "core/layout/layout.h"
+
+namespace meshwork::cost {
+
+struct LayoutCosts;
+
+// Forward shapes; the backward runs each twice (input and weight gradients), the same size.
+struct BlockGemms {
+    GemmShape qkv;      // Q, K, V in-projection (column-parallel)
+    GemmShape proj;     // attention output projection (row-parallel)
+    GemmShape core_qk;  // unfused core attention: scores, batched over micro-batch × local heads
+    GemmShape core_av;  //   and context; absent with fused (flash) attention
+    GemmShape fc1;      // dense MLP (or shared experts): up (and gate) projection
+    GemmShape fc2;      //   and down projection
+    GemmShape router;   // MoE router
+    GemmShape expert_fc1, expert_fc2;  // routed experts, batched over the local experts
+};
+
+// `c` needs the axis sizes, tokens and sequence_parallel of prepare_layout_costs.
+BlockGemms block_gemms(const ModelProfile& m, const BlockProfile& b, const LayoutCosts& c,
+                       const TrainingConfig& training);
+// The output head (vocabulary-parallel).
+GemmShape head_gemm(const ModelProfile& m, const LayoutCosts& c);
+
+}  // namespace meshwork::cost
