@@ -9,8 +9,8 @@ struct LayoutFlags::Values {
     std::string model, cluster, order, schedule, recompute, dtype, layers_per_stage, flash, tp_overlap, grad_reduce;
     std::string overlap_grad, overlap_param;
     int gpus = 0, nodes = 0, tp = 0, pp = 0, dp = 0, cp = 0, ep = 0, etp = 0, vpp = 0;
-    int mbs = 0, gbs = 0, seq = 0, zero = 0;
-    bool sp = false, no_sp = false;
+    int mbs = 0, gbs = 0, seq = 0, zero = 0, first_stage = 0, last_stage = 0;
+    bool sp = false, no_sp = false, account_embedding = false, account_loss = false;
     std::map<std::string, CLI::Option*> options;
 };
 
@@ -85,6 +85,20 @@ LayoutFlags::LayoutFlags(CLI::App* c) : v_(std::make_shared<Values>()) {
     add("--layers-per-stage", v.layers_per_stage,
         "Uneven pipeline split, e.g. 7,8,8,7 (default: even, "
         "the end stages one layer less when it does not divide)");
+    add("--first-stage-layers", v.first_stage,
+        "Layers on the first pipeline rank, the others split evenly (Megatron-LM's "
+        "--decoder-first-pipeline-num-layers) (default: even split)");
+    add("--last-stage-layers", v.last_stage,
+        "Layers on the last pipeline rank (Megatron-LM's --decoder-last-pipeline-num-layers) "
+        "(default: even split)");
+    v.options["--account-for-embedding"] = c->add_flag(
+        "--account-for-embedding", v.account_embedding,
+        "Count the embedding as a layer in the pipeline split: the first chunk holds one layer "
+        "less (Megatron-LM's --account-for-embedding-in-pipeline-split) (default off)");
+    v.options["--account-for-loss"] = c->add_flag(
+        "--account-for-loss", v.account_loss,
+        "Count the LM head and loss as a layer in the pipeline split: the last chunk holds one "
+        "layer less (Megatron-LM's --account-for-loss-in-pipeline-split) (default off)");
     v.options["--sp"] = c->add_flag("--sp", v.sp,
                                     std::string("Sequence parallelism with TP (default ") +
                                         (ParallelConfig{}.sequence_parallel ? "on" : "off") + ")");
@@ -123,6 +137,10 @@ LayoutOverrides LayoutFlags::overrides() const {
     if (given("--tp-comm-overlap")) o.tp_comm_overlap = v.tp_overlap;
     if (given("--overlap-grad-reduce")) o.overlap_grad_reduce = v.overlap_grad;
     if (given("--overlap-param-gather")) o.overlap_param_gather = v.overlap_param;
+    if (given("--first-stage-layers")) o.first_stage_layers = v.first_stage;
+    if (given("--last-stage-layers")) o.last_stage_layers = v.last_stage;
+    o.account_for_embedding = given("--account-for-embedding");
+    o.account_for_loss = given("--account-for-loss");
     if (given("--grad-reduce-dtype")) o.grad_reduce_dtype = v.grad_reduce;
     if (given("--sp")) o.sequence_parallel = true;
     if (given("--no-sp")) o.sequence_parallel = false;

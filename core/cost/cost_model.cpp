@@ -1,6 +1,7 @@
 #include "core/cost/cost_model.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "core/cost/dp_overlap.h"
@@ -97,12 +98,15 @@ void CostModel::prepare(const ParallelConfig& parallel, const TrainingConfig& tr
 }
 
 ChunkCost CostModel::chunk_cost(const LayoutCosts& c, const Placement& pl, int g) const {
+    return chunk_cost(c, pl, g, chunk_first_layer(pl, profile_.layers, c.pp * c.vpp, g));
+}
+
+ChunkCost CostModel::chunk_cost(const LayoutCosts& c, const Placement& pl, int g, int first) const {
     const int chunks = c.pp * c.vpp;
     const int layers = profile_.layers;
     ChunkCost cc;
     cc.chunk = g;
     const int n = chunk_layers(pl, layers, chunks, g);
-    const int first = chunk_first_layer(pl, layers, chunks, g);
     const int n_moe = moe_blocks(first, n);
     const int n_dense = n - n_moe;
     cc.first_layer = first;
@@ -171,16 +175,42 @@ void CostModel::estimate(const Layout& layout, Estimate& out) const {
 
 namespace {
 
+// First layers of the model chunks of one pipeline rank, carried from rank r to r + 1 (each
+// chunk's first layer grows by the layers of the chunk before it) so that an estimate finds
+// them in O(chunks) without allocating; ranks with more chunks than fit fall back to
+// chunk_cost's own sum.
+class ChunkFirsts {
+public:
+    ChunkFirsts(const Placement& pl, int layers, int pp, int vpp) : vpp_(vpp) {
+        if (vpp_ > kMax) return;
+        for (int k = 0; k < vpp_; ++k) first_[static_cast<std::size_t>(k)] = chunk_first_layer(pl, layers, pp * vpp, k * pp);
+    }
+    [[nodiscard]] bool carried() const { return vpp_ <= kMax; }
+    [[nodiscard]] int first(int k) const { return first_[static_cast<std::size_t>(k)]; }
+    // Chunk k of rank r holds `layers`: chunk k of rank r + 1 starts after them.
+    void passed(int k, int layers) {
+        if (carried()) first_[static_cast<std::size_t>(k)] += layers;
+    }
+
+private:
+    static constexpr int kMax = 64;
+    int vpp_;
+    std::array<int, kMax> first_{};
+};
+
 // One pipeline stage summed over its model chunks, for one micro-batch; `dp` gets the
-// per-chunk data-parallel figures.
-StageSums stage_sums(const CostModel& model, const LayoutCosts& c, const Placement& pl, int r, StageDp& dp) {
+// per-chunk data-parallel figures. Moves `firsts` on to rank r + 1.
+StageSums stage_sums(const CostModel& model, const LayoutCosts& c, const Placement& pl, int r,
+                     ChunkFirsts& firsts, StageDp& dp) {
     StageSums s;
     dp.reduce_s.clear();
     dp.bwd_s.clear();
     dp.gathers.clear();
     dp.params = 0;
     for (int k = 0; k < c.vpp; ++k) {
-        const ChunkCost cc = model.chunk_cost(c, pl, k * c.pp + r);
+        const int g = k * c.pp + r;
+        const ChunkCost cc = firsts.carried() ? model.chunk_cost(c, pl, g, firsts.first(k)) : model.chunk_cost(c, pl, g);
+        firsts.passed(k, cc.layers);
         const GradSyncCost sync = grad_sync_cost(c, cc.dense_params, cc.expert_params);
         dp.reduce_s.push_back(finite_nonneg(sync.reduce_s));
         dp.bwd_s.push_back(finite_nonneg(cc.bwd.total_s()));
@@ -415,9 +445,10 @@ void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const T
     int busiest = 0;
     std::vector<StageDp>& dps = dp_scratch().stages;
     if (dps.size() < static_cast<std::size_t>(pp)) dps.resize(static_cast<std::size_t>(pp));
+    ChunkFirsts firsts(pl, profile_.layers, pp, v);
     for (int r = 0; r < pp; ++r) {
         StageDp& dp = dps[static_cast<std::size_t>(r)];
-        const StageSums s = stage_sums(*this, c, pl, r, dp);
+        const StageSums s = stage_sums(*this, c, pl, r, firsts, dp);
         dp.tied_s = (r == 0 || r == pp - 1) ? c.tied_embedding_sync_s : 0.0;
         StageMemory& st = out.stages[static_cast<std::size_t>(r)];
         st = StageMemory{};

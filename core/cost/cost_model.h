@@ -57,6 +57,10 @@ public:
     // Cost of global model chunk `chunk` under prepared costs `c`.
     [[nodiscard]] ChunkCost chunk_cost(const cost::LayoutCosts& c, const Placement& placement,
                                        int chunk) const;
+    // The same with the chunk's first layer given: estimate() carries it from stage to stage
+    // (summing an explicit split up to each chunk is quadratic in the chunk count).
+    [[nodiscard]] ChunkCost chunk_cost(const cost::LayoutCosts& c, const Placement& placement,
+                                       int chunk, int first_layer) const;
 
     // Layers of global model chunk `chunk` (of pp·vpp) and its first layer, resolving the
     // even split without allocating (the same split as Layout::stage_layers()).

@@ -8,6 +8,7 @@
 #include "core/export/moe_layer_pattern.h"
 #include "core/export/pipeline_layout.h"
 #include "core/export/stage_split.h"
+#include "core/layout/pipeline_split.h"
 #include "core/schedule/pipeline_schedule.h"
 
 namespace meshwork {
@@ -209,13 +210,28 @@ void parallel_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
     const SplitShape shape = classify_split(split);
     if (vpp > 1 && shape.even) {
         a.value("--num-layers-per-virtual-pipeline-stage", shape.middle);
-    } else if (vpp == 1 && m.pp > 1 && !shape.even && shape.ends_form) {
+    } else if (vpp == 1 && m.pp > 1 && !shape.even && shape.ends_form && shape.first > 0 && shape.last > 0) {
         a.value("--decoder-first-pipeline-num-layers", shape.first);
         a.value("--decoder-last-pipeline-num-layers", shape.last);
     } else if (m.pp > 1 && !shape.even) {
-        // Any other split, with or without virtual stages: the layout string places every
-        // chunk's layers (chunk = vpp rank · pp + pp rank, as Meshwork orders them).
-        a.value("--pipeline-model-parallel-layout", format_pipeline_layout(split, l.model.mtp_layers));
+        // Megatron-LM's own split rules where one builds this split (core/layout/
+        // pipeline_split.h); vpp then goes as --num-virtual-stages-per-pipeline-rank, the
+        // form arguments.py:954-956 needs with uneven ranks.
+        const MegatronSplitForm form = megatron_split_form(split, l.model.num_layers, m.pp, vpp);
+        if (form.kind == MegatronSplitForm::Kind::Accounted) {
+            if (form.embedding) a.flag("--account-for-embedding-in-pipeline-split");
+            if (form.loss) a.flag("--account-for-loss-in-pipeline-split");
+        } else if (form.kind == MegatronSplitForm::Kind::Uneven) {
+            if (form.first) a.value("--decoder-first-pipeline-num-layers", *form.first);
+            if (form.last) a.value("--decoder-last-pipeline-num-layers", *form.last);
+        } else {
+            // Any other split: the layout string places every chunk's layers (chunk = vpp
+            // rank · pp + pp rank, as Meshwork orders them).
+            a.value("--pipeline-model-parallel-layout", format_pipeline_layout(split, l.model.mtp_layers));
+        }
+        if (form.kind != MegatronSplitForm::Kind::None && vpp > 1) {
+            a.value("--num-virtual-stages-per-pipeline-rank", vpp);
+        }
     }
     switch (l.training.schedule) {
         case Schedule::GPipe:

@@ -204,8 +204,6 @@ constexpr const char* kUpstreamReason =
 
 // Current flags that change the layout in ways a Meshwork layout does not hold.
 constexpr std::array kUnread = std::to_array<Entry>({
-    {"--account-for-embedding-in-pipeline-split", "the pipeline split then counts the embedding as a layer"},
-    {"--account-for-loss-in-pipeline-split", "the pipeline split then counts the loss as a layer"},
     {"--heterogeneous-layers-config-path", "heterogeneous layers: blocks of different shapes"},
     {"--heterogeneous-layers-config-encoded-json", "heterogeneous layers: blocks of different shapes"},
     {"--heterogeneous-block-specs", "heterogeneous layers: blocks of different shapes"},

@@ -16,7 +16,7 @@ namespace meshwork {
 const char* megatron_ignored_flag_reason(const std::string& flag);
 
 // Why a Megatron-LM flag that changes the layout is not imported (hybrid Mamba patterns,
-// heterogeneous layers, a pipeline split that counts the embedding); nullptr otherwise.
+// heterogeneous layers); nullptr otherwise.
 const char* megatron_unread_layout_flag(const std::string& flag);
 
 // Where Megatron-LM defines `flag` ("megatron/training/arguments.py:2994"); nullptr when

@@ -18,7 +18,7 @@
 #include "core/export/pipeline_layout.h"
 #include "core/export/shell_script.h"
 #include "core/layout/layout_json.h"
-#include "core/export/stage_split.h"
+#include "core/layout/pipeline_split.h"
 #include "core/schedule/pipeline_schedule.h"
 
 namespace meshwork {
@@ -60,6 +60,7 @@ constexpr std::array kLayoutFlags = std::to_array<FlagSpec>({
     {"--use-tp-pp-dp-mapping", false}, {"--num-layers-per-virtual-pipeline-stage", true},
     {"--num-virtual-stages-per-pipeline-rank", true},
     {"--decoder-first-pipeline-num-layers", true}, {"--decoder-last-pipeline-num-layers", true},
+    {"--account-for-embedding-in-pipeline-split", false}, {"--account-for-loss-in-pipeline-split", false},
     {"--pipeline-model-parallel-layout", true}, {"--micro-batch-size", true},
     {"--global-batch-size", true}, {"--recompute-granularity", true},
     {"--recompute-method", true}, {"--recompute-num-layers", true},
@@ -960,7 +961,9 @@ private:
         const int layers = l.model.num_layers;
         if (has("--pipeline-model-parallel-layout")) {
             for (const char* f : {"--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank",
-                                  "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers"}) {
+                                  "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers",
+                                  "--account-for-embedding-in-pipeline-split",
+                                  "--account-for-loss-in-pipeline-split"}) {
                 conflict("--pipeline-model-parallel-layout", f, "the layout states the split (validate_args)");
             }
             PipelineLayout parsed;
@@ -990,15 +993,35 @@ private:
         }
         conflict("--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank",
                  "Megatron-LM accepts one of them");
+        const bool first = has("--decoder-first-pipeline-num-layers");
+        const bool last = has("--decoder-last-pipeline-num-layers");
+        const char* uneven_flag = first ? "--decoder-first-pipeline-num-layers" : "--decoder-last-pipeline-num-layers";
+        const bool embedding = has("--account-for-embedding-in-pipeline-split");
+        const bool loss = has("--account-for-loss-in-pipeline-split");
+        const char* account_flag =
+            embedding ? "--account-for-embedding-in-pipeline-split" : "--account-for-loss-in-pipeline-split";
+        if ((first || last) && (embedding || loss)) {
+            // transformer_config.py:2229-2239
+            add(field(account_flag), std::string("cannot be combined with ") + uneven_flag + " (Megatron-LM refuses it)");
+            return;
+        }
         int vpp = 1;
         if (has("--num-layers-per-virtual-pipeline-stage")) {
+            if (first || last) {
+                // arguments.py:954-956
+                add(field(uneven_flag), "needs --num-virtual-stages-per-pipeline-rank, not "
+                                        "--num-layers-per-virtual-pipeline-stage (Megatron-LM asserts it)");
+                return;
+            }
             const long long per = integer("--num-layers-per-virtual-pipeline-stage", 1, 1, 10000);
-            if (layers % pp != 0 || (layers / pp) % per != 0) {
+            // The accounted embedding and loss count as layers here too (arguments.py:957-975).
+            const long long counted = layers + (embedding ? 1 : 0) + (loss ? 1 : 0);
+            if (counted % pp != 0 || (counted / pp) % per != 0) {
                 add(field("--num-layers-per-virtual-pipeline-stage"),
-                    "the layers per pipeline stage (" + std::to_string(layers) + " / " +
-                        std::to_string(pp) + ") are not a multiple of it");
+                    "the layers per pipeline stage (" + std::to_string(counted) + " / " + std::to_string(pp) +
+                        ") are not a multiple of it");
             } else {
-                vpp = static_cast<int>((layers / pp) / per);
+                vpp = static_cast<int>((counted / pp) / per);
             }
         } else if (has("--num-virtual-stages-per-pipeline-rank")) {
             vpp = static_cast<int>(integer("--num-virtual-stages-per-pipeline-rank", 1, 1, 10000));
@@ -1006,37 +1029,26 @@ private:
         l.parallel.vpp = vpp;
         l.training.schedule = vpp > 1 ? Schedule::Interleaved : Schedule::OneFOneB;
 
-        const bool first = has("--decoder-first-pipeline-num-layers");
-        const bool last = has("--decoder-last-pipeline-num-layers");
+        std::string error;
+        if (embedding || loss) {
+            auto split = accounted_split(layers, pp, vpp, embedding, loss, error);
+            if (split.empty()) {
+                add(field(account_flag), error);
+                return;
+            }
+            l.placement.layers_per_stage = std::move(split);
+            return;
+        }
         if (first || last) {
-            if (pp < 2) {
-                add(field(first ? "--decoder-first-pipeline-num-layers"
-                                : "--decoder-last-pipeline-num-layers"),
-                    "needs a pipeline-parallel size of at least 2");
+            std::optional<int> f, e;
+            if (first) f = static_cast<int>(integer("--decoder-first-pipeline-num-layers", 0, 0, layers));
+            if (last) e = static_cast<int>(integer("--decoder-last-pipeline-num-layers", 0, 0, layers));
+            auto split = uneven_split(layers, pp, vpp, f, e, error);
+            if (split.empty()) {
+                add(field(uneven_flag), error);
                 return;
             }
-            if (vpp > 1) {
-                add(field(first ? "--decoder-first-pipeline-num-layers"
-                                : "--decoder-last-pipeline-num-layers"),
-                    "uneven stages with virtual pipeline stages are not imported yet");
-                return;
-            }
-            const long long f = integer("--decoder-first-pipeline-num-layers", -1, 0, layers);
-            const long long e = integer("--decoder-last-pipeline-num-layers", -1, 0, layers);
-            const int ends = (first ? 1 : 0) + (last ? 1 : 0);
-            const long long rest = layers - (first ? f : 0) - (last ? e : 0);
-            const int middle_stages = pp - ends;
-            if (rest < 0 || (middle_stages == 0 ? rest != 0 : rest % middle_stages != 0)) {
-                add(field(first ? "--decoder-first-pipeline-num-layers"
-                                : "--decoder-last-pipeline-num-layers"),
-                    "the remaining " + std::to_string(rest) + " layers do not split evenly over " +
-                        std::to_string(middle_stages) + " stages");
-                return;
-            }
-            const int middle = middle_stages == 0 ? 0 : static_cast<int>(rest / middle_stages);
-            l.placement.layers_per_stage =
-                ends_split(pp, first ? static_cast<int>(f) : middle, middle,
-                           last ? static_cast<int>(e) : middle);
+            l.placement.layers_per_stage = std::move(split);
             return;
         }
         if (layers % (pp * vpp) != 0) {

@@ -104,9 +104,12 @@ bool parse_pipeline_layout(const std::string& text, int pp, PipelineLayout& out,
                 return false;
             }
         }
-        if (layers == 0) {
+        // Only the end chunks may hold no transformer layer: the embedding alone, or the LM
+        // head and loss alone (the layout Megatron-LM's --account-for-*-in-pipeline-split builds).
+        const bool end = (c == 0 && chunks.size() > 1) || (c + 1 == chunks.size() && c > 0);
+        if (layers == 0 && !end) {
             error = "chunk " + std::to_string(c) + " ('" + chunks[c] +
-                    "') holds no transformer layer; Meshwork's model chunks hold at least one";
+                    "') holds no transformer layer; Meshwork's middle model chunks hold at least one";
             return false;
         }
         out.layers_per_chunk.push_back(layers);
@@ -119,7 +122,8 @@ std::string format_pipeline_layout(const std::vector<int>& layers_per_chunk, int
     for (std::size_t c = 0; c < layers_per_chunk.size(); ++c) {
         if (c > 0) s += '|';
         if (c == 0) s += 'E';
-        s += "t*" + std::to_string(layers_per_chunk[c]);
+        if (layers_per_chunk[c] == 1) s += 't';
+        if (layers_per_chunk[c] > 1) s += "t*" + std::to_string(layers_per_chunk[c]);
         if (c + 1 == layers_per_chunk.size()) {
             // validate_layer_layout: as many m as --mtp-num-layers, after every t, in the
             // last virtual stage (pipeline_parallel_layer_layout.py:109-125).

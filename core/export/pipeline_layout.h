@@ -16,11 +16,12 @@ struct PipelineLayout {
 };
 
 // False with `error` set when the text is not a layout, its chunk count is not a multiple of
-// `pp`, E is not the first or L not the last entry, or a chunk holds no transformer layer
-// (Meshwork's chunks each hold at least one).
+// `pp`, E is not the first or L not the last entry, or a middle chunk holds no transformer
+// layer (the end chunks may hold only the embedding or only the loss).
 bool parse_pipeline_layout(const std::string& text, int pp, PipelineLayout& out, std::string& error);
 
-// The layout string of a split: "Et*a|t*b|...|t*zL" (E on the first chunk, L on the last),
+// The layout string of a split: "Et*a|t*b|...|t*zL" (E on the first chunk, L on the last;
+// "t" for one layer, nothing for none),
 // with the model's MTP layers as "m" in the last chunk after its transformer layers
 // ("...|t*zmL"): Megatron-LM counts them against --mtp-num-layers.
 std::string format_pipeline_layout(const std::vector<int>& layers_per_chunk, int mtp_layers);

@@ -218,8 +218,11 @@ TorchtitanSplit torchtitan_split(int layers, int pp,
     if (placed != layers)
         out.error = "the stages hold " + std::to_string(placed) + " of " + std::to_string(layers) +
                     " layers";
-    if (std::find(out.layers.begin(), out.layers.end(), 0) != out.layers.end())
-        out.error = "a stage without layers";
+    // The end stages still hold tok_embeddings, or norm and lm_head, without a layer
+    // (input_weight may equal the layers per stage: distributed/pipeline_parallel.py:412-419,
+    // :433-456 at b5bcd76c); a middle stage without one would hold nothing.
+    if (out.layers.size() > 2 && std::find(out.layers.begin() + 1, out.layers.end() - 1, 0) != out.layers.end() - 1)
+        out.error = "a middle stage without layers";
     if (!out.error.empty()) out.layers.clear();
     return out;
 }

@@ -3,6 +3,7 @@
 #include "core/cluster/cluster_spec.h"
 #include "core/common/error.h"
 #include "core/layout/layout_json.h"
+#include "core/layout/pipeline_split.h"
 #include "core/model/hf_config.h"
 
 namespace meshwork {
@@ -15,13 +16,46 @@ void require_positive(const std::optional<int>& v, const std::string& flag) {
         throw InputError(kFlags, flag, std::to_string(*v) + " must be at least 1");
     }
 }
+// Megatron-LM's split rules on the layout's model and pipeline shape; the errors name the
+// flag, and Megatron-LM refuses the same combinations (transformer_config.py:2229-2239).
+void apply_megatron_split(const LayoutOverrides& f, Layout& l) {
+    const bool accounted = f.account_for_embedding || f.account_for_loss;
+    const bool uneven = f.first_stage_layers || f.last_stage_layers;
+    if (!accounted && !uneven) return;
+    const std::string flag = f.account_for_embedding ? "--account-for-embedding"
+                             : f.account_for_loss    ? "--account-for-loss"
+                             : f.first_stage_layers  ? "--first-stage-layers"
+                                                     : "--last-stage-layers";
+    if (f.layers_per_stage) {
+        throw InputError(kFlags, flag, "give either --layers-per-stage or a split rule, not both");
+    }
+    if (accounted && uneven) {
+        throw InputError(kFlags, flag,
+                         "the embedding/loss accounting and uneven first/last stages exclude each "
+                         "other (as in Megatron-LM)");
+    }
+    const int pp = l.parallel.mesh.pp;
+    const int vpp = l.parallel.vpp;
+    std::string error;
+    auto split = accounted ? accounted_split(l.model.num_layers, pp, vpp, f.account_for_embedding,
+                                             f.account_for_loss, error)
+                           : uneven_split(l.model.num_layers, pp, vpp, f.first_stage_layers,
+                                          f.last_stage_layers, error);
+    if (split.empty()) {
+        throw InputError(kFlags, flag,
+                         error + " (" + l.model.name + ": " + std::to_string(l.model.num_layers) +
+                             " layers, pp " + std::to_string(pp) + ", vpp " + std::to_string(vpp) + ")");
+    }
+    l.placement.layers_per_stage = std::move(split);
+}
 }  // namespace
 
 bool LayoutOverrides::empty() const {
     return !model && !cluster && !gpus && !nodes && !tp && !pp && !dp && !cp && !ep && !etp &&
            !vpp && !order && !mbs && !gbs && !seq && !schedule && !recompute && !dtype &&
            !sequence_parallel && !zero && !flash_attention && !grad_reduce_dtype && !tp_comm_overlap &&
-           !overlap_grad_reduce && !overlap_param_gather && !layers_per_stage;
+           !overlap_grad_reduce && !overlap_param_gather && !layers_per_stage && !account_for_embedding &&
+           !account_for_loss && !first_stage_layers && !last_stage_layers;
 }
 
 Layout build_layout(const std::optional<std::string>& layout_file, const LayoutOverrides& f) {
@@ -169,6 +203,7 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
             l.placement.layers_per_stage.clear();
         }
     }
+    apply_megatron_split(f, l);
     if ((f.ep || f.model) &&
         l.placement.experts_per_ep_rank.size() != static_cast<std::size_t>(m.ep)) {
         l.placement.experts_per_ep_rank.clear();

@@ -24,6 +24,10 @@ struct LayoutOverrides {
     std::optional<std::string> overlap_grad_reduce, overlap_param_gather;  // "on" or "off"
     std::optional<std::string> grad_reduce_dtype;  // "fp32" or "bf16"
     std::optional<std::vector<int>> layers_per_stage;
+    // Megatron-LM's splits (core/layout/pipeline_split.h), computed after the mesh flags:
+    // the embedding / the LM head and loss counted as a layer, or uneven first / last ranks.
+    bool account_for_embedding = false, account_for_loss = false;
+    std::optional<int> first_stage_layers, last_stage_layers;
 
     [[nodiscard]] bool empty() const;
 };

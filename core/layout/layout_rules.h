@@ -23,6 +23,12 @@ namespace meshwork::rules {
 }
 // Every pipeline stage holds at least one layer.
 [[nodiscard]] inline bool pp_within_layers(int pp, int layers) { return pp <= layers; }
+// A model chunk holds at least one transformer layer; with two or more chunks the first and
+// the last may hold none: the embedding alone, or the LM head and loss alone (Megatron-LM's
+// accounted split, transformer_block.py:191-201 at d98e8a64).
+[[nodiscard]] inline bool chunk_holds_enough(int layers, bool end_chunk) {
+    return layers >= (end_chunk ? 0 : 1);
+}
 // Expert parallel axes exist only where there are experts.
 [[nodiscard]] inline bool expert_axis_needs_experts(bool moe, int size) { return moe || size <= 1; }
 // Expert layers fold onto the dense ranks: etp·ep divides tp·cp·dp (owned by mesh_shape.h).

@@ -116,9 +116,16 @@ void check_pipeline(const Layout& l, Checker& c) {
         long long sum = 0;
         for (std::size_t i = 0; i < split.size(); ++i) {
             sum += split[i];
-            if (split[i] < 1) {
+            // The first chunk also holds the embedding and the last the LM head and loss:
+            // Megatron-LM builds them alone when the split counts them as layers
+            // (transformer_block.py:191-201 at d98e8a64). Any other chunk needs a layer.
+            const bool end = (i == 0 || i + 1 == split.size()) && split.size() > 1;
+            if (!rules::chunk_holds_enough(split[i], end)) {
                 c.error("placement.layers_per_stage[" + str(static_cast<long long>(i)) + "]",
-                        "a model chunk must hold at least one layer");
+                        end
+                            ? "must not be negative"
+                            : "a model chunk must hold at least one layer (only the first and last "
+                              "chunks may hold just the embedding or the LM head and loss)");
             }
         }
         if (sum != layers) {

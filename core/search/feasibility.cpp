@@ -55,7 +55,8 @@ Reject check_schedule(int pp, int vpp, Schedule schedule) {
 
 Reject check_split(const RuleContext& r, int chunks, const StageSplit& s) {
     if (s.balanced()) return r.layers < chunks ? Reject::LayersPerStage : Reject::None;
-    if (s.first < 1 || s.last < 1 || (chunks > 2 && s.middle < 1) || chunks < 2) {
+    if (chunks < 2 || !rules::chunk_holds_enough(s.first, true) || !rules::chunk_holds_enough(s.last, true) ||
+        (chunks > 2 && !rules::chunk_holds_enough(s.middle, false))) {
         return Reject::LayersPerStage;
     }
     const long long sum =

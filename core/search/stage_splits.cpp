@@ -19,7 +19,8 @@ void write_layers_per_stage(const StageSplit& s, int chunks, std::vector<int>& o
 
 std::vector<StageSplit> stage_splits(int layers, int chunks, int max_lighter) {
     std::vector<StageSplit> out{StageSplit{}};
-    if (chunks < 2 || layers < chunks) return out;
+    // With end chunks of no layer, chunks − 2 layers can fill them.
+    if (chunks < 2 || layers < chunks - 2 * std::max(0, max_lighter)) return out;
     std::vector<std::vector<int>> seen{balanced_stage_split(layers, chunks)};
     std::vector<int> split;
     for (int a = 0; a <= max_lighter; ++a) {
@@ -27,8 +28,11 @@ std::vector<StageSplit> stage_splits(int layers, int chunks, int max_lighter) {
             // chunks·q − a − b = layers
             if ((layers + a + b) % chunks != 0) continue;
             const int q = (layers + a + b) / chunks;
+            if (q < 1) continue;  // middle chunks hold at least one layer
             const StageSplit s{q - a, q, q - b};
-            if (s.first < 1 || s.last < 1) continue;
+            // An end chunk may hold no layer: the embedding alone, or the head and loss
+            // alone (Megatron-LM's accounted split, core/layout/pipeline_split.h).
+            if (s.first < 0 || s.last < 0) continue;
             write_layers_per_stage(s, chunks, split);
             // With two chunks there is no middle: different (a, b) can give one split.
             if (std::find(seen.begin(), seen.end(), split) != seen.end()) continue;

@@ -16,9 +16,11 @@ struct StageSplit {
 };
 
 // The balanced split first, then every split where the middle chunks hold q layers each
-// and the ends q − a and q − b (0 ≤ a, b ≤ max_lighter, each end ≥ 1 layer) that differs
+// and the ends q − a and q − b (0 ≤ a, b ≤ max_lighter, each end ≥ 0 layers: an end chunk
+// may hold only the embedding or only the head and loss, as Megatron-LM's
+// --account-for-embedding/loss-in-pipeline-split build it) that differs
 // from the balanced one, in increasing (a, b). Only the balanced split when chunks < 2 or
-// layers < chunks (validation then refuses it).
+// no such split places every layer (validation then refuses it when layers < chunks).
 std::vector<StageSplit> stage_splits(int layers, int chunks, int max_lighter);
 
 // Writes `split` as Placement::layers_per_stage for `chunks` chunks (cleared when

@@ -43,8 +43,10 @@ ChunkTimes chunk_times(const CostModel& model, const LayoutCosts& c, const Place
     out.times.p2p_s = c.p2p_s;
     out.times.chunk_fwd_s.resize(chunks);
     out.times.chunk_bwd_s.resize(chunks);
+    int first_layer = 0;  // carried: chunks in layer order
     for (std::size_t i = 0; i < chunks; ++i) {
-        const ChunkCost& cc = out.costs[i] = model.chunk_cost(c, placement, static_cast<int>(i));
+        const ChunkCost& cc = out.costs[i] = model.chunk_cost(c, placement, static_cast<int>(i), first_layer);
+        first_layer += cc.layers;
         const GradSyncCost sync = grad_sync_cost(c, cc.dense_params, cc.expert_params);
         const ZeroExposure z = zero_exposure(sync.per_pass_gather_s, sync.per_micro_batch_reduce_s,
                                              cc.fwd.compute_s(), cc.bwd.compute_s(), c.dp_overlap);

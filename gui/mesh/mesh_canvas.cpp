@@ -153,6 +153,10 @@ void MeshCanvas::paint_stage(QPainter& p, const StageColumn& column) {
     for (std::size_t ch = static_cast<std::size_t>(column.stage); ch < split.size();
          ch += static_cast<std::size_t>(l.parallel.mesh.pp)) {
         layers += split[ch];
+        if (split[ch] == 0) {  // an end chunk that holds only the embedding or only the head
+            ranges << (ch == 0 ? QString("embedding") : QString("head"));
+            continue;
+        }
         ranges << (split[ch] == 1 ? QString::number(first[ch])
                                   : QString("%1–%2").arg(first[ch]).arg(first[ch] + split[ch] - 1));
     }

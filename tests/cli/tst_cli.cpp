@@ -141,6 +141,16 @@ void TestCli::bad_flags_exit_2() {
     const CliResult split = run_cli({"describe", "--model", "tiny", "--pp", "2", "--layers-per-stage", "2,x"});
     QCOMPARE(split.exit_code, 2);
     QVERIFY(split.err.contains("--layers-per-stage"));
+    // Megatron-LM's split rules: a split it refuses exits 2 naming the flag (llama3-70b's 80
+    // layers + the embedding do not divide by pp 4); a split it accepts is stated.
+    const CliResult acc = run_cli({"describe", "--model", "llama3-70b", "--gpus", "32", "--tp", "8", "--pp", "4",
+                                   "--account-for-embedding", "--json"});
+    QCOMPARE(acc.exit_code, 2);
+    QVERIFY(acc.err.contains("--account-for-embedding"));
+    const CliResult ok = run_cli({"describe", "--model", "llama3-70b", "--gpus", "24", "--tp", "8", "--pp", "3",
+                                  "--account-for-loss"});
+    QCOMPARE(ok.exit_code, 0);
+    QVERIFY(ok.out.contains("layers per stage [27,27,26]"));
 }
 
 void TestCli::validate_json_lists_errors() {
@@ -182,6 +192,10 @@ void TestCli::help_states_every_layout_default() {
                              "--grad-reduce-dtype",
                              "--tp-comm-overlap",
                              "--layers-per-stage",
+                             "--first-stage-layers",
+                             "--last-stage-layers",
+                             "--account-for-embedding",
+                             "--account-for-loss",
                              "--sp"}) {
         const auto at = text.indexOf(QString("  ") + flag + " ");
         QVERIFY2(at >= 0, flag);

@@ -78,6 +78,8 @@ void TestValidation::every_rule_reports_all_errors() {
 
 void TestValidation::warnings_do_not_invalidate() {
     Layout l = load_layout(resource_dir() + "/layouts/llama3.1-405b-h100-16384.json");
+    l.parallel.vpp = 1;
+    l.training.schedule = Schedule::OneFOneB;
     l.placement.layers_per_stage.clear();  // 126 over 16: chosen automatically, warned
     auto r = validate_layout(l, "x.json");
     QVERIFY(r.valid());

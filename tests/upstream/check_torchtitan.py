@@ -551,6 +551,15 @@ def main():
         flags = ["--model", model, "--cluster", "dgx-h100", "--gpus", str(gpus), "--pp", str(pp), "--zero", "3",
                  "--mbs", "1", "--gbs", "512", "--layers-per-stage", split]
         cases.append((" ".join(flags[1:]), gpus, flags))
+    # End stages that hold only the embedding or only the head (torchtitan's input_weight /
+    # output_weight equal to the layers per stage): the Llama 3 405B paper's 0, 1 x 126, 0
+    # over pp 16 x 8 virtual stages, and llama3-70b's 80 + 2 over pp 2 x 41 chunks of one layer.
+    for model, gpus, pp, vpp in [("llama3.1-405b", 16, 16, 8), ("llama3-70b", 4, 2, 41)]:
+        flags = ["--model", model, "--cluster", "dgx-h100", "--gpus", str(gpus), "--pp", str(pp), "--zero", "3",
+                 "--mbs", "1", "--gbs", "512", "--account-for-embedding", "--account-for-loss"]
+        if vpp > 1:
+            flags += ["--vpp", str(vpp), "--schedule", "interleaved"]
+        cases.append((" ".join(flags[1:]), gpus, flags))
     passed = failed = 0
     for name, gpus, flags in cases:
         for target, fmt in (("v02", a.toml_format), ("main", "torchtitan")):

@@ -7,6 +7,7 @@
 #include "core/cost/kernel_time.h"
 #include "tests/core/cost/cost_test_util.h"
 #include "core/layout/layout_validate.h"
+#include "core/model/hf_config.h"
 
 using namespace meshwork;
 using namespace meshwork::cost;
@@ -236,6 +237,37 @@ private slots:
         l = preset_layout("gpt3-175b-a100-1024");
         l.cluster.efficiency.gemm = 0.9;
         QVERIFY(estimate_layout(l).step_time_s < base.step_time_s);
+    }
+
+    // The estimate carries each chunk's first layer from rank to rank; each stage's passes
+    // must equal the sum of its chunks costed from first layers summed from scratch, where
+    // the first layer decides which blocks are MoE (DeepSeek-V3: 3 dense blocks first, an
+    // uneven split with an empty first chunk, vpp 2).
+    void carried_first_layers_match_the_sum() {
+        Layout l = make_layout(load_model("deepseek-v3"), "dgx-h100", 1, 4, 64, 1, 512, 4096);
+        l.parallel.mesh.ep = 64;
+        l.parallel.vpp = 2;
+        l.training.schedule = Schedule::Interleaved;
+        l.placement.layers_per_stage = {0, 9, 8, 7, 9, 9, 9, 10};
+        QVERIFY(validate_layout(l, "t").valid());
+        const CostModel model(l);
+        LayoutCosts c;
+        model.prepare(l.parallel, l.training, c);
+        const Estimate e = estimate_layout(l);
+        for (int r = 0; r < 4; ++r) {
+            double fwd = 0;
+            int layers = 0;
+            for (int k = 0; k < 2; ++k) {
+                const ChunkCost cc = model.chunk_cost(c, l.placement, k * 4 + r);
+                fwd += cc.fwd.total_s();
+                layers += cc.layers;
+            }
+            QCOMPARE(e.stages[static_cast<std::size_t>(r)].layers, layers);
+            QVERIFY(std::fabs(e.stages[static_cast<std::size_t>(r)].forward_s - fwd) <= 1e-12 * fwd);
+        }
+        // Stage 0's chunks start at layers 0 (embedding only) and 33; the dense blocks 0-2
+        // sit on stage 1's first chunk.
+        QCOMPARE(model.chunk_cost(c, l.placement, 1).moe_layers, 6);
     }
 };
 

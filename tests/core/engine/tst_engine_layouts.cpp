@@ -27,6 +27,7 @@ private slots:
     void same_layout_is_bitwise_deterministic();
     void memory_estimate_brackets_measured_peak();
     void interleaved_with_a_larger_micro_batch_group();
+    void empty_end_chunks_match_the_reference();
 };
 
 // Interleaved with a micro-batch count pp does not divide (3 on pp 2): the schedule runs
@@ -192,6 +193,23 @@ void TestEngineLayouts::memory_estimate_brackets_measured_peak() {
             QVERIFY2(ratio > 0.7 && ratio < 1.5, msg.c_str());
         }
     }
+}
+
+// Megatron-LM's accounted split with one layer per chunk: the first chunk holds only the
+// embedding, the last only the head and loss (0, 1, 1, 1, 1, 0 over pp 2 × vpp 3). The
+// engine builds chunks without blocks and still matches the unsharded reference.
+void TestEngineLayouts::empty_end_chunks_match_the_reference() {
+    LayoutOverrides o;
+    for (const auto& c : reference_layouts()) {
+        if (std::string(c.name) == "PP2 interleaved v2") o = overrides_of(c);
+    }
+    QVERIFY(o.schedule && *o.schedule == "interleaved");
+    o.vpp = 3;
+    o.account_for_embedding = o.account_for_loss = true;
+    const Layout layout = build_layout(std::nullopt, o);
+    require_valid_layout(layout, "<test>");
+    QCOMPARE(layout.stage_layers(), (std::vector<int>{0, 1, 1, 1, 1, 0}));
+    check_against_reference(layout, 2);
 }
 
 QTEST_APPLESS_MAIN(TestEngineLayouts)

@@ -3,6 +3,7 @@
 #include <QtTest>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "core/common/error.h"
@@ -82,6 +83,7 @@ private slots:
     void pipeline_layout();
     void moe_layer_freq();
     void bad_command_lines();
+    void pipeline_split_flags();
     void world_size_sources();
     void grad_reduce_in_bf16();
 };
@@ -329,7 +331,14 @@ void TestMegatronImport::pipeline_layout() {
     QVERIFY(parse_pipeline_layout(format_pipeline_layout({3, 2}, 2), 2, p, error));
     QCOMPARE(p.layers_per_chunk, (std::vector<int>{3, 2}));
     QCOMPARE(p.mtp_layers, 2);
-    QVERIFY(!parse_pipeline_layout("Ett|tt|L", 3, p, error));  // a chunk with only the loss
+    // End chunks may hold only the embedding or only the loss; a middle chunk needs a layer.
+    QVERIFY2(parse_pipeline_layout("Ett|tt|L", 3, p, error), error.c_str());
+    QCOMPARE(p.layers_per_chunk, (std::vector<int>{2, 2, 0}));
+    QVERIFY2(parse_pipeline_layout("E|t*4|t*3L", 3, p, error), error.c_str());
+    QCOMPARE(p.layers_per_chunk, (std::vector<int>{0, 4, 3}));
+    QCOMPARE(format_pipeline_layout({0, 4, 3, 0}, 0), std::string("E|t*4|t*3|L"));
+    QCOMPARE(format_pipeline_layout({1, 2}, 0), std::string("Et|t*2L"));
+    QVERIFY(!parse_pipeline_layout("Ett||ttL", 3, p, error));
     QVERIFY(error.find("no transformer layer") != std::string::npos);
     QVERIFY(!parse_pipeline_layout("tt|ttL", 2, p, error));
     QVERIFY(!parse_pipeline_layout("Ett|tx|tL", 3, p, error));
@@ -409,6 +418,53 @@ void TestMegatronImport::bad_command_lines() {
     const auto many = issues_of(base + "--foo --bar 1");
     QVERIFY(has_issue(many, "argv[16] --foo", "unknown"));
     QVERIFY(has_issue(many, "argv[17] --bar", "unknown"));
+}
+
+void TestMegatronImport::pipeline_split_flags() {
+    // Megatron-LM's split flags import to the chunks get_num_layers_to_build gives
+    // (transformer_block.py:96-203 at d98e8a64), and export back to the same flags.
+    const std::string base = "torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 14 "
+                             "--hidden-size 64 --num-attention-heads 4 --seq-length 32 "
+                             "--micro-batch-size 1 --global-batch-size 16 --vocab-size 256 "
+                             "--pipeline-model-parallel-size 4 ";
+    auto layers_of = [&](const std::string& extra) {
+        return import_megatron(base + extra, "p.sh", cluster("dgx-h100")).layout;
+    };
+    auto args_of = [](const Layout& l) {
+        std::map<std::string, std::string> m;
+        for (const auto& [flag, value] : megatron_command(l).args) m[flag] = value;
+        return m;
+    };
+    // 14 + 2 = 16 over pp 4: 4 per rank, 2 per chunk with vpp 2; chunk 0 and chunk 7 build 1.
+    const Layout acc = layers_of("--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split "
+                                 "--num-layers-per-virtual-pipeline-stage 2");
+    QCOMPARE(acc.parallel.vpp, 2);
+    // (Meshwork's balanced split of 14 over 8 is the same: the layout keeps it implicit.)
+    QCOMPARE(acc.stage_layers(), (std::vector<int>{1, 2, 2, 2, 2, 2, 2, 1}));
+    auto a = args_of(acc);
+    QVERIFY(a.count("--account-for-embedding-in-pipeline-split") == 1);
+    QVERIFY(a.count("--account-for-loss-in-pipeline-split") == 1);
+    QCOMPARE(QString::fromStdString(a.at("--num-virtual-stages-per-pipeline-rank")), QString("2"));
+    QVERIFY(a.count("--pipeline-model-parallel-layout") == 0);
+    // Uneven ranks with virtual stages: first 2, last 4 leave 8 for 2 middle ranks (4 each),
+    // every rank's layers halved over its 2 chunks.
+    const Layout un = layers_of("--decoder-first-pipeline-num-layers 2 --decoder-last-pipeline-num-layers 4 "
+                                "--num-virtual-stages-per-pipeline-rank 2");
+    QCOMPARE(un.stage_layers(), (std::vector<int>{1, 2, 2, 2, 1, 2, 2, 2}));
+    a = args_of(un);
+    QCOMPARE(QString::fromStdString(a.at("--decoder-first-pipeline-num-layers")), QString("2"));
+    // The last rank holds the middle count: the export states the same split without it.
+    QVERIFY(a.count("--decoder-last-pipeline-num-layers") == 0);
+    QCOMPARE(QString::fromStdString(a.at("--num-virtual-stages-per-pipeline-rank")), QString("2"));
+    // Refusals as Megatron-LM's: both kinds at once (transformer_config.py:2229-2239), the
+    // counted layers not a multiple of pp (:2382), uneven ranks with
+    // --num-layers-per-virtual-pipeline-stage (arguments.py:954-956).
+    EXPECT_ISSUE(base + "--account-for-embedding-in-pipeline-split --decoder-first-pipeline-num-layers 2",
+                 "argv[20] --account-for-embedding-in-pipeline-split", "cannot be combined");
+    EXPECT_ISSUE(base + "--account-for-embedding-in-pipeline-split", "argv[20] --account-for-embedding-in-pipeline-split",
+                 "pp = 4");
+    EXPECT_ISSUE(base + "--decoder-first-pipeline-num-layers 2 --num-layers-per-virtual-pipeline-stage 1",
+                 "argv[20] --decoder-first-pipeline-num-layers", "--num-virtual-stages-per-pipeline-rank");
 }
 
 void TestMegatronImport::world_size_sources() {

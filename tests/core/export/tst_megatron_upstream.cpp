@@ -58,6 +58,18 @@ std::vector<Variant> matrix() {
         l.training.schedule = Schedule::Interleaved;
         l.placement.layers_per_stage = {9, 10, 10, 11, 11, 10, 10, 9};
     });
+    add("uneven-ranks-vpp2", [](Layout& l) {  // --decoder-first/last 16 with vpp 2
+        l.parallel.vpp = 2;
+        l.training.schedule = Schedule::Interleaved;
+        l.placement.layers_per_stage = {8, 12, 12, 8, 8, 12, 12, 8};
+    });
+    add("accounted-pp3-vpp3", [](Layout& l) {  // 80 + the embedding over 3 × 3 chunks
+        l.gpus = 48;
+        l.parallel.mesh.pp = 3;
+        l.parallel.vpp = 3;
+        l.training.schedule = Schedule::Interleaved;
+        l.placement.layers_per_stage = {8, 9, 9, 9, 9, 9, 9, 9, 9};
+    });
     add("vpp2-even", [](Layout& l) {
         l.parallel.vpp = 2;
         l.training.schedule = Schedule::Interleaved;
@@ -142,8 +154,18 @@ void TestMegatronUpstream::exports_follow_upstream() {
         QCOMPARE(p.vpp, l.parallel.vpp);
         // pipeline_parallel_layer_layout.py:109: as many m as --mtp-num-layers.
         QCOMPARE(p.mtp_layers, l.model.mtp_layers);
-    } else if (args.count("--decoder-first-pipeline-num-layers") == 0 && m.pp > 1) {
-        QCOMPARE(l.model.num_layers % (m.pp * l.parallel.vpp), 0);
+    } else if (args.count("--decoder-first-pipeline-num-layers") + args.count("--decoder-last-pipeline-num-layers") == 0 &&
+               m.pp > 1) {
+        // transformer_config.py:2382-2415: the layers, the accounted embedding and loss
+        // counted, divide by pp and each rank's by vpp.
+        const int counted = l.model.num_layers +
+                            static_cast<int>(args.count("--account-for-embedding-in-pipeline-split") +
+                                             args.count("--account-for-loss-in-pipeline-split"));
+        QCOMPARE(counted % m.pp, 0);
+        QCOMPARE((counted / m.pp) % l.parallel.vpp, 0);
+    } else if (l.parallel.vpp > 1) {
+        // arguments.py:954-956: uneven ranks with virtual stages need this form of vpp.
+        QVERIFY(args.count("--num-virtual-stages-per-pipeline-rank") == 1);
     }
     // Nothing the layout holds is lost for these layouts.
     QVERIFY2(c.lost.empty(), qPrintable(QString::fromStdString(c.lost.empty() ? "" : c.lost.front())));

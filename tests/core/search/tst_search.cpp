@@ -54,11 +54,12 @@ std::vector<int> divisors_of(int n) {
 // most q and at least q − lighter layers, and not the balanced split; plus {} (balanced).
 std::vector<std::vector<int>> splits_of(int layers, int chunks, int lighter) {
     std::vector<std::vector<int>> out{{}};
-    if (chunks < 2 || layers < chunks) return out;
+    if (chunks < 2) return out;
     const auto balanced = balanced_stage_split(layers, chunks);
+    // End chunks may hold no layer (only the embedding, or only the head and loss).
     for (int q = 1; q <= layers; ++q) {
-        for (int f = 1; f <= layers; ++f) {
-            for (int l = 1; l <= layers; ++l) {
+        for (int f = 0; f <= layers; ++f) {
+            for (int l = 0; l <= layers; ++l) {
                 std::vector<int> s(static_cast<std::size_t>(chunks), q);
                 s.front() = f;
                 s.back() = l;

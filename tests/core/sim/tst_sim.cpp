@@ -282,7 +282,12 @@ private slots:
     }
 
     void interleaved_and_uneven_stages() {
-        Layout l = preset_layout("llama3.1-405b-h100-16384");  // 7, 8 × 14, 7
+        Layout l = preset_layout("llama3.1-405b-h100-16384");
+        l.training.schedule = Schedule::OneFOneB;
+        l.parallel.vpp = 1;
+        l.placement.layers_per_stage = std::vector<int>(16, 8);
+        l.placement.layers_per_stage.front() = l.placement.layers_per_stage.back() = 7;
+        QVERIFY(validate_layout(l, "t").valid());
         const auto uneven = simulate_layout(l);
         QVERIFY(sane(uneven.estimate));
         l.training.schedule = Schedule::Interleaved;
