@@ -81,7 +81,10 @@ def main():
             path = os.path.join(work, "layout.json")
             with open(path, "w") as f:
                 json.dump(layout, f)
-            mine = run(cli, ["estimate", path, "--json"])["step_time_s"]
+            # The 405B recipe counts the embedding and the loss as a layer each in the split
+            # (Megatron-Bridge recipes/llama/llama3.py:413-414 at 00b7660b, :1146-1147 at 21d102f5e).
+            split = ["--account-for-embedding", "--account-for-loss"] if model == "llama3.1-405b" else []
+            mine = run(cli, ["estimate", path, "--json"] + split)["step_time_s"]
             found = run(cli, ["search", "--model", model, "--cluster", cluster, "--gpus", str(gpus),
                               "--gbs", str(gbs), "--seq", str(seq), "--dtype", dtype, "--no-sim",
                               "--top", str(top), "--tp-comm-overlap", mode,
