@@ -163,37 +163,23 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
         throw InputError(kFlags, "--tp-comm-overlap",
                          "'" + *f.tp_comm_overlap + "' is not none, pipe or ring");
     }
-    auto on_off = [&](const std::optional<std::string>& value, const char* flag, bool& out) {
+    // A flag with two values: `yes` sets `out`, `no` clears it, anything else is refused.
+    auto two_way = [&](const std::optional<std::string>& value, const char* flag, const char* yes,
+                       const char* no, bool& out) {
         if (!value) return;
-        if (*value != "on" && *value != "off") throw InputError(kFlags, flag, "'" + *value + "' is not on or off");
-        out = *value == "on";
+        if (*value != yes && *value != no) {
+            throw InputError(kFlags, flag, "'" + *value + "' is not " + yes + " or " + no);
+        }
+        out = *value == yes;
     };
-    on_off(f.overlap_grad_reduce, "--overlap-grad-reduce", l.parallel.overlap_grad_reduce);
-    on_off(f.overlap_param_gather, "--overlap-param-gather", l.parallel.overlap_param_gather);
+    two_way(f.overlap_grad_reduce, "--overlap-grad-reduce", "on", "off", l.parallel.overlap_grad_reduce);
+    two_way(f.overlap_param_gather, "--overlap-param-gather", "on", "off", l.parallel.overlap_param_gather);
     // Turning the reduction off turns the gather off unless it is given (Megatron needs both).
     if (f.overlap_grad_reduce && !f.overlap_param_gather && !l.parallel.overlap_grad_reduce) {
         l.parallel.overlap_param_gather = false;
     }
-    if (f.flash_attention) {
-        if (*f.flash_attention == "on")
-            t.flash_attention = true;
-        else if (*f.flash_attention == "off")
-            t.flash_attention = false;
-        else {
-            throw InputError(kFlags, "--flash-attention",
-                             "'" + *f.flash_attention + "' is not on or off");
-        }
-    }
-    if (f.grad_reduce_dtype) {
-        if (*f.grad_reduce_dtype == "fp32")
-            t.grad_reduce_in_bf16 = false;
-        else if (*f.grad_reduce_dtype == "bf16")
-            t.grad_reduce_in_bf16 = true;
-        else {
-            throw InputError(kFlags, "--grad-reduce-dtype",
-                             "'" + *f.grad_reduce_dtype + "' is not fp32 or bf16");
-        }
-    }
+    two_way(f.flash_attention, "--flash-attention", "on", "off", t.flash_attention);
+    two_way(f.grad_reduce_dtype, "--grad-reduce-dtype", "bf16", "fp32", t.grad_reduce_in_bf16);
     if (f.layers_per_stage) {
         l.placement.layers_per_stage = *f.layers_per_stage;
     } else if (f.pp || f.vpp || f.model) {

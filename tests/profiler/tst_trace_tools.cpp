@@ -20,6 +20,7 @@
 #include "profiler/analysis/range_context.h"
 #include "profiler/analysis/trace_compare.h"
 #include "profiler/analysis/trace_stats.h"
+#include "tests/support/recording_sink.h"
 #include "core/cluster/cluster_spec.h"
 #include "profiler/collect/cpu_collector.h"
 #include "profiler/collect/cupti_collector.h"
@@ -42,26 +43,7 @@ using meshwork::test::temp_path;
 
 namespace {
 
-// Keeps what it is given, for checks of what a producer writes.
-class RecordingSink : public TraceSink {
-public:
-    void set_run_info(const TraceRunInfo&) override {}
-    int add_track(const TrackInfo& t) override {
-        tracks.push_back(t);
-        return static_cast<int>(tracks.size()) - 1;
-    }
-    void add_event(const TraceEvent& e) override { events.push_back(e); }
-    void add_counter(int, int, const std::string&, std::int64_t, double) override {}
-    void close() override {}
-    const TraceEvent& named(const std::string& name) const {
-        for (const auto& e : events) {
-            if (e.name == name) return e;
-        }
-        throw std::runtime_error("no event " + name);
-    }
-    std::vector<TrackInfo> tracks;
-    std::vector<TraceEvent> events;
-};
+using meshwork::test::RecordingSink;
 
 using test::CliResult;
 using test::run_cli;

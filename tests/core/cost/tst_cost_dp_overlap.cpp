@@ -15,6 +15,7 @@
 #include "core/layout/layout_validate.h"
 #include "core/sim/simulate.h"
 #include "tests/core/cost/cost_test_util.h"
+#include "tests/support/recording_sink.h"
 
 using namespace meshwork;
 using namespace meshwork::cost;
@@ -25,20 +26,6 @@ namespace {
 bool near(double a, double b, double rel = 1e-9) {
     return std::fabs(a - b) <= rel * std::max({std::fabs(a), std::fabs(b)}) + 1e-15;
 }
-
-class RecordingSink : public TraceSink {
-public:
-    void set_run_info(const TraceRunInfo&) override {}
-    int add_track(const TrackInfo& t) override {
-        tracks.push_back(t);
-        return static_cast<int>(tracks.size()) - 1;
-    }
-    void add_event(const TraceEvent& e) override { events.push_back(e); }
-    void add_counter(int, int, const std::string&, std::int64_t, double) override {}
-    void close() override {}
-    std::vector<TrackInfo> tracks;
-    std::vector<TraceEvent> events;
-};
 
 // Llama 3 70B, TP8 PP4 over 16 DGX-H100 nodes' worth of data parallelism, short sequences:
 // a data-parallel reduction much longer than one micro-batch's backward, where overlap matters.

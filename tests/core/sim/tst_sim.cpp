@@ -13,29 +13,13 @@
 #include "core/layout/layout_validate.h"
 #include "core/sim/pipeline_sim.h"
 #include "core/sim/simulate.h"
+#include "tests/support/recording_sink.h"
 
 using namespace meshwork;
 using namespace meshwork::sim;
 using namespace meshwork::test;
 
 namespace {
-
-// Keeps every event in memory for the checks.
-class RecordingSink : public TraceSink {
-public:
-    void set_run_info(const TraceRunInfo& info) override { run = info; }
-    int add_track(const TrackInfo& t) override {
-        tracks.push_back(t);
-        return static_cast<int>(tracks.size()) - 1;
-    }
-    void add_event(const TraceEvent& e) override { events.push_back(e); }
-    void add_counter(int, int, const std::string&, std::int64_t, double) override {}
-    void close() override { closed = true; }
-    TraceRunInfo run;
-    std::vector<TrackInfo> tracks;
-    std::vector<TraceEvent> events;
-    bool closed = false;
-};
 
 PipelineTimes uniform(int chunks, double f, double b, double p2p) {
     PipelineTimes t;
