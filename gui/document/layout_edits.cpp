@@ -205,6 +205,27 @@ ProposedEdit set_tp_comm_overlap(const Layout& layout, TpOverlap overlap) {
     return edit;
 }
 
+ProposedEdit set_dp_overlap(const Layout& layout, bool on) {
+    ProposedEdit edit{layout, std::string(on ? "Overlap the data-parallel communication" : "Run the data-parallel communication after the backward"), ""};
+    if (layout.parallel.overlap_grad_reduce == on && layout.parallel.overlap_param_gather == on) {
+        edit.refused = std::string("the data-parallel overlap is already ") + (on ? "on" : "off");
+        return edit;
+    }
+    edit.layout.parallel.overlap_grad_reduce = on;
+    edit.layout.parallel.overlap_param_gather = on;
+    return edit;
+}
+
+ProposedEdit set_grad_reduce_in_bf16(const Layout& layout, bool on) {
+    ProposedEdit edit{layout, std::string(on ? "Reduce gradients in bf16" : "Reduce gradients in fp32"), ""};
+    if (layout.training.grad_reduce_in_bf16 == on) {
+        edit.refused = std::string("gradients are already reduced in ") + (on ? "bf16" : "fp32");
+        return edit;
+    }
+    edit.layout.training.grad_reduce_in_bf16 = on;
+    return edit;
+}
+
 }  // namespace meshwork::gui
 
 namespace meshwork::gui {

@@ -1,5 +1,6 @@
 // Spin boxes for the mesh axes, a chooser for the rank order, sequence parallelism and the
-// tiled TP communication overlap (parallel.tp_comm_overlap). Each change is an undoable
+// tiled TP communication overlap (parallel.tp_comm_overlap), the data-parallel overlaps and
+// the gradients' reduction type. Each change is an undoable
 // edit (axis edits keep the world size: dp follows); a refused change snaps back and says why.
 #pragma once
 
@@ -26,6 +27,8 @@ public:
     [[nodiscard]] QCheckBox* sequence_parallel_box() const { return sp_; }
     // Items none, pipe, ring; the item data is the layout's spelling.
     [[nodiscard]] QComboBox* tp_overlap_box() const { return tp_overlap_; }
+    [[nodiscard]] QCheckBox* dp_overlap_box() const { return dp_overlap_; }
+    [[nodiscard]] QCheckBox* grad_bf16_box() const { return grad_bf16_; }
 
 private:
     void sync_from_document();
@@ -33,6 +36,8 @@ private:
     void order_changed(const QString& order);
     void sequence_parallel_changed(bool on);
     void tp_overlap_changed(int index);
+    void dp_overlap_changed(bool on);
+    void grad_bf16_changed(bool on);
     void show_refusal(const QString& text);
 
     LayoutDocument* document_;
@@ -42,6 +47,8 @@ private:
     QComboBox* order_ = nullptr;
     QCheckBox* sp_ = nullptr;
     QComboBox* tp_overlap_ = nullptr;
+    QCheckBox* dp_overlap_ = nullptr;
+    QCheckBox* grad_bf16_ = nullptr;
     QLabel* message_ = nullptr;
     bool syncing_ = false;
 };
