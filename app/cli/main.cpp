@@ -8,18 +8,6 @@
 #include "app/cli/exit_codes.h"
 #include "app/cli/verb.h"
 
-namespace {
-
-// One write per line: std::cerr is unbuffered, so `<< "error: " << what` would be two writes,
-// and under mpirun another process's output (Open MPI's abort banner) can land between them.
-void print_error(const std::string& message) {
-    const std::string line = "error: " + message + "\n";
-    std::cerr.write(line.data(), static_cast<std::streamsize>(line.size()));
-    std::cerr.flush();
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
     using namespace meshwork;
     using namespace meshwork::cli;
@@ -47,13 +35,13 @@ int main(int argc, char** argv) {
         try {
             return verb.run();
         } catch (const InputError& e) {
-            for (const auto& issue : e.issues()) print_error(issue.to_string());
+            for (const auto& issue : e.issues()) print_error_line(issue.to_string());
             return kExitBadInput;
         } catch (const RuntimeError& e) {
-            print_error(e.what());
+            print_error_line(e.what());
             return kExitRuntimeFailure;
         } catch (const std::exception& e) {
-            print_error(e.what());
+            print_error_line(e.what());
             return kExitRuntimeFailure;
         }
     }

@@ -1,5 +1,7 @@
 #include "core/common/error.h"
 
+#include <iostream>
+
 namespace meshwork {
 
 std::string InputIssue::to_string() const {
@@ -28,5 +30,11 @@ InputError::InputError(std::vector<InputIssue> issues)
 
 InputError::InputError(std::string file, std::string field, std::string message)
     : InputError(InputIssue{std::move(file), std::move(field), std::move(message)}) {}
+
+void print_error_line(const std::string& message) {
+    const std::string line = "error: " + message + "\n";
+    std::cerr.write(line.data(), static_cast<std::streamsize>(line.size()));
+    std::cerr.flush();
+}
 
 }  // namespace meshwork

@@ -37,4 +37,9 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// Writes "error: MESSAGE" and a newline to stderr in one write. std::cerr is unbuffered, so
+// `<< "error: " << message` would be two writes, and under mpirun another process's output
+// can land between them (the line a user, or a test, looks for is then split).
+void print_error_line(const std::string& message);
+
 }  // namespace meshwork

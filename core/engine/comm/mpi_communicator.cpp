@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/common/error.h"
 #include "core/engine/stop.h"
 
 namespace meshwork::engine {
@@ -242,7 +243,7 @@ bool MpiSession::launched_by_mpi() {
 }
 
 void MpiSession::abort_job(const std::string& reason, int exit_code) {
-    std::cerr << "error: " << reason << std::endl;
+    print_error_line(reason);
     MPI_Abort(MPI_COMM_WORLD, exit_code);
     std::_Exit(exit_code);
 }
