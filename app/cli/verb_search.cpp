@@ -72,10 +72,9 @@ search::SearchRequest build_request(const SearchFlags& f) {
         throw InputError("<flags>", "--tp-comm-overlap",
                          "'" + f.tp_overlap + "' is not none, pipe or ring");
     }
-    if (f.grad_reduce != "fp32" && f.grad_reduce != "bf16") {
+    if (!parse_grad_reduce_dtype(f.grad_reduce, o.grad_reduce_in_bf16)) {
         throw InputError("<flags>", "--grad-reduce-dtype", "'" + f.grad_reduce + "' is not fp32 or bf16");
     }
-    o.grad_reduce_in_bf16 = f.grad_reduce == "bf16";
     if (f.order_opt->count()) o.order = f.order;
     for (const auto& a : f.fix) search::apply_fix(a, o.fixed);
     if (f.max_tp < 0) throw InputError("<flags>", "--max-tp", "must be at least 1");

@@ -83,6 +83,12 @@ std::string to_string(TpOverlap o) {
     return "?";
 }
 
+bool parse_grad_reduce_dtype(const std::string& text, bool& in_bf16) {
+    if (text != "bf16" && text != "fp32") return false;
+    in_bf16 = text == "bf16";
+    return true;
+}
+
 bool parse_tp_overlap(const std::string& text, TpOverlap& out) {
     for (TpOverlap o : {TpOverlap::None, TpOverlap::Pipe, TpOverlap::Ring}) {
         if (text == to_string(o)) {

@@ -45,6 +45,8 @@ std::string to_string(Offload o);      // "none", "cpu", "nvme"
 bool parse_offload(const std::string& text, Offload& out);
 std::string to_string(TpOverlap o);    // "none", "pipe", "ring"
 bool parse_tp_overlap(const std::string& text, TpOverlap& out);
+// "bf16" or "fp32" (the --grad-reduce-dtype flags): whether gradients are reduced in bf16.
+bool parse_grad_reduce_dtype(const std::string& text, bool& in_bf16);
 
 struct ParallelConfig {
     MeshShape mesh;                 // tp, cp, dp, pp, ep, etp, order

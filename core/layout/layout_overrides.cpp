@@ -179,7 +179,9 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
         l.parallel.overlap_param_gather = false;
     }
     two_way(f.flash_attention, "--flash-attention", "on", "off", t.flash_attention);
-    two_way(f.grad_reduce_dtype, "--grad-reduce-dtype", "bf16", "fp32", t.grad_reduce_in_bf16);
+    if (f.grad_reduce_dtype && !parse_grad_reduce_dtype(*f.grad_reduce_dtype, t.grad_reduce_in_bf16)) {
+        throw InputError(kFlags, "--grad-reduce-dtype", "'" + *f.grad_reduce_dtype + "' is not fp32 or bf16");
+    }
     if (f.layers_per_stage) {
         l.placement.layers_per_stage = *f.layers_per_stage;
     } else if (f.pp || f.vpp || f.model) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include "core/cluster/cluster_spec.h"
@@ -9,6 +10,7 @@
 #include "core/cost/estimate.h"
 #include "core/layout/layout.h"
 #include "core/layout/layout_json.h"
+#include "core/layout/pipeline_split.h"
 #include "core/model/hf_config.h"
 
 namespace meshwork::test {
@@ -92,6 +94,17 @@ inline bool sane(const Estimate& e) {
              finite_nonneg(s.dp_gather_s) && finite_nonneg(s.optimizer_s);
     }
     return ok;
+}
+
+// Megatron-Bridge's Llama 3.1 405B recipe counts the embedding and the loss as a layer each in
+// the pipeline split (llama31_405b_pretrain_config, src/megatron/bridge/recipes/llama/
+// llama3.py:413-414 at 00b7660b, :1146-1147 at 21d102f5e; its performance configs start from
+// it, the 70B and 8B recipes do not): states that split on `l` for its pp and vpp.
+inline void use_bridge_405b_split(Layout& l) {
+    std::string error;
+    l.placement.layers_per_stage =
+        accounted_split(l.model.num_layers, l.parallel.mesh.pp, l.parallel.vpp, true, true, error);
+    if (!error.empty()) throw std::logic_error(error);
 }
 
 }  // namespace meshwork::test

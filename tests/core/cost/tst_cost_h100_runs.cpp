@@ -51,7 +51,6 @@
 #include <QtTest>
 
 #include "core/cost/cost_model.h"
-#include "core/layout/pipeline_split.h"
 #include "core/layout/layout_validate.h"
 #include "core/sim/simulate.h"
 #include "tests/core/cost/cost_test_util.h"
@@ -112,14 +111,7 @@ Layout bridge(const char* model, const char* cluster, int gpus, int gbs, int mbs
     l.parallel.overlap_grad_reduce = true;
     l.parallel.overlap_param_gather = true;
     l.training.grad_reduce_in_bf16 = true;
-    // The 405B recipe counts the embedding and the loss as a layer each in the pipeline split
-    // (llama31_405b_pretrain_config, src/megatron/bridge/recipes/llama/llama3.py:413-414 at
-    // 00b7660b, which the performance configs start from; the 70B and 8B recipes do not).
-    if (std::string(model) == "llama3.1-405b") {
-        std::string error;
-        l.placement.layers_per_stage = accounted_split(l.model.num_layers, pp, vpp, true, true, error);
-        if (!error.empty()) qFatal("%s", error.c_str());
-    }
+    if (std::string(model) == "llama3.1-405b") use_bridge_405b_split(l);
     return l;
 }
 

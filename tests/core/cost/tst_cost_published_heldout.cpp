@@ -33,7 +33,6 @@
 #include <vector>
 
 #include "core/cost/cost_model.h"
-#include "core/layout/pipeline_split.h"
 #include "core/layout/layout_validate.h"
 #include "core/model/hf_config.h"
 #include "core/sim/simulate.h"
@@ -281,14 +280,7 @@ Layout layout_of(const Run& r) {
     l.training.recompute_num_layers = r.recompute_layers;
     l.training.grad_reduce_in_bf16 = true;
     l.placement.layers_per_stage = r.layers_per_chunk;
-    // The 405B recipe counts the embedding and the loss as a layer each in the pipeline split
-    // (llama31_405b_pretrain_config, src/megatron/bridge/recipes/llama/llama3.py:1146-1147 at
-    // 21d102f5e, which the performance configs start from).
-    if (std::string(r.model) == "llama3.1-405b") {
-        std::string error;
-        l.placement.layers_per_stage = accounted_split(l.model.num_layers, r.pp, r.vpp, true, true, error);
-        if (!error.empty()) qFatal("%s", error.c_str());
-    }
+    if (std::string(r.model) == "llama3.1-405b") use_bridge_405b_split(l);
     return l;
 }
 
