@@ -48,6 +48,11 @@ void TestSearchCli::json_keys_and_out_file() {
     QCOMPARE(plain.exit_code, 0);
     QCOMPARE(nlohmann::json::parse(plain.out.toStdString()).at("ranked_by").get<std::string>(),
              std::string("cost_model"));
+    // --grad-reduce-dtype bf16 is the job's setting: every candidate carries it.
+    const CliResult bf16 = run_cli(kJob + QStringList{"--top", "2", "--json", "--no-sim", "--grad-reduce-dtype", "bf16"});
+    QCOMPARE(bf16.exit_code, 0);
+    for (const auto& h : nlohmann::json::parse(bf16.out.toStdString()).at("results"))
+        QVERIFY(h["layout"]["training"].value("grad_reduce_in_bf16", false));
 }
 
 void TestSearchCli::human_table() {
@@ -63,6 +68,7 @@ void TestSearchCli::bad_input_exits_2() {
         {{"--fix", "colour=red"}, "--fix"},
         {{"--fix", "tp=3"}, "does not divide"},
         {{"--fix", "pp=16", "--fix", "dp=16"}, "no layout"},
+        {{"--grad-reduce-dtype", "fp16"}, "--grad-reduce-dtype"},
     };
     for (const auto& [extra, phrase] : cases) {
         const CliResult r = run_cli(kJob + extra);
