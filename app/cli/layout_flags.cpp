@@ -6,7 +6,7 @@ namespace meshwork::cli {
 
 struct LayoutFlags::Values {
     std::string file;
-    std::string model, cluster, order, schedule, recompute, dtype, layers_per_stage, flash, tp_overlap, grad_reduce;
+    std::string model, cluster, order, schedule, recompute, recompute_modules, dtype, layers_per_stage, flash, tp_overlap, grad_reduce;
     std::string overlap_grad, overlap_param;
     int gpus = 0, nodes = 0, tp = 0, pp = 0, dp = 0, cp = 0, ep = 0, etp = 0, vpp = 0;
     int mbs = 0, gbs = 0, seq = 0, zero = 0, first_stage = 0, last_stage = 0;
@@ -53,6 +53,10 @@ LayoutFlags::LayoutFlags(CLI::App* c) : v_(std::make_shared<Values>()) {
             "; interleaved when --vpp > 1)");
     add("--recompute", v.recompute,
         "Activation recomputation: none, selective (Megatron: core attention), full, selective-op (torchtitan's op-level SAC) (default " + to_string(t.recompute) + ")");
+    add("--recompute-modules", v.recompute_modules,
+        "Modules recomputed under selective recomputation, comma-separated, as Megatron-LM's "
+        "--recompute-modules: " + recompute_module_names() +
+            "; implies --recompute selective (default: core_attn alone, Megatron's default; \"\" restores it)");
     add("--zero", v.zero,
         "ZeRO stage 0-3; 1 = Megatron's distributed optimizer (default " +
             std::to_string(t.zero_stage) + ")");
@@ -131,6 +135,7 @@ LayoutOverrides LayoutFlags::overrides() const {
     if (given("--seq")) o.seq = v.seq;
     if (given("--schedule")) o.schedule = v.schedule;
     if (given("--recompute")) o.recompute = v.recompute;
+    if (given("--recompute-modules")) o.recompute_modules = v.recompute_modules;
     if (given("--zero")) o.zero = v.zero;
     if (given("--dtype")) o.dtype = v.dtype;
     if (given("--flash-attention")) o.flash_attention = v.flash;

@@ -9,6 +9,7 @@
 #include "app/cli/exit_codes.h"
 #include "app/cli/format.h"
 #include "core/layout/layout_json.h"
+#include "core/layout/layout_rules.h"
 #include "core/model/hf_config.h"
 #include "core/search/search.h"
 #include "core/search/search_json.h"
@@ -20,7 +21,7 @@ namespace meshwork::cli {
 namespace {
 
 struct SearchFlags {
-    std::string model, cluster, dtype, out, order, tp_overlap = "none", grad_reduce = "fp32";
+    std::string model, cluster, dtype, out, order, tp_overlap = "none", grad_reduce = "fp32", recompute_modules;
     int gpus = 0, nodes = 0, gbs = 0, seq = 0, top = 10, max_tp = 0, threads = 0;
     int max_mbs = 16, max_vpp = 8, max_lighter = 2;
     double min_mfu = 0;
@@ -74,6 +75,17 @@ search::SearchRequest build_request(const SearchFlags& f) {
     }
     if (!parse_grad_reduce_dtype(f.grad_reduce, o.grad_reduce_in_bf16)) {
         throw InputError("<flags>", "--grad-reduce-dtype", "'" + f.grad_reduce + "' is not fp32 or bf16");
+    }
+    if (!f.recompute_modules.empty()) {
+        std::string bad;
+        if (!parse_recompute_module_list(f.recompute_modules, o.recompute_modules, bad)) {
+            throw InputError("<flags>", "--recompute-modules",
+                             "unknown module '" + bad + "' (" + recompute_module_names() + ")");
+        }
+        if (!rules::mla_up_proj_needs_mla(o.recompute_modules, req.model.uses_mla)) {
+            throw InputError("<flags>", "--recompute-modules",
+                             "mla_up_proj needs multi-latent attention; model " + req.model.name + " has none");
+        }
     }
     if (f.order_opt->count()) o.order = f.order;
     for (const auto& a : f.fix) search::apply_fix(a, o.fixed);
@@ -169,6 +181,10 @@ Verb add_search_verb(CLI::App& app) {
     cmd->add_option("--grad-reduce-dtype", f->grad_reduce,
                     "Precision of gradient accumulation and the data-parallel reduction in bf16/fp8 "
                     "training for every candidate: fp32 or bf16 (default fp32)");
+    cmd->add_option("--recompute-modules", f->recompute_modules,
+                    "Modules that candidates with selective recomputation recompute, comma-separated, "
+                    "as Megatron-LM's --recompute-modules: " + recompute_module_names() +
+                        " (default: core_attn alone, Megatron's default)");
     f->order_opt = cmd->add_option("--order", f->order,
                                    "Axis order for rank mapping (default tp-cp-ep-dp-pp)");
     cmd->add_option("--top", f->top, "How many layouts to print (default 10)");

@@ -144,6 +144,10 @@ ChunkCost CostModel::chunk_cost(const LayoutCosts& c, const Placement& pl, int g
     }
     if (c.recompute == Recompute::SelectiveOp) {
         cc.working_bytes = n_moe > 0 ? c.moe.recompute_working_bytes : c.dense.recompute_working_bytes;
+    } else if (c.recompute == Recompute::Selective) {
+        // Module-level recomputation: the discarded tensors of the block in its backward.
+        cc.working_bytes = std::max(n_dense > 0 ? c.dense.recompute_working_bytes : 0.0,
+                                    n_moe > 0 ? c.moe.recompute_working_bytes : 0.0);
     }
     // The worst EP rank holds the most experts (uneven placements).
     const double avg_local = model_.is_moe() ? static_cast<double>(model_.moe.num_experts) / c.ep : 0;

@@ -19,6 +19,8 @@ BlockGemms block_gemms(const ModelProfile& m, const BlockProfile& b, const Layou
     const double in_proj_n = std::max(0.0, (b.attention_gemm_flops - out_proj_flops) / (2.0 * h));
     g.qkv = {T, in_proj_n / t, h, 1};
     g.proj = {T, h, m.q_width / t, 1};
+    if (m.mla_q_lora > 0) g.mla_q_up = {T, m.mla_q_up_width / t, m.mla_q_lora, 1};
+    if (m.mla_kv_lora > 0) g.mla_kv_up = {T, m.mla_kv_up_width / t, m.mla_kv_lora, 1};
     if (!tr.flash_attention) {
         // Batched over (micro-batch × local heads), full s×s: no causal skipping.
         const double local_heads = m.heads / t;

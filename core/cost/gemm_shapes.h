@@ -22,6 +22,9 @@ struct BlockGemms {
     GemmShape fc2;      //   and down projection
     GemmShape router;   // MoE router
     GemmShape expert_fc1, expert_fc2;  // routed experts, batched over the local experts
+    // MLA's up-projections (part of `qkv`'s width; rerun alone by "mla_up_proj"
+    // recomputation); absent without MLA.
+    GemmShape mla_q_up, mla_kv_up;
 };
 
 // `c` needs the axis sizes, tokens and sequence_parallel of prepare_layout_costs.

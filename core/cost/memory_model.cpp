@@ -37,35 +37,67 @@ double score_activation_bytes(const ActivationShape& a) {
     return bytes_per_score * a.heads / a.tp * a.tokens * a.seq;
 }
 
-double block_activation_bytes(const ActivationShape& a, bool moe_block) {
+BlockActivations block_activations(const ActivationShape& a, bool moe_block) {
     const double e = a.element_bytes;
     const double g = a.gemm_input_bytes;  // = e except with fp8 GEMMs
     const double t = std::max(1.0, a.tp);
+    const double T = a.tokens;
+    BlockActivations b;
     // Replicated over TP unless sequence parallel: the two norm inputs, the inputs of the
     // QKV and first MLP GEMMs (e·h each) and the two dropout masks (1 byte per element,
     // only with hidden dropout).
-    const double replicated = 2.0 * e * a.hidden + 2.0 * g * a.hidden + (a.hidden_dropout ? 2.0 * a.hidden : 0.0);
+    const double sp = a.sequence_parallel ? t : 1.0;
+    b.norm_inputs = 2.0 * e * a.hidden / sp * T;
+    b.norm_outputs = 2.0 * g * a.hidden / sp * T;
+    b.dropout_masks = (a.hidden_dropout ? 2.0 * a.hidden : 0.0) / sp * T;
     // Sharded over TP: Q, K, V, and the input of the output projection (a GEMM input).
-    double sharded = e * (a.q_width + 2.0 * a.kv_width) + g * a.q_width + e * a.mla_latent;
+    b.qkv = e * (a.q_width + 2.0 * a.kv_width) / t * T;
+    b.proj_input = g * a.q_width / t * T;
+    b.mla_latent = e * a.mla_latent / t * T;
     // MLP (dense, or the shared experts of an MoE block): GeLU input and FC2 input
     // (2·e·d_ff); gated MLPs keep gate and up outputs and their product (3·e·d_ff). The
     // FC2 input is a GEMM input.
-    sharded += ((a.gated ? 2.0 : 1.0) * e + g) * a.ffn;
-    double per_token = replicated / (a.sequence_parallel ? t : 1.0) + sharded / t;
+    b.mlp_act = (a.gated ? 2.0 : 1.0) * e * a.ffn / t * T;
+    b.mlp_fc2_input = g * a.ffn / t * T;
     if (moe_block && a.top_k > 0) {
         // Each token is dispatched to top-k experts: the permuted input (a GEMM input) and
         // the expert output (h each, held whole on each etp rank) and the expert
-        // intermediates; the
-        // router logits in fp32. Tokens are sequence-sharded over tp before dispatch.
-        // A rank handles k·etp/t token copies per token of the micro-batch (balanced
-        // routing), each with h-wide input and output and d_ff/etp-wide intermediates.
+        // intermediates; the router logits in fp32. Tokens are sequence-sharded over tp
+        // before dispatch. A rank handles k·etp/t token copies per token of the micro-batch
+        // (balanced routing), each with h-wide input and output and d_ff/etp-wide
+        // intermediates.
         const double etp = std::max(1.0, a.etp);
-        const double routed = a.top_k / t *
-                              ((e + g) * a.hidden * etp + ((a.gated ? 2.0 : 1.0) * e + g) * a.expert_ffn);
         const double padding = a.capacity_factor > 0 ? a.capacity_factor : 1.0;
-        per_token += routed * padding + 4.0 * a.experts / t;
+        const double copies = a.top_k / t * padding * T;
+        b.expert_io = copies * (e + g) * a.hidden * etp;
+        b.expert_act = copies * (a.gated ? 2.0 : 1.0) * e * a.expert_ffn;
+        b.expert_fc2_input = copies * g * a.expert_ffn;
+        b.router = 4.0 * a.experts / t * T;
     }
-    return per_token * a.tokens + score_activation_bytes(a);
+    b.scores = score_activation_bytes(a);
+    return b;
+}
+
+double block_activation_bytes(const ActivationShape& a, bool moe_block) {
+    return block_activations(a, moe_block).total();
+}
+
+double module_recompute_freed_bytes(const BlockActivations& b, bool moe_block, const RecomputeSet& modules) {
+    using M = RecomputeModule;
+    double freed = 0;
+    if (modules.has(M::Layernorm)) freed += b.norm_outputs;
+    if (modules.has(M::MlaUpProj)) freed += b.qkv;
+    if (!moe_block) {
+        if (modules.has(M::Mlp)) freed += b.mlp_act + b.mlp_fc2_input;
+        return freed;
+    }
+    if (modules.has(M::Moe)) {
+        // The whole MoE half, shared experts and the activation output included.
+        return freed + b.expert_io + b.expert_act + b.expert_fc2_input + b.router + b.mlp_act + b.mlp_fc2_input;
+    }
+    if (modules.has(M::MoeAct)) freed += b.expert_fc2_input;
+    if (modules.has(M::SharedExperts)) freed += b.mlp_act + b.mlp_fc2_input;
+    return freed;
 }
 
 double block_checkpoint_bytes(const ActivationShape& a) {

@@ -58,7 +58,7 @@ struct ActivationShape {
     double tp = 1;            // t
     bool sequence_parallel = false;
     bool flash_attention = false;  // fused attention stores no s×s scores
-    bool selective = false;        // selective recomputation drops the s×s scores
+    bool selective = false;        // core_attn recomputation drops the s×s scores
     double element_bytes = 2;      // 16-bit activations (Korthikanti's assumption)
     double gemm_input_bytes = 2;   // saved GEMM inputs: the element size, 1 with fp8
     // Dropout masks (1 byte per element) exist only where the probability is above 0;
@@ -74,11 +74,48 @@ struct ActivationShape {
     double mla_latent = 0;    // MLA: compressed latent width stored per token
 };
 
+// What one block stores for one micro-batch, term by term: the one owner of each term, for
+// the total (block_activation_bytes) and for what module-level recomputation frees
+// (module_recompute_freed_bytes). Per micro-batch, bytes.
+struct BlockActivations {
+    double norm_inputs = 0;      // the two norms' inputs, 2·e·h (÷t with SP)
+    double norm_outputs = 0;     // their outputs, the QKV and first MLP / router GEMM inputs, 2·g·h
+    double dropout_masks = 0;    // the two bias-dropout-add masks, 2·h bytes
+    double qkv = 0;              // Q, K, V: e·(q + 2·kv) ÷ t
+    double proj_input = 0;       // output projection's input, g·q ÷ t
+    double mla_latent = 0;       // MLA's compressed latents, e·(kv_lora + q_lora) ÷ t
+    double mlp_act = 0;          // dense MLP (or shared experts): FC1 outputs, (1 or 2)·e·d_ff ÷ t
+    double mlp_fc2_input = 0;    //   and the activation's output, g·d_ff ÷ t
+    double expert_io = 0;        // routed copies: permuted inputs and expert outputs, (e+g)·h
+    double expert_act = 0;       //   FC1 outputs, (1 or 2)·e·d_e
+    double expert_fc2_input = 0; //   the activation's output, g·d_e
+    double router = 0;           // fp32 router logits, 4·E ÷ t
+    double scores = 0;           // s×s attention terms (score_activation_bytes)
+    [[nodiscard]] double total() const {
+        return norm_inputs + norm_outputs + dropout_masks + qkv + proj_input + mla_latent + mlp_act +
+               mlp_fc2_input + expert_io + expert_act + expert_fc2_input + router + scores;
+    }
+};
+BlockActivations block_activations(const ActivationShape& a, bool moe_block);
+
 // Bytes one block stores for one micro-batch without full recomputation. With MHA,
 // d_ff = 4h, a dense GeLU MLP and 16-bit values this is Korthikanti's Table 2:
 // sbh(34 + 5as/h) (t = 1), sbh(10 + 24/t + 5as/(ht)) (TP), sbh/t·(34 + 5as/h) (TP+SP),
 // the same without the 5as/h term for selective recomputation or fused attention.
 double block_activation_bytes(const ActivationShape& a, bool moe_block);
+// What Megatron-LM's module-level recomputation frees of one block's activations
+// (recompute_modules, transformer_config.py:560-583 at d98e8a64; docs/cost-model.md,
+// "Module-level recomputation"): layernorm the two norm outputs (transformer_layer.py:
+// 470-539, :712-718, :820-825, output-discarding checkpoints); mla_up_proj Q, K and V
+// (multi_latent_attention.py:983-988, :455-458); moe_act the routed experts' activation
+// output (moe/experts.py:269-275, :1020-1030); mlp a dense block's MLP intermediates (its
+// input, the norm output, is the checkpoint's argument and stays; transformer_layer.py:
+// 992-1010); shared_experts the same of an MoE block's shared experts (moe/
+// shared_experts.py:158); moe the whole MoE half: routed copies, router logits and shared
+// experts (moe/moe_layer.py:246-251). core_attn's score terms are not counted here: they
+// are `selective` in ActivationShape, as Korthikanti et al. count them.
+double module_recompute_freed_bytes(const BlockActivations& b, bool moe_block, const RecomputeSet& modules);
+
 // Full recomputation keeps only the block input: 2sbh (2sbh/t with SP).
 double block_checkpoint_bytes(const ActivationShape& a);
 // The s×s attention score term alone: 5as²b/t (0 with fused attention; 2as²b/t, the softmax

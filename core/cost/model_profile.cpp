@@ -62,6 +62,13 @@ ModelProfile build_model_profile(const ModelSpec& s) {
         m.q_width = m.heads * m.head_dim;
         m.kv_width = m.heads * static_cast<double>(d.v_head_dim);
         m.mla_latent = static_cast<double>(d.kv_lora_rank + d.q_lora_rank);
+        // The same matrices layer_graph.cpp counts as the attention's parameters.
+        if (d.q_lora_rank > 0) {
+            m.mla_q_lora = static_cast<double>(d.q_lora_rank);
+            m.mla_q_up_width = m.q_width;
+        }
+        m.mla_kv_lora = static_cast<double>(d.kv_lora_rank);
+        m.mla_kv_up_width = m.heads * static_cast<double>(d.qk_nope_head_dim + d.v_head_dim);
     } else {
         m.head_dim = static_cast<double>(s.head_dim);
         m.q_width = m.heads * m.head_dim;

@@ -48,6 +48,11 @@ struct ModelProfile {
     double shared_ffn = 0;
     double vocab = 0;
     double mla_latent = 0;      // MLA: kv_lora_rank (+ q_lora_rank) stored per token
+    // MLA's up-projections (what "mla_up_proj" recomputation reruns): Q from the q latent
+    // (q_lora_rank → heads·(nope + rope); 0 when Q is projected directly from h) and K, V
+    // from the kv latent (kv_lora_rank → heads·(nope + v)).
+    double mla_q_lora = 0, mla_q_up_width = 0;
+    double mla_kv_lora = 0, mla_kv_up_width = 0;
     bool gated_mlp = false;
     bool hidden_dropout = false;     // masks of the residual and embedding dropouts are stored
     bool attention_dropout = false;  // unfused attention stores a mask and a dropped copy

@@ -123,7 +123,10 @@ nlohmann::json deepspeed_config_json(const Layout& layout, std::vector<std::stri
     if (t.dtype == DType::Fp8) lost.push_back("fp8: DeepSpeed's config has no FP8 training switch");
     if (t.dtype == DType::Tf32) lost.push_back("tf32: DeepSpeed's config has no TF32 switch");
     if (t.recompute == Recompute::Selective || t.recompute == Recompute::SelectiveOp) {
-        lost.push_back("selective recompute: DeepSpeed checkpoints whole layers");
+        lost.push_back(t.recompute_modules.empty() || t.recompute == Recompute::SelectiveOp
+                           ? std::string("selective recompute: DeepSpeed checkpoints whole layers")
+                           : "selective recompute of modules " + join_recompute_modules(t.recompute_modules) +
+                                 ": DeepSpeed checkpoints whole layers");
     }
     if (t.recompute == Recompute::Full && t.recompute_num_layers > 0) {
         lost.push_back("full recompute of only " + std::to_string(t.recompute_num_layers) +

@@ -267,7 +267,16 @@ void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
     a.value("--seq-length", t.seq_length);
     switch (t.recompute) {
         case Recompute::None: break;
-        case Recompute::Selective: a.value("--recompute-granularity", "selective"); break;
+        case Recompute::Selective:
+            a.value("--recompute-granularity", "selective");
+            // nargs "+" (the config's argparse factory, training/argument_utils.py:143-146 at
+            // d98e8a64): one word per module; absent = Megatron's default, core_attn.
+            if (!t.recompute_modules.empty()) {
+                std::string words;
+                for (RecomputeModule mod : t.recompute_modules) words += (words.empty() ? "" : " ") + to_string(mod);
+                a.value("--recompute-modules", words);
+            }
+            break;
         case Recompute::SelectiveOp:
             // Megatron-LM's selective modules (--recompute-modules) are whole submodules;
             // nothing saves every other matmul.
@@ -309,10 +318,21 @@ void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
     switch (t.dtype) {
         case DType::Bf16: a.flag("--bf16"); break;
         case DType::Fp16: a.flag("--fp16"); break;
-        case DType::Fp8:
+        case DType::Fp8: {
             a.flag("--bf16");
             a.value("--fp8-format", "hybrid");
+            // moe_act and layernorm recompute refuse fp8's default delayed scaling
+            // (transformer_config.py:2000-2012 at d98e8a64); current (tensor-wise) scaling is
+            // what the Megatron-Bridge recipes that recompute them run ("fp8_cs").
+            bool refuses_delayed = false;
+            if (t.recompute == Recompute::Selective) {
+                for (RecomputeModule mod : t.recompute_modules) {
+                    refuses_delayed = refuses_delayed || mod == RecomputeModule::MoeAct || mod == RecomputeModule::Layernorm;
+                }
+            }
+            if (refuses_delayed) a.value("--fp8-recipe", "tensorwise");
             break;
+        }
         case DType::Fp32: break;
         case DType::Tf32:
             lost.push_back("tf32: Megatron-LM trains fp32 without a flag for TF32 matmuls");
@@ -325,12 +345,36 @@ void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
     if (t.offload_optimizer != Offload::None || t.offload_params != Offload::None) {
         lost.push_back("DeepSpeed-style offload of optimizer states or parameters: not written for Megatron-LM");
     }
+    // moe_act recompute works on the grouped expert MLP only (transformer_config.py:1964-1967),
+    // which is also how the cost model prices the routed experts.
+    if (l.model.is_moe() && t.recompute == Recompute::Selective) {
+        for (RecomputeModule mod : t.recompute_modules) {
+            if (mod == RecomputeModule::MoeAct) {
+                a.flag("--moe-grouped-gemm");
+                break;
+            }
+        }
+    }
     if (l.model.is_moe() && t.moe_capacity_factor > 0) {
         a.value("--moe-expert-capacity-factor", number(t.moe_capacity_factor));
     }
 }
 
 }  // namespace
+
+std::string megatron_arg_words(const std::string& flag, const std::string& value) {
+    if (value.empty()) return "";
+    if (flag != "--recompute-modules") return " " + shell_quote(value);
+    std::string out;
+    std::size_t start = 0;
+    while (start < value.size()) {
+        std::size_t end = value.find(' ', start);
+        if (end == std::string::npos) end = value.size();
+        if (end > start) out += " " + shell_quote(value.substr(start, end - start));
+        start = end + 1;
+    }
+    return out;
+}
 
 std::string shell_quote(const std::string& w) {
     if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -390,10 +434,7 @@ ExportResult export_megatron(const Layout& layout) {
     }
     text += "torchrun --nnodes " + std::to_string(cmd.nnodes) + " --nproc-per-node " +
             std::to_string(cmd.nproc_per_node) + " pretrain_gpt.py";
-    for (const auto& [flag, value] : cmd.args) {
-        text += " \\\n    " + flag;
-        if (!value.empty()) text += " " + shell_quote(value);
-    }
+    for (const auto& [flag, value] : cmd.args) text += " \\\n    " + flag + megatron_arg_words(flag, value);
     text += "\n";
     return {text, cmd.lost};
 }

@@ -29,5 +29,9 @@ MegatronCommand megatron_command(const Layout& layout);
 ExportResult export_megatron(const Layout& layout);
 // One argument list as shell words, quoted where the shell would split or expand them.
 std::string shell_quote(const std::string& word);
+// " VALUE" of one argument as shell words: empty for a store_true flag; one quoted word,
+// or for a flag that takes several values (nargs "+": --recompute-modules, whose value
+// megatron_command keeps space-separated) one word each.
+std::string megatron_arg_words(const std::string& flag, const std::string& value);
 
 }  // namespace meshwork

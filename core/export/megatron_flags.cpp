@@ -22,8 +22,6 @@ constexpr const char* kRuntime = "process, timeout or fault-tolerance setting: n
 constexpr const char* kRamp = "batch-size ramp-up: Meshwork models the final --global-batch-size";
 constexpr const char* kModelNotYet =
     "model setting that ModelSpec does not hold yet (RoPE variant, QK norm, sliding window, MTP): not modelled";
-constexpr const char* kRecomputeDetail =
-    "which modules selective recompute covers: Meshwork models selective recompute as a whole";
 constexpr const char* kFork =
     "flag of a Megatron-LM fork (Pai-Megatron-Patch, ROCm Megatron-LM): not part of the layout";
 constexpr const char* kLegacy = "flag of an earlier Megatron-LM, since removed: not part of the layout";
@@ -147,7 +145,6 @@ constexpr std::array kIgnored = std::to_array<Entry>({
     // at d98e8a64; docs/upstream-megatron.md)
     {"--decoupled-lr", kOptim}, {"--decoupled-min-lr", kOptim}, {"--step-batch-size-schedule", kRamp},
     {"--tiktoken-pattern", kData}, {"--fsdp-manual-registration", kOverlap},
-    {"--recompute-modules", kRecomputeDetail},
     {"--mscale", kModelNotYet}, {"--mscale-all-dim", kModelNotYet},
     {"--rotary-interleaved", kModelNotYet}, {"--apply-query-key-layer-scaling", kModelDetail},
     {"--moe-router-force-load-balancing", kMoeDetail}, {"--log-batch-size-to-tensorboard", kLog},

@@ -35,6 +35,8 @@ constexpr int kMaxScriptPaths = 256;
 struct FlagSpec {
     std::string_view name;
     bool takes_value;
+    // nargs "+": the value is every word up to the next --flag, kept space-separated.
+    bool many = false;
 };
 
 // The arguments that describe the layout (arguments.py); read below.
@@ -63,7 +65,7 @@ constexpr std::array kLayoutFlags = std::to_array<FlagSpec>({
     {"--account-for-embedding-in-pipeline-split", false}, {"--account-for-loss-in-pipeline-split", false},
     {"--pipeline-model-parallel-layout", true}, {"--micro-batch-size", true},
     {"--global-batch-size", true}, {"--recompute-granularity", true},
-    {"--recompute-method", true}, {"--recompute-num-layers", true},
+    {"--recompute-method", true}, {"--recompute-num-layers", true}, {"--recompute-modules", true, true},
     {"--recompute-activations", false}, {"--use-distributed-optimizer", false},
     {"--use-megatron-fsdp", false}, {"--use-custom-fsdp", false}, {"--use-torch-fsdp2", false},
     {"--data-parallel-sharding-strategy", true}, {"--bf16", false}, {"--fp16", false},
@@ -512,6 +514,12 @@ private:
                     } else if (i < argv.size() && !starts_with(argv[i].text, "--")) {
                         value = argv[i++].text;
                         if (!expanded_ok(i - 1, flag, at)) continue;
+                        bool expanded = true;
+                        while (spec->many && i < argv.size() && !starts_with(argv[i].text, "--")) {
+                            value += " " + argv[i++].text;
+                            expanded = expanded && expanded_ok(i - 1, flag, at);
+                        }
+                        if (!expanded) continue;
                     } else {
                         add(where(at, flag), "the value is missing");
                         continue;
@@ -557,6 +565,31 @@ private:
             return;
         }
         seen_[flag] = {static_cast<int>(at), value};
+    }
+
+    // --recompute-modules (nargs "+", words kept space-separated): Meshwork's modules; the
+    // ones of block kinds no Meshwork model has are refused by name.
+    void recompute_modules(TrainingConfig& t) {
+        if (!has("--recompute-modules")) return;
+        const std::string words = text("--recompute-modules");
+        std::size_t start = 0;
+        while (start < words.size()) {
+            std::size_t end = words.find(' ', start);
+            if (end == std::string::npos) end = words.size();
+            const std::string name = words.substr(start, end - start);
+            start = end + 1;
+            if (name.empty()) continue;
+            RecomputeModule m{};
+            if (parse_recompute_module(name, m)) {
+                t.recompute_modules.push_back(m);
+            } else if (name == "gdn_norm_out" || name == "gdp_in_proj" || name == "gdp_qkv" || name == "mhc") {
+                add(field("--recompute-modules"), "'" + name + "': a module of gated delta nets or hyper-connections, "
+                                                  "which no Meshwork model has");
+            } else {
+                add(field("--recompute-modules"), "'" + name + "' is not a Megatron-LM recompute module (" +
+                                                      recompute_module_names() + ")");
+            }
+        }
     }
 
     // ---- typed access ----------------------------------------------------------------------
@@ -1118,6 +1151,11 @@ private:
         const std::string granularity =
             has("--recompute-activations") ? "selective" : text("--recompute-granularity");
         const std::string method = text("--recompute-method");
+        if (granularity != "selective" && has("--recompute-modules")) {
+            // Megatron reads the modules only with selective granularity (transformer_config.py:1943).
+            result_.ignored.push_back({position("--recompute-modules"), "--recompute-modules " + text("--recompute-modules"),
+                                       "Megatron-LM reads it only with --recompute-granularity selective"});
+        }
         if (granularity.empty()) {
             needs("--recompute-method", "--recompute-granularity", "a recompute setting");
             needs("--recompute-num-layers", "--recompute-granularity", "a recompute setting");
@@ -1126,6 +1164,7 @@ private:
             for (const char* f : {"--recompute-method", "--recompute-num-layers"}) {
                 if (has(f)) add(field(f), "applies to --recompute-granularity full only");
             }
+            recompute_modules(t);
         } else if (granularity == "full") {
             t.recompute = Recompute::Full;
             const long long n = integer("--recompute-num-layers", 1, 1, 100000);

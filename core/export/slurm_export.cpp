@@ -85,10 +85,7 @@ ExportResult export_slurm(const Layout& l, SlurmTrainer trainer) {
             s += rendezvous();
             s += torchrun_line(per_node);
             s += "    pretrain_gpt.py";
-            for (const auto& [flag, value] : cmd.args) {
-                s += " \\\n    " + flag;
-                if (!value.empty()) s += " " + shell_quote(value);
-            }
+            for (const auto& [flag, value] : cmd.args) s += " \\\n    " + flag + megatron_arg_words(flag, value);
             s += " \\\n    \"$@\"\n";
             break;
         }

@@ -304,7 +304,13 @@ void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost
         lost.push_back("unfused attention: torchtitan uses SDPA/flex attention");
     if (t.moe_capacity_factor > 0) lost.push_back("MoE capacity factor");
     if (t.recompute == Recompute::Selective) {
-        lost.push_back("Megatron-style selective recompute (core attention): written as torchtitan's "
+        // torchtitan checkpoints whole blocks (FullAC), by op (SelectiveAC) or by a memory
+        // budget (MemoryBudgetAC): nothing names submodules
+        // (torchtitan/distributed/activation_checkpoint.py:166, :185, :290 at b5bcd76c6).
+        const std::string what = t.recompute_modules.empty()
+                                     ? std::string("core attention")
+                                     : "modules " + join_recompute_modules(t.recompute_modules);
+        lost.push_back("Megatron-style selective recompute (" + what + "): written as torchtitan's "
                        "op-level selective checkpointing, which saves every other matmul output "
                        "(read back as selective-op)");
     }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/cluster/cluster_spec.h"
+#include "core/layout/recompute_modules.h"
 #include "core/mesh/device_mesh.h"
 #include "core/model/model_spec.h"
 
@@ -87,6 +88,11 @@ struct TrainingConfig {
     Schedule schedule = Schedule::OneFOneB;
     Recompute recompute = Recompute::None;
     int recompute_num_layers = 0;   // full recompute: layers per stage recomputed (0 = all)
+    // Selective recompute: the modules recomputed (Megatron-LM's --recompute-modules, in the
+    // order written); empty = Megatron's default, core attention alone. Only with
+    // recompute == Selective (validation: training.recompute_modules). core/layout/
+    // recompute_modules.h says what each module is.
+    std::vector<RecomputeModule> recompute_modules;
     // 0 none, 1 optimizer states (= Megatron's distributed optimizer), 2, 3. Default 1: every
     // production recipe of Megatron-Core, NeMo and torchtitan shards the optimizer, and with
     // dp = 1 it changes nothing.

@@ -159,6 +159,22 @@ Layout layout_from_json(const Json& j, const std::string& file) {
                          "unknown recompute '" + recompute + "' (none, selective, full, selective-op)");
     }
     tr.recompute_num_layers = static_cast<int>(t.get_int_or("recompute_num_layers", 0, 0, 100000));
+    if (t.has("recompute_modules")) {
+        const Json& mods = t.raw("recompute_modules");
+        const std::string field = t.field("recompute_modules");
+        if (!mods.is_array()) throw InputError(file, field, "expected an array of module names, found " + json_type_name(mods));
+        if (mods.size() > 64) throw InputError(file, field, "too many modules");
+        for (std::size_t i = 0; i < mods.size(); ++i) {
+            const std::string at = field + "[" + std::to_string(i) + "]";
+            if (!mods[i].is_string()) throw InputError(file, at, "expected a module name, found " + json_type_name(mods[i]));
+            RecomputeModule mod{};
+            if (!parse_recompute_module(mods[i].get<std::string>(), mod)) {
+                throw InputError(file, at, "unknown recompute module '" + mods[i].get<std::string>() + "' (" +
+                                               recompute_module_names() + ")");
+            }
+            tr.recompute_modules.push_back(mod);
+        }
+    }
     tr.zero_stage = static_cast<int>(t.get_int_or("zero_stage", TrainingConfig{}.zero_stage, 0, 3));
     tr.flash_attention = t.get_bool_or("flash_attention", TrainingConfig{}.flash_attention);
     tr.grad_reduce_in_bf16 = t.get_bool_or("grad_reduce_in_bf16", TrainingConfig{}.grad_reduce_in_bf16);
@@ -230,6 +246,11 @@ Json layout_to_json(const Layout& l) {
     if (t.cross_entropy != CrossEntropy::VocabParallel) j["training"]["cross_entropy"] = to_string(t.cross_entropy);
     if (!t.fused_elementwise) j["training"]["fused_elementwise"] = false;
     if (t.grad_reduce_in_bf16) j["training"]["grad_reduce_in_bf16"] = true;
+    if (!t.recompute_modules.empty()) {
+        Json mods = Json::array();
+        for (RecomputeModule mod : t.recompute_modules) mods.push_back(to_string(mod));
+        j["training"]["recompute_modules"] = mods;
+    }
     return j;
 }
 

@@ -52,7 +52,7 @@ void apply_megatron_split(const LayoutOverrides& f, Layout& l) {
 
 bool LayoutOverrides::empty() const {
     return !model && !cluster && !gpus && !nodes && !tp && !pp && !dp && !cp && !ep && !etp &&
-           !vpp && !order && !mbs && !gbs && !seq && !schedule && !recompute && !dtype &&
+           !vpp && !order && !mbs && !gbs && !seq && !schedule && !recompute && !recompute_modules && !dtype &&
            !sequence_parallel && !zero && !flash_attention && !grad_reduce_dtype && !tp_comm_overlap &&
            !overlap_grad_reduce && !overlap_param_gather && !layers_per_stage && !account_for_embedding &&
            !account_for_loss && !first_stage_layers && !last_stage_layers;
@@ -147,6 +147,23 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
     if (f.recompute && !parse_recompute(*f.recompute, t.recompute)) {
         throw InputError(kFlags, "--recompute",
                          "unknown recompute '" + *f.recompute + "' (none, selective, full, selective-op)");
+    }
+    if (f.recompute && !f.recompute_modules && t.recompute != Recompute::Selective) t.recompute_modules.clear();
+    if (f.recompute_modules) {
+        std::string bad;
+        if (f.recompute_modules->empty()) {
+            t.recompute_modules.clear();
+        } else if (!parse_recompute_module_list(*f.recompute_modules, t.recompute_modules, bad)) {
+            throw InputError(kFlags, "--recompute-modules",
+                             "unknown module '" + bad + "' (" + recompute_module_names() + ")");
+        }
+        // As Megatron-Bridge's recipes state it: a module list means selective recomputation
+        // (scripts/performance/utils/overrides.py:150-152 at 21d102f5e).
+        if (!f.recompute && t.recompute == Recompute::None) t.recompute = Recompute::Selective;
+        if (!t.recompute_modules.empty() && t.recompute != Recompute::Selective) {
+            throw InputError(kFlags, "--recompute-modules",
+                             "modules are recomputed only with --recompute selective, not " + to_string(t.recompute));
+        }
     }
     if (f.dtype && !parse_dtype(*f.dtype, t.dtype)) {
         throw InputError(kFlags, "--dtype",

@@ -17,6 +17,9 @@ struct LayoutOverrides {
     std::optional<std::string> order;
     std::optional<int> mbs, gbs, seq;
     std::optional<std::string> schedule, recompute, dtype;
+    // Megatron-LM's --recompute-modules, comma-separated ("moe_act,layernorm"); "" clears the
+    // list (Megatron's default, core_attn). Implies recompute selective when none is set.
+    std::optional<std::string> recompute_modules;
     std::optional<bool> sequence_parallel;
     std::optional<int> zero;
     std::optional<std::string> flash_attention;  // "on" or "off"

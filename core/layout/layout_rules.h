@@ -5,7 +5,9 @@
 // each rule is in docs/upstream-megatron.md.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "core/layout/layout.h"
 
@@ -51,6 +53,19 @@ using meshwork::experts_fold;
 // off at tp 1 and then asserts SP for --tp-comm-overlap (training/arguments.py:1436-1442).
 [[nodiscard]] inline bool tp_overlap_needs_sp(TpOverlap overlap, int tp, bool sequence_parallel) {
     return overlap == TpOverlap::None || (tp > 1 && sequence_parallel);
+}
+// Recompute modules are read only with selective recomputation (Megatron-LM applies
+// --recompute-modules with --recompute-granularity selective alone, transformer_config.py:
+// 1943 at d98e8a64).
+[[nodiscard]] inline bool recompute_modules_need_selective(Recompute recompute, std::size_t modules) {
+    return modules == 0 || recompute == Recompute::Selective;
+}
+// "mla_up_proj" needs multi-latent attention (Megatron raises otherwise, :1969-1973).
+[[nodiscard]] inline bool mla_up_proj_needs_mla(const std::vector<RecomputeModule>& modules, bool uses_mla) {
+    for (RecomputeModule m : modules) {
+        if (m == RecomputeModule::MlaUpProj && !uses_mla) return false;
+    }
+    return true;
 }
 // The interleaved schedule needs vpp ≥ 2 and pp ≥ 2.
 [[nodiscard]] inline bool interleaved_has_chunks(Schedule schedule, int pp, int vpp) {

@@ -259,6 +259,27 @@ void check_sequence_and_batch(const Layout& l, Checker& c) {
     if (t.recompute != Recompute::Full && t.recompute_num_layers > 0) {
         c.error("training.recompute_num_layers", "only meaningful with full recomputation");
     }
+    if (!rules::recompute_modules_need_selective(t.recompute, t.recompute_modules.size())) {
+        c.error("training.recompute_modules",
+                "modules (" + join_recompute_modules(t.recompute_modules) + ") are recomputed only with "
+                "recompute: selective, not " + to_string(t.recompute));
+    }
+    if (!rules::mla_up_proj_needs_mla(t.recompute_modules, l.model.uses_mla)) {
+        c.error("training.recompute_modules", "mla_up_proj needs multi-latent attention; model " +
+                                                  l.model.name + " has none");
+    }
+    for (RecomputeModule mod : t.recompute_modules) {
+        const bool moe_only = mod == RecomputeModule::MoeAct || mod == RecomputeModule::Moe ||
+                              mod == RecomputeModule::SharedExperts;
+        if (moe_only && !l.model.is_moe()) {
+            c.warning("training.recompute_modules", to_string(mod) + " has no effect: model " + l.model.name +
+                                                        " has no MoE layers");
+        } else if (mod == RecomputeModule::SharedExperts && l.model.moe.num_shared_experts == 0 &&
+                   l.model.moe.shared_ffn_hidden == 0) {
+            c.warning("training.recompute_modules", "shared_experts has no effect: model " + l.model.name +
+                                                        " has no shared experts");
+        }
+    }
     if (t.offload_optimizer != Offload::None && t.zero_stage < 1) {
         c.error("training.offload_optimizer", "optimizer offload works on ZeRO's optimizer partitions: "
                                               "it needs zero_stage 1, 2 or 3");

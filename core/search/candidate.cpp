@@ -31,6 +31,7 @@ Layout candidate_layout(const Candidate& c, const SearchRequest& request) {
     l.training.dtype = o.dtype;
     l.training.grad_reduce_in_bf16 = o.grad_reduce_in_bf16;
     apply_candidate(c, l.parallel, l.placement, l.training);
+    if (l.training.recompute == Recompute::Selective) l.training.recompute_modules = o.recompute_modules;
     return l;
 }
 

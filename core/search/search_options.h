@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/cluster/cluster_spec.h"
 #include "core/layout/layout.h"
@@ -29,6 +30,9 @@ struct SearchOptions {
     TpOverlap tp_comm_overlap = TpOverlap::None;
     // Gradients kept and reduced in bf16 (the job's framework setting, like the dtype).
     bool grad_reduce_in_bf16 = false;
+    // The modules candidates with selective recomputation recompute (Megatron-LM's
+    // --recompute-modules); empty: core attention alone (Megatron's default).
+    std::vector<RecomputeModule> recompute_modules;
     std::string order{kDefaultAxisOrder};  // rank order of every layout (Megatron's default)
 
     // Constraints.

@@ -22,6 +22,8 @@ SearchWorker::SearchWorker(const SearchRequest& req, const SearchSpace& space,
     training_.seq_length = options_.seq_length;
     training_.dtype = options_.dtype;
     training_.grad_reduce_in_bf16 = options_.grad_reduce_in_bf16;
+    // Read by the cost model only for candidates with selective recomputation.
+    training_.recompute_modules = options_.recompute_modules;
     // Room for the largest shapes up front: the estimates below then never allocate.
     placement_.layers_per_stage.reserve(static_cast<std::size_t>(space.max_chunks()));
     estimate_.stages.reserve(static_cast<std::size_t>(space.max_pp()));

@@ -82,6 +82,7 @@ VARIANTS = [
     ("zero3-tp1", LLAMA, ["--zero", "3", "--tp", "1", "--pp", "1", "--dp", "64", "--no-sp"]),
     ("full-recompute", LLAMA, ["--recompute", "full"]),
     ("no-recompute", LLAMA, ["--recompute", "none"]),
+    ("recompute-modules", LLAMA, ["--recompute-modules", "core_attn,layernorm,mlp"]),
     ("uneven-ends", LLAMA, ["--layers-per-stage", "19,21,21,19"]),
     ("uneven-any", LLAMA, ["--layers-per-stage", "19,21,19,21"]),
     ("uneven-vpp2", LLAMA, ["--vpp", "2", "--layers-per-stage", "9,10,10,11,11,10,10,9"]),
@@ -113,6 +114,9 @@ VARIANTS = [
     ("deepseek-v3-tp2-pp8-vpp2", None, ["--model", "deepseek-v3", "--cluster", "dgx-h100", "--gpus", "1024",
                                         "--tp", "2", "--pp", "8", "--vpp", "2", "--ep", "32", "--sp",
                                         "--recompute", "full", "--gbs", "512"]),
+    ("deepseek-v3-recompute-modules-fp8", None, ["--model", "deepseek-v3", "--cluster", "dgx-h100", "--gpus", "2048",
+                                                 "--pp", "16", "--ep", "64", "--dtype", "fp8",
+                                                 "--recompute-modules", "mla_up_proj,layernorm,moe_act"]),
     ("deepseek-v3-etp2", None, ["--model", "deepseek-v3", "--cluster", "dgx-h100", "--gpus", "512",
                                 "--tp", "2", "--pp", "8", "--ep", "16", "--etp", "2", "--sp"]),
     ("llama3-8b-tp2", None, ["--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8", "--tp", "2", "--sp"]),
@@ -303,6 +307,10 @@ def compare_layout(M, args, config, info, hf):
              "optim_grads" if zero == 2 else "optim_grads_params")
     recompute = training["recompute"]
     same("recompute", config.recompute_granularity, None if recompute == "none" else recompute)
+    if recompute == "selective":
+        # transformer_config.py:1940-1941: no list is ["core_attn"].
+        same("recompute modules", sorted(config.recompute_modules),
+             sorted(training.get("recompute_modules") or ["core_attn"]))
     dtype = training["dtype"]
     same("bf16", bool(config.bf16), dtype in ("bf16", "fp8"))
     same("fp16", bool(config.fp16), dtype == "fp16")

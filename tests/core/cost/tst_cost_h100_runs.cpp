@@ -224,8 +224,13 @@ private slots:
         // Llama 3 DP64 (32 micro-batches): with Megatron-LM's interleaved warm-up,
         // 2(p − r − 1) + (v − 1)·N + 1 chunk passes at its smallest group N = pp, stage 1
         // holds 141 one-layer passes against 128 at DP128 and the model puts it at 82.5 GiB;
-        // the paper tunes N ("fewer micro-batches than the number of stages") and frees
-        // pipeline tensors early, neither stated here (docs/cost-model.md, "Known limits").
+        // the paper tunes N ("Our key insight is to make N tunable", §3.3.2 and Figure 6; N
+        // = 5 in the figure's example, "fewer micro-batches than the number of stages") and
+        // "proactively deallocate[s]" each stage's input and output tensors, but Table 4 does
+        // not state the N of either run, and Megatron-LM refuses a group below pp
+        // (pipeline_parallel/schedules.py:1160-1168 at d98e8a64), where a larger group only
+        // lengthens the warm-up. So no published setting makes it fit: a group field would be
+        // a number fitted to this row (docs/cost-model.md, "Known limits").
         QVERIFY2(e.fits || which == 4, "a published run with its published settings must fit");
     }
 };

@@ -101,6 +101,9 @@ struct Run {
     // Layers per model chunk where the recipe sets pp_layout (Megatron-LM's
     // --pipeline-model-parallel-layout); empty: the even split.
     std::vector<int> layers_per_chunk = {};
+    // The recipe's recompute_modules (Megatron-Bridge sets selective recomputation with them,
+    // scripts/performance/utils/overrides.py:150-152 at 21d102f5e); empty: none.
+    std::vector<RecomputeModule> recompute_modules = {};
 };
 
 // Production Megatron-Core recipes the layout states fully (dense Llama): 15 %, twice the
@@ -165,8 +168,7 @@ const std::vector<Run>& runs() {
          0,
          864,
          kMegatron,
-         "memory: predicted peak above HBM",
-         1.10},
+         ""},
         // MoE, H100.
         {"H100 GPT OSS 120B 64 GPUs PP4 EP8 bf16, 5824 TPS/GPU", "26.04.01 :238", "gpt-oss-120b",
          "dgx-h100", 64, 1280, 1, 4096, 1, 4, 1, 1, 8, DType::Bf16, 1, 0, 5824, kMoeIntraNode,
@@ -200,7 +202,9 @@ const std::vector<Run>& runs() {
          1.30,
          // pp_layout "Et*4|(t*4|)*14tmL" (deepseek_workload_base_configs.py:231, B200 FP8_MX_V2 at
          // 21d102f5e): 15 chunks of 4 layers, the last 1 layer + MTP + loss.
-         {4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1}},
+         {4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1},
+         // recompute_modules=["mla_up_proj", "mlp"] (the same preset, :234).
+         {RecomputeModule::MlaUpProj, RecomputeModule::Mlp}},
         {"B200 GPT OSS 120B 64 GPUs EP8 MBS 4 bf16, 13568 TPS/GPU",
          "26.04.01 :237",
          "gpt-oss-120b",
@@ -220,7 +224,12 @@ const std::vector<Run>& runs() {
          13568,
          kMoeIntraNode,
          kMoeMemWhy,
-         1.35},
+         1.35,
+         {},
+         // recompute_modules=["layernorm", "moe_act"] (gpt_oss_workload_base_configs.py:75,
+         // GPT_OSS_120B_PRETRAIN_CONFIG_B200_BF16_V1, which the V2 preset of the table's GBS
+         // 1280 and EP8 inherits, :117-121, at 21d102f5e).
+         {RecomputeModule::Layernorm, RecomputeModule::MoeAct}},
         {"B200 Qwen3_30B_a3B 8 GPUs EP8 MBS 4 mxfp8, 27136 TPS/GPU", "26.04.01 :247",
          "qwen3-30b-a3b", "dgx-b200", 8, 512, 4, 4096, 1, 1, 1, 1, 8, DType::Fp8, 1, 0, 27136,
          kMoeIntraNode, kMoeWhy},
@@ -247,7 +256,12 @@ const std::vector<Run>& runs() {
          4256,
          kMoeIntraNode,
          kMoeMemWhy,
-         1.15},
+         1.15,
+         {},
+         // recompute_modules=["mlp"] (deepseek_workload_base_configs.py:81, the GB200 V1 preset
+         // that DEEPSEEK_V3_PRETRAIN_CONFIG_GB200_V2 and its FP8_MX alias inherit, :182-191, at
+         // 21d102f5e): the 3 dense layers' MLPs only.
+         {RecomputeModule::Mlp}},
         {"GB200 GPT OSS 120B 64 GPUs EP64 MBS 4 bf16, 16640 TPS/GPU", "26.04.01 :235",
          "gpt-oss-120b", "gb200-nvl72", 64, 1280, 4, 4096, 1, 1, 1, 1, 64, DType::Bf16, 1, 0, 16640,
          kMoeIntraNode, kMoeWhy},
@@ -278,6 +292,10 @@ Layout layout_of(const Run& r) {
     l.training.zero_stage = r.zero;
     l.training.recompute = r.recompute_layers > 0 ? Recompute::Full : Recompute::None;
     l.training.recompute_num_layers = r.recompute_layers;
+    if (!r.recompute_modules.empty()) {
+        l.training.recompute = Recompute::Selective;
+        l.training.recompute_modules = r.recompute_modules;
+    }
     l.training.grad_reduce_in_bf16 = true;
     l.placement.layers_per_stage = r.layers_per_chunk;
     if (std::string(r.model) == "llama3.1-405b") use_bridge_405b_split(l);
