@@ -23,8 +23,8 @@
 // force-balance the token distribution among experts and all benchmarks are token-dropless"
 // (archive :597): dropless, balanced experts, as the cost model assumes.
 //
-// Not stated in a layout and left out (each row names which): module-level recomputation
-// (recompute_modules: moe_act, layernorm, mla_up_proj, mlp: small recomputed forwards),
+// Each row states its recipe's module-level recomputation (recompute_modules, as the layout's
+// training.recompute_modules). Not stated in a layout and left out (each row names which):
 // CUDA graphs, the fused/DeepEP/HybridEP dispatchers, activation offload.
 #include <QtTest>
 
@@ -118,8 +118,6 @@ constexpr double kMegatron = 0.15;
 // over many small per-expert matrices. 40 %.
 constexpr double kMoeIntraNode = 0.40;
 constexpr const char* kMoeWhy = "MoE: router, per-layer host sync and small kernels not modelled";
-constexpr const char* kMoeMemWhy =
-    "MoE: router, host sync, small kernels; memory: predicted peak above HBM";
 // MoE with EP across nodes: pessimistic. The recipes' dispatchers (HybridEP, DeepEP: the
 // "flex" token dispatcher, moe_flex_dispatcher_backend) send a token once to each node that
 // holds one of its experts and forward it over NVLink there; the model's all-to-all sends
@@ -198,8 +196,8 @@ const std::vector<Run>& runs() {
          0,
          3328,
          1.60,
-         "EP across nodes: per-node dispatch and A2A overlap not stated; memory above HBM",
-         1.30,
+         kCrossNodeWhy,
+         1.0,
          // pp_layout "Et*4|(t*4|)*14tmL" (deepseek_workload_base_configs.py:231, B200 FP8_MX_V2 at
          // 21d102f5e): 15 chunks of 4 layers, the last 1 layer + MTP + loss.
          {4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1},
@@ -223,8 +221,9 @@ const std::vector<Run>& runs() {
          0,
          13568,
          kMoeIntraNode,
-         kMoeMemWhy,
-         1.35,
+         "MoE: router, host sync, small kernels; memory: 1.2 GiB (0.7 %) above HBM with the "
+         "recipe's layernorm and moe_act recomputation",
+         1.01,
          {},
          // recompute_modules=["layernorm", "moe_act"] (gpt_oss_workload_base_configs.py:75,
          // GPT_OSS_120B_PRETRAIN_CONFIG_B200_BF16_V1, which the V2 preset of the table's GBS
@@ -255,8 +254,8 @@ const std::vector<Run>& runs() {
          0,
          4256,
          kMoeIntraNode,
-         kMoeMemWhy,
-         1.15,
+         kMoeWhy,
+         1.0,
          {},
          // recompute_modules=["mlp"] (deepseek_workload_base_configs.py:81, the GB200 V1 preset
          // that DEEPSEEK_V3_PRETRAIN_CONFIG_GB200_V2 and its FP8_MX alias inherit, :182-191, at

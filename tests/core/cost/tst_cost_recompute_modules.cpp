@@ -12,6 +12,7 @@
 #include "core/cost/memory_model.h"
 #include "core/export/megatron_export.h"
 #include "core/export/megatron_import.h"
+#include "core/common/json_reader.h"
 #include "core/layout/layout_json.h"
 #include "core/layout/layout_overrides.h"
 #include "core/layout/layout_validate.h"
