@@ -140,6 +140,10 @@ CONTROLS = [
     ("control: Megatron-FSDP without --ckpt-format", "zero3", {}, ["--ckpt-format"], "validate_args", "fsdp_dtensor"),
     ("control: expert bias without sigmoid scores", "deepseek-v3-pp16-ep64", {}, ["--moe-router-score-function"],
      "config", "expert bias"),
+    ("control: moe_act recompute without grouped GEMM", "deepseek-v3-recompute-modules-fp8", {},
+     ["--moe-grouped-gemm"], "config", "moe_grouped_gemm"),
+    ("control: layernorm/moe_act recompute with delayed fp8 scaling", "deepseek-v3-recompute-modules-fp8", {},
+     ["--fp8-recipe"], "config", "Delayed scaling"),
 ]
 
 TORCHRUN_ENV = ("RANK", "LOCAL_RANK", "GROUP_RANK", "ROLE_RANK", "LOCAL_WORLD_SIZE", "WORLD_SIZE",
