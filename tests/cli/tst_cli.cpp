@@ -186,6 +186,7 @@ void TestCli::help_states_every_layout_default() {
                              "--seq",
                              "--schedule",
                              "--recompute",
+                             "--recompute-modules",
                              "--zero",
                              "--dtype",
                              "--flash-attention",
@@ -249,6 +250,23 @@ void TestCli::defaults_a_production_user_expects() {
     const CliResult bad_grads = run_cli(base + QStringList{"--grad-reduce-dtype", "fp16"});
     QCOMPARE(bad_grads.exit_code, 2);
     QVERIFY(bad_grads.err.contains("--grad-reduce-dtype"));
+    // --recompute-modules implies selective recomputation; "mlp" stores less than core
+    // attention alone (Megatron's default) and reruns more.
+    const CliResult sel = run_cli(base + QStringList{"--recompute", "selective"});
+    const CliResult mlp = run_cli(base + QStringList{"--recompute-modules", "core_attn,mlp"});
+    QCOMPARE(sel.exit_code, 0);
+    QCOMPARE(mlp.exit_code, 0);
+    const auto sj = nlohmann::json::parse(sel.out.toStdString());
+    const auto mj = nlohmann::json::parse(mlp.out.toStdString());
+    QVERIFY(mj["stages"][0]["activations_bytes"].get<double>() < sj["stages"][0]["activations_bytes"].get<double>());
+    QVERIFY(mj["step_time_s"].get<double>() > sj["step_time_s"].get<double>());
+    const CliResult bad_module = run_cli(base + QStringList{"--recompute-modules", "mlp,attention"});
+    QCOMPARE(bad_module.exit_code, 2);
+    QVERIFY(bad_module.err.contains("--recompute-modules"));
+    QVERIFY(bad_module.err.contains("attention"));
+    const CliResult no_mla = run_cli(base + QStringList{"--recompute-modules", "mla_up_proj"});
+    QCOMPARE(no_mla.exit_code, 2);
+    QVERIFY(no_mla.err.contains("training.recompute_modules"));
 }
 
 QTEST_GUILESS_MAIN(TestCli)

@@ -53,6 +53,12 @@ void TestSearchCli::json_keys_and_out_file() {
     QCOMPARE(bf16.exit_code, 0);
     for (const auto& h : nlohmann::json::parse(bf16.out.toStdString()).at("results"))
         QVERIFY(h["layout"]["training"].value("grad_reduce_in_bf16", false));
+    // --recompute-modules: the job's setting for the candidates with selective recomputation.
+    const CliResult mods = run_cli(kJob + QStringList{"--top", "3", "--json", "--no-sim", "--fix", "recompute=selective",
+                                                      "--recompute-modules", "core_attn,mlp"});
+    QCOMPARE(mods.exit_code, 0);
+    for (const auto& h : nlohmann::json::parse(mods.out.toStdString()).at("results"))
+        QCOMPARE(h["layout"]["training"].at("recompute_modules"), nlohmann::json({"core_attn", "mlp"}));
 }
 
 void TestSearchCli::human_table() {
@@ -69,6 +75,8 @@ void TestSearchCli::bad_input_exits_2() {
         {{"--fix", "tp=3"}, "does not divide"},
         {{"--fix", "pp=16", "--fix", "dp=16"}, "no layout"},
         {{"--grad-reduce-dtype", "fp16"}, "--grad-reduce-dtype"},
+        {{"--recompute-modules", "mlp,attention"}, "--recompute-modules"},
+        {{"--recompute-modules", "mla_up_proj"}, "multi-latent attention"},
     };
     for (const auto& [extra, phrase] : cases) {
         const CliResult r = run_cli(kJob + extra);
