@@ -170,7 +170,10 @@ const std::vector<Run>& runs() {
         // MoE, H100.
         {"H100 GPT OSS 120B 64 GPUs PP4 EP8 bf16, 5824 TPS/GPU", "26.04.01 :238", "gpt-oss-120b",
          "dgx-h100", 64, 1280, 1, 4096, 1, 4, 1, 1, 8, DType::Bf16, 1, 0, 5824, kMoeIntraNode,
-         kMoeWhy},
+         kMoeWhy, 1.0, {},
+         // recompute_modules=["layernorm", "moe_act"] (gpt_oss_workload_base_configs.py:82, the
+         // H100 V1 preset the V2 one inherits, :124-127, at 21d102f5e).
+         {RecomputeModule::Layernorm, RecomputeModule::MoeAct}},
         {"H100 Qwen3_30B_a3B 16 GPUs EP16 fp8, 8960 TPS/GPU", "26.04.01 :248", "qwen3-30b-a3b",
          "dgx-h100", 16, 1024, 1, 4096, 1, 1, 1, 1, 16, DType::Fp8, 1, 0, 8960, 0.30,
          kCrossNodeWhy},
@@ -263,7 +266,10 @@ const std::vector<Run>& runs() {
          {RecomputeModule::Mlp}},
         {"GB200 GPT OSS 120B 64 GPUs EP64 MBS 4 bf16, 16640 TPS/GPU", "26.04.01 :235",
          "gpt-oss-120b", "gb200-nvl72", 64, 1280, 4, 4096, 1, 1, 1, 1, 64, DType::Bf16, 1, 0, 16640,
-         kMoeIntraNode, kMoeWhy},
+         kMoeIntraNode, kMoeWhy, 1.0, {},
+         // recompute_modules=["layernorm", "moe_act"] (gpt_oss_workload_base_configs.py:58, the
+         // GB200 V1 preset the V2 one inherits, :102-106, at 21d102f5e).
+         {RecomputeModule::Layernorm, RecomputeModule::MoeAct}},
         {"GB200 Qwen3_30B_a3B 8 GPUs EP8 MBS 4 mxfp8, 26112 TPS/GPU", "26.04.01 :245",
          "qwen3-30b-a3b", "gb200-nvl72", 8, 512, 4, 4096, 1, 1, 1, 1, 8, DType::Fp8, 1, 0, 26112,
          kMoeIntraNode, kMoeWhy},
