@@ -21,7 +21,7 @@ import tempfile
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # name, model, cluster, gpus, gbs, mbs, tp, pp, cp, vpp, zero, recomputed layers
-# [, seq, dtype, ep] (default 8192, fp8, 1)
+# [, seq, dtype, ep [, recompute modules]] (default 8192, fp8, 1, none)
 ROWS = [
     ("H100 LLAMA3_8B FSDP 8", "llama3-8b", "dgx-h100", 8, 128, 1, 1, 1, 1, 1, 3, 5),
     ("H100 LLAMA3_70B TP4 PP8 VP5", "llama3-70b", "dgx-h100", 64, 128, 1, 4, 8, 1, 5, 1, 0),
@@ -36,7 +36,9 @@ ROWS = [
     ("H100 LLAMA3.1_405B TP8 PP8 CP2 VP8 GBS 1536", "llama3.1-405b", "dgx-h100", 1024, 1536, 1, 8, 8, 2, 8, 1, 0),
     ("GB200 LLAMA3_8B DP8 MBS2", "llama3-8b", "gb200-nvl72", 8, 128, 2, 1, 1, 1, 1, 1, 0),
     ("GB200 LLAMA3_70B TP2 PP4 VP5", "llama3-70b", "gb200-nvl72", 64, 256, 1, 2, 4, 1, 5, 1, 0),
-    ("H100 GPT OSS 120B PP4 EP8 bf16", "gpt-oss-120b", "dgx-h100", 64, 1280, 1, 1, 4, 1, 1, 1, 0, 4096, "bf16", 8),
+    # recompute_modules=["layernorm", "moe_act"] (gpt_oss_workload_base_configs.py:82 at 21d102f5e)
+    ("H100 GPT OSS 120B PP4 EP8 bf16", "gpt-oss-120b", "dgx-h100", 64, 1280, 1, 1, 4, 1, 1, 1, 0, 4096, "bf16", 8,
+     "layernorm,moe_act"),
 ]
 
 
@@ -64,7 +66,8 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         for row in ROWS:
             name, model, cluster, gpus, gbs, mbs, tp, pp, cp, vpp, zero, rec = row[:12]
-            seq, dtype, ep = row[12:] if len(row) > 12 else (8192, "fp8", 1)
+            seq, dtype, ep = row[12:15] if len(row) > 12 else (8192, "fp8", 1)
+            modules = row[15] if len(row) > 15 else ""
             dp = gpus // (tp * pp * cp)
             layout = {
                 "format": "meshwork-layout", "version": 1, "name": name, "model": model,
@@ -78,6 +81,9 @@ def main():
                              "recompute": "full" if rec else "none", "recompute_num_layers": rec,
                              "zero_stage": zero, "grad_reduce_in_bf16": True},
             }
+            if modules:
+                layout["training"]["recompute"] = "selective"
+                layout["training"]["recompute_modules"] = modules.split(",")
             path = os.path.join(work, "layout.json")
             with open(path, "w") as f:
                 json.dump(layout, f)
@@ -88,7 +94,8 @@ def main():
             found = run(cli, ["search", "--model", model, "--cluster", cluster, "--gpus", str(gpus),
                               "--gbs", str(gbs), "--seq", str(seq), "--dtype", dtype, "--no-sim",
                               "--top", str(top), "--tp-comm-overlap", mode,
-                              "--grad-reduce-dtype", "bf16", "--json"])
+                              "--grad-reduce-dtype", "bf16", "--json"]
+                        + (["--recompute-modules", modules] if modules else []))
             times = [r["step_time_s"] for r in found["results"]]
             faster = sum(1 for t in times if t < mine * (1 - 1e-9))
             rank = f"{faster + 1}" if faster < len(times) else f"> {len(times)}"
