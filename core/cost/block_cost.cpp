@@ -323,7 +323,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     // Selective recomputation reruns the forwards of its modules before the block's backward
     // (core/layout/recompute_modules.h; by default core attention alone, Korthikanti et al.
     // 2022, §5). Each from the forward terms above; the MoE layer's FLOPs come below.
-    const RecomputeSet modules(tr.recompute == Recompute::Selective, tr.recompute_modules);
+    const RecomputeSet& modules = c.recompute_modules;
     using M = RecomputeModule;
     double module_flops = 0;
     out.selective_recompute_s = 0;
@@ -537,6 +537,7 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     c.schedule = tr.schedule;
     c.recompute = tr.recompute;
     c.recompute_num_layers = tr.recompute_num_layers;
+    c.recompute_modules = RecomputeSet(tr.recompute == Recompute::Selective, tr.recompute_modules);
     c.zero_stage = std::clamp(tr.zero_stage, 0, 3);
     c.offload_optimizer = tr.offload_optimizer != Offload::None;
     c.offload_params = tr.offload_params != Offload::None;

@@ -101,6 +101,9 @@ struct LayoutCosts : AxisSizes {
     Schedule schedule = Schedule::OneFOneB;
     Recompute recompute = Recompute::None;
     int recompute_num_layers = 0;
+    // What selective recomputation reruns (the layout's recompute_modules; empty unless
+    // recompute is selective). Bits: no allocation on the search's path.
+    RecomputeSet recompute_modules;
     int zero_stage = 0;
     bool offload_optimizer = false;  // optimizer states on the host (not in GPU memory)
     bool offload_params = false;     // ZeRO-3 parameter shards on the host

@@ -135,8 +135,12 @@ public:
                 span(rank, t.compute, EventKind::Compute, prefix + "recompute", at, b.full_recompute.total_s(), 0,
                      b.recompute_flops_full, mb, l, 0);
             } else if (c.recompute == Recompute::Selective || c.recompute == Recompute::SelectiveOp) {
-                const bool ops = c.recompute == Recompute::SelectiveOp;
-                span(rank, t.compute, EventKind::Compute, prefix + (ops ? "ops.recompute" : "attention.recompute"), at,
+                // Op-level checkpointing; core attention alone (Megatron's default); or the
+                // layout's recompute_modules.
+                const char* what = c.recompute == Recompute::SelectiveOp      ? "ops.recompute"
+                                   : c.recompute_modules.only_core_attn() ? "attention.recompute"
+                                                                           : "modules.recompute";
+                span(rank, t.compute, EventKind::Compute, prefix + what, at,
                      b.selective_recompute_s, 0, b.recompute_flops_selective, mb, l, 0);
             }
             tp_half(rank, t, at, b.bwd.tp_s / 2, b.bwd.tp_total_s / 2, b.tp_bytes, mb, l);

@@ -16,7 +16,9 @@
 #include "core/layout/layout_json.h"
 #include "core/layout/layout_overrides.h"
 #include "core/layout/layout_validate.h"
+#include "core/sim/simulate.h"
 #include "tests/core/cost/cost_test_util.h"
+#include "tests/support/recording_sink.h"
 
 using namespace meshwork;
 using namespace meshwork::cost;
@@ -145,6 +147,23 @@ private slots:
         const double together = static_cast<double>(base.stages[1].activations_bytes - e.stages[1].activations_bytes);
         QVERIFY2(std::fabs(together - all) <= 8, qPrintable(QString::number(together - all)));
         QVERIFY(e.time.recompute_s > 0);
+    }
+
+    // The simulator's trace names the span after what it reruns, with the rerun FLOPs: for
+    // "mlp" on Llama 3 8B (t = 1, T = 8192) at least both MLP GEMMs, 2·T·3·h·d_ff.
+    void simulator_names_the_recomputed_modules() {
+        Layout l = make_layout(load_model("llama3-8b"), "dgx-h100", 1, 1, 8, 1, 8, 8192);
+        l.training.recompute = Recompute::Selective;
+        test::RecordingSink core;
+        (void)simulate_layout(l, &core);
+        (void)core.named("block.0.attention.recompute");
+        l.training.recompute_modules = {RecomputeModule::CoreAttn, RecomputeModule::Mlp};
+        test::RecordingSink mods;
+        (void)simulate_layout(l, &mods);
+        const TraceEvent& e = mods.named("block.0.modules.recompute");
+        QVERIFY(e.end_ns > e.start_ns);
+        QVERIFY(e.flops > 2 * 8192.0 * 3 * 4096 * 14336);
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, (void)mods.named("block.0.attention.recompute"));
     }
 
     void json_round_trip_and_refusals() {
