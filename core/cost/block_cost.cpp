@@ -9,6 +9,7 @@
 #include "core/schedule/pipeline_schedule.h"
 #include "core/cost/gemm_shapes.h"
 #include "core/cost/moe_dispatch.h"
+#include "core/layout/layout_rules.h"
 
 namespace meshwork::cost {
 
@@ -555,8 +556,8 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     c.ep_interference = interference(c.ep_span);
     // The MoE all-to-all overlap where Megatron runs it (ParallelConfig::moe_a2a_overlap; the
     // validation refuses the rest, the search may not have checked).
-    const bool a2a_overlap = p.moe_a2a_overlap && c.ep > 1 && p.moe_dispatcher != MoeDispatcher::AllGather &&
-                             (c.pp == 1 || c.vpp > 1) && tr.recompute != Recompute::Full;
+    const bool a2a_overlap = p.moe_a2a_overlap && rules::moe_a2a_overlap_runs(c.ep, p.moe_dispatcher, c.pp, c.vpp,
+                                                                          tr.recompute, tr.dtype, m.mtp_layers);
     c.a2a_paired_share = a2a_overlap ? a2a_overlap_paired_share(c.pp, c.vpp, c.micro_batches, c.interleaved_group) : 0.0;
 
     const bool sp = p.sequence_parallel && c.tp > 1;

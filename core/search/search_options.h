@@ -29,6 +29,11 @@ struct SearchOptions {
     TpOverlap tp_comm_overlap = TpOverlap::None;
     // Gradients kept and reduced in bf16 (the job's framework setting, like the dtype).
     bool grad_reduce_in_bf16 = false;
+    // The MoE dispatcher of every candidate, and the MoE all-to-all overlap for every candidate
+    // where Megatron-LM runs it (rules::moe_a2a_overlap_runs): framework settings of the job.
+    MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
+    MoeFlexBackend moe_flex_backend = MoeFlexBackend::DeepEP;
+    bool moe_a2a_overlap = false;
     std::string order{kDefaultAxisOrder};  // rank order of every layout (Megatron's default)
 
     // Constraints.
