@@ -7,7 +7,7 @@ namespace meshwork::cli {
 struct LayoutFlags::Values {
     std::string file;
     std::string model, cluster, order, schedule, recompute, recompute_modules, dtype, layers_per_stage, flash, tp_overlap, grad_reduce;
-    std::string overlap_grad, overlap_param;
+    std::string overlap_grad, overlap_param, moe_dispatcher, moe_flex_backend, moe_a2a_overlap;
     int gpus = 0, nodes = 0, tp = 0, pp = 0, dp = 0, cp = 0, ep = 0, etp = 0, vpp = 0;
     int mbs = 0, gbs = 0, seq = 0, zero = 0, first_stage = 0, last_stage = 0;
     bool sp = false, no_sp = false, account_embedding = false, account_loss = false;
@@ -86,6 +86,19 @@ LayoutFlags::LayoutFlags(CLI::App* c) : v_(std::make_shared<Values>()) {
                     "(Megatron-LM's --overlap-param-gather, needs --overlap-grad-reduce): on, off "
                     "(default ") +
             (par.overlap_param_gather ? "on" : "off") + "; off with --overlap-grad-reduce off)");
+    add("--moe-dispatcher", v.moe_dispatcher,
+        "MoE token dispatch (Megatron-LM's --moe-token-dispatcher-type): allgather, alltoall "
+        "(one copy per token and expert), flex (DeepEP/HybridEP: one copy per token and "
+        "destination node across nodes, fanned out over NVLink) (default " +
+            to_string(par.moe_dispatcher) + ")");
+    add("--moe-flex-backend", v.moe_flex_backend,
+        "Library of the flex dispatcher (Megatron-LM's --moe-flex-dispatcher-backend, needs "
+        "--moe-dispatcher flex): deepep, hybridep (default " + to_string(par.moe_flex_backend) + ")");
+    add("--moe-a2a-overlap", v.moe_a2a_overlap,
+        std::string("MoE dispatch and combine of one micro-batch beside another's compute "
+                    "(Megatron-LM's --overlap-moe-expert-parallel-comm; needs ep > 1, alltoall or "
+                    "flex, vpp > 1 with pp > 1, no full recompute): on, off (default ") +
+            (par.moe_a2a_overlap ? "on" : "off") + ")");
     add("--layers-per-stage", v.layers_per_stage,
         "Uneven pipeline split, e.g. 7,8,8,7 (default: even, "
         "the end stages one layer less when it does not divide)");
@@ -142,6 +155,9 @@ LayoutOverrides LayoutFlags::overrides() const {
     if (given("--tp-comm-overlap")) o.tp_comm_overlap = v.tp_overlap;
     if (given("--overlap-grad-reduce")) o.overlap_grad_reduce = v.overlap_grad;
     if (given("--overlap-param-gather")) o.overlap_param_gather = v.overlap_param;
+    if (given("--moe-dispatcher")) o.moe_dispatcher = v.moe_dispatcher;
+    if (given("--moe-flex-backend")) o.moe_flex_backend = v.moe_flex_backend;
+    if (given("--moe-a2a-overlap")) o.moe_a2a_overlap = v.moe_a2a_overlap;
     if (given("--first-stage-layers")) o.first_stage_layers = v.first_stage;
     if (given("--last-stage-layers")) o.last_stage_layers = v.last_stage;
     o.account_for_embedding = given("--account-for-embedding");

@@ -22,6 +22,7 @@ namespace {
 
 struct SearchFlags {
     std::string model, cluster, dtype, out, order, tp_overlap = "none", grad_reduce = "fp32", recompute_modules;
+    std::string moe_dispatcher = "alltoall", moe_flex_backend = "deepep", moe_a2a_overlap = "off";
     int gpus = 0, nodes = 0, gbs = 0, seq = 0, top = 10, max_tp = 0, threads = 0;
     int max_mbs = 16, max_vpp = 8, max_lighter = 2;
     double min_mfu = 0;
@@ -31,6 +32,7 @@ struct SearchFlags {
     int sim_top = 0;
     CLI::Option* cluster_opt = nullptr;
     CLI::Option* dtype_opt = nullptr;
+    CLI::Option* moe_flex_backend_opt = nullptr;
     CLI::Option* nodes_opt = nullptr;
     CLI::Option* gpus_opt = nullptr;
     CLI::Option* order_opt = nullptr;
@@ -87,6 +89,21 @@ search::SearchRequest build_request(const SearchFlags& f) {
                              "mla_up_proj needs multi-latent attention; model " + req.model.name + " has none");
         }
     }
+    if (!parse_moe_dispatcher(f.moe_dispatcher, o.moe_dispatcher)) {
+        throw InputError("<flags>", "--moe-dispatcher", "'" + f.moe_dispatcher + "' is not allgather, alltoall or flex");
+    }
+    if (f.moe_flex_backend_opt->count()) {
+        if (!parse_moe_flex_backend(f.moe_flex_backend, o.moe_flex_backend)) {
+            throw InputError("<flags>", "--moe-flex-backend", "'" + f.moe_flex_backend + "' is not deepep or hybridep");
+        }
+        if (o.moe_dispatcher != MoeDispatcher::Flex) {
+            throw InputError("<flags>", "--moe-flex-backend", "needs --moe-dispatcher flex");
+        }
+    }
+    if (f.moe_a2a_overlap != "on" && f.moe_a2a_overlap != "off") {
+        throw InputError("<flags>", "--moe-a2a-overlap", "'" + f.moe_a2a_overlap + "' is not on or off");
+    }
+    o.moe_a2a_overlap = f.moe_a2a_overlap == "on";
     if (f.order_opt->count()) o.order = f.order;
     for (const auto& a : f.fix) search::apply_fix(a, o.fixed);
     if (f.max_tp < 0) throw InputError("<flags>", "--max-tp", "must be at least 1");
@@ -185,6 +202,15 @@ Verb add_search_verb(CLI::App& app) {
                     "Modules that candidates with selective recomputation recompute, comma-separated, "
                     "as Megatron-LM's --recompute-modules: " + recompute_module_names() +
                         " (default: core_attn alone, Megatron's default)");
+    cmd->add_option("--moe-dispatcher", f->moe_dispatcher,
+                    "MoE token dispatch of every candidate (Megatron-LM's --moe-token-dispatcher-type): "
+                    "allgather, alltoall, flex (default alltoall)");
+    f->moe_flex_backend_opt = cmd->add_option("--moe-flex-backend", f->moe_flex_backend,
+                                              "Library of the flex dispatcher: deepep, hybridep (default deepep)");
+    cmd->add_option("--moe-a2a-overlap", f->moe_a2a_overlap,
+                    "MoE dispatch and combine beside another micro-batch's compute for every candidate "
+                    "where Megatron-LM runs it (ep > 1, vpp > 1 with pp > 1, no full recompute): on, "
+                    "off (default off)");
     f->order_opt = cmd->add_option("--order", f->order,
                                    "Axis order for rank mapping (default tp-cp-ep-dp-pp)");
     cmd->add_option("--top", f->top, "How many layouts to print (default 10)");

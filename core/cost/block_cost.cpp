@@ -8,6 +8,8 @@
 #include "core/cost/comm_overlap.h"
 #include "core/schedule/pipeline_schedule.h"
 #include "core/cost/gemm_shapes.h"
+#include "core/cost/moe_dispatch.h"
+#include "core/layout/layout_rules.h"
 
 namespace meshwork::cost {
 
@@ -222,6 +224,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
         mlp_mem_bytes += act_rw * e * shared_ffn / t * T;
     }
     double ep_fwd = 0;
+    double ep_bytes = 0;
     double expert_model_flops = 0;
     double moe_quant_fwd = 0, moe_quant_bwd = 0;  // fp8 casts of the expert GEMMs' operands
     if (b.moe) {
@@ -233,7 +236,12 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
         // by local expert and unsorts them before the combine (Megatron-LM d98e8a64,
         // moe/token_dispatcher.py:756-793 "Permutation 2", :802-822): two more h-wide
         // read + write passes.
-        if (c.ep > 1 && g.expert_fc1.count > 1) mlp_fwd += memory_s(k, 4.0 * e * h * copies);  // count: local experts
+        // The flex dispatcher (DeepEP, HybridEP) receives tokens laid out per rank and sorts
+        // them once (token_dispatcher.py:1809 MoEFlexTokenDispatcher); allgather permutes the
+        // gathered tokens once.
+        if (c.moe_dispatcher == MoeDispatcher::AllToAll && c.ep > 1 && g.expert_fc1.count > 1) {
+            mlp_fwd += memory_s(k, 4.0 * e * h * copies);  // count: local experts
+        }
         if (tr.dtype == DType::Fp8) {
             // fp8 expert GEMMs quantize their inputs and, in the backward, their output
             // gradients in a pass of their own: read 16 bits, write the row-wise and the
@@ -247,8 +255,10 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
             moe_quant_fwd = memory_s(k, kQuantBytes * copies * (h + f_local));
             moe_quant_bwd = memory_s(k, kQuantBytes * copies * (h + g.expert_fc1.n));  // n: (gated) width
         }
-        const double dispatch_bytes = T * m.top_k / t * h * e * x.capacity;
-        ep_fwd = 2.0 * all_to_all_s(c.link, c.ep_span, dispatch_bytes);
+        const MoeDispatchCost d = moe_dispatch_cost(c.link, c.ep_span, c.moe_dispatcher, m.experts, m.top_k,
+                                                    T / t * x.capacity, h * e);
+        ep_fwd = d.dispatch_s + d.combine_s;
+        ep_bytes = d.bytes;
         if (c.etp > 1) {
             const double gathered = copies * h * e;
             ep_fwd += all_gather_s(c.link, c.etp_span, gathered) +
@@ -302,6 +312,18 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     }
     out.fwd.ep_s = ep_fwd;
     out.bwd.ep_s = ep_fwd;
+    if (b.moe && c.a2a_paired_share > 0 && ep_fwd > 0) {
+        // Megatron's MoE all-to-all overlap (docs/cost-model.md, "Expert dispatch"): in the
+        // passes the combined 1F1B schedule pairs, each of the four all-to-alls of a layer runs
+        // beside the other micro-batch's compute and shows only where it outlasts it; what it
+        // hides slows that compute by the link tier's interference (its kernels take SMs).
+        const double pair_comm = 2.0 * ep_fwd;
+        const double exposed = a2a_overlap_exposed_s(ep_fwd / 2.0, out.fwd.attention_s, out.fwd.mlp_s,
+                                                     out.bwd.attention_s, out.bwd.mlp_s);
+        const double pair_ep = exposed + c.ep_interference * (pair_comm - exposed);
+        const double share = c.a2a_paired_share;
+        out.fwd.ep_s = out.bwd.ep_s = share * pair_ep / 2.0 + (1.0 - share) * ep_fwd;
+    }
     if (c.cp > 1) {
         // Ring attention: cp − 1 exchanges of this rank's K and V (heads sharded over tp),
         // overlapped with the attention of the chunk already held; gradients go back too.
@@ -380,7 +402,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     out.attention_flops_fwd = b.attention_gemm_flops * T / t + core.executed_flops_fwd;
     out.mlp_flops_fwd = fwd_exec - out.attention_flops_fwd;
     out.tp_bytes = c.tp > 1 ? T * h * e : 0.0;
-    out.ep_bytes = b.moe ? T * m.top_k / t * h * e * x.capacity : 0.0;
+    out.ep_bytes = ep_bytes;
     out.model_flops = 3.0 * fwd_model;
     out.hardware_flops = 3.0 * fwd_exec;
     out.recompute_flops_full = fwd_exec;
@@ -580,6 +602,13 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     c.overlap_grad_reduce = p.overlap_grad_reduce;
     c.overlap_param_gather = p.overlap_grad_reduce && p.overlap_param_gather;
     c.interleaved_group = std::max(c.pp, interleaved_group_size(c.pp, c.micro_batches));
+    c.moe_dispatcher = p.moe_dispatcher;
+    c.ep_interference = interference(c.ep_span);
+    // The MoE all-to-all overlap where Megatron runs it (ParallelConfig::moe_a2a_overlap; the
+    // validation refuses the rest, the search may not have checked).
+    const bool a2a_overlap = p.moe_a2a_overlap && rules::moe_a2a_overlap_runs(c.ep, p.moe_dispatcher, c.pp, c.vpp,
+                                                                          tr.recompute, tr.dtype, m.mtp_layers);
+    c.a2a_paired_share = a2a_overlap ? a2a_overlap_paired_share(c.pp, c.vpp, c.micro_batches, c.interleaved_group) : 0.0;
 
     const bool sp = p.sequence_parallel && c.tp > 1;
     c.sequence_parallel = sp;

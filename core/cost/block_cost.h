@@ -138,6 +138,12 @@ struct LayoutCosts : AxisSizes {
     bool overlap_param_gather = true;
     double dp_interference = 0;
     int interleaved_group = 1;   // micro-batches per chunk group (interleaved schedule)
+    MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;  // ParallelConfig::moe_dispatcher
+    // Share of the passes whose MoE all-to-alls overlap another micro-batch's compute
+    // (ParallelConfig::moe_a2a_overlap; 0 without it), and the share of the GPU the hidden
+    // all-to-alls take (the interference of the EP group's tier).
+    double a2a_paired_share = 0;
+    double ep_interference = 0;
     double tokens_per_step = 0;  // gbs × seq
     double model_flops_per_step = 0;
     double peak_flops_per_s = 1;

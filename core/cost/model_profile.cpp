@@ -51,6 +51,7 @@ ModelProfile build_model_profile(const ModelSpec& s) {
     m.hidden = static_cast<double>(s.hidden_size);
     m.heads = s.num_heads;
     m.layers = s.num_layers;
+    m.mtp_layers = s.mtp_layers;
     m.vocab = static_cast<double>(s.vocab_size);
     m.gated_mlp = s.mlp == MlpKind::Gated;
     m.hidden_dropout = s.hidden_dropout > 0;

@@ -57,6 +57,7 @@ struct ModelProfile {
     bool hidden_dropout = false;     // masks of the residual and embedding dropouts are stored
     bool attention_dropout = false;  // unfused attention stores a mask and a dropped copy
     int layers = 0;
+    int mtp_layers = 0;  // multi-token prediction layers (the MoE all-to-all overlap allows one)
     int experts = 0;
     int top_k = 0;
 

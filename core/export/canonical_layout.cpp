@@ -26,6 +26,13 @@ Layout canonical_layout(Layout l) {
     if (l.parallel.mesh.tp == 1) l.parallel.sequence_parallel = false;
     // ZeRO-0 has no parameter gather to overlap: the flag follows the reduction's.
     if (t.zero_stage == 0) l.parallel.overlap_param_gather = l.parallel.overlap_grad_reduce;
+    // Without experts the dispatch settings have no meaning; Megatron's import reads the
+    // absent flags as their defaults.
+    if (!l.model.is_moe()) {
+        l.parallel.moe_dispatcher = ParallelConfig{}.moe_dispatcher;
+        l.parallel.moe_a2a_overlap = false;
+    }
+    if (l.parallel.moe_dispatcher != MoeDispatcher::Flex) l.parallel.moe_flex_backend = MoeFlexBackend::DeepEP;
     return l;
 }
 

@@ -153,6 +153,14 @@ nlohmann::json deepspeed_config_json(const Layout& layout, std::vector<std::stri
     if (m.order != kDefaultAxisOrder) lost.push_back("rank order " + m.order);
     if (!t.flash_attention) lost.push_back("unfused attention: attention kernels are the model code's choice");
     if (t.moe_capacity_factor > 0) lost.push_back("MoE capacity factor: set in the model code");
+    // DeepSpeed-MoE exchanges tokens with one all-to-all per direction (deepspeed/moe/sharded_moe.py).
+    if (l.model.is_moe() && l.parallel.moe_dispatcher != MoeDispatcher::AllToAll) {
+        lost.push_back("MoE " + to_string(l.parallel.moe_dispatcher) +
+                       " dispatcher: DeepSpeed-MoE dispatches by all-to-all");
+    }
+    if (l.model.is_moe() && l.parallel.moe_a2a_overlap) {
+        lost.push_back("MoE all-to-all overlap (Megatron-LM's combined 1F1B): DeepSpeed has no such schedule");
+    }
     return j;
 }
 

@@ -186,6 +186,15 @@ void parallel_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
     // default for dense models is 1: say it whenever the two conventions would disagree.
     if (l.model.is_moe() || m.etp != 1) a.value("--expert-tensor-parallel-size", m.etp);
     if (l.parallel.sequence_parallel && m.tp > 1) a.flag("--sequence-parallel");
+    if (l.model.is_moe()) {
+        // Megatron-LM's default dispatcher is allgather (transformer_config.py:891 at d98e8a64),
+        // the layout's alltoall: always written.
+        a.value("--moe-token-dispatcher-type", to_string(l.parallel.moe_dispatcher));
+        if (l.parallel.moe_dispatcher == MoeDispatcher::Flex) {
+            a.value("--moe-flex-dispatcher-backend", to_string(l.parallel.moe_flex_backend));
+        }
+        if (l.parallel.moe_a2a_overlap) a.flag("--overlap-moe-expert-parallel-comm");
+    }
     if (l.parallel.tp_comm_overlap != TpOverlap::None && l.parallel.sequence_parallel && m.tp > 1) {
         // Transformer Engine's userbuffers with its default methods (module/base.py:350-359):
         // what Meshwork calls "ring"; "pipe" for every collective needs a

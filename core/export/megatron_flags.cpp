@@ -123,7 +123,7 @@ constexpr std::array kIgnored = std::to_array<Entry>({
      {"--init-method-std-scaled", kModelDetail},
     {"--no-scaled-init-methods", kModelDetail},
     // MoE details
-    {"--moe-token-dispatcher-type", kMoeDetail}, {"--moe-grouped-gemm", kMoeDetail},
+    {"--moe-grouped-gemm", kMoeDetail},
     {"--moe-aux-loss-coeff", kMoeDetail}, {"--moe-z-loss-coeff", kMoeDetail},
     {"--moe-router-load-balancing-type", kMoeDetail}, {"--moe-router-pre-softmax", kMoeDetail},
     {"--moe-router-dtype", kMoeDetail},
@@ -133,7 +133,6 @@ constexpr std::array kIgnored = std::to_array<Entry>({
     {"--moe-pad-expert-input-to-capacity", kMoeDetail}, {"--moe-shared-expert-overlap", kMoeDetail},
     {"--moe-per-layer-logging", kMoeDetail}, {"--moe-input-jitter-eps", kMoeDetail},
     {"--moe-use-legacy-grouped-gemm", kMoeDetail}, {"--moe-layer-recompute", kMoeDetail},
-    {"--moe-enable-deepep", kMoeDetail},
     // process and runtime
     {"--distributed-backend", kRuntime}, {"--distributed-timeout-minutes", kRuntime},
     {"--rerun-mode", kRuntime}, {"--no-check-for-nan-in-loss-and-grad", kRuntime},

@@ -70,7 +70,9 @@ constexpr std::array kLayoutFlags = std::to_array<FlagSpec>({
     {"--use-megatron-fsdp", false}, {"--use-custom-fsdp", false}, {"--use-torch-fsdp2", false},
     {"--data-parallel-sharding-strategy", true}, {"--bf16", false}, {"--fp16", false},
     {"--fp8-format", true}, {"--use-flash-attn", false}, {"--attention-backend", true},
-    {"--grad-reduce-in-bf16", false},
+    {"--grad-reduce-in-bf16", false}, {"--moe-token-dispatcher-type", true},
+    {"--moe-flex-dispatcher-backend", true}, {"--moe-enable-deepep", false},
+    {"--overlap-moe-expert-parallel-comm", false},
     // Megatron-DeepSpeed (deepspeedai/Megatron-DeepSpeed megatron/arguments.py)
     {"--num-key-value-heads", true}, {"--zero-stage", true}, {"--deepspeed", false},
     {"--no-pipeline-parallel", false},
@@ -1109,6 +1111,50 @@ private:
         }
     }
 
+    // The MoE token dispatcher (--moe-token-dispatcher-type, default allgather,
+    // transformer_config.py:891 at d98e8a64), the flex backend (--moe-flex-dispatcher-backend,
+    // default deepep, :898; the deprecated --moe-enable-deepep needs flex, :1743-1748) and
+    // --overlap-moe-expert-parallel-comm (model_parallel_config.py:343). Megatron-DeepSpeed
+    // runs DeepSpeed's MoE, an all-to-all: the layout's default.
+    void moe_dispatch(Layout& l) {
+        if (has("--deepspeed")) return;
+        auto& p = l.parallel;
+        p.moe_dispatcher = MoeDispatcher::AllGather;
+        if (has("--moe-token-dispatcher-type")) {
+            const std::string d = text("--moe-token-dispatcher-type");
+            if (!parse_moe_dispatcher(d, p.moe_dispatcher)) {
+                add(field("--moe-token-dispatcher-type"), "'" + d + "': expected allgather, alltoall or flex");
+            }
+        }
+        if (has("--moe-flex-dispatcher-backend")) {
+            const std::string b = text("--moe-flex-dispatcher-backend");
+            if (!parse_moe_flex_backend(b, p.moe_flex_backend)) {
+                add(field("--moe-flex-dispatcher-backend"),
+                    "'" + b + "': expected deepep or hybridep (ncclep is not modelled)");
+            } else if (p.moe_dispatcher != MoeDispatcher::Flex) {
+                result_.ignored.push_back({position("--moe-flex-dispatcher-backend"),
+                                           "--moe-flex-dispatcher-backend " + b,
+                                           "has no effect without --moe-token-dispatcher-type flex"});
+                p.moe_flex_backend = MoeFlexBackend::DeepEP;
+            }
+        }
+        if (has("--moe-enable-deepep")) {
+            if (p.moe_dispatcher != MoeDispatcher::Flex) {
+                add(field("--moe-enable-deepep"),
+                    "needs --moe-token-dispatcher-type flex (Megatron-LM raises otherwise)");
+            } else if (has("--moe-flex-dispatcher-backend") && p.moe_flex_backend == MoeFlexBackend::HybridEP) {
+                add(field("--moe-enable-deepep"),
+                    "conflicts with --moe-flex-dispatcher-backend hybridep (Megatron-LM raises)");
+            }
+            p.moe_flex_backend = MoeFlexBackend::DeepEP;
+        }
+        p.moe_a2a_overlap = has("--overlap-moe-expert-parallel-comm");
+        if (!l.model.is_moe()) {
+            p.moe_dispatcher = ParallelConfig{}.moe_dispatcher;
+            p.moe_flex_backend = MoeFlexBackend::DeepEP;
+        }
+    }
+
     void training(Layout& l) {
         auto& t = l.training;
         const auto& mesh = l.parallel.mesh;
@@ -1205,6 +1251,7 @@ private:
         }
 
         overlap(l, fsdp || distopt);
+        moe_dispatch(l);
 
         if (has("--zero-stage")) {
             if (has("--deepspeed")) {

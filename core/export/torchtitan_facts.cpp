@@ -323,6 +323,20 @@ void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost
         lost.push_back("cross_entropy " + to_string(t.cross_entropy) +
                        ": torchtitan computes the loss on an fp32 copy of the logits (read back as upcast)");
     }
+    if (layout.model.is_moe() && layout.parallel.moe_dispatcher == MoeDispatcher::AllGather) {
+        lost.push_back("MoE allgather dispatcher: torchtitan's expert parallelism dispatches by all-to-all "
+                       "(read back as alltoall)");
+    }
+    if (layout.model.is_moe() && layout.parallel.moe_dispatcher == MoeDispatcher::Flex) {
+        // torchtitan picks DeepEP/HybridEP by the model config's comm_backend
+        // (models/common/config_utils.py:364-380 at b5bcd76c6), not by a job-config key.
+        lost.push_back("MoE flex dispatcher (" + to_string(layout.parallel.moe_flex_backend) +
+                       "): torchtitan selects DeepEP/HybridEP in the model config's comm_backend, "
+                       "which the job config does not carry");
+    }
+    if (layout.model.is_moe() && layout.parallel.moe_a2a_overlap) {
+        lost.push_back("MoE all-to-all overlap (Megatron-LM's combined 1F1B): torchtitan has no such schedule");
+    }
     if (t.grad_reduce_in_bf16 && (t.dtype == DType::Bf16 || t.dtype == DType::Fp8)) {
         // training.mixed_precision_reduce is Literal["float32"] (config/configs.py:102 at b5bcd76c6).
         lost.push_back("gradient reduction in bf16: torchtitan reduces in float32 only");

@@ -89,6 +89,35 @@ bool parse_grad_reduce_dtype(const std::string& text, bool& in_bf16) {
     return true;
 }
 
+std::string to_string(MoeDispatcher d) {
+    switch (d) {
+        case MoeDispatcher::AllGather: return "allgather";
+        case MoeDispatcher::AllToAll: return "alltoall";
+        case MoeDispatcher::Flex: return "flex";
+    }
+    return "?";
+}
+
+bool parse_moe_dispatcher(const std::string& text, MoeDispatcher& out) {
+    for (MoeDispatcher d : {MoeDispatcher::AllGather, MoeDispatcher::AllToAll, MoeDispatcher::Flex}) {
+        if (text == to_string(d)) {
+            out = d;
+            return true;
+        }
+    }
+    return false;
+}
+
+std::string to_string(MoeFlexBackend b) {
+    return b == MoeFlexBackend::HybridEP ? "hybridep" : "deepep";
+}
+
+bool parse_moe_flex_backend(const std::string& text, MoeFlexBackend& out) {
+    if (text != "deepep" && text != "hybridep") return false;
+    out = text == "hybridep" ? MoeFlexBackend::HybridEP : MoeFlexBackend::DeepEP;
+    return true;
+}
+
 bool parse_tp_overlap(const std::string& text, TpOverlap& out) {
     for (TpOverlap o : {TpOverlap::None, TpOverlap::Pipe, TpOverlap::Ring}) {
         if (text == to_string(o)) {

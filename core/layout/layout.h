@@ -35,6 +35,15 @@ enum class Offload { None, Cpu, Nvme };
 // "pipeline" method, Calculon's "pipe") or as a ring exchange (none exposed: TE's
 // "ring_exchange", Calculon's "ring").
 enum class TpOverlap { None, Pipe, Ring };
+// How an MoE layer moves its tokens to the ranks of their experts and back (Megatron-LM's
+// --moe-token-dispatcher-type, transformer_config.py:891 at d98e8a64; docs/cost-model.md,
+// "Expert dispatch"): AllGather, every EP rank gathers all tokens of the group and keeps its
+// experts' (Megatron's default); AllToAll, one copy per (token, expert) sent to the expert's
+// rank; Flex, a fused per-node dispatcher (DeepEP or HybridEP, MoeFlexBackend) that sends a
+// token once to each node holding one of its experts and fans it out over NVLink there.
+enum class MoeDispatcher { AllGather, AllToAll, Flex };
+// The library behind the flex dispatcher (--moe-flex-dispatcher-backend, :898; default deepep).
+enum class MoeFlexBackend { DeepEP, HybridEP };
 
 std::string to_string(Schedule s);     // "gpipe", "1f1b", "interleaved"
 std::string to_string(Recompute r);    // "none", "selective", "full", "selective-op"
@@ -48,6 +57,10 @@ std::string to_string(TpOverlap o);    // "none", "pipe", "ring"
 bool parse_tp_overlap(const std::string& text, TpOverlap& out);
 // "bf16" or "fp32" (the --grad-reduce-dtype flags): whether gradients are reduced in bf16.
 bool parse_grad_reduce_dtype(const std::string& text, bool& in_bf16);
+std::string to_string(MoeDispatcher d);   // "allgather", "alltoall", "flex"
+bool parse_moe_dispatcher(const std::string& text, MoeDispatcher& out);
+std::string to_string(MoeFlexBackend b);  // "deepep", "hybridep"
+bool parse_moe_flex_backend(const std::string& text, MoeFlexBackend& out);
 
 struct ParallelConfig {
     MeshShape mesh;                 // tp, cp, dp, pp, ep, etp, order
@@ -68,6 +81,18 @@ struct ParallelConfig {
     // (Megatron asserts it, arguments.py:1028-1029); no effect without a parameter gather
     // (ZeRO-0, ZeRO-3).
     bool overlap_param_gather = true;
+    // MoE token dispatch (MoeDispatcher). Default alltoall, what Meshwork's cost model has
+    // always priced and what production recipes choose without DeepEP/HybridEP (Megatron-Bridge
+    // scripts/performance/utils/overrides.py:243-246 at 21d102f5e); Megatron-LM's own default
+    // is allgather, which the importer reads when the flag is absent.
+    MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
+    MoeFlexBackend moe_flex_backend = MoeFlexBackend::DeepEP;  // only with Flex
+    // Megatron-LM's --overlap-moe-expert-parallel-comm ("1F1B A2A overlap",
+    // model_parallel_config.py:343-346): in the 1F1B phase each layer's dispatch and combine of
+    // one micro-batch run beside another micro-batch's compute (combined 1F1B schedule). Needs
+    // ep > 1, the alltoall or flex dispatcher, virtual stages when pp > 1, no full
+    // recomputation (transformer_config.py:3002-3046). Off by default, as in Megatron-LM.
+    bool moe_a2a_overlap = false;
     bool operator==(const ParallelConfig&) const = default;
 };
 

@@ -97,6 +97,24 @@ Layout layout_from_json(const Json& j, const std::string& file) {
     l.parallel.overlap_grad_reduce = p.get_bool_or("overlap_grad_reduce", ParallelConfig{}.overlap_grad_reduce);
     // Unstated, the gather follows the reduction (Megatron needs both for the gather).
     l.parallel.overlap_param_gather = p.get_bool_or("overlap_param_gather", l.parallel.overlap_grad_reduce);
+    const std::string dispatcher = p.get_string_or("moe_dispatcher", to_string(ParallelConfig{}.moe_dispatcher));
+    if (!parse_moe_dispatcher(dispatcher, l.parallel.moe_dispatcher)) {
+        throw InputError(file, p.field("moe_dispatcher"),
+                         "unknown MoE dispatcher '" + dispatcher + "' (allgather, alltoall, flex)");
+    }
+    if (p.has("moe_flex_backend")) {
+        const std::string backend = p.get_string_or("moe_flex_backend", "deepep");
+        if (!parse_moe_flex_backend(backend, l.parallel.moe_flex_backend)) {
+            throw InputError(file, p.field("moe_flex_backend"),
+                             "unknown flex dispatcher backend '" + backend + "' (deepep, hybridep)");
+        }
+        if (l.parallel.moe_dispatcher != MoeDispatcher::Flex) {
+            throw InputError(file, p.field("moe_flex_backend"),
+                             "a flex backend needs moe_dispatcher \"flex\" (Megatron-LM: DeepEP and "
+                             "HybridEP run only in the flex token dispatcher)");
+        }
+    }
+    l.parallel.moe_a2a_overlap = p.get_bool_or("moe_a2a_overlap", false);
     const long long model_parallel = static_cast<long long>(mesh.tp) * mesh.pp * mesh.cp;
     if (r.has("gpus")) {
         l.gpus = static_cast<int>(r.get_int("gpus", 1, kMaxGpus));
@@ -221,6 +239,13 @@ Json layout_to_json(const Layout& l) {
     }
     if (!l.parallel.overlap_grad_reduce) j["parallel"]["overlap_grad_reduce"] = false;
     if (!l.parallel.overlap_param_gather) j["parallel"]["overlap_param_gather"] = false;
+    if (l.parallel.moe_dispatcher != MoeDispatcher::AllToAll) {
+        j["parallel"]["moe_dispatcher"] = to_string(l.parallel.moe_dispatcher);
+    }
+    if (l.parallel.moe_dispatcher == MoeDispatcher::Flex) {
+        j["parallel"]["moe_flex_backend"] = to_string(l.parallel.moe_flex_backend);
+    }
+    if (l.parallel.moe_a2a_overlap) j["parallel"]["moe_a2a_overlap"] = true;
     Json placement = Json::object();
     if (!l.placement.layers_per_stage.empty()) {
         placement["layers_per_stage"] = l.placement.layers_per_stage;

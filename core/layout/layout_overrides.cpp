@@ -55,7 +55,8 @@ bool LayoutOverrides::empty() const {
            !vpp && !order && !mbs && !gbs && !seq && !schedule && !recompute && !recompute_modules && !dtype &&
            !sequence_parallel && !zero && !flash_attention && !grad_reduce_dtype && !tp_comm_overlap &&
            !overlap_grad_reduce && !overlap_param_gather && !layers_per_stage && !account_for_embedding &&
-           !account_for_loss && !first_stage_layers && !last_stage_layers;
+           !account_for_loss && !first_stage_layers && !last_stage_layers && !moe_dispatcher &&
+           !moe_flex_backend && !moe_a2a_overlap;
 }
 
 Layout build_layout(const std::optional<std::string>& layout_file, const LayoutOverrides& f) {
@@ -199,6 +200,19 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
     if (f.grad_reduce_dtype && !parse_grad_reduce_dtype(*f.grad_reduce_dtype, t.grad_reduce_in_bf16)) {
         throw InputError(kFlags, "--grad-reduce-dtype", "'" + *f.grad_reduce_dtype + "' is not fp32 or bf16");
     }
+    if (f.moe_dispatcher && !parse_moe_dispatcher(*f.moe_dispatcher, l.parallel.moe_dispatcher)) {
+        throw InputError(kFlags, "--moe-dispatcher",
+                         "'" + *f.moe_dispatcher + "' is not allgather, alltoall or flex");
+    }
+    if (f.moe_flex_backend) {
+        if (!parse_moe_flex_backend(*f.moe_flex_backend, l.parallel.moe_flex_backend)) {
+            throw InputError(kFlags, "--moe-flex-backend", "'" + *f.moe_flex_backend + "' is not deepep or hybridep");
+        }
+        if (l.parallel.moe_dispatcher != MoeDispatcher::Flex) {
+            throw InputError(kFlags, "--moe-flex-backend", "needs --moe-dispatcher flex");
+        }
+    }
+    two_way(f.moe_a2a_overlap, "--moe-a2a-overlap", "on", "off", l.parallel.moe_a2a_overlap);
     if (f.layers_per_stage) {
         l.placement.layers_per_stage = *f.layers_per_stage;
     } else if (f.pp || f.vpp || f.model) {

@@ -26,6 +26,9 @@ struct LayoutOverrides {
     std::optional<std::string> tp_comm_overlap;  // "none", "pipe" or "ring"
     std::optional<std::string> overlap_grad_reduce, overlap_param_gather;  // "on" or "off"
     std::optional<std::string> grad_reduce_dtype;  // "fp32" or "bf16"
+    std::optional<std::string> moe_dispatcher;     // "allgather", "alltoall" or "flex"
+    std::optional<std::string> moe_flex_backend;   // "deepep" or "hybridep" (flex only)
+    std::optional<std::string> moe_a2a_overlap;    // "on" or "off"
     std::optional<std::vector<int>> layers_per_stage;
     // Megatron-LM's splits (core/layout/pipeline_split.h), computed after the mesh flags:
     // the embedding / the LM head and loss counted as a layer, or uneven first / last ranks.

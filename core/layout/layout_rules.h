@@ -67,6 +67,16 @@ using meshwork::experts_fold;
     }
     return true;
 }
+// Megatron-LM runs the MoE all-to-all overlap (--overlap-moe-expert-parallel-comm) only with
+// expert parallelism, the alltoall or flex dispatcher, virtual stages when pp > 1, no full
+// recomputation, a 16-bit (or fp8) model and at most one MTP layer
+// (transformer_config.py:3002-3046 at d98e8a64). The validation names each; the cost model
+// and the search apply the overlap only where this holds.
+[[nodiscard]] inline bool moe_a2a_overlap_runs(int ep, MoeDispatcher dispatcher, int pp, int vpp,
+                                               Recompute recompute, DType dtype, int mtp_layers) {
+    return ep > 1 && dispatcher != MoeDispatcher::AllGather && (pp == 1 || vpp > 1) &&
+           recompute != Recompute::Full && dtype != DType::Fp32 && dtype != DType::Tf32 && mtp_layers <= 1;
+}
 // The interleaved schedule needs vpp ≥ 2 and pp ≥ 2.
 [[nodiscard]] inline bool interleaved_has_chunks(Schedule schedule, int pp, int vpp) {
     return schedule != Schedule::Interleaved || (vpp >= 2 && pp >= 2);

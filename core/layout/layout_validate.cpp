@@ -162,6 +162,31 @@ void check_pipeline(const Layout& l, Checker& c) {
     }
 }
 
+// Megatron-LM's checks of --overlap-moe-expert-parallel-comm (transformer_config.py:3002-3046
+// at d98e8a64): the combined 1F1B schedule needs two independent micro-batches in flight.
+void check_moe_a2a_overlap(const Layout& l, Checker& c) {
+    const auto& p = l.parallel;
+    if (!p.moe_a2a_overlap) return;
+    const std::string f = "parallel.moe_a2a_overlap";
+    if (p.mesh.ep <= 1) c.error(f, "the MoE all-to-all overlap needs expert parallelism (ep > 1)");
+    if (p.moe_dispatcher == MoeDispatcher::AllGather) {
+        c.error(f, "the MoE all-to-all overlap needs the alltoall or flex dispatcher, not allgather");
+    }
+    if (p.mesh.pp > 1 && p.vpp <= 1) {
+        c.error(f, "the MoE all-to-all overlap with pp > 1 needs virtual pipeline stages (vpp > 1)");
+    }
+    if (l.training.recompute == Recompute::Full) {
+        c.error(f, "the MoE all-to-all overlap refuses full recomputation");
+    }
+    if (l.training.dtype == DType::Fp32 || l.training.dtype == DType::Tf32) {
+        c.error(f, "the MoE all-to-all overlap needs bf16, fp16 or fp8 (with bf16 weights)");
+    }
+    if (l.model.mtp_layers > 1) {
+        c.error(f, "the MoE all-to-all overlap allows at most one MTP layer, " + l.model.name + " has " +
+                       str(l.model.mtp_layers));
+    }
+}
+
 void check_experts(const Layout& l, Checker& c) {
     const auto& m = l.parallel.mesh;
     const auto& moe = l.model.moe;
@@ -310,6 +335,7 @@ ValidationResult validate_layout(const Layout& layout, const std::string& file) 
     check_tensor_parallel(layout, c);
     check_pipeline(layout, c);
     check_experts(layout, c);
+    check_moe_a2a_overlap(layout, c);
     check_sequence_and_batch(layout, c);
     return out;
 }

@@ -1,5 +1,7 @@
 #include "core/search/candidate.h"
 
+#include "core/layout/layout_rules.h"
+
 namespace meshwork::search {
 
 void apply_candidate(const Candidate& c, ParallelConfig& par, Placement& pl, TrainingConfig& tr) {
@@ -32,6 +34,13 @@ Layout candidate_layout(const Candidate& c, const SearchRequest& request) {
     l.training.grad_reduce_in_bf16 = o.grad_reduce_in_bf16;
     apply_candidate(c, l.parallel, l.placement, l.training);
     if (l.training.recompute == Recompute::Selective) l.training.recompute_modules = o.recompute_modules;
+    if (l.model.is_moe()) {
+        l.parallel.moe_dispatcher = o.moe_dispatcher;
+        l.parallel.moe_flex_backend = o.moe_flex_backend;
+        l.parallel.moe_a2a_overlap =
+            o.moe_a2a_overlap && rules::moe_a2a_overlap_runs(c.ep, o.moe_dispatcher, c.pp, c.vpp, c.recompute,
+                                                             o.dtype, l.model.mtp_layers);
+    }
     return l;
 }
 

@@ -33,6 +33,11 @@ struct SearchOptions {
     // The modules candidates with selective recomputation recompute (Megatron-LM's
     // --recompute-modules); empty: core attention alone (Megatron's default).
     std::vector<RecomputeModule> recompute_modules;
+    // The MoE dispatcher of every candidate, and the MoE all-to-all overlap for every candidate
+    // where Megatron-LM runs it (rules::moe_a2a_overlap_runs): framework settings of the job.
+    MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
+    MoeFlexBackend moe_flex_backend = MoeFlexBackend::DeepEP;
+    bool moe_a2a_overlap = false;
     std::string order{kDefaultAxisOrder};  // rank order of every layout (Megatron's default)
 
     // Constraints.

@@ -24,6 +24,10 @@ SearchWorker::SearchWorker(const SearchRequest& req, const SearchSpace& space,
     training_.grad_reduce_in_bf16 = options_.grad_reduce_in_bf16;
     // Read by the cost model only for candidates with selective recomputation.
     training_.recompute_modules = options_.recompute_modules;
+    // The cost model applies the overlap only to the candidates where Megatron runs it.
+    parallel_.moe_dispatcher = options_.moe_dispatcher;
+    parallel_.moe_flex_backend = options_.moe_flex_backend;
+    parallel_.moe_a2a_overlap = options_.moe_a2a_overlap;
     // Room for the largest shapes up front: the estimates below then never allocate.
     placement_.layers_per_stage.reserve(static_cast<std::size_t>(space.max_chunks()));
     estimate_.stages.reserve(static_cast<std::size_t>(space.max_pp()));

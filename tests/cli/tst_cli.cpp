@@ -151,6 +151,22 @@ void TestCli::bad_flags_exit_2() {
                                   "--account-for-loss"});
     QCOMPARE(ok.exit_code, 0);
     QVERIFY(ok.out.contains("layers per stage [27,27,26]"));
+    // The MoE dispatch flags: a bad value, a backend without the flex dispatcher, and an
+    // overlap Megatron-LM refuses (pp > 1 without virtual stages) each exit 2 naming the field.
+    const QStringList moe = {"describe", "--model", "mixtral-8x7b", "--gpus", "16", "--ep", "8"};
+    const CliResult bad_dispatcher = run_cli(moe + QStringList{"--moe-dispatcher", "deepep"});
+    QCOMPARE(bad_dispatcher.exit_code, 2);
+    QVERIFY(bad_dispatcher.err.contains("--moe-dispatcher"));
+    const CliResult lone_backend = run_cli(moe + QStringList{"--moe-flex-backend", "hybridep"});
+    QCOMPARE(lone_backend.exit_code, 2);
+    QVERIFY(lone_backend.err.contains("--moe-flex-backend"));
+    const CliResult refused = run_cli(moe + QStringList{"--pp", "2", "--moe-a2a-overlap", "on"});
+    QCOMPARE(refused.exit_code, 2);
+    QVERIFY2(refused.err.contains("parallel.moe_a2a_overlap"), refused.err.constData());
+    QCOMPARE(run_cli(moe + QStringList{"--moe-dispatcher", "flex", "--moe-flex-backend", "hybridep",
+                                       "--moe-a2a-overlap", "on"})
+                 .exit_code,
+             0);
 }
 
 void TestCli::validate_json_lists_errors() {
@@ -191,6 +207,9 @@ void TestCli::help_states_every_layout_default() {
                              "--dtype",
                              "--flash-attention",
                              "--grad-reduce-dtype",
+                             "--moe-dispatcher",
+                             "--moe-flex-backend",
+                             "--moe-a2a-overlap",
                              "--tp-comm-overlap",
                              "--layers-per-stage",
                              "--first-stage-layers",

@@ -109,6 +109,13 @@ VARIANTS = [
     ("mixtral-ep2-cp2", MIXTRAL, ["--tp", "2", "--cp", "2", "--dp", "4", "--ep", "2"]),
     ("mixtral-zero3", MIXTRAL, ["--pp", "1", "--dp", "32", "--zero", "3"]),
     ("mixtral-vpp2", MIXTRAL, ["--vpp", "2"]),
+    # MoE dispatchers and the MoE all-to-all overlap (TransformerConfig.__post_init__ checks
+    # the flex backend and the overlap's requirements: vpp with pp > 1, alltoall or flex).
+    ("mixtral-flex-hybridep-a2a-overlap", MIXTRAL,
+     ["--vpp", "2", "--moe-dispatcher", "flex", "--moe-flex-backend", "hybridep", "--moe-a2a-overlap", "on"]),
+    ("mixtral-flex-deepep-pp1", MIXTRAL, ["--pp", "1", "--dp", "32", "--moe-dispatcher", "flex"]),
+    ("mixtral-alltoall-a2a-overlap-pp1", MIXTRAL, ["--pp", "1", "--dp", "32", "--moe-a2a-overlap", "on"]),
+    ("mixtral-allgather", MIXTRAL, ["--moe-dispatcher", "allgather"]),
     ("deepseek-v3-pp16-ep64", None, ["--model", "deepseek-v3", "--cluster", "dgx-h100", "--gpus", "2048",
                                      "--pp", "16", "--ep", "64"]),
     ("deepseek-v3-tp2-pp8-vpp2", None, ["--model", "deepseek-v3", "--cluster", "dgx-h100", "--gpus", "1024",
@@ -285,6 +292,14 @@ def compare_layout(M, args, config, info, hf):
     same("ep", args.expert_model_parallel_size, axes["ep"])
     if hf_is_moe(hf):
         same("etp", args.expert_tensor_parallel_size, axes["etp"])
+        # The MoE dispatch settings (layout file: written only when not the default).
+        dispatcher = parallel.get("moe_dispatcher", "alltoall")
+        same("MoE token dispatcher", config.moe_token_dispatcher_type, dispatcher)
+        if dispatcher == "flex":
+            same("flex dispatcher backend", config.moe_flex_dispatcher_backend,
+                 parallel.get("moe_flex_backend", "deepep"))
+        same("MoE all-to-all overlap", bool(config.overlap_moe_expert_parallel_comm),
+             bool(parallel.get("moe_a2a_overlap", False)))
     same("vpp", config.virtual_pipeline_model_parallel_size or 1, axes["vpp"])
     same("micro-batch size", args.micro_batch_size, training["micro_batch_size"])
     same("global batch size", args.global_batch_size, training["global_batch_size"])

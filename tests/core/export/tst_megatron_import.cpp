@@ -86,6 +86,7 @@ private slots:
     void pipeline_split_flags();
     void world_size_sources();
     void grad_reduce_in_bf16();
+    void moe_dispatcher_and_a2a_overlap();
 };
 
 void TestMegatronImport::gpt3_175b_example() {
@@ -504,6 +505,60 @@ void TestMegatronImport::grad_reduce_in_bf16() {
     QVERIFY2(script.find("--grad-reduce-in-bf16") != std::string::npos, script.c_str());
     QVERIFY(import_megatron(script, "exported.sh", cluster("dgx-h100")).layout.training.grad_reduce_in_bf16);
     QVERIFY(export_megatron(imported("--bf16")).text.find("--grad-reduce-in-bf16") == std::string::npos);
+}
+
+// --moe-token-dispatcher-type (default allgather), --moe-flex-dispatcher-backend,
+// --moe-enable-deepep (needs flex) and --overlap-moe-expert-parallel-comm
+// (transformer_config.py:891, :898, :1743-1748, model_parallel_config.py:343 at d98e8a64);
+// the export writes them back.
+void TestMegatronImport::moe_dispatcher_and_a2a_overlap() {
+    const std::string base = "torchrun --nproc-per-node 4 pretrain_gpt.py --num-layers 4 "
+                             "--hidden-size 64 --num-attention-heads 4 --seq-length 32 "
+                             "--micro-batch-size 1 --vocab-size 256 --bf16 --num-experts 8 "
+                             "--moe-router-topk 2 --moe-ffn-hidden-size 128 "
+                             "--expert-model-parallel-size 2 --swiglu --normalization RMSNorm "
+                             "--disable-bias-linear --position-embedding-type rope "
+                             "--untie-embeddings-and-output-weights ";
+    const auto imported = [&](const std::string& extra) {
+        return import_megatron(base + extra, "cmd.sh", cluster("dgx-h100"));
+    };
+    QVERIFY(imported("").layout.parallel.moe_dispatcher == MoeDispatcher::AllGather);
+    QVERIFY(imported("--moe-token-dispatcher-type alltoall").layout.parallel.moe_dispatcher ==
+            MoeDispatcher::AllToAll);
+    const std::string flex_flags = "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep "
+                                   "--overlap-moe-expert-parallel-comm";
+    QVERIFY(issues_of(base + flex_flags).empty());
+    const ImportResult flex = imported(flex_flags);
+    const Layout& l = flex.layout;
+    QVERIFY(l.parallel.moe_dispatcher == MoeDispatcher::Flex);
+    QVERIFY(l.parallel.moe_flex_backend == MoeFlexBackend::HybridEP);
+    QVERIFY(l.parallel.moe_a2a_overlap);
+    QVERIFY(imported("--moe-token-dispatcher-type flex --moe-enable-deepep").layout.parallel.moe_flex_backend ==
+            MoeFlexBackend::DeepEP);
+    // The field is "argv[N] --flag": match the flag and the words.
+    const auto has_issue = [](const std::vector<InputIssue>& issues, const std::string& flag, const std::string& words) {
+        for (const auto& i : issues) {
+            if (i.field.find(flag) != std::string::npos && i.message.find(words) != std::string::npos) return true;
+        }
+        return false;
+    };
+    QVERIFY(has_issue(issues_of(base + "--moe-enable-deepep"), "--moe-enable-deepep", "needs --moe-token-dispatcher-type flex"));
+    QVERIFY(has_issue(issues_of(base + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend ncclep"),
+                      "--moe-flex-dispatcher-backend", "ncclep"));
+    QVERIFY(has_issue(issues_of(base + "--moe-token-dispatcher-type all2all"), "--moe-token-dispatcher-type",
+                      "all2all"));
+    const std::string script = export_megatron(l).text;
+    QVERIFY2(script.find("--moe-token-dispatcher-type flex") != std::string::npos, script.c_str());
+    QVERIFY2(script.find("--moe-flex-dispatcher-backend hybridep") != std::string::npos, script.c_str());
+    QVERIFY2(script.find("--overlap-moe-expert-parallel-comm") != std::string::npos, script.c_str());
+    const Layout back = import_megatron(script, "exported.sh", cluster("dgx-h100")).layout;
+    QVERIFY(back.parallel.moe_dispatcher == MoeDispatcher::Flex);
+    QVERIFY(back.parallel.moe_flex_backend == MoeFlexBackend::HybridEP);
+    QVERIFY(back.parallel.moe_a2a_overlap);
+    // The layout's default, alltoall, is written (Megatron's is allgather) and read back.
+    const Layout a2a = imported("--moe-token-dispatcher-type alltoall").layout;
+    QVERIFY(import_megatron(export_megatron(a2a).text, "e.sh", cluster("dgx-h100")).layout.parallel.moe_dispatcher ==
+            MoeDispatcher::AllToAll);
 }
 
 QTEST_GUILESS_MAIN(TestMegatronImport)

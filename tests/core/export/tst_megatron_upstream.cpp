@@ -81,6 +81,16 @@ std::vector<Variant> matrix() {
     ds.model_ref = "deepseek-v3";
     ds.placement = {};  // 61 layers: Meshwork's balanced split over the 4 stages
     out.push_back({"deepseek-v3-expert-bias", ds});
+    // The flex dispatcher with HybridEP and the MoE all-to-all overlap, which needs virtual
+    // stages with pp > 1 (TransformerConfig.__post_init__ checks both).
+    Layout flex = bundled("mixtral-8x7b-h100-64");
+    flex.parallel.vpp = 2;
+    flex.training.schedule = Schedule::Interleaved;
+    flex.placement = {};
+    flex.parallel.moe_dispatcher = MoeDispatcher::Flex;
+    flex.parallel.moe_flex_backend = MoeFlexBackend::HybridEP;
+    flex.parallel.moe_a2a_overlap = true;
+    out.push_back({"mixtral-flex-hybridep-a2a-overlap", flex});
     return out;
 }
 

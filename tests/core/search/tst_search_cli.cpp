@@ -51,14 +51,35 @@ void TestSearchCli::json_keys_and_out_file() {
     // --grad-reduce-dtype bf16 is the job's setting: every candidate carries it.
     const CliResult bf16 = run_cli(kJob + QStringList{"--top", "2", "--json", "--no-sim", "--grad-reduce-dtype", "bf16"});
     QCOMPARE(bf16.exit_code, 0);
-    for (const auto& h : nlohmann::json::parse(bf16.out.toStdString()).at("results"))
+    const auto bf16_json = nlohmann::json::parse(bf16.out.toStdString());  // outlives the loop
+    for (const auto& h : bf16_json.at("results"))
         QVERIFY(h["layout"]["training"].value("grad_reduce_in_bf16", false));
     // --recompute-modules: the job's setting for the candidates with selective recomputation.
     const CliResult mods = run_cli(kJob + QStringList{"--top", "3", "--json", "--no-sim", "--fix", "recompute=selective",
                                                       "--recompute-modules", "core_attn,mlp"});
     QCOMPARE(mods.exit_code, 0);
-    for (const auto& h : nlohmann::json::parse(mods.out.toStdString()).at("results"))
+    const auto mods_json = nlohmann::json::parse(mods.out.toStdString());  // outlives the loop
+    for (const auto& h : mods_json.at("results"))
         QCOMPARE(h["layout"]["training"].at("recompute_modules"), nlohmann::json({"core_attn", "mlp"}));
+    // The MoE dispatcher is the job's setting; the all-to-all overlap goes only to candidates
+    // where Megatron-LM runs it (ep > 1, vpp > 1 with pp > 1).
+    const CliResult moe = run_cli({"search", "--model", "mixtral-8x7b", "--cluster", "dgx-h100", "--gpus", "16",
+                                   "--gbs", "64", "--seq", "4096", "--top", "20", "--json", "--no-sim",
+                                   "--moe-dispatcher", "flex", "--moe-flex-backend", "hybridep",
+                                   "--moe-a2a-overlap", "on"});
+    QCOMPARE(moe.exit_code, 0);
+    int overlapped = 0;
+    const auto moe_json = nlohmann::json::parse(moe.out.toStdString());  // outlives the loop
+    for (const auto& h : moe_json.at("results")) {
+        const auto& par = h["layout"]["parallel"];
+        QCOMPARE(par.value("moe_dispatcher", std::string()), std::string("flex"));
+        QCOMPARE(par.value("moe_flex_backend", std::string()), std::string("hybridep"));
+        if (!par.value("moe_a2a_overlap", false)) continue;
+        ++overlapped;
+        QVERIFY(par["ep"].get<int>() > 1);
+        QVERIFY(par["pp"].get<int>() == 1 || par["vpp"].get<int>() > 1);
+    }
+    QVERIFY(overlapped > 0);
 }
 
 void TestSearchCli::human_table() {
@@ -77,6 +98,9 @@ void TestSearchCli::bad_input_exits_2() {
         {{"--grad-reduce-dtype", "fp16"}, "--grad-reduce-dtype"},
         {{"--recompute-modules", "mlp,attention"}, "--recompute-modules"},
         {{"--recompute-modules", "mla_up_proj"}, "multi-latent attention"},
+        {{"--moe-dispatcher", "deepep"}, "--moe-dispatcher"},
+        {{"--moe-flex-backend", "hybridep"}, "--moe-flex-backend"},
+        {{"--moe-a2a-overlap", "yes"}, "--moe-a2a-overlap"},
     };
     for (const auto& [extra, phrase] : cases) {
         const CliResult r = run_cli(kJob + extra);
