@@ -47,9 +47,6 @@ ProposedEdit set_tp_comm_overlap(const Layout& layout, TpOverlap overlap);
 // --overlap-grad-reduce --overlap-param-gather, which Megatron-Bridge sets as a pair).
 ProposedEdit set_dp_overlap(const Layout& layout, bool on);
 
-// Gradients kept and reduced in bf16 (training.grad_reduce_in_bf16) or in fp32.
-ProposedEdit set_grad_reduce_in_bf16(const Layout& layout, bool on);
-
 // The model chunk (index into stage_layers()) that holds transformer block `block`, or -1.
 int chunk_of_block(const Layout& layout, int block);
 

@@ -39,6 +39,7 @@
 #include "gui/timeline/timeline_view.h"
 #include "gui/timeline/trace_opener.h"
 #include "gui/trace/remote_trace_source.h"
+#include "gui/training/training_editor.h"
 
 // The icons are compiled into the static meshwork_gui library; Q_INIT_RESOURCE keeps the
 // linker from dropping them and must be called outside any namespace.
@@ -166,6 +167,12 @@ void MainWindow::build_docks() {
     axis_editor_ = new AxisEditor(document_, this);
     auto* axes_dock = add_dock(tr("Parallelism"), "axes_dock", axis_editor_, Qt::LeftDockWidgetArea);
     splitDockWidget(model_dock, axes_dock, Qt::Vertical);
+    // The training settings share the tall upper place with the model tree: both are long
+    // lists, and the parallelism below stays in view beside either.
+    training_ = new TrainingEditor(document_, this);
+    auto* training_dock = add_dock(tr("Training"), "training_dock", training_, Qt::LeftDockWidgetArea);
+    tabifyDockWidget(model_dock, training_dock);
+    model_dock->raise();
     estimate_ = new EstimatePanel(document_, this);
     auto* estimate_dock = add_dock(tr("Estimate"), "estimate_dock", estimate_, Qt::RightDockWidgetArea);
     auto* history = new QUndoView(document_->undo_stack(), this);
@@ -175,6 +182,14 @@ void MainWindow::build_docks() {
     resizeDocks({model_dock, estimate_dock}, {360, 380}, Qt::Horizontal);
     resizeDocks({model_dock, axes_dock}, {560, 300}, Qt::Vertical);
     resizeDocks({estimate_dock, history_dock}, {640, 220}, Qt::Vertical);
+}
+
+bool MainWindow::raise_dock(const QString& name) {
+    auto* dock = findChild<QDockWidget*>(name == "parallelism" ? QString("axes_dock") : name + "_dock");
+    if (!dock) return false;
+    dock->show();
+    dock->raise();
+    return true;
 }
 
 void MainWindow::build_actions() {
