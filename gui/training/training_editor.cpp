@@ -1,5 +1,6 @@
 #include "gui/training/training_editor.h"
 
+#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -40,14 +41,16 @@ QFormLayout* add_group(QVBoxLayout* column, const QString& title, QWidget* paren
     return form;
 }
 
-// A field of several widgets whose label's mnemonic focuses the first.
-QWidget* row_of(QWidget* parent, std::initializer_list<QWidget*> widgets) {
+// A row of several widgets whose label's mnemonic focuses the first (a label's buddy must
+// take focus itself: a container with a focus proxy does not).
+void add_row_of(QFormLayout* form, const QString& label, std::initializer_list<QWidget*> widgets, QWidget* parent) {
     auto* row = new QWidget(parent);
     auto* h = new QHBoxLayout(row);
     h->setContentsMargins(0, 0, 0, 0);
-    for (auto* w : widgets) h->addWidget(w, w == *widgets.begin() ? 1 : 0);
-    row->setFocusProxy(*widgets.begin());
-    return row;
+    for (auto* w : widgets) h->addWidget(w, 1);
+    auto* text = new QLabel(label, parent);
+    text->setBuddy(*widgets.begin());
+    form->addRow(text, row);
 }
 
 const char* const kSplitEven = "even";
@@ -78,6 +81,11 @@ TrainingEditor::TrainingEditor(LayoutDocument* document, QWidget* parent) : QWid
     column->addStretch(1);
     scroll->setWidget(content);
     outer->addWidget(scroll, 1);
+    // Tab scrolls the focus into view by itself (QScrollArea::focusNextPrevChild); a
+    // mnemonic or a click on a half-hidden row must too.
+    connect(qApp, &QApplication::focusChanged, scroll, [scroll, content](QWidget*, QWidget* now) {
+        if (now && content->isAncestorOf(now)) scroll->ensureWidgetVisible(now);
+    });
     // Below the scrolled groups, so that a refusal shows wherever the change was made.
     message_ = new QLabel(this);
     message_->setWordWrap(true);
@@ -108,7 +116,7 @@ void TrainingEditor::build_batch(QFormLayout* form) {
                                  "shrink the bubble. Default: dp × micro-batch"));
     micro_batches_ = new QLabel(this);
     micro_batches_->setToolTip(tr("Micro-batches per step in each pipeline: global batch / (dp × micro-batch)"));
-    form->addRow(tr("&Global batch"), row_of(this, {global_batch_, micro_batches_}));
+    add_row_of(form, tr("&Global batch"), {global_batch_, micro_batches_}, this);
     connect(global_batch_, &QSpinBox::valueChanged, this,
             [this](int n) { if (!syncing_) apply(set_global_batch_size(document_->layout(), n)); });
 
@@ -327,13 +335,7 @@ void TrainingEditor::build_pipeline(QFormLayout* form) {
     last_stage_->setAccessibleName("last_stage_layers");
     last_stage_->setPrefix(tr("last "));
     last_stage_->setKeyboardTracking(false);
-    auto* row = new QWidget(this);
-    auto* h = new QHBoxLayout(row);
-    h->setContentsMargins(0, 0, 0, 0);
-    h->addWidget(first_stage_, 1);
-    h->addWidget(last_stage_, 1);
-    row->setFocusProxy(first_stage_);
-    form->addRow(tr("Stage la&yers"), row);
+    add_row_of(form, tr("Stage la&yers"), {first_stage_, last_stage_}, this);
     connect(first_stage_, &QSpinBox::valueChanged, this, [this] { if (!syncing_) stage_layers_changed(true); });
     connect(last_stage_, &QSpinBox::valueChanged, this, [this] { if (!syncing_) stage_layers_changed(false); });
 }
