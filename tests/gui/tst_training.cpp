@@ -7,7 +7,9 @@
 #include <QComboBox>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
+#include <QLabel>
 #include <QLineEdit>
+#include <QMenuBar>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSpinBox>
@@ -424,6 +426,30 @@ private slots:
         QVERIFY(w.doc()->apply(move_blocks_to_stage(w.layout(), {20}, 0)).accepted);
         QCOMPARE(split->currentData().toString(), QString("custom"));
         QCOMPARE(first->value(), 21);
+    }
+
+    // No two mnemonics of the window clash (a clash makes Alt+key cycle instead of jump):
+    // the labels with a buddy, the check boxes and the menu bar's titles.
+    void mnemonics_are_unique() {
+        Workbench w("llama3-70b-h100-64");
+        QMap<QChar, QString> owner;
+        auto take = [&](const QString& text) {
+            const int at = text.indexOf('&');
+            if (at < 0 || at + 1 >= text.size() || text[at + 1] == '&') return;
+            const QChar key = text[at + 1].toLower();
+            QVERIFY2(!owner.contains(key), qPrintable(QString("Alt+%1: '%2' and '%3'").arg(key, owner.value(key), text)));
+            owner.insert(key, text);
+        };
+        for (auto* label : w.window.findChildren<QLabel*>()) {
+            if (label->buddy()) take(label->text());
+        }
+        for (auto* box : w.window.findChildren<QCheckBox*>()) take(box->text());
+        for (auto* action : w.window.menuBar()->actions()) take(action->text());
+        // Every row of the Training dock has one.
+        for (auto* label : w.editor()->findChildren<QLabel*>()) {
+            if (label->buddy()) QVERIFY2(label->text().contains('&'), qPrintable(label->text()));
+        }
+        QVERIFY(owner.size() >= 17 + 5);  // the dock's rows and switches, the menus
     }
 
     // Tab walks the dock top to bottom, skipping closed controls (here the expert capacity
