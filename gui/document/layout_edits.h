@@ -14,6 +14,9 @@ struct ProposedEdit {
     Layout layout;
     std::string description;  // "Move block 20 to stage 1"
     std::string refused;      // non-empty when the edit cannot even be formed
+    // Consecutive edits with the same key become one undo step (a spin box stepped, a
+    // chooser walked with the arrow keys); empty: never merged.
+    std::string merge_key = {};
 };
 
 // Moves the stage boundary so that the model chunk(s) of pipeline stage `stage` take the

@@ -8,7 +8,7 @@ namespace meshwork::gui {
 
 ProposedEdit set_setting(const Layout& layout, const std::string& setting, const std::string& value,
                          const std::function<void(Layout&)>& change) {
-    ProposedEdit edit{layout, "Set " + setting + " to " + value, ""};
+    ProposedEdit edit{layout, "Set " + setting + " to " + value, "", setting};
     change(edit.layout);  // unchanged: LayoutDocument::apply says "nothing changes"
     return edit;
 }
@@ -47,7 +47,7 @@ ProposedEdit set_recompute(const Layout& layout, Recompute recompute) {
 }
 
 ProposedEdit set_recompute_num_layers(const Layout& layout, int layers) {
-    return set_setting(layout, "recomputed layers per stage", layers > 0 ? std::to_string(layers) : "all",
+    return set_setting(layout, "recomputed layers per chunk", layers > 0 ? std::to_string(layers) : "all",
                        [&](Layout& l) { l.training.recompute_num_layers = layers; });
 }
 

@@ -13,7 +13,8 @@
 namespace meshwork::gui {
 
 // The generic edit: `change` applied to a copy of `layout`, named after `setting` and `value`
-// ("Set <setting> to <value>"). New settings need only a line that calls it.
+// ("Set <setting> to <value>"); consecutive edits of one setting merge into one undo step.
+// New settings need only a line that calls it.
 ProposedEdit set_setting(const Layout& layout, const std::string& setting, const std::string& value,
                          const std::function<void(Layout&)>& change);
 

@@ -27,7 +27,8 @@ const RecomputeMode kModes[] = {
      QT_TRANSLATE_NOOP("RecomputeControls",
                        "Megatron-LM's selective recomputation: the core attention is rerun in the backward "
                        "instead of keeping its s×s scores (Korthikanti et al. 2022, §5; "
-                       "--recompute-granularity selective). Little memory saved with flash attention")},
+                       "--recompute-granularity selective). With flash attention the scores are not kept anyway: "
+                       "nothing saved, the attention still rerun")},
     {Recompute::Full, QT_TRANSLATE_NOOP("RecomputeControls", "Full (whole layers)"),
      QT_TRANSLATE_NOOP("RecomputeControls",
                        "Only each layer's input is kept and the layer's forward is rerun in the backward: "

@@ -209,8 +209,9 @@ void TrainingEditor::build_numerics(QFormLayout* form) {
                tr("bf16 weights, activations and GEMMs; fp32 master weights and optimizer states"));
     add_choice(dtype_, "fp16", spelt(to_string(DType::Fp16)), tr("fp16 mixed precision with fp32 master weights"));
     add_choice(dtype_, tr("fp8 (Transformer Engine)"), spelt(to_string(DType::Fp8)),
-               tr("Transformer Engine fp8: the GEMMs at the fp8 peak with their operands cast to fp8; weights "
-                  "and activations kept in bf16; attention in bf16"));
+               tr("Transformer Engine fp8: the GEMMs at the fp8 peak, their inputs cast to fp8 and kept so for "
+                  "the backward; bf16 weights with fp32 master copies; attention and the other activations in "
+                  "bf16"));
     set_box_tip(dtype_, tr("The training type (training.dtype; --dtype). Default: the GPU's fastest of bf16 and "
                           "fp32 (bf16 on tensor-core GPUs)"));
     form->addRow(tr("&Precision"), dtype_);

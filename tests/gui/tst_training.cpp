@@ -89,7 +89,7 @@ private slots:
         QCOMPARE(full.description, std::string("Set recompute to full"));
         QCOMPARE(full.layout.training.recompute, Recompute::Full);
         const auto two = set_recompute_num_layers(full.layout, 2);
-        QCOMPARE(two.description, std::string("Set recomputed layers per stage to 2"));
+        QCOMPARE(two.description, std::string("Set recomputed layers per chunk to 2"));
         const auto back = set_recompute(two.layout, Recompute::Selective);
         QCOMPARE(back.layout.training.recompute_num_layers, 0);
         QVERIFY(validate_layout(back.layout, "test").valid());
@@ -388,6 +388,20 @@ private slots:
         QCOMPARE(w.layout().training.global_batch_size, 130);
         QCOMPARE(w.undo()->undoText(), QString("Set global batch to 130"));
         QVERIFY(w.figure("bubble") < bubble);
+        // Steps of one setting are one undo step; stepping back to the start leaves none.
+        QTest::keyClick(gbs, Qt::Key_Up);
+        QTest::keyClick(gbs, Qt::Key_Up);
+        QCOMPARE(w.layout().training.global_batch_size, 134);
+        QCOMPARE(w.undo()->count(), 1);
+        QCOMPARE(w.undo()->undoText(), QString("Set global batch to 134"));
+        QTest::keyClick(gbs, Qt::Key_Down);
+        QTest::keyClick(gbs, Qt::Key_Down);
+        QTest::keyClick(gbs, Qt::Key_Down);
+        QCOMPARE(w.layout().training.global_batch_size, 128);
+        QCOMPARE(w.undo()->count(), 0);
+        QVERIFY(!w.doc()->is_modified());
+        QTest::keyClick(gbs, Qt::Key_Up);
+        QCOMPARE(w.undo()->count(), 1);
         auto* mbs = w.editor()->micro_batch_box();
         mbs->setFocus();
         mbs->selectAll();
