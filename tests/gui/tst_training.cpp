@@ -10,6 +10,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
+#include <QProcess>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSpinBox>
@@ -464,6 +465,27 @@ private slots:
             if (label->buddy()) QVERIFY2(label->text().contains('&'), qPrintable(label->text()));
         }
         QVERIFY(owner.size() >= 17 + 5);  // the dock's rows and switches, the menus
+    }
+
+    // The documentation's picture: `meshwork --screenshot --dock training` renders the
+    // window at the size asked with the dock raised; an unknown dock exits 2 naming it.
+    void screenshot_raises_the_dock() {
+        QTemporaryDir dir;
+        const QString png = dir.filePath("training.png");
+        QProcess app;
+        app.start(MESHWORK_GUI_PATH, {"--screenshot", png, "--dock", "training", "--size", "1600x1080",
+                                      bundled("llama3.1-405b-h100-16384")});
+        QVERIFY(app.waitForFinished(60000));
+        QCOMPARE(app.exitCode(), 0);
+        const QImage image(png);
+        QVERIFY(!image.isNull());
+        QCOMPARE(image.size() / image.devicePixelRatio(), QSize(1600, 1080));
+        app.start(MESHWORK_GUI_PATH, {"--screenshot", dir.filePath("none.png"), "--dock", "nothing",
+                                      bundled("tiny-cpu")});
+        QVERIFY(app.waitForFinished(60000));
+        QCOMPARE(app.exitCode(), 2);
+        QVERIFY(QString::fromUtf8(app.readAllStandardError()).contains("--dock: unknown dock 'nothing'"));
+        QVERIFY(!QFile::exists(dir.filePath("none.png")));
     }
 
     // Tab walks the dock top to bottom, skipping closed controls (here the expert capacity
