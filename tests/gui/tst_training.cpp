@@ -138,6 +138,8 @@ private slots:
         QCOMPARE(w.undo()->count(), 1);
         const double full_peak = w.figure("peak_bytes");
         const double full_step = w.figure("step_time_s");
+        qInfo("selective -> full recompute: peak %.2f -> %.2f GiB, step %.3f -> %.3f s", peak / (1 << 30),
+              full_peak / (1 << 30), step, full_step);
         QVERIFY2(full_peak < peak * 0.9, qPrintable(QString("%1 vs %2 bytes").arg(full_peak).arg(peak)));
         QVERIFY2(full_step > step * 1.05, qPrintable(QString("%1 vs %2 s").arg(full_step).arg(step)));
 
@@ -191,6 +193,7 @@ private slots:
         QCOMPARE(w.layout().training.zero_stage, 3);
         QCOMPARE(w.undo()->undoText(), QString("Set ZeRO stage to 3"));
         const double zero3_peak = w.figure("peak_bytes");
+        qInfo("ZeRO-1 -> ZeRO-3 (tp 8, dp 8): peak %.2f -> %.2f GiB", peak / (1 << 30), zero3_peak / (1 << 30));
         QVERIFY2(zero3_peak < peak, qPrintable(QString("%1 vs %2").arg(zero3_peak).arg(peak)));
 
         QVERIFY(params->isEnabled());
@@ -200,6 +203,7 @@ private slots:
         });
         QCOMPARE(w.layout().training.offload_params, Offload::Cpu);
         QCOMPARE(w.undo()->undoText(), QString("Set weight offload to cpu"));
+        qInfo("ZeRO-3 + weight offload to cpu: peak %.2f GiB", w.figure("peak_bytes") / (1 << 30));
         QVERIFY(w.figure("peak_bytes") < zero3_peak);
         for (int stage = 0; stage < 3; ++stage) {
             QVERIFY(!choice_allowed(zero, stage));
