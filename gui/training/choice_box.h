@@ -6,7 +6,21 @@
 #include <QComboBox>
 #include <QString>
 
+#include <string>
+
 namespace meshwork::gui {
+
+// The layout's spelling of a value ("selective", "cpu") as item data.
+inline QString spelt(const std::string& s) { return QString::fromStdString(s); }
+
+// The split chooser's item data: even, the accounted forms, and the two markers (a split set
+// by the first / last stage layers, or placed by hand) that show a split but are never chosen.
+inline const char* const kSplitEven = "even";
+inline const char* const kSplitUneven = "uneven";
+inline const char* const kSplitCustom = "custom";
+inline QString split_data(bool embedding, bool loss) {
+    return embedding && loss ? "embedding+loss" : embedding ? "embedding" : "loss";
+}
 
 // Appends an item: `label` shown, `data` the layout's spelling, `tip` what it models.
 void add_choice(QComboBox* box, const QString& label, const QString& data, const QString& tip);
