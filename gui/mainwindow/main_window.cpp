@@ -13,6 +13,7 @@
 #include <QMessageBox>
 #include <QProgressBar>
 #include <QSettings>
+#include <QSpinBox>
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
@@ -328,6 +329,13 @@ void MainWindow::build_menus_and_toolbar() {
     view->addAction(view_timeline_);
     view->addAction(view_ranks_);
     view->addAction(go_to_step_);
+    // The Training dock shares its place with the Model dock: this reaches it from the
+    // keyboard whichever tab is in front, its first setting focused.
+    auto* training = view->addAction(tr("&Training Settings"), this, [this] {
+        raise_dock("training");
+        training_->micro_batch_box()->setFocus(Qt::ShortcutFocusReason);
+    });
+    training->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_T));
     view->addSeparator();
     for (auto* a : dock_toggles_) view->addAction(a);
     view->addSeparator();
@@ -349,6 +357,8 @@ void MainWindow::build_menus_and_toolbar() {
             "<tr><td><b>Ctrl+E</b></td><td>export for production jobs</td></tr>"
             "<tr><td><b>Ctrl+1 / Ctrl+2 / Ctrl+3</b></td><td>mesh, timeline, ranks</td></tr>"
             "<tr><td><b>Ctrl+Shift+L</b></td><td>dark / light theme</td></tr>"
+            "<tr><td><b>Ctrl+Shift+T</b></td><td>the Training dock (batch, ZeRO, recompute, precision, ...), its first setting focused</td></tr>"
+            "<tr><td><b>Alt+underlined letter, Tab</b></td><td>a setting of the Training or another dock; the next one</td></tr>"
             "<tr><td colspan=2><br><b>Timeline</b></td></tr>"
             "<tr><td><b>Wheel, W / S, + / −</b></td><td>zoom around the cursor</td></tr>"
             "<tr><td><b>Drag, A / D, ← / →</b></td><td>pan</td></tr>"

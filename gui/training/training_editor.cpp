@@ -4,6 +4,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDockWidget>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -71,9 +72,18 @@ TrainingEditor::TrainingEditor(LayoutDocument* document, QWidget* parent) : QWid
     scroll->setWidget(content);
     outer->addWidget(scroll, 1);
     // Tab scrolls the focus into view by itself (QScrollArea::focusNextPrevChild); a
-    // mnemonic or a click on a half-hidden row must too.
-    connect(qApp, &QApplication::focusChanged, scroll, [scroll, content](QWidget*, QWidget* now) {
-        if (now && content->isAncestorOf(now)) scroll->ensureWidgetVisible(now);
+    // mnemonic or a click on a half-hidden row must too. A mnemonic also reaches the dock
+    // while another dock's tab is in front (a tab behind still counts as visible to Qt's
+    // shortcuts): the dock comes to the front with it.
+    connect(qApp, &QApplication::focusChanged, scroll, [this, scroll, content](QWidget*, QWidget* now) {
+        if (!now || !content->isAncestorOf(now)) return;
+        for (QWidget* w = parentWidget(); w; w = w->parentWidget()) {
+            if (auto* dock = qobject_cast<QDockWidget*>(w)) {
+                if (visibleRegion().isEmpty()) dock->raise();
+                break;
+            }
+        }
+        scroll->ensureWidgetVisible(now);
     });
     // Below the scrolled groups, so that a refusal shows wherever the change was made.
     message_ = new QLabel(this);

@@ -27,6 +27,7 @@
 #include "gui/estimate/estimate_panel.h"
 #include "gui/mainwindow/main_window.h"
 #include "gui/mesh/axis_editor.h"
+#include "gui/model/model_palette.h"
 #include "gui/training/choice_box.h"
 #include "gui/training/recompute_controls.h"
 #include "gui/training/training_editor.h"
@@ -445,6 +446,32 @@ private slots:
         QVERIFY(w.doc()->apply(move_blocks_to_stage(w.layout(), {20}, 0)).accepted);
         QCOMPARE(split->currentData().toString(), QString("custom"));
         QCOMPARE(first->value(), 21);
+    }
+
+    // Ctrl+Shift+T brings the Training dock in front of the Model dock it shares a place
+    // with, and focuses its first setting; a mnemonic of the dock does the same for its row.
+    void shortcut_and_mnemonics_bring_the_dock_to_the_front() {
+        QSettings().clear();  // the dock layout of a first start: Model in front
+        MainWindow w;
+        QVERIFY(w.open_layout(bundled("llama3-70b-h100-64")));
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        auto* e = w.training_editor();
+        // A tab behind is "visible" to Qt but has nothing on screen.
+        auto in_front = [e] { return !e->visibleRegion().isEmpty(); };
+        QVERIFY(!in_front());
+        QTest::keyClick(&w, Qt::Key_T, Qt::ControlModifier | Qt::ShiftModifier);
+        QTRY_VERIFY(in_front());
+        QWidget* f = QApplication::focusWidget();
+        QVERIFY(f == e->micro_batch_box() || e->micro_batch_box()->isAncestorOf(f));
+
+        QVERIFY(w.raise_dock("model"));
+        QTRY_VERIFY(!in_front());
+        QTest::keyClick(&w, Qt::Key_Z, Qt::AltModifier);  // "&ZeRO stage"
+        QCOMPARE(QApplication::focusWidget(), e->zero_box());
+        QTRY_VERIFY(in_front());
     }
 
     // No two mnemonics of the window clash (a clash makes Alt+key cycle instead of jump):
