@@ -297,10 +297,9 @@ private slots:
         QVERIFY(!optimizer->isEnabled());
         QVERIFY(optimizer->itemData(1, Qt::ToolTipRole).toString().contains("no host link"));
         QCOMPARE(cpu.editor()->grad_reduce_box()->currentData().toString(), QString("fp32"));
-        if (cpu.layout().training.dtype == DType::Fp32) {
-            QVERIFY(!cpu.editor()->grad_reduce_box()->isEnabled());
-            QVERIFY(cpu.editor()->grad_reduce_box()->itemData(1, Qt::ToolTipRole).toString().contains("fp32 training"));
-        }
+        QCOMPARE(cpu.layout().training.dtype, DType::Fp32);  // what a CPU trains in
+        QVERIFY(!cpu.editor()->grad_reduce_box()->isEnabled());
+        QVERIFY(cpu.editor()->grad_reduce_box()->itemData(1, Qt::ToolTipRole).toString().contains("fp32 training"));
         // vpp 8 fixes the interleaved schedule; an even split cannot fill 128 chunks with 126 layers.
         Workbench big("llama3.1-405b-h100-16384");
         QVERIFY(!big.editor()->schedule_box()->isEnabled());
