@@ -1,6 +1,6 @@
 // meshwork: the GUI. Opens the layout given on the command line, or the bundled example.
 // --screenshot FILE renders the window offscreen to a PNG and exits (documentation, checks);
-// --trace, --compare-trace, --view, --theme and --size choose what it shows.
+// --trace, --compare-trace, --view, --dock, --theme and --size choose what it shows.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDockWidget>
@@ -54,6 +54,10 @@ int main(int argc, char** argv) {
                                          "Trace to show beside --trace (predicted beside measured), with "
                                          "the comparison table", "FILE");
     parser.addOption(compare_opt);
+    const QCommandLineOption dock_opt("dock",
+                                      "Show and raise a dock: model, parallelism, training, estimate or history "
+                                      "(the Training dock shares its place with the Model dock)", "DOCK");
+    parser.addOption(dock_opt);
     parser.process(app);
 
     using meshwork::gui::MainWindow;
@@ -88,6 +92,11 @@ int main(int argc, char** argv) {
         return 2;
     }
     window.show_view(view);
+    if (parser.isSet(dock_opt) && !window.raise_dock(parser.value(dock_opt))) {
+        std::fprintf(stderr, "meshwork: --dock: unknown dock '%s' (model, parallelism, training, estimate, history)\n",
+                     qPrintable(parser.value(dock_opt)));
+        return 2;
+    }
     if (shooting && view == MainWindow::View::Ranks) {
         // The overview's picture is about the trace: the layout's docks would crowd it.
         for (auto* dock : window.findChildren<QDockWidget*>()) dock->hide();

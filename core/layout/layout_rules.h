@@ -25,6 +25,8 @@ namespace meshwork::rules {
 }
 // Every pipeline stage holds at least one layer.
 [[nodiscard]] inline bool pp_within_layers(int pp, int layers) { return pp <= layers; }
+// An even split gives every one of the pp·vpp model chunks a layer.
+[[nodiscard]] inline bool layers_fill_chunks(int layers, long long chunks) { return layers >= chunks; }
 // A model chunk holds at least one transformer layer; with two or more chunks the first and
 // the last may hold none: the embedding alone, or the LM head and loss alone (Megatron-LM's
 // accounted split, transformer_block.py:191-201 at d98e8a64).
@@ -97,5 +99,33 @@ using meshwork::experts_fold;
 }
 // DeepSpeed refuses ZeRO-2/3 with pipeline parallelism; Megatron offers ZeRO-1 only with pp.
 [[nodiscard]] inline bool zero_allows_pipeline(int zero_stage, int pp) { return zero_stage < 2 || pp <= 1; }
+// The GPU has units for the training type: a peak listed for it (no fp8 on an A100).
+[[nodiscard]] inline bool gpu_runs_dtype(const GpuKind& gpu, DType dtype) { return gpu.peak_flops(dtype) > 0; }
+// recompute_num_layers counts fully recomputed layers per stage: only full recomputation has it.
+[[nodiscard]] inline bool recompute_layers_need_full(Recompute recompute, int recompute_num_layers) {
+    return recompute == Recompute::Full || recompute_num_layers <= 0;
+}
+// Optimizer offload moves ZeRO's optimizer partitions (DeepSpeed's offload_optimizer is a
+// zero_optimization setting): ZeRO stage 1 or more.
+[[nodiscard]] inline bool offload_optimizer_needs_zero(Offload offload, int zero_stage) {
+    return offload == Offload::None || zero_stage >= 1;
+}
+// Parameter offload moves ZeRO-3's parameter shards (DeepSpeed's offload_param): stage 3.
+[[nodiscard]] inline bool offload_params_needs_zero3(Offload offload, int zero_stage) {
+    return offload == Offload::None || zero_stage >= 3;
+}
+// Anything offloaded crosses the cluster's host link (GPU to host memory).
+[[nodiscard]] inline bool offload_needs_host_link(Offload offload, double host_link_bytes_per_s) {
+    return offload == Offload::None || host_link_bytes_per_s > 0;
+}
+// bf16 gradient reduction means something only where the parameters train in bf16 or fp8
+// (fp32 and fp16 training keep gradients in the parameters' type). A warning, not an error.
+[[nodiscard]] inline bool grad_bf16_fits_dtype(bool grad_reduce_in_bf16, DType dtype) {
+    return !grad_reduce_in_bf16 || dtype == DType::Bf16 || dtype == DType::Fp8;
+}
+// A capacity factor drops tokens routed to full experts: only MoE models have any. A warning.
+[[nodiscard]] inline bool capacity_factor_needs_experts(double capacity_factor, bool moe) {
+    return capacity_factor <= 0 || moe;
+}
 
 }  // namespace meshwork::rules

@@ -96,7 +96,7 @@ void check_pipeline(const Layout& l, Checker& c) {
     const long long chunks = static_cast<long long>(pp) * vpp;
     const auto& split = l.placement.layers_per_stage;
     if (split.empty()) {
-        if (layers < chunks) {
+        if (!rules::layers_fill_chunks(layers, chunks)) {
             c.error("placement.layers_per_stage",
                     str(layers) + " layers cannot fill pp×vpp = " + str(chunks) + " model chunks");
         } else if (layers % chunks != 0) {
@@ -268,12 +268,9 @@ void check_sequence_and_batch(const Layout& l, Checker& c) {
         c.warning("training.seq_length", "sequence " + str(t.seq_length) + " exceeds the model's " +
                                              str(l.model.max_position_embeddings) + " positions");
     }
-    if (t.dtype == DType::Fp8 && l.cluster.gpu.peak_flops(DType::Fp8) <= 0) {
-        c.error("training.dtype", "GPU kind '" + l.cluster.gpu.kind + "' has no fp8 units");
-    }
-    if (l.cluster.gpu.peak_flops(t.dtype) <= 0 && t.dtype != DType::Fp8) {
-        c.error("training.dtype", "GPU kind '" + l.cluster.gpu.kind + "' lists no peak for " +
-                                      to_string(t.dtype));
+    if (!rules::gpu_runs_dtype(l.cluster.gpu, t.dtype)) {
+        c.error("training.dtype", "GPU kind '" + l.cluster.gpu.kind + "' " +
+                                      (t.dtype == DType::Fp8 ? "has no fp8 units" : "lists no peak for " + to_string(t.dtype)));
     }
     if (!rules::zero_allows_pipeline(t.zero_stage, m.pp)) {
         c.warning("training.zero_stage", "ZeRO-" + str(t.zero_stage) +
@@ -281,7 +278,7 @@ void check_sequence_and_batch(const Layout& l, Checker& c) {
                                              "runs it only as Megatron-FSDP (--use-megatron-fsdp, not its "
                                              "distributed optimizer), torchtitan as FSDP");
     }
-    if (t.recompute != Recompute::Full && t.recompute_num_layers > 0) {
+    if (!rules::recompute_layers_need_full(t.recompute, t.recompute_num_layers)) {
         c.error("training.recompute_num_layers", "only meaningful with full recomputation");
     }
     if (!rules::recompute_modules_need_selective(t.recompute, t.recompute_modules.size())) {
@@ -305,23 +302,24 @@ void check_sequence_and_batch(const Layout& l, Checker& c) {
                                                         " has no shared experts");
         }
     }
-    if (t.offload_optimizer != Offload::None && t.zero_stage < 1) {
+    if (!rules::offload_optimizer_needs_zero(t.offload_optimizer, t.zero_stage)) {
         c.error("training.offload_optimizer", "optimizer offload works on ZeRO's optimizer partitions: "
                                               "it needs zero_stage 1, 2 or 3");
     }
-    if ((t.offload_optimizer != Offload::None || t.offload_params != Offload::None) &&
-        l.cluster.host_link.bandwidth_bytes_per_s <= 0) {
+    const double host_bw = l.cluster.host_link.bandwidth_bytes_per_s;
+    if (!rules::offload_needs_host_link(t.offload_optimizer, host_bw) ||
+        !rules::offload_needs_host_link(t.offload_params, host_bw)) {
         c.error(t.offload_optimizer != Offload::None ? "training.offload_optimizer" : "training.offload_params",
                 "the cluster " + l.cluster.name + " describes no host_link (GPU to host memory) to offload over");
     }
-    if (t.offload_params != Offload::None && t.zero_stage < 3) {
+    if (!rules::offload_params_needs_zero3(t.offload_params, t.zero_stage)) {
         c.error("training.offload_params", "parameter offload moves ZeRO-3's parameter shards: it needs zero_stage 3");
     }
-    if (t.grad_reduce_in_bf16 && t.dtype != DType::Bf16 && t.dtype != DType::Fp8) {
+    if (!rules::grad_bf16_fits_dtype(t.grad_reduce_in_bf16, t.dtype)) {
         c.warning("training.grad_reduce_in_bf16", "has no effect with " + to_string(t.dtype) +
                                                       " training (gradients keep the parameters' type)");
     }
-    if (t.moe_capacity_factor > 0 && !l.model.is_moe()) {
+    if (!rules::capacity_factor_needs_experts(t.moe_capacity_factor, l.model.is_moe())) {
         c.warning("training.moe_capacity_factor", l.model.name + " has no experts");
     }
 }

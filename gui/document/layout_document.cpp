@@ -1,5 +1,7 @@
 #include "gui/document/layout_document.h"
 
+#include <QHash>
+
 #include "gui/document/layout_edit_command.h"
 #include "core/layout/layout_json.h"
 #include "core/layout/layout_validate.h"
@@ -43,8 +45,11 @@ EditOutcome LayoutDocument::apply(const ProposedEdit& edit) {
         const auto& e = after.errors.front();
         return {false, QString::fromStdString(e.field + ": " + e.message)};
     }
-    undo_.push(new LayoutEditCommand(this, layout_, edit.layout,
-                                     QString::fromStdString(edit.description)));
+    // A stable id per merge key (QUndoCommand ids are ints); -1: never merged.
+    const int merge_id = edit.merge_key.empty()
+                             ? -1
+                             : static_cast<int>(qHash(QString::fromStdString(edit.merge_key)) & 0x7fffffff);
+    undo_.push(new LayoutEditCommand(this, layout_, edit.layout, QString::fromStdString(edit.description), merge_id));
     return {true, {}};
 }
 

@@ -216,16 +216,6 @@ ProposedEdit set_dp_overlap(const Layout& layout, bool on) {
     return edit;
 }
 
-ProposedEdit set_grad_reduce_in_bf16(const Layout& layout, bool on) {
-    ProposedEdit edit{layout, std::string(on ? "Reduce gradients in bf16" : "Reduce gradients in fp32"), ""};
-    if (layout.training.grad_reduce_in_bf16 == on) {
-        edit.refused = std::string("gradients are already reduced in ") + (on ? "bf16" : "fp32");
-        return edit;
-    }
-    edit.layout.training.grad_reduce_in_bf16 = on;
-    return edit;
-}
-
 }  // namespace meshwork::gui
 
 namespace meshwork::gui {

@@ -14,6 +14,9 @@ struct ProposedEdit {
     Layout layout;
     std::string description;  // "Move block 20 to stage 1"
     std::string refused;      // non-empty when the edit cannot even be formed
+    // Consecutive edits with the same key become one undo step (a spin box stepped, a
+    // chooser walked with the arrow keys); empty: never merged.
+    std::string merge_key = {};
 };
 
 // Moves the stage boundary so that the model chunk(s) of pipeline stage `stage` take the
@@ -46,9 +49,6 @@ ProposedEdit set_tp_comm_overlap(const Layout& layout, TpOverlap overlap);
 // beside the backward and the parameter gather beside the forwards (Megatron-LM's
 // --overlap-grad-reduce --overlap-param-gather, which Megatron-Bridge sets as a pair).
 ProposedEdit set_dp_overlap(const Layout& layout, bool on);
-
-// Gradients kept and reduced in bf16 (training.grad_reduce_in_bf16) or in fp32.
-ProposedEdit set_grad_reduce_in_bf16(const Layout& layout, bool on);
 
 // The model chunk (index into stage_layers()) that holds transformer block `block`, or -1.
 int chunk_of_block(const Layout& layout, int block);

@@ -13,6 +13,7 @@
 #include <QMessageBox>
 #include <QProgressBar>
 #include <QSettings>
+#include <QSpinBox>
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
@@ -39,6 +40,7 @@
 #include "gui/timeline/timeline_view.h"
 #include "gui/timeline/trace_opener.h"
 #include "gui/trace/remote_trace_source.h"
+#include "gui/training/training_editor.h"
 
 // The icons are compiled into the static meshwork_gui library; Q_INIT_RESOURCE keeps the
 // linker from dropping them and must be called outside any namespace.
@@ -166,6 +168,12 @@ void MainWindow::build_docks() {
     axis_editor_ = new AxisEditor(document_, this);
     auto* axes_dock = add_dock(tr("Parallelism"), "axes_dock", axis_editor_, Qt::LeftDockWidgetArea);
     splitDockWidget(model_dock, axes_dock, Qt::Vertical);
+    // The training settings share the tall upper place with the model tree: both are long
+    // lists, and the parallelism below stays in view beside either.
+    training_ = new TrainingEditor(document_, this);
+    auto* training_dock = add_dock(tr("Training"), "training_dock", training_, Qt::LeftDockWidgetArea);
+    tabifyDockWidget(model_dock, training_dock);
+    model_dock->raise();
     estimate_ = new EstimatePanel(document_, this);
     auto* estimate_dock = add_dock(tr("Estimate"), "estimate_dock", estimate_, Qt::RightDockWidgetArea);
     auto* history = new QUndoView(document_->undo_stack(), this);
@@ -175,6 +183,14 @@ void MainWindow::build_docks() {
     resizeDocks({model_dock, estimate_dock}, {360, 380}, Qt::Horizontal);
     resizeDocks({model_dock, axes_dock}, {560, 300}, Qt::Vertical);
     resizeDocks({estimate_dock, history_dock}, {640, 220}, Qt::Vertical);
+}
+
+bool MainWindow::raise_dock(const QString& name) {
+    auto* dock = findChild<QDockWidget*>(name == "parallelism" ? QString("axes_dock") : name + "_dock");
+    if (!dock) return false;
+    dock->show();
+    dock->raise();
+    return true;
 }
 
 void MainWindow::build_actions() {
@@ -313,6 +329,13 @@ void MainWindow::build_menus_and_toolbar() {
     view->addAction(view_timeline_);
     view->addAction(view_ranks_);
     view->addAction(go_to_step_);
+    // The Training dock shares its place with the Model dock: this reaches it from the
+    // keyboard whichever tab is in front, its first setting focused.
+    auto* training = view->addAction(tr("&Training Settings"), this, [this] {
+        raise_dock("training");
+        training_->micro_batch_box()->setFocus(Qt::ShortcutFocusReason);
+    });
+    training->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_T));
     view->addSeparator();
     for (auto* a : dock_toggles_) view->addAction(a);
     view->addSeparator();
@@ -334,6 +357,8 @@ void MainWindow::build_menus_and_toolbar() {
             "<tr><td><b>Ctrl+E</b></td><td>export for production jobs</td></tr>"
             "<tr><td><b>Ctrl+1 / Ctrl+2 / Ctrl+3</b></td><td>mesh, timeline, ranks</td></tr>"
             "<tr><td><b>Ctrl+Shift+L</b></td><td>dark / light theme</td></tr>"
+            "<tr><td><b>Ctrl+Shift+T</b></td><td>the Training dock (batch, ZeRO, recompute, precision, ...), its first setting focused</td></tr>"
+            "<tr><td><b>Alt+underlined letter, Tab</b></td><td>a setting of the Training or another dock; the next one</td></tr>"
             "<tr><td colspan=2><br><b>Timeline</b></td></tr>"
             "<tr><td><b>Wheel, W / S, + / −</b></td><td>zoom around the cursor</td></tr>"
             "<tr><td><b>Drag, A / D, ← / →</b></td><td>pan</td></tr>"

@@ -27,6 +27,7 @@ class StepLocator;
 class TimelinePanel;
 class TraceMenu;
 class TraceOpener;
+class TrainingEditor;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -47,6 +48,10 @@ public:
     [[nodiscard]] MeshCanvas* canvas() const { return canvas_; }
     [[nodiscard]] ModelPalette* palette() const { return palette_; }
     [[nodiscard]] AxisEditor* axis_editor() const { return axis_editor_; }
+    [[nodiscard]] TrainingEditor* training_editor() const { return training_; }
+    // Shows and raises a dock by its short name (model, parallelism, training, estimate,
+    // history); false when there is none of that name.
+    bool raise_dock(const QString& name);
     [[nodiscard]] EstimatePanel* estimate_panel() const { return estimate_; }
     [[nodiscard]] TimelinePanel* timeline() const { return timeline_; }
     // The Ranks tab: ranks × steps of the open trace, computed when the tab is first shown
@@ -109,6 +114,7 @@ private:
     QString ranks_path_;  // the trace the rank overview shows or is computing
     ModelPalette* palette_ = nullptr;
     AxisEditor* axis_editor_ = nullptr;
+    TrainingEditor* training_ = nullptr;
     EstimatePanel* estimate_ = nullptr;
     RecentFiles* recent_ = nullptr;
     RecentFiles* recent_traces_ = nullptr;

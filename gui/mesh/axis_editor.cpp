@@ -95,10 +95,6 @@ AxisEditor::AxisEditor(LayoutDocument* document, QWidget* parent) : QWidget(pare
                                "overlap_param_gather; Megatron-LM's --overlap-grad-reduce --overlap-param-gather)"));
     form->addRow(tr("DP comm overlap"), dp_overlap_);
     connect(dp_overlap_, &QCheckBox::toggled, this, &AxisEditor::dp_overlap_changed);
-    grad_bf16_ = new QCheckBox(this);
-    grad_bf16_->setAccessibleName("grad_reduce_in_bf16");
-    form->addRow(tr("Gradients in bf16"), grad_bf16_);
-    connect(grad_bf16_, &QCheckBox::toggled, this, &AxisEditor::grad_bf16_changed);
     message_ = new QLabel(this);
     message_->setWordWrap(true);
     message_->hide();
@@ -139,12 +135,6 @@ void AxisEditor::sync_from_document() {
     dp_overlap_->setChecked(l.parallel.overlap_grad_reduce && l.parallel.overlap_param_gather);
     // Without data parallelism there is nothing to reduce or gather.
     dp_overlap_->setEnabled(m.dp > 1 || !dp_overlap_->isChecked());
-    const bool bf16_params = l.training.dtype == DType::Bf16 || l.training.dtype == DType::Fp8;
-    grad_bf16_->setChecked(l.training.grad_reduce_in_bf16);
-    grad_bf16_->setEnabled(bf16_params || l.training.grad_reduce_in_bf16);
-    grad_bf16_->setToolTip(bf16_params ? tr("Gradients kept and reduced in bf16, 2 bytes per parameter instead of 4 "
-                                            "(training.grad_reduce_in_bf16; Megatron-LM's --grad-reduce-in-bf16)")
-                                       : tr("Only bf16 and fp8 training keep fp32 gradients to halve"));
     syncing_ = false;
 }
 
@@ -192,13 +182,6 @@ void AxisEditor::dp_overlap_changed(bool on) {
     if (syncing_ || !document_->has_layout()) return;
     const auto outcome = document_->apply(set_dp_overlap(document_->layout(), on));
     show_refusal(outcome.accepted ? QString() : tr("DP overlap refused: %1").arg(outcome.reason));
-    if (!outcome.accepted) sync_from_document();
-}
-
-void AxisEditor::grad_bf16_changed(bool on) {
-    if (syncing_ || !document_->has_layout()) return;
-    const auto outcome = document_->apply(set_grad_reduce_in_bf16(document_->layout(), on));
-    show_refusal(outcome.accepted ? QString() : tr("Gradient type refused: %1").arg(outcome.reason));
     if (!outcome.accepted) sync_from_document();
 }
 

@@ -1,7 +1,8 @@
 // Spin boxes for the mesh axes, a chooser for the rank order, sequence parallelism and the
-// tiled TP communication overlap (parallel.tp_comm_overlap), the data-parallel overlaps and
-// the gradients' reduction type. Each change is an undoable
-// edit (axis edits keep the world size: dp follows); a refused change snaps back and says why.
+// tiled TP communication overlap (parallel.tp_comm_overlap) and the data-parallel overlaps.
+// Each change is an undoable edit (axis edits keep the world size: dp follows); a refused
+// change snaps back and says why. The training settings are the Training dock's
+// (gui/training/training_editor.h).
 #pragma once
 
 #include <QWidget>
@@ -28,7 +29,6 @@ public:
     // Items none, pipe, ring; the item data is the layout's spelling.
     [[nodiscard]] QComboBox* tp_overlap_box() const { return tp_overlap_; }
     [[nodiscard]] QCheckBox* dp_overlap_box() const { return dp_overlap_; }
-    [[nodiscard]] QCheckBox* grad_bf16_box() const { return grad_bf16_; }
 
 private:
     void sync_from_document();
@@ -37,7 +37,6 @@ private:
     void sequence_parallel_changed(bool on);
     void tp_overlap_changed(int index);
     void dp_overlap_changed(bool on);
-    void grad_bf16_changed(bool on);
     void show_refusal(const QString& text);
 
     LayoutDocument* document_;
@@ -48,7 +47,6 @@ private:
     QCheckBox* sp_ = nullptr;
     QComboBox* tp_overlap_ = nullptr;
     QCheckBox* dp_overlap_ = nullptr;
-    QCheckBox* grad_bf16_ = nullptr;
     QLabel* message_ = nullptr;
     bool syncing_ = false;
 };

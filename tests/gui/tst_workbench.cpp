@@ -215,38 +215,25 @@ private slots:
         QVERIFY(box->isEnabled());
     }
 
-    // The data-parallel overlaps and the gradients' type, each an undoable edit from its box:
-    // bf16 gradients halve the gradient memory; the overlaps off never make the step shorter.
-    void dp_overlap_and_gradient_type_are_edits() {
+    // The data-parallel overlaps, an undoable edit from their box: off, they never make the
+    // step shorter. (The gradients' type is the Training dock's: tst_gui_training.)
+    void dp_overlap_is_an_edit() {
         MainWindow w;
         QVERIFY(w.open_layout(bundled("llama3-70b-h100-64")));  // dp 2, bf16, ZeRO-1
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         auto* dp = w.axis_editor()->dp_overlap_box();
-        auto* bf16 = w.axis_editor()->grad_bf16_box();
         QVERIFY(dp->isEnabled() && dp->isChecked());  // the layout default: both overlaps on
-        QVERIFY(bf16->isEnabled() && !bf16->isChecked());
         const Estimate before = estimate_layout(w.document()->layout());
-
-        bf16->setFocus();
-        QTest::keyClick(bf16, Qt::Key_Space);
-        QVERIFY(w.document()->layout().training.grad_reduce_in_bf16);
-        QCOMPARE(w.document()->undo_stack()->undoText(), QString("Reduce gradients in bf16"));
-        const Estimate halved = estimate_layout(w.document()->layout());
-        QVERIFY(std::llabs(halved.stages[0].grads_bytes * 2 - before.stages[0].grads_bytes) <= 2);
-
         dp->setFocus();
         QTest::keyClick(dp, Qt::Key_Space);
         QVERIFY(!w.document()->layout().parallel.overlap_grad_reduce);
         QVERIFY(!w.document()->layout().parallel.overlap_param_gather);
-        QVERIFY(estimate_layout(w.document()->layout()).step_time_s >= halved.step_time_s);
-
+        QVERIFY(estimate_layout(w.document()->layout()).step_time_s >= before.step_time_s);
         w.document()->undo_stack()->undo();
         QVERIFY(dp->isChecked() && w.document()->layout().parallel.overlap_grad_reduce);
-        w.document()->undo_stack()->undo();
-        QVERIFY(!bf16->isChecked() && !w.document()->layout().training.grad_reduce_in_bf16);
         w.document()->undo_stack()->redo();
-        QVERIFY(bf16->isChecked());
+        QVERIFY(!dp->isChecked());
     }
 
     void estimate_after_an_edit_fits_its_budget() {

@@ -1,0 +1,55 @@
+// Edits of the training settings (layout.training and the pipeline split) that the Training
+// dock makes. Each is one setting changed through set_setting(), described "Set recompute to
+// full" in the undo history; whether the result is allowed is decided by validate_layout() in
+// LayoutDocument::apply() (which also refuses an edit that changes nothing).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "gui/document/layout_edits.h"
+
+namespace meshwork::gui {
+
+// The generic edit: `change` applied to a copy of `layout`, named after `setting` and `value`
+// ("Set <setting> to <value>"); consecutive edits of one setting merge into one undo step.
+// New settings need only a line that calls it.
+ProposedEdit set_setting(const Layout& layout, const std::string& setting, const std::string& value,
+                         const std::function<void(Layout&)>& change);
+
+ProposedEdit set_micro_batch_size(const Layout& layout, int sequences);
+ProposedEdit set_global_batch_size(const Layout& layout, int sequences);
+ProposedEdit set_seq_length(const Layout& layout, int tokens);
+ProposedEdit set_zero_stage(const Layout& layout, int stage);
+// Leaving full recomputation also clears recompute_num_layers (it counts fully recomputed
+// layers: layout_rules.h recompute_layers_need_full), as SP off turns the TP overlap off.
+ProposedEdit set_recompute(const Layout& layout, Recompute recompute);
+ProposedEdit set_recompute_num_layers(const Layout& layout, int layers);  // 0: every layer
+ProposedEdit set_offload_optimizer(const Layout& layout, Offload where);
+ProposedEdit set_offload_params(const Layout& layout, Offload where);
+ProposedEdit set_dtype(const Layout& layout, DType dtype);
+// Gradients kept and reduced in bf16 (training.grad_reduce_in_bf16) or in fp32.
+ProposedEdit set_grad_reduce_in_bf16(const Layout& layout, bool on);
+ProposedEdit set_cross_entropy(const Layout& layout, CrossEntropy loss);
+ProposedEdit set_flash_attention(const Layout& layout, bool on);
+ProposedEdit set_fused_elementwise(const Layout& layout, bool on);
+ProposedEdit set_schedule(const Layout& layout, Schedule schedule);
+ProposedEdit set_moe_capacity_factor(const Layout& layout, double factor);  // 0: dropless
+
+// The pipeline split as Megatron-LM's flags state it (core/layout/pipeline_split.h, the one
+// owner of the arithmetic): even, the embedding and/or the loss counted as a layer, or uneven
+// first / last pipeline ranks (nullopt: that rank holds the middle count). Refused with
+// Megatron-LM's reason where it refuses the combination.
+struct PipelineSplitRule {
+    enum class Kind { Even, Accounted, Uneven } kind = Kind::Even;
+    bool embedding = false, loss = false;
+    std::optional<int> first, last;
+};
+ProposedEdit set_pipeline_split(const Layout& layout, const PipelineSplitRule& rule);
+// The rule that builds the layout's current split; nullopt for a split placed by hand.
+std::optional<PipelineSplitRule> pipeline_split_rule(const Layout& layout);
+// Transformer layers on each pipeline rank (the sum of its vpp chunks), pp entries.
+std::vector<int> layers_per_pipeline_rank(const Layout& layout);
+
+}  // namespace meshwork::gui
