@@ -43,7 +43,13 @@ ProposedEdit set_recompute(const Layout& layout, Recompute recompute) {
     return set_setting(layout, "recompute", to_string(recompute), [&](Layout& l) {
         l.training.recompute = recompute;
         if (recompute != Recompute::Full) l.training.recompute_num_layers = 0;
+        if (recompute != Recompute::Selective) l.training.recompute_modules.clear();
     });
+}
+
+ProposedEdit set_recompute_modules(const Layout& layout, const std::vector<RecomputeModule>& modules) {
+    return set_setting(layout, "recompute modules", modules.empty() ? "core_attn" : join_recompute_modules(modules),
+                       [&](Layout& l) { l.training.recompute_modules = modules; });
 }
 
 ProposedEdit set_recompute_num_layers(const Layout& layout, int layers) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gui/document/layout_edits.h"
 
@@ -26,6 +27,10 @@ ProposedEdit set_zero_stage(const Layout& layout, int stage);
 // layers: layout_rules.h recompute_layers_need_full), as SP off turns the TP overlap off.
 ProposedEdit set_recompute(const Layout& layout, Recompute recompute);
 ProposedEdit set_recompute_num_layers(const Layout& layout, int layers);  // 0: every layer
+// The modules selective recomputation reruns (training.recompute_modules; empty: Megatron's
+// default, core attention alone). Leaving selective recomputation clears them (they are read
+// only with it: layout_rules.h recompute_modules_need_selective).
+ProposedEdit set_recompute_modules(const Layout& layout, const std::vector<RecomputeModule>& modules);
 ProposedEdit set_offload_optimizer(const Layout& layout, Offload where);
 ProposedEdit set_offload_params(const Layout& layout, Offload where);
 ProposedEdit set_dtype(const Layout& layout, DType dtype);

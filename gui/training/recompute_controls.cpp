@@ -1,8 +1,11 @@
 #include "gui/training/recompute_controls.h"
 
 #include <QComboBox>
+#include <QAction>
 #include <QFormLayout>
+#include <QMenu>
 #include <QSpinBox>
+#include <QToolButton>
 
 #include <algorithm>
 
@@ -70,6 +73,35 @@ RecomputeControls::RecomputeControls(QFormLayout* form, QWidget* parent, std::fu
         if (syncing_) return;
         apply_(set_recompute_num_layers(layout_(), n));
     });
+
+    // A menu of checkable modules: Space or Enter on the button opens it, the arrow keys walk
+    // it, Enter toggles one.
+    modules_ = new QToolButton(parent);
+    modules_->setAccessibleName("recompute_modules");
+    modules_->setPopupMode(QToolButton::InstantPopup);
+    modules_->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    // Its text grows with the list: the row takes the form's width, never widens it.
+    modules_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+    modules_menu_ = new QMenu(modules_);
+    modules_menu_->setToolTipsVisible(true);
+    for (RecomputeModule m : kAllRecomputeModules) {
+        auto* action = modules_menu_->addAction(QString::fromStdString(to_string(m)));
+        action->setCheckable(true);
+        action->setData(QString::fromStdString(to_string(m)));
+        connect(action, &QAction::toggled, this, [this] {
+            if (syncing_) return;
+            std::vector<RecomputeModule> chosen;
+            for (QAction* a : modules_menu_->actions()) {
+                RecomputeModule mod{};
+                if (a->isChecked() && parse_recompute_module(a->data().toString().toStdString(), mod)) {
+                    chosen.push_back(mod);
+                }
+            }
+            apply_(set_recompute_modules(layout_(), chosen));
+        });
+    }
+    modules_->setMenu(modules_menu_);
+    form->addRow(tr("Recomputed su&bmodules"), modules_);
 }
 
 void RecomputeControls::sync(const Layout& l) {
@@ -86,6 +118,36 @@ void RecomputeControls::sync(const Layout& l) {
                                   "their activations (training.recompute_num_layers; Megatron-LM's "
                                   "--recompute-method block --recompute-num-layers N). Default: all")
                              : tr("Only full recomputation counts recomputed layers"));
+
+    // Modules: open with selective recomputation (layout_rules.h recompute_modules_need_selective),
+    // or to clear a list a file set; a module the model lacks is closed, saying why.
+    const bool selective = l.training.recompute == Recompute::Selective;
+    modules_->setEnabled(selective || !l.training.recompute_modules.empty());
+    const RecomputeSet chosen(selective, l.training.recompute_modules);
+    for (QAction* a : modules_menu_->actions()) {
+        RecomputeModule mod{};
+        if (!parse_recompute_module(a->data().toString().toStdString(), mod)) continue;
+        const bool listed = std::find(l.training.recompute_modules.begin(), l.training.recompute_modules.end(), mod) !=
+                            l.training.recompute_modules.end();
+        a->setChecked(listed);
+        QString why;
+        if (!rules::mla_up_proj_needs_mla({mod}, l.model.uses_mla)) {
+            why = tr("Needs multi-latent attention; this model has none");
+        } else if ((mod == RecomputeModule::MoeAct || mod == RecomputeModule::Moe ||
+                    mod == RecomputeModule::SharedExperts) && !l.model.is_moe()) {
+            why = tr("Has no effect: this model has no MoE layers");
+        }
+        a->setEnabled(why.isEmpty() || listed);
+        a->setToolTip(why.isEmpty() ? (chosen.has(mod) ? tr("Rerun in the backward") : tr("Kept")) : why);
+    }
+    modules_->setText(l.training.recompute_modules.empty()
+                          ? tr("core_attn (default)")
+                          : QString::fromStdString(join_recompute_modules(l.training.recompute_modules)));
+    modules_->setToolTip(selective || !l.training.recompute_modules.empty()
+                             ? tr("Modules whose activations selective recomputation drops after the forward and "
+                                  "rebuilds before the backward (training.recompute_modules; Megatron-LM's "
+                                  "--recompute-modules; meshwork-cli --recompute-modules). Default: core_attn")
+                             : tr("Modules are recomputed only with selective recomputation"));
     syncing_ = false;
 }
 

@@ -9,7 +9,10 @@
 #include <QDoubleSpinBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QMenuBar>
+#include <QTimer>
+#include <QToolButton>
 #include <QProcess>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -167,6 +170,77 @@ private slots:
         edit_and_wait(w, [&] { w.undo()->redo(); });
         QCOMPARE(w.layout().training.recompute, Recompute::Full);
         QCOMPARE(w.figure("peak_bytes"), full_peak);
+    }
+
+    // Module-level recomputation (Megatron-LM's --recompute-modules) from the dock: its row is
+    // reached by its mnemonic, a module checked in its menu is one undo step that lowers the
+    // peak and lengthens the step, modules the model lacks are closed saying why, and leaving
+    // selective recomputation clears the list and closes the row.
+    void recompute_modules_menu_is_an_edit() {
+        Workbench w("llama3-70b-h100-64");  // selective recompute, dense, no MLA
+        const Layout opened = w.layout();
+        const double peak = w.figure("peak_bytes");
+        const double step = w.figure("step_time_s");
+        auto* button = w.editor()->recompute()->modules_button();
+        QVERIFY(button->isEnabled());
+        QVERIFY(button->text().startsWith("core_attn"));
+        w.window.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w.window));
+        auto* menu = w.editor()->recompute()->modules_menu();
+        QAction* mlp = nullptr;
+        for (QAction* a : menu->actions()) {
+            const QString name = a->data().toString();
+            if (name == "mlp") mlp = a;
+            if (name == "mla_up_proj" || name == "moe_act" || name == "moe" || name == "shared_experts") {
+                QVERIFY2(!a->isEnabled(), qPrintable(name));
+                QVERIFY(!a->toolTip().isEmpty());
+            }
+        }
+        QVERIFY(mlp && mlp->isEnabled() && !mlp->isChecked());
+        // Alt+B clicks the row's button, which opens the menu (a nested event loop): the arrow
+        // keys walk the open modules (core_attn, layernorm, mlp) and Enter checks mlp.
+        QTimer keys;
+        keys.setInterval(20);
+        QAction* walked_to = nullptr;
+        connect(&keys, &QTimer::timeout, &keys, [&] {
+            if (!menu->isVisible()) return;
+            keys.stop();
+            for (int i = 0; i < 3; ++i) QTest::keyClick(menu, Qt::Key_Down);
+            walked_to = menu->activeAction();
+            // Never leave the menu open: a wrong walk closes it (the checks below then fail).
+            QTest::keyClick(menu, walked_to == mlp ? Qt::Key_Return : Qt::Key_Escape);
+        });
+        keys.start();
+        edit_and_wait(w, [&] { QTest::keyClick(&w.window, Qt::Key_B, Qt::AltModifier); });  // "Recomputed su&bmodules"
+        QVERIFY(!keys.isActive());
+        QCOMPARE(walked_to, mlp);
+        QVERIFY(!menu->isVisible());
+        QCOMPARE(w.layout().training.recompute_modules, std::vector<RecomputeModule>{RecomputeModule::Mlp});
+        QCOMPARE(w.undo()->undoText(), QString("Set recompute modules to mlp"));
+        QCOMPARE(button->text(), QString("mlp"));
+        const double mlp_peak = w.figure("peak_bytes");
+        const double mlp_step = w.figure("step_time_s");
+        qInfo("recompute modules core_attn -> mlp: peak %.2f -> %.2f GiB, step %.3f -> %.3f s", peak / (1 << 30),
+              mlp_peak / (1 << 30), step, mlp_step);
+        QVERIFY2(mlp_peak < peak, qPrintable(QString("%1 vs %2 bytes").arg(mlp_peak).arg(peak)));
+        QVERIFY2(mlp_step > step, qPrintable(QString("%1 vs %2 s").arg(mlp_step).arg(step)));
+
+        // Full recomputation clears the modules and closes the row; undo brings both back.
+        auto* box = w.editor()->recompute()->mode_box();
+        edit_and_wait(w, [&] {
+            box->setFocus();
+            QTest::keyClick(box, Qt::Key_Down);
+        });
+        QCOMPARE(w.layout().training.recompute, Recompute::Full);
+        QVERIFY(w.layout().training.recompute_modules.empty());
+        QVERIFY(!button->isEnabled());
+        edit_and_wait(w, [&] { w.undo()->undo(); });
+        QCOMPARE(w.layout().training.recompute_modules, std::vector<RecomputeModule>{RecomputeModule::Mlp});
+        QVERIFY(button->isEnabled() && mlp->isChecked());
+        edit_and_wait(w, [&] { w.undo()->undo(); });
+        QVERIFY(w.layout() == opened);
+        QVERIFY(!mlp->isChecked());
+        QCOMPARE(w.figure("peak_bytes"), peak);
     }
 
     // ZeRO-3 shards the weights too: less memory without a pipeline (with one, FSDP holds
@@ -494,7 +568,7 @@ private slots:
         for (auto* label : w.editor()->findChildren<QLabel*>()) {
             if (label->buddy()) QVERIFY2(label->text().contains('&'), qPrintable(label->text()));
         }
-        QVERIFY(owner.size() >= 17 + 5);  // the dock's rows and switches, the menus
+        QVERIFY(owner.size() >= 18 + 5);  // the dock's rows and switches, the menus
     }
 
     // The documentation's picture: `meshwork --screenshot --dock training` renders the
@@ -535,7 +609,7 @@ private slots:
             QTest::keyClick(f, Qt::Key_Tab);
         }
         const QStringList expected{"micro_batch_size", "global_batch_size", "seq_length", "zero_stage", "recompute",
-                                   "offload_optimizer", "dtype", "grad_reduce_dtype", "cross_entropy",
+                                   "recompute_modules", "offload_optimizer", "dtype", "grad_reduce_dtype", "cross_entropy",
                                    "flash_attention", "fused_elementwise", "schedule", "first_stage_layers", "last_stage_layers"};
         QCOMPARE(seen.join(' '), expected.join(' '));
         // At the default window size the Pipeline group lies below the fold: its mnemonic
