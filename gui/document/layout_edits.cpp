@@ -216,6 +216,29 @@ ProposedEdit set_dp_overlap(const Layout& layout, bool on) {
     return edit;
 }
 
+ProposedEdit set_moe_dispatch(const Layout& layout, MoeDispatcher dispatcher, MoeFlexBackend backend) {
+    const std::string name = to_string(dispatcher) + (dispatcher == MoeDispatcher::Flex ? " (" + to_string(backend) + ")" : "");
+    ProposedEdit edit{layout, "Set MoE dispatch to " + name, ""};
+    auto& p = edit.layout.parallel;
+    p.moe_dispatcher = dispatcher;
+    if (dispatcher == MoeDispatcher::Flex) p.moe_flex_backend = backend;
+    if (dispatcher == MoeDispatcher::AllGather) p.moe_a2a_overlap = false;
+    if (p.moe_dispatcher == layout.parallel.moe_dispatcher && p.moe_flex_backend == layout.parallel.moe_flex_backend) {
+        edit.refused = "MoE dispatch is already " + name;
+    }
+    return edit;
+}
+
+ProposedEdit set_moe_a2a_overlap(const Layout& layout, bool on) {
+    ProposedEdit edit{layout, std::string(on ? "Overlap the MoE all-to-all" : "Run the MoE all-to-all exposed"), ""};
+    if (layout.parallel.moe_a2a_overlap == on) {
+        edit.refused = std::string("the MoE all-to-all overlap is already ") + (on ? "on" : "off");
+        return edit;
+    }
+    edit.layout.parallel.moe_a2a_overlap = on;
+    return edit;
+}
+
 }  // namespace meshwork::gui
 
 namespace meshwork::gui {

@@ -50,6 +50,14 @@ ProposedEdit set_tp_comm_overlap(const Layout& layout, TpOverlap overlap);
 // --overlap-grad-reduce --overlap-param-gather, which Megatron-Bridge sets as a pair).
 ProposedEdit set_dp_overlap(const Layout& layout, bool on);
 
+// Sets the MoE token dispatcher (parallel.moe_dispatcher) and, for flex, its library
+// (moe_flex_backend). All-gather also turns the MoE all-to-all overlap off: it overlaps
+// all-to-alls only (layout_rules.h moe_a2a_overlap_runs), as SP off turns the TP overlap off.
+ProposedEdit set_moe_dispatch(const Layout& layout, MoeDispatcher dispatcher, MoeFlexBackend backend);
+// Turns the MoE all-to-all overlap (parallel.moe_a2a_overlap) on or off; where Megatron-LM
+// does not run it, validation names the reason.
+ProposedEdit set_moe_a2a_overlap(const Layout& layout, bool on);
+
 // The model chunk (index into stage_layers()) that holds transformer block `block`, or -1.
 int chunk_of_block(const Layout& layout, int block);
 

@@ -45,6 +45,29 @@ const OverlapItem kOverlaps[] = {
      "Each collective split into tp chunks beside its GEMM, nothing exposed but the interference "
      "(Megatron-LM's --tp-comm-overlap)"},
 };
+// parallel.moe_dispatcher and moe_flex_backend (docs/cost-model.md, "Expert dispatch").
+struct DispatchItem {
+    MoeDispatcher dispatcher;
+    MoeFlexBackend backend;
+    const char* data;
+    const char* label;
+    const char* tip;
+};
+const DispatchItem kDispatches[] = {
+    {MoeDispatcher::AllGather, MoeFlexBackend::DeepEP, "allgather", "All-gather",
+     "Every EP rank gathers all tokens and keeps those of its experts (--moe-token-dispatcher-type allgather)"},
+    {MoeDispatcher::AllToAll, MoeFlexBackend::DeepEP, "alltoall", "All-to-all",
+     "Each token copy sent to the rank of its expert, top-k copies per token (alltoall, the default)"},
+    {MoeDispatcher::Flex, MoeFlexBackend::DeepEP, "flex:deepep", "Flex · DeepEP",
+     "A token crosses the network once per destination node and fans out over NVLink there "
+     "(--moe-token-dispatcher-type flex, DeepEP)"},
+    {MoeDispatcher::Flex, MoeFlexBackend::HybridEP, "flex:hybridep", "Flex · HybridEP",
+     "Per-node dispatch as DeepEP, with NVIDIA's HybridEP kernels (--moe-flex-dispatcher-backend hybridep)"},
+};
+QString dispatch_data(const ParallelConfig& p) {
+    if (p.moe_dispatcher != MoeDispatcher::Flex) return QString::fromStdString(to_string(p.moe_dispatcher));
+    return QString::fromStdString("flex:" + to_string(p.moe_flex_backend));
+}
 }  // namespace
 
 AxisEditor::AxisEditor(LayoutDocument* document, QWidget* parent) : QWidget(parent), document_(document) {
@@ -95,6 +118,18 @@ AxisEditor::AxisEditor(LayoutDocument* document, QWidget* parent) : QWidget(pare
                                "overlap_param_gather; Megatron-LM's --overlap-grad-reduce --overlap-param-gather)"));
     form->addRow(tr("DP comm overlap"), dp_overlap_);
     connect(dp_overlap_, &QCheckBox::toggled, this, &AxisEditor::dp_overlap_changed);
+    moe_dispatch_ = new QComboBox(this);
+    moe_dispatch_->setAccessibleName("moe_dispatch");
+    for (const auto& item : kDispatches) {
+        moe_dispatch_->addItem(tr(item.label), QString(item.data));
+        moe_dispatch_->setItemData(moe_dispatch_->count() - 1, tr(item.tip), Qt::ToolTipRole);
+    }
+    form->addRow(tr("MoE dispatch"), moe_dispatch_);
+    connect(moe_dispatch_, &QComboBox::activated, this, &AxisEditor::moe_dispatch_changed);
+    moe_a2a_overlap_ = new QCheckBox(this);
+    moe_a2a_overlap_->setAccessibleName("moe_a2a_overlap");
+    form->addRow(tr("MoE A2A overlap"), moe_a2a_overlap_);
+    connect(moe_a2a_overlap_, &QCheckBox::toggled, this, &AxisEditor::moe_a2a_overlap_changed);
     message_ = new QLabel(this);
     message_->setWordWrap(true);
     message_->hide();
@@ -135,6 +170,23 @@ void AxisEditor::sync_from_document() {
     dp_overlap_->setChecked(l.parallel.overlap_grad_reduce && l.parallel.overlap_param_gather);
     // Without data parallelism there is nothing to reduce or gather.
     dp_overlap_->setEnabled(m.dp > 1 || !dp_overlap_->isChecked());
+    const auto& p = l.parallel;
+    moe_dispatch_->setCurrentIndex(moe_dispatch_->findData(dispatch_data(p)));
+    const bool default_dispatch = p.moe_dispatcher == ParallelConfig{}.moe_dispatcher;
+    moe_dispatch_->setEnabled(l.model.is_moe() || !default_dispatch);
+    moe_dispatch_->setToolTip(l.model.is_moe() ? tr("How tokens reach their experts' ranks (parallel.moe_dispatcher, "
+                                                   "moe_flex_backend; Megatron-LM's --moe-token-dispatcher-type)")
+                                               : tr("Only MoE models dispatch tokens"));
+    moe_a2a_overlap_->setChecked(p.moe_a2a_overlap);
+    // Open where Megatron-LM runs it (or to clear it where a file set it).
+    const bool runs = rules::moe_a2a_overlap_runs(m.ep, p.moe_dispatcher, m.pp, p.vpp, l.training.recompute,
+                                                  l.training.dtype, l.model.mtp_layers);
+    moe_a2a_overlap_->setEnabled(runs || p.moe_a2a_overlap);
+    moe_a2a_overlap_->setToolTip(
+        runs ? tr("One micro-batch's dispatch and combine beside another's compute (parallel.moe_a2a_overlap; "
+                  "Megatron-LM's --overlap-moe-expert-parallel-comm)")
+             : tr("Megatron-LM runs it only with ep > 1, the alltoall or flex dispatcher, virtual stages when "
+                  "pp > 1, no full recompute, 16-bit or fp8 training and at most one MTP layer"));
     syncing_ = false;
 }
 
@@ -163,9 +215,7 @@ void AxisEditor::order_changed(const QString& order) {
 
 void AxisEditor::sequence_parallel_changed(bool on) {
     if (syncing_ || !document_->has_layout()) return;
-    const auto outcome = document_->apply(set_sequence_parallel(document_->layout(), on));
-    show_refusal(outcome.accepted ? QString() : tr("Sequence parallelism refused: %1").arg(outcome.reason));
-    if (!outcome.accepted) sync_from_document();
+    apply_edit(set_sequence_parallel(document_->layout(), on), tr("Sequence parallelism"));
 }
 
 void AxisEditor::tp_overlap_changed(int index) {
@@ -173,15 +223,30 @@ void AxisEditor::tp_overlap_changed(int index) {
     TpOverlap mode = TpOverlap::None;
     if (!parse_tp_overlap(tp_overlap_->itemData(index).toString().toStdString(), mode)) return;
     if (mode == document_->layout().parallel.tp_comm_overlap) return;
-    const auto outcome = document_->apply(set_tp_comm_overlap(document_->layout(), mode));
-    show_refusal(outcome.accepted ? QString() : tr("TP overlap refused: %1").arg(outcome.reason));
-    if (!outcome.accepted) sync_from_document();
+    apply_edit(set_tp_comm_overlap(document_->layout(), mode), tr("TP overlap"));
 }
 
 void AxisEditor::dp_overlap_changed(bool on) {
     if (syncing_ || !document_->has_layout()) return;
-    const auto outcome = document_->apply(set_dp_overlap(document_->layout(), on));
-    show_refusal(outcome.accepted ? QString() : tr("DP overlap refused: %1").arg(outcome.reason));
+    apply_edit(set_dp_overlap(document_->layout(), on), tr("DP overlap"));
+}
+
+void AxisEditor::moe_dispatch_changed(int index) {
+    if (syncing_ || !document_->has_layout() || index < 0) return;
+    const QString chosen = moe_dispatch_->itemData(index).toString();
+    for (const auto& item : kDispatches) {
+        if (chosen == item.data) apply_edit(set_moe_dispatch(document_->layout(), item.dispatcher, item.backend), tr("MoE dispatch"));
+    }
+}
+
+void AxisEditor::moe_a2a_overlap_changed(bool on) {
+    if (syncing_ || !document_->has_layout()) return;
+    apply_edit(set_moe_a2a_overlap(document_->layout(), on), tr("MoE all-to-all overlap"));
+}
+
+void AxisEditor::apply_edit(const ProposedEdit& edit, const QString& what) {
+    const auto outcome = document_->apply(edit);
+    show_refusal(outcome.accepted ? QString() : tr("%1 refused: %2").arg(what, outcome.reason));
     if (!outcome.accepted) sync_from_document();
 }
 

@@ -18,6 +18,7 @@ class QSpinBox;
 namespace meshwork::gui {
 
 class LayoutDocument;
+struct ProposedEdit;
 
 class AxisEditor : public QWidget {
     Q_OBJECT
@@ -29,6 +30,10 @@ public:
     // Items none, pipe, ring; the item data is the layout's spelling.
     [[nodiscard]] QComboBox* tp_overlap_box() const { return tp_overlap_; }
     [[nodiscard]] QCheckBox* dp_overlap_box() const { return dp_overlap_; }
+    // MoE token dispatch: the dispatcher and, for flex, its library in one chooser (item data
+    // "allgather", "alltoall", "flex:deepep", "flex:hybridep"); the all-to-all overlap.
+    [[nodiscard]] QComboBox* moe_dispatch_box() const { return moe_dispatch_; }
+    [[nodiscard]] QCheckBox* moe_a2a_overlap_box() const { return moe_a2a_overlap_; }
 
 private:
     void sync_from_document();
@@ -37,6 +42,10 @@ private:
     void sequence_parallel_changed(bool on);
     void tp_overlap_changed(int index);
     void dp_overlap_changed(bool on);
+    void moe_dispatch_changed(int index);
+    void moe_a2a_overlap_changed(bool on);
+    // Applies `edit`, showing `what` refused and snapping back when validation refuses it.
+    void apply_edit(const ProposedEdit& edit, const QString& what);
     void show_refusal(const QString& text);
 
     LayoutDocument* document_;
@@ -47,6 +56,8 @@ private:
     QCheckBox* sp_ = nullptr;
     QComboBox* tp_overlap_ = nullptr;
     QCheckBox* dp_overlap_ = nullptr;
+    QComboBox* moe_dispatch_ = nullptr;
+    QCheckBox* moe_a2a_overlap_ = nullptr;
     QLabel* message_ = nullptr;
     bool syncing_ = false;
 };

@@ -236,6 +236,61 @@ private slots:
         QVERIFY(!dp->isChecked());
     }
 
+    // MoE dispatch from the Parallelism dock, by keyboard: on Mixtral with EP 8 across two
+    // nodes (expert TP 2 · ep 8), per-node dispatch (flex) shortens the step; the all-to-all overlap
+    // stays closed at pp 4 without virtual stages (Megatron-LM's rule, said in its tooltip),
+    // opens with vpp 2 and shortens the step again; all-gather turns it off; undo walks back.
+    void moe_dispatch_and_overlap_are_edits() {
+        MainWindow w;
+        QVERIFY(w.open_layout(bundled("mixtral-8x7b-h100-64")));  // tp 2, pp 4, ep 8, alltoall
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        auto* dispatch = w.axis_editor()->moe_dispatch_box();
+        auto* overlap = w.axis_editor()->moe_a2a_overlap_box();
+        QVERIFY(dispatch->isEnabled());
+        QCOMPARE(dispatch->currentData().toString(), QString("alltoall"));
+        QVERIFY(!overlap->isEnabled() && !overlap->isChecked());
+        QVERIFY(overlap->toolTip().contains("virtual stages"));
+        auto* undo = w.document()->undo_stack();
+        const Layout opened = w.document()->layout();
+        w.axis_editor()->spin_box("etp")->setValue(2);  // the EP group of 8 now spans two nodes
+        QCOMPARE(w.document()->layout().parallel.mesh.etp, 2);
+        const double alltoall_s = estimate_layout(w.document()->layout()).step_time_s;
+
+        dispatch->setFocus();
+        QTest::keyClick(dispatch, Qt::Key_Down);  // Flex · DeepEP
+        QCOMPARE(w.document()->layout().parallel.moe_dispatcher, MoeDispatcher::Flex);
+        QCOMPARE(w.document()->layout().parallel.moe_flex_backend, MoeFlexBackend::DeepEP);
+        QCOMPARE(undo->undoText(), QString("Set MoE dispatch to flex (deepep)"));
+        const double flex_s = estimate_layout(w.document()->layout()).step_time_s;
+        qInfo("Mixtral 8x7B tp2 pp4 ep8 etp2 on 64 H100: alltoall %.3f s, flex %.3f s", alltoall_s, flex_s);
+        QVERIFY2(flex_s < alltoall_s, qPrintable(QString("%1 vs %2 s").arg(flex_s).arg(alltoall_s)));
+
+        w.axis_editor()->spin_box("vpp")->setValue(2);
+        QCOMPARE(w.document()->layout().parallel.vpp, 2);
+        QVERIFY(overlap->isEnabled());
+        const double vpp_s = estimate_layout(w.document()->layout()).step_time_s;
+        overlap->setFocus();
+        QTest::keyClick(overlap, Qt::Key_Space);
+        QVERIFY(w.document()->layout().parallel.moe_a2a_overlap);
+        const double overlap_s = estimate_layout(w.document()->layout()).step_time_s;
+        qInfo("with vpp 2: overlap off %.3f s, on %.3f s", vpp_s, overlap_s);
+        QVERIFY2(overlap_s < vpp_s, qPrintable(QString("%1 vs %2 s").arg(overlap_s).arg(vpp_s)));
+
+        // All-gather overlaps nothing: choosing it turns the overlap off and closes the box.
+        dispatch->setFocus();
+        QTest::keyClick(dispatch, Qt::Key_Home);
+        QCOMPARE(w.document()->layout().parallel.moe_dispatcher, MoeDispatcher::AllGather);
+        QVERIFY(!w.document()->layout().parallel.moe_a2a_overlap);
+        QVERIFY(!overlap->isChecked() && !overlap->isEnabled());
+        undo->undo();
+        QVERIFY(overlap->isChecked() && overlap->isEnabled());
+        QCOMPARE(dispatch->currentData().toString(), QString("flex:deepep"));
+        for (int i = 0; i < 4; ++i) undo->undo();  // overlap, vpp, dispatch, etp
+        QVERIFY(w.document()->layout() == opened);
+        QCOMPARE(dispatch->currentData().toString(), QString("alltoall"));
+    }
+
     void estimate_after_an_edit_fits_its_budget() {
         MainWindow w;
         QVERIFY(w.open_layout(bundled("llama3-70b-h100-64")));
