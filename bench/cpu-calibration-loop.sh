@@ -19,7 +19,11 @@
 #   whose scheduler autogroup gets nice N. Linux with sched_autogroup_enabled = 1 shares the
 #   CPU between sessions first and applies a process's nice only inside its session, so
 #   other sessions' `nice -n 19` builds still take an equal share from the runs.
-# Usage: bench/cpu-calibration-loop.sh [MESHWORK_CLI] [ROUNDS]   (env CORES=0-1 AUTOGROUP_NICE=-20)
+# - every run takes STEPS steps (default 20): `compare`'s measured step is the mean over the
+#   steps after the first, and 8-step runs of ~10 ms steps left it within ±50 % of itself.
+# Run it in a session of its own at autogroup nice 0 (`setsid -w bench/...`): a shell whose
+# session once wrote 19 to /proc/self/autogroup runs everything at that nice.
+# Usage: bench/cpu-calibration-loop.sh [MESHWORK_CLI] [ROUNDS]   (env CORES=0-1 AUTOGROUP_NICE=-20 STEPS=20)
 # Prints the load per round, one source calibration (that of the median source run), then
 # per layout (ms per step, one step = mean over the steps after the first, as `compare`):
 # uncalibrated prediction and error against the median measured step; the median measured
@@ -30,6 +34,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cli=${1:-$here/build-ci/app/meshwork-cli}
 rounds=${2:-5}
+steps=${STEPS:-20}
 cores=${CORES:-$(taskset -pc $$ | sed 's/.*: //')}
 layout=$here/resources/layouts/tiny-cpu.json
 work=$(mktemp -d)
@@ -45,13 +50,13 @@ step_of() {
 }
 
 echo "cores: $cores ($(nproc) online); autogroup: $(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo '?')," \
-     "runs at autogroup nice ${AUTOGROUP_NICE:-(unchanged)}; uptime: $(uptime)"
+     "runs at autogroup nice ${AUTOGROUP_NICE:-(unchanged: $(cat /proc/self/autogroup 2>/dev/null || echo '?'))}; $steps steps a run; uptime: $(uptime)"
 results=$work/results.txt  # round layout measured_s predicted_s no_host_s source_step_s
 : > "$results"
 # run_layout K TRACE: one run of layout K into TRACE.
 run_layout() {
     # shellcheck disable=SC2206
-    local run=(taskset -c "$cores" "$cli" run "$layout" ${layouts[$1]} --steps 8 --profile "$2")
+    local run=(taskset -c "$cores" "$cli" run "$layout" ${layouts[$1]} --steps "$steps" --profile "$2")
     if [[ -n ${AUTOGROUP_NICE:-} ]]; then
         setsid -w sh -c 'echo "$0" > /proc/self/autogroup && exec "$@"' "$AUTOGROUP_NICE" "${run[@]}" > /dev/null
     else

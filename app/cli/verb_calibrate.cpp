@@ -154,9 +154,25 @@ Verb add_calibrate_verb(CLI::App& app) {
                         }
                         std::cout << "\n";
                     }
-                    if (fit.host_cores > 0) {
+                    if (fit.host_cores > 0 && fit.sched.recorded) {
+                        const auto& sc = fit.sched;
                         std::cout << "host cores         " << cluster.host_cores << " -> " << calibrated.host_cores
-                                  << " (ranks' compute of one step " << fit.measured_compute_s * 1e3
+                                  << " (the host has " << fit.recorded_host_cores << "; ";
+                        if (sc.host_recorded) {
+                            std::cout << "over " << sc.interval_s * 1e3 << " ms of steps this run used "
+                                      << sc.process_cores << " cores, other processes " << sc.others_cores;
+                        } else {
+                            std::cout << "no host CPU accounting in the trace: all of them";
+                        }
+                        std::cout << ")\n";
+                        std::cout << "scheduler          a rank thread per step: " << sc.on_cpu_s * 1e3
+                                  << " ms on a core (" << sc.compute_on_cpu_s * 1e3 << " ms computing), "
+                                  << sc.run_queue_wait_s * 1e3 << " ms waiting for one (" << sc.compute_core_wait_s * 1e3
+                                  << " ms of it while computing; shared cores explain " << sc.predicted_core_wait_s * 1e3
+                                  << " ms), " << sc.timeslices << " timeslices\n";
+                    } else if (fit.host_cores > 0) {
+                        std::cout << "host cores         " << cluster.host_cores << " -> " << calibrated.host_cores
+                                  << " (no scheduler counters: ranks' compute of one step " << fit.measured_compute_s * 1e3
                                   << " ms each over a " << fit.measured_step_s * 1e3 << " ms step; the host has "
                                   << fit.recorded_host_cores << ")\n";
                     }

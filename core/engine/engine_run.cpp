@@ -43,12 +43,15 @@ TokenStream make_token_stream(const Layout& layout, const EngineOptions& options
 namespace {
 
 // One rank's whole run on an existing backend and world communicator.
+// `whole_job_here`: every rank is a thread of this process (in-process runs), so the
+// process's CPU time is the job's and one rank records it beside the host's.
 RunResult run_on(const Layout& layout, const EngineOptions& options, const RunHooks& hooks,
-                 Backend& be, Communicator& world, const TokenStream& tokens) {
+                 Backend& be, Communicator& world, const TokenStream& tokens, bool whole_job_here = false) {
     RunResult out;
     be.set_precision(precision_of(layout));  // the layout's dtype: fp32, or bf16 emulated
     RankContext ctx(layout, be, world, hooks.sink, hooks.stop,
                     /*host_compute=*/options.backend == BackendKind::Cpu);
+    ctx.records_host = whole_job_here && world.world_rank() == 0 && options.backend == BackendKind::Cpu;
     if (world.world_rank() == options.slow_rank) {
         ctx.compute_slowdown = {options.slow_factor, options.backend == BackendKind::Cpu};
     }
@@ -179,7 +182,7 @@ RunResult run_in_process(const Layout& layout, const EngineOptions& options, con
             try {
                 CpuBackend be(r);
                 auto comm = world.communicator(r);
-                results[static_cast<std::size_t>(r)] = run_on(layout, options, hooks, be, *comm, tokens);
+                results[static_cast<std::size_t>(r)] = run_on(layout, options, hooks, be, *comm, tokens, true);
             } catch (const StopRequested&) {
                 world.abort("interrupted");
                 std::lock_guard lk(mu);

@@ -137,6 +137,12 @@ void RankContext::end_step_sched() {
     }
     sink_->add_counter(world_rank, sched_track_, "thread.compute_on_cpu_s", at,
                        static_cast<double>(compute_cpu_ns_) * 1e-9);
+    if (records_host) {
+        if (const HostCpu h = read_host_cpu(); h.available) {
+            sink_->add_counter(world_rank, sched_track_, "host.busy_cpu_s", at, h.host_busy_cpu_s);
+            sink_->add_counter(world_rank, sched_track_, "process.cpu_s", at, h.process_cpu_s);
+        }
+    }
 }
 
 RankContext::Op::Op(RankContext& ctx, std::string name, int layer, double flops)

@@ -53,6 +53,9 @@ public:
         bool host_cpu_time = false;
     };
     Slowdown compute_slowdown;
+    // This rank also records the host's and the process's CPU time per step (end_step_sched):
+    // one rank of a process whose threads are the whole job.
+    bool records_host = false;
 
     [[nodiscard]] Communicator& group(Axis g);
     [[nodiscard]] int size(Axis g) { return group(g).size(); }
@@ -91,8 +94,9 @@ public:
     // statistics over the step become counters on the rank's "scheduler" track, stamped
     // with the step's end (seconds per step): thread.on_cpu_s, thread.run_queue_wait_s,
     // thread.timeslices (/proc/thread-self/schedstat; absent where it cannot be read) and
-    // thread.compute_on_cpu_s (the thread's CPU time inside compute ops). See
-    // docs/trace-format.md, "Scheduler counters".
+    // thread.compute_on_cpu_s (the thread's CPU time inside compute ops); on the rank that
+    // `records_host` (one per process whose threads are the whole job), also host.busy_cpu_s
+    // and process.cpu_s, cumulative (HostCpu). See docs/trace-format.md, "Scheduler counters".
     void begin_step_sched();
     void end_step_sched();
     [[nodiscard]] bool tracing() const { return sink_ != nullptr; }

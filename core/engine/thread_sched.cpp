@@ -7,6 +7,8 @@
 
 #ifdef __linux__
 #include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #endif
 
 namespace meshwork::engine {
@@ -27,6 +29,35 @@ ThreadSched read_thread_sched() {
     }
 #endif
     return s;
+}
+
+HostCpu read_host_cpu() {
+    HostCpu h;
+#ifdef __linux__
+    // proc(5): the "cpu" line of /proc/stat in USER_HZ ticks: user nice system idle iowait
+    // irq softirq steal guest guest_nice; guest time is already inside user and nice.
+    if (std::FILE* f = std::fopen("/proc/stat", "r")) {
+        unsigned long long v[8] = {};
+        if (std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+                        &v[5], &v[6], &v[7]) == 8) {
+            const long hz = sysconf(_SC_CLK_TCK);
+            const unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+            if (hz > 0) {
+                h.host_busy_cpu_s = static_cast<double>(busy) / static_cast<double>(hz);
+                h.available = true;
+            }
+        }
+        std::fclose(f);
+    }
+    rusage ru{};
+    if (h.available && getrusage(RUSAGE_SELF, &ru) == 0) {
+        h.process_cpu_s = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+    } else {
+        h.available = false;
+    }
+#endif
+    return h;
 }
 
 std::int64_t thread_cpu_ns() {

@@ -20,6 +20,16 @@ struct ThreadSched {
 // "/proc/<pid>/schedstat"); not available elsewhere, or with CONFIG_SCHED_INFO off.
 ThreadSched read_thread_sched();
 
+// The host's CPU time and this process's, cumulative: what other processes took from the
+// host's cores over an interval is the host's busy time less this process's (calibrate's
+// host cores).
+struct HostCpu {
+    bool available = false;        // false where /proc/stat cannot be read
+    double host_busy_cpu_s = 0;    // every CPU's non-idle time (/proc/stat "cpu" line)
+    double process_cpu_s = 0;      // this process's user + system time (getrusage)
+};
+HostCpu read_host_cpu();
+
 // CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID: user and system time), ns.
 std::int64_t thread_cpu_ns();
 
