@@ -100,10 +100,11 @@ PipelineRun run_dedicated(const PipelineSchedule& s, const PipelineTimes& t) {
 }
 
 // Ranks whose threads share `t.host_cores` cores (processor sharing, as a fluid): a running
-// pass of duration D whose threads compute for C of it (u = C/D) wants threads_per_rank · u
-// cores; while the running passes want N > cores in all, every computing thread gets
-// cores/N of a core (rho), so the pass advances at 1 / (1 − u + u/rho) of its own pace (its
-// waits inside collectives keep their length, its compute takes 1/rho as long). Time moves
+// pass of duration D whose threads compute for C of it (u = C/D) would use
+// threads_per_rank · u cores; while the running passes would use more than the cores in
+// all, every computing thread gets the same share rho of a core, so the pass advances at
+// 1 / (1 − u + u/rho) of its own pace (its waits inside collectives keep their length, its
+// compute takes 1/rho as long), rho such that the threads use exactly the cores. Time moves
 // from event to event: a pass ends, or a rank's next pass can start (its stream is free
 // and its input has arrived). Sends block the sender without a core, as above.
 PipelineRun run_shared(const PipelineSchedule& s, const PipelineTimes& t) {
@@ -195,11 +196,22 @@ PipelineRun run_shared(const PipelineSchedule& s, const PipelineTimes& t) {
             }
         }
         if (done == total) break;
-        double want = 0;  // cores the computing threads would use
-        for (const auto& c : cur) {
-            if (c.on) want += t.threads_per_rank * c.u;
+        // Cores the running passes' threads use: a thread computing u of its pass at a share
+        // rho of a core uses u / (1 − u + u/rho) of one. rho = 1 when they fit, else the share
+        // at which they use the cores exactly (that use grows with rho: bisection).
+        auto use = [&](double share) {
+            double sum = 0;
+            for (const auto& c : cur) {
+                if (c.on && c.u > 0) sum += t.threads_per_rank * c.u / (1.0 - c.u + c.u / share);
+            }
+            return sum;
+        };
+        double rho = 1.0;
+        if (use(1.0) > t.host_cores) {
+            double lo = 0, hi = 1;
+            for (int k = 0; k < 60; ++k) (use(0.5 * (lo + hi)) > t.host_cores ? hi : lo) = 0.5 * (lo + hi);
+            rho = std::max(0.5 * (lo + hi), 1e-12);
         }
-        const double rho = want > t.host_cores ? t.host_cores / want : 1.0;
         double step = std::numeric_limits<double>::infinity();
         int first = -1;
         for (int r = 0; r < pp; ++r) {
