@@ -843,7 +843,9 @@ private slots:
         QCOMPARE(fit["measured_compute_s"].get<double>(), cpu);
 #ifdef __linux__
         QVERIFY(sched["schedstat"].get<bool>());
-        QVERIFY(sched["on_cpu_s"].get<double>() >= cpu * 0.98);  // compute is part of its time on a core
+        // Compute is part of its time on a core; schedstat's figure for a running thread lags
+        // by its current slice's unaccounted time (up to a scheduler tick), hence the margin.
+        QVERIFY(sched["on_cpu_s"].get<double>() >= cpu * 0.7);
         QVERIFY(sched["run_queue_wait_s"].get<double>() >= 0);
         QVERIFY(sched["host_recorded"].get<bool>());
         QVERIFY(sched["process_cores"].get<double>() > 0);
