@@ -167,6 +167,12 @@ Verb add_calibrate_verb(CLI::App& app) {
                             std::cout << "no host CPU accounting in the trace: all of them";
                         }
                         std::cout << ")\n";
+                        if (fit.host_cpu_per_layer_pass_s > 0) {
+                            std::cout << "host CPU per layer " << cluster.host_cpu_per_layer_pass_s * 1e6 << " -> "
+                                      << calibrated.host_cpu_per_layer_pass_s * 1e6
+                                      << " us (a rank thread's CPU outside compute ops per layer's forward and "
+                                         "backward of one micro-batch)\n";
+                        }
                         std::cout << "scheduler          a rank thread per step: " << sc.on_cpu_s * 1e3
                                   << " ms on a core (" << sc.compute_on_cpu_s * 1e3 << " ms computing), "
                                   << sc.run_queue_wait_s * 1e3 << " ms waiting for one (" << sc.compute_core_wait_s * 1e3

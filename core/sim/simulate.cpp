@@ -236,9 +236,16 @@ bool share_host_cores(const Layout& layout, const LayoutCosts& c, ChunkTimes& ct
     ct.times.threads_per_rank = std::max(1.0, static_cast<double>(ranks) / c.pp);
     ct.times.chunk_fwd_cpu_s.resize(ct.costs.size());
     ct.times.chunk_bwd_cpu_s.resize(ct.costs.size());
+    // The threads' CPU outside compute ops (ClusterSpec::host_cpu_per_layer_pass_s): per
+    // layer of the chunk, half in the forward and half in the backward (as many ops each);
+    // it lengthens the pass and needs a core.
+    const double overhead_per_layer_s = nonneg(layout.cluster.host_cpu_per_layer_pass_s);
     for (std::size_t g = 0; g < ct.costs.size(); ++g) {
-        ct.times.chunk_fwd_cpu_s[g] = nonneg(ct.costs[g].fwd.compute_s());
-        ct.times.chunk_bwd_cpu_s[g] = nonneg(ct.costs[g].bwd.compute_s());
+        const double overhead_s = 0.5 * overhead_per_layer_s * ct.costs[g].layers;
+        ct.times.chunk_fwd_s[g] += overhead_s;
+        ct.times.chunk_bwd_s[g] += overhead_s;
+        ct.times.chunk_fwd_cpu_s[g] = nonneg(ct.costs[g].fwd.compute_s()) + overhead_s;
+        ct.times.chunk_bwd_cpu_s[g] = nonneg(ct.costs[g].bwd.compute_s()) + overhead_s;
     }
     return true;
 }

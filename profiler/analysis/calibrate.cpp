@@ -311,6 +311,16 @@ CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& c
         const double recorded = fit.recorded_host_cores;
         fit.host_cores = fit.sched.host_recorded ? std::clamp(recorded - fit.sched.others_cores, 0.05, recorded)
                                                  : recorded;
+        // The threads' CPU outside compute ops grows with the ops they run, one layer's
+        // forward and backward of a micro-batch at a time, not with the ops' size: a TP2
+        // thread spends twice the CPU of a PP4 one outside compute for the same compute
+        // (docs/BENCHMARKS.md, "Calibration on the CPU engine").
+        const double layer_passes = static_cast<double>(layout->model.num_layers) / layout->parallel.mesh.pp *
+                                    layout->num_micro_batches();
+        if (fit.sched.schedstat && layer_passes > 0) {
+            fit.host_cpu_per_layer_pass_s =
+                std::max(0.0, fit.sched.on_cpu_s - fit.sched.compute_on_cpu_s) / layer_passes;
+        }
         fit.sched.predicted_core_wait_s =
             simulated_core_wait_s(*layout, apply_calibration(cluster, fit), fit.host_cores);
     }
@@ -321,6 +331,7 @@ ClusterSpec apply_calibration(ClusterSpec c, const CalibrationFit& fit) {
     if (fit.gemm_efficiency > 0) c.efficiency.gemm = fit.gemm_efficiency;
     if (fit.gemm_sizes.fitted) c.efficiency.gemm_half_dim = fit.gemm_half_dim;
     if (fit.host_cores > 0) c.host_cores = fit.host_cores;
+    if (fit.host_cpu_per_layer_pass_s > 0) c.host_cpu_per_layer_pass_s = fit.host_cpu_per_layer_pass_s;
     if (fit.compute_scale > 0) {
         // The rest of the device runs at the fitted pace: attention and memory-bound kernels.
         c.efficiency.attention = std::clamp(c.efficiency.attention * fit.compute_scale, 1e-3, 1.0);
@@ -367,6 +378,7 @@ nlohmann::json calibration_to_json(const CalibrationFit& f) {
             {"measured_compute_s", f.measured_compute_s},
             {"measured_step_s", f.measured_step_s},
             {"host_cores", f.host_cores},
+            {"host_cpu_per_layer_pass_s", f.host_cpu_per_layer_pass_s},
             {"recorded_host_cores", f.recorded_host_cores},
             {"scheduler",
              {{"recorded", f.sched.recorded},

@@ -72,6 +72,11 @@ struct CalibrationFit {
     // either (older traces): ranks per node × a rank's compute of one step / the measured
     // step, at most the recorded cores.
     double host_cores = 0;
+    // With host_cores and schedstat counters: a rank thread's CPU outside compute ops per
+    // layer-pass (one layer's forward and backward of one micro-batch): (on_cpu_s −
+    // compute_on_cpu_s) / (layers per rank × micro-batches); 0 when not fitted
+    // (ClusterSpec::host_cpu_per_layer_pass_s).
+    double host_cpu_per_layer_pass_s = 0;
     SchedulerEvidence sched;
     double recorded_host_cores = 0;  // the trace's run info "host_cores"; 0 when absent
     double measured_step_s = 0;      // mean over ranks of one step
