@@ -162,7 +162,8 @@ Verb add_calibrate_verb(CLI::App& app) {
                                   << " (the host has " << fit.recorded_host_cores << "; ";
                         if (sc.host_recorded) {
                             std::cout << "over " << sc.interval_s * 1e3 << " ms of steps this run used "
-                                      << sc.process_cores << " cores, other processes " << sc.others_cores;
+                                      << sc.process_cores << " cores, other processes " << sc.others_cores
+                                      << " and " << sc.niced_cores << " more at a positive nice, which yield";
                         } else {
                             std::cout << "no host CPU accounting in the trace: all of them";
                         }

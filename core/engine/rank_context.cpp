@@ -141,6 +141,7 @@ void RankContext::end_step_sched() {
         if (const HostCpu h = read_host_cpu(); h.available) {
             sink_->add_counter(world_rank, sched_track_, "host.busy_cpu_s", at, h.host_busy_cpu_s);
             sink_->add_counter(world_rank, sched_track_, "process.cpu_s", at, h.process_cpu_s);
+            sink_->add_counter(world_rank, sched_track_, "host.niced_cpu_s", at, h.host_niced_cpu_s);
         }
     }
 }

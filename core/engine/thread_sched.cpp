@@ -44,6 +44,7 @@ HostCpu read_host_cpu() {
             const unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
             if (hz > 0) {
                 h.host_busy_cpu_s = static_cast<double>(busy) / static_cast<double>(hz);
+                h.host_niced_cpu_s = static_cast<double>(v[1]) / static_cast<double>(hz);
                 h.available = true;
             }
         }

@@ -26,6 +26,7 @@ ThreadSched read_thread_sched();
 struct HostCpu {
     bool available = false;        // false where /proc/stat cannot be read
     double host_busy_cpu_s = 0;    // every CPU's non-idle time (/proc/stat "cpu" line)
+    double host_niced_cpu_s = 0;   // ... of it, processes at a positive nice ("nice" column)
     double process_cpu_s = 0;      // this process's user + system time (getrusage)
 };
 HostCpu read_host_cpu();

@@ -130,7 +130,7 @@ SchedulerEvidence scheduler_evidence(const TraceReader& trace) {
     for (const auto& t : trace.tracks()) rank_of_track[t.id] = t.info.rank;
     std::map<std::pair<int, std::string>, std::vector<std::pair<std::int64_t, double>>> series;
     trace.for_each_counter([&](const CounterSample& c) {
-        if (c.name.rfind("thread.", 0) != 0 && c.name != "host.busy_cpu_s" && c.name != "process.cpu_s") return;
+        if (c.name.rfind("thread.", 0) != 0 && c.name.rfind("host.", 0) != 0 && c.name != "process.cpu_s") return;
         const auto it = rank_of_track.find(c.track);
         if (it != rank_of_track.end()) series[{it->second, c.name}].emplace_back(c.time_ns, c.value);
     });
@@ -169,7 +169,18 @@ SchedulerEvidence scheduler_evidence(const TraceReader& trace) {
         ev.host_recorded = true;
         ev.interval_s = wall;
         ev.process_cores = (p.back().second - p.front().second) / wall;
-        ev.others_cores = std::max(0.0, (b.back().second - b.front().second) / wall - ev.process_cores);
+        // Processes at a positive nice (host.niced_cpu_s, when recorded) yield a core to the
+        // run's nice-0 threads when they want one: they fill the cores the run leaves idle
+        // and are not others' use (measured: builds at nice 19 counted so took 0.4 of the 2
+        // cores from a quiet-host fit; docs/BENCHMARKS.md).
+        double niced_cores = 0;
+        if (const auto nc = series.find({key.first, "host.niced_cpu_s"}); nc != series.end() && nc->second.size() == busy.size()) {
+            auto v = nc->second;
+            std::sort(v.begin(), v.end());
+            niced_cores = (v.back().second - v.front().second) / wall;
+        }
+        ev.niced_cores = niced_cores;
+        ev.others_cores = std::max(0.0, (b.back().second - b.front().second) / wall - ev.process_cores - niced_cores);
         break;
     }
     return ev;
@@ -394,7 +405,8 @@ nlohmann::json calibration_to_json(const CalibrationFit& f) {
               {"host_recorded", f.sched.host_recorded},
               {"interval_s", f.sched.interval_s},
               {"process_cores", f.sched.process_cores},
-              {"others_cores", f.sched.others_cores}}},
+              {"others_cores", f.sched.others_cores},
+              {"niced_cores", f.sched.niced_cores}}},
             {"intra_node", link_json(f.intra_node)},
             {"inter_node", link_json(f.inter_node)}};
 }

@@ -42,7 +42,8 @@ struct SchedulerEvidence {
     bool host_recorded = false;
     double interval_s = 0;          // the interval the accounting spans
     double process_cores = 0;       // this run's process
-    double others_cores = 0;        // every other process of the host
+    double others_cores = 0;        // every other process of the host at nice <= 0
+    double niced_cores = 0;         // processes at a positive nice (not counted in others)
     // The simulated compute wait of the layout that ran at the fitted cores: what the
     // run's threads make each other wait (0 when not simulated).
     double predicted_core_wait_s = 0;

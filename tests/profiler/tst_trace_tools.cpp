@@ -588,7 +588,7 @@ private slots:
             for (const auto& [rank, v] : per_rank) sum += v;
             return sum / static_cast<double>(per_rank.size());
         }();
-        auto fit_with = [&](const std::string& name, double others_cores, bool host_accounting) {
+        auto fit_with = [&](const std::string& name, double others_cores, bool host_accounting, double niced_cores = 0) {
             const auto path = temp_path(dir_, name + ".sqlite");
             {
                 auto w = TraceWriter::create(path);
@@ -604,7 +604,9 @@ private slots:
                         if (rank == 0 && host_accounting) {
                             const double t = step * 0.010;
                             w->add_counter(rank, track, "process.cpu_s", at, 1.0 + 1.5 * t);
-                            w->add_counter(rank, track, "host.busy_cpu_s", at, 500.0 + (1.5 + others_cores) * t);
+                            w->add_counter(rank, track, "host.busy_cpu_s", at,
+                                           500.0 + (1.5 + others_cores + niced_cores) * t);
+                            w->add_counter(rank, track, "host.niced_cpu_s", at, 100.0 + niced_cores * t);
                         }
                     }
                 }
@@ -642,12 +644,29 @@ private slots:
         QVERIFY(simulate_layout(l).estimate.step_time_s > simulate_layout(q).estimate.step_time_s);
 
         QCOMPARE(fit_with("swamped", 3.0, true).host_cores, 0.05);  // at least a sliver
+        // Processes at a positive nice (builds at nice 19) yield to the run: not others' use.
+        const CalibrationFit niced = fit_with("niced", 0.0, true, 0.45);
+        QVERIFY(std::fabs(niced.sched.niced_cores - 0.45) < 1e-6);
+        QVERIFY(niced.sched.others_cores < 1e-6);
+        QCOMPARE(niced.host_cores, 2.0);
+        QVERIFY2(std::fabs(fit_with("niced-and-others", 0.5, true, 0.45).host_cores - 1.5) < 1e-6, "nice 0 others count");
         // Scheduler counters without the host's accounting: no evidence of others.
         const CalibrationFit no_host = fit_with("no-host", 0.0, false);
         QVERIFY(no_host.sched.recorded && !no_host.sched.host_recorded);
         QCOMPARE(no_host.host_cores, 2.0);
 
+        // The threads' CPU outside compute ops (on a core 0.9 of the spans, computing 0.8) per
+        // layer-pass: a TP2 x PP2 rank runs 2 layers x 4 micro-batches a step.
+        QCOMPARE(layout.model.num_layers / layout.parallel.mesh.pp * layout.num_micro_batches(), 8);
+        QVERIFY2(std::fabs(quiet.host_cpu_per_layer_pass_s - 0.1 * span_compute / 8) < 1e-9 * span_compute,
+                 qPrintable(QString::number(quiet.host_cpu_per_layer_pass_s)));
+        QCOMPARE(q.cluster.host_cpu_per_layer_pass_s, quiet.host_cpu_per_layer_pass_s);
+        Layout q_no_overhead = q;
+        q_no_overhead.cluster.host_cpu_per_layer_pass_s = 0;
+        QVERIFY(simulate_layout(q).estimate.step_time_s > simulate_layout(q_no_overhead).estimate.step_time_s);
+
         const auto j = calibration_to_json(loaded);
+        QCOMPARE(j["host_cpu_per_layer_pass_s"].get<double>(), loaded.host_cpu_per_layer_pass_s);
         QCOMPARE(j["scheduler"]["others_cores"].get<double>(), loaded.sched.others_cores);
         QCOMPARE(j["scheduler"]["compute_on_cpu_s"].get<double>(), loaded.sched.compute_on_cpu_s);
         QVERIFY(j["scheduler"]["recorded"].get<bool>());

@@ -160,6 +160,7 @@ void TestEngineFaults::trace_has_ops_and_collectives() {
     QCOMPARE(per_name["thread.run_queue_wait_s"], 8);
     QCOMPARE(per_name["host.busy_cpu_s"], 1);
     QCOMPARE(per_name["process.cpu_s"], 1);
+    QCOMPARE(per_name["host.niced_cpu_s"], 1);
 #endif
 }
 

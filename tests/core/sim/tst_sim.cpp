@@ -91,6 +91,18 @@ private slots:
                                     .arg(dp_shared.step_time_s).arg(dp_free.step_time_s).arg(rank_compute)));
             QVERIFY(std::fabs(dp_shared.time.host_sharing_s - rank_compute) < 1e-6 * rank_compute);
             QVERIFY(std::fabs(simulate_layout(dp, nullptr).host_core_wait_s - rank_compute) < 1e-6 * rank_compute);
+
+            // The threads' CPU outside compute ops (host_cpu_per_layer_pass_s): a DP4 rank runs
+            // 4 layers x 1 micro-batch, so each pass pair gains 4 x 0.1 ms that needs a core too:
+            // on 2 cores the step grows by twice that; with devices (no host_cores) it is ignored.
+            dp.cluster.host_cpu_per_layer_pass_s = 1e-4;
+            const double overhead = dp.model.num_layers * dp.num_micro_batches() * 1e-4;
+            QCOMPARE(overhead, 4e-4);
+            const Estimate dp_overhead = simulate_layout(dp, nullptr).estimate;
+            QVERIFY2(std::fabs(dp_overhead.step_time_s - (dp_shared.step_time_s + 2 * overhead)) < 1e-6 * dp_free.step_time_s,
+                     qPrintable(QString("step %1 s, without the overhead %2 s").arg(dp_overhead.step_time_s).arg(dp_shared.step_time_s)));
+            dp.cluster.host_cores = 0;
+            QCOMPARE(simulate_layout(dp, nullptr).estimate.step_time_s, dp_free.step_time_s);
         }
 
         // TP2 x PP2: its passes wait inside collectives much of the time, so 2 cores slow it
@@ -136,6 +148,20 @@ private slots:
         const auto j = cluster_to_json(l.cluster);
         QCOMPARE(j.at("host_cores").get<double>(), 0.5);
         QCOMPARE(cluster_from_json(j, "c.json").host_cores, 0.5);
+        {
+            ClusterSpec with_overhead = l.cluster;
+            with_overhead.host_cpu_per_layer_pass_s = 9e-5;
+            QCOMPARE(cluster_from_json(cluster_to_json(with_overhead), "c.json").host_cpu_per_layer_pass_s, 9e-5);
+            QVERIFY(!j.contains("host_cpu_per_layer_pass_s"));  // written only when set
+            auto negative = cluster_to_json(with_overhead);
+            negative["host_cpu_per_layer_pass_s"] = -1;
+            try {
+                (void)cluster_from_json(negative, "c.json");
+                QFAIL("a negative host_cpu_per_layer_pass_s was accepted");
+            } catch (const std::exception& e) {
+                QVERIFY2(QString(e.what()).contains("host_cpu_per_layer_pass_s"), e.what());
+            }
+        }
         auto bad = j;
         bad["host_cores"] = -1;
         try {
