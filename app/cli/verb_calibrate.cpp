@@ -76,12 +76,14 @@ Verb add_calibrate_verb(CLI::App& app) {
     cmd->add_option("--dtype", *dtype_name, "Precision whose peak the GEMM efficiency refers to "
                                             "(default: the layout's, else bf16)");
     cmd->add_flag("--json", *json, "Print JSON: out, fit (gemm_efficiency, gemm_half_dim, gemm_size_fit, "
-                                   "compute_scale, host_cores, scheduler, intra_node, inter_node), cluster, "
+                                   "compute_scale, host_cores, host_cpu_per_layer_pass_s, scheduler, intra_node, "
+                                   "inter_node), cluster, "
                                    "error_before, error_after");
     cmd->footer("With the layout that ran, the GEMM efficiency and its half size (gemm_half_dim) are "
                 "fitted to the measured operations' sizes; with fewer than two sizes, one scale.\n"
-                "A CPU run's scheduler counters give the compute (its threads' CPU time in compute ops) "
-                "and the host cores (the recorded ones less what other processes used meanwhile).\n"
+                "A CPU run's scheduler counters give the compute (its threads' CPU time in compute ops), "
+                "the host cores (the recorded ones less what other processes at nice <= 0 used "
+                "meanwhile) and the threads' CPU outside compute ops per layer-pass.\n"
                 "Collectives within one node's GPU count fit the intra-node link, larger groups the "
                 "inter-node link.\nExit codes: 0 success, 1 runtime failure, 2 bad input (the message "
                 "names the file and what is wrong).");
