@@ -19,17 +19,23 @@
 #   whose scheduler autogroup gets nice N. Linux with sched_autogroup_enabled = 1 shares the
 #   CPU between sessions first and applies a process's nice only inside its session, so
 #   other sessions' `nice -n 19` builds still take an equal share from the runs.
-# Usage: bench/cpu-calibration-loop.sh [MESHWORK_CLI] [ROUNDS]   (env CORES=0-1 AUTOGROUP_NICE=-20)
+# - every run takes STEPS steps (default 20): `compare`'s measured step is the mean over the
+#   steps after the first, and 8-step runs of ~10 ms steps left it within ±50 % of itself.
+# Run it in a session of its own at autogroup nice 0 (`setsid -w bench/...`): a shell whose
+# session once wrote 19 to /proc/self/autogroup runs everything at that nice.
+# Usage: bench/cpu-calibration-loop.sh [MESHWORK_CLI] [ROUNDS]   (env CORES=0-1 AUTOGROUP_NICE=-20 STEPS=20)
 # Prints the load per round, one source calibration (that of the median source run), then
 # per layout (ms per step, one step = mean over the steps after the first, as `compare`):
 # uncalibrated prediction and error against the median measured step; the median measured
 # step; the median calibrated prediction; the median paired error and its range; the same
-# without the host-cores term. The last line says whether every predicted layout's median
+# without the host-cores term, and without the threads' CPU outside compute ops
+# (host_cpu_per_layer_pass_s). The last line says whether every predicted layout's median
 # paired error is within 20 %.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cli=${1:-$here/build-ci/app/meshwork-cli}
 rounds=${2:-5}
+steps=${STEPS:-20}
 cores=${CORES:-$(taskset -pc $$ | sed 's/.*: //')}
 layout=$here/resources/layouts/tiny-cpu.json
 work=$(mktemp -d)
@@ -45,13 +51,13 @@ step_of() {
 }
 
 echo "cores: $cores ($(nproc) online); autogroup: $(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo '?')," \
-     "runs at autogroup nice ${AUTOGROUP_NICE:-(unchanged)}; uptime: $(uptime)"
-results=$work/results.txt  # round layout measured_s predicted_s no_host_s source_step_s
+     "runs at autogroup nice ${AUTOGROUP_NICE:-(unchanged: $(cat /proc/self/autogroup 2>/dev/null || echo '?'))}; $steps steps a run; uptime: $(uptime)"
+results=$work/results.txt  # round layout measured_s predicted_s no_host_s no_overhead_s source_step_s
 : > "$results"
 # run_layout K TRACE: one run of layout K into TRACE.
 run_layout() {
     # shellcheck disable=SC2206
-    local run=(taskset -c "$cores" "$cli" run "$layout" ${layouts[$1]} --steps 8 --profile "$2")
+    local run=(taskset -c "$cores" "$cli" run "$layout" ${layouts[$1]} --steps "$steps" --profile "$2")
     if [[ -n ${AUTOGROUP_NICE:-} ]]; then
         setsid -w sh -c 'echo "$0" > /proc/self/autogroup && exec "$@"' "$AUTOGROUP_NICE" "${run[@]}" > /dev/null
     else
@@ -73,8 +79,11 @@ for i in $(seq 1 "$rounds"); do
         # own): what the host-sharing term adds.
         python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c.pop("host_cores",None); json.dump(c,open(sys.argv[2],"w"))' \
             "$work/c.json" "$work/c-no-host.json"
+        # ... and without the threads' CPU outside compute ops.
+        python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c.pop("host_cpu_per_layer_pass_s",None); json.dump(c,open(sys.argv[2],"w"))' \
+            "$work/c.json" "$work/c-no-overhead.json"
         p=()
-        for c in "$work/c.json" "$work/c-no-host.json"; do
+        for c in "$work/c.json" "$work/c-no-host.json" "$work/c-no-overhead.json"; do
             # shellcheck disable=SC2086
             "$cli" simulate "$layout" ${layouts[$k]} --cluster "$c" --trace "$work/p.sqlite" > /dev/null
             read -r pk m <<< "$(step_of "$work/p.sqlite" "$work/m$k-$i.sqlite")"
@@ -112,19 +121,20 @@ unc = {int(k): float(p) for k, p in (l.split() for l in open(sys.argv[2]))}
 names = sys.argv[3:]
 print()
 print("%-22s %-24s %9s %10s  %-32s %s" % ("layout", "uncalibrated: pred error", "measured",
-      "calibrated", "paired error: median [range]", "no host cores: median error"))
+      "calibrated", "paired error: median [range]", "median error: no host cores, no CPU outside compute"))
 worst = 0.0
 for k, name in enumerate(names):
-    r = [(float(m), float(p), float(nh)) for _, kk, m, p, nh, _ in rows if int(kk) == k]
+    r = [(float(m), float(p), float(nh)) for _, kk, m, p, nh, _, _ in rows if int(kk) == k]
+    no_overhead = st.median(float(no) / float(m) - 1 for _, kk, m, _, _, no, _ in rows if int(kk) == k)
     meas = st.median(m for m, _, _ in r)
     errs = [p / m - 1 for m, p, _ in r]
     e = st.median(errs)
     if k > 0:
         worst = max(worst, abs(e))
-    print("%-22s %8.2f %+8.1f%%        %8.2f   %8.2f  %+7.1f%% [%+.0f .. %+.0f %%]            %+8.1f%%" % (
+    print("%-22s %8.2f %+8.1f%%        %8.2f   %8.2f  %+7.1f%% [%+.0f .. %+.0f %%]            %+8.1f%%  %+8.1f%%" % (
         name, 1e3 * unc[k], 100 * (unc[k] / meas - 1), 1e3 * meas, 1e3 * st.median(p for _, p, _ in r),
-        100 * e, 100 * min(errs), 100 * max(errs), 100 * st.median(nh / m - 1 for m, _, nh in r)))
-src = [float(x[5]) for x in rows if x[1] != "0"]
+        100 * e, 100 * min(errs), 100 * max(errs), 100 * st.median(nh / m - 1 for m, _, nh in r), 100 * no_overhead))
+src = [float(x[6]) for x in rows if x[1] != "0"]
 print("source (TP2 x PP2) runs paired with the others: median %.2f ms [%.2f .. %.2f]" % (
     1e3 * st.median(src), 1e3 * min(src), 1e3 * max(src)))
 print("worst median paired error of the predicted layouts: %.1f %% (%s 20 %%)" % (

@@ -76,10 +76,14 @@ Verb add_calibrate_verb(CLI::App& app) {
     cmd->add_option("--dtype", *dtype_name, "Precision whose peak the GEMM efficiency refers to "
                                             "(default: the layout's, else bf16)");
     cmd->add_flag("--json", *json, "Print JSON: out, fit (gemm_efficiency, gemm_half_dim, gemm_size_fit, "
-                                   "compute_scale, host_cores, intra_node, inter_node), cluster, "
+                                   "compute_scale, host_cores, host_cpu_per_layer_pass_s, scheduler, intra_node, "
+                                   "inter_node), cluster, "
                                    "error_before, error_after");
     cmd->footer("With the layout that ran, the GEMM efficiency and its half size (gemm_half_dim) are "
                 "fitted to the measured operations' sizes; with fewer than two sizes, one scale.\n"
+                "A CPU run's scheduler counters give the compute (its threads' CPU time in compute ops), "
+                "the host cores (the recorded ones less what other processes at nice <= 0 used "
+                "meanwhile) and the threads' CPU outside compute ops per layer-pass.\n"
                 "Collectives within one node's GPU count fit the intra-node link, larger groups the "
                 "inter-node link.\nExit codes: 0 success, 1 runtime failure, 2 bad input (the message "
                 "names the file and what is wrong).");
@@ -154,9 +158,32 @@ Verb add_calibrate_verb(CLI::App& app) {
                         }
                         std::cout << "\n";
                     }
-                    if (fit.host_cores > 0) {
+                    if (fit.host_cores > 0 && fit.sched.recorded) {
+                        const auto& sc = fit.sched;
                         std::cout << "host cores         " << cluster.host_cores << " -> " << calibrated.host_cores
-                                  << " (ranks' compute of one step " << fit.measured_compute_s * 1e3
+                                  << " (the host has " << fit.recorded_host_cores << "; ";
+                        if (sc.host_recorded) {
+                            std::cout << "over " << sc.interval_s * 1e3 << " ms of steps this run used "
+                                      << sc.process_cores << " cores, other processes " << sc.others_cores
+                                      << " and " << sc.niced_cores << " more at a positive nice, which yield";
+                        } else {
+                            std::cout << "no host CPU accounting in the trace: all of them";
+                        }
+                        std::cout << ")\n";
+                        if (fit.host_cpu_per_layer_pass_s > 0) {
+                            std::cout << "host CPU per layer " << cluster.host_cpu_per_layer_pass_s * 1e6 << " -> "
+                                      << calibrated.host_cpu_per_layer_pass_s * 1e6
+                                      << " us (a rank thread's CPU outside compute ops per layer's forward and "
+                                         "backward of one micro-batch)\n";
+                        }
+                        std::cout << "scheduler          a rank thread per step: " << sc.on_cpu_s * 1e3
+                                  << " ms on a core (" << sc.compute_on_cpu_s * 1e3 << " ms computing), "
+                                  << sc.run_queue_wait_s * 1e3 << " ms waiting for one (" << sc.compute_core_wait_s * 1e3
+                                  << " ms of it while computing; shared cores explain " << sc.predicted_core_wait_s * 1e3
+                                  << " ms), " << sc.timeslices << " timeslices\n";
+                    } else if (fit.host_cores > 0) {
+                        std::cout << "host cores         " << cluster.host_cores << " -> " << calibrated.host_cores
+                                  << " (no scheduler counters: ranks' compute of one step " << fit.measured_compute_s * 1e3
                                   << " ms each over a " << fit.measured_step_s * 1e3 << " ms step; the host has "
                                   << fit.recorded_host_cores << ")\n";
                     }

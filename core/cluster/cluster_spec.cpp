@@ -144,6 +144,7 @@ ClusterSpec cluster_from_json(const nlohmann::json& j, const std::string& file,
     c.inter_node = link_from_json(r.get_object("inter_node"));
     if (r.has("host_link")) c.host_link = link_from_json(r.get_object("host_link"));
     c.host_cores = r.get_number_or("host_cores", 0.0, 0.0, 1e6);
+    c.host_cpu_per_layer_pass_s = r.get_number_or("host_cpu_per_layer_pass_s", 0.0, 0.0, 1e3);
     if (r.has("efficiency")) {
         auto e = r.get_object("efficiency");
         c.efficiency.gemm = e.get_number_or("gemm", c.efficiency.gemm, 0.01, 1.0);
@@ -189,6 +190,7 @@ nlohmann::json cluster_to_json(const ClusterSpec& c) {
     j["inter_node"] = link_to_json(c.inter_node);
     if (c.host_link.bandwidth_bytes_per_s > 0) j["host_link"] = link_to_json(c.host_link);
     if (c.host_cores > 0) j["host_cores"] = c.host_cores;
+    if (c.host_cpu_per_layer_pass_s > 0) j["host_cpu_per_layer_pass_s"] = c.host_cpu_per_layer_pass_s;
     j["efficiency"] = {{"gemm", c.efficiency.gemm},
                        {"memory", c.efficiency.memory},
                        {"intra_node_link", c.efficiency.intra_node_link},

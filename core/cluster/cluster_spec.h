@@ -102,6 +102,11 @@ struct ClusterSpec {
     // compute divided by these cores (core/cost/host_sharing.h). `calibrate` fits the cores
     // a run actually got (fewer than the machine has when other processes load it).
     double host_cores = 0;
+    // With host_cores: the CPU a rank thread spends outside compute ops for one layer's
+    // forward and backward of one micro-batch (dispatching the ops, recording them in the
+    // trace, posting collectives), which needs a core as compute does; 0 = none. `calibrate`
+    // fits it on a CPU run (docs/cost-model.md, "Ranks sharing a host").
+    double host_cpu_per_layer_pass_s = 0;
     std::string source;
 
     [[nodiscard]] std::int64_t max_gpus() const {

@@ -4,10 +4,6 @@
 #include <mutex>
 #include <thread>
 
-#ifdef __linux__
-#include <sched.h>
-#endif
-
 #include "core/common/error.h"
 #include "core/engine/backend_registry.h"
 #include "core/engine/comm/inproc_world.h"
@@ -15,32 +11,25 @@
 #include "core/engine/memory_estimate.h"
 #include "core/engine/precision.h"
 #include "core/engine/stop.h"
+#include "core/engine/thread_sched.h"
 #include "core/layout/layout_run_info.h"
 
 #include "core/engine/cuda_plugin.h"
 
 namespace meshwork::engine {
 
-namespace {
-
-int usable_cores() {
-#ifdef __linux__
-    // The affinity mask, not the machine's CPU count: containers and taskset limit it.
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
-#endif
-    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
-}  // namespace
-
 TraceRunInfo run_trace_info(const Layout& layout, const EngineOptions& options) {
     TraceRunInfo info = layout_run_info(layout, "meshwork-" + to_string(options.backend), "steady");
     // The cores this process may run on: the CPU engine's rank threads share them, and
     // beyond them take turns (calibrate fits the cores a run actually got from this,
     // core/cost/host_sharing.h).
-    if (options.backend == BackendKind::Cpu) info.extra["host_cores"] = std::to_string(usable_cores());
+    if (options.backend == BackendKind::Cpu) {
+        info.extra["host_cores"] = std::to_string(usable_cores());
+        // The machine's logical CPUs beside the affinity mask, and whether each rank thread's
+        // scheduler statistics are recorded per step (RankContext::end_step_sched).
+        info.extra["host_logical_cpus"] = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
+        info.extra["thread_schedstat"] = read_thread_sched().available ? "1" : "0";
+    }
     return info;
 }
 
@@ -54,11 +43,15 @@ TokenStream make_token_stream(const Layout& layout, const EngineOptions& options
 namespace {
 
 // One rank's whole run on an existing backend and world communicator.
+// `whole_job_here`: every rank is a thread of this process (in-process runs), so the
+// process's CPU time is the job's and one rank records it beside the host's.
 RunResult run_on(const Layout& layout, const EngineOptions& options, const RunHooks& hooks,
-                 Backend& be, Communicator& world, const TokenStream& tokens) {
+                 Backend& be, Communicator& world, const TokenStream& tokens, bool whole_job_here = false) {
     RunResult out;
     be.set_precision(precision_of(layout));  // the layout's dtype: fp32, or bf16 emulated
-    RankContext ctx(layout, be, world, hooks.sink, hooks.stop);
+    RankContext ctx(layout, be, world, hooks.sink, hooks.stop,
+                    /*host_compute=*/options.backend == BackendKind::Cpu);
+    ctx.records_host = whole_job_here && world.world_rank() == 0 && options.backend == BackendKind::Cpu;
     if (world.world_rank() == options.slow_rank) {
         ctx.compute_slowdown = {options.slow_factor, options.backend == BackendKind::Cpu};
     }
@@ -189,7 +182,7 @@ RunResult run_in_process(const Layout& layout, const EngineOptions& options, con
             try {
                 CpuBackend be(r);
                 auto comm = world.communicator(r);
-                results[static_cast<std::size_t>(r)] = run_on(layout, options, hooks, be, *comm, tokens);
+                results[static_cast<std::size_t>(r)] = run_on(layout, options, hooks, be, *comm, tokens, true);
             } catch (const StopRequested&) {
                 world.abort("interrupted");
                 std::lock_guard lk(mu);

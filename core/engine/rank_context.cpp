@@ -6,6 +6,7 @@
 
 #include "core/engine/nvtx/scoped_range.h"
 #include "core/engine/stop.h"
+#include "core/engine/thread_sched.h"
 #include "core/mesh/device_mesh.h"
 
 namespace meshwork::engine {
@@ -16,7 +17,7 @@ constexpr Axis kGroupAxes[] = {Axis::Tp, Axis::Cp, Axis::Dp, Axis::DpCp, Axis::P
 }  // namespace
 
 RankContext::RankContext(const Layout& layout, Backend& backend, Communicator& world,
-                         TraceSink* sink, std::stop_token stop)
+                         TraceSink* sink, std::stop_token stop, bool host_compute)
     : be(backend),
       compute(backend.compute_stream()),
       comm(backend.create_stream("comm")),
@@ -25,7 +26,8 @@ RankContext::RankContext(const Layout& layout, Backend& backend, Communicator& w
       world_(world),
       groups_(kAxisCount),
       sink_(sink),
-      stop_(std::move(stop)) {
+      stop_(std::move(stop)),
+      host_compute_(host_compute) {
     const DeviceMesh mesh = layout.mesh();
     coords = mesh.coords(world_rank);
     // Same order on every rank: split is collective over the world.
@@ -37,6 +39,7 @@ RankContext::RankContext(const Layout& layout, Backend& backend, Communicator& w
     if (sink_) {
         compute_track_ = sink_->add_track({world_rank, TrackKind::ComputeStream, 0, "compute"});
         comm_track_ = sink_->add_track({world_rank, TrackKind::CommStream, 0, "comm"});
+        if (host_compute_) sched_track_ = sink_->add_track({world_rank, TrackKind::Host, 0, "scheduler"});
     }
 }
 
@@ -109,20 +112,47 @@ void RankContext::flush_trace() {
     pending_.clear();
 }
 
-namespace {
-// CPU time of the calling thread, ns (POSIX CLOCK_THREAD_CPUTIME_ID: user and system time).
-std::int64_t thread_cpu_ns() {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+void RankContext::begin_step_sched() {
+    if (sched_track_ < 0) return;
+    const ThreadSched s = read_thread_sched();
+    sched_on_cpu_ns_ = s.on_cpu_ns, sched_wait_ns_ = s.run_queue_wait_ns, sched_slices_ = s.timeslices;
+    compute_cpu_ns_ = 0;
+    sched_open_ = true;
 }
-}  // namespace
+
+void RankContext::end_step_sched() {
+    if (sched_track_ < 0 || !sched_open_) return;
+    sched_open_ = false;
+    const ThreadSched s = read_thread_sched();
+    const std::int64_t at = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::steady_clock::now().time_since_epoch())
+                                .count();
+    if (s.available) {
+        sink_->add_counter(world_rank, sched_track_, "thread.on_cpu_s", at,
+                           static_cast<double>(s.on_cpu_ns - sched_on_cpu_ns_) * 1e-9);
+        sink_->add_counter(world_rank, sched_track_, "thread.run_queue_wait_s", at,
+                           static_cast<double>(s.run_queue_wait_ns - sched_wait_ns_) * 1e-9);
+        sink_->add_counter(world_rank, sched_track_, "thread.timeslices", at,
+                           static_cast<double>(s.timeslices - sched_slices_));
+    }
+    sink_->add_counter(world_rank, sched_track_, "thread.compute_on_cpu_s", at,
+                       static_cast<double>(compute_cpu_ns_) * 1e-9);
+    if (records_host) {
+        if (const HostCpu h = read_host_cpu(); h.available) {
+            sink_->add_counter(world_rank, sched_track_, "host.busy_cpu_s", at, h.host_busy_cpu_s);
+            sink_->add_counter(world_rank, sched_track_, "process.cpu_s", at, h.process_cpu_s);
+            sink_->add_counter(world_rank, sched_track_, "host.niced_cpu_s", at, h.host_niced_cpu_s);
+        }
+    }
+}
 
 RankContext::Op::Op(RankContext& ctx, std::string name, int layer, double flops)
     : ctx_(ctx),
       index_(ctx.begin_record(EventKind::Compute, ctx.compute, std::move(name), 0, flops, layer)),
       started_(std::chrono::steady_clock::now()),
-      cpu_started_ns_(ctx.compute_slowdown.host_cpu_time ? thread_cpu_ns() : 0),
+      cpu_started_ns_((ctx.compute_slowdown.host_cpu_time || ctx.sched_track_ >= 0) && ctx.open_ops_ == 0
+                          ? thread_cpu_ns()
+                          : 0),
       unwinding_(std::uncaught_exceptions()) {
     ++ctx_.open_ops_;
 }
@@ -149,6 +179,7 @@ RankContext::Op::~Op() {
             // A failing stream is reported by the next op; a destructor must not throw.
         }
     }
+    if (ctx_.sched_track_ >= 0 && ctx_.open_ops_ == 1) ctx_.compute_cpu_ns_ += thread_cpu_ns() - cpu_started_ns_;
     --ctx_.open_ops_;
     ctx_.end_record(index_, ctx_.compute);
 }

@@ -24,8 +24,11 @@ class RankContext {
 public:
     // Builds every axis group from the layout's mesh (collective over `world`). Every op
     // and collective first checks `stop` (StopRequested).
+    // `host_compute`: the backend computes on this thread (the CPU engine), so the thread's
+    // scheduler statistics are the rank's: with a sink, each step records them as counters
+    // (begin_step_sched / end_step_sched).
     RankContext(const Layout& layout, Backend& backend, Communicator& world, TraceSink* sink,
-                std::stop_token stop = {});
+                std::stop_token stop = {}, bool host_compute = false);
     ~RankContext();
     RankContext(const RankContext&) = delete;
     RankContext& operator=(const RankContext&) = delete;
@@ -50,6 +53,9 @@ public:
         bool host_cpu_time = false;
     };
     Slowdown compute_slowdown;
+    // This rank also records the host's and the process's CPU time per step (end_step_sched):
+    // one rank of a process whose threads are the whole job.
+    bool records_host = false;
 
     [[nodiscard]] Communicator& group(Axis g);
     [[nodiscard]] int size(Axis g) { return group(g).size(); }
@@ -79,11 +85,20 @@ public:
         RankContext& ctx_;
         std::size_t index_;
         std::chrono::steady_clock::time_point started_;
-        std::int64_t cpu_started_ns_ = 0;  // this thread's CPU time, when the slowdown uses it
+        std::int64_t cpu_started_ns_ = 0;  // this thread's CPU time at the start (outermost op, host compute)
         int unwinding_;  // std::uncaught_exceptions() at construction
     };
     // Writes the recorded ops and collectives to the sink (after a step, when events are done).
     void flush_trace();
+    // Around one step, on a host-compute rank with a sink: the thread's scheduler
+    // statistics over the step become counters on the rank's "scheduler" track, stamped
+    // with the step's end (seconds per step): thread.on_cpu_s, thread.run_queue_wait_s,
+    // thread.timeslices (/proc/thread-self/schedstat; absent where it cannot be read) and
+    // thread.compute_on_cpu_s (the thread's CPU time inside compute ops); on the rank that
+    // `records_host` (one per process whose threads are the whole job), also host.busy_cpu_s
+    // and process.cpu_s, cumulative (HostCpu). See docs/trace-format.md, "Scheduler counters".
+    void begin_step_sched();
+    void end_step_sched();
     [[nodiscard]] bool tracing() const { return sink_ != nullptr; }
 
 private:
@@ -116,6 +131,11 @@ private:
     Event order_to_comm_, order_to_compute_;
     std::vector<Pending> pending_;
     int open_ops_ = 0;  // ops under construction..destruction: only the outermost is slowed
+    bool host_compute_ = false;
+    int sched_track_ = -1;          // the counters' track; -1 = not recorded
+    bool sched_open_ = false;       // begin_step_sched ran, end_step_sched not yet
+    std::int64_t sched_on_cpu_ns_ = 0, sched_wait_ns_ = 0, sched_slices_ = 0;
+    std::int64_t compute_cpu_ns_ = 0;  // CPU time inside outermost compute ops, this step
 };
 
 }  // namespace meshwork::engine

@@ -92,6 +92,7 @@ StepResult RankTrainer::step(int step) {
         }
     }
     ctx_.step = step;
+    ctx_.begin_step_sched();
     const ScopedRange step_range(ctx_.be, range_name::step(step));
     store_.zero_grads(ctx_.be, ctx_.compute);
     auto mbs = micro_batches(step - 1);
@@ -111,6 +112,7 @@ StepResult RankTrainer::step(int step) {
     ctx_.be.copy_to_host(&sum, total.data(), sizeof(float), ctx_.compute);
     ctx_.be.synchronize(ctx_.compute);
     ctx_.flush_trace();
+    ctx_.end_step_sched();
     ctx_.step = -1;
     StepResult r;
     r.step = step;

@@ -21,6 +21,15 @@ struct PipelineTimes {
     std::vector<double> chunk_fwd_s;
     std::vector<double> chunk_bwd_s;
     double p2p_s = 0;  // one stage-to-stage transfer
+    // Ranks sharing a host's cores (the CPU engine's rank threads; docs/cost-model.md, "Ranks
+    // sharing a host"): `host_cores` cores (0 = every rank on a device of its own), each
+    // simulated rank standing for `threads_per_rank` threads, and of each pass the part
+    // that computes (chunk_fwd_cpu_s[g] ≤ chunk_fwd_s[g]; the rest, waiting inside
+    // collectives, needs no core). Processor sharing: while the running passes' threads
+    // would compute on more than `host_cores` cores at once, each gets an equal share.
+    double host_cores = 0;
+    double threads_per_rank = 1;
+    std::vector<double> chunk_fwd_cpu_s, chunk_bwd_cpu_s;
 };
 
 // When each pass of the schedule ran.
@@ -36,12 +45,16 @@ struct PipelineRun {
     std::vector<double> rank_end_s;   // when each rank's compute stream finished
     std::vector<double> rank_busy_s;  // kernels + blocking sends on each rank
     double span_s = 0;                // last pass end over all ranks
+    // Per rank: time its compute waited for a shared core (runnable, not running); 0 without
+    // host sharing.
+    std::vector<double> rank_core_wait_s;
     std::int64_t events = 0;          // events the simulation processed
     std::size_t memory_bytes = 0;     // bytes the simulation allocated
 };
 
-// Runs the schedule. Throws RuntimeError if the schedule deadlocks (it cannot for the
-// schedules the generator builds).
+// Runs the schedule (with processor sharing when times.host_cores > 0 and the ranks'
+// threads outnumber the cores). Throws RuntimeError if the schedule deadlocks (it cannot
+// for the schedules the generator builds).
 PipelineRun run_pipeline(const PipelineSchedule& schedule, const PipelineTimes& times);
 
 }  // namespace meshwork::sim

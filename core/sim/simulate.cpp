@@ -223,21 +223,42 @@ int breakdown_of_busiest(const LayoutCosts& c, const PipelineSchedule& schedule,
     return busiest;
 }
 
-// Ranks that share a host's cores wait for a core beyond their own timeline: the step takes
-// at least the node's compute over its cores (one rank of each stage stands for the stage's
-// ranks). Returns the wait added to the step.
-double host_sharing_wait_s(const Layout& layout, const LayoutCosts& c, const PipelineSchedule& schedule,
-                           const ChunkTimes& ct, const Estimate& e, double step_s) {
-    const int pp = c.pp;
-    double sum_rank_compute = 0;
-    for (int r = 0; r < pp; ++r) {
-        for (const auto& op : schedule.ops[static_cast<std::size_t>(r)]) {
-            const auto& ch = ct.costs[static_cast<std::size_t>(op.chunk * pp + r)];
-            sum_rank_compute += (op.kind == PipeOpKind::Forward ? ch.fwd : ch.bwd).compute_s();
-        }
-        sum_rank_compute += e.stages[static_cast<std::size_t>(r)].optimizer_s;
+// Ranks that share a host's cores (the CPU engine's rank threads; docs/cost-model.md,
+// "Ranks sharing a host"): the pipeline runs with processor sharing (pipeline_sim.h), each
+// pass's compute needing a core and its waits in collectives none. Returns false (times
+// unchanged) when every rank has a core of its own.
+bool share_host_cores(const Layout& layout, const LayoutCosts& c, ChunkTimes& ct) {
+    const double cores = layout.cluster.host_cores;
+    const int ranks = ranks_per_node(layout.cluster, layout.gpus);
+    if (cores <= 0 || ranks <= cores) return false;
+    ct.times.host_cores = cores;
+    // The threads one simulated rank stands for: a stage's ranks on the node.
+    ct.times.threads_per_rank = std::max(1.0, static_cast<double>(ranks) / c.pp);
+    ct.times.chunk_fwd_cpu_s.resize(ct.costs.size());
+    ct.times.chunk_bwd_cpu_s.resize(ct.costs.size());
+    // The threads' CPU outside compute ops (ClusterSpec::host_cpu_per_layer_pass_s): per
+    // layer of the chunk, half in the forward and half in the backward (as many ops each);
+    // it lengthens the pass and needs a core.
+    const double overhead_per_layer_s = nonneg(layout.cluster.host_cpu_per_layer_pass_s);
+    for (std::size_t g = 0; g < ct.costs.size(); ++g) {
+        const double overhead_s = 0.5 * overhead_per_layer_s * ct.costs[g].layers;
+        ct.times.chunk_fwd_s[g] += overhead_s;
+        ct.times.chunk_bwd_s[g] += overhead_s;
+        ct.times.chunk_fwd_cpu_s[g] = nonneg(ct.costs[g].fwd.compute_s()) + overhead_s;
+        ct.times.chunk_bwd_cpu_s[g] = nonneg(ct.costs[g].bwd.compute_s()) + overhead_s;
     }
-    return nonneg(host_bound_step_s(layout.cluster, layout.gpus, sum_rank_compute / pp) - step_s);
+    return true;
+}
+
+// The optimizers of a node's ranks run at once: beyond the cores they take turns. The
+// longest optimizer step's extra time.
+double optimizer_sharing_s(const Layout& layout, const Estimate& e) {
+    const double cores = layout.cluster.host_cores;
+    const int ranks = ranks_per_node(layout.cluster, layout.gpus);
+    if (cores <= 0 || ranks <= cores) return 0;
+    double longest = 0;
+    for (const auto& st : e.stages) longest = std::max(longest, st.optimizer_s);
+    return nonneg(longest * (ranks / cores - 1.0));
 }
 
 // The estimate's rates follow the simulated step (the analytical one scaled away).
@@ -275,8 +296,8 @@ std::string device_of(const Layout& layout, const DeviceMesh& mesh, int rank) {
 
 std::int64_t write_trace(const Layout& layout, const CostModel& model, const LayoutCosts& c,
                          const PipelineSchedule& schedule, const PipelineRun& run, const ChunkTimes& ct,
-                         const std::vector<RankTail>& tails, const Estimate& e, bool all_ranks, TraceSink& sink,
-                         int& ranks_written) {
+                         const std::vector<RankTail>& tails, const Estimate& e, double host_wait_at_end_s,
+                         bool all_ranks, TraceSink& sink, int& ranks_written) {
     TraceRunInfo info = layout_run_info(layout, "meshwork-sim", "simulated");
     info.extra["representative_ranks"] = "one per pipeline stage (tp = cp = dp = ep = 0)";
     if (all_ranks) {
@@ -297,7 +318,9 @@ std::int64_t write_trace(const Layout& layout, const CostModel& model, const Lay
     in.zero_bwd_s = &ct.zero_bwd_s;
     in.tails = &tails;
     in.step_s = e.step_time_s;
-    in.host_sharing_s = e.time.host_sharing_s;
+    // The waits inside the passes are in their stretched times; the optimizers' turns are
+    // drawn at the end.
+    in.host_sharing_s = host_wait_at_end_s;
     const DeviceMesh mesh = layout.mesh();
     for (int r = 0; r < c.pp; ++r) {
         RankCoords first_of_stage;  // tp = cp = dp = 0
@@ -331,14 +354,30 @@ SimulationResult simulate_layout(const Layout& layout, TraceSink* sink, const Si
     LayoutCosts c;
     model.prepare(layout.parallel, layout.training, c);
     const PipelineSchedule schedule = build_pipeline_schedule(c.schedule, c.pp, c.vpp, c.micro_batches);
-    const ChunkTimes ct = chunk_times(model, c, layout.placement);
+    ChunkTimes ct = chunk_times(model, c, layout.placement);
+    // Without shared cores first: what sharing them adds is reported apart.
+    double own_cores_step_s = 0;
+    if (ChunkTimes shared = ct; share_host_cores(layout, c, shared)) {
+        std::vector<RankTail> scratch;
+        own_cores_step_s = end_of_step(e, c, schedule, run_pipeline(schedule, ct.times), ct, scratch).step_s;
+        ct = std::move(shared);
+    }
     const PipelineRun run = run_pipeline(schedule, ct.times);
     std::vector<RankTail> tails;
     const StepEnd end = end_of_step(e, c, schedule, run, ct, tails);
 
     e.busiest_stage = breakdown_of_busiest(c, schedule, run, ct, end, e, e.time);
-    e.time.host_sharing_s = host_sharing_wait_s(layout, c, schedule, ct, e, end.step_s);
-    e.step_time_s = nonneg(end.step_s + e.time.host_sharing_s);
+    // Drawn at the end of the step: the optimizers' turns on the cores.
+    const double optimizer_wait_s = optimizer_sharing_s(layout, e);
+    e.step_time_s = nonneg(end.step_s + optimizer_wait_s);
+    e.time.host_sharing_s = own_cores_step_s > 0 ? nonneg(e.step_time_s - own_cores_step_s) : 0.0;
+    res.host_core_wait_s = 0;
+    for (double w : run.rank_core_wait_s) res.host_core_wait_s += w / c.pp;
+    if (optimizer_wait_s > 0) {
+        double opt = 0;  // each rank's optimizer waits as long as the ranks/cores ratio says
+        for (const auto& st : e.stages) opt += st.optimizer_s / c.pp;
+        res.host_core_wait_s += opt * (ranks_per_node(layout.cluster, layout.gpus) / layout.cluster.host_cores - 1.0);
+    }
     rescale_rates(e, c, estimate_step, run.span_s);
     for (int r = 0; r < c.pp; ++r) {
         e.stages[static_cast<std::size_t>(r)].in_flight = schedule.max_in_flight(r);
@@ -349,7 +388,8 @@ SimulationResult simulate_layout(const Layout& layout, TraceSink* sink, const Si
     res.memory_bytes = simulation_bytes(schedule, run, ct, tails, e);
     if (sink != nullptr) {
         res.trace_events =
-            write_trace(layout, model, c, schedule, run, ct, tails, e, options.all_ranks, *sink, res.trace_ranks);
+            write_trace(layout, model, c, schedule, run, ct, tails, e, optimizer_wait_s, options.all_ranks, *sink,
+                        res.trace_ranks);
     }
     return res;
 }

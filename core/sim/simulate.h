@@ -21,6 +21,10 @@ struct SimulationResult {
     std::int64_t sim_events = 0;    // events the discrete-event simulation processed
     std::int64_t trace_events = 0;  // events written to the sink
     std::size_t memory_bytes = 0;   // memory the simulation state took
+    // Ranks sharing a host's cores (ClusterSpec::host_cores): the mean time a rank's compute
+    // (passes and optimizer) waited for a core in the step, runnable but not running — what
+    // a CPU run's trace shows as compute spans' wall time beyond their CPU time. 0 otherwise.
+    double host_core_wait_s = 0;
 };
 
 struct SimulationOptions {

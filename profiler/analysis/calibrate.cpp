@@ -123,6 +123,77 @@ double predicted_step_compute_s(Layout layout, const ClusterSpec& cluster) {
     return sink.by_rank.empty() ? 0 : sum / static_cast<double>(sink.by_rank.size());
 }
 
+// The scheduler counters of the trace's rank threads, per rank in time order; the first
+// step is left out when a rank has two or more (warm-up, as compare does).
+SchedulerEvidence scheduler_evidence(const TraceReader& trace) {
+    std::map<int, int> rank_of_track;
+    for (const auto& t : trace.tracks()) rank_of_track[t.id] = t.info.rank;
+    std::map<std::pair<int, std::string>, std::vector<std::pair<std::int64_t, double>>> series;
+    trace.for_each_counter([&](const CounterSample& c) {
+        if (c.name.rfind("thread.", 0) != 0 && c.name.rfind("host.", 0) != 0 && c.name != "process.cpu_s") return;
+        const auto it = rank_of_track.find(c.track);
+        if (it != rank_of_track.end()) series[{it->second, c.name}].emplace_back(c.time_ns, c.value);
+    });
+    SchedulerEvidence ev;
+    auto mean_of = [&](const std::string& name, int* count) {
+        double sum = 0;
+        int n = 0;
+        for (auto& [key, v] : series) {
+            if (key.second != name) continue;
+            std::sort(v.begin(), v.end());
+            for (std::size_t i = v.size() >= 2 ? 1 : 0; i < v.size(); ++i, ++n) sum += v[i].second;
+        }
+        if (count) *count = n;
+        return n > 0 ? sum / n : 0.0;
+    };
+    int n = 0;
+    ev.compute_on_cpu_s = mean_of("thread.compute_on_cpu_s", &n);
+    ev.recorded = n > 0;
+    ev.steps = n;
+    int m = 0;
+    ev.on_cpu_s = mean_of("thread.on_cpu_s", &m);
+    ev.run_queue_wait_s = mean_of("thread.run_queue_wait_s", nullptr);
+    ev.timeslices = mean_of("thread.timeslices", nullptr);
+    ev.schedstat = m > 0;
+    // The host's accounting: cumulative, on the recording rank; from its first sample (the end
+    // of the first step, when there are two or more) to its last.
+    for (const auto& [key, busy] : series) {
+        if (key.second != "host.busy_cpu_s") continue;
+        const auto own = series.find({key.first, "process.cpu_s"});
+        if (own == series.end() || own->second.size() != busy.size() || busy.size() < 2) continue;
+        auto b = busy, p = own->second;
+        std::sort(b.begin(), b.end());
+        std::sort(p.begin(), p.end());
+        const double wall = static_cast<double>(b.back().first - b.front().first) * 1e-9;
+        if (wall <= 0) continue;
+        ev.host_recorded = true;
+        ev.interval_s = wall;
+        ev.process_cores = (p.back().second - p.front().second) / wall;
+        // Processes at a positive nice (host.niced_cpu_s, when recorded) yield a core to the
+        // run's nice-0 threads when they want one: they fill the cores the run leaves idle
+        // and are not others' use (measured: builds at nice 19 counted so took 0.4 of the 2
+        // cores from a quiet-host fit; docs/BENCHMARKS.md).
+        double niced_cores = 0;
+        if (const auto nc = series.find({key.first, "host.niced_cpu_s"}); nc != series.end() && nc->second.size() == busy.size()) {
+            auto v = nc->second;
+            std::sort(v.begin(), v.end());
+            niced_cores = (v.back().second - v.front().second) / wall;
+        }
+        ev.niced_cores = niced_cores;
+        ev.others_cores = std::max(0.0, (b.back().second - b.front().second) / wall - ev.process_cores - niced_cores);
+        break;
+    }
+    return ev;
+}
+
+// The mean time a rank's compute waits for a core in one simulated step of `layout` with
+// the ranks sharing `cores` cores (core/sim/simulate.h).
+double simulated_core_wait_s(Layout layout, const ClusterSpec& cluster, double cores) {
+    layout.cluster = cluster;
+    layout.cluster.host_cores = cores;
+    return simulate_layout(layout, nullptr).host_core_wait_s;
+}
+
 nlohmann::json link_json(const LinkFit& f) {
     return {{"samples", f.samples}, {"fitted", f.fitted}, {"latency_fitted", f.latency_fitted},
             {"bus_bandwidth_bytes_per_s", f.bus_bandwidth_bytes_per_s}, {"latency_s", f.latency_s},
@@ -189,12 +260,20 @@ CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& c
         fit.measured_compute_s = mean_step_compute_s(st);
         fit.measured_step_s = mean_step_s(st);
         fit.recorded_host_cores = recorded_host_cores(measured);
+        fit.sched = scheduler_evidence(measured);
+        fit.sched.compute_span_s = fit.measured_compute_s;
+        if (fit.sched.recorded && fit.sched.compute_on_cpu_s > 0) {
+            // The compute of a rank on a core of its own: its CPU time inside compute ops
+            // (the spans' wall time also holds its waits for a core, fitted below).
+            fit.sched.compute_core_wait_s = std::max(0.0, fit.measured_compute_s - fit.sched.compute_on_cpu_s);
+            fit.measured_compute_s = fit.sched.compute_on_cpu_s;
+        }
         const int ranks = cost::ranks_per_node(cluster, layout->gpus);
         // Only ranks that compute on the host's cores share them (the CPU engine); GPU
         // ranks each compute on a device of their own.
         const bool host_computes = cluster.gpu.kind == "cpu";
         if (host_computes && fit.recorded_host_cores > 0 && ranks > fit.recorded_host_cores &&
-            fit.measured_step_s > 0) {
+            fit.measured_step_s > 0 && !fit.sched.recorded) {
             fit.host_cores = std::clamp(ranks * fit.measured_compute_s / fit.measured_step_s, 0.01,
                                         fit.recorded_host_cores);
         }
@@ -233,6 +312,29 @@ CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& c
     }
     fit.intra_node = fit_link(intra, intra_events, cluster.intra_node.bandwidth_bytes_per_s);
     fit.inter_node = fit_link(inter, inter_events, cluster.inter_node.bandwidth_bytes_per_s);
+    if (layout && fit.sched.recorded && cluster.gpu.kind == "cpu" && fit.recorded_host_cores > 0 &&
+        cost::ranks_per_node(cluster, layout->gpus) > fit.recorded_host_cores) {
+        // The cores the run could have: the recorded ones less what other processes used
+        // meanwhile. Waiting for peers (collectives, receives) is not part of it: those spans
+        // go to the links above; the run's threads waiting for each other's cores is what
+        // the simulator's processor sharing adds (predicted_core_wait_s, beside the measured
+        // compute_core_wait_s).
+        const double recorded = fit.recorded_host_cores;
+        fit.host_cores = fit.sched.host_recorded ? std::clamp(recorded - fit.sched.others_cores, 0.05, recorded)
+                                                 : recorded;
+        // The threads' CPU outside compute ops grows with the ops they run, one layer's
+        // forward and backward of a micro-batch at a time, not with the ops' size: a TP2
+        // thread spends twice the CPU of a PP4 one outside compute for the same compute
+        // (docs/BENCHMARKS.md, "Calibration on the CPU engine").
+        const double layer_passes = static_cast<double>(layout->model.num_layers) / layout->parallel.mesh.pp *
+                                    layout->num_micro_batches();
+        if (fit.sched.schedstat && layer_passes > 0) {
+            fit.host_cpu_per_layer_pass_s =
+                std::max(0.0, fit.sched.on_cpu_s - fit.sched.compute_on_cpu_s) / layer_passes;
+        }
+        fit.sched.predicted_core_wait_s =
+            simulated_core_wait_s(*layout, apply_calibration(cluster, fit), fit.host_cores);
+    }
     return fit;
 }
 
@@ -240,6 +342,7 @@ ClusterSpec apply_calibration(ClusterSpec c, const CalibrationFit& fit) {
     if (fit.gemm_efficiency > 0) c.efficiency.gemm = fit.gemm_efficiency;
     if (fit.gemm_sizes.fitted) c.efficiency.gemm_half_dim = fit.gemm_half_dim;
     if (fit.host_cores > 0) c.host_cores = fit.host_cores;
+    if (fit.host_cpu_per_layer_pass_s > 0) c.host_cpu_per_layer_pass_s = fit.host_cpu_per_layer_pass_s;
     if (fit.compute_scale > 0) {
         // The rest of the device runs at the fitted pace: attention and memory-bound kernels.
         c.efficiency.attention = std::clamp(c.efficiency.attention * fit.compute_scale, 1e-3, 1.0);
@@ -286,7 +389,24 @@ nlohmann::json calibration_to_json(const CalibrationFit& f) {
             {"measured_compute_s", f.measured_compute_s},
             {"measured_step_s", f.measured_step_s},
             {"host_cores", f.host_cores},
+            {"host_cpu_per_layer_pass_s", f.host_cpu_per_layer_pass_s},
             {"recorded_host_cores", f.recorded_host_cores},
+            {"scheduler",
+             {{"recorded", f.sched.recorded},
+              {"schedstat", f.sched.schedstat},
+              {"rank_steps", f.sched.steps},
+              {"on_cpu_s", f.sched.on_cpu_s},
+              {"run_queue_wait_s", f.sched.run_queue_wait_s},
+              {"timeslices", f.sched.timeslices},
+              {"compute_on_cpu_s", f.sched.compute_on_cpu_s},
+              {"compute_span_s", f.sched.compute_span_s},
+              {"compute_core_wait_s", f.sched.compute_core_wait_s},
+              {"predicted_core_wait_s", f.sched.predicted_core_wait_s},
+              {"host_recorded", f.sched.host_recorded},
+              {"interval_s", f.sched.interval_s},
+              {"process_cores", f.sched.process_cores},
+              {"others_cores", f.sched.others_cores},
+              {"niced_cores", f.sched.niced_cores}}},
             {"intra_node", link_json(f.intra_node)},
             {"inter_node", link_json(f.inter_node)}};
 }

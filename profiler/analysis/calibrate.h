@@ -23,6 +23,32 @@ struct LinkFit {
     double efficiency = 0;                // B / nominal link bandwidth, at most 1
 };
 
+// A CPU run's scheduler counters (the CPU engine's "scheduler" track, docs/trace-format.md):
+// means over ranks of one step (steps after the first when there are two or more).
+struct SchedulerEvidence {
+    bool recorded = false;          // the trace has thread.compute_on_cpu_s counters
+    bool schedstat = false;         // ... and thread.on_cpu_s / thread.run_queue_wait_s
+    int steps = 0;                  // rank-steps averaged
+    double on_cpu_s = 0;            // a rank thread's time on a core in one step
+    double run_queue_wait_s = 0;    // ... runnable but waiting for a core (all of it)
+    double timeslices = 0;          // ... times it was put on a core
+    double compute_on_cpu_s = 0;    // ... CPU time inside compute ops
+    double compute_span_s = 0;      // ... wall time of its compute spans (trace stats)
+    // Waiting for a core while computing: compute spans' wall time beyond their CPU time
+    // (a thread inside a compute op never blocks, so the difference is run-queue wait).
+    double compute_core_wait_s = 0;
+    // The host's CPU accounting over the steps after the first (host.busy_cpu_s and
+    // process.cpu_s counters): the cores other processes used meanwhile, on average.
+    bool host_recorded = false;
+    double interval_s = 0;          // the interval the accounting spans
+    double process_cores = 0;       // this run's process
+    double others_cores = 0;        // every other process of the host at nice <= 0
+    double niced_cores = 0;         // processes at a positive nice (not counted in others)
+    // The simulated compute wait of the layout that ran at the fitted cores: what the
+    // run's threads make each other wait (0 when not simulated).
+    double predicted_core_wait_s = 0;
+};
+
 struct CalibrationFit {
     std::int64_t compute_samples = 0;
     double achieved_flops_per_s = 0;
@@ -40,10 +66,19 @@ struct CalibrationFit {
     double predicted_compute_s = 0, measured_compute_s = 0;  // one step, before the fit
     double predicted_gemm_s = 0;  // one step's GEMM time with the fitted curve (size fit only)
     // Ranks sharing a host's cores (ClusterSpec::host_cores): with the layout that ran, on a
-    // host whose trace records fewer cores than the node has ranks, the cores the ranks got
-    // = ranks per node × a rank's compute of one step / the measured step (at most the
-    // recorded cores: other processes take the rest); 0 when not fitted.
+    // host whose trace records fewer cores than the node has ranks, the cores the ranks got;
+    // 0 when not fitted. With the host's CPU accounting (`sched.host_recorded`): the recorded
+    // cores less those other processes used during the run's steps (a quiet host keeps
+    // them all). With scheduler counters but no accounting: the recorded cores. Without
+    // either (older traces): ranks per node × a rank's compute of one step / the measured
+    // step, at most the recorded cores.
     double host_cores = 0;
+    // With host_cores and schedstat counters: a rank thread's CPU outside compute ops per
+    // layer-pass (one layer's forward and backward of one micro-batch): (on_cpu_s −
+    // compute_on_cpu_s) / (layers per rank × micro-batches); 0 when not fitted
+    // (ClusterSpec::host_cpu_per_layer_pass_s).
+    double host_cpu_per_layer_pass_s = 0;
+    SchedulerEvidence sched;
     double recorded_host_cores = 0;  // the trace's run info "host_cores"; 0 when absent
     double measured_step_s = 0;      // mean over ranks of one step
     LinkFit intra_node, inter_node;

@@ -526,10 +526,11 @@ private slots:
         QCOMPARE(nlohmann::json::parse(r.out.toStdString())["stage_mapping"].get<std::string>(), std::string("layout"));
     }
 
-    // Ranks sharing a host's cores: a "measurement" simulated on a host with one core for
-    // four ranks, calibrated from a cluster that does not describe the host, gives back that
-    // one core (the cores = ranks x a rank's compute / the step) and the measured step; a
-    // GPU cluster (ranks on devices of their own) fits no host cores.
+    // Ranks sharing a host's cores, in an older trace (no scheduler counters): a
+    // "measurement" simulated on a host with one core for four ranks, calibrated from a
+    // cluster that does not describe the host, gives about that one core back (ranks x a
+    // rank's compute / the step) and the measured step; a GPU cluster (ranks on devices of
+    // their own) fits no host cores.
     void calibrate_fits_the_host_cores_a_run_got() {
         Layout layout = load_layout(std::string(MESHWORK_RESOURCES_DIR) + "/layouts/tiny-cpu.json");
         QCOMPARE(layout.cluster.host_cores, 0.0);
@@ -545,8 +546,11 @@ private slots:
         QVERIFY(measured_step > simulate_layout(layout).estimate.step_time_s * 1.5);
         const auto trace = TraceReader::open(path);
         const CalibrationFit fit = fit_calibration(trace, layout.cluster, layout.training.dtype, &layout);
+        QVERIFY(!fit.sched.recorded);
         QCOMPARE(fit.recorded_host_cores, 1.0);
-        QVERIFY2(std::fabs(fit.host_cores - 1.0) < 0.01, qPrintable(QString::number(fit.host_cores)));
+        // The one core's throughput bound: the simulated step is a little longer (its waits
+        // inside collectives do not all overlap another rank's compute).
+        QVERIFY2(fit.host_cores > 0.8 && fit.host_cores <= 1.0, qPrintable(QString::number(fit.host_cores)));
         // A rank's step in the trace runs from its first event: later stages start a little
         // after the step does.
         QVERIFY2(std::fabs(fit.measured_step_s - measured_step) < 0.03 * measured_step,
@@ -554,12 +558,118 @@ private slots:
         Layout calibrated = layout;
         calibrated.cluster = apply_calibration(layout.cluster, fit);
         const double predicted = simulate_layout(calibrated).estimate.step_time_s;
-        QVERIFY2(std::fabs(predicted / measured_step - 1) < 0.03,
+        QVERIFY2(std::fabs(predicted / measured_step - 1) < 0.15,
                  qPrintable(QString("%1 vs %2 s").arg(predicted).arg(measured_step)));
         // Ranks on devices of their own do not share the host's cores.
         ClusterSpec gpus = layout.cluster;
         gpus.gpu.kind = "h100-sxm";
         QCOMPARE(fit_calibration(trace, gpus, layout.training.dtype, &layout).host_cores, 0.0);
+    }
+
+    // A CPU run's scheduler counters (the engine's "scheduler" track): the compute is fitted
+    // on the rank threads' CPU time inside compute ops (not on the spans, which also hold
+    // their waits for a core), and the host cores are the recorded ones less what other
+    // processes used during the steps. Synthetic: the tiny layout simulated on a 2-core
+    // host (its compute spans are the model's, its run info records 2 cores), with counters
+    // written as the engine writes them for 3 steps of 10 ms: each rank computing 80 % of
+    // its spans' time, the process using 1.5 cores, and others 0 (quiet), 1.2, or 3 cores.
+    void calibrate_fits_host_cores_from_the_scheduler_counters() {
+        Layout layout = load_layout(std::string(MESHWORK_RESOURCES_DIR) + "/layouts/tiny-cpu.json");
+        Layout two_cores = layout;
+        two_cores.cluster.host_cores = 2;
+        const double span_compute = [&] {
+            RecordingSink sink;
+            simulate_layout(two_cores, &sink);
+            std::map<int, double> per_rank;
+            for (const auto& e : sink.events) {
+                if (e.kind == EventKind::Compute) per_rank[e.rank] += static_cast<double>(e.end_ns - e.start_ns) * 1e-9;
+            }
+            double sum = 0;
+            for (const auto& [rank, v] : per_rank) sum += v;
+            return sum / static_cast<double>(per_rank.size());
+        }();
+        auto fit_with = [&](const std::string& name, double others_cores, bool host_accounting, double niced_cores = 0) {
+            const auto path = temp_path(dir_, name + ".sqlite");
+            {
+                auto w = TraceWriter::create(path);
+                simulate_layout(two_cores, w.get());
+                for (int rank : {0, 1}) {  // the simulated trace's ranks (one a stage)
+                    const int track = w->add_track({rank, TrackKind::Host, 0, "scheduler"});
+                    for (int step = 1; step <= 3; ++step) {
+                        const std::int64_t at = step * 10'000'000;
+                        w->add_counter(rank, track, "thread.on_cpu_s", at, 0.9 * span_compute);
+                        w->add_counter(rank, track, "thread.run_queue_wait_s", at, 0.4 * span_compute);
+                        w->add_counter(rank, track, "thread.timeslices", at, 50);
+                        w->add_counter(rank, track, "thread.compute_on_cpu_s", at, 0.8 * span_compute);
+                        if (rank == 0 && host_accounting) {
+                            const double t = step * 0.010;
+                            w->add_counter(rank, track, "process.cpu_s", at, 1.0 + 1.5 * t);
+                            w->add_counter(rank, track, "host.busy_cpu_s", at,
+                                           500.0 + (1.5 + others_cores + niced_cores) * t);
+                            w->add_counter(rank, track, "host.niced_cpu_s", at, 100.0 + niced_cores * t);
+                        }
+                    }
+                }
+                w->close();
+            }
+            const auto trace = TraceReader::open(path);
+            return fit_calibration(trace, layout.cluster, layout.training.dtype, &layout);
+        };
+        const CalibrationFit quiet = fit_with("quiet", 0.0, true);
+        QVERIFY(quiet.sched.recorded && quiet.sched.schedstat && quiet.sched.host_recorded);
+        QCOMPARE(quiet.recorded_host_cores, 2.0);
+        QCOMPARE(quiet.host_cores, 2.0);  // nobody else used the cores: the host keeps them all
+        QVERIFY(std::fabs(quiet.sched.interval_s - 0.020) < 1e-9);  // from the first step's end
+        QVERIFY(std::fabs(quiet.sched.process_cores - 1.5) < 1e-9);
+        QVERIFY(quiet.sched.others_cores < 1e-9);
+        QCOMPARE(quiet.sched.steps, 4);  // 2 ranks x 2 steps after the first
+        QVERIFY(std::fabs(quiet.measured_compute_s - 0.8 * span_compute) < 1e-9 * span_compute);
+        QVERIFY(std::fabs(quiet.sched.compute_span_s - span_compute) < 0.02 * span_compute);
+        QVERIFY(std::fabs(quiet.sched.compute_core_wait_s - (quiet.sched.compute_span_s - quiet.measured_compute_s)) < 1e-12);
+        QVERIFY(std::fabs(quiet.sched.run_queue_wait_s - 0.4 * span_compute) < 1e-9 * span_compute);
+        QVERIFY(quiet.sched.predicted_core_wait_s > 0);  // 4 threads on 2 cores wait for each other
+        // Compute was fitted on the CPU time: the calibrated pace is 1/0.8 of the span-based one.
+        QVERIFY(!quiet.gemm_sizes.fitted);  // the simulator's spans are not the engine's operations
+        QVERIFY2(std::fabs(quiet.compute_scale - quiet.predicted_compute_s / (0.8 * span_compute)) < 1e-9,
+                 qPrintable(QString::number(quiet.compute_scale)));
+
+        const CalibrationFit loaded = fit_with("loaded", 1.2, true);
+        QVERIFY(std::fabs(loaded.sched.others_cores - 1.2) < 1e-6);
+        QVERIFY2(std::fabs(loaded.host_cores - 0.8) < 1e-6, qPrintable(QString::number(loaded.host_cores)));
+        QCOMPARE(apply_calibration(layout.cluster, loaded).host_cores, loaded.host_cores);
+        // The loaded host predicts a slower step than the quiet one.
+        Layout q = layout, l = layout;
+        q.cluster = apply_calibration(layout.cluster, quiet);
+        l.cluster = apply_calibration(layout.cluster, loaded);
+        QVERIFY(simulate_layout(l).estimate.step_time_s > simulate_layout(q).estimate.step_time_s);
+
+        QCOMPARE(fit_with("swamped", 3.0, true).host_cores, 0.05);  // at least a sliver
+        // Processes at a positive nice (builds at nice 19) yield to the run: not others' use.
+        const CalibrationFit niced = fit_with("niced", 0.0, true, 0.45);
+        QVERIFY(std::fabs(niced.sched.niced_cores - 0.45) < 1e-6);
+        QVERIFY(niced.sched.others_cores < 1e-6);
+        QCOMPARE(niced.host_cores, 2.0);
+        QVERIFY2(std::fabs(fit_with("niced-and-others", 0.5, true, 0.45).host_cores - 1.5) < 1e-6, "nice 0 others count");
+        // Scheduler counters without the host's accounting: no evidence of others.
+        const CalibrationFit no_host = fit_with("no-host", 0.0, false);
+        QVERIFY(no_host.sched.recorded && !no_host.sched.host_recorded);
+        QCOMPARE(no_host.host_cores, 2.0);
+
+        // The threads' CPU outside compute ops (on a core 0.9 of the spans, computing 0.8) per
+        // layer-pass: a TP2 x PP2 rank runs 2 layers x 4 micro-batches a step.
+        QCOMPARE(layout.model.num_layers / layout.parallel.mesh.pp * layout.num_micro_batches(), 8);
+        QVERIFY2(std::fabs(quiet.host_cpu_per_layer_pass_s - 0.1 * span_compute / 8) < 1e-9 * span_compute,
+                 qPrintable(QString::number(quiet.host_cpu_per_layer_pass_s)));
+        QCOMPARE(q.cluster.host_cpu_per_layer_pass_s, quiet.host_cpu_per_layer_pass_s);
+        Layout q_no_overhead = q;
+        q_no_overhead.cluster.host_cpu_per_layer_pass_s = 0;
+        QVERIFY(simulate_layout(q).estimate.step_time_s > simulate_layout(q_no_overhead).estimate.step_time_s);
+
+        const auto j = calibration_to_json(loaded);
+        QCOMPARE(j["host_cpu_per_layer_pass_s"].get<double>(), loaded.host_cpu_per_layer_pass_s);
+        QCOMPARE(j["scheduler"]["others_cores"].get<double>(), loaded.sched.others_cores);
+        QCOMPARE(j["scheduler"]["compute_on_cpu_s"].get<double>(), loaded.sched.compute_on_cpu_s);
+        QVERIFY(j["scheduler"]["recorded"].get<bool>());
     }
 
     // calibrate fits the GEMM efficiency curve: a "measurement" of the tiny model's GEMM
@@ -738,12 +848,33 @@ private slots:
             QCOMPARE(written["efficiency"]["gemm_half_dim"].get<double>(), 64.0);  // cpu-local's, kept
         }
         // The run records the cores it could use; with fewer than its 4 rank threads the
-        // ranks shared them, and calibrate fits how many they got (at most those).
+        // ranks shared them, and calibrate takes those less what other processes used
+        // meanwhile, from the engine's counters: every rank thread's CPU time inside its
+        // compute ops (never more than its compute spans' wall time), and on Linux its
+        // scheduler statistics and the host's CPU accounting.
         const double recorded = fit["recorded_host_cores"].get<double>();
         QVERIFY(recorded >= 1);
+        const auto sched = fit["scheduler"];
+        QVERIFY(sched["recorded"].get<bool>());
+        QCOMPARE(sched["rank_steps"].get<int>(), 4 * 7);  // 4 ranks, 8 steps, the first left out
+        const double cpu = sched["compute_on_cpu_s"].get<double>(), span = sched["compute_span_s"].get<double>();
+        QVERIFY2(cpu > 0 && cpu <= span * 1.02, qPrintable(QString("compute on a core %1 s, spans %2 s").arg(cpu).arg(span)));
+        QCOMPARE(fit["measured_compute_s"].get<double>(), cpu);
+#ifdef __linux__
+        QVERIFY(sched["schedstat"].get<bool>());
+        // Compute is part of its time on a core; schedstat's figure for a running thread lags
+        // by its current slice's unaccounted time (up to a scheduler tick), hence the margin.
+        QVERIFY(sched["on_cpu_s"].get<double>() >= cpu * 0.7);
+        QVERIFY(sched["run_queue_wait_s"].get<double>() >= 0);
+        QVERIFY(sched["host_recorded"].get<bool>());
+        QVERIFY(sched["process_cores"].get<double>() > 0);
+#endif
         if (recorded < 4) {
-            QVERIFY(fit["host_cores"].get<double>() > 0);
-            QVERIFY(fit["host_cores"].get<double>() <= recorded);
+            const double expect = sched["host_recorded"].get<bool>()
+                                      ? std::clamp(recorded - sched["others_cores"].get<double>(), 0.05, recorded)
+                                      : recorded;
+            QCOMPARE(fit["host_cores"].get<double>(), expect);
+            QCOMPARE(written["host_cores"].get<double>(), expect);
         } else {
             QCOMPARE(fit["host_cores"].get<double>(), 0.0);
         }
@@ -777,14 +908,10 @@ private slots:
             fit["compute_scale"].get<double>(), fit["host_cores"].get<double>(), recorded);
         QVERIFY(after != 99.0 && before != 99.0);
         // What the test holds: calibrating on a run predicts that run's layout (the fitted
-        // links, compute pace and host cores reproduce its step; +3 to +4 % in
-        // bench/cpu-calibration-loop.sh, loaded or quiet), far better than the nominal
-        // cluster. How well it carries to another layout depends on the host: under load it
-        // improves DP2xTP2 (about −78 % → −25 %), on a quiet host it can over-predict it as
-        // much as the nominal cluster under-predicts it, because one run cannot separate
-        // waiting for a core from waiting for a peer (docs/BENCHMARKS.md, "Calibration on the
-        // CPU engine", which measures it over 15 paired rounds); a fixed bound on it would be a
-        // test of the machine's load.
+        // links, compute pace and host cores reproduce its step), far better than the
+        // nominal cluster. How well it carries to the other layouts is measured over paired
+        // rounds by bench/cpu-calibration-loop.sh (docs/BENCHMARKS.md, "Calibration on the
+        // CPU engine"): one run of each here, under ctest -j2, would test the machine's load.
         QVERIFY2(std::fabs(source_after) < 0.20, qPrintable(QString("TP2xPP2 re-predicted %1").arg(source_after)));
         QVERIFY2(std::fabs(source_after) < std::fabs(source_before), "calibration did not improve its own layout");
     }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <set>
 
@@ -31,10 +32,19 @@ public:
         std::lock_guard lk(mu_);
         events.push_back(e);
     }
-    void add_counter(int, int, const std::string&, std::int64_t, double) override {}
+    void add_counter(int rank, int, const std::string& name, std::int64_t, double value) override {
+        std::lock_guard lk(mu_);
+        counters.push_back({rank, name, value});
+    }
     void close() override {}
+    struct Counter {
+        int rank;
+        std::string name;
+        double value;
+    };
     std::mutex mu_;
     std::vector<TraceEvent> events;
+    std::vector<Counter> counters;
     std::atomic<int> tracks_{0};
 };
 
@@ -134,7 +144,24 @@ void TestEngineFaults::trace_has_ops_and_collectives() {
     QVERIFY(allreduce);
     QVERIFY(p2p);
     QCOMPARE(static_cast<int>(ranks.size()), 8);
-    QCOMPARE(sink.tracks_.load(), 16);
+    QCOMPARE(sink.tracks_.load(), 24);  // per rank: compute, communication, scheduler
+    // The scheduler counters of the step (docs/trace-format.md): every rank's CPU time in
+    // its compute ops, and on Linux its schedstat figures; the host's accounting on rank 0.
+    std::map<std::string, int> per_name;
+    for (const auto& c : sink.counters) {
+        ++per_name[c.name];
+        QVERIFY2(c.value >= 0, c.name.c_str());
+        if (c.name == "thread.compute_on_cpu_s") QVERIFY(c.value > 0 && c.value < 60);
+        if (c.name.rfind("host.", 0) == 0 || c.name.rfind("process.", 0) == 0) QCOMPARE(c.rank, 0);
+    }
+    QCOMPARE(per_name["thread.compute_on_cpu_s"], 8);
+#ifdef __linux__
+    QCOMPARE(per_name["thread.on_cpu_s"], 8);
+    QCOMPARE(per_name["thread.run_queue_wait_s"], 8);
+    QCOMPARE(per_name["host.busy_cpu_s"], 1);
+    QCOMPARE(per_name["process.cpu_s"], 1);
+    QCOMPARE(per_name["host.niced_cpu_s"], 1);
+#endif
 }
 
 void TestEngineFaults::token_file_missing_or_malformed() {

@@ -35,8 +35,9 @@ class TestSim : public QObject {
     Q_OBJECT
 private slots:
     // Ranks that share a host's cores (the CPU engine): with more ranks on the node than
-    // cores, the step takes at least the ranks' total compute over the cores, in the
-    // estimate and in the simulation; with a core per rank (or 0: devices) nothing changes.
+    // cores, the simulator shares the cores between the passes that compute (processor
+    // sharing, core/sim/pipeline_sim.h) and the optimizers take turns; the estimate keeps
+    // the throughput bound. With a core per rank (or 0: devices) nothing changes.
     void ranks_sharing_host_cores_wait_for_a_core() {
         Layout l = preset_layout("tiny-cpu");  // 4 ranks, TP2 x PP2, on cpu-local
         QCOMPARE(l.gpus, 4);
@@ -48,35 +49,76 @@ private slots:
             CostModel(lay).estimate(lay, e);
             return e;
         };
+        // Compute of each rank in a step, from the predicted timeline (one rank a stage).
+        const auto compute_of = [](const RecordingSink& sink) {
+            std::map<int, double> compute;
+            for (const auto& e : sink.events) {
+                if (e.kind == EventKind::Compute) compute[e.rank] += static_cast<double>(e.end_ns - e.start_ns) * 1e-9;
+            }
+            return compute;
+        };
         RecordingSink free_sink;
         const Estimate free_sim = run(l, free_sink);
         const Estimate free_est = estimate(l);
         QCOMPARE(free_sim.time.host_sharing_s, 0.0);
         QVERIFY(free_sink.run.extra.count("host_cores") == 0);
-        // Mean compute of one rank in a step, from the predicted timeline (one rank a stage).
-        std::map<int, double> compute;
-        for (const auto& e : free_sink.events) {
-            if (e.kind == EventKind::Compute) compute[e.rank] += static_cast<double>(e.end_ns - e.start_ns) * 1e-9;
-        }
+        QCOMPARE(simulate_layout(l, nullptr).host_core_wait_s, 0.0);
+        const auto compute = compute_of(free_sink);
         QCOMPARE(static_cast<int>(compute.size()), 2);
         const double mean_compute = (compute.begin()->second + compute.rbegin()->second) / 2;
 
-        l.cluster.host_cores = 4;  // a core per rank: no bound
+        l.cluster.host_cores = 4;  // a core per rank: no sharing
         RecordingSink own_sink;
         QCOMPARE(run(l, own_sink).step_time_s, free_sim.step_time_s);
         QCOMPARE(estimate(l).step_time_s, free_est.step_time_s);
 
+        // Data parallel only: the 4 ranks compute all the time (no waits inside their passes),
+        // so on 2 cores every pass and the optimizer take twice as long: the step grows by
+        // exactly a rank's compute, and so does each rank's wait for a core.
+        {
+            Layout dp = l;
+            dp.parallel.mesh.tp = 1, dp.parallel.mesh.pp = 1, dp.parallel.mesh.dp = 4;
+            dp.placement.layers_per_stage = {};
+            dp.cluster.host_cores = 0;
+            RecordingSink dp_free_sink;
+            const Estimate dp_free = run(dp, dp_free_sink);
+            const double rank_compute = compute_of(dp_free_sink).begin()->second;
+            dp.cluster.host_cores = 2;
+            RecordingSink dp_sink;
+            const Estimate dp_shared = run(dp, dp_sink);
+            QVERIFY2(std::fabs(dp_shared.step_time_s - (dp_free.step_time_s + rank_compute)) < 1e-6 * dp_free.step_time_s,
+                     qPrintable(QString("dp4 on 2 cores: step %1 s, free %2 s + compute %3 s")
+                                    .arg(dp_shared.step_time_s).arg(dp_free.step_time_s).arg(rank_compute)));
+            QVERIFY(std::fabs(dp_shared.time.host_sharing_s - rank_compute) < 1e-6 * rank_compute);
+            QVERIFY(std::fabs(simulate_layout(dp, nullptr).host_core_wait_s - rank_compute) < 1e-6 * rank_compute);
+
+            // The threads' CPU outside compute ops (host_cpu_per_layer_pass_s): a DP4 rank runs
+            // 4 layers x 1 micro-batch, so each pass pair gains 4 x 0.1 ms that needs a core too:
+            // on 2 cores the step grows by twice that; with devices (no host_cores) it is ignored.
+            dp.cluster.host_cpu_per_layer_pass_s = 1e-4;
+            const double overhead = dp.model.num_layers * dp.num_micro_batches() * 1e-4;
+            QCOMPARE(overhead, 4e-4);
+            const Estimate dp_overhead = simulate_layout(dp, nullptr).estimate;
+            QVERIFY2(std::fabs(dp_overhead.step_time_s - (dp_shared.step_time_s + 2 * overhead)) < 1e-6 * dp_free.step_time_s,
+                     qPrintable(QString("step %1 s, without the overhead %2 s").arg(dp_overhead.step_time_s).arg(dp_shared.step_time_s)));
+            dp.cluster.host_cores = 0;
+            QCOMPARE(simulate_layout(dp, nullptr).estimate.step_time_s, dp_free.step_time_s);
+        }
+
+        // TP2 x PP2: its passes wait inside collectives much of the time, so 2 cores slow it
+        // less than the ranks' total compute over the cores would (the estimate's bound).
         for (double cores : {2.0, 0.5}) {
             l.cluster.host_cores = cores;
             RecordingSink sink;
             const Estimate sim = run(l, sink);
             const double bound = 4 * mean_compute / cores;
-            QVERIFY2(std::fabs(sim.step_time_s - std::max(bound, free_sim.step_time_s)) < 1e-6 * bound,
-                     qPrintable(QString("cores %1: step %2 s, bound %3 s, free %4 s")
-                                    .arg(cores).arg(sim.step_time_s).arg(bound).arg(free_sim.step_time_s)));
-            QVERIFY(std::fabs(sim.time.host_sharing_s - std::max(0.0, bound - free_sim.step_time_s)) < 1e-6 * bound);
+            QVERIFY(sim.step_time_s > free_sim.step_time_s);
+            QVERIFY(std::fabs(sim.time.host_sharing_s - (sim.step_time_s - free_sim.step_time_s)) < 1e-9);
             QCOMPARE(sink.run.extra.at("host_cores"), std::to_string(cores));
-            // The wait is on every rank's timeline, ending with the step.
+            // Never faster than the cores allow.
+            QVERIFY2(sim.step_time_s >= bound * (1 - 1e-9), qPrintable(QString("cores %1: step %2 s, bound %3 s")
+                                                                          .arg(cores).arg(sim.step_time_s).arg(bound)));
+            // The optimizers' turns are drawn on every rank's timeline, ending with the step.
             int waits = 0;
             for (const auto& e : sink.events) {
                 if (e.name != "host_sharing.wait") continue;
@@ -84,18 +126,42 @@ private slots:
                 QCOMPARE(e.kind, EventKind::Communication);
                 QVERIFY(std::llabs(e.end_ns - static_cast<std::int64_t>(std::llround(sim.step_time_s * 1e9))) <= 1);
             }
-            QCOMPARE(waits, sim.time.host_sharing_s > 0 ? 2 : 0);
+            QCOMPARE(waits, 2);
             const Estimate est = estimate(l);
             QVERIFY(est.step_time_s >= bound * (1 - 1e-9));
             QVERIFY(est.step_time_s >= free_est.step_time_s);
         }
-        QVERIFY(l.cluster.host_cores == 0.5);  // the half-core case binds for this layout
-        QVERIFY(run(l, free_sink).time.host_sharing_s > 0);
+        l.cluster.host_cores = 2;
+        {
+            const double wait_2 = simulate_layout(l, nullptr).host_core_wait_s;
+            l.cluster.host_cores = 1;
+            const double wait_1 = simulate_layout(l, nullptr).host_core_wait_s;
+            QVERIFY2(wait_2 > 0 && wait_1 > wait_2, qPrintable(QString("waits %1 %2").arg(wait_2).arg(wait_1)));
+            QVERIFY(wait_2 < mean_compute);  // far below the data-parallel case's whole compute
+        }
+        l.cluster.host_cores = 0.5;
+        const Estimate half = run(l, free_sink);
+        QVERIFY(half.step_time_s > 4 * mean_compute / 1.0);
+        QVERIFY(half.time.host_sharing_s > 0);
 
         // The cluster file states it; a negative figure is refused naming the field.
         const auto j = cluster_to_json(l.cluster);
         QCOMPARE(j.at("host_cores").get<double>(), 0.5);
         QCOMPARE(cluster_from_json(j, "c.json").host_cores, 0.5);
+        {
+            ClusterSpec with_overhead = l.cluster;
+            with_overhead.host_cpu_per_layer_pass_s = 9e-5;
+            QCOMPARE(cluster_from_json(cluster_to_json(with_overhead), "c.json").host_cpu_per_layer_pass_s, 9e-5);
+            QVERIFY(!j.contains("host_cpu_per_layer_pass_s"));  // written only when set
+            auto negative = cluster_to_json(with_overhead);
+            negative["host_cpu_per_layer_pass_s"] = -1;
+            try {
+                (void)cluster_from_json(negative, "c.json");
+                QFAIL("a negative host_cpu_per_layer_pass_s was accepted");
+            } catch (const std::exception& e) {
+                QVERIFY2(QString(e.what()).contains("host_cpu_per_layer_pass_s"), e.what());
+            }
+        }
         auto bad = j;
         bad["host_cores"] = -1;
         try {
