@@ -9,6 +9,7 @@
 #include "app/cli/exit_codes.h"
 #include "app/cli/format.h"
 #include "core/layout/layout_json.h"
+#include "core/layout/layout_overrides.h"
 #include "core/layout/layout_rules.h"
 #include "core/model/hf_config.h"
 #include "core/search/search.h"
@@ -79,31 +80,16 @@ search::SearchRequest build_request(const SearchFlags& f) {
         throw InputError("<flags>", "--grad-reduce-dtype", "'" + f.grad_reduce + "' is not fp32 or bf16");
     }
     if (!f.recompute_modules.empty()) {
-        std::string bad;
-        if (!parse_recompute_module_list(f.recompute_modules, o.recompute_modules, bad)) {
-            throw InputError("<flags>", "--recompute-modules",
-                             "unknown module '" + bad + "' (" + recompute_module_names() + ")");
-        }
+        parse_recompute_modules_flag(f.recompute_modules, o.recompute_modules);
         if (!rules::mla_up_proj_needs_mla(o.recompute_modules, req.model.uses_mla)) {
             throw InputError("<flags>", "--recompute-modules",
                              "mla_up_proj needs multi-latent attention; model " + req.model.name + " has none");
         }
     }
-    if (!parse_moe_dispatcher(f.moe_dispatcher, o.moe_dispatcher)) {
-        throw InputError("<flags>", "--moe-dispatcher", "'" + f.moe_dispatcher + "' is not allgather, alltoall or flex");
-    }
-    if (f.moe_flex_backend_opt->count()) {
-        if (!parse_moe_flex_backend(f.moe_flex_backend, o.moe_flex_backend)) {
-            throw InputError("<flags>", "--moe-flex-backend", "'" + f.moe_flex_backend + "' is not deepep or hybridep");
-        }
-        if (o.moe_dispatcher != MoeDispatcher::Flex) {
-            throw InputError("<flags>", "--moe-flex-backend", "needs --moe-dispatcher flex");
-        }
-    }
-    if (f.moe_a2a_overlap != "on" && f.moe_a2a_overlap != "off") {
-        throw InputError("<flags>", "--moe-a2a-overlap", "'" + f.moe_a2a_overlap + "' is not on or off");
-    }
-    o.moe_a2a_overlap = f.moe_a2a_overlap == "on";
+    parse_moe_dispatch_flags(f.moe_dispatcher,
+                             f.moe_flex_backend_opt->count() ? std::optional(f.moe_flex_backend) : std::nullopt,
+                             o.moe_dispatcher, o.moe_flex_backend);
+    o.moe_a2a_overlap = parse_on_off_flag(f.moe_a2a_overlap, "--moe-a2a-overlap");
     if (f.order_opt->count()) o.order = f.order;
     for (const auto& a : f.fix) search::apply_fix(a, o.fixed);
     if (f.max_tp < 0) throw InputError("<flags>", "--max-tp", "must be at least 1");

@@ -151,12 +151,10 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
     }
     if (f.recompute && !f.recompute_modules && t.recompute != Recompute::Selective) t.recompute_modules.clear();
     if (f.recompute_modules) {
-        std::string bad;
         if (f.recompute_modules->empty()) {
             t.recompute_modules.clear();
-        } else if (!parse_recompute_module_list(*f.recompute_modules, t.recompute_modules, bad)) {
-            throw InputError(kFlags, "--recompute-modules",
-                             "unknown module '" + bad + "' (" + recompute_module_names() + ")");
+        } else {
+            parse_recompute_modules_flag(*f.recompute_modules, t.recompute_modules);
         }
         // As Megatron-Bridge's recipes state it: a module list means selective recomputation
         // (scripts/performance/utils/overrides.py:150-152 at 21d102f5e).
@@ -181,38 +179,22 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
         throw InputError(kFlags, "--tp-comm-overlap",
                          "'" + *f.tp_comm_overlap + "' is not none, pipe or ring");
     }
-    // A flag with two values: `yes` sets `out`, `no` clears it, anything else is refused.
-    auto two_way = [&](const std::optional<std::string>& value, const char* flag, const char* yes,
-                       const char* no, bool& out) {
-        if (!value) return;
-        if (*value != yes && *value != no) {
-            throw InputError(kFlags, flag, "'" + *value + "' is not " + yes + " or " + no);
-        }
-        out = *value == yes;
+    // An on/off flag, when given, sets `out`.
+    auto two_way = [](const std::optional<std::string>& value, const char* flag, bool& out) {
+        if (value) out = parse_on_off_flag(*value, flag);
     };
-    two_way(f.overlap_grad_reduce, "--overlap-grad-reduce", "on", "off", l.parallel.overlap_grad_reduce);
-    two_way(f.overlap_param_gather, "--overlap-param-gather", "on", "off", l.parallel.overlap_param_gather);
+    two_way(f.overlap_grad_reduce, "--overlap-grad-reduce", l.parallel.overlap_grad_reduce);
+    two_way(f.overlap_param_gather, "--overlap-param-gather", l.parallel.overlap_param_gather);
     // Turning the reduction off turns the gather off unless it is given (Megatron needs both).
     if (f.overlap_grad_reduce && !f.overlap_param_gather && !l.parallel.overlap_grad_reduce) {
         l.parallel.overlap_param_gather = false;
     }
-    two_way(f.flash_attention, "--flash-attention", "on", "off", t.flash_attention);
+    two_way(f.flash_attention, "--flash-attention", t.flash_attention);
     if (f.grad_reduce_dtype && !parse_grad_reduce_dtype(*f.grad_reduce_dtype, t.grad_reduce_in_bf16)) {
         throw InputError(kFlags, "--grad-reduce-dtype", "'" + *f.grad_reduce_dtype + "' is not fp32 or bf16");
     }
-    if (f.moe_dispatcher && !parse_moe_dispatcher(*f.moe_dispatcher, l.parallel.moe_dispatcher)) {
-        throw InputError(kFlags, "--moe-dispatcher",
-                         "'" + *f.moe_dispatcher + "' is not allgather, alltoall or flex");
-    }
-    if (f.moe_flex_backend) {
-        if (!parse_moe_flex_backend(*f.moe_flex_backend, l.parallel.moe_flex_backend)) {
-            throw InputError(kFlags, "--moe-flex-backend", "'" + *f.moe_flex_backend + "' is not deepep or hybridep");
-        }
-        if (l.parallel.moe_dispatcher != MoeDispatcher::Flex) {
-            throw InputError(kFlags, "--moe-flex-backend", "needs --moe-dispatcher flex");
-        }
-    }
-    two_way(f.moe_a2a_overlap, "--moe-a2a-overlap", "on", "off", l.parallel.moe_a2a_overlap);
+    parse_moe_dispatch_flags(f.moe_dispatcher, f.moe_flex_backend, l.parallel.moe_dispatcher, l.parallel.moe_flex_backend);
+    two_way(f.moe_a2a_overlap, "--moe-a2a-overlap", l.parallel.moe_a2a_overlap);
     if (f.layers_per_stage) {
         l.placement.layers_per_stage = *f.layers_per_stage;
     } else if (f.pp || f.vpp || f.model) {
@@ -229,6 +211,32 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
     }
     if (f.model) l.placement.experts_per_ep_rank.clear();
     return l;
+}
+
+bool parse_on_off_flag(const std::string& value, const char* flag) {
+    if (value != "on" && value != "off") throw InputError(kFlags, flag, "'" + value + "' is not on or off");
+    return value == "on";
+}
+
+void parse_recompute_modules_flag(const std::string& value, std::vector<RecomputeModule>& out) {
+    std::string bad;
+    if (!parse_recompute_module_list(value, out, bad)) {
+        throw InputError(kFlags, "--recompute-modules", "unknown module '" + bad + "' (" + recompute_module_names() + ")");
+    }
+}
+
+void parse_moe_dispatch_flags(const std::optional<std::string>& dispatcher, const std::optional<std::string>& backend,
+                              MoeDispatcher& dispatcher_out, MoeFlexBackend& backend_out) {
+    if (dispatcher && !parse_moe_dispatcher(*dispatcher, dispatcher_out)) {
+        throw InputError(kFlags, "--moe-dispatcher", "'" + *dispatcher + "' is not allgather, alltoall or flex");
+    }
+    if (!backend) return;
+    if (!parse_moe_flex_backend(*backend, backend_out)) {
+        throw InputError(kFlags, "--moe-flex-backend", "'" + *backend + "' is not deepep or hybridep");
+    }
+    if (dispatcher_out != MoeDispatcher::Flex) {
+        throw InputError(kFlags, "--moe-flex-backend", "needs --moe-dispatcher flex");
+    }
 }
 
 }  // namespace meshwork

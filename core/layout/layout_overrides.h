@@ -44,4 +44,14 @@ struct LayoutOverrides {
 // world / (tp·pp·cp); gpus, when not given, follows from --nodes or from the axes.
 Layout build_layout(const std::optional<std::string>& layout_file, const LayoutOverrides& flags);
 
+// Flag values that `search` takes as job settings too, read once for both; each refuses a
+// bad value with an InputError naming "<flags>: --flag".
+// "on" → true, "off" → false.
+bool parse_on_off_flag(const std::string& value, const char* flag);
+// --recompute-modules: a comma-separated list of Megatron-LM module names into `out`.
+void parse_recompute_modules_flag(const std::string& value, std::vector<RecomputeModule>& out);
+// --moe-dispatcher and --moe-flex-backend (given or not); the backend needs flex.
+void parse_moe_dispatch_flags(const std::optional<std::string>& dispatcher, const std::optional<std::string>& backend,
+                              MoeDispatcher& dispatcher_out, MoeFlexBackend& backend_out);
+
 }  // namespace meshwork
