@@ -25,6 +25,8 @@ nlohmann::json to_json(const profiler::RankStepMatrix& m, const profiler::Stragg
                              {"step", m.steps[s]},
                              {"step_s", c.step_s},
                              {"compute_s", c.compute_s},
+                             {"compute_on_cpu_s", c.compute_on_cpu_s >= 0 ? nlohmann::json(c.compute_on_cpu_s)
+                                                                          : nlohmann::json(nullptr)},
                              {"exposed_comm_s", c.exposed_comm_s},
                              {"collective_wait_s", c.collective_wait_s},
                              {"waited_for_rank", c.waited_for_rank >= 0 ? nlohmann::json(c.waited_for_rank)
@@ -37,6 +39,7 @@ nlohmann::json to_json(const profiler::RankStepMatrix& m, const profiler::Stragg
             out.push_back({{"rank", st.rank},
                            {"step", st.step},
                            {"slowdown", st.slowdown},
+                           {"slowdown_basis", st.slowdown_on_cpu ? "cpu_time" : "wall_time"},
                            {"reason", profiler::to_string(st.reason)},
                            {"peers", st.peers},
                            {"waited_by", st.waited_by},
@@ -87,7 +90,8 @@ void print_human(const profiler::RankStepMatrix& m, const profiler::StragglerRep
               << "):\n";
     auto print = [](const profiler::Straggler& st) {
         std::cout << "  rank " << st.rank << "  step " << st.step << "  " << profiler::to_string(st.reason)
-                  << "  compute " << times(st.slowdown) << " its peers' median; " << st.waited_by << " of "
+                  << "  compute " << times(st.slowdown) << " its peers' median"
+                  << (st.slowdown_on_cpu ? " (CPU time)" : "") << "; " << st.waited_by << " of "
                   << st.peers << " peers waited for it, median wait " << human_seconds(st.peer_wait_s)
                   << " (its own " << human_seconds(st.own_wait_s) << ") of a " << human_seconds(st.step_s)
                   << " step\n";

@@ -27,12 +27,17 @@
 // arrivals than the event's own group size says take part, the instance mixes groups that
 // the trace cannot tell apart and no wait is attributed to it rather than a wrong one.
 //
+// CPU time inside compute ops. The CPU engine records it per rank thread and step as a
+// counter sampled at the step's end (RankContext::end_step_sched); a sample belongs to the
+// rank's latest step that began before it.
+//
 // Point-to-point transfers (send, recv) are left out: a receiver waiting for its sender is
 // a pipeline dependency (the bubble), not a collective held back by one late rank.
 #include "profiler/analysis/rank_steps.h"
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -142,8 +147,12 @@ RankStepMatrix compute_rank_steps(const TraceReader& trace) {
         return m.cells[rank_index.at(rank) * m.steps.size() + step_index.at(step)];
     };
 
+    std::map<int, std::map<std::int64_t, int>> step_by_start;  // rank -> first start -> step
     for (auto& [rank, data] : ranks) {
         for (auto& [step, ivs] : data.by_step) {
+            std::int64_t first = ivs.all.front().first;
+            for (const Interval& iv : ivs.all) first = std::min(first, iv.first);
+            step_by_start[rank][first] = step;
             const StepTimes t = step_times(std::move(ivs.all), std::move(ivs.compute), std::move(ivs.comm));
             RankStepCell& c = cell(rank, step);
             c.present = true;
@@ -152,6 +161,19 @@ RankStepMatrix compute_rank_steps(const TraceReader& trace) {
             c.exposed_comm_s = static_cast<double>(t.exposed) / kNsPerS;
         }
     }
+
+    std::map<int, int> rank_of_track;
+    for (const auto& t : trace.tracks()) rank_of_track[t.id] = t.info.rank;
+    trace.for_each_counter([&](const CounterSample& c) {
+        if (c.name != "thread.compute_on_cpu_s") return;
+        const auto track = rank_of_track.find(c.track);
+        if (track == rank_of_track.end()) return;
+        const auto starts = step_by_start.find(track->second);
+        if (starts == step_by_start.end()) return;
+        auto after = starts->second.upper_bound(c.time_ns);
+        if (after == starts->second.begin()) return;  // before the rank's first step
+        cell(track->second, std::prev(after)->second).compute_on_cpu_s = c.value;
+    });
 
     // Every collective instance and its arrivals (see the top of this file).
     std::optional<DeviceMesh> mesh;

@@ -14,6 +14,12 @@
 //               net wait above is at least kLateWait of the step (a host, input or link
 //               stall, which the compute figures cannot show).
 //
+// Compute is compared on CPU time when every rank of the stage recorded it in the step (the
+// CPU engine, rank_steps.h): where ranks share a host's cores, a rank's compute in wall time
+// also holds its waits for a core, which depend on what the others run meanwhile. With 8
+// ranks on 2 cores and one rank slowed 2x, the slowed rank's wall-clock compute came out
+// 0.5-1.6x its peers' from step to step, its CPU time 1.75-2.0x (docs/profiler.md).
+//
 // Why these: in a balanced run somebody is always last to every collective, so the rank
 // waited for changes from call to call, and every rank waits about as much as it makes
 // others wait; with two ranks to a group (a TP pair) each is always the other's "longest
@@ -87,6 +93,9 @@ StragglerReport find_stragglers(const RankStepMatrix& m, const std::optional<Dev
             for (std::size_t i : present) step_times.push_back(m.at(i, s).step_s);
             const double step_s = median(step_times);
             if (!(step_s > 0)) continue;
+            const bool on_cpu = std::all_of(present.begin(), present.end(),
+                                            [&](std::size_t i) { return m.at(i, s).compute_on_cpu_s >= 0; });
+            auto compute_of = [on_cpu](const RankStepCell& c) { return on_cpu ? c.compute_on_cpu_s : c.compute_s; };
             for (std::size_t i : present) {
                 const RankStepCell& me = m.at(i, s);
                 std::vector<double> compute, wait;
@@ -94,7 +103,7 @@ StragglerReport find_stragglers(const RankStepMatrix& m, const std::optional<Dev
                 for (std::size_t j : present) {
                     if (j == i) continue;
                     const RankStepCell& peer = m.at(j, s);
-                    compute.push_back(peer.compute_s);
+                    compute.push_back(compute_of(peer));
                     wait.push_back(peer.collective_wait_s);
                     if (peer.waited_for_rank == m.ranks[i]) ++waited_by;
                 }
@@ -106,7 +115,8 @@ StragglerReport find_stragglers(const RankStepMatrix& m, const std::optional<Dev
                 Straggler st;
                 st.rank = m.ranks[i];
                 st.step = m.steps[s];
-                st.slowdown = peer_compute > 0 ? me.compute_s / peer_compute : 0;
+                st.slowdown = peer_compute > 0 ? compute_of(me) / peer_compute : 0;
+                st.slowdown_on_cpu = on_cpu;
                 st.peers = peers;
                 st.waited_by = waited_by;
                 st.peer_wait_s = peer_wait;

@@ -23,6 +23,7 @@ struct Straggler {
     int rank = 0;
     int step = 0;
     double slowdown = 0;      // its compute / the median compute of its peers in the step
+    bool slowdown_on_cpu = false;  // compute compared on CPU time (RankStepCell::compute_on_cpu_s), not wall time
     StragglerReason reason = StragglerReason::Compute;
     int peers = 0;            // the other ranks of its pipeline stage present in the step
     int waited_by = 0;        // peers whose longest wait in the step was for this rank

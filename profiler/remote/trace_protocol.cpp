@@ -160,7 +160,8 @@ std::vector<DrawItem> decode_window(std::string_view bytes, std::size_t count, s
 json rank_steps_to_json(const RankStepMatrix& m) {
     json cells = json::array();
     for (const auto& c : m.cells) {
-        cells.push_back({c.present, c.step_s, c.compute_s, c.exposed_comm_s, c.collective_wait_s, c.waited_for_rank});
+        cells.push_back({c.present, c.step_s, c.compute_s, c.exposed_comm_s, c.collective_wait_s, c.waited_for_rank,
+                         c.compute_on_cpu_s});
     }
     return {{"ranks", m.ranks}, {"steps", m.steps}, {"cells", cells}};
 }
@@ -175,10 +176,18 @@ RankStepMatrix rank_steps_from_json(const json& j) {
     }
     m.cells.reserve(cells.size());
     for (const auto& c : cells) {
-        if (!c.is_array() || c.size() != 6) throw RuntimeError("remote trace: rank_steps.cells[] is not a 6-item row");
+        // 7 items; a server from before compute_on_cpu_s sends 6.
+        if (!c.is_array() || (c.size() != 6 && c.size() != 7)) {
+            throw RuntimeError("remote trace: rank_steps.cells[] is not a 7-item row");
+        }
         try {
-            m.cells.push_back({c[0].get<bool>(), c[1].get<double>(), c[2].get<double>(), c[3].get<double>(),
-                               c[4].get<double>(), c[5].get<int>()});
+            m.cells.push_back({.present = c[0].get<bool>(),
+                               .step_s = c[1].get<double>(),
+                               .compute_s = c[2].get<double>(),
+                               .compute_on_cpu_s = c.size() == 7 ? c[6].get<double>() : -1.0,
+                               .exposed_comm_s = c[3].get<double>(),
+                               .collective_wait_s = c[4].get<double>(),
+                               .waited_for_rank = c[5].get<int>()});
         } catch (const json::exception&) {
             throw RuntimeError("remote trace: rank_steps.cells[] has a value of the wrong type");
         }

@@ -16,11 +16,16 @@ using meshwork::test::run_cli;
 
 namespace {
 
-// 8 DP ranks of the tiny model, 12 steps of about 0.1 s on two cores: enough steps that a
-// rank descheduled once by a busy host is told from one slowed in every step.
+// 8 DP ranks of the tiny model, 40 steps of about 25 ms on two cores. Four threads to a core
+// take turns, so which rank arrives last at a collective is partly the scheduler's doing:
+// rank 5, slowed 2x, held its peers back in 55-80 % of the steps in runs at nice 19 beside
+// other work. 40 steps make "half the steps judged or more" a margin of several steps, where
+// 12 steps made it one or two.
+constexpr int kSteps = 40;
+
 QStringList run_args(const QString& trace) {
     return {"run", "--model", "tiny", "--dp", "8", "--gpus", "8", "--seq", "64", "--mbs", "2", "--gbs", "16",
-            "--steps", "12", "--profile", trace};
+            "--steps", QString::number(kSteps), "--profile", trace};
 }
 
 nlohmann::json parse(const CliResult& r) { return nlohmann::json::parse(r.out.toStdString()); }
@@ -39,9 +44,11 @@ private slots:
         QVERIFY2(stats.exit_code == 0, stats.err.constData());
         const auto j = parse(stats);
         QCOMPARE(j["ranks"].size(), std::size_t{8});
-        QCOMPARE(j["steps"].size(), std::size_t{12});
-        QCOMPARE(j["steps_checked"].size(), std::size_t{11});  // the first step is warm-up
-        QCOMPARE(j["cells"].size(), std::size_t{8 * 12});
+        QCOMPARE(j["steps"].size(), std::size_t{kSteps});
+        QCOMPARE(j["steps_checked"].size(), std::size_t{kSteps - 1});  // the first step is warm-up
+        QCOMPARE(j["cells"].size(), std::size_t{8 * kSteps});
+        // The CPU engine records each rank thread's CPU time inside compute ops per step.
+        for (const auto& c : j["cells"]) QVERIFY2(c["compute_on_cpu_s"].is_number(), c.dump().c_str());
         QVERIFY(j["peers_by_pipeline_stage"].get<bool>());  // the run's trace carries its layout
 
         std::set<int> named;
@@ -51,11 +58,15 @@ private slots:
             QVERIFY(s.contains("step") && s.contains("slowdown") && s.contains("reason"));
             if (s["reason"] == "compute") {
                 ++compute_steps;
-                QVERIFY2(s["slowdown"].get<double>() >= 1.2, s.dump().c_str());
+                // Judged on CPU time, which the turns on the cores leave alone: about 2x
+                // (1.75-2.1 measured), where wall time gave 0.3-1.6x.
+                QCOMPARE(s["slowdown_basis"], "cpu_time");
+                QVERIFY2(s["slowdown"].get<double>() >= 1.5, s.dump().c_str());
             }
         }
         QVERIFY2(named == std::set<int>{5}, j["stragglers"].dump().c_str());
-        QVERIFY2(j["stragglers"].size() >= 6, j["stragglers"].dump().c_str());  // half the steps judged, or more
+        QVERIFY2(2 * j["stragglers"].size() >= j["steps_checked"].size(),  // half the steps judged, or more
+                 j["stragglers"].dump().c_str());
         QVERIFY(compute_steps >= 1);
 
         // The peers waited for rank 5: in most judged steps most of them name it.

@@ -63,6 +63,14 @@ public:
         e.track = e.kind == EventKind::Communication ? m : c;
         w_->add_event(e);
     }
+    // The CPU engine's per-step counter of CPU time inside compute ops, on a track of its own.
+    void add_compute_cpu(int rank, std::int64_t at_ns, double cpu_s) {
+        auto it = sched_tracks_.find(rank);
+        if (it == sched_tracks_.end()) {
+            it = sched_tracks_.emplace(rank, w_->add_track({rank, TrackKind::Host, 0, "scheduler"})).first;
+        }
+        w_->add_counter(rank, it->second, "thread.compute_on_cpu_s", at_ns, cpu_s);
+    }
     void close() { w_->close(); }
 
 private:
@@ -77,6 +85,7 @@ private:
     }
     std::unique_ptr<TraceWriter> w_;
     std::map<int, std::pair<int, int>> tracks_;
+    std::map<int, int> sched_tracks_;
 };
 
 std::size_t index_of(const std::vector<int>& v, int x) {
@@ -327,6 +336,51 @@ private slots:
             QVERIFY(st.peer_wait_s > 9000 * kNs);
         }
         QVERIFY(r.transient.empty());
+    }
+
+    // Ranks sharing a host's cores: rank 5's compute spans only 1.1x its peers' in wall time
+    // (the peers' spans also hold their waits for a core), but its thread spent twice their
+    // CPU time computing, and it arrives last. With every rank's CPU-time counters the
+    // slowdown is judged on CPU time; without them on one rank, on wall time as before.
+    void cpu_time_decides_the_slowdown_on_a_shared_host() {
+        for (const bool all_recorded : {true, false}) {
+            const std::string path = temp_path(dir_, all_recorded ? "cpu.sqlite" : "cpu_partial.sqlite");
+            Trace t(path);
+            const std::vector<int> ranks{0, 1, 2, 3, 4, 5, 6, 7};
+            t.add_compute_cpu(0, -5, 9.0);  // before the rank's first step: belongs to none
+            for (int s = 0; s < 4; ++s) {
+                const std::int64_t t0 = s * 100000;
+                std::vector<std::int64_t> compute, lead;
+                for (int r : ranks) {
+                    compute.push_back(r == 5 ? 11000 : 10000 + 10 * r);
+                    lead.push_back(0);
+                }
+                dp_step(t, s, t0, compute, lead, ranks, "all_reduce(dp)", 8);
+                for (int r : ranks) {
+                    if (!all_recorded && r == 3) continue;
+                    t.add_compute_cpu(r, t0 + 20000, (r == 5 ? 4000.0 : 2000.0 + r) * kNs);
+                }
+            }
+            t.close();
+            const auto m = compute_rank_steps(TraceReader::open(path));
+            QCOMPARE(cell(m, 5, 2).compute_on_cpu_s, 4000 * kNs);
+            QCOMPARE(cell(m, 0, 0).compute_on_cpu_s, 2000 * kNs);  // the sample before step 0 is not it
+            QCOMPARE(cell(m, 3, 1).compute_on_cpu_s, all_recorded ? 2003 * kNs : -1.0);
+            const auto r = find_stragglers(m, std::nullopt);
+            if (!all_recorded) {
+                // 1.1x on wall time is not a compute straggler, and a net wait of 9 % of the
+                // step is not "late" (20 %): nobody is named.
+                QVERIFY(r.stragglers.empty() && r.transient.empty());
+                continue;
+            }
+            QCOMPARE(r.stragglers.size(), std::size_t{3});
+            for (const auto& st : r.stragglers) {
+                QCOMPARE(st.rank, 5);
+                QCOMPARE(st.reason, StragglerReason::Compute);
+                QVERIFY(st.slowdown_on_cpu);
+                QVERIFY2(std::abs(st.slowdown - 2.0) < 0.01, std::to_string(st.slowdown).c_str());
+            }
+        }
     }
 
     // A rank that computes as the others do but starts late every step (a host or input
