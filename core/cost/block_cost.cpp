@@ -353,7 +353,12 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
         out.selective_recompute_s += core.fwd_s;
         module_flops += core.executed_flops_fwd;
     }
-    if (modules.has(M::Layernorm)) out.selective_recompute_s += memory_s(k, 2.0 * norm_bytes(x));
+    if (modules.has(M::Layernorm)) {
+        // Only the norms that are modules of their own rerun (recomputable_norm_outputs): an
+        // MoE block's pre-MLP norm and an MLA block's input norm; the fused ones are kept.
+        const double norms = (b.moe ? 1.0 : 0.0) + (m.mla_latent > 0 ? 1.0 : 0.0);
+        out.selective_recompute_s += memory_s(k, norms * norm_bytes(x));
+    }
     if (modules.has(M::MlaUpProj)) {
         // The two up-projection GEMMs; RoPE's element-wise pass on the rope dims is not counted.
         for (const GemmShape& up : {g.mla_q_up, g.mla_kv_up}) {

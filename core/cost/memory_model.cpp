@@ -60,16 +60,22 @@ BlockActivations block_activations(const ActivationShape& a, bool moe_block) {
     b.mlp_act = (a.gated ? 2.0 : 1.0) * e * a.ffn / t * T;
     b.mlp_fc2_input = g * a.ffn / t * T;
     if (moe_block && a.top_k > 0) {
-        // Each token is dispatched to top-k experts: the permuted input (a GEMM input) and
-        // the expert output (h each, held whole on each etp rank) and the expert
-        // intermediates; the router logits in fp32. Tokens are sequence-sharded over tp
-        // before dispatch. A rank handles k·etp/t token copies per token of the micro-batch
-        // (balanced routing), each with h-wide input and output and d_ff/etp-wide
+        // Each token is dispatched to top-k experts: the permuted input (FC1's GEMM input,
+        // h wide, held whole on each etp rank) and the expert intermediates; the router
+        // logits in fp32. The expert output is not kept: Megatron-LM multiplies the routing
+        // probabilities in the experts' activation (moe/experts.py:943-1017 at d98e8a64), so
+        // every dispatcher's combine unpermutes without probabilities (token_dispatcher.py:
+        // 346-352, :891-899, :1460-1467; moe_utils.py:544-556), and Transformer Engine's
+        // fused unpermute, given no merging probs, saves only its index map
+        // (transformer_engine/pytorch/permutation.py:800-808 at d0067d0d; with probs it would
+        // save its input, the expert output). Tokens are sequence-sharded over
+        // tp before dispatch. A rank handles k·etp/t token copies per token of the
+        // micro-batch (balanced routing), each with an h-wide input and d_ff/etp-wide
         // intermediates.
         const double etp = std::max(1.0, a.etp);
         const double padding = a.capacity_factor > 0 ? a.capacity_factor : 1.0;
         const double copies = a.top_k / t * padding * T;
-        b.expert_io = copies * (e + g) * a.hidden * etp;
+        b.expert_io = copies * g * a.hidden * etp;
         b.expert_act = copies * (a.gated ? 2.0 : 1.0) * e * a.expert_ffn;
         b.expert_fc2_input = copies * g * a.expert_ffn;
         b.router = 4.0 * a.experts / t * T;
@@ -82,10 +88,23 @@ double block_activation_bytes(const ActivationShape& a, bool moe_block) {
     return block_activations(a, moe_block).total();
 }
 
+double recomputable_norm_outputs(const BlockActivations& b, bool moe_block) {
+    // Megatron-LM recomputes a norm only where it is a module of its own (transformer_layer.py:
+    // 475-477, :523-527 at d98e8a64: not an IdentityOp). In the Transformer Engine layer spec
+    // the attention's input norm is fused into the QKV projection unless the block has MLA
+    // (TELayerNormColumnParallelLinear, gpt_layer_specs.py:319-336; MLA's separate norm
+    // :295-316, fused only with mla_down_proj_fusion, default off, transformer_config.py:3338),
+    // and the pre-MLP norm is a module only in MoE blocks (:336, :313); a dense block fuses it
+    // into FC1. A fused norm's output stays: TE's LayerNormLinear keeps it for its weight
+    // gradient. Each norm output is half of `norm_outputs`.
+    const bool mla = b.mla_latent > 0;
+    return b.norm_outputs / 2.0 * ((mla ? 1.0 : 0.0) + (moe_block ? 1.0 : 0.0));
+}
+
 double module_recompute_freed_bytes(const BlockActivations& b, bool moe_block, const RecomputeSet& modules) {
     using M = RecomputeModule;
     double freed = 0;
-    if (modules.has(M::Layernorm)) freed += b.norm_outputs;
+    if (modules.has(M::Layernorm)) freed += recomputable_norm_outputs(b, moe_block);
     if (modules.has(M::MlaUpProj)) freed += b.qkv;
     if (!moe_block) {
         if (modules.has(M::Mlp)) freed += b.mlp_act + b.mlp_fc2_input;

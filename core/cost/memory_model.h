@@ -86,7 +86,7 @@ struct BlockActivations {
     double mla_latent = 0;       // MLA's compressed latents, e·(kv_lora + q_lora) ÷ t
     double mlp_act = 0;          // dense MLP (or shared experts): FC1 outputs, (1 or 2)·e·d_ff ÷ t
     double mlp_fc2_input = 0;    //   and the activation's output, g·d_ff ÷ t
-    double expert_io = 0;        // routed copies: permuted inputs and expert outputs, (e+g)·h
+    double expert_io = 0;        // routed copies: the permuted inputs, g·h (outputs are not kept)
     double expert_act = 0;       //   FC1 outputs, (1 or 2)·e·d_e
     double expert_fc2_input = 0; //   the activation's output, g·d_e
     double router = 0;           // fp32 router logits, 4·E ÷ t
@@ -105,8 +105,9 @@ BlockActivations block_activations(const ActivationShape& a, bool moe_block);
 double block_activation_bytes(const ActivationShape& a, bool moe_block);
 // What Megatron-LM's module-level recomputation frees of one block's activations
 // (recompute_modules, transformer_config.py:560-583 at d98e8a64; docs/cost-model.md,
-// "Module-level recomputation"): layernorm the two norm outputs (transformer_layer.py:
-// 470-539, :712-718, :820-825, output-discarding checkpoints); mla_up_proj Q, K and V
+// "Module-level recomputation"): layernorm the outputs of the norms that are modules of
+// their own (recomputable_norm_outputs; transformer_layer.py:470-539, :712-718, :820-825,
+// output-discarding checkpoints); mla_up_proj Q, K and V
 // (multi_latent_attention.py:983-988, :455-458); moe_act the routed experts' activation
 // output (moe/experts.py:269-275, :1020-1030); mlp a dense block's MLP intermediates (its
 // input, the norm output, is the checkpoint's argument and stays; transformer_layer.py:
@@ -115,6 +116,11 @@ double block_activation_bytes(const ActivationShape& a, bool moe_block);
 // experts (moe/moe_layer.py:246-251). core_attn's score terms are not counted here: they
 // are `selective` in ActivationShape, as Korthikanti et al. count them.
 double module_recompute_freed_bytes(const BlockActivations& b, bool moe_block, const RecomputeSet& modules);
+// What `layernorm` recomputation frees: the outputs of the norms Megatron-LM's Transformer
+// Engine layer spec keeps as modules of their own (d98e8a64), the pre-MLP norm of an MoE
+// block and the input norm of an MLA block; the others are fused into the next GEMM
+// (TE's LayerNormLinear), which keeps their output. 0, 1 or 2 halves of `norm_outputs`.
+double recomputable_norm_outputs(const BlockActivations& b, bool moe_block);
 
 // Full recomputation keeps only the block input: 2sbh (2sbh/t with SP).
 double block_checkpoint_bytes(const ActivationShape& a);

@@ -50,6 +50,9 @@ void TestCluster::datasheet_figures() {
     const auto h200 = load_cluster("dgx-h200");
     QCOMPARE(h200.gpu.hbm_bandwidth_bytes_per_s, 4.8e12);
     QCOMPARE(load_cluster("dgx-b200").gpu.peak_flops(DType::Bf16), 2.25e15);
+    // The memory a B200 exposes, 183,359 MiB (nvidia-smi memory.total), not the datasheet's
+    // "180 GB" read as decimal bytes (167.6 GiB): resources/gpus/b200.json names the sources.
+    QCOMPARE(load_cluster("dgx-b200").gpu.hbm_bytes, 183359LL << 20);
 }
 
 // torchtitan's H100 benchmarks ran on Grand Teton hosts (500 W, 96 GB HBM2e H100s). Its

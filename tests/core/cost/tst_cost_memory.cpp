@@ -145,8 +145,10 @@ private slots:
         const double k1 = block_activation_bytes(shape, true);
         shape.top_k = 2;
         const double k2 = block_activation_bytes(shape, true);
-        // Routed part per token copy: 2·2h (input and output) + 2·2·d_ff (GeLU in, FC2 in).
-        const double per_copy = s * (4 * h + 4 * 4 * h);
+        // Routed part per token copy: 2h (the permuted input; the expert output is not kept,
+        // Megatron-LM applies the routing probabilities in the experts' activation) + 2·2·d_ff
+        // (GeLU in, FC2 in).
+        const double per_copy = s * (2 * h + 4 * 4 * h);
         QVERIFY(std::fabs((k2 - k1) - per_copy) < 1e-6 * per_copy);
         shape.capacity_factor = 1.25;
         QVERIFY(block_activation_bytes(shape, true) > k2);

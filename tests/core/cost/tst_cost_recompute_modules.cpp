@@ -68,28 +68,38 @@ class TestCostRecomputeModules : public QObject {
     Q_OBJECT
 private slots:
     // By hand, per micro-batch (T = 4096, t = 2, SP, e = g = 2):
-    // layernorm: the two norm outputs, 2·g·h/t·T = 2·2·1024/2·4096 = 8,388,608;
+    // layernorm: the norm outputs that are modules of their own in Megatron-LM's TE layer
+    //   spec, each g·h/t·T = 2·1024/2·4096 = 4,194,304: an MoE block's pre-MLP norm; an MLA
+    //   block's input norm too; none in a dense non-MLA block (both fused into the next GEMM,
+    //   which keeps their output);
     // mla_up_proj: Q, K, V, e·(q + 2kv)/t·T = 2·1536/2·4096 = 6,291,456;
     // moe_act: the routed copies (k/t·T = 4096) times the activation output g·d_e = 1024:
     //   4,194,304;
     // shared_experts (and mlp in a dense block): (2e + g)·d_ff/t·T = 6·2048/2·4096 =
     //   25,165,824;
-    // moe: copies·((e+g)·h + 2e·d_e + g·d_e) = 4096·(4096 + 2048 + 1024) = 29,360,128, the
-    //   router's fp32 logits 4·8/2·4096 = 65,536, and the shared experts: 54,591,488.
+    // moe: copies·(g·h + 2e·d_e + g·d_e) = 4096·(2048 + 2048 + 1024) = 20,971,520 (the
+    //   permuted input; the expert output is not kept, probabilities are applied in the
+    //   activation), the router's fp32 logits 4·8/2·4096 = 65,536, and the shared experts:
+    //   46,202,880.
     void each_module_frees_its_own_terms() {
         const ActivationShape a = small_moe();
         using M = RecomputeModule;
-        QCOMPARE(freed(a, true, {M::Layernorm}), 8388608.0);
+        QCOMPARE(freed(a, true, {M::Layernorm}), 4194304.0);
+        QCOMPARE(freed(a, false, {M::Layernorm}), 0.0);
+        ActivationShape mla = a;
+        mla.mla_latent = 512 + 1536;
+        QCOMPARE(freed(mla, true, {M::Layernorm}), 8388608.0);
+        QCOMPARE(freed(mla, false, {M::Layernorm}), 4194304.0);
         QCOMPARE(freed(a, true, {M::MlaUpProj}), 6291456.0);
         QCOMPARE(freed(a, true, {M::MoeAct}), 4194304.0);
         QCOMPARE(freed(a, true, {M::SharedExperts}), 25165824.0);
         QCOMPARE(freed(a, false, {M::Mlp}), 25165824.0);
         QCOMPARE(freed(a, true, {M::Mlp}), 0.0);      // mlp: dense layers only
         QCOMPARE(freed(a, false, {M::MoeAct}), 0.0);  // no experts in a dense block
-        QCOMPARE(freed(a, true, {M::Moe}), 54591488.0);
+        QCOMPARE(freed(a, true, {M::Moe}), 46202880.0);
         // moe covers moe_act and shared_experts: nothing counted twice.
-        QCOMPARE(freed(a, true, {M::Moe, M::MoeAct, M::SharedExperts}), 54591488.0);
-        QCOMPARE(freed(a, true, {M::Layernorm, M::MoeAct}), 8388608.0 + 4194304.0);
+        QCOMPARE(freed(a, true, {M::Moe, M::MoeAct, M::SharedExperts}), 46202880.0);
+        QCOMPARE(freed(a, true, {M::Layernorm, M::MoeAct}), 4194304.0 + 4194304.0);
         // core_attn frees the score terms through `selective`, not here.
         QCOMPARE(freed(a, true, {M::CoreAttn}), 0.0);
         // The terms add up to the block's total, as before the split.
@@ -119,6 +129,13 @@ private slots:
         QVERIFY2(std::fabs(flops_diff / rerun - 1) < 1e-9, qPrintable(QString::number(flops_diff / rerun)));
         QVERIFY(mlp.step_time_s > attn.step_time_s);
         QVERIFY(mlp.time.recompute_s > attn.time.recompute_s);
+        // layernorm on a dense block without MLA: both norms are fused into the next GEMM in
+        // Megatron-LM's TE layer spec (gpt_layer_specs.py:319-336 at d98e8a64), so nothing is
+        // freed and nothing rerun.
+        l.training.recompute_modules = {RecomputeModule::CoreAttn, RecomputeModule::Layernorm};
+        const Estimate norms = estimate_layout(l);
+        QCOMPARE(norms.stages[0].activations_bytes, attn.stages[0].activations_bytes);
+        QCOMPARE(norms.step_time_s, attn.step_time_s);
     }
 
     // DeepSeek-V3 (MLA, MoE): every module the Megatron-Bridge recipes name lowers the
