@@ -231,7 +231,7 @@ Verb add_search_verb(CLI::App& app) {
         "Cost every layout instead of skipping those known not to fit (same results, slower)");
     cmd->footer(
         "Exit codes: 0 success, 2 bad input (an unknown --fix key, impossible constraints, a world "
-        "size that does not fill whole nodes, or no feasible layout: the counts by reason and "
+        "size that does not fill whole nodes (or hosts), or no feasible layout: the counts by reason and "
         "the closest candidates follow).");
     return {cmd, [f]() {
                 const search::SearchRequest req = build_request(*f);

@@ -139,6 +139,14 @@ ClusterSpec cluster_from_json(const nlohmann::json& j, const std::string& file,
         c.gpu = gpu_from_json(gpu, file, r.field("gpu"));
     }
     c.gpus_per_node = static_cast<int>(r.get_int("gpus_per_node", 1, 1024));
+    if (r.has("gpus_per_host")) {
+        c.gpus_per_host = static_cast<int>(r.get_int("gpus_per_host", 1, c.gpus_per_node));
+        if (c.gpus_per_node % c.gpus_per_host != 0) {
+            throw InputError(file, r.field("gpus_per_host"),
+                             "must divide gpus_per_node (" + std::to_string(c.gpus_per_node) + "), found " +
+                                 std::to_string(c.gpus_per_host));
+        }
+    }
     c.max_nodes = static_cast<int>(r.get_int("max_nodes", 1, 1 << 20));
     c.intra_node = link_from_json(r.get_object("intra_node"));
     c.inter_node = link_from_json(r.get_object("inter_node"));
@@ -185,6 +193,7 @@ nlohmann::json cluster_to_json(const ClusterSpec& c) {
                         {"description", c.description}};
     j["gpu"] = c.gpu_ref.empty() ? gpu_to_json(c.gpu) : nlohmann::json(c.gpu_ref);
     j["gpus_per_node"] = c.gpus_per_node;
+    if (c.gpus_per_host > 0) j["gpus_per_host"] = c.gpus_per_host;
     j["max_nodes"] = c.max_nodes;
     j["intra_node"] = link_to_json(c.intra_node);
     j["inter_node"] = link_to_json(c.inter_node);

@@ -88,6 +88,10 @@ struct ClusterSpec {
     GpuKind gpu;
     std::string gpu_ref;   // the GPU kind as written in the file (a preset name or inline)
     int gpus_per_node = 8;
+    // GPUs of one host, the unit a job is allocated in, where a node (the NVLink domain the
+    // links describe) holds several hosts: a GB200 NVL72 rack is one 72-GPU domain of 18
+    // compute trays of 4 GPUs, and jobs take trays, not whole racks. 0 = the node is the host.
+    int gpus_per_host = 0;
     int max_nodes = 1;
     LinkTier intra_node;
     LinkTier inter_node;
@@ -109,6 +113,8 @@ struct ClusterSpec {
     double host_cpu_per_layer_pass_s = 0;
     std::string source;
 
+    // The allocation unit of a job: gpus_per_host, or the node.
+    [[nodiscard]] int allocation_gpus() const { return gpus_per_host > 0 ? gpus_per_host : gpus_per_node; }
     [[nodiscard]] std::int64_t max_gpus() const {
         return static_cast<std::int64_t>(gpus_per_node) * max_nodes;
     }

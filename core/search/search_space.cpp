@@ -42,11 +42,14 @@ void check_job(const SearchRequest& req) {
                              str(cl.max_gpus()) + " (" + str(cl.max_nodes) + " nodes × " +
                              str(cl.gpus_per_node) + ")");
     }
-    if (o.gpus > cl.gpus_per_node && o.gpus % cl.gpus_per_node != 0) {
+    // A job takes whole hosts: nodes, or the hosts of a node larger than one (a GB200 NVL72
+    // domain's compute trays), as the published GB200 jobs of 64 and 256 GPUs do.
+    const int unit = cl.allocation_gpus();
+    if (o.gpus > unit && o.gpus % unit != 0) {
+        const bool hosts = unit != cl.gpus_per_node;
         throw InputError(kFile, "--gpus",
-                         str(o.gpus) + " GPUs do not fill whole nodes of " + str(cl.gpus_per_node) +
-                             " GPUs ('" + cl.name + "'): use a multiple of " +
-                             str(cl.gpus_per_node));
+                         str(o.gpus) + " GPUs do not fill whole " + (hosts ? "hosts" : "nodes") + " of " +
+                             str(unit) + " GPUs ('" + cl.name + "'): use a multiple of " + str(unit));
     }
     if (!is_axis_order(o.order)) {
         throw InputError(kFile, "--order", axis_order_error(o.order));

@@ -53,6 +53,10 @@ void TestCluster::datasheet_figures() {
     // The memory a B200 exposes, 183,359 MiB (nvidia-smi memory.total), not the datasheet's
     // "180 GB" read as decimal bytes (167.6 GiB): resources/gpus/b200.json names the sources.
     QCOMPARE(load_cluster("dgx-b200").gpu.hbm_bytes, 183359LL << 20);
+    // A GB200 NVL72 domain of 72 GPUs is allocated by its 4-GPU compute trays; a DGX node is
+    // its own host.
+    QCOMPARE(load_cluster("gb200-nvl72").allocation_gpus(), 4);
+    QCOMPARE(load_cluster("dgx-h100").allocation_gpus(), 8);
 }
 
 // torchtitan's H100 benchmarks ran on Grand Teton hosts (500 W, 96 GB HBM2e H100s). Its
@@ -95,6 +99,8 @@ void TestCluster::bad_clusters_data() {
     QTest::newRow("unknown key") << R"({"nvlink":true})" << "nvlink";
     QTest::newRow("newer version") << R"({"version":7})" << "version";
     QTest::newRow("huge nodes") << R"({"max_nodes":1e300})" << "max_nodes";
+    QTest::newRow("host larger than node") << R"({"gpus_per_host":16})" << "gpus_per_host";
+    QTest::newRow("host not dividing node") << R"({"gpus_per_host":3})" << "gpus_per_host";
     QTest::newRow("inline gpu no fp32") << R"({"gpu":{"kind":"x","peak_flops_per_s":{"bf16":1e15},"hbm_bytes":1073741824,"hbm_bandwidth_bytes_per_s":1e12}})" << "gpu.peak_flops_per_s.fp32";
 }
 

@@ -112,6 +112,16 @@ void TestSearchCli::bad_input_exits_2() {
                                   "--gpus", "12", "--gbs", "64", "--seq", "4096"});
     QCOMPARE(nodes.exit_code, 2);
     QVERIFY(nodes.err.contains("whole nodes"));
+    // A GB200 NVL72 "node" is a 72-GPU NVLink domain of 4-GPU hosts (compute trays): jobs take
+    // trays, as Megatron-Bridge's GB200 runs of 256 GPUs do; 258 GPUs fill no whole tray.
+    const CliResult trays = run_cli({"search", "--model", "llama3-8b", "--cluster", "gb200-nvl72",
+                                  "--gpus", "258", "--gbs", "516", "--seq", "4096"});
+    QCOMPARE(trays.exit_code, 2);
+    QVERIFY2(trays.err.contains("whole hosts of 4 GPUs"), trays.err.constData());
+    const CliResult racks = run_cli({"search", "--model", "llama3-8b", "--cluster", "gb200-nvl72",
+                                  "--gpus", "256", "--gbs", "512", "--seq", "4096", "--no-sim",
+                                  "--top", "1"});
+    QCOMPARE(racks.exit_code, 0);
 }
 
 void TestSearchCli::nothing_feasible_exits_2_with_counts() {
