@@ -83,7 +83,7 @@ Verb add_calibrate_verb(CLI::App& app) {
                 "fitted to the measured operations' sizes; with fewer than two sizes, one scale.\n"
                 "A CPU run's scheduler counters give the compute (its threads' CPU time in compute ops), "
                 "the host cores (the recorded ones less what other processes at nice <= 0 used "
-                "meanwhile) and the threads' CPU outside compute ops per layer-pass.\n"
+                "meanwhile) and the threads' CPU outside compute ops and collectives per layer-pass.\n"
                 "Collectives within one node's GPU count fit the intra-node link, larger groups the "
                 "inter-node link.\nExit codes: 0 success, 1 runtime failure, 2 bad input (the message "
                 "names the file and what is wrong).");
@@ -173,11 +173,12 @@ Verb add_calibrate_verb(CLI::App& app) {
                         if (fit.host_cpu_per_layer_pass_s > 0) {
                             std::cout << "host CPU per layer " << cluster.host_cpu_per_layer_pass_s * 1e6 << " -> "
                                       << calibrated.host_cpu_per_layer_pass_s * 1e6
-                                      << " us (a rank thread's CPU outside compute ops per layer's forward and "
-                                         "backward of one micro-batch)\n";
+                                      << " us (a rank thread's CPU outside compute ops and collectives per layer's "
+                                         "forward and backward of one micro-batch)\n";
                         }
                         std::cout << "scheduler          a rank thread per step: " << sc.on_cpu_s * 1e3
-                                  << " ms on a core (" << sc.compute_on_cpu_s * 1e3 << " ms computing), "
+                                  << " ms on a core (" << sc.compute_on_cpu_s * 1e3 << " ms computing, "
+                                  << sc.comm_on_cpu_s * 1e3 << " ms in collectives), "
                                   << sc.run_queue_wait_s * 1e3 << " ms waiting for one (" << sc.compute_core_wait_s * 1e3
                                   << " ms of it while computing; shared cores explain " << sc.predicted_core_wait_s * 1e3
                                   << " ms), " << sc.timeslices << " timeslices\n";

@@ -117,6 +117,7 @@ void RankContext::begin_step_sched() {
     const ThreadSched s = read_thread_sched();
     sched_on_cpu_ns_ = s.on_cpu_ns, sched_wait_ns_ = s.run_queue_wait_ns, sched_slices_ = s.timeslices;
     compute_cpu_ns_ = 0;
+    comm_cpu_ns_ = 0;
     sched_open_ = true;
 }
 
@@ -137,6 +138,8 @@ void RankContext::end_step_sched() {
     }
     sink_->add_counter(world_rank, sched_track_, "thread.compute_on_cpu_s", at,
                        static_cast<double>(compute_cpu_ns_) * 1e-9);
+    sink_->add_counter(world_rank, sched_track_, "thread.comm_on_cpu_s", at,
+                       static_cast<double>(comm_cpu_ns_) * 1e-9);
     if (records_host) {
         if (const HostCpu h = read_host_cpu(); h.available) {
             sink_->add_counter(world_rank, sched_track_, "host.busy_cpu_s", at, h.host_busy_cpu_s);
@@ -194,7 +197,14 @@ void RankContext::collective(Axis g, Collective what, std::size_t bytes, int gro
     const std::size_t rec = begin_record(EventKind::Communication, comm, std::move(name),
                                          static_cast<std::int64_t>(bytes), 0, -1, group_size);
     if (sink_) pending_[rec].collective = what;
+    // The thread's CPU time inside the collective (copies, reductions, locking, waking its
+    // peers; not its sleeps): also inside the span that calibrate fits the link on, so the
+    // fit can tell it from the CPU outside compute ops and collectives. Only outside compute
+    // ops, whose CPU time holds it already.
+    const bool count_cpu = sched_track_ >= 0 && open_ops_ == 0;
+    const std::int64_t cpu_started_ns = count_cpu ? thread_cpu_ns() : 0;
     fn(group(g));
+    if (count_cpu) comm_cpu_ns_ += thread_cpu_ns() - cpu_started_ns;
     end_record(rec, comm);
     be.record_event(order_to_compute_, comm);
     be.wait_event(compute, order_to_compute_);

@@ -94,7 +94,9 @@ public:
     // statistics over the step become counters on the rank's "scheduler" track, stamped
     // with the step's end (seconds per step): thread.on_cpu_s, thread.run_queue_wait_s,
     // thread.timeslices (/proc/thread-self/schedstat; absent where it cannot be read) and
-    // thread.compute_on_cpu_s (the thread's CPU time inside compute ops); on the rank that
+    // thread.compute_on_cpu_s (the thread's CPU time inside compute ops),
+    // thread.comm_on_cpu_s (its CPU time inside collectives, sends and receives: the CPU
+    // that the spans calibrate fits the links on already hold); on the rank that
     // `records_host` (one per process whose threads are the whole job), also host.busy_cpu_s
     // and process.cpu_s, cumulative (HostCpu). See docs/trace-format.md, "Scheduler counters".
     void begin_step_sched();
@@ -136,6 +138,7 @@ private:
     bool sched_open_ = false;       // begin_step_sched ran, end_step_sched not yet
     std::int64_t sched_on_cpu_ns_ = 0, sched_wait_ns_ = 0, sched_slices_ = 0;
     std::int64_t compute_cpu_ns_ = 0;  // CPU time inside outermost compute ops, this step
+    std::int64_t comm_cpu_ns_ = 0;     // CPU time inside collectives outside compute ops, this step
 };
 
 }  // namespace meshwork::engine

@@ -154,6 +154,9 @@ SchedulerEvidence scheduler_evidence(const TraceReader& trace) {
     ev.on_cpu_s = mean_of("thread.on_cpu_s", &m);
     ev.run_queue_wait_s = mean_of("thread.run_queue_wait_s", nullptr);
     ev.timeslices = mean_of("thread.timeslices", nullptr);
+    int c = 0;
+    ev.comm_on_cpu_s = mean_of("thread.comm_on_cpu_s", &c);
+    ev.comm_recorded = c > 0;
     ev.schedstat = m > 0;
     // The host's accounting: cumulative, on the recording rank; from its first sample (the end
     // of the first step, when there are two or more) to its last.
@@ -323,14 +326,17 @@ CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& c
         fit.host_cores = fit.sched.host_recorded ? std::clamp(recorded - fit.sched.others_cores, 0.05, recorded)
                                                  : recorded;
         // The threads' CPU outside compute ops grows with the ops they run, one layer's
-        // forward and backward of a micro-batch at a time, not with the ops' size: a TP2
-        // thread spends twice the CPU of a PP4 one outside compute for the same compute
-        // (docs/BENCHMARKS.md, "Calibration on the CPU engine").
+        // forward and backward of a micro-batch at a time, not with the ops' size
+        // (docs/BENCHMARKS.md, "Calibration on the CPU engine"). Less the CPU inside
+        // collectives: the collectives' spans hold it, and the links fitted above on those
+        // spans carry it into every prediction already (counted twice, a TP2xPP2 source
+        // re-predicted itself 9-16 % slow).
         const double layer_passes = static_cast<double>(layout->model.num_layers) / layout->parallel.mesh.pp *
                                     layout->num_micro_batches();
         if (fit.sched.schedstat && layer_passes > 0) {
             fit.host_cpu_per_layer_pass_s =
-                std::max(0.0, fit.sched.on_cpu_s - fit.sched.compute_on_cpu_s) / layer_passes;
+                std::max(0.0, fit.sched.on_cpu_s - fit.sched.compute_on_cpu_s - fit.sched.comm_on_cpu_s) /
+                layer_passes;
         }
         fit.sched.predicted_core_wait_s =
             simulated_core_wait_s(*layout, apply_calibration(cluster, fit), fit.host_cores);
@@ -399,6 +405,7 @@ nlohmann::json calibration_to_json(const CalibrationFit& f) {
               {"run_queue_wait_s", f.sched.run_queue_wait_s},
               {"timeslices", f.sched.timeslices},
               {"compute_on_cpu_s", f.sched.compute_on_cpu_s},
+              {"comm_on_cpu_s", f.sched.comm_on_cpu_s},
               {"compute_span_s", f.sched.compute_span_s},
               {"compute_core_wait_s", f.sched.compute_core_wait_s},
               {"predicted_core_wait_s", f.sched.predicted_core_wait_s},

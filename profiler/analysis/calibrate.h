@@ -33,6 +33,10 @@ struct SchedulerEvidence {
     double run_queue_wait_s = 0;    // ... runnable but waiting for a core (all of it)
     double timeslices = 0;          // ... times it was put on a core
     double compute_on_cpu_s = 0;    // ... CPU time inside compute ops
+    // ... CPU time inside collectives, sends and receives (thread.comm_on_cpu_s; 0 in traces
+    // recorded before it): the links are fitted on those spans, which hold it already.
+    bool comm_recorded = false;
+    double comm_on_cpu_s = 0;
     double compute_span_s = 0;      // ... wall time of its compute spans (trace stats)
     // Waiting for a core while computing: compute spans' wall time beyond their CPU time
     // (a thread inside a compute op never blocks, so the difference is run-queue wait).

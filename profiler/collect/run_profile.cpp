@@ -12,7 +12,7 @@ namespace {
 
 class TraceRunProfile final : public engine::RunProfile {
 public:
-    explicit TraceRunProfile(const engine::ProfileSpec& spec) : writer_(TraceWriter::create(spec.path)) {
+    explicit TraceRunProfile(const engine::ProfileSpec& spec) : writer_(TraceWriter::create(spec.path, options())) {
         writer_->set_run_info(spec.info);
         if (!spec.gpu) return;
         try {
@@ -29,6 +29,13 @@ public:
     }
 
     TraceSink& sink() override { return *writer_; }
+
+    // The writer must not take cores from the run it records (TraceWriterOptions::yield_cores).
+    static TraceWriterOptions options() {
+        TraceWriterOptions o;
+        o.yield_cores = true;
+        return o;
+    }
 
     std::string close() override {
         std::string warning;

@@ -12,6 +12,12 @@
 #include <unordered_map>
 #include <vector>
 
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 #include "core/common/error.h"
 #include "profiler/store/lod_builder.h"
 #include "profiler/store/sqlite_db.h"
@@ -338,6 +344,11 @@ struct TraceWriter::Impl {
     }
 
     void run() {
+#if defined(__linux__)
+        // Linux applies setpriority(PRIO_PROCESS, tid) to that thread alone (setpriority(2),
+        // "BUGS": threads do not share a nice value). Best effort: a failure leaves nice 0.
+        if (options.yield_cores) (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
+#endif
         const auto interval = std::chrono::milliseconds(std::max(1, options.flush_interval_ms));
         for (;;) {
             std::vector<Batch> taken;

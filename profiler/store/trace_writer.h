@@ -26,6 +26,13 @@ struct TraceWriterOptions {
     // complete (TraceOutput: import-trace, merge, simulate): pages are written once, with no
     // journal, and a killed writer leaves an unreadable temporary file, never the destination.
     bool crash_readable = true;
+    // The writer thread runs at the lowest priority (nice 19; Linux, where a thread's nice is
+    // its own): a profiled run's rank threads keep the cores, and the writer uses the ones
+    // they leave idle. Runs set it: at nice 0 the writer's bursts (a batch every
+    // flush_interval_ms, 1-5 ms of CPU per step's events) took up to one of a 2-core host's
+    // cores from the CPU engine's ranks for tens of milliseconds, doubling the steps they hit
+    // (docs/BENCHMARKS.md, "Calibration on the CPU engine", seventh round).
+    bool yield_cores = false;
 };
 
 class TraceWriter : public meshwork::TraceSink {

@@ -588,7 +588,8 @@ private slots:
             for (const auto& [rank, v] : per_rank) sum += v;
             return sum / static_cast<double>(per_rank.size());
         }();
-        auto fit_with = [&](const std::string& name, double others_cores, bool host_accounting, double niced_cores = 0) {
+        auto fit_with = [&](const std::string& name, double others_cores, bool host_accounting, double niced_cores = 0,
+                            bool comm_cpu = false) {
             const auto path = temp_path(dir_, name + ".sqlite");
             {
                 auto w = TraceWriter::create(path);
@@ -601,6 +602,7 @@ private slots:
                         w->add_counter(rank, track, "thread.run_queue_wait_s", at, 0.4 * span_compute);
                         w->add_counter(rank, track, "thread.timeslices", at, 50);
                         w->add_counter(rank, track, "thread.compute_on_cpu_s", at, 0.8 * span_compute);
+                        if (comm_cpu) w->add_counter(rank, track, "thread.comm_on_cpu_s", at, 0.04 * span_compute);
                         if (rank == 0 && host_accounting) {
                             const double t = step * 0.010;
                             w->add_counter(rank, track, "process.cpu_s", at, 1.0 + 1.5 * t);
@@ -661,6 +663,14 @@ private slots:
         QVERIFY2(std::fabs(quiet.host_cpu_per_layer_pass_s - 0.1 * span_compute / 8) < 1e-9 * span_compute,
                  qPrintable(QString::number(quiet.host_cpu_per_layer_pass_s)));
         QCOMPARE(q.cluster.host_cpu_per_layer_pass_s, quiet.host_cpu_per_layer_pass_s);
+        // The CPU inside collectives (thread.comm_on_cpu_s, 0.04 of the spans) is in the
+        // collectives' spans, which the links are fitted on: not counted again per layer-pass.
+        const CalibrationFit with_comm = fit_with("comm-cpu", 0.0, true, 0, true);
+        QVERIFY(with_comm.sched.comm_recorded && !quiet.sched.comm_recorded);
+        QVERIFY(std::fabs(with_comm.sched.comm_on_cpu_s - 0.04 * span_compute) < 1e-9 * span_compute);
+        QVERIFY2(std::fabs(with_comm.host_cpu_per_layer_pass_s - 0.06 * span_compute / 8) < 1e-9 * span_compute,
+                 qPrintable(QString::number(with_comm.host_cpu_per_layer_pass_s)));
+        QCOMPARE(calibration_to_json(with_comm)["scheduler"]["comm_on_cpu_s"].get<double>(), with_comm.sched.comm_on_cpu_s);
         Layout q_no_overhead = q;
         q_no_overhead.cluster.host_cpu_per_layer_pass_s = 0;
         QVERIFY(simulate_layout(q).estimate.step_time_s > simulate_layout(q_no_overhead).estimate.step_time_s);

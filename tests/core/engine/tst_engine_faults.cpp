@@ -148,14 +148,24 @@ void TestEngineFaults::trace_has_ops_and_collectives() {
     // The scheduler counters of the step (docs/trace-format.md): every rank's CPU time in
     // its compute ops, and on Linux its schedstat figures; the host's accounting on rank 0.
     std::map<std::string, int> per_name;
+    std::map<int, double> comm_cpu, on_cpu;
     for (const auto& c : sink.counters) {
         ++per_name[c.name];
         QVERIFY2(c.value >= 0, c.name.c_str());
         if (c.name == "thread.compute_on_cpu_s") QVERIFY(c.value > 0 && c.value < 60);
+        if (c.name == "thread.comm_on_cpu_s") {
+            // Every rank of TP2 x PP2 x DP2 runs TP all-reduces and sends or receives: some CPU
+            // inside them (copies, reductions), less than its whole step's.
+            QVERIFY2(c.value > 0 && c.value < 60, qPrintable(QString::number(c.value)));
+            comm_cpu[c.rank] = c.value;
+        }
+        if (c.name == "thread.on_cpu_s") on_cpu[c.rank] = c.value;
         if (c.name.rfind("host.", 0) == 0 || c.name.rfind("process.", 0) == 0) QCOMPARE(c.rank, 0);
     }
     QCOMPARE(per_name["thread.compute_on_cpu_s"], 8);
+    QCOMPARE(per_name["thread.comm_on_cpu_s"], 8);
 #ifdef __linux__
+    for (const auto& [rank, cpu] : comm_cpu) QVERIFY2(cpu <= on_cpu[rank] + 1e-3, qPrintable(QString::number(rank)));
     QCOMPARE(per_name["thread.on_cpu_s"], 8);
     QCOMPARE(per_name["thread.run_queue_wait_s"], 8);
     QCOMPARE(per_name["host.busy_cpu_s"], 1);
