@@ -33,7 +33,7 @@ LayoutFlags::LayoutFlags(CLI::App* c) : v_(std::make_shared<Values>()) {
         "Cluster preset or cluster JSON (default without a layout file: "
         "cpu-local for models of hidden size <= 1024, else dgx-h100)");
     add("--gpus", v.gpus, "World size (GPUs) (default: tp·pp·cp·dp)");
-    add("--nodes", v.nodes, "World size in nodes (× GPUs per node)");
+    add("--nodes", v.nodes, kNodesFlagHelp);
     add("--tp", v.tp, "Tensor-parallel size (default " + one + ")");
     add("--pp", v.pp, "Pipeline-parallel size (default " + one + ")");
     add("--dp", v.dp, "Data-parallel size (default: world / (tp·pp·cp))");

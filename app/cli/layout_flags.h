@@ -13,6 +13,12 @@
 
 namespace meshwork::cli {
 
+// --nodes on the layout verbs, search and the importers: nodes as SLURM and torchrun count
+// them (ClusterSpec::allocation_gpus).
+inline constexpr const char* kNodesFlagHelp =
+    "World size in nodes (× GPUs per node; a node is a host, e.g. one 4-GPU compute tray of a GB200 "
+    "NVL72 rack: the cluster's gpus_per_host where it has one)";
+
 class LayoutFlags {
 public:
     // Adds LAYOUT.json (positional, optional) and --model ... --layers-per-stage to `command`.

@@ -6,6 +6,7 @@
 
 #include "core/common/error.h"
 #include "core/common/json_reader.h"
+#include "app/cli/layout_flags.h"
 #include "app/cli/exit_codes.h"
 #include "core/export/importer.h"
 #include "core/export/text_file.h"
@@ -58,7 +59,7 @@ Verb add_import_args_verb(CLI::App& app) {
     a->model_opt = cmd->add_option("--model", a->model,
                                    "Model preset or config.json (required for DeepSpeed configs)");
     a->gpus_opt = cmd->add_option("--gpus", a->gpus, "World size when the input does not carry it");
-    a->nodes_opt = cmd->add_option("--nodes", a->nodes, "World size in nodes (× GPUs per node)");
+    a->nodes_opt = cmd->add_option("--nodes", a->nodes, kNodesFlagHelp);
     a->seq_opt = cmd->add_option("--seq", a->seq, "Sequence length (DeepSpeed configs have none)");
     a->config_opt = cmd->add_option("--config", a->config,
                                     "torchtitan main: the config function to read from a module with several");

@@ -6,6 +6,7 @@
 
 #include "core/cluster/cluster_spec.h"
 #include "core/common/error.h"
+#include "app/cli/layout_flags.h"
 #include "app/cli/exit_codes.h"
 #include "app/cli/format.h"
 #include "core/layout/layout_json.h"
@@ -50,13 +51,13 @@ search::SearchRequest build_request(const SearchFlags& f) {
     req.cluster = load_cluster(req.cluster_ref, "<flags>", "--cluster");
     auto& o = req.options;
     if (f.nodes_opt->count()) {
-        const long long g = static_cast<long long>(f.nodes) * req.cluster.gpus_per_node;
+        const long long g = static_cast<long long>(f.nodes) * req.cluster.allocation_gpus();
         if (f.nodes < 1 || g > (1 << 22))
             throw InputError("<flags>", "--nodes", "must be between 1 and 4M GPUs");
         if (f.gpus_opt->count() && g != f.gpus) {
             throw InputError("<flags>", "--nodes",
                              std::to_string(f.nodes) + " nodes × " +
-                                 std::to_string(req.cluster.gpus_per_node) +
+                                 std::to_string(req.cluster.allocation_gpus()) +
                                  " GPUs per node disagrees with --gpus " + std::to_string(f.gpus));
         }
         o.gpus = static_cast<int>(g);
@@ -172,7 +173,7 @@ Verb add_search_verb(CLI::App& app) {
         ->required();
     f->cluster_opt = cmd->add_option("--cluster", f->cluster, "Cluster preset or cluster JSON");
     f->gpus_opt = cmd->add_option("--gpus", f->gpus, "World size (GPUs)");
-    f->nodes_opt = cmd->add_option("--nodes", f->nodes, "World size in nodes (× GPUs per node)");
+    f->nodes_opt = cmd->add_option("--nodes", f->nodes, kNodesFlagHelp);
     cmd->add_option("--gbs", f->gbs, "Global batch size (sequences)")->required();
     cmd->add_option("--seq", f->seq, "Sequence length (tokens)")->required();
     f->dtype_opt =

@@ -159,7 +159,7 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
     auto tbs = batch_key("train_batch_size");
     auto mbs = batch_key("train_micro_batch_size_per_gpu");
     auto gas = batch_key("gradient_accumulation_steps");
-    const auto world_opt = world_from_options(options, l.cluster.gpus_per_node);
+    const auto world_opt = world_from_options(options, l.cluster.allocation_gpus());
     const auto is_auto_key = [&](const char* key) {
         return std::find(auto_batch.begin(), auto_batch.end(), std::string(key)) != auto_batch.end();
     };

@@ -40,15 +40,15 @@ void apply_import_defaults(Layout& l, const ImportOptions& o, const std::string&
                                            : "Imported from " + file + " (" + format_name + ")";
 }
 
-std::optional<int> world_from_options(const ImportOptions& o, int gpus_per_node) {
+std::optional<int> world_from_options(const ImportOptions& o, int gpus_per_host) {
     if (o.gpus && *o.gpus < 1) throw InputError("<flags>", "--gpus", "must be at least 1");
     if (o.nodes && *o.nodes < 1) throw InputError("<flags>", "--nodes", "must be at least 1");
     if (o.nodes) {
-        const long long world = static_cast<long long>(*o.nodes) * gpus_per_node;
+        const long long world = static_cast<long long>(*o.nodes) * gpus_per_host;
         if (world > (1 << 22)) throw InputError("<flags>", "--nodes", "absurd number of nodes");
         if (o.gpus && *o.gpus != world) {
             throw InputError("<flags>", "--nodes",
-                             std::to_string(*o.nodes) + " nodes × " + std::to_string(gpus_per_node) +
+                             std::to_string(*o.nodes) + " nodes × " + std::to_string(gpus_per_host) +
                                  " GPUs per node disagrees with --gpus " + std::to_string(*o.gpus));
         }
         return static_cast<int>(world);

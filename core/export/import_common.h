@@ -18,7 +18,8 @@ void apply_import_defaults(Layout& layout, const ImportOptions& options, const s
 
 // The world size from --gpus / --nodes (× GPUs per node of `cluster_gpus_per_node`); empty
 // when neither is given. InputError("<flags>", "--nodes", ...) when they disagree.
-std::optional<int> world_from_options(const ImportOptions& options, int cluster_gpus_per_node);
+// `gpus_per_host`: a launcher's node (ClusterSpec::allocation_gpus).
+std::optional<int> world_from_options(const ImportOptions& options, int gpus_per_host);
 
 // Whether `word` is one of the space-separated words of `list` (the importers' key tables).
 bool list_has_word(const char* list, const std::string& word);

@@ -414,7 +414,9 @@ MegatronCommand megatron_command(const Layout& layout) {
         cmd.env.push_back({"CUDA_DEVICE_MAX_CONNECTIONS", "1",
                            "validate_args: tensor or context parallelism before Blackwell"});
     }
-    const int per_node = std::max(1, std::min(l.gpus, l.cluster.gpus_per_node));
+    // torchrun's node is a host (ClusterSpec::allocation_gpus: a GB200 NVL72 compute tray of
+    // 4 GPUs, not the 72-GPU NVLink domain the cost model calls a node).
+    const int per_node = std::max(1, std::min(l.gpus, l.cluster.allocation_gpus()));
     cmd.nproc_per_node = per_node;
     cmd.nnodes = (l.gpus + per_node - 1) / per_node;
     if (l.gpus % per_node != 0) {

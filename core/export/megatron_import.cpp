@@ -938,21 +938,21 @@ private:
 
     void world(Layout& l) {
         auto& mesh = l.parallel.mesh;
-        const std::optional<int> from_options = world_from_options(options_, l.cluster.gpus_per_node);
+        const std::optional<int> from_options = world_from_options(options_, l.cluster.allocation_gpus());
         long long world = 0;
         std::string source;
         const bool sbatch = script_->sbatch.count("--nodes") != 0;
         if (launched_) {
             world = nnodes_ * nproc_;
             source = "torchrun's " + std::to_string(nnodes_) + " nodes × " + std::to_string(nproc_) + " processes";
-            if (nproc_ != l.cluster.gpus_per_node && nnodes_ > 1) {
+            if (nproc_ != l.cluster.allocation_gpus() && nnodes_ > 1) {
                 result_.notes.push_back("torchrun starts " + std::to_string(nproc_) +
                                         " processes per node; the cluster has " +
-                                        std::to_string(l.cluster.gpus_per_node) + " GPUs per node");
+                                        std::to_string(l.cluster.allocation_gpus()) + " GPUs per host");
             }
         } else if (launcher_deepspeed_) {
             if (!ds_gpus_given_) {
-                nproc_ = l.cluster.gpus_per_node;
+                nproc_ = l.cluster.allocation_gpus();
                 result_.notes.push_back("deepspeed without --num_gpus uses every GPU of a node: " +
                                         std::to_string(nproc_) + " on " + l.cluster_ref);
             }

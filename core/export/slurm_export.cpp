@@ -68,7 +68,8 @@ std::string torchrun_line(int per_node) {
 
 ExportResult export_slurm(const Layout& l, SlurmTrainer trainer) {
     ExportResult r;
-    const int per_node = std::max(1, std::min(l.gpus, l.cluster.gpus_per_node));
+    // A SLURM node is a host (ClusterSpec::allocation_gpus), as megatron_command's torchrun.
+    const int per_node = std::max(1, std::min(l.gpus, l.cluster.allocation_gpus()));
     const int nodes = (l.gpus + per_node - 1) / per_node;
     if (l.gpus % per_node != 0) {
         r.lost.push_back(std::to_string(l.gpus) + " GPUs do not fill nodes of " +

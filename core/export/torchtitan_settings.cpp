@@ -93,7 +93,7 @@ void layout_from_torchtitan(const TorchtitanSettings& s, const std::string& file
     mesh.etp = static_cast<int>(s.target == TorchtitanTarget::Main ? 1 : s.etp);
     long long shard = s.shard;
     const long long model_parallel = s.tp * s.pp * s.cp;
-    const auto world_opt = world_from_options(options, l.cluster.gpus_per_node);
+    const auto world_opt = world_from_options(options, l.cluster.allocation_gpus());
     long long world = 0;
     if (shard == -1) {
         // torchtitan: -1 takes the ranks left after replicate, cp, tp and pp.

@@ -97,17 +97,18 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
     if (f.order) m.order = *f.order;
     if (f.sequence_parallel) l.parallel.sequence_parallel = *f.sequence_parallel;
 
+    // --nodes counts hosts (ClusterSpec::allocation_gpus), as SLURM and torchrun do.
     if (f.gpus && f.nodes &&
-        static_cast<long long>(*f.nodes) * l.cluster.gpus_per_node != *f.gpus) {
+        static_cast<long long>(*f.nodes) * l.cluster.allocation_gpus() != *f.gpus) {
         throw InputError(kFlags, "--nodes",
                          std::to_string(*f.nodes) + " nodes × " +
-                             std::to_string(l.cluster.gpus_per_node) +
+                             std::to_string(l.cluster.allocation_gpus()) +
                              " GPUs per node disagrees with --gpus " + std::to_string(*f.gpus));
     }
     const bool world_changed = f.gpus || f.nodes;
     if (f.gpus) l.gpus = *f.gpus;
     if (f.nodes) {
-        const long long g = static_cast<long long>(*f.nodes) * l.cluster.gpus_per_node;
+        const long long g = static_cast<long long>(*f.nodes) * l.cluster.allocation_gpus();
         if (g > (1 << 22)) throw InputError(kFlags, "--nodes", "absurd number of nodes");
         l.gpus = static_cast<int>(g);
     }

@@ -242,6 +242,28 @@ void TestExportRoundTrip::slurm_megatron_job() {
         const ImportResult r = import_config(e.text, "job.sbatch", ImportFormat::Auto, options_for(l));
         QVERIFY2(r.layout == canonical_layout(l), name);
     }
+    // On a GB200 NVL72 rack a job's node is a 4-GPU compute tray (gpus_per_host), not the
+    // 72-GPU NVLink domain: 256 GPUs are 64 SLURM nodes of 4 torchrun processes, and read back
+    // as 256 GPUs; --nodes counts trays.
+    LayoutOverrides o;
+    o.tp = 4;
+    o.pp = 4;
+    const Layout l = from_model("llama3-70b", "gb200-nvl72", 256, o);
+    QCOMPARE(l.cluster.allocation_gpus(), 4);
+    ExportOptions eo;
+    eo.slurm_trainer = SlurmTrainer::Megatron;
+    const ExportResult e = export_layout(l, ExportFormat::Slurm, eo);
+    QVERIFY2(e.text.find("#SBATCH --nodes=64\n") != std::string::npos, e.text.c_str());
+    QVERIFY2(e.text.find("#SBATCH --gpus-per-node=4\n") != std::string::npos, e.text.c_str());
+    QVERIFY2(e.text.find("--nproc-per-node 4 ") != std::string::npos, e.text.c_str());
+    const ImportResult r = import_config(e.text, "job.sbatch", ImportFormat::Auto, options_for(l));
+    QCOMPARE(r.layout.gpus, 256);
+    QVERIFY(r.layout == canonical_layout(l));
+    LayoutOverrides two_trays;
+    two_trays.model = "llama3-70b";
+    two_trays.cluster = "gb200-nvl72";
+    two_trays.nodes = 2;
+    QCOMPARE(build_layout(std::nullopt, two_trays).gpus, 8);
 }
 
 void TestExportRoundTrip::deepspeed_variants() {
