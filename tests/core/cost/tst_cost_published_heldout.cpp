@@ -110,8 +110,9 @@ struct Run {
 // Production Megatron-Core recipes the layout states fully (dense Llama): 15 %, twice the
 // worst error of the tst_cost_h100_runs Megatron-family held-back rows (+8.4 %) rounded up.
 constexpr double kMegatron = 0.15;
-// MoE with EP inside the NVLink domain: the estimate is optimistic on every such row (9 to
-// 37 % here). What such a layer runs that the model leaves out: the router's top-k, score
+// MoE with EP inside the NVLink domain: the estimate is optimistic on every such row (6 to
+// 33 % here; 9 to 37 % before the experts' eager passes of gpt-oss were priced,
+// core/cost/moe_eager_passes.h). What such a layer runs that the model leaves out: the router's top-k, score
 // and auxiliary-loss kernels, the dropless dispatcher's device-to-host synchronisation of
 // the token counts in every layer (Megatron-LM d98e8a64 moe/token_dispatcher.py:594-605,
 // :754-756, "A synchronization is needed"), the launch cost of many small kernels (the
