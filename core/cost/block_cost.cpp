@@ -234,9 +234,14 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
         mlp_gemm += gemm_s(k, g.router) + gemm_s(k, g.expert_fc1) + gemm_s(k, g.expert_fc2);
         const double copies = T * m.top_k * c.etp / t * x.capacity;  // token copies per rank
         moe_copies = copies;
-        // Bias and clamp passes outside the fused kernels (moe_eager_passes.h); FC1's output
+        // Bias, clamp and fp8 padding passes outside the fused kernels (moe_eager_passes.h); FC1's output
         // width on this rank is g.expert_fc1.n.
-        eager_moe = moe_eager_bytes_per_copy(m.glu_clamped, m.expert_bias, g.expert_fc1.n, h, e);
+        MoeEagerPasses passes;
+        passes.clamped_glu = m.glu_clamped;
+        passes.expert_bias = m.expert_bias;
+        passes.quant_padding = tr.dtype == DType::Fp8 &&
+                               !(c.moe_dispatcher == MoeDispatcher::Flex && c.moe_flex_backend == MoeFlexBackend::HybridEP);
+        eager_moe = moe_eager_bytes_per_copy(passes, g.expert_fc1.n, h, e);
         // Permute and unpermute (read + write h-wide copies, twice), expert activations.
         mlp_fwd += memory_s(k, 4.0 * e * h * copies + act_rw * e * m.expert_ffn / c.etp * copies);
         // With several local experts the all-to-all dispatcher sorts the copies it received
@@ -610,6 +615,7 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     c.overlap_param_gather = p.overlap_grad_reduce && p.overlap_param_gather;
     c.interleaved_group = std::max(c.pp, interleaved_group_size(c.pp, c.micro_batches));
     c.moe_dispatcher = p.moe_dispatcher;
+    c.moe_flex_backend = p.moe_flex_backend;
     c.ep_interference = interference(c.ep_span);
     // The MoE all-to-all overlap where Megatron runs it (ParallelConfig::moe_a2a_overlap; the
     // validation refuses the rest, the search may not have checked).

@@ -25,10 +25,31 @@ namespace meshwork::cost {
 //   each clamp's gradient reads the gradient and the input and writes one (3), and chunk's
 //   backward writes the two halves into one tensor (read, write: 2): 5 accesses.
 //   Recomputing the activation (recompute_modules "moe_act", :710) reruns the clamp and cat.
-MoeEagerBytes moe_eager_bytes_per_copy(bool clamped_glu, bool expert_bias, double fc1_width, double hidden,
+//
+// - fp8 padding: fp8 GEMMs need each expert's rows aligned (16 rows per-tensor and blockwise,
+//   32 MXFP8), so without router padding (moe_router_padding_for_quantization, off by
+//   default; the Qwen3 and DeepSeek-V3 recipes set moe_router_padding_for_fp8 False,
+//   Megatron-Bridge src/megatron/bridge/recipes/qwen/qwen3_moe.py:97,
+//   recipes/deepseek/deepseek_v3.py:164 at 21d102f5e) the experts copy the permuted tokens
+//   into a padded buffer before FC1 (experts.py:598-608, Fp8Padding) and the FC2 output back
+//   (:728-729, Fp8Unpadding): read and write `h` each, forward, and the same in the backward.
+//   HybridEP pads inside its permutation (moe_utils.py:1450-1463, skip_routed_expert_padding;
+//   "This padding task is also essentially a D2D copy, and we also fuse it into the permute",
+//   Megatron-LM b6bf017a docs/discussions/deepseek-v3-gb200-optimization/
+//   deepseek-v3-gb200-optimization.md §2.5). TE copies unless every expert's count is already
+//   aligned (transformer_engine/pytorch/module/fp8_padding.py:117-127 at d0067d0d), which
+//   random balanced routing all but never gives.
+MoeEagerBytes moe_eager_bytes_per_copy(const MoeEagerPasses& passes, double fc1_width, double hidden,
                                        double element_bytes) {
     MoeEagerBytes b;
     const double e = element_bytes;
+    if (passes.quant_padding) {
+        constexpr double kPadAccesses = 4;  // pad (read, write) before FC1, unpad (read, write) after FC2
+        b.fwd += kPadAccesses * e * hidden;
+        b.bwd += kPadAccesses * e * hidden;
+    }
+    const bool clamped_glu = passes.clamped_glu;
+    const bool expert_bias = passes.expert_bias;
     if (clamped_glu) {
         constexpr double kClampFwdAccesses = 4;  // clamp (read, write), cat (read, write)
         constexpr double kClampBwdAccesses = 5;  // clamp backward (read 2, write), chunk backward (read, write)
