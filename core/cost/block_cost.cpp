@@ -267,7 +267,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
             moe_quant_fwd = memory_s(k, kQuantBytes * copies * (h + f_local));
             moe_quant_bwd = memory_s(k, kQuantBytes * copies * (h + g.expert_fc1.n));  // n: (gated) width
         }
-        const MoeDispatchCost d = moe_dispatch_cost(c.link, c.ep_span, c.moe_dispatcher, m.experts, m.top_k,
+        const MoeDispatchCost d = moe_dispatch_cost(c.link, c.ep_span, c.moe_dispatcher, c.moe_flex_backend, m.experts, m.top_k,
                                                     T / t * x.capacity, h * e);
         ep_fwd = d.dispatch_s + d.combine_s;
         ep_bytes = d.bytes;

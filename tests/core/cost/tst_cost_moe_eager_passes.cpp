@@ -62,8 +62,9 @@ class TestCostMoeEagerPasses : public QObject {
     }
     // fp8 experts pad their tokens per expert in copies unless HybridEP padded them in its
     // permutation: on Mixtral (no biases, no clamp) in fp8 with the flex dispatcher, DeepEP's
-    // MoE block is slower than HybridEP's by exactly the padding passes (the two backends are
-    // priced alike otherwise); in bf16 they are equal.
+    // MoE block is slower than HybridEP's by exactly the padding passes (the backends' expert
+    // compute is priced alike otherwise; their dispatch differs, flex_kernel_rate.h); in bf16
+    // they are equal.
     void fp8_padding_in_the_block_time() {
         Layout l = make_layout(load_model("mixtral-8x7b"), "dgx-h100", 1, 1, 8, 1, 64, 4096);
         l.parallel.mesh.ep = 8;
