@@ -110,15 +110,16 @@ struct Run {
 // Production Megatron-Core recipes the layout states fully (dense Llama): 15 %, twice the
 // worst error of the tst_cost_h100_runs Megatron-family held-back rows (+8.4 %) rounded up.
 constexpr double kMegatron = 0.15;
-// MoE with EP inside the NVLink domain: the estimate is optimistic on every such row (12 to
-// 34 % here, with the rows' recipe dispatchers stated and the experts' eager passes priced,
-// core/cost/moe_eager_passes.h). What such a layer runs that the model leaves out: the router's top-k, score
+// MoE with EP inside the NVLink domain: the estimate is optimistic on every such row (3 to
+// 30 % here, with the rows' recipe dispatchers stated, the experts' eager passes priced,
+// core/cost/moe_eager_passes.h, and the flex kernels at their published rate,
+// core/cost/flex_kernel_rate.h). What such a layer runs that the model leaves out: the router's top-k, score
 // and auxiliary-loss kernels, the dropless dispatcher's device-to-host synchronisation of
 // the token counts in every layer (Megatron-LM d98e8a64 moe/token_dispatcher.py:594-605,
 // :754-756, "A synchronization is needed"), the launch cost of many small kernels (the
 // recipes CUDA-graph the router and the dispatch preprocessing to cut it), and grouped GEMMs
-// over many small per-expert matrices. 40 %.
-constexpr double kMoeIntraNode = 0.40;
+// over many small per-expert matrices. 34 %: the worst (-30.1 %) plus a margin.
+constexpr double kMoeIntraNode = 0.34;
 constexpr const char* kMoeWhy = "MoE: router, per-layer host sync and small kernels not modelled";
 // MoE with EP across nodes. The rows state their recipes' dispatchers (DeepEP/HybridEP: the
 // "flex" token dispatcher, one copy per token and destination node across nodes, fanned out
@@ -142,6 +143,8 @@ constexpr const char* kCrossNodeWhy =
 // the model credits fp8 and per-node dispatch with 20.9 s of savings where the runs show
 // 12.0 s. 35 %: the worst (-26.6 %) plus a margin.
 constexpr double kMoeMeasuredAB = 0.35;
+// summary() tells the groups apart by their tolerance.
+static_assert(kMoeIntraNode != kMoeCrossNode && kMoeIntraNode != kMoeMeasuredAB && kMoeCrossNode != kMoeMeasuredAB);
 constexpr const char* kMeasuredABWhy =
     "Bridge's measured EP-overlap A/B (bf16, alltoall): unfused permutation not statable";
 // The rows: the DGX-H100, DGX-B200 and DGX-GB200 pre-training rows of release 26.04.01
@@ -478,8 +481,10 @@ class TestCostPublishedHeldout : public QObject {
         // mean there), with room for a second GPU generation (GB200) that nothing was fitted on.
         QVERIFY(dense.n > 0 && dense.sum / dense.n < 0.10);
         // 23.1 % with every row's recipe dispatcher stated (the HybridEP rows the most
-        // optimistic) and the experts' eager passes priced (core/cost/moe_eager_passes.h).
-        QVERIFY(intra.n > 0 && intra.sum / intra.n < 0.30);
+        // optimistic) and the experts' eager passes priced (core/cost/moe_eager_passes.h);
+        // 19.2 % with the flex kernels at their published NVLink rate instead of the link's
+        // (core/cost/flex_kernel_rate.h: the four HybridEP rows move by 6 to 10 points).
+        QVERIFY(intra.n > 0 && intra.sum / intra.n < 0.21);
         // With their dispatchers and overlap stated (61.5 % mean before, +143 % worst).
         QVERIFY(cross.n > 0 && cross.sum / cross.n < 0.30);
     }
