@@ -9,6 +9,7 @@
 #include "core/schedule/pipeline_schedule.h"
 #include "core/cost/gemm_shapes.h"
 #include "core/cost/moe_dispatch.h"
+#include "core/cost/moe_eager_passes.h"
 #include "core/layout/layout_rules.h"
 
 namespace meshwork::cost {
@@ -227,9 +228,20 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     double ep_bytes = 0;
     double expert_model_flops = 0;
     double moe_quant_fwd = 0, moe_quant_bwd = 0;  // fp8 casts of the expert GEMMs' operands
+    MoeEagerBytes eager_moe;                       // the experts' eager passes, per token copy
+    double moe_copies = 0;                         // token copies per rank
     if (b.moe) {
         mlp_gemm += gemm_s(k, g.router) + gemm_s(k, g.expert_fc1) + gemm_s(k, g.expert_fc2);
         const double copies = T * m.top_k * c.etp / t * x.capacity;  // token copies per rank
+        moe_copies = copies;
+        // Bias, clamp and fp8 padding passes outside the fused kernels (moe_eager_passes.h); FC1's output
+        // width on this rank is g.expert_fc1.n.
+        MoeEagerPasses passes;
+        passes.clamped_glu = m.glu_clamped;
+        passes.expert_bias = m.expert_bias;
+        passes.quant_padding = tr.dtype == DType::Fp8 &&
+                               !(c.moe_dispatcher == MoeDispatcher::Flex && c.moe_flex_backend == MoeFlexBackend::HybridEP);
+        eager_moe = moe_eager_bytes_per_copy(passes, g.expert_fc1.n, h, e);
         // Permute and unpermute (read + write h-wide copies, twice), expert activations.
         mlp_fwd += memory_s(k, 4.0 * e * h * copies + act_rw * e * m.expert_ffn / c.etp * copies);
         // With several local experts the all-to-all dispatcher sorts the copies it received
@@ -255,7 +267,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
             moe_quant_fwd = memory_s(k, kQuantBytes * copies * (h + f_local));
             moe_quant_bwd = memory_s(k, kQuantBytes * copies * (h + g.expert_fc1.n));  // n: (gated) width
         }
-        const MoeDispatchCost d = moe_dispatch_cost(c.link, c.ep_span, c.moe_dispatcher, m.experts, m.top_k,
+        const MoeDispatchCost d = moe_dispatch_cost(c.link, c.ep_span, c.moe_dispatcher, c.moe_flex_backend, m.experts, m.top_k,
                                                     T / t * x.capacity, h * e);
         ep_fwd = d.dispatch_s + d.combine_s;
         ep_bytes = d.bytes;
@@ -266,8 +278,8 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
         }
         expert_model_flops = (b.router_flops + m.top_k * b.expert_gemm_flops) * T / t;
     }
-    out.fwd.mlp_s = mlp_gemm + mlp_fwd + moe_quant_fwd;
-    out.bwd.mlp_s = 2.0 * mlp_gemm + 2.0 * mlp_fwd + moe_quant_bwd;
+    out.fwd.mlp_s = mlp_gemm + mlp_fwd + moe_quant_fwd + memory_s(k, eager_moe.fwd * moe_copies);
+    out.bwd.mlp_s = 2.0 * mlp_gemm + 2.0 * mlp_fwd + moe_quant_bwd + memory_s(k, eager_moe.bwd * moe_copies);
     wgrad_s += mlp_gemm;
 
     // --- collectives --------------------------------------------------------------------
@@ -382,7 +394,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     } else if (b.moe) {
         if (modules.has(M::MoeAct)) {
             const double copies = T * m.top_k * c.etp / t * x.capacity;
-            out.selective_recompute_s += memory_s(k, act_rw * e * m.expert_ffn / c.etp * copies);
+            out.selective_recompute_s += memory_s(k, (act_rw * e * m.expert_ffn / c.etp + eager_moe.moe_act_recompute) * copies);
         }
         if (modules.has(M::SharedExperts) && shared_ffn > 0) {
             out.selective_recompute_s += mlp_rerun_s;
@@ -608,6 +620,7 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     c.overlap_param_gather = p.overlap_grad_reduce && p.overlap_param_gather;
     c.interleaved_group = std::max(c.pp, interleaved_group_size(c.pp, c.micro_batches));
     c.moe_dispatcher = p.moe_dispatcher;
+    c.moe_flex_backend = p.moe_flex_backend;
     c.ep_interference = interference(c.ep_span);
     // The MoE all-to-all overlap where Megatron runs it (ParallelConfig::moe_a2a_overlap; the
     // validation refuses the rest, the search may not have checked).

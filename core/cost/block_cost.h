@@ -139,6 +139,7 @@ struct LayoutCosts : AxisSizes {
     double dp_interference = 0;
     int interleaved_group = 1;   // micro-batches per chunk group (interleaved schedule)
     MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;  // ParallelConfig::moe_dispatcher
+    MoeFlexBackend moe_flex_backend = MoeFlexBackend::DeepEP;  // ParallelConfig::moe_flex_backend
     // Share of the passes whose MoE all-to-alls overlap another micro-batch's compute
     // (ParallelConfig::moe_a2a_overlap; 0 without it), and the share of the GPU the hidden
     // all-to-alls take (the interference of the EP group's tier).

@@ -54,6 +54,7 @@ ModelProfile build_model_profile(const ModelSpec& s) {
     m.mtp_layers = s.mtp_layers;
     m.vocab = static_cast<double>(s.vocab_size);
     m.gated_mlp = s.mlp == MlpKind::Gated;
+    m.glu_clamped = m.gated_mlp && s.glu_clamp > 0;
     m.hidden_dropout = s.hidden_dropout > 0;
     m.attention_dropout = s.attention_dropout > 0;
     m.ffn = static_cast<double>(s.ffn_hidden_size);
@@ -111,6 +112,7 @@ ModelProfile build_model_profile(const ModelSpec& s) {
                                : 0;
         m.moe.mlp_gemm_flops = 2.0 * mlp_matrices(s) * h * static_cast<double>(e.shared_ffn_hidden);
         m.experts = e.num_experts;
+        m.expert_bias = s.linear_bias;  // the per-expert biases counted in expert_params above
         m.top_k = e.top_k;
         m.expert_ffn = static_cast<double>(e.expert_ffn_hidden);
         m.shared_ffn = static_cast<double>(e.shared_ffn_hidden);

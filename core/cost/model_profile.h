@@ -54,6 +54,10 @@ struct ModelProfile {
     double mla_q_lora = 0, mla_q_up_width = 0;
     double mla_kv_lora = 0, mla_kv_up_width = 0;
     bool gated_mlp = false;
+    // The routed experts' eager passes (moe_eager_passes.h): the activation clamps its
+    // halves (gpt-oss's swiglu_limit), the experts' linear layers have biases.
+    bool glu_clamped = false;
+    bool expert_bias = false;
     bool hidden_dropout = false;     // masks of the residual and embedding dropouts are stored
     bool attention_dropout = false;  // unfused attention stores a mask and a dropped copy
     int layers = 0;

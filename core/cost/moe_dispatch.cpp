@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/cost/flex_kernel_rate.h"
+
 namespace meshwork::cost {
 
 double expected_groups_hit(int experts, int top_k, int groups) {
@@ -16,7 +18,8 @@ double expected_groups_hit(int experts, int top_k, int groups) {
 }
 
 MoeDispatchCost moe_dispatch_cost(const LinkModel& link, const GroupSpan& ep, MoeDispatcher d,
-                                  int experts, int top_k, double tokens, double token_bytes) {
+                                  MoeFlexBackend backend, int experts, int top_k, double tokens,
+                                  double token_bytes) {
     MoeDispatchCost out;
     if (ep.size <= 1 || tokens <= 0 || token_bytes <= 0) return out;
     const double n = ep.size;
@@ -63,6 +66,16 @@ MoeDispatchCost moe_dispatch_cost(const LinkModel& link, const GroupSpan& ep, Mo
                                                       : 0.0;
             out.bytes = tokens * token_bytes * (out.inter_copies + out.intra_copies);
             out.dispatch_s = out.combine_s = std::max(inter, intra);
+            if (per_node > 1) {
+                // The NVLink kernels run on a fixed SM budget: on NVLink5 they deliver well
+                // under the link (flex_kernel_rate.h, DeepEP's published HybridEP/DeepEP
+                // tables), counted as they are there: every copy the rank receives, its own
+                // included (balanced routing: as many as it sends, gpus_hit per token).
+                const FlexKernelRate r = flex_kernel_rate(backend, static_cast<int>(per_node));
+                const double received = tokens * token_bytes * gpus_hit;
+                out.dispatch_s = std::max(out.dispatch_s, link.intra_latency_s + received / r.dispatch_bytes_per_s);
+                out.combine_s = std::max(out.combine_s, link.intra_latency_s + received / r.combine_bytes_per_s);
+            }
             break;
         }
     }

@@ -25,9 +25,11 @@ struct MoeDispatchCost {
 };
 
 // `tokens` tokens of `token_bytes` each on this rank, routed to `top_k` of `experts` experts
-// held by the `ep` group.
+// held by the `ep` group. `backend` says which kernels the flex dispatcher runs: their
+// published rate inside an NVLink domain (flex_kernel_rate.h) bounds its NVLink stage.
 MoeDispatchCost moe_dispatch_cost(const LinkModel& link, const GroupSpan& ep, MoeDispatcher d,
-                                  int experts, int top_k, double tokens, double token_bytes);
+                                  MoeFlexBackend backend, int experts, int top_k, double tokens,
+                                  double token_bytes);
 
 // Share of a rank's forward (and backward) passes that Megatron's combined 1F1B schedule
 // pairs with a pass of another micro-batch (the rest run alone): without pipelining the first

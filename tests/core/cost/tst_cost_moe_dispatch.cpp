@@ -7,6 +7,7 @@
 
 #include "core/common/error.h"
 #include "core/cost/cost_model.h"
+#include "core/cost/flex_kernel_rate.h"
 #include "core/cost/moe_dispatch.h"
 #include "core/layout/layout_json.h"
 #include "core/layout/layout_validate.h"
@@ -61,7 +62,7 @@ class TestCostMoeDispatch : public QObject {
         link.inter_bytes_per_s = 1e9;
         link.intra_bytes_per_s = 1e11;
         const GroupSpan ep{16, 8, 2};
-        const MoeDispatchCost flex = moe_dispatch_cost(link, ep, MoeDispatcher::Flex, 16, 4, 1000, 1000);
+        const MoeDispatchCost flex = moe_dispatch_cost(link, ep, MoeDispatcher::Flex, MoeFlexBackend::DeepEP, 16, 4, 1000, 1000);
         // Remote node hit: 1 − C(8,4)/C(16,4) = 1 − 70/1820; GPUs hit: 4 (one expert each),
         // 7/8 of them over NVLink.
         const double remote = 1.0 - 70.0 / 1820.0;
@@ -70,14 +71,64 @@ class TestCostMoeDispatch : public QObject {
         QVERIFY(near(flex.dispatch_s, 1000.0 * 1000.0 * remote / 1e9));  // inter-node is the slower tier
         QVERIFY(near(flex.combine_s, flex.dispatch_s));
         // All-to-all: 4 copies per token, half of them to the other node: 2 ms.
-        const MoeDispatchCost a2a = moe_dispatch_cost(link, ep, MoeDispatcher::AllToAll, 16, 4, 1000, 1000);
+        const MoeDispatchCost a2a = moe_dispatch_cost(link, ep, MoeDispatcher::AllToAll, MoeFlexBackend::DeepEP, 16, 4, 1000, 1000);
         QVERIFY(near(a2a.inter_copies, 2.0));
         QVERIFY(near(a2a.dispatch_s, 2e-3));
         // Allgather: every rank gathers the whole group's tokens and reduce-scatters them back.
-        const MoeDispatchCost ag = moe_dispatch_cost(link, ep, MoeDispatcher::AllGather, 16, 4, 1000, 1000);
+        const MoeDispatchCost ag = moe_dispatch_cost(link, ep, MoeDispatcher::AllGather, MoeFlexBackend::DeepEP, 16, 4, 1000, 1000);
         QVERIFY(near(ag.bytes, 16.0 * 1000 * 1000));
         QVERIFY(near(ag.dispatch_s, all_gather_s(link, ep, 16e6)));
         QVERIFY(near(ag.combine_s, reduce_scatter_s(link, ep, 16e6)));
+    }
+    // The flex kernels' published rates (DeepEP hybrid-ep 94a9f8f6, docs/README_Hybrid-EP.md
+    // GB200 tables, torch API, bf16 dispatch / combine): HybridEP at Bridge's 32 SMs, DeepEP at
+    // Megatron's 20 (the mean of its 16- and 24-SM rows); linear between rank counts, the
+    // nearest published row outside them.
+    void flex_kernel_rates_as_published() {
+        const FlexKernelRate h8 = flex_kernel_rate(MoeFlexBackend::HybridEP, 8);
+        QVERIFY(near(h8.dispatch_bytes_per_s, 545.71e9) && near(h8.combine_bytes_per_s, 568.94e9));
+        const FlexKernelRate h32 = flex_kernel_rate(MoeFlexBackend::HybridEP, 32);
+        QVERIFY(near(h32.dispatch_bytes_per_s, 484.22e9) && near(h32.combine_bytes_per_s, 464.54e9));
+        const FlexKernelRate h12 = flex_kernel_rate(MoeFlexBackend::HybridEP, 12);
+        QVERIFY(near(h12.dispatch_bytes_per_s, (545.71e9 + 523.48e9) / 2));
+        QVERIFY(near(flex_kernel_rate(MoeFlexBackend::HybridEP, 4).dispatch_bytes_per_s, 545.71e9));
+        QVERIFY(near(flex_kernel_rate(MoeFlexBackend::HybridEP, 72).combine_bytes_per_s, 447.89e9));
+        const FlexKernelRate d8 = flex_kernel_rate(MoeFlexBackend::DeepEP, 8);
+        QVERIFY(near(d8.dispatch_bytes_per_s, (362.01e9 + 512.72e9) / 2));
+        QVERIFY(near(d8.combine_bytes_per_s, (310.21e9 + 425.95e9) / 2));
+        // DeepEP's combine beyond 8 ranks (126.53 and 163.62 GB/s at 24).
+        QVERIFY(near(flex_kernel_rate(MoeFlexBackend::DeepEP, 64).combine_bytes_per_s, (126.53e9 + 163.62e9) / 2));
+    }
+    // Inside one NVLink5 domain (900 GB/s at the presets' 0.8) the kernels, not the link, set
+    // the flex dispatch: every copy the rank receives, its own included, at the published
+    // rate. On NVLink4 (450 GB/s) the link binds, as DeepEP's README found on H800.
+    void flex_nvlink_stage_is_kernel_bound() {
+        LinkModel link;
+        link.intra_bytes_per_s = 0.8 * 9e11;
+        link.intra_latency_s = 3e-6;
+        link.inter_bytes_per_s = 1e9;
+        const GroupSpan ep{8, 8, 1};
+        const double tokens = 16384, token_bytes = 2 * 2048.0;  // Qwen3-30B-A3B, MBS 4
+        const double hit = expected_groups_hit(128, 8, 8);
+        const MoeDispatchCost hyb = moe_dispatch_cost(link, ep, MoeDispatcher::Flex, MoeFlexBackend::HybridEP, 128,
+                                                      8, tokens, token_bytes);
+        QVERIFY(near(hyb.dispatch_s, 3e-6 + tokens * token_bytes * hit / 545.71e9));
+        QVERIFY(near(hyb.combine_s, 3e-6 + tokens * token_bytes * hit / 568.94e9));
+        const double link_s = 3e-6 + tokens * token_bytes * hit * 7.0 / 8.0 / link.intra_bytes_per_s;
+        QVERIFY(hyb.dispatch_s > 1.4 * link_s);  // 720 / (545.71 · 7/8) = 1.51
+        const MoeDispatchCost deep = moe_dispatch_cost(link, ep, MoeDispatcher::Flex, MoeFlexBackend::DeepEP, 128, 8,
+                                                       tokens, token_bytes);
+        QVERIFY(deep.dispatch_s > hyb.dispatch_s && deep.combine_s > hyb.combine_s);
+        link.intra_bytes_per_s = 0.8 * 4.5e11;
+        const MoeDispatchCost hopper = moe_dispatch_cost(link, ep, MoeDispatcher::Flex, MoeFlexBackend::HybridEP, 128,
+                                                         8, tokens, token_bytes);
+        QVERIFY(near(hopper.dispatch_s, 3e-6 + tokens * token_bytes * hit * 7.0 / 8.0 / link.intra_bytes_per_s));
+        QVERIFY(near(hopper.combine_s, hopper.dispatch_s));
+        // A single GPU per node has no NVLink stage.
+        const MoeDispatchCost spread = moe_dispatch_cost(link, GroupSpan{4, 1, 4}, MoeDispatcher::Flex,
+                                                         MoeFlexBackend::HybridEP, 128, 8, tokens, token_bytes);
+        QCOMPARE(spread.intra_copies, 0.0);
+        QVERIFY(near(spread.dispatch_s, tokens * token_bytes * expected_groups_hit(128, 8, 4) * 3.0 / 4.0 / 1e9));
     }
     // Megatron's combined 1F1B: combine_bwd ‖ attention fwd, dispatch fwd + bwd ‖ MLP bwd +
     // fwd, combine fwd ‖ attention bwd; and which passes it pairs.

@@ -25,8 +25,8 @@
 //
 // Each row states its recipe's module-level recomputation (recompute_modules, as the layout's
 // training.recompute_modules). Not stated in a layout and left out (each row names which):
-// CUDA graphs, activation offload, and the DeepEP/HybridEP dispatchers and MoE all-to-all
-// overlap of the rows with EP inside the NVLink domain (the rows across nodes state them).
+// CUDA graphs and activation offload. Every MoE row states its recipe's dispatcher and MoE
+// all-to-all overlap (moe_recipes() below).
 #include <QtTest>
 
 #include <cmath>
@@ -107,14 +107,16 @@ struct Run {
 // Production Megatron-Core recipes the layout states fully (dense Llama): 15 %, twice the
 // worst error of the tst_cost_h100_runs Megatron-family held-back rows (+8.4 %) rounded up.
 constexpr double kMegatron = 0.15;
-// MoE with EP inside the NVLink domain: the estimate is optimistic on every such row (9 to
-// 37 % here). What such a layer runs that the model leaves out: the router's top-k, score
+// MoE with EP inside the NVLink domain: the estimate is optimistic on every such row (3 to
+// 30 % here, with the rows' recipe dispatchers stated, the experts' eager passes priced,
+// core/cost/moe_eager_passes.h, and the flex kernels at their published rate,
+// core/cost/flex_kernel_rate.h). What such a layer runs that the model leaves out: the router's top-k, score
 // and auxiliary-loss kernels, the dropless dispatcher's device-to-host synchronisation of
 // the token counts in every layer (Megatron-LM d98e8a64 moe/token_dispatcher.py:594-605,
 // :754-756, "A synchronization is needed"), the launch cost of many small kernels (the
 // recipes CUDA-graph the router and the dispatch preprocessing to cut it), and grouped GEMMs
-// over many small per-expert matrices. 40 %.
-constexpr double kMoeIntraNode = 0.40;
+// over many small per-expert matrices. 34 %: the worst (-30.1 %) plus a margin.
+constexpr double kMoeIntraNode = 0.34;
 constexpr const char* kMoeWhy = "MoE: router, per-layer host sync and small kernels not modelled";
 // MoE with EP across nodes. The rows state their recipes' dispatchers (DeepEP/HybridEP: the
 // "flex" token dispatcher, one copy per token and destination node across nodes, fanned out
@@ -126,6 +128,22 @@ constexpr const char* kMoeWhy = "MoE: router, per-layer host sync and small kern
 constexpr double kMoeCrossNode = 0.45;
 constexpr const char* kCrossNodeWhy =
     "EP across nodes, dispatcher and A2A overlap stated: router, host sync, small kernels not modelled";
+// Megatron-Bridge's own measured A/B pair on the shape of the H100 Qwen3 30B row (EP 16 over
+// two DGX-H100), which isolates the dispatcher, fp8 and the MoE all-to-all overlap: bf16,
+// the all-to-all dispatcher, GBS 1024, CUDA graphs off and moe_permute_fusion off, steady
+// mean of iterations 3-8, 41.25 s without and 31.31 s with the EP overlap
+// (skills/perf-expert-parallel-overlap/SKILL.md:127-135 at 21d102f5e, "Measured Short-Run
+// Evidence", 2026-05-18 current main). The unfused permutation is not statable (the model
+// prices the fused one). Diagnostic, not fitted: without the overlap the model is 6 %
+// optimistic, with it 27 %, so the overlap model hides more of the all-to-all than Megatron
+// does (the model saves 15.7 s, the run 9.9 s); and against the fp8 HybridEP row (:248, 29.26 s)
+// the model credits fp8 and per-node dispatch with 20.9 s of savings where the runs show
+// 12.0 s. 35 %: the worst (-26.6 %) plus a margin.
+constexpr double kMoeMeasuredAB = 0.35;
+// summary() tells the groups apart by their tolerance.
+static_assert(kMoeIntraNode != kMoeCrossNode && kMoeIntraNode != kMoeMeasuredAB && kMoeCrossNode != kMoeMeasuredAB);
+constexpr const char* kMeasuredABWhy =
+    "Bridge's measured EP-overlap A/B (bf16, alltoall): unfused permutation not statable";
 // The rows: the DGX-H100, DGX-B200 and DGX-GB200 pre-training rows of release 26.04.01
 // (archive :193-290; recipes at 21d102f5e, the commit of that table: the *_V2 presets match
 // its GBS and layouts) for the models Meshwork knows, and the GB200 LLAMA3_8B row of 25.11
@@ -272,16 +290,23 @@ const std::vector<Run>& runs() {
         {"GB200 Qwen3_235B_a22B 256 GPUs PP8 VP3 EP32 mxfp8, 5680 TPS/GPU", "26.04.01 :255",
          "qwen3-235b-a22b", "gb200-nvl72", 256, 8192, 1, 4096, 1, 8, 1, 3, 32, DType::Fp8, 1, 0,
          5680, kMoeIntraNode, kMoeWhy},
+        // Bridge's measured A/B pair (kMoeMeasuredAB above): the published step as tokens/s/GPU.
+        {"H100 Qwen3_30B_a3B 16 GPUs EP16 bf16 alltoall, no EP overlap, 41.25 s", "SKILL.md :133",
+         "qwen3-30b-a3b", "dgx-h100", 16, 1024, 1, 4096, 1, 1, 1, 1, 16, DType::Bf16, 1, 0,
+         1024.0 * 4096 / (16 * 41.25), kMoeMeasuredAB, kMeasuredABWhy},
+        {"H100 Qwen3_30B_a3B 16 GPUs EP16 bf16 alltoall, EP overlap, 31.31 s", "SKILL.md :134",
+         "qwen3-30b-a3b", "dgx-h100", 16, 1024, 1, 4096, 1, 1, 1, 1, 16, DType::Bf16, 1, 0,
+         1024.0 * 4096 / (16 * 31.31), kMoeMeasuredAB, kMeasuredABWhy},
     };
     return r;
 }
 
-// The MoE dispatch settings of the rows whose EP group spans nodes, from their recipes at
-// 21d102f5e (scripts/performance/...): a base config's moe_flex_dispatcher_backend makes the
+// The MoE dispatch settings of the rows, from their recipes at 21d102f5e
+// (scripts/performance/...): a base config's moe_flex_dispatcher_backend makes the
 // dispatcher "flex" with that backend, none makes it "alltoall" (utils/overrides.py:243-246,
 // src/megatron/bridge/training/flex_dispatcher_backend.py:70-71); moe_a2a_overlap sets
-// overlap_moe_expert_parallel_comm (utils/overrides.py:161-168). The other rows keep the
-// layout's defaults (alltoall, no overlap): their recipes' dispatchers are not stated yet.
+// overlap_moe_expert_parallel_comm (utils/overrides.py:161-168). Rows not listed run their
+// recipes' alltoall dispatcher without overlap, the layout's defaults.
 struct MoeRecipe {
     const char* source;  // the row's archive line
     MoeDispatcher dispatcher;
@@ -301,6 +326,27 @@ const std::vector<MoeRecipe>& moe_recipes() {
         // B200 DeepSeek-V3: DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2,
         // configs/deepseek/deepseek_workload_base_configs.py:224-235 (deepep, moe_a2a_overlap True).
         {"26.04.01 :228", MoeDispatcher::Flex, MoeFlexBackend::DeepEP, true, true},
+        // Rows with EP inside the NVLink domain whose recipe sets a flex backend or the MoE
+        // all-to-all overlap (the others run alltoall without overlap: no backend in their
+        // presets, utils/overrides.py:243-246):
+        // B200 Qwen3 30B: QWEN3_30B_A3B_PRETRAIN_CONFIG_B200_FP8_MX_V1 = B200_BF16_V1,
+        // qwen3_workload_base_configs.py:405-412 (hybridep).
+        {"26.04.01 :247", MoeDispatcher::Flex, MoeFlexBackend::HybridEP, false, true},
+        // GB200 DeepSeek-V3: GB200_FP8_MX_V2 = GB200_V2 over GB200_V1,
+        // deepseek_workload_base_configs.py:72-84, :182-185, :191 (hybridep, moe_a2a_overlap False).
+        {"26.04.01 :226", MoeDispatcher::Flex, MoeFlexBackend::HybridEP, false, true},
+        // GB200 Qwen3 30B: GB200_FP8_MX_V1, qwen3_workload_base_configs.py:368-375 (hybridep).
+        {"26.04.01 :245", MoeDispatcher::Flex, MoeFlexBackend::HybridEP, false, true},
+        // GB200 Qwen3 235B: GB200_FP8_MX_V2 over FP8_CS_V2 over FP8_CS_V1,
+        // qwen3_workload_base_configs.py:96-105, :216-226 (hybridep).
+        {"26.04.01 :255", MoeDispatcher::Flex, MoeFlexBackend::HybridEP, false, true},
+        // GB200 GPT-OSS: GPT_OSS_120B_PRETRAIN_CONFIG_GB200_BF16_V2,
+        // gpt_oss_workload_base_configs.py:102-106 (moe_a2a_overlap True, no backend).
+        {"26.04.01 :235", MoeDispatcher::AllToAll, MoeFlexBackend::DeepEP, true, true},
+        // Bridge's measured A/B pair: the all-to-all dispatcher (--moe_flex_dispatcher_backend
+        // None), the overlap off and on (SKILL.md:127-135, command :144-166).
+        {"SKILL.md :133", MoeDispatcher::AllToAll, MoeFlexBackend::DeepEP, false, true},
+        {"SKILL.md :134", MoeDispatcher::AllToAll, MoeFlexBackend::DeepEP, true, true},
     };
     return r;
 }
@@ -397,10 +443,16 @@ class TestCostPublishedHeldout : public QObject {
             int n = 0;
         };
         Group all{"all"}, dense{"dense, fully stated"}, intra{"MoE, EP in the NVLink domain"},
-            cross{"MoE, EP across nodes"};
+            cross{"MoE, EP across nodes"}, measured_ab{"MoE, Bridge's measured EP-overlap A/B"};
         for (const Run& run : runs()) {
             const double err =
                 estimate_layout(layout_of(run)).step_time_s / published_step_s(run) - 1;
+            if (run.tolerance == kMoeMeasuredAB) {  // diagnostic pair: kept out of "all"
+                measured_ab.sum += std::fabs(err);
+                measured_ab.n += 1;
+                if (std::fabs(err) > std::fabs(measured_ab.worst)) measured_ab.worst = err;
+                continue;
+            }
             Group& g = run.tolerance <= kMegatron       ? dense
                        : run.tolerance == kMoeIntraNode ? intra
                                                         : cross;
@@ -410,14 +462,18 @@ class TestCostPublishedHeldout : public QObject {
                 if (std::fabs(err) > std::fabs(x->worst)) x->worst = err;
             }
         }
-        for (const Group* g : {&all, &dense, &intra, &cross}) {
+        for (const Group* g : {&all, &dense, &intra, &cross, &measured_ab}) {
             qInfo("held back, %s: %d rows, mean |error| %.1f%%, worst %+.1f%%", g->name, g->n,
                   g->n ? 100 * g->sum / g->n : 0.0, 100 * g->worst);
         }
         // The dense rows: as close as the Megatron-family rows of tst_cost_h100_runs (4.5 %
         // mean there), with room for a second GPU generation (GB200) that nothing was fitted on.
         QVERIFY(dense.n > 0 && dense.sum / dense.n < 0.10);
-        QVERIFY(intra.n > 0 && intra.sum / intra.n < 0.30);
+        // 23.1 % with every row's recipe dispatcher stated (the HybridEP rows the most
+        // optimistic) and the experts' eager passes priced (core/cost/moe_eager_passes.h);
+        // 19.2 % with the flex kernels at their published NVLink rate instead of the link's
+        // (core/cost/flex_kernel_rate.h: the four HybridEP rows move by 6 to 10 points).
+        QVERIFY(intra.n > 0 && intra.sum / intra.n < 0.21);
         // With their dispatchers and overlap stated (61.5 % mean before, +143 % worst).
         QVERIFY(cross.n > 0 && cross.sum / cross.n < 0.30);
     }
