@@ -3,15 +3,16 @@
 
 Usage: bench/comm-cpu-per-layout.py TRACE.sqlite [TRACE.sqlite ...]
 (traces of `meshwork-cli run LAYOUT ... --profile TRACE.sqlite`, 20 steps or more; give
-several layouts, docs/BENCHMARKS.md "The CPU inside collectives, per layout").
+several layouts, docs/BENCHMARKS.md, issue 19 eighth round).
 
 Per trace, per rank thread and step (the first step, the warm-up, left out): the CPU time
 inside collectives, sends and receives (counter thread.comm_on_cpu_s), the collective calls
 and the bytes they record (every non-compute event), the CPU on a core and inside compute
-ops, the wait in the run queue, and the cores the rank threads used on average (their CPU
-over the step's wall time). Then, over the per-layout medians, the least-squares fit of
-the CPU inside collectives as  per_call_s * calls + per_byte_s * bytes  (no intercept), with
-each layout's residual: whether one law holds across layouts whose collectives differ (TP all-reduces of
+ops, the wait in the run queue, the step's period (the first kept step's start to the last
+step's end, over the steps) and the cores the rank threads used (their CPU over the
+period). Then, over the per-layout medians, the least-squares fit of the CPU inside
+collectives as  per_call_s * calls + per_byte_s * bytes  (no intercept), with each layout's
+residual: whether one law holds across layouts whose collectives differ (TP all-reduces of
 a few KB, stage-to-stage sends, DP all-reduces of the gradients).
 Exit codes: 0 printed, 2 a trace that cannot be read or has no thread.comm_on_cpu_s.
 """
@@ -62,12 +63,13 @@ def measure(path):
     ranks = {e[0] for e in events}
     calls = sum(1 for e in events if e[1] in kept and e[5] != "compute")
     nbytes = sum(e[2] for e in events if e[1] in kept and e[5] != "compute")
-    span = collections.defaultdict(lambda: [float("inf"), 0])
-    for e in events:
-        if e[1] in kept:
-            s = span[e[1]]
-            s[0], s[1] = min(s[0], e[3]), max(s[1], e[4])
-    wall = statistics.mean((b - a) * 1e-9 for a, b in span.values())
+    # The period: from the first kept step's first event to the last step's last event,
+    # over the kept steps (what a run's throughput follows; `compare` reads each rank's own
+    # step span instead, shorter where the ranks' steps are skewed).
+    first, last = min(kept), max(kept)
+    start = min(e[3] for e in events if e[1] == first)
+    end = max(e[4] for e in events if e[1] == last)
+    wall = (end - start) * 1e-9 / (last - first + 1)
     n = len(ranks) * len(kept)
     on_cpu = per_thread_step("thread.on_cpu_s") or 0.0
     return {
@@ -89,7 +91,7 @@ def main(paths):
         print("error:", err, file=sys.stderr)
         return 2
     print("%-14s %9s %6s %9s %9s %9s %9s %8s %6s  %s" % (
-        "layout", "comm ms", "calls", "KB", "on-CPU", "compute", "run-queue", "step ms", "cores", "trace"))
+        "layout", "comm ms", "calls", "KB", "on-CPU", "compute", "run-queue", "period ms", "cores", "trace"))
     for r in rows:
         print("%-14s %9.3f %6.1f %9.1f %9.3f %9.3f %9.3f %8.2f %6.2f  %s" % (
             r["layout"], 1e3 * r["comm_cpu_s"], r["calls"], r["bytes"] / 1e3, 1e3 * r["on_cpu_s"],
