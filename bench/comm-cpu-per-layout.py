@@ -60,6 +60,8 @@ def measure(path):
         "join tracks t on t.id = e.track where e.step is not null and e.step >= 0").fetchall()
     steps = sorted({e[1] for e in events})
     kept = set(steps[1:]) if len(steps) > 1 else set(steps)
+    if not kept:
+        raise ValueError("%s: no events of a training step" % path)
     ranks = {e[0] for e in events}
     calls = sum(1 for e in events if e[1] in kept and e[5] != "compute")
     nbytes = sum(e[2] for e in events if e[1] in kept and e[5] != "compute")
