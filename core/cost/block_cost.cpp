@@ -366,10 +366,9 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
         module_flops += core.executed_flops_fwd;
     }
     if (modules.has(M::Layernorm)) {
-        // Only the norms that are modules of their own rerun (recomputable_norm_outputs): an
-        // MoE block's pre-MLP norm and an MLA block's input norm; the fused ones are kept.
-        const double norms = (b.moe ? 1.0 : 0.0) + (m.mla_latent > 0 ? 1.0 : 0.0);
-        out.selective_recompute_s += memory_s(k, norms * norm_bytes(x));
+        // Only the norms that are modules of their own rerun (recomputable_norms); the fused
+        // ones are kept.
+        out.selective_recompute_s += memory_s(k, recomputable_norms(b.moe, m.mla_latent > 0) * norm_bytes(x));
     }
     if (modules.has(M::MlaUpProj)) {
         // The two up-projection GEMMs; RoPE's element-wise pass on the rope dims is not counted.
@@ -393,8 +392,8 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
         out.selective_recompute_s += out.fwd.mlp_s + out.fwd.ep_s + (mlp_tp ? out.fwd.tp_s / 2.0 : 0.0);
     } else if (b.moe) {
         if (modules.has(M::MoeAct)) {
-            const double copies = T * m.top_k * c.etp / t * x.capacity;
-            out.selective_recompute_s += memory_s(k, (act_rw * e * m.expert_ffn / c.etp + eager_moe.moe_act_recompute) * copies);
+            out.selective_recompute_s +=
+                memory_s(k, (act_rw * e * m.expert_ffn / c.etp + eager_moe.moe_act_recompute) * moe_copies);
         }
         if (modules.has(M::SharedExperts) && shared_ffn > 0) {
             out.selective_recompute_s += mlp_rerun_s;

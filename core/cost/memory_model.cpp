@@ -88,7 +88,7 @@ double block_activation_bytes(const ActivationShape& a, bool moe_block) {
     return block_activations(a, moe_block).total();
 }
 
-double recomputable_norm_outputs(const BlockActivations& b, bool moe_block) {
+int recomputable_norms(bool moe_block, bool mla) {
     // Megatron-LM recomputes a norm only where it is a module of its own (transformer_layer.py:
     // 475-477, :523-527 at d98e8a64: not an IdentityOp). In the Transformer Engine layer spec
     // the attention's input norm is fused into the QKV projection unless the block has MLA
@@ -96,9 +96,12 @@ double recomputable_norm_outputs(const BlockActivations& b, bool moe_block) {
     // :295-316, fused only with mla_down_proj_fusion, default off, transformer_config.py:3338),
     // and the pre-MLP norm is a module only in MoE blocks (:336, :313); a dense block fuses it
     // into FC1. A fused norm's output stays: TE's LayerNormLinear keeps it for its weight
-    // gradient. Each norm output is half of `norm_outputs`.
-    const bool mla = b.mla_latent > 0;
-    return b.norm_outputs / 2.0 * ((mla ? 1.0 : 0.0) + (moe_block ? 1.0 : 0.0));
+    // gradient.
+    return (mla ? 1 : 0) + (moe_block ? 1 : 0);
+}
+
+double recomputable_norm_outputs(const BlockActivations& b, bool moe_block) {
+    return b.norm_outputs / 2.0 * recomputable_norms(moe_block, b.mla_latent > 0);  // each norm output: half
 }
 
 double module_recompute_freed_bytes(const BlockActivations& b, bool moe_block, const RecomputeSet& modules) {

@@ -116,10 +116,13 @@ double block_activation_bytes(const ActivationShape& a, bool moe_block);
 // experts (moe/moe_layer.py:246-251). core_attn's score terms are not counted here: they
 // are `selective` in ActivationShape, as Korthikanti et al. count them.
 double module_recompute_freed_bytes(const BlockActivations& b, bool moe_block, const RecomputeSet& modules);
-// What `layernorm` recomputation frees: the outputs of the norms Megatron-LM's Transformer
+// The norms `layernorm` recomputation reruns in a block: those Megatron-LM's Transformer
 // Engine layer spec keeps as modules of their own (d98e8a64), the pre-MLP norm of an MoE
 // block and the input norm of an MLA block; the others are fused into the next GEMM
-// (TE's LayerNormLinear), which keeps their output. 0, 1 or 2 halves of `norm_outputs`.
+// (TE's LayerNormLinear), which keeps their output. 0, 1 or 2.
+int recomputable_norms(bool moe_block, bool mla);
+// What `layernorm` recomputation frees: the outputs of those norms, each half of
+// `norm_outputs`.
 double recomputable_norm_outputs(const BlockActivations& b, bool moe_block);
 
 // Full recomputation keeps only the block input: 2sbh (2sbh/t with SP).

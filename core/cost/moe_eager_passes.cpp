@@ -48,16 +48,14 @@ MoeEagerBytes moe_eager_bytes_per_copy(const MoeEagerPasses& passes, double fc1_
         b.fwd += kPadAccesses * e * hidden;
         b.bwd += kPadAccesses * e * hidden;
     }
-    const bool clamped_glu = passes.clamped_glu;
-    const bool expert_bias = passes.expert_bias;
-    if (clamped_glu) {
+    if (passes.clamped_glu) {
         constexpr double kClampFwdAccesses = 4;  // clamp (read, write), cat (read, write)
         constexpr double kClampBwdAccesses = 5;  // clamp backward (read 2, write), chunk backward (read, write)
         b.fwd += kClampFwdAccesses * e * fc1_width;
         b.bwd += kClampBwdAccesses * e * fc1_width;
         b.moe_act_recompute += kClampFwdAccesses * e * fc1_width;
     }
-    if (expert_bias) {
+    if (passes.expert_bias) {
         constexpr double kBiasFwdAccesses = 6;  // b·p (write), t + b·p (read 2, write), cat (read, write)
         constexpr double kBiasBwdAccesses = 8;  // g·p and g·b (read, write, read each), split backward (read, write)
         b.fwd += kBiasFwdAccesses * e * hidden;
