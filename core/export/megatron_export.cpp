@@ -280,11 +280,7 @@ void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
             a.value("--recompute-granularity", "selective");
             // nargs "+" (the config's argparse factory, training/argument_utils.py:143-146 at
             // d98e8a64): one word per module; absent = Megatron's default, core_attn.
-            if (!t.recompute_modules.empty()) {
-                std::string words;
-                for (RecomputeModule mod : t.recompute_modules) words += (words.empty() ? "" : " ") + to_string(mod);
-                a.value("--recompute-modules", words);
-            }
+            if (!t.recompute_modules.empty()) a.value("--recompute-modules", join_recompute_modules(t.recompute_modules, " "));
             break;
         case Recompute::SelectiveOp:
             // Megatron-LM's selective modules (--recompute-modules) are whole submodules;

@@ -54,9 +54,9 @@ bool parse_recompute_module_list(const std::string& text, std::vector<RecomputeM
     return true;
 }
 
-std::string join_recompute_modules(const std::vector<RecomputeModule>& modules) {
+std::string join_recompute_modules(const std::vector<RecomputeModule>& modules, const char* separator) {
     std::string s;
-    for (RecomputeModule m : modules) s += (s.empty() ? "" : ",") + to_string(m);
+    for (RecomputeModule m : modules) s += (s.empty() ? "" : separator) + to_string(m);
     return s;
 }
 

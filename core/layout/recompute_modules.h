@@ -41,7 +41,8 @@ std::string recompute_module_names();
 // or empty name returns false and sets `bad` to it.
 bool parse_recompute_module_list(const std::string& text, std::vector<RecomputeModule>& out,
                                  std::string& bad);
-std::string join_recompute_modules(const std::vector<RecomputeModule>& modules);  // "a,b"
+// "a,b"; with `separator` " ", Megatron-LM's nargs "+" words "a b".
+std::string join_recompute_modules(const std::vector<RecomputeModule>& modules, const char* separator = ",");
 
 // The set a block actually recomputes, as bits (1 << module). `selective` is whether the
 // layout's recompute is `selective`; an empty list then means Megatron's default, core_attn.
