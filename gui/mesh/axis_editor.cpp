@@ -9,6 +9,7 @@
 #include "gui/app/theme.h"
 #include "gui/document/layout_document.h"
 #include "gui/document/layout_edits.h"
+#include "gui/training/choice_box.h"
 #include "core/layout/layout_rules.h"
 #include "core/mesh/device_mesh.h"
 
@@ -106,8 +107,7 @@ AxisEditor::AxisEditor(LayoutDocument* document, QWidget* parent) : QWidget(pare
     tp_overlap_ = new QComboBox(this);
     tp_overlap_->setAccessibleName("tp_comm_overlap");
     for (const auto& item : kOverlaps) {
-        tp_overlap_->addItem(tr(item.label), QString::fromStdString(to_string(item.mode)));
-        tp_overlap_->setItemData(tp_overlap_->count() - 1, tr(item.tip), Qt::ToolTipRole);
+        add_choice(tp_overlap_, tr(item.label), spelt(to_string(item.mode)), tr(item.tip));
     }
     form->addRow(tr("TP comm overlap"), tp_overlap_);
     connect(tp_overlap_, &QComboBox::activated, this, &AxisEditor::tp_overlap_changed);
@@ -120,10 +120,7 @@ AxisEditor::AxisEditor(LayoutDocument* document, QWidget* parent) : QWidget(pare
     connect(dp_overlap_, &QCheckBox::toggled, this, &AxisEditor::dp_overlap_changed);
     moe_dispatch_ = new QComboBox(this);
     moe_dispatch_->setAccessibleName("moe_dispatch");
-    for (const auto& item : kDispatches) {
-        moe_dispatch_->addItem(tr(item.label), QString(item.data));
-        moe_dispatch_->setItemData(moe_dispatch_->count() - 1, tr(item.tip), Qt::ToolTipRole);
-    }
+    for (const auto& item : kDispatches) add_choice(moe_dispatch_, tr(item.label), QString(item.data), tr(item.tip));
     form->addRow(tr("MoE dispatch"), moe_dispatch_);
     connect(moe_dispatch_, &QComboBox::activated, this, &AxisEditor::moe_dispatch_changed);
     moe_a2a_overlap_ = new QCheckBox(this);
