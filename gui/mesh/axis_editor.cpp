@@ -189,13 +189,7 @@ void AxisEditor::sync_from_document() {
 
 void AxisEditor::axis_changed(const std::string& axis, int value) {
     if (syncing_ || !document_->has_layout()) return;
-    const auto outcome = document_->apply(set_mesh_axis(document_->layout(), axis, value));
-    if (outcome.accepted) {
-        show_refusal({});
-    } else {
-        show_refusal(tr("%1 = %2 refused: %3").arg(QString::fromStdString(axis)).arg(value).arg(outcome.reason));
-        sync_from_document();  // snap back
-    }
+    apply_edit(set_mesh_axis(document_->layout(), axis, value), tr("%1 = %2").arg(QString::fromStdString(axis)).arg(value));
 }
 
 void AxisEditor::order_changed(const QString& order) {
@@ -205,9 +199,7 @@ void AxisEditor::order_changed(const QString& order) {
         sync_from_document();
         return;
     }
-    const auto outcome = document_->apply(set_axis_order(document_->layout(), order.toStdString()));
-    show_refusal(outcome.accepted ? QString() : tr("Order refused: %1").arg(outcome.reason));
-    if (!outcome.accepted) sync_from_document();
+    apply_edit(set_axis_order(document_->layout(), order.toStdString()), tr("Order"));
 }
 
 void AxisEditor::sequence_parallel_changed(bool on) {
@@ -241,6 +233,7 @@ void AxisEditor::moe_a2a_overlap_changed(bool on) {
     apply_edit(set_moe_a2a_overlap(document_->layout(), on), tr("MoE all-to-all overlap"));
 }
 
+// Applies `edit`; a refusal shows "<what> refused: <reason>" and the dock snaps back.
 void AxisEditor::apply_edit(const ProposedEdit& edit, const QString& what) {
     const auto outcome = document_->apply(edit);
     show_refusal(outcome.accepted ? QString() : tr("%1 refused: %2").arg(what, outcome.reason));
