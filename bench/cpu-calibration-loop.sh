@@ -19,13 +19,16 @@
 #   whose scheduler autogroup gets nice N. Linux with sched_autogroup_enabled = 1 shares the
 #   CPU between sessions first and applies a process's nice only inside its session, so
 #   other sessions' `nice -n 19` builds still take an equal share from the runs.
-# - every run takes STEPS steps (default 20): `compare`'s measured step is the mean over the
-#   steps after the first, and 8-step runs of ~10 ms steps left it within ±50 % of itself.
+# - every run takes STEPS steps (default 60) and the first WARMUP of them (default 20) are
+#   left out of every per-step figure (`compare` and `calibrate --warmup-steps`): on this
+#   2-vCPU VM every fresh process's steps run 1.3-1.7x their steady time for its first
+#   100-150 ms (docs/BENCHMARKS.md, "Warm-up of a fresh process"), which 20-step runs with
+#   one warm-up step had mostly measured.
 # Run it in a session of its own at autogroup nice 0 (`setsid -w bench/...`): a shell whose
 # session once wrote 19 to /proc/self/autogroup runs everything at that nice.
-# Usage: bench/cpu-calibration-loop.sh [MESHWORK_CLI] [ROUNDS]   (env CORES=0-1 AUTOGROUP_NICE=-20 STEPS=20)
+# Usage: bench/cpu-calibration-loop.sh [MESHWORK_CLI] [ROUNDS]   (env CORES=0-1 AUTOGROUP_NICE=-20 STEPS=60 WARMUP=20)
 # Prints the load per round, one source calibration (that of the median source run), then
-# per layout (ms per step, one step = mean over the steps after the first, as `compare`):
+# per layout (ms per step, one step = mean over the steps after the warm-up ones, as `compare`):
 # uncalibrated prediction and error against the median measured step; the median measured
 # step; the median calibrated prediction; the median paired error and its range; the same
 # without the host-cores term, and without the threads' CPU outside compute ops
@@ -35,7 +38,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cli=${1:-$here/build-ci/app/meshwork-cli}
 rounds=${2:-5}
-steps=${STEPS:-20}
+steps=${STEPS:-60}
+warmup=${WARMUP:-20}
 cores=${CORES:-$(taskset -pc $$ | sed 's/.*: //')}
 layout=$here/resources/layouts/tiny-cpu.json
 work=$(mktemp -d)
@@ -46,12 +50,12 @@ layouts=("--tp 2 --pp 2 --dp 1" "--tp 2 --pp 1 --dp 2" "--tp 1 --pp 4 --dp 1"
 
 # step_of PREDICTED MEASURED: "predicted_s measured_s" of the step category of `compare`.
 step_of() {
-    "$cli" compare "$1" "$2" --json | python3 -c \
+    "$cli" compare "$1" "$2" --warmup-steps "$warmup" --json | python3 -c \
         'import json,sys; c=json.load(sys.stdin)["categories"][0]; print(c["predicted_s"], c["measured_s"])'
 }
 
 echo "cores: $cores ($(nproc) online); autogroup: $(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo '?')," \
-     "runs at autogroup nice ${AUTOGROUP_NICE:-(unchanged: $(cat /proc/self/autogroup 2>/dev/null || echo '?'))}; $steps steps a run; uptime: $(uptime)"
+     "runs at autogroup nice ${AUTOGROUP_NICE:-(unchanged: $(cat /proc/self/autogroup 2>/dev/null || echo '?'))}; $steps steps a run, the first $warmup warm-up; uptime: $(uptime)"
 results=$work/results.txt  # round layout measured_s predicted_s no_host_s no_overhead_s source_step_s
 : > "$results"
 # run_layout K TRACE: one run of layout K into TRACE.
@@ -74,7 +78,7 @@ for i in $(seq 1 "$rounds"); do
         else
             run_layout "$k" "$work/m$k-$i.sqlite"
         fi
-        "$cli" calibrate "$src" --out "$work/c.json" > /dev/null
+        "$cli" calibrate "$src" --warmup-steps "$warmup" --out "$work/c.json" > /dev/null
         # The same calibration without the host's shared cores (ranks on devices of their
         # own): what the host-sharing term adds.
         python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c.pop("host_cores",None); json.dump(c,open(sys.argv[2],"w"))' \
@@ -104,7 +108,7 @@ r = [l.split() for l in open(sys.argv[1])]
 steps = sorted((float(x[2]), x[0]) for x in r if x[1] == "0")
 print(steps[(len(steps) - 1) // 2][1])' "$results")
 echo "calibration on round $med's TP2 x PP2 run (the median step of the source runs):"
-"$cli" calibrate "$work/m0-$med.sqlite" --out "$work/median.json" | sed 's/^/    /'
+"$cli" calibrate "$work/m0-$med.sqlite" --warmup-steps "$warmup" --out "$work/median.json" | sed 's/^/    /'
 : > "$work/uncalibrated.txt"
 for k in "${!layouts[@]}"; do
     # shellcheck disable=SC2086

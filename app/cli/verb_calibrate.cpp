@@ -21,13 +21,15 @@
 #include "profiler/store/trace_reader.h"
 #include "profiler/store/trace_writer.h"
 #include "app/cli/verb.h"
+#include "app/cli/warmup_flag.h"
 
 namespace meshwork::cli {
 
 namespace {
 
 // Simulates `layout` into a scratch trace and compares it with `measured`.
-profiler::TraceComparison prediction_error(const Layout& layout, const profiler::TraceReader& measured) {
+profiler::TraceComparison prediction_error(const Layout& layout, const profiler::TraceReader& measured,
+                                           int warmup_steps) {
     const auto dir = std::filesystem::temp_directory_path();
     const std::string path =
         (dir / ("meshwork-calibrate-" + std::to_string(::getpid()) + ".sqlite")).string();
@@ -47,7 +49,7 @@ profiler::TraceComparison prediction_error(const Layout& layout, const profiler:
     const DeviceMesh mesh = layout.mesh();
     return profiler::compare_traces(predicted, measured, [&](int rank) {
         return rank < mesh.world_size() ? mesh.coords(rank).pp : rank;
-    });
+    }, warmup_steps);
 }
 
 std::string percent(double f) {
@@ -67,6 +69,7 @@ Verb add_calibrate_verb(CLI::App& app) {
     auto cluster_name = std::make_shared<std::string>();
     auto dtype_name = std::make_shared<std::string>();
     auto json = std::make_shared<bool>(false);
+    auto warmup_steps = std::make_shared<int>();
     cmd->add_option("MEASURED", *trace_path, "A measured trace with FLOPs on compute events and bytes and "
                                              "group sizes on collectives")->required();
     cmd->add_option("--out", *out, "The calibrated cluster JSON to write")->required();
@@ -75,7 +78,8 @@ Verb add_calibrate_verb(CLI::App& app) {
     cmd->add_option("--cluster", *cluster_name, "Cluster preset or JSON to start from (default: the layout's)");
     cmd->add_option("--dtype", *dtype_name, "Precision whose peak the GEMM efficiency refers to "
                                             "(default: the layout's, else bf16)");
-    cmd->add_flag("--json", *json, "Print JSON: out, fit (gemm_efficiency, gemm_half_dim, gemm_size_fit, "
+    add_warmup_steps_flag(cmd, *warmup_steps);
+    cmd->add_flag("--json", *json, "Print JSON: out, warmup_steps, fit (gemm_efficiency, gemm_half_dim, gemm_size_fit, "
                                    "compute_scale, host_cores, host_cpu_per_layer_pass_s, scheduler, intra_node, "
                                    "inter_node), cluster, "
                                    "error_before, error_after");
@@ -104,7 +108,7 @@ Verb add_calibrate_verb(CLI::App& app) {
                     throw InputError("<flags>", "--dtype", "unknown precision '" + *dtype_name + "'");
                 }
                 const auto fit = profiler::fit_calibration(measured, cluster, dtype,
-                                                           layout ? &*layout : nullptr);
+                                                           layout ? &*layout : nullptr, *warmup_steps);
                 if (fit.gemm_efficiency <= 0 && !fit.intra_node.fitted && !fit.inter_node.fitted) {
                     throw InputError(*trace_path, "events",
                                      "nothing to fit: no compute event carries FLOPs and no collective carries "
@@ -116,13 +120,14 @@ Verb add_calibrate_verb(CLI::App& app) {
                 if (layout) {
                     Layout l = *layout;
                     l.cluster = cluster;
-                    before = prediction_error(l, measured);
+                    before = prediction_error(l, measured, *warmup_steps);
                     l.cluster = calibrated;
-                    after = prediction_error(l, measured);
+                    after = prediction_error(l, measured, *warmup_steps);
                 }
                 save_json_file(cluster_to_json(calibrated), *out);
                 if (*json) {
-                    nlohmann::json j{{"out", *out}, {"fit", profiler::calibration_to_json(fit)},
+                    nlohmann::json j{{"out", *out}, {"warmup_steps", *warmup_steps},
+                                     {"fit", profiler::calibration_to_json(fit)},
                                      {"cluster", cluster_to_json(calibrated)}};
                     j["error_before"] = before ? profiler::comparison_to_json(*before) : nlohmann::json();
                     j["error_after"] = after ? profiler::comparison_to_json(*after) : nlohmann::json();

@@ -15,6 +15,7 @@
 #include "profiler/analysis/trace_layout.h"
 #include "profiler/store/trace_reader.h"
 #include "app/cli/verb.h"
+#include "app/cli/warmup_flag.h"
 
 namespace meshwork::cli {
 
@@ -47,21 +48,22 @@ Verb add_compare_verb(CLI::App& app) {
     auto layout = std::make_shared<std::string>();
     auto max_error = std::make_shared<double>(-1);
     auto json = std::make_shared<bool>(false);
+    auto warmup_steps = std::make_shared<int>();
     cmd->add_option("PREDICTED", *predicted, "The predicted trace (meshwork-cli simulate --trace)")->required();
     cmd->add_option("MEASURED", *measured, "The measured trace (run --profile, import-trace, merge)")->required();
     cmd->add_option("--layout", *layout, "Layout for the rank -> stage mapping (default: the one in a trace)");
     cmd->add_option("--max-error", *max_error,
                     "Fail (exit 3) when any checked category (step, compute, communication), overall "
                     "or per stage, is off by more than this fraction (0.1 = 10%)");
-    cmd->add_flag("--json", *json, "Print JSON: categories[] (category, predicted_s, measured_s, error, "
+    add_warmup_steps_flag(cmd, *warmup_steps);
+    cmd->add_flag("--json", *json, "Print JSON: warmup_steps, categories[] (category, predicted_s, measured_s, error, "
                                    "checked), stages[], max_abs_error, passed");
     cmd->footer(
         "Per-rank means of one step of each trace (a trace of several steps: the mean over its "
-        "steps "
-        "after the first, which is warm-up); error = (predicted - measured) / measured.\n"
+        "steps after the warm-up ones, --warmup-steps); error = (predicted - measured) / measured.\n"
         "Exit codes: 0 success, 1 runtime failure, 2 bad input (the message names the file), "
         "3 --max-error not met.");
-    return {cmd, [predicted, measured, layout, max_error, json]() {
+    return {cmd, [predicted, measured, layout, max_error, json, warmup_steps]() {
                 const auto p = profiler::TraceReader::open(*predicted);
                 const auto m = profiler::TraceReader::open(*measured);
                 const auto lay = layout_for(*layout, p, m);
@@ -70,11 +72,12 @@ Verb add_compare_verb(CLI::App& app) {
                 const auto stage_of = [&](int rank) {
                     return mesh && rank < mesh->world_size() ? mesh->coords(rank).pp : rank;
                 };
-                const auto c = profiler::compare_traces(p, m, stage_of);
+                const auto c = profiler::compare_traces(p, m, stage_of, *warmup_steps);
                 const bool check = *max_error >= 0;
                 const bool passed = !check || c.max_abs_error <= *max_error;
                 if (*json) {
                     auto j = profiler::comparison_to_json(c);
+                    j["warmup_steps"] = *warmup_steps;
                     j["predicted"] = *predicted;
                     j["measured"] = *measured;
                     j["stage_mapping"] = mesh ? "layout" : "rank";
@@ -82,7 +85,9 @@ Verb add_compare_verb(CLI::App& app) {
                     j["passed"] = passed;
                     std::cout << j.dump(2) << "\n";
                 } else {
-                    std::cout << "predicted " << *predicted << "\nmeasured  " << *measured << "\n\n"
+                    std::cout << "predicted " << *predicted << "\nmeasured  " << *measured
+                              << "\nwarm-up   the first " << *warmup_steps
+                              << " step(s) of a trace of several left out\n\n"
                               << "  category                 predicted   measured     error\n";
                     print_rows(c.categories);
                     for (const auto& s : c.stages) {

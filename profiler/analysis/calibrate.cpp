@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string_view>
@@ -123,9 +124,10 @@ double predicted_step_compute_s(Layout layout, const ClusterSpec& cluster) {
     return sink.by_rank.empty() ? 0 : sum / static_cast<double>(sink.by_rank.size());
 }
 
-// The scheduler counters of the trace's rank threads, per rank in time order; the first
-// step is left out when a rank has two or more (warm-up, as compare does).
-SchedulerEvidence scheduler_evidence(const TraceReader& trace) {
+// The scheduler counters of the trace's rank threads, per rank in time order (one sample at
+// the end of each step); the warm-up steps' samples are left out (as compare leaves out
+// those steps).
+SchedulerEvidence scheduler_evidence(const TraceReader& trace, int warmup_steps) {
     std::map<int, int> rank_of_track;
     for (const auto& t : trace.tracks()) rank_of_track[t.id] = t.info.rank;
     std::map<std::pair<int, std::string>, std::vector<std::pair<std::int64_t, double>>> series;
@@ -141,7 +143,7 @@ SchedulerEvidence scheduler_evidence(const TraceReader& trace) {
         for (auto& [key, v] : series) {
             if (key.second != name) continue;
             std::sort(v.begin(), v.end());
-            for (std::size_t i = v.size() >= 2 ? 1 : 0; i < v.size(); ++i, ++n) sum += v[i].second;
+            for (std::size_t i = warmup_items(v.size(), warmup_steps); i < v.size(); ++i, ++n) sum += v[i].second;
         }
         if (count) *count = n;
         return n > 0 ? sum / n : 0.0;
@@ -158,8 +160,8 @@ SchedulerEvidence scheduler_evidence(const TraceReader& trace) {
     ev.comm_on_cpu_s = mean_of("thread.comm_on_cpu_s", &c);
     ev.comm_recorded = c > 0;
     ev.schedstat = m > 0;
-    // The host's accounting: cumulative, on the recording rank; from its first sample (the end
-    // of the first step, when there are two or more) to its last.
+    // The host's accounting: cumulative, on the recording rank; from its sample at the end of
+    // the last warm-up step (the first sample with the default one) to its last.
     for (const auto& [key, busy] : series) {
         if (key.second != "host.busy_cpu_s") continue;
         const auto own = series.find({key.first, "process.cpu_s"});
@@ -167,11 +169,13 @@ SchedulerEvidence scheduler_evidence(const TraceReader& trace) {
         auto b = busy, p = own->second;
         std::sort(b.begin(), b.end());
         std::sort(p.begin(), p.end());
-        const double wall = static_cast<double>(b.back().first - b.front().first) * 1e-9;
+        // Cumulative samples: the one ending the last warm-up step starts the interval.
+        const std::size_t from = std::max<std::size_t>(warmup_items(b.size(), warmup_steps), 1) - 1;
+        const double wall = static_cast<double>(b.back().first - b[from].first) * 1e-9;
         if (wall <= 0) continue;
         ev.host_recorded = true;
         ev.interval_s = wall;
-        ev.process_cores = (p.back().second - p.front().second) / wall;
+        ev.process_cores = (p.back().second - p[from].second) / wall;
         // Processes at a positive nice (host.niced_cpu_s, when recorded) yield a core to the
         // run's nice-0 threads when they want one: they fill the cores the run leaves idle
         // and are not others' use (measured: builds at nice 19 counted so took 0.4 of the 2
@@ -180,10 +184,10 @@ SchedulerEvidence scheduler_evidence(const TraceReader& trace) {
         if (const auto nc = series.find({key.first, "host.niced_cpu_s"}); nc != series.end() && nc->second.size() == busy.size()) {
             auto v = nc->second;
             std::sort(v.begin(), v.end());
-            niced_cores = (v.back().second - v.front().second) / wall;
+            niced_cores = (v.back().second - v[from].second) / wall;
         }
         ev.niced_cores = niced_cores;
-        ev.others_cores = std::max(0.0, (b.back().second - b.front().second) / wall - ev.process_cores - niced_cores);
+        ev.others_cores = std::max(0.0, (b.back().second - b[from].second) / wall - ev.process_cores - niced_cores);
         break;
     }
     return ev;
@@ -206,15 +210,17 @@ nlohmann::json link_json(const LinkFit& f) {
 }  // namespace
 
 CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& cluster, DType dtype,
-                               const Layout* layout) {
+                               const Layout* layout, int warmup_steps) {
     CalibrationFit fit;
     double flops = 0, seconds = 0;
-    // The first step is warm-up (as in compare) when the trace has two or more.
+    // The warm-up steps are left out (as compare leaves them out): events before `first`.
     std::set<int> steps;
     measured.for_each_event([&](const TraceEvent& e) {
         if (e.kind == EventKind::Communication && e.step >= 0) steps.insert(e.step);
     });
-    const int warmup = steps.size() >= 2 ? *steps.begin() : -1;
+    const int first = steps.empty() ? -1 : *std::next(steps.begin(), static_cast<std::ptrdiff_t>(
+                                                                      warmup_items(steps.size(), warmup_steps)));
+    const auto warm_up = [first](const TraceEvent& e) { return e.step >= 0 && e.step < first; };
 
     // Per tier, (collective, bytes, group size) -> the sum and count of event times. Each
     // event counts with its whole duration, waiting for late peers included: that wait is
@@ -230,6 +236,7 @@ CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& c
     measured.for_each_event([&](const TraceEvent& e) {
         const double d = static_cast<double>(e.end_ns - e.start_ns) * 1e-9;
         if (d <= 0) return;
+        if (warm_up(e)) return;
         if (e.kind == EventKind::Compute && e.flops > 0) {
             flops += e.flops;
             seconds += d;
@@ -237,7 +244,6 @@ CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& c
             return;
         }
         if (e.kind != EventKind::Communication || e.bytes <= 0 || e.group_size <= 1) return;
-        if (e.step == warmup && warmup >= 0) return;
         const Collective coll = e.collective;
         if (coll == Collective::None || coll == Collective::Recv) return;
         const bool intra = e.group_size <= cluster.gpus_per_node;
@@ -259,11 +265,11 @@ CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& c
         if (peak > 0) fit.gemm_efficiency = std::min(1.0, fit.achieved_flops_per_s / peak);
     }
     if (layout && fit.compute_samples > 0) {
-        const TraceStats st = compute_stats(measured, 0);
+        const TraceStats st = compute_stats(measured, 0, warmup_steps);
         fit.measured_compute_s = mean_step_compute_s(st);
         fit.measured_step_s = mean_step_s(st);
         fit.recorded_host_cores = recorded_host_cores(measured);
-        fit.sched = scheduler_evidence(measured);
+        fit.sched = scheduler_evidence(measured, warmup_steps);
         fit.sched.compute_span_s = fit.measured_compute_s;
         if (fit.sched.recorded && fit.sched.compute_on_cpu_s > 0) {
             // The compute of a rank on a core of its own: its CPU time inside compute ops
@@ -285,7 +291,7 @@ CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& c
         fit.predicted_compute_s = predicted_step_compute_s(*layout, unbounded);
         Layout ran = *layout;  // on the cluster being calibrated
         ran.cluster = cluster;
-        fit.gemm_sizes = fit_gemm_sizes(measured, ran, dtype, warmup);
+        fit.gemm_sizes = fit_gemm_sizes(measured, ran, dtype, first);
         if (fit.gemm_sizes.fitted && fit.measured_compute_s > 0) {
             fit.gemm_efficiency = fit.gemm_sizes.gemm_efficiency;
             fit.gemm_half_dim = fit.gemm_sizes.gemm_half_dim;

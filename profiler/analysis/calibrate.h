@@ -10,6 +10,7 @@
 #include "core/cluster/cluster_spec.h"
 #include "core/layout/layout.h"
 #include "profiler/analysis/gemm_size_fit.h"
+#include "profiler/analysis/warmup_steps.h"
 #include "profiler/store/trace_reader.h"
 
 namespace meshwork::profiler {
@@ -24,7 +25,7 @@ struct LinkFit {
 };
 
 // A CPU run's scheduler counters (the CPU engine's "scheduler" track, docs/trace-format.md):
-// means over ranks of one step (steps after the first when there are two or more).
+// means over ranks of one step (the steps after the warm-up ones, warmup_steps.h).
 struct SchedulerEvidence {
     bool recorded = false;          // the trace has thread.compute_on_cpu_s counters
     bool schedstat = false;         // ... and thread.on_cpu_s / thread.run_queue_wait_s
@@ -41,7 +42,7 @@ struct SchedulerEvidence {
     // Waiting for a core while computing: compute spans' wall time beyond their CPU time
     // (a thread inside a compute op never blocks, so the difference is run-queue wait).
     double compute_core_wait_s = 0;
-    // The host's CPU accounting over the steps after the first (host.busy_cpu_s and
+    // The host's CPU accounting over the steps after the warm-up ones (host.busy_cpu_s and
     // process.cpu_s counters): the cores other processes used meanwhile, on average.
     bool host_recorded = false;
     double interval_s = 0;          // the interval the accounting spans
@@ -92,8 +93,9 @@ struct CalibrationFit {
 // (steps = 2(n−1) for an all-reduce, n−1 for all-gather and reduce-scatter, 1 for
 // all-to-all and send), fitted by least squares over the classes of collectives (one
 // collective, size and group each) at their mean event times, weighted by their counts.
-// Receives are left out (their time is mostly waiting for the sender), and so is the first
-// step when there are two or more (warm-up). Collectives whose group fits in one node
+// Receives are left out (their time is mostly waiting for the sender), and so are the
+// warm-up steps (`warmup_steps`, warmup_steps.h; as compare leaves them out), of the
+// compute events too. Collectives whose group fits in one node
 // (group_size <= gpus_per_node) fit the intra-node tier, the others the inter-node tier;
 // events without bytes or group size are skipped. Each event counts with its whole
 // duration, waiting for late peers included: that wait is time the rank spends in the
@@ -106,7 +108,7 @@ struct CalibrationFit {
 // all of it); on a CPU host with more ranks than cores, `host_cores` as above.
 // Without one: Efficiency::gemm = FLOPs / time of compute events / peak of `dtype`.
 CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& cluster, DType dtype,
-                               const Layout* layout = nullptr);
+                               const Layout* layout = nullptr, int warmup_steps = kDefaultWarmupSteps);
 // The cluster with the fitted figures applied (unfitted ones left as they were).
 ClusterSpec apply_calibration(ClusterSpec cluster, const CalibrationFit& fit);
 

@@ -93,7 +93,7 @@ constexpr double kMaxRmsError = 0.25;
 }  // namespace
 
 GemmSizeFit fit_gemm_sizes(const TraceReader& measured, const Layout& layout, DType dtype,
-                           int skip_step) {
+                           int first_step) {
     GemmSizeFit fit;
     const cost::ModelProfile profile = cost::build_model_profile(layout.model);
     cost::LayoutCosts costs;
@@ -108,7 +108,7 @@ GemmSizeFit fit_gemm_sizes(const TraceReader& measured, const Layout& layout, DT
     std::map<std::pair<std::string, int>, Class> classes;
     measured.for_each_event([&](const TraceEvent& e) {
         if (e.kind != EventKind::Compute || e.flops <= 0 || e.end_ns <= e.start_ns) return;
-        if (skip_step >= 0 && e.step == skip_step) return;
+        if (first_step >= 0 && e.step >= 0 && e.step < first_step) return;
         std::string_view op;
         bool backward = false;
         if (!split_name(e.name, op, backward)) {

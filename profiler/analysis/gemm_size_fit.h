@@ -33,15 +33,15 @@ struct GemmSizeFit {
                                   // (median time of each class)
 };
 
-// Fits over the compute events of `measured` outside `skip_step` (the warm-up step; -1 for
-// none). The peak is that of `dtype` on `layout.cluster` (the cost model's kernel model).
+// Fits over the compute events of `measured` from step `first_step` on (the earlier ones
+// are warm-up, warmup_steps.h; -1: every event). The peak is that of `dtype` on `layout.cluster` (the cost model's kernel model).
 // Not fitted (reason says why) with fewer than two distinct sizes, when the line does not
 // have a positive asymptote and a non-negative half size, or when it misses the operations
 // by more than 25 % rms; the caller then keeps a single scale. Operations the model does not
 // time as GEMMs alone are left out: core attention (fused, or unfused with its softmax),
 // MoE routers and experts (their token counts vary with the routing).
 GemmSizeFit fit_gemm_sizes(const TraceReader& measured, const Layout& layout, DType dtype,
-                           int skip_step);
+                           int first_step);
 
 nlohmann::json gemm_size_fit_to_json(const GemmSizeFit& fit);
 

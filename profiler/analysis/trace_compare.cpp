@@ -66,9 +66,9 @@ nlohmann::json rows_json(const std::vector<CategoryError>& v) {
 }  // namespace
 
 TraceComparison compare_traces(const TraceReader& predicted, const TraceReader& measured,
-                               const std::function<int(int)>& stage_of) {
-    const auto ps = compute_stats(predicted, 0);
-    const auto ms = compute_stats(measured, 0);
+                               const std::function<int(int)>& stage_of, int warmup_steps) {
+    const auto ps = compute_stats(predicted, 0, warmup_steps);
+    const auto ms = compute_stats(measured, 0, warmup_steps);
     Means p_all, m_all;
     std::map<int, std::pair<Means, Means>> by_stage;
     for (const auto& r : ps.ranks) {

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profiler/analysis/warmup_steps.h"
 #include "profiler/store/trace_reader.h"
 
 namespace meshwork::profiler {
@@ -33,8 +34,11 @@ struct TraceComparison {
 };
 
 // `stage_of(rank)`: the pipeline stage of a rank (identity when no layout is known).
+// `warmup_steps`: the first steps of each trace left out of its per-step means
+// (warmup_steps.h; a one-step trace, as simulate writes, keeps its step).
 TraceComparison compare_traces(const TraceReader& predicted, const TraceReader& measured,
-                               const std::function<int(int)>& stage_of);
+                               const std::function<int(int)>& stage_of,
+                               int warmup_steps = kDefaultWarmupSteps);
 nlohmann::json comparison_to_json(const TraceComparison& c);
 
 }  // namespace meshwork::profiler

@@ -28,7 +28,7 @@ struct RankAccumulator {
 
 std::string_view collective_label(Collective c) { return c == Collective::None ? "other" : to_string(c); }
 
-TraceStats compute_stats(const TraceReader& trace, std::size_t top_kernels) {
+TraceStats compute_stats(const TraceReader& trace, std::size_t top_kernels, int warmup_steps) {
     std::map<int, RankAccumulator> ranks;
     std::unordered_map<std::string, KernelStats> kernels;
     struct CollKey {
@@ -89,16 +89,17 @@ TraceStats compute_stats(const TraceReader& trace, std::size_t top_kernels) {
         // Per step first; the whole-trace figures below then consume the rank's intervals.
         std::int64_t step_span = 0, step_idle = 0;
         StepTimes sum;
-        const bool skip_warmup = acc.by_step.size() >= 2;
-        bool first = true;
+        std::size_t warmup_left = warmup_items(acc.by_step.size(), warmup_steps);
         for (auto& [step, ivs] : acc.by_step) {
             const StepTimes t =
                 step_times(std::move(ivs.all), std::move(ivs.compute), std::move(ivs.comm));
             step_span += t.span;
             step_idle += t.idle;
-            const bool warmup = first && skip_warmup;
-            first = false;
-            if (warmup || t.span <= 0) continue;
+            if (warmup_left > 0) {
+                --warmup_left;
+                continue;
+            }
+            if (t.span <= 0) continue;
             sum.span += t.span, sum.compute += t.compute, sum.comm += t.comm;
             sum.exposed += t.exposed, sum.idle += t.idle;
             ++s.steps_averaged;

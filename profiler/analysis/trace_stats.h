@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profiler/analysis/warmup_steps.h"
 #include "profiler/store/trace_reader.h"
 
 namespace meshwork::profiler {
@@ -26,8 +27,9 @@ struct RankStats {
     double bubble_fraction = 0;   // idle time inside steps / step time (see docs/profiler.md)
     std::int64_t events = 0;
     // One training step, for comparing a trace of several steps with a prediction of one:
-    // means over the steps after the first (the first is warm-up: allocations, first-touch
-    // page faults, lazy initialisation) when there are two or more, else over the one step
+    // means over the steps after the warm-up ones (warmup_steps.h: by default the first,
+    // with its allocations, first-touch page faults, lazy initialisation; one step is
+    // always kept), else over the one step
     // (or the whole trace when no event carries a step). Each step's extent runs from its
     // first device event to its last; time between steps does not count.
     int steps = 0;              // distinct step numbers among device events
@@ -69,7 +71,8 @@ struct TraceStats {
 // known collective.
 std::string_view collective_label(Collective c);
 
-TraceStats compute_stats(const TraceReader& trace, std::size_t top_kernels = 20);
+TraceStats compute_stats(const TraceReader& trace, std::size_t top_kernels = 20,
+                         int warmup_steps = kDefaultWarmupSteps);
 nlohmann::json stats_to_json(const TraceStats& stats);
 // What `meshwork-cli stats --json` prints (and serve-trace's stats answer): stats_to_json of
 // compute_stats plus the trace's path, source, completeness and event count.

@@ -215,6 +215,95 @@ private slots:
         QCOMPARE(single.step_s, 150e-9);
     }
 
+    // --warmup-steps: the first N steps leave every per-step figure (compare's means, and
+    // calibrate's collectives, compute, scheduler counters and host accounting); one step is
+    // always kept, and a one-step (simulated) trace keeps its step.
+    void warmup_steps_leave_out_the_first_steps_everywhere() {
+        const auto run = temp_path(dir_, "warm-four-steps.sqlite"), one = temp_path(dir_, "warm-one-step.sqlite");
+        auto write = [](const std::string& path, std::vector<std::int64_t> computes) {
+            auto w = TraceWriter::create(path);
+            const int c = w->add_track({0, TrackKind::ComputeStream, 0, "compute"});
+            const int m = w->add_track({0, TrackKind::CommStream, 0, "comm"});
+            for (std::size_t i = 0; i < computes.size(); ++i) {
+                const auto t = static_cast<std::int64_t>(i) * 10'000;
+                auto k = make_event(c, EventKind::Compute, "gemm", t, t + computes[i]);
+                k.step = static_cast<int>(i);
+                auto x = make_event(m, EventKind::Communication, "all_reduce(tp)", t + computes[i], t + computes[i] + 50);
+                x.step = static_cast<int>(i);
+                x.bytes = 1024;
+                x.group_size = 2;
+                w->add_event(k);
+                w->add_event(x);
+            }
+            w->close();
+        };
+        write(run, {900, 500, 100, 100});  // two slow warm-up steps, then a steady 150 ns step
+        write(one, {100});
+        const auto trace = TraceReader::open(run);
+        QCOMPARE(compute_stats(trace, 0, 2).ranks.at(0).steps_averaged, 2);
+        QCOMPARE(compute_stats(trace, 0, 2).ranks.at(0).step_s, 150e-9);
+        QCOMPARE(compute_stats(trace, 0, 1).ranks.at(0).step_s, (550 + 150 + 150) * 1e-9 / 3);  // the default
+        QCOMPARE(compute_stats(trace, 0, 0).ranks.at(0).steps_averaged, 4);
+        QCOMPARE(compute_stats(trace, 0, 9).ranks.at(0).steps_averaged, 1);  // never all of them
+        QCOMPARE(compute_stats(trace, 0, 9).ranks.at(0).step_s, 150e-9);
+        QCOMPARE(compute_stats(TraceReader::open(one), 0, 9).ranks.at(0).steps_averaged, 1);
+        const auto same = [](int rank) { return rank; };
+        QCOMPARE(compare_traces(TraceReader::open(one), trace, same, 2).max_abs_error, 0.0);
+        QVERIFY(compare_traces(TraceReader::open(one), trace, same).max_abs_error > 0.5);
+
+        auto r = run_cli(args({"compare", one, run, "--warmup-steps", "2", "--json", "--max-error", "0"}));
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        const auto j = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(j["warmup_steps"].get<int>(), 2);
+        QCOMPARE(j["passed"].get<bool>(), true);
+        QCOMPARE(run_cli(args({"compare", one, run, "--max-error", "0"})).exit_code, 3);  // default: 1 step
+        r = run_cli(args({"compare", one, run, "--warmup-steps", "-1"}));
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("--warmup-steps"), qPrintable(r.err));
+
+        // calibrate: the scheduler counters and the host's accounting of the warm-up steps
+        // (twice the CPU, another process on a core) are left out with --warmup-steps 2.
+        Layout layout = load_layout(std::string(MESHWORK_RESOURCES_DIR) + "/layouts/tiny-cpu.json");
+        Layout two_cores = layout;
+        two_cores.cluster.host_cores = 2;
+        const auto counted = temp_path(dir_, "warm-counters.sqlite");
+        {
+            auto w = TraceWriter::create(counted);
+            simulate_layout(two_cores, w.get());
+            for (int rank : {0, 1}) {
+                const int track = w->add_track({rank, TrackKind::Host, 0, "scheduler"});
+                double busy = 500, own = 1;
+                for (int step = 1; step <= 4; ++step) {
+                    const std::int64_t at = step * 10'000'000;
+                    const double scale = step <= 2 ? 2.0 : 1.0;
+                    w->add_counter(rank, track, "thread.on_cpu_s", at, scale * 0.0009);
+                    w->add_counter(rank, track, "thread.run_queue_wait_s", at, scale * 0.0004);
+                    w->add_counter(rank, track, "thread.timeslices", at, 50);
+                    w->add_counter(rank, track, "thread.compute_on_cpu_s", at, scale * 0.0008);
+                    if (rank == 0) {
+                        own += 1.5 * 0.010;
+                        busy += (1.5 + (step <= 2 ? 1.0 : 0.0)) * 0.010;
+                        w->add_counter(rank, track, "process.cpu_s", at, own);
+                        w->add_counter(rank, track, "host.busy_cpu_s", at, busy);
+                        w->add_counter(rank, track, "host.niced_cpu_s", at, 100.0);
+                    }
+                }
+            }
+            w->close();
+        }
+        const auto ct = TraceReader::open(counted);
+        const CalibrationFit warm = fit_calibration(ct, layout.cluster, layout.training.dtype, &layout, 2);
+        QCOMPARE(warm.sched.steps, 4);  // 2 ranks x the 2 steps after the warm-up
+        QVERIFY(std::fabs(warm.sched.compute_on_cpu_s - 0.0008) < 1e-12);
+        QVERIFY(std::fabs(warm.sched.interval_s - 0.020) < 1e-9);  // from step 2's end to step 4's
+        QVERIFY(warm.sched.others_cores < 1e-9);
+        QCOMPARE(warm.host_cores, 2.0);
+        const CalibrationFit first_only = fit_calibration(ct, layout.cluster, layout.training.dtype, &layout);
+        QCOMPARE(first_only.sched.steps, 6);
+        QVERIFY(first_only.sched.compute_on_cpu_s > 0.0009);
+        QVERIFY(first_only.sched.others_cores > 0.25);  // step 2's other process is counted
+    }
+
     void merge_aligns_clocks_at_the_barrier() {
         const auto a = temp_path(dir_, "rank0.sqlite"), b = temp_path(dir_, "rank1.sqlite");
         write_rank(a, 0, 0);

@@ -21,7 +21,8 @@ InprocGroup::InprocGroup(InProcessWorld& world, std::vector<int> members, std::s
       members_(std::move(members)),
       label_(std::move(label)),
       slots_(members_.size()),
-      calls_(members_.size(), 0) {}
+      calls_(members_.size(), 0),
+      mail_cv_(members_.size()) {}
 
 void InprocGroup::wait_all(std::unique_lock<std::mutex>& lk, int rank, const char* phase,
                            std::size_t& counter, std::uint64_t& generation, bool abortable) {
@@ -106,7 +107,7 @@ void InprocGroup::post(int src, int dst, int tag, std::vector<float> message) {
         std::lock_guard lk(mu_);
         mail_[{src, dst, tag}].push_back(std::move(message));
     }
-    cv_.notify_all();
+    mail_cv_.at(static_cast<std::size_t>(dst)).notify_all();
 }
 
 std::vector<float> InprocGroup::take(int src, int dst, int tag, int my_rank) {
@@ -133,11 +134,14 @@ std::vector<float> InprocGroup::take(int src, int dst, int tag, int my_rank) {
             world_.abort(msg);
             throw CommError(msg);
         }
-        cv_.wait_for(lk, kPollInterval);
+        mail_cv_.at(static_cast<std::size_t>(dst)).wait_for(lk, kPollInterval);
     }
 }
 
-void InprocGroup::wake_all() { cv_.notify_all(); }
+void InprocGroup::wake_all() {
+    cv_.notify_all();
+    for (auto& cv : mail_cv_) cv.notify_all();
+}
 
 InProcessWorld::InProcessWorld(int size, double timeout_s) : size_(size), timeout_s_(timeout_s) {}
 

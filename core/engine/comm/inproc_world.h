@@ -66,12 +66,17 @@ private:
     std::vector<int> members_;
     std::string label_;
     std::mutex mu_;
-    std::condition_variable cv_;
+    std::condition_variable cv_;  // collectives' arrival and departure
     std::vector<InprocSlot> slots_;
     std::vector<std::uint64_t> calls_;  // collectives entered per rank (for timeout messages)
     std::size_t arrived_ = 0, departed_ = 0;
     std::uint64_t arrive_gen_ = 0, depart_gen_ = 0;
     std::map<std::tuple<int, int, int>, std::deque<std::vector<float>>> mail_;
+    // One per member, for the messages to it: a send wakes its receiver only, as a real
+    // transport does. With cv_ for both, every send woke every rank of the group blocked in
+    // a recv or a collective (a pipeline group's other stages), each to find nothing for it
+    // and sleep again.
+    std::vector<std::condition_variable> mail_cv_;
 };
 
 class InProcessWorld {
