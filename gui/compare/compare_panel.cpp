@@ -3,6 +3,8 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QSignalBlocker>
+#include <QSpinBox>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QToolButton>
@@ -37,6 +39,15 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
         tr("Fit the cluster's efficiencies and link latency to the measured trace, simulate "
            "the layout that ran again on the calibrated cluster and compare anew "
            "(meshwork-cli calibrate, simulate, compare)"));
+    // Steps left out of both traces' per-step figures, as meshwork-cli's --warmup-steps.
+    auto* warmup_label = new QLabel(tr("Warm-up steps"), this);
+    warmup_ = new QSpinBox(this);
+    warmup_->setRange(0, 100000);
+    warmup_->setValue(profiler::kDefaultWarmupSteps);
+    warmup_->setToolTip(tr("The first steps of each trace left out of its per-step figures (allocations, "
+                           "first-touch page faults, a host still settling); one step is always kept "
+                           "(meshwork-cli compare --warmup-steps)"));
+    warmup_label->setBuddy(warmup_);
     auto* swap = new QToolButton(this);
     swap->setText(tr("Swap"));
     swap->setToolTip(tr("Swap which trace is the prediction and which the measurement"));
@@ -45,6 +56,8 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
     close->setToolTip(tr("Back to the single timeline"));
     bar->addWidget(summary_, 1);
     bar->addWidget(fit);
+    bar->addWidget(warmup_label);
+    bar->addWidget(warmup_);
     bar->addWidget(calibrate_);
     bar->addWidget(swap);
     bar->addWidget(close);
@@ -72,10 +85,15 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
     connect(fit, &QToolButton::clicked, predicted_view_, &TimelineView::fit_all);
     connect(close, &QToolButton::clicked, this, &ComparePanel::close_requested);
     connect(calibrate_, &QToolButton::clicked, this, [this] {
-        if (data_) emit calibrate_requested(data_->predicted.path, data_->measured.path);
+        if (data_) emit calibrate_requested(data_->predicted.path, data_->measured.path, warmup_->value());
     });
     connect(swap, &QToolButton::clicked, this, [this] {
-        if (data_) emit swap_requested(data_->measured.path, data_->predicted.path);
+        if (data_) emit swap_requested(data_->measured.path, data_->predicted.path, warmup_->value());
+    });
+    // Recomputed when the value settles (Enter, focus out, arrows), not on every digit typed.
+    warmup_->setKeyboardTracking(false);
+    connect(warmup_, &QSpinBox::valueChanged, this, [this](int steps) {
+        if (data_ && steps != data_->warmup_steps) emit warmup_changed(data_->predicted.path, data_->measured.path, steps);
     });
 }
 
@@ -119,6 +137,10 @@ void ComparePanel::set_data(std::shared_ptr<const ComparisonData> data) {
     predicted_view_->set_time_origin(data_->predicted.origin_ns);
     measured_view_->set_time_origin(data_->measured.origin_ns);
     link_->reset();
+    {
+        const QSignalBlocker quiet(warmup_);
+        warmup_->setValue(data_->warmup_steps);
+    }
     describe(predicted_title_, tr("Predicted"), data_->predicted);
     describe(measured_title_, tr("Measured"), data_->measured);
     table_->set_comparison(data_->comparison, data_->stages_from_layout);

@@ -10,6 +10,7 @@
 #include "gui/compare/comparison_data.h"
 
 class QLabel;
+class QSpinBox;
 class QToolButton;
 class QTabWidget;
 
@@ -31,14 +32,17 @@ public:
     [[nodiscard]] TimelineView* measured_view() const { return measured_view_; }
     [[nodiscard]] ComparisonTable* comparison_table() const { return table_; }
     [[nodiscard]] QToolButton* calibrate_button() const { return calibrate_; }
+    [[nodiscard]] QSpinBox* warmup_box() const { return warmup_; }
     [[nodiscard]] QString summary_text() const;
 
   signals:
     // The user asked to swap the roles of the two traces (the comparison is recomputed).
-    void swap_requested(const QString& predicted_path, const QString& measured_path);
+    void swap_requested(const QString& predicted_path, const QString& measured_path, int warmup_steps);
     // The user asked to calibrate the cluster on the measured trace and re-predict the
     // layout that ran (ComparisonLoader::calibrate).
-    void calibrate_requested(const QString& predicted_path, const QString& measured_path);
+    void calibrate_requested(const QString& predicted_path, const QString& measured_path, int warmup_steps);
+    // The user changed how many first steps are warm-up: the comparison is recomputed.
+    void warmup_changed(const QString& predicted_path, const QString& measured_path, int warmup_steps);
     void close_requested();
 
 private:
@@ -52,6 +56,7 @@ private:
     QLabel* measured_title_ = nullptr;
     QLabel* summary_ = nullptr;
     QToolButton* calibrate_ = nullptr;
+    QSpinBox* warmup_ = nullptr;
     AxisLink* link_ = nullptr;
     QTabWidget* tabs_ = nullptr;
     ComparisonTable* table_ = nullptr;

@@ -28,6 +28,8 @@ struct ComparisonData {
     ComparedTrace measured;
     profiler::TraceComparison comparison;
     bool stages_from_layout = false;  // else each rank is its own "stage"
+    // The first steps of each trace left out of its per-step figures (warmup_steps.h).
+    int warmup_steps = profiler::kDefaultWarmupSteps;
     // Set when the prediction was re-made on a cluster calibrated to the measured trace:
     // what was fitted, and where the calibrated cluster JSON was written.
     QString calibration_note;

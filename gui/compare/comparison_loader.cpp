@@ -25,11 +25,11 @@ std::optional<DeviceMesh> mesh_of(const profiler::TraceReader& a, const profiler
     return std::nullopt;
 }
 
-ComparedTrace describe(const QString& path, profiler::TraceReader reader) {
+ComparedTrace describe(const QString& path, profiler::TraceReader reader, int warmup_steps) {
     ComparedTrace side;
     side.path = path;
     side.source_name = QString::fromStdString(reader.run_info().source);
-    side.stats = profiler::compute_stats(reader, 10);
+    side.stats = profiler::compute_stats(reader, 10, warmup_steps);
     if (const auto start = first_step_start_ns(reader)) {
         side.origin_ns = static_cast<double>(*start);
         side.origin_label = QObject::tr("step start");
@@ -50,7 +50,8 @@ ComparisonLoader::ComparisonLoader(QObject* parent) : QObject(parent) {
 void ComparisonLoader::wait() { jobs_.wait(); }
 
 std::shared_ptr<const ComparisonData> ComparisonLoader::load_now(const QString& predicted_path,
-                                                                 const QString& measured_path) {
+                                                                 const QString& measured_path,
+                                                                 int warmup_steps) {
     auto predicted = profiler::TraceReader::open(predicted_path.toStdString());
     auto measured = profiler::TraceReader::open(measured_path.toStdString());
     auto data = std::make_shared<ComparisonData>();
@@ -59,15 +60,17 @@ std::shared_ptr<const ComparisonData> ComparisonLoader::load_now(const QString& 
     const auto stage_of = [&mesh](int rank) {
         return mesh && rank < mesh->world_size() ? mesh->coords(rank).pp : rank;
     };
-    data->comparison = profiler::compare_traces(predicted, measured, stage_of);
-    data->predicted = describe(predicted_path, std::move(predicted));
-    data->measured = describe(measured_path, std::move(measured));
+    data->warmup_steps = warmup_steps;
+    data->comparison = profiler::compare_traces(predicted, measured, stage_of, warmup_steps);
+    data->predicted = describe(predicted_path, std::move(predicted), warmup_steps);
+    data->measured = describe(measured_path, std::move(measured), warmup_steps);
     return data;
 }
 
 std::shared_ptr<const ComparisonData> ComparisonLoader::calibrate_now(const QString& predicted_path,
                                                                       const QString& measured_path,
-                                                                      const QString& out_dir) {
+                                                                      const QString& out_dir,
+                                                                      int warmup_steps) {
     const auto measured = profiler::TraceReader::open(measured_path.toStdString());
     const auto predicted = profiler::TraceReader::open(predicted_path.toStdString());
     // The layout that ran first: the measured trace's.
@@ -83,9 +86,9 @@ std::shared_ptr<const ComparisonData> ComparisonLoader::calibrate_now(const QStr
     const QString new_prediction = QDir(out_dir).filePath(stem + ".calibrated-prediction.sqlite");
     const QString cluster_path = QDir(out_dir).filePath(stem + ".calibrated-cluster.json");
     const auto r =
-        profiler::calibrate_and_repredict(measured, *layout, new_prediction.toStdString());
+        profiler::calibrate_and_repredict(measured, *layout, new_prediction.toStdString(), warmup_steps);
     save_json_file(cluster_to_json(r.cluster), cluster_path.toStdString());
-    auto data = std::const_pointer_cast<ComparisonData>(load_now(new_prediction, measured_path));
+    auto data = std::const_pointer_cast<ComparisonData>(load_now(new_prediction, measured_path, warmup_steps));
     const auto& was = layout->cluster;
     auto link = [](const profiler::LinkFit& f) {
         if (!f.fitted) return QObject::tr("not fitted");
@@ -110,14 +113,16 @@ std::shared_ptr<const ComparisonData> ComparisonLoader::calibrate_now(const QStr
 }
 
 void ComparisonLoader::calibrate(const QString& predicted_path, const QString& measured_path,
-                                 const QString& out_dir) {
-    run([predicted_path, measured_path, out_dir] {
-        return calibrate_now(predicted_path, measured_path, out_dir);
+                                 const QString& out_dir, int warmup_steps) {
+    run([predicted_path, measured_path, out_dir, warmup_steps] {
+        return calibrate_now(predicted_path, measured_path, out_dir, warmup_steps);
     });
 }
 
-void ComparisonLoader::load(const QString& predicted_path, const QString& measured_path) {
-    run([predicted_path, measured_path] { return load_now(predicted_path, measured_path); });
+void ComparisonLoader::load(const QString& predicted_path, const QString& measured_path, int warmup_steps) {
+    run([predicted_path, measured_path, warmup_steps] {
+        return load_now(predicted_path, measured_path, warmup_steps);
+    });
 }
 
 void ComparisonLoader::run(std::function<std::shared_ptr<const ComparisonData>()> work) {

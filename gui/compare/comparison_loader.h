@@ -17,21 +17,24 @@ class ComparisonLoader : public QObject {
     Q_OBJECT
 public:
     explicit ComparisonLoader(QObject* parent = nullptr);
-    void load(const QString& predicted_path, const QString& measured_path);
+    // `warmup_steps`: the first steps of each trace left out (meshwork-cli --warmup-steps).
+    void load(const QString& predicted_path, const QString& measured_path,
+              int warmup_steps = profiler::kDefaultWarmupSteps);
     // Calibrates the cluster of the layout that ran (the one the measured trace carries,
     // else the prediction's) on the measured trace, simulates that layout again on the
     // calibrated cluster into `out_dir`, and compares the new prediction with the
     // measurement (`meshwork-cli calibrate` + `simulate` + `compare` in one step).
     void calibrate(const QString& predicted_path, const QString& measured_path,
-                   const QString& out_dir);
+                   const QString& out_dir, int warmup_steps = profiler::kDefaultWarmupSteps);
     void wait();
 
     // The same work, on the calling thread (the worker's body; tests). Throw on errors.
-    static std::shared_ptr<const ComparisonData> load_now(const QString& predicted_path,
-                                                          const QString& measured_path);
-    static std::shared_ptr<const ComparisonData> calibrate_now(const QString& predicted_path,
-                                                               const QString& measured_path,
-                                                               const QString& out_dir);
+    static std::shared_ptr<const ComparisonData> load_now(
+        const QString& predicted_path, const QString& measured_path,
+        int warmup_steps = profiler::kDefaultWarmupSteps);
+    static std::shared_ptr<const ComparisonData> calibrate_now(
+        const QString& predicted_path, const QString& measured_path, const QString& out_dir,
+        int warmup_steps = profiler::kDefaultWarmupSteps);
 
   signals:
     void loaded(std::shared_ptr<const meshwork::gui::ComparisonData> data);

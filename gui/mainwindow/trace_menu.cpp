@@ -66,6 +66,7 @@ TraceMenu::TraceMenu(WindowHooks hooks, QMenu* file)
     if (auto* panel = hooks_.timeline->comparison()) {
         connect(panel, &ComparePanel::swap_requested, this, &TraceMenu::compare);
         connect(panel, &ComparePanel::calibrate_requested, this, &TraceMenu::calibrate);
+        connect(panel, &ComparePanel::warmup_changed, this, &TraceMenu::compare);
     }
 
     connect(import_, &TraceImportJob::progress, this, [this](qint64 events) {
@@ -150,16 +151,16 @@ void TraceMenu::compare_with_current(const QString& path) {
     compare(current, path);
 }
 
-void TraceMenu::compare(const QString& predicted_path, const QString& measured_path) {
+void TraceMenu::compare(const QString& predicted_path, const QString& measured_path, int warmup_steps) {
     window_->statusBar()->showMessage(tr("Comparing %1 with %2…")
                                           .arg(QFileInfo(predicted_path).fileName(), QFileInfo(measured_path).fileName()));
-    loader_->load(predicted_path, measured_path);
+    loader_->load(predicted_path, measured_path, warmup_steps);
 }
 
-void TraceMenu::calibrate(const QString& predicted_path, const QString& measured_path) {
+void TraceMenu::calibrate(const QString& predicted_path, const QString& measured_path, int warmup_steps) {
     window_->statusBar()->showMessage(
         tr("Calibrating on %1 and predicting again…").arg(QFileInfo(measured_path).fileName()));
-    loader_->calibrate(predicted_path, measured_path, trace_cache_dir("calibrated"));
+    loader_->calibrate(predicted_path, measured_path, trace_cache_dir("calibrated"), warmup_steps);
 }
 
 void TraceMenu::choose_import(const QString& title, const QString& filter) {

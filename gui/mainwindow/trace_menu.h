@@ -12,6 +12,8 @@
 #include <functional>
 #include <memory>
 
+#include "profiler/analysis/warmup_steps.h"
+
 class QAction;
 class QMainWindow;
 class QMenu;
@@ -39,13 +41,15 @@ public:
     TraceMenu(WindowHooks hooks, QMenu* file);
 
     // Compares two trace files (the first drawn on top as the prediction).
-    void compare(const QString& predicted_path, const QString& measured_path);
+    void compare(const QString& predicted_path, const QString& measured_path,
+                 int warmup_steps = profiler::kDefaultWarmupSteps);
     // Compares the trace open in the timeline with `path`; an error when none is open.
     void compare_with_current(const QString& path);
     // Calibrates on the measured trace, predicts the layout that ran again and shows that
     // comparison (the compare view's "Calibrate & Re-predict"); the new prediction and the
     // calibrated cluster JSON go to the trace cache's "calibrated" folder.
-    void calibrate(const QString& predicted_path, const QString& measured_path);
+    void calibrate(const QString& predicted_path, const QString& measured_path,
+                   int warmup_steps = profiler::kDefaultWarmupSteps);
     // Imports an nsys SQLite export or a Kineto JSON trace (from the cache when it was
     // imported before) and opens the result.
     void import_trace(const QString& path);

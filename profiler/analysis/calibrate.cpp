@@ -369,9 +369,9 @@ ClusterSpec apply_calibration(ClusterSpec c, const CalibrationFit& fit) {
 }
 
 Reprediction calibrate_and_repredict(const TraceReader& measured, const Layout& layout,
-                                     const std::string& predicted_out) {
+                                     const std::string& predicted_out, int warmup_steps) {
     Reprediction r;
-    r.fit = fit_calibration(measured, layout.cluster, layout.training.dtype, &layout);
+    r.fit = fit_calibration(measured, layout.cluster, layout.training.dtype, &layout, warmup_steps);
     if (r.fit.gemm_efficiency <= 0 && !r.fit.intra_node.fitted && !r.fit.inter_node.fitted) {
         throw InputError(measured.path(), "events",
                          "nothing to fit: no compute event carries FLOPs and no collective carries "

@@ -121,7 +121,8 @@ struct Reprediction {
 // simulates the layout on the calibrated cluster into a new trace at `predicted_out`.
 // Throws InputError when there is nothing to fit.
 Reprediction calibrate_and_repredict(const TraceReader& measured, const Layout& layout,
-                                     const std::string& predicted_out);
+                                     const std::string& predicted_out,
+                                     int warmup_steps = kDefaultWarmupSteps);
 nlohmann::json calibration_to_json(const CalibrationFit& fit);
 
 }  // namespace meshwork::profiler

@@ -7,6 +7,7 @@
 #include <QMenu>
 #include <QMenuBar>
 
+#include <QSpinBox>
 #include <QToolButton>
 
 #include "gui/compare/compare_panel.h"
@@ -140,10 +141,18 @@ private slots:
         QVERIFY(timeline->comparing());
         QCOMPARE(timeline->comparison()->data()->measured.path, measured_);
         // Swap reaches the menu, which compares again the other way round.
-        emit timeline->comparison()->swap_requested(measured_, predicted_);
+        emit timeline->comparison()->swap_requested(measured_, predicted_, 1);
         QVERIFY(shown.wait(10000));
         QCOMPARE(timeline->comparison()->data()->predicted.path, measured_);
         QCOMPARE(timeline->comparison()->data()->measured.path, predicted_);
+        // The warm-up box recomputes the comparison with that many first steps left out,
+        // and shows the value the comparison was made with.
+        auto* warmup = timeline->comparison()->warmup_box();
+        QCOMPARE(warmup->value(), 1);
+        warmup->setValue(3);
+        QVERIFY(shown.wait(10000));
+        QCOMPARE(timeline->comparison()->data()->warmup_steps, 3);
+        QCOMPARE(timeline->comparison()->warmup_box()->value(), 3);
 
         // Comparing with "the open trace" when none is open is an error, not a crash.
         menu->compare_with_current(measured_);
