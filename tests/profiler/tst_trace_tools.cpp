@@ -54,6 +54,27 @@ QStringList args(std::initializer_list<std::string> a) {
     return l;
 }
 
+// One rank's steps: step i starts at step_starts[i] with a compute of computes[i] ns, then a
+// 50 ns all-reduce of 1 KiB over 2 ranks.
+void write_steps(const std::string& path, const std::vector<std::int64_t>& step_starts,
+                 const std::vector<std::int64_t>& computes) {
+    auto w = TraceWriter::create(path);
+    const int c = w->add_track({0, TrackKind::ComputeStream, 0, "compute"});
+    const int m = w->add_track({0, TrackKind::CommStream, 0, "comm"});
+    for (std::size_t i = 0; i < step_starts.size(); ++i) {
+        const std::int64_t t = step_starts[i], compute = computes.at(i);
+        auto k = make_event(c, EventKind::Compute, "gemm", t, t + compute);
+        k.step = static_cast<int>(i);
+        auto x = make_event(m, EventKind::Communication, "all_reduce(tp)", t + compute, t + compute + 50);
+        x.step = static_cast<int>(i);
+        x.bytes = 1024;
+        x.group_size = 2;
+        w->add_event(k);
+        w->add_event(x);
+    }
+    w->close();
+}
+
 // One rank of a two-stage step: compute [0,100) [200,300), comm [50,150) with 1 MB all-reduce
 // over 4 ranks, barrier ending at barrier_end; times shifted by `skew` (a clock offset).
 void write_rank(const std::string& path, int rank, std::int64_t skew, const std::string& run_id = "run-1",
@@ -170,30 +191,10 @@ private slots:
     // A run of three steps compares with a prediction of one: per-step means over the steps
     // after the first (warm-up), so a 3-step run no longer looks 3x slower than predicted.
     void per_step_figures_leave_out_the_warmup_step() {
-        auto write = [](const std::string& path, const std::vector<std::int64_t>& step_starts,
-                        std::int64_t first_compute) {
-            auto w = TraceWriter::create(path);
-            const int c = w->add_track({0, TrackKind::ComputeStream, 0, "compute"});
-            const int m = w->add_track({0, TrackKind::CommStream, 0, "comm"});
-            for (std::size_t i = 0; i < step_starts.size(); ++i) {
-                const std::int64_t t = step_starts[i];
-                const std::int64_t compute = i == 0 ? first_compute : 100;
-                auto k = make_event(c, EventKind::Compute, "gemm", t, t + compute);
-                k.step = static_cast<int>(i);
-                auto x = make_event(m, EventKind::Communication, "all_reduce(tp)", t + compute,
-                                    t + compute + 50);
-                x.step = static_cast<int>(i);
-                x.bytes = 1024;
-                x.group_size = 2;
-                w->add_event(k);
-                w->add_event(x);
-            }
-            w->close();
-        };
         const auto run = temp_path(dir_, "three-steps.sqlite"),
                    one = temp_path(dir_, "one-step.sqlite");
-        write(run, {0, 1000, 2000}, 500);  // warm-up step 0: compute 500 ns
-        write(one, {0}, 100);
+        write_steps(run, {0, 1000, 2000}, {500, 100, 100});  // warm-up step 0: compute 500 ns
+        write_steps(one, {0}, {100});
         const auto s = compute_stats(TraceReader::open(run));
         const auto& r = s.ranks.at(0);
         QCOMPARE(r.steps, 3);
@@ -220,25 +221,8 @@ private slots:
     // always kept, and a one-step (simulated) trace keeps its step.
     void warmup_steps_leave_out_the_first_steps_everywhere() {
         const auto run = temp_path(dir_, "warm-four-steps.sqlite"), one = temp_path(dir_, "warm-one-step.sqlite");
-        auto write = [](const std::string& path, std::vector<std::int64_t> computes) {
-            auto w = TraceWriter::create(path);
-            const int c = w->add_track({0, TrackKind::ComputeStream, 0, "compute"});
-            const int m = w->add_track({0, TrackKind::CommStream, 0, "comm"});
-            for (std::size_t i = 0; i < computes.size(); ++i) {
-                const auto t = static_cast<std::int64_t>(i) * 10'000;
-                auto k = make_event(c, EventKind::Compute, "gemm", t, t + computes[i]);
-                k.step = static_cast<int>(i);
-                auto x = make_event(m, EventKind::Communication, "all_reduce(tp)", t + computes[i], t + computes[i] + 50);
-                x.step = static_cast<int>(i);
-                x.bytes = 1024;
-                x.group_size = 2;
-                w->add_event(k);
-                w->add_event(x);
-            }
-            w->close();
-        };
-        write(run, {900, 500, 100, 100});  // two slow warm-up steps, then a steady 150 ns step
-        write(one, {100});
+        write_steps(run, {0, 10'000, 20'000, 30'000}, {900, 500, 100, 100});  // two slow warm-up steps, then 150 ns
+        write_steps(one, {0}, {100});
         const auto trace = TraceReader::open(run);
         QCOMPARE(compute_stats(trace, 0, 2).ranks.at(0).steps_averaged, 2);
         QCOMPARE(compute_stats(trace, 0, 2).ranks.at(0).step_s, 150e-9);
