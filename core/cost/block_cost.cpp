@@ -531,12 +531,12 @@ EdgeCost head_cost(const Ctx& x, int pp, CrossEntropy loss) {
     }
     out.model_flops = 3.0 * m.head_gemm_flops * T / t;
     // Korthikanti et al. 2022 §4.3: final-norm and head inputs (2sbh/t each with SP) per
-    // micro-batch in flight, fp32 logits (4sbv/t) for the live one.
+    // micro-batch in flight; the loss's peak over the logits (sbv/t) for the live one,
+    // bytes per logit by implementation (loss_bytes_per_logit; 6 with Megatron-LM's own
+    // cross entropy over bf16 logits). Time: Transformer Engine's loss is charged the
+    // traffic of Megatron's (not modelled apart).
     out.activation_bytes = 2.0 * c.element_bytes * m.hidden * T / share;
-    // Upcast: when the backward starts, the fp32 log-softmax output (saved), the loss
-    // gradient and the log-softmax input gradient, 12 bytes per logit (the forward's bf16
-    // logits, fp32 copy and log-softmax are 10).
-    out.transient_bytes = (upcast ? 12.0 : 4.0) * logits;
+    out.transient_bytes = loss_bytes_per_logit(loss, c.element_bytes) * logits;
     // The head (or, with tied embeddings on more than one stage, its copy of the embedding).
     const double head_params = m.tied_embeddings ? (pp > 1 ? m.embedding_params : 0.0) : m.head_params;
     out.dense_params = head_params / t + m.final_norm_params;

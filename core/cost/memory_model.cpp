@@ -27,6 +27,43 @@ ParamMemory param_memory(double params, const ParamStateBytes& b, int zero_stage
     return m;
 }
 
+double loss_bytes_per_logit(CrossEntropy loss, double logit_bytes) {
+    const double e = logit_bytes;
+    switch (loss) {
+        case CrossEntropy::VocabParallel:
+            // Megatron-LM d98e8a64: the head's logits stay referenced by the model's forward
+            // (models/gpt/gpt_model.py:807, passed on at :839) while the loss
+            // (language_module.py:200 unfused, :197-198 fused native; both call
+            // tensor_parallel/cross_entropy.py:25) makes its fp32 copy with .float() and
+            // works on it in place (:42, :62, :77), saving it as the softmax (:119 of
+            // fusions/fused_cross_entropy.py, :181 here). The backward turns that into the
+            // gradient in place (:88, :111-114) and casts it back to the logits' dtype
+            // beside itself (unfused: the autograd engine casts the function's fp32 gradient
+            // to its input's dtype; fused: .to(bfloat16), fused_cross_entropy.py:82). fp32 logits: .float() is the tensor itself, 4
+            // bytes unfused (Megatron's default, model_parallel_config.py:320); the native
+            // fusion's bf16 cast would make that 6 (fp32 training fused: not modelled).
+            return e < 4.0 ? e + 4.0 : 4.0;
+        case CrossEntropy::Upcast:
+            // When the backward starts: the fp32 log-softmax output (saved), the loss gradient
+            // and the log-softmax input gradient (the forward's logits, fp32 copy and
+            // log-softmax are e + 8).
+            return 12.0;
+        case CrossEntropy::Te:
+            // Transformer Engine d0067d0d, pytorch/triton/cross_entropy.py:58: an fp32
+            // gradient beside the logits (pytorch/cross_entropy.py:62 saves it); the
+            // backward returns it and autograd casts it to the logits' dtype beside it. Since
+            // TE #3193 (01bbe3eea, first released in v2.18).
+            return e + 4.0;
+        case CrossEntropy::TeInPlace:
+            // TE before #3193 (71bbefbf, pinned by Megatron-Bridge v0.4.0 pyproject.toml:122):
+            // the kernel stores the gradient over the logits in their dtype
+            // (common/triton/cross_entropy.py:190) and returns them (pytorch/triton/
+            // cross_entropy.py:111): nothing beside the logits.
+            return e;
+    }
+    return e + 4.0;
+}
+
 double score_activation_bytes(const ActivationShape& a) {
     if (a.flash_attention || a.selective) return 0;
     // Softmax output (2 bytes), dropout mask (1) and dropout output (2): Korthikanti's

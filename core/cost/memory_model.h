@@ -131,6 +131,17 @@ double block_checkpoint_bytes(const ActivationShape& a);
 // output alone, without attention dropout).
 double score_activation_bytes(const ActivationShape& a);
 
+// Peak bytes per logit of the loss over the logits of the live micro-batch, `logit_bytes`
+// the logits' dtype (the head's output: 2 with bf16, fp16 and fp8 training, 4 with fp32).
+// The most of the loss's forward and its backward down to the head's input gradient; the
+// saved fp32 tensor is what stays between the two. Upstream, term by term, in
+// docs/cost-model.md ("Embedding, head, buffers, reserve"):
+//   VocabParallel  e + 4 (4 with fp32 logits, cast to themselves and worked on in place)
+//   Upcast         12: saved fp32 log-softmax, loss gradient, log-softmax input gradient
+//   Te             e + 4: the logits and TE's fp32 gradient (TE 2.18 on)
+//   TeInPlace      e: TE's gradient written over the logits (before TE 2.18)
+double loss_bytes_per_logit(CrossEntropy loss, double logit_bytes);
+
 // Forward passes (of model chunks) whose activations pipeline rank `rank` holds at its
 // peak: 1F1B min(m, p − r); interleaved min(m·v, 2(p − r − 1) + (v − 1)N + 1) chunks with N
 // the micro-batch group (interleaved_group_size: p when p divides m);

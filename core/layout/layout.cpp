@@ -27,12 +27,14 @@ std::string to_string(CrossEntropy c) {
     switch (c) {
         case CrossEntropy::VocabParallel: return "vocab-parallel";
         case CrossEntropy::Upcast: return "upcast";
+        case CrossEntropy::Te: return "te";
+        case CrossEntropy::TeInPlace: return "te-inplace";
     }
     return "?";
 }
 
 bool parse_cross_entropy(const std::string& text, CrossEntropy& out) {
-    for (CrossEntropy c : {CrossEntropy::VocabParallel, CrossEntropy::Upcast}) {
+    for (CrossEntropy c : {CrossEntropy::VocabParallel, CrossEntropy::Upcast, CrossEntropy::Te, CrossEntropy::TeInPlace}) {
         if (text == to_string(c)) {
             out = c;
             return true;

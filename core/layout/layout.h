@@ -20,11 +20,16 @@ enum class Schedule { GPipe, OneFOneB, Interleaved };
 // reruns the rest (docs/cost-model.md, "Op-level selective checkpointing").
 enum class Recompute { None, Selective, Full, SelectiveOp };
 // How the loss over the logits is computed (docs/cost-model.md, "Embedding, head, buffers,
-// reserve"): VocabParallel, Megatron-LM's vocabulary-parallel cross entropy, one fp32 copy
-// of the logits worked on in place; Upcast, PyTorch's cross_entropy(logits.float()) as
-// torchtitan calls it (torchtitan/components/loss.py), an fp32 copy, an fp32 log-softmax
-// and, in the backward, two fp32 gradients of the logits.
-enum class CrossEntropy { VocabParallel, Upcast };
+// reserve"; the peak of each, cost::loss_bytes_per_logit): VocabParallel, Megatron-LM's
+// vocabulary-parallel cross entropy, unfused or fused natively (--cross-entropy-fusion-impl
+// native), one fp32 copy of the logits worked on in place; Upcast, PyTorch's
+// cross_entropy(logits.float()) as torchtitan calls it (torchtitan/components/loss.py), an
+// fp32 copy, an fp32 log-softmax and, in the backward, two fp32 gradients of the logits;
+// Te, Transformer Engine's parallel cross entropy (--cross-entropy-loss-fusion
+// --cross-entropy-fusion-impl te) from TE 2.18 on, an fp32 gradient beside the logits;
+// TeInPlace, the same before TE 2.18, the gradient written over the logits (what the
+// Megatron-Bridge performance recipes of 2025-2026 ran).
+enum class CrossEntropy { VocabParallel, Upcast, Te, TeInPlace };
 // Where DeepSpeed's ZeRO-Offload / ZeRO-Infinity keeps state instead of the GPU.
 enum class Offload { None, Cpu, Nvme };
 // How tensor-parallel collectives overlap the GEMMs beside them (docs/cost-model.md,
@@ -49,7 +54,7 @@ std::string to_string(Schedule s);     // "gpipe", "1f1b", "interleaved"
 std::string to_string(Recompute r);    // "none", "selective", "full", "selective-op"
 bool parse_schedule(const std::string& text, Schedule& out);
 bool parse_recompute(const std::string& text, Recompute& out);
-std::string to_string(CrossEntropy c);  // "vocab-parallel", "upcast"
+std::string to_string(CrossEntropy c);  // "vocab-parallel", "upcast", "te", "te-inplace"
 bool parse_cross_entropy(const std::string& text, CrossEntropy& out);
 std::string to_string(Offload o);      // "none", "cpu", "nvme"
 bool parse_offload(const std::string& text, Offload& out);

@@ -201,7 +201,7 @@ Layout layout_from_json(const Json& j, const std::string& file) {
     const std::string loss = t.get_string_or("cross_entropy", to_string(TrainingConfig{}.cross_entropy));
     if (!parse_cross_entropy(loss, tr.cross_entropy)) {
         throw InputError(file, t.field("cross_entropy"),
-                         "unknown cross_entropy '" + loss + "' (vocab-parallel, upcast)");
+                         "unknown cross_entropy '" + loss + "' (vocab-parallel, upcast, te, te-inplace)");
     }
     for (const auto& [key, target] : {std::pair<const char*, Offload*>{"offload_optimizer", &tr.offload_optimizer},
                                       std::pair<const char*, Offload*>{"offload_params", &tr.offload_params}}) {

@@ -239,10 +239,16 @@ void TrainingEditor::build_numerics(QFormLayout* form) {
     loss_ = new QComboBox(this);
     loss_->setAccessibleName("cross_entropy");
     add_choice(loss_, tr("Vocab-parallel, fused"), spelt(to_string(CrossEntropy::VocabParallel)),
-               tr("Megatron-LM's vocabulary-parallel cross entropy: one fp32 copy of the logits, worked on in place"));
+               tr("Megatron-LM's vocabulary-parallel cross entropy: one fp32 copy of the logits beside them, worked on in place"));
     add_choice(loss_, tr("Upcast to fp32"), spelt(to_string(CrossEntropy::Upcast)),
                tr("PyTorch's cross_entropy(logits.float()) as torchtitan calls it: an fp32 copy, an fp32 "
                   "log-softmax and two fp32 gradients of the logits"));
+    add_choice(loss_, tr("Transformer Engine"), spelt(to_string(CrossEntropy::Te)),
+               tr("Transformer Engine's parallel cross entropy from TE 2.18 on (--cross-entropy-fusion-impl te): "
+                  "an fp32 gradient beside the logits"));
+    add_choice(loss_, tr("Transformer Engine, in place"), spelt(to_string(CrossEntropy::TeInPlace)),
+               tr("Transformer Engine's parallel cross entropy before TE 2.18, as the Megatron-Bridge performance "
+                  "recipes ran it: the gradient written over the logits"));
     set_box_tip(loss_, tr("How the loss over the logits is computed (training.cross_entropy): memory and time of "
                          "the last stage. Default: vocab-parallel"));
     form->addRow(tr("Lo&ss"), loss_);

@@ -53,6 +53,9 @@ void TestCluster::datasheet_figures() {
     // The memory a B200 exposes, 183,359 MiB (nvidia-smi memory.total), not the datasheet's
     // "180 GB" read as decimal bytes (167.6 GiB): resources/gpus/b200.json names the sources.
     QCOMPARE(load_cluster("dgx-b200").gpu.hbm_bytes, 183359LL << 20);
+    // And a GB200's, 189,471 MiB, not "186 GB" read as decimal bytes (173.2 GiB):
+    // resources/gpus/gb200.json names the source.
+    QCOMPARE(load_cluster("gb200-nvl72").gpu.hbm_bytes, 189471LL << 20);
     // A GB200 NVL72 domain of 72 GPUs is allocated by its 4-GPU compute trays; a DGX node is
     // its own host.
     QCOMPARE(load_cluster("gb200-nvl72").allocation_gpus(), 4);

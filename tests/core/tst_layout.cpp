@@ -15,6 +15,7 @@ class TestLayout : public QObject {
 private slots:
     void bundled_layouts_valid_and_round_trip();
     void inline_model_and_cluster_round_trip();
+    void cross_entropy_values_round_trip();
     void save_is_atomic_and_exact();
     void flags_build_a_layout();
     void flags_override_file();
@@ -48,6 +49,29 @@ void TestLayout::inline_model_and_cluster_round_trip() {
     QVERIFY(j["cluster"].is_object());
     const Layout back = layout_from_json(j, "inline.json");
     QVERIFY(back == l);
+}
+
+// training.cross_entropy: every value is written (but the default) and read back; an unknown
+// one is an error naming the field and the values.
+void TestLayout::cross_entropy_values_round_trip() {
+    Layout l = load_layout(resource_dir() + "/layouts/tiny-cpu.json");
+    for (const auto loss : {CrossEntropy::VocabParallel, CrossEntropy::Upcast, CrossEntropy::Te, CrossEntropy::TeInPlace}) {
+        l.training.cross_entropy = loss;
+        const Json j = layout_to_json(l);
+        QCOMPARE(j["training"].contains("cross_entropy"), loss != CrossEntropy::VocabParallel);
+        QVERIFY(layout_from_json(j, "rt.json") == l);
+    }
+    Json j = layout_to_json(l);
+    QCOMPARE(j["training"]["cross_entropy"].get<std::string>(), std::string("te-inplace"));
+    j["training"]["cross_entropy"] = "liger";
+    try {
+        (void)layout_from_json(j, "bad.json");
+        QFAIL("no error");
+    } catch (const InputError& e) {
+        QCOMPARE(e.issues().front().file, std::string("bad.json"));
+        QCOMPARE(e.issues().front().field, std::string("training.cross_entropy"));
+        QVERIFY(e.issues().front().message.find("te-inplace") != std::string::npos);
+    }
 }
 
 void TestLayout::save_is_atomic_and_exact() {

@@ -111,6 +111,10 @@ Layout bridge(const char* model, const char* cluster, int gpus, int gbs, int mbs
     l.parallel.overlap_grad_reduce = true;
     l.parallel.overlap_param_gather = true;
     l.training.grad_reduce_in_bf16 = true;
+    // Transformer Engine's cross entropy, which the performance scripts set
+    // (scripts/performance/utils/overrides.py:55 at 00b7660b), at the pinned TE release_v2.9
+    // (pyproject.toml:120): the gradient written over the logits.
+    l.training.cross_entropy = CrossEntropy::TeInPlace;
     if (std::string(model) == "llama3.1-405b") use_bridge_405b_split(l);
     return l;
 }

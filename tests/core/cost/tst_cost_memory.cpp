@@ -404,7 +404,7 @@ private slots:
         QVERIFY(estimate_layout(l).stages[0].activations_bytes > 2 * op.stages[0].activations_bytes);
     }
     // PyTorch's cross_entropy(logits.float()): 12 bytes per logit when the backward starts,
-    // against the vocabulary-parallel loss's one fp32 copy (4).
+    // against the vocabulary-parallel loss's bf16 logits and one fp32 copy (6).
     void upcast_loss_holds_three_fp32_logit_copies() {
         Layout l = make_layout(load_model("llama3-8b"), "dgx-h100", 1, 1, 8, 1, 8, 8192);
         l.training.zero_stage = 1;
@@ -412,8 +412,47 @@ private slots:
         l.training.cross_entropy = CrossEntropy::Upcast;
         const Estimate up = estimate_layout(l);
         const double logits = 8192.0 * 128256;
-        QCOMPARE(static_cast<double>(up.stages[0].buffers_bytes - vp.stages[0].buffers_bytes), 8 * logits);
+        QCOMPARE(static_cast<double>(up.stages[0].buffers_bytes - vp.stages[0].buffers_bytes), 6 * logits);
         QVERIFY(up.step_time_s > vp.step_time_s);
+    }
+    // The loss's peak by hand, per implementation (docs/cost-model.md, "Embedding, head,
+    // buffers, reserve"). Llama 3 8B, vocabulary 128,256, one micro-batch of 8,192 tokens, no
+    // pipeline, no TP, no recompute: the loss is the stage's only buffer.
+    //   vocab-parallel: Megatron-LM d98e8a64 keeps the bf16 logits referenced
+    //     (models/gpt/gpt_model.py:807, :839) beside their fp32 copy
+    //     (tensor_parallel/cross_entropy.py:25): 2 + 4 = 6 bytes per logit, not 4;
+    //   te: Transformer Engine d0067d0d allocates an fp32 gradient beside them
+    //     (pytorch/triton/cross_entropy.py:58): 2 + 4;
+    //   te-inplace: TE before v2.18 writes the gradient over the logits
+    //     (71bbefbf common/triton/cross_entropy.py:190): 2.
+    void loss_peak_per_implementation_by_hand() {
+        const double tokens = 8192, vocab = 128256;
+        Layout l = make_layout(load_model("llama3-8b"), "dgx-h100", 1, 1, 8, 1, 8, 8192);
+        l.training.zero_stage = 1;
+        l.training.recompute = Recompute::None;
+        const auto buffers = [&](CrossEntropy loss) {
+            l.training.cross_entropy = loss;
+            return static_cast<double>(estimate_layout(l).stages[0].buffers_bytes);
+        };
+        QCOMPARE(buffers(CrossEntropy::VocabParallel), 6 * tokens * vocab);  // 6.12 GiB
+        QCOMPARE(buffers(CrossEntropy::Te), 6 * tokens * vocab);
+        QCOMPARE(buffers(CrossEntropy::TeInPlace), 2 * tokens * vocab);
+        QCOMPARE(buffers(CrossEntropy::Upcast), 12 * tokens * vocab);
+        // Vocabulary-parallel over TP 4: each rank holds its quarter of the logits.
+        Layout t4 = make_layout(load_model("llama3-8b"), "dgx-h100", 4, 1, 2, 1, 2, 8192);
+        t4.training.zero_stage = 1;
+        t4.training.recompute = Recompute::None;
+        const Estimate vp = estimate_layout(t4);
+        t4.training.cross_entropy = CrossEntropy::TeInPlace;
+        const Estimate te = estimate_layout(t4);
+        QCOMPARE(static_cast<double>(vp.stages[0].buffers_bytes - te.stages[0].buffers_bytes),
+                 4 * tokens * vocab / 4);
+        // fp32 logits: .float() is the tensor itself, worked on in place (4); TE still
+        // allocates its fp32 gradient beside them (8); in place, the logits alone (4).
+        QCOMPARE(loss_bytes_per_logit(CrossEntropy::VocabParallel, 4), 4.0);
+        QCOMPARE(loss_bytes_per_logit(CrossEntropy::Te, 4), 8.0);
+        QCOMPARE(loss_bytes_per_logit(CrossEntropy::TeInPlace, 4), 4.0);
+        QCOMPARE(loss_bytes_per_logit(CrossEntropy::VocabParallel, 2), 6.0);
     }
     // ZeRO-3 as FSDP2 holds it (Llama 3 8B, no pipeline): two gathered bf16 blocks (218,112,000
     // parameters each: 4096·(4096 + 2·1024) + 4096² + 3·4096·14336 + 2·4096), one block's fp32

@@ -383,6 +383,14 @@ Layout layout_of(const Run& r) {
         l.training.recompute_modules = r.recompute_modules;
     }
     l.training.grad_reduce_in_bf16 = true;
+    // The loss: the performance scripts set Transformer Engine's cross entropy for every run,
+    // over the recipes' own choice (scripts/performance/utils/overrides.py:66 at v0.4.0,
+    // 2026-04-16, called from set_workload_base_configs at :223; :55 at 00b7660b, 25.11;
+    // fusion on, gpt_provider.py:196), and the TE they pin writes the gradient over the
+    // logits (71bbefbf at v0.4.0, pyproject.toml:122; release_v2.9 at 00b7660b,
+    // release_v2.15 on 2026-05-18; TE keeps an fp32 gradient only from v2.18):
+    // te-inplace, 2 bytes per logit.
+    l.training.cross_entropy = CrossEntropy::TeInPlace;
     l.placement.layers_per_stage = r.layers_per_chunk;
     if (std::string(r.model) == "llama3.1-405b") use_bridge_405b_split(l);
     state_moe_recipe(r, l);

@@ -471,6 +471,12 @@ void TestExportRoundTrip::lossy_cases_name_the_loss() {
         QVERIFY(has(m, "cross_entropy upcast"));
         QVERIFY(has(m, "eager element-wise"));
         QVERIFY(has(m, "op-level selective checkpointing"));
+        // Transformer Engine's loss, as Megatron-Bridge runs it: Megatron-LM refuses it
+        // (training/arguments.py:1697-1702 at d98e8a64), so the export names it lost.
+        for (const auto loss : {CrossEntropy::Te, CrossEntropy::TeInPlace}) {
+            l.training.cross_entropy = loss;
+            QVERIFY(has(export_layout(l, ExportFormat::Megatron), "cross_entropy " + to_string(loss) + ": Megatron-LM refuses"));
+        }
     }
     {   // Tiled TP overlap: "pipe" has no flag of its own in Megatron-LM; DeepSpeed and
         // torchtitan do not write it
