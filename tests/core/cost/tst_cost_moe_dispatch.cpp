@@ -7,6 +7,7 @@
 
 #include "core/common/error.h"
 #include "core/cost/cost_model.h"
+#include "core/cost/ep_comm_sms.h"
 #include "core/cost/flex_kernel_rate.h"
 #include "core/cost/moe_dispatch.h"
 #include "core/layout/layout_json.h"
@@ -177,6 +178,36 @@ class TestCostMoeDispatch : public QObject {
         refused.mesh.ep = 8;
         cm.prepare(refused, l.training, c);
         QCOMPARE(c.a2a_paired_share, 0.0);
+    }
+    // The overlapped compute runs on the SMs the dispatcher's kernels leave: NCCL's all-to-all
+    // 16 CTAs across nodes and 32 inside an NVLink domain, DeepEP Megatron's 20 SMs, HybridEP
+    // Bridge's 32; the share of the GPU's SMs, the cluster's tier figure without an SM count.
+    void dispatcher_sms_take_their_share() {
+        QCOMPARE(ep_comm_sms(MoeDispatcher::AllToAll, MoeFlexBackend::DeepEP, true), 16);
+        QCOMPARE(ep_comm_sms(MoeDispatcher::AllToAll, MoeFlexBackend::DeepEP, false), 32);
+        QCOMPARE(ep_comm_sms(MoeDispatcher::Flex, MoeFlexBackend::DeepEP, true), 20);
+        QCOMPARE(ep_comm_sms(MoeDispatcher::Flex, MoeFlexBackend::HybridEP, false), 32);
+        QVERIFY(near(ep_sm_interference(MoeDispatcher::AllToAll, MoeFlexBackend::DeepEP, true, 132, 0.02), 16.0 / 132));
+        QVERIFY(near(ep_sm_interference(MoeDispatcher::Flex, MoeFlexBackend::DeepEP, true, 148, 0.02), 20.0 / 148));
+        QCOMPARE(ep_sm_interference(MoeDispatcher::AllToAll, MoeFlexBackend::DeepEP, true, 0, 0.02), 0.02);
+        QCOMPARE(ep_sm_interference(MoeDispatcher::Flex, MoeFlexBackend::HybridEP, false, 20, 0.15), 0.9);
+        // On a layout: dgx-b200 states 148 SMs, so DeepEP across nodes takes 20 of them, and
+        // the overlapped step is slower than with the InfiniBand tier's 0.02.
+        Layout l = cross_node_moe();
+        l.parallel.moe_dispatcher = MoeDispatcher::Flex;
+        l.parallel.moe_a2a_overlap = true;
+        const CostModel cm(l.model, l.cluster);
+        LayoutCosts c;
+        cm.prepare(l.parallel, l.training, c);
+        QCOMPARE(l.cluster.gpu.sm_count, 148);
+        QVERIFY(near(c.ep_interference, 20.0 / 148));
+        const Estimate sms = estimate_layout(l);
+        Layout unknown = l;
+        unknown.cluster.gpu.sm_count = 0;
+        const CostModel cm0(unknown.model, unknown.cluster);
+        cm0.prepare(unknown.parallel, unknown.training, c);
+        QCOMPARE(c.ep_interference, unknown.cluster.efficiency.inter_node_interference);
+        QVERIFY(sms.step_time_s > estimate_layout(unknown).step_time_s);
     }
     void validation_names_the_field() {
         Layout l = cross_node_moe();
