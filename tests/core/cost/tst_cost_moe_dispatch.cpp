@@ -131,12 +131,15 @@ class TestCostMoeDispatch : public QObject {
         QCOMPARE(spread.intra_copies, 0.0);
         QVERIFY(near(spread.dispatch_s, tokens * token_bytes * expected_groups_hit(128, 8, 4) * 3.0 / 4.0 / 1e9));
     }
-    // Megatron's combined 1F1B: combine_bwd ‖ attention fwd, dispatch fwd + bwd ‖ MLP bwd +
-    // fwd, combine fwd ‖ attention bwd; and which passes it pairs.
+    // Megatron's combined 1F1B: combine_bwd ‖ attention fwd, dispatch fwd ‖ MLP bwd, dispatch
+    // bwd ‖ MLP fwd, combine fwd ‖ attention bwd; and which passes it pairs.
     void overlap_closed_forms() {
         QVERIFY(near(a2a_overlap_exposed_s(1.0, 0.5, 1.0, 1.0, 2.0), 0.5));
         QVERIFY(near(a2a_overlap_exposed_s(2.0, 0.5, 1.0, 1.0, 2.0), 1.5 + 1.0 + 1.0));
         QCOMPARE(a2a_overlap_exposed_s(0.1, 1, 1, 1, 1), 0.0);
+        // dispatch_bwd waits for mlp_bwd and pairs with mlp_fwd alone: a short forward MLP
+        // cannot borrow the backward MLP's slack (0.8 shows, not max(0, 2 − 1.8 − 0.2) = 0).
+        QVERIFY(near(a2a_overlap_exposed_s(1.0, 1.0, 0.2, 1.0, 1.8), 0.8));
         QVERIFY(near(a2a_overlap_paired_share(1, 1, 4, 1), 0.75));  // the first forward alone
         // pp 4, vpp 2, 8 micro-batches (16 passes): 2·3 + 1·4 + 1 = 11 warm-up forwards.
         QVERIFY(near(a2a_overlap_paired_share(4, 2, 8, 4), 5.0 / 16.0));
