@@ -624,8 +624,9 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     // The MoE all-to-all overlap's compute runs beside the dispatcher's kernels, which hold a
     // fixed number of SMs (core/cost/ep_comm_sms.h); the tier's figure where the GPU states
     // no SM count.
-    c.ep_interference = ep_sm_interference(p.moe_dispatcher, p.moe_flex_backend, c.ep_span.crosses_nodes(),
-                                           cl.gpu.sm_count, interference(c.ep_span));
+    c.ep_interference = ep_sm_interference(p.moe_dispatcher, p.moe_flex_backend,
+                                           c.ep_span.crosses_nodes(), cl.gpu.sm_count,
+                                           interference(c.ep_span));
     // The MoE all-to-all overlap where Megatron runs it (ParallelConfig::moe_a2a_overlap; the
     // validation refuses the rest, the search may not have checked).
     const bool a2a_overlap = p.moe_a2a_overlap && rules::moe_a2a_overlap_runs(c.ep, p.moe_dispatcher, c.pp, c.vpp,

@@ -45,7 +45,8 @@ int ep_comm_sms(MoeDispatcher dispatcher, MoeFlexBackend backend, bool crosses_n
 double ep_sm_interference(MoeDispatcher dispatcher, MoeFlexBackend backend, bool crosses_nodes,
                           int gpu_sms, double fallback) {
     if (gpu_sms <= 0) return fallback;
-    const double share = static_cast<double>(ep_comm_sms(dispatcher, backend, crosses_nodes)) / gpu_sms;
+    const double comm_sms = ep_comm_sms(dispatcher, backend, crosses_nodes);
+    const double share = comm_sms / gpu_sms;
     return std::clamp(share, 0.0, 0.9);
 }
 

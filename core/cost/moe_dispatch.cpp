@@ -95,8 +95,8 @@ double a2a_overlap_exposed_s(double a2a_s, double fwd_attention_s, double fwd_ml
     const double a = std::max(0.0, a2a_s);
     // Each pairing ends when both its all-to-all and its compute have: the next node of
     // either micro-batch waits for the previous one of its own chain, on either stream.
-    return std::max(0.0, a - fwd_attention_s) + std::max(0.0, a - bwd_mlp_s) + std::max(0.0, a - fwd_mlp_s) +
-           std::max(0.0, a - bwd_attention_s);
+    return std::max(0.0, a - fwd_attention_s) + std::max(0.0, a - bwd_mlp_s) +
+           std::max(0.0, a - fwd_mlp_s) + std::max(0.0, a - bwd_attention_s);
 }
 
 }  // namespace meshwork::cost

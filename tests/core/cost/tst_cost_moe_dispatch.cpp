@@ -190,10 +190,13 @@ class TestCostMoeDispatch : public QObject {
         QCOMPARE(ep_comm_sms(MoeDispatcher::AllToAll, MoeFlexBackend::DeepEP, false), 32);
         QCOMPARE(ep_comm_sms(MoeDispatcher::Flex, MoeFlexBackend::DeepEP, true), 20);
         QCOMPARE(ep_comm_sms(MoeDispatcher::Flex, MoeFlexBackend::HybridEP, false), 32);
-        QVERIFY(near(ep_sm_interference(MoeDispatcher::AllToAll, MoeFlexBackend::DeepEP, true, 132, 0.02), 16.0 / 132));
-        QVERIFY(near(ep_sm_interference(MoeDispatcher::Flex, MoeFlexBackend::DeepEP, true, 148, 0.02), 20.0 / 148));
-        QCOMPARE(ep_sm_interference(MoeDispatcher::AllToAll, MoeFlexBackend::DeepEP, true, 0, 0.02), 0.02);
-        QCOMPARE(ep_sm_interference(MoeDispatcher::Flex, MoeFlexBackend::HybridEP, false, 20, 0.15), 0.9);
+        const auto a2a = MoeDispatcher::AllToAll;
+        const auto flex = MoeDispatcher::Flex;
+        const auto deepep = MoeFlexBackend::DeepEP;
+        QVERIFY(near(ep_sm_interference(a2a, deepep, true, 132, 0.02), 16.0 / 132));
+        QVERIFY(near(ep_sm_interference(flex, deepep, true, 148, 0.02), 20.0 / 148));
+        QCOMPARE(ep_sm_interference(a2a, deepep, true, 0, 0.02), 0.02);  // no SM count
+        QCOMPARE(ep_sm_interference(flex, MoeFlexBackend::HybridEP, false, 20, 0.15), 0.9);
         // On a layout: dgx-b200 states 148 SMs, so DeepEP across nodes takes 20 of them, and
         // the overlapped step is slower than with the InfiniBand tier's 0.02.
         Layout l = cross_node_moe();
