@@ -103,6 +103,7 @@ GpuKind gpu_from_json(const nlohmann::json& j, const std::string& file, const st
     }
     g.hbm_bytes = r.get_int("hbm_bytes", 1 << 20, kMaxHbm);
     g.hbm_bandwidth_bytes_per_s = r.get_number("hbm_bandwidth_bytes_per_s", 1e6, kMaxBandwidth);
+    g.sm_count = static_cast<int>(r.get_int_or("sm_count", 0, 0, 100000));
     r.reject_unknown_keys();
     return g;
 }
@@ -110,11 +111,13 @@ GpuKind gpu_from_json(const nlohmann::json& j, const std::string& file, const st
 nlohmann::json gpu_to_json(const GpuKind& g) {
     nlohmann::json flops = nlohmann::json::object();
     for (const auto& [d, f] : g.peak_flops_per_s) flops[to_string(d)] = f;
-    return {{"format", "meshwork-gpu"}, {"version", kFormatVersion},
-            {"kind", g.kind},          {"description", g.description},
-            {"peak_flops_per_s", flops}, {"hbm_bytes", g.hbm_bytes},
-            {"hbm_bandwidth_bytes_per_s", g.hbm_bandwidth_bytes_per_s},
-            {"source", g.source}};
+    nlohmann::json j = {{"format", "meshwork-gpu"}, {"version", kFormatVersion},
+                        {"kind", g.kind},          {"description", g.description},
+                        {"peak_flops_per_s", flops}, {"hbm_bytes", g.hbm_bytes},
+                        {"hbm_bandwidth_bytes_per_s", g.hbm_bandwidth_bytes_per_s},
+                        {"source", g.source}};
+    if (g.sm_count > 0) j["sm_count"] = g.sm_count;
+    return j;
 }
 
 GpuKind load_gpu(const std::string& name_or_path, const std::string& file,

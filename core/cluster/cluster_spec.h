@@ -23,6 +23,9 @@ struct GpuKind {
     std::map<DType, double> peak_flops_per_s;  // dense (no structured sparsity)
     std::int64_t hbm_bytes = 0;
     double hbm_bandwidth_bytes_per_s = 0;
+    // Streaming multiprocessors: what a communication kernel's fixed SM budget is a share of
+    // (core/cost/ep_comm_sms.h). 0 when the file states none (CPUs, GPUs not described).
+    int sm_count = 0;
     std::string source;       // datasheet the figures come from
 
     // Peak dense FLOP/s in `dtype`; 0 when the GPU has no such units (fp8 on A100).

@@ -6,6 +6,7 @@
 
 #include "core/common/error.h"
 #include "core/cost/comm_overlap.h"
+#include "core/cost/ep_comm_sms.h"
 #include "core/schedule/pipeline_schedule.h"
 #include "core/cost/gemm_shapes.h"
 #include "core/cost/moe_dispatch.h"
@@ -620,7 +621,12 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     c.interleaved_group = std::max(c.pp, interleaved_group_size(c.pp, c.micro_batches));
     c.moe_dispatcher = p.moe_dispatcher;
     c.moe_flex_backend = p.moe_flex_backend;
-    c.ep_interference = interference(c.ep_span);
+    // The MoE all-to-all overlap's compute runs beside the dispatcher's kernels, which hold a
+    // fixed number of SMs (core/cost/ep_comm_sms.h); the tier's figure where the GPU states
+    // no SM count.
+    c.ep_interference = ep_sm_interference(p.moe_dispatcher, p.moe_flex_backend,
+                                           c.ep_span.crosses_nodes(), cl.gpu.sm_count,
+                                           interference(c.ep_span));
     // The MoE all-to-all overlap where Megatron runs it (ParallelConfig::moe_a2a_overlap; the
     // validation refuses the rest, the search may not have checked).
     const bool a2a_overlap = p.moe_a2a_overlap && rules::moe_a2a_overlap_runs(c.ep, p.moe_dispatcher, c.pp, c.vpp,

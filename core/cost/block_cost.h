@@ -142,7 +142,8 @@ struct LayoutCosts : AxisSizes {
     MoeFlexBackend moe_flex_backend = MoeFlexBackend::DeepEP;  // ParallelConfig::moe_flex_backend
     // Share of the passes whose MoE all-to-alls overlap another micro-batch's compute
     // (ParallelConfig::moe_a2a_overlap; 0 without it), and the share of the GPU the hidden
-    // all-to-alls take (the interference of the EP group's tier).
+    // all-to-alls take (the dispatcher's SMs over the GPU's, core/cost/ep_comm_sms.h; the
+    // interference of the EP group's tier where the GPU states no SM count).
     double a2a_paired_share = 0;
     double ep_interference = 0;
     double tokens_per_step = 0;  // gbs × seq

@@ -93,8 +93,10 @@ double a2a_overlap_paired_share(int pp, int vpp, int micro_batches, int group) {
 double a2a_overlap_exposed_s(double a2a_s, double fwd_attention_s, double fwd_mlp_s,
                              double bwd_attention_s, double bwd_mlp_s) {
     const double a = std::max(0.0, a2a_s);
-    return std::max(0.0, a - fwd_attention_s) + std::max(0.0, 2.0 * a - bwd_mlp_s - fwd_mlp_s) +
-           std::max(0.0, a - bwd_attention_s);
+    // Each pairing ends when both its all-to-all and its compute have: the next node of
+    // either micro-batch waits for the previous one of its own chain, on either stream.
+    return std::max(0.0, a - fwd_attention_s) + std::max(0.0, a - bwd_mlp_s) +
+           std::max(0.0, a - fwd_mlp_s) + std::max(0.0, a - bwd_attention_s);
 }
 
 }  // namespace meshwork::cost

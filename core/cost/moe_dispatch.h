@@ -39,10 +39,17 @@ MoeDispatchCost moe_dispatch_cost(const LinkModel& link, const GroupSpan& ep, Mo
 double a2a_overlap_paired_share(int pp, int vpp, int micro_batches, int group);
 
 // Communication one paired layer step (one micro-batch's forward, another's backward) leaves
-// exposed, given one all-to-all `a2a_s` and the halves' compute: Megatron runs
-// combine_bwd ‖ pre_dispatch_fwd, dispatch_fwd + dispatch_bwd ‖ mlp_bwd + mlp_fwd, and
-// combine_fwd ‖ pre_dispatch_bwd on two streams (models/common/model_chunk_schedule_plan.py:
-// 243-245 at d98e8a64), so each phase shows what its communication outlasts.
+// exposed, given one all-to-all `a2a_s` and the halves' compute: Megatron issues
+// combine_bwd, pre_dispatch_fwd, mlp_bwd, dispatch_fwd, dispatch_bwd, mlp_fwd, combine_fwd,
+// pre_dispatch_bwd on a communication and a compute stream
+// (models/common/model_chunk_schedule_plan.py:236-301 at d98e8a64), and every node of a
+// micro-batch first waits for that micro-batch's previous node (one CUDA event per
+// micro-batch, pipeline_parallel/utils.py:324-345): dispatch_fwd waits for pre_dispatch_fwd,
+// mlp_fwd for dispatch_fwd, dispatch_bwd for the whole mlp_bwd (its weight gradients
+// included, without delay_wgrad_compute). So the step is four pairings, each as long as the
+// longer of its two: combine_bwd ‖ pre_dispatch_fwd, dispatch_fwd ‖ mlp_bwd,
+// dispatch_bwd ‖ mlp_fwd, combine_fwd ‖ pre_dispatch_bwd; each shows what its all-to-all
+// outlasts.
 double a2a_overlap_exposed_s(double a2a_s, double fwd_attention_s, double fwd_mlp_s,
                              double bwd_attention_s, double bwd_mlp_s);
 

@@ -47,6 +47,10 @@ void TestCluster::datasheet_figures() {
     QVERIFY(qAbs(h100.gpu.peak_flops(DType::Fp8) - 1978.9e12) < 2e12);
     QCOMPARE(h100.gpu.hbm_bandwidth_bytes_per_s, 3.35e12);
     QCOMPARE(h100.gpus_per_node, 8);
+    // SMs (core/cost/ep_comm_sms.h): H100 SXM5 132, B200 148; none stated for the A100.
+    QCOMPARE(h100.gpu.sm_count, 132);
+    QCOMPARE(load_cluster("gb200-nvl72").gpu.sm_count, 148);
+    QCOMPARE(a100.gpu.sm_count, 0);
     const auto h200 = load_cluster("dgx-h200");
     QCOMPARE(h200.gpu.hbm_bandwidth_bytes_per_s, 4.8e12);
     QCOMPARE(load_cluster("dgx-b200").gpu.peak_flops(DType::Bf16), 2.25e15);
@@ -104,6 +108,7 @@ void TestCluster::bad_clusters_data() {
     QTest::newRow("huge nodes") << R"({"max_nodes":1e300})" << "max_nodes";
     QTest::newRow("host larger than node") << R"({"gpus_per_host":16})" << "gpus_per_host";
     QTest::newRow("host not dividing node") << R"({"gpus_per_host":3})" << "gpus_per_host";
+    QTest::newRow("inline gpu negative SMs") << R"({"gpu":{"kind":"x","peak_flops_per_s":{"fp32":1e13},"hbm_bytes":1073741824,"hbm_bandwidth_bytes_per_s":1e12,"sm_count":-1}})" << "gpu.sm_count";
     QTest::newRow("inline gpu no fp32") << R"({"gpu":{"kind":"x","peak_flops_per_s":{"bf16":1e15},"hbm_bytes":1073741824,"hbm_bandwidth_bytes_per_s":1e12}})" << "gpu.peak_flops_per_s.fp32";
 }
 

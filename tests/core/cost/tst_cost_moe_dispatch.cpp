@@ -7,6 +7,7 @@
 
 #include "core/common/error.h"
 #include "core/cost/cost_model.h"
+#include "core/cost/ep_comm_sms.h"
 #include "core/cost/flex_kernel_rate.h"
 #include "core/cost/moe_dispatch.h"
 #include "core/layout/layout_json.h"
@@ -130,12 +131,15 @@ class TestCostMoeDispatch : public QObject {
         QCOMPARE(spread.intra_copies, 0.0);
         QVERIFY(near(spread.dispatch_s, tokens * token_bytes * expected_groups_hit(128, 8, 4) * 3.0 / 4.0 / 1e9));
     }
-    // Megatron's combined 1F1B: combine_bwd ‖ attention fwd, dispatch fwd + bwd ‖ MLP bwd +
-    // fwd, combine fwd ‖ attention bwd; and which passes it pairs.
+    // Megatron's combined 1F1B: combine_bwd ‖ attention fwd, dispatch fwd ‖ MLP bwd, dispatch
+    // bwd ‖ MLP fwd, combine fwd ‖ attention bwd; and which passes it pairs.
     void overlap_closed_forms() {
         QVERIFY(near(a2a_overlap_exposed_s(1.0, 0.5, 1.0, 1.0, 2.0), 0.5));
         QVERIFY(near(a2a_overlap_exposed_s(2.0, 0.5, 1.0, 1.0, 2.0), 1.5 + 1.0 + 1.0));
         QCOMPARE(a2a_overlap_exposed_s(0.1, 1, 1, 1, 1), 0.0);
+        // dispatch_bwd waits for mlp_bwd and pairs with mlp_fwd alone: a short forward MLP
+        // cannot borrow the backward MLP's slack (0.8 shows, not max(0, 2 − 1.8 − 0.2) = 0).
+        QVERIFY(near(a2a_overlap_exposed_s(1.0, 1.0, 0.2, 1.0, 1.8), 0.8));
         QVERIFY(near(a2a_overlap_paired_share(1, 1, 4, 1), 0.75));  // the first forward alone
         // pp 4, vpp 2, 8 micro-batches (16 passes): 2·3 + 1·4 + 1 = 11 warm-up forwards.
         QVERIFY(near(a2a_overlap_paired_share(4, 2, 8, 4), 5.0 / 16.0));
@@ -177,6 +181,39 @@ class TestCostMoeDispatch : public QObject {
         refused.mesh.ep = 8;
         cm.prepare(refused, l.training, c);
         QCOMPARE(c.a2a_paired_share, 0.0);
+    }
+    // The overlapped compute runs on the SMs the dispatcher's kernels leave: NCCL's all-to-all
+    // 16 CTAs across nodes and 32 inside an NVLink domain, DeepEP Megatron's 20 SMs, HybridEP
+    // Bridge's 32; the share of the GPU's SMs, the cluster's tier figure without an SM count.
+    void dispatcher_sms_take_their_share() {
+        QCOMPARE(ep_comm_sms(MoeDispatcher::AllToAll, MoeFlexBackend::DeepEP, true), 16);
+        QCOMPARE(ep_comm_sms(MoeDispatcher::AllToAll, MoeFlexBackend::DeepEP, false), 32);
+        QCOMPARE(ep_comm_sms(MoeDispatcher::Flex, MoeFlexBackend::DeepEP, true), 20);
+        QCOMPARE(ep_comm_sms(MoeDispatcher::Flex, MoeFlexBackend::HybridEP, false), 32);
+        const auto a2a = MoeDispatcher::AllToAll;
+        const auto flex = MoeDispatcher::Flex;
+        const auto deepep = MoeFlexBackend::DeepEP;
+        QVERIFY(near(ep_sm_interference(a2a, deepep, true, 132, 0.02), 16.0 / 132));
+        QVERIFY(near(ep_sm_interference(flex, deepep, true, 148, 0.02), 20.0 / 148));
+        QCOMPARE(ep_sm_interference(a2a, deepep, true, 0, 0.02), 0.02);  // no SM count
+        QCOMPARE(ep_sm_interference(flex, MoeFlexBackend::HybridEP, false, 20, 0.15), 0.9);
+        // On a layout: dgx-b200 states 148 SMs, so DeepEP across nodes takes 20 of them, and
+        // the overlapped step is slower than with the InfiniBand tier's 0.02.
+        Layout l = cross_node_moe();
+        l.parallel.moe_dispatcher = MoeDispatcher::Flex;
+        l.parallel.moe_a2a_overlap = true;
+        const CostModel cm(l.model, l.cluster);
+        LayoutCosts c;
+        cm.prepare(l.parallel, l.training, c);
+        QCOMPARE(l.cluster.gpu.sm_count, 148);
+        QVERIFY(near(c.ep_interference, 20.0 / 148));
+        const Estimate sms = estimate_layout(l);
+        Layout unknown = l;
+        unknown.cluster.gpu.sm_count = 0;
+        const CostModel cm0(unknown.model, unknown.cluster);
+        cm0.prepare(unknown.parallel, unknown.training, c);
+        QCOMPARE(c.ep_interference, unknown.cluster.efficiency.inter_node_interference);
+        QVERIFY(sms.step_time_s > estimate_layout(unknown).step_time_s);
     }
     void validation_names_the_field() {
         Layout l = cross_node_moe();

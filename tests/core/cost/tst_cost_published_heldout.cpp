@@ -123,8 +123,11 @@ constexpr const char* kMoeWhy = "MoE: router, per-layer host sync and small kern
 // over NVLink there) and MoE all-to-all overlap (moe_a2a_overlap: the dispatch and combine of
 // one micro-batch beside another's compute), see moe_recipes() below. Before they were
 // stated the rows were pessimistic by 17 to 143 %; stated, they are optimistic like the
-// in-domain rows (-13 to -39 %), for the same unmodelled kernels. 45 %: the worst (-39.4 %)
-// plus a margin.
+// in-domain rows (0 to -39 %), for the same unmodelled kernels. The two rows with the
+// overlap moved by 5 and 7 points when its compute ran on the SMs the dispatcher's kernels
+// leave (core/cost/ep_comm_sms.h) rather than beside InfiniBand's 0.02, and by 3 and 4 more
+// with Megatron's four pairings per layer (core/cost/moe_dispatch.h). 45 %: the worst
+// (-39.4 %, the H100 Qwen3 30B row, no overlap) plus a margin.
 constexpr double kMoeCrossNode = 0.45;
 constexpr const char* kCrossNodeWhy =
     "EP across nodes, dispatcher and A2A overlap stated: router, host sync, small kernels not modelled";
@@ -135,11 +138,14 @@ constexpr const char* kCrossNodeWhy =
 // (skills/perf-expert-parallel-overlap/SKILL.md:127-135 at 21d102f5e, "Measured Short-Run
 // Evidence", 2026-05-18 current main). The unfused permutation is not statable (the model
 // prices the fused one). Diagnostic, not fitted: without the overlap the model is 6 %
-// optimistic, with it 27 %, so the overlap model hides more of the all-to-all than Megatron
-// does (the model saves 15.7 s, the run 9.9 s); and against the fp8 HybridEP row (:248, 29.26 s)
-// the model credits fp8 and per-node dispatch with 20.9 s of savings where the runs show
-// 12.0 s. 35 %: the worst (-26.6 %) plus a margin.
-constexpr double kMoeMeasuredAB = 0.35;
+// optimistic, with it 27 % with InfiniBand's interference figure (0.02), 21 % with the
+// compute on the 116 of 132 SMs NCCL's 16 CTAs leave (core/cost/ep_comm_sms.h) and 18 % with
+// Megatron's four pairings per layer instead of three (core/cost/moe_dispatch.h), so the
+// overlap model still hides more of the all-to-all than Megatron does (the model saves 13.1 s,
+// the run 9.9 s); and against the fp8 HybridEP row (:248, 29.26 s) the model credits fp8 and
+// per-node dispatch with 20.9 s of savings where the runs show 12.0 s. 22 %: the worst
+// (-18.3 %) plus a margin (35 % before the SM share and the four pairings).
+constexpr double kMoeMeasuredAB = 0.22;
 // summary() tells the groups apart by their tolerance.
 static_assert(kMoeIntraNode != kMoeCrossNode && kMoeIntraNode != kMoeMeasuredAB && kMoeCrossNode != kMoeMeasuredAB);
 constexpr const char* kMeasuredABWhy =
@@ -482,8 +488,10 @@ class TestCostPublishedHeldout : public QObject {
         // 19.2 % with the flex kernels at their published NVLink rate instead of the link's
         // (core/cost/flex_kernel_rate.h: the four HybridEP rows move by 6 to 10 points).
         QVERIFY(intra.n > 0 && intra.sum / intra.n < 0.21);
-        // With their dispatchers and overlap stated (61.5 % mean before, +143 % worst).
-        QVERIFY(cross.n > 0 && cross.sum / cross.n < 0.30);
+        // With their dispatchers and overlap stated (61.5 % mean before, +143 % worst): 23.3 %;
+        // 19.5 % with the overlapped compute on the SMs the dispatcher leaves, 17.2 % with
+        // Megatron's four pairings per layer.
+        QVERIFY(cross.n > 0 && cross.sum / cross.n < 0.20);
     }
 };
 
