@@ -29,7 +29,7 @@
 // keeps ordinary jitter of compute (a few percent) from being called a compute straggler,
 // and the stricter wait asked of "late" keeps a one-off scheduling hiccup of a shared host
 // from being called one. The first step of a trace of
-// several is warm-up (allocation, first touch, lazy initialisation: trace_stats.h) and is
+// several is warm-up (allocation, first touch, lazy initialisation: warmup_steps.h, its default) and is
 // not judged.
 //
 // A rank holds the job back when it does so again and again: in at least kPersistent of the
@@ -43,6 +43,8 @@
 #include <map>
 #include <utility>
 #include <tuple>
+
+#include "profiler/analysis/warmup_steps.h"
 
 namespace meshwork::profiler {
 
@@ -80,7 +82,7 @@ StragglerReport find_stragglers(const RankStepMatrix& m, const std::optional<Dev
     std::map<int, std::vector<std::size_t>> stages;  // stage -> rank indices
     for (std::size_t i = 0; i < m.ranks.size(); ++i) stages[stage_of(m.ranks[i], mesh)].push_back(i);
 
-    const std::size_t first = m.steps.size() >= 2 ? 1 : 0;
+    const std::size_t first = warmup_items(m.steps.size(), kDefaultWarmupSteps);
     for (std::size_t s = first; s < m.steps.size(); ++s) {
         report.steps_checked.push_back(m.steps[s]);
         for (const auto& [stage, members] : stages) {
