@@ -39,9 +39,10 @@ double loss_bytes_per_logit(CrossEntropy loss, double logit_bytes) {
             // fusions/fused_cross_entropy.py, :181 here). The backward turns that into the
             // gradient in place (:88, :111-114) and casts it back to the logits' dtype
             // beside itself (unfused: the autograd engine casts the function's fp32 gradient
-            // to its input's dtype; fused: .to(bfloat16), fused_cross_entropy.py:82). fp32 logits: .float() is the tensor itself, 4
-            // bytes unfused (Megatron's default, model_parallel_config.py:320); the native
-            // fusion's bf16 cast would make that 6 (fp32 training fused: not modelled).
+            // to its input's dtype; fused: .to(bfloat16), fused_cross_entropy.py:82). fp32
+            // logits: .float() is the tensor itself, 4 bytes unfused (Megatron's default,
+            // model_parallel_config.py:320); the native fusion's bf16 cast would make that 6
+            // (fp32 training fused: not modelled).
             return e < 4.0 ? e + 4.0 : 4.0;
         case CrossEntropy::Upcast:
             // When the backward starts: the fp32 log-softmax output (saved), the loss gradient

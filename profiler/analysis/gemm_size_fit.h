@@ -34,7 +34,8 @@ struct GemmSizeFit {
 };
 
 // Fits over the compute events of `measured` from step `first_step` on (the earlier ones
-// are warm-up, warmup_steps.h; -1: every event). The peak is that of `dtype` on `layout.cluster` (the cost model's kernel model).
+// are warm-up, warmup_steps.h; -1: every event). The peak is that of `dtype` on
+// `layout.cluster` (the cost model's kernel model).
 // Not fitted (reason says why) with fewer than two distinct sizes, when the line does not
 // have a positive asymptote and a non-negative half size, or when it misses the operations
 // by more than 25 % rms; the caller then keeps a single scale. Operations the model does not
