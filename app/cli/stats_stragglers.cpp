@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/format.h"
+#include "profiler/analysis/rank_step_bound.h"
 #include "profiler/analysis/rank_steps.h"
 #include "profiler/analysis/stragglers.h"
 #include "profiler/analysis/trace_layout.h"
@@ -116,7 +117,7 @@ struct Report {
 
 Report report_of(const profiler::TraceReader& trace) {
     Report r;
-    r.matrix = profiler::compute_rank_steps(trace);
+    r.matrix = profiler::compute_rank_steps_bounded(trace);
     std::optional<DeviceMesh> mesh;
     if (const auto layout = profiler::trace_layout(trace)) mesh = layout->mesh();
     r.stragglers = profiler::find_stragglers(r.matrix, mesh);

@@ -264,6 +264,18 @@ void check_sequence_and_batch(const Layout& l, Checker& c) {
                 "global batch " + str(t.global_batch_size) + " is not a multiple of dp×micro-batch = " +
                     str(m.dp) + "×" + str(t.micro_batch_size) + " = " + str(per_step));
     }
+    // The simulator and the engine hold every micro-batch of a step (the pipeline schedule
+    // has pp × vpp × m slots, the simulated step one span per slot and layer); a global batch
+    // of 2^30 passed here and then died in bad_alloc. 2^16 micro-batches per step is 128x the
+    // 512 of the largest published run we compare with (Narayanan et al. 2021, 1T parameters:
+    // batch 3072, dp 6, micro-batch 1; tests/core/cost/tst_cost_published.cpp).
+    constexpr long long kMaxMicroBatchesPerStep = 1 << 16;
+    if (per_step > 0 && t.global_batch_size / per_step > kMaxMicroBatchesPerStep) {
+        c.error("training.global_batch_size",
+                "global batch " + str(t.global_batch_size) + " makes " + str(t.global_batch_size / per_step) +
+                    " micro-batches per step (dp×micro-batch = " + str(per_step) + "), more than the " +
+                    str(kMaxMicroBatchesPerStep) + " the simulator and the engine hold");
+    }
     if (t.seq_length > l.model.max_position_embeddings) {
         c.warning("training.seq_length", "sequence " + str(t.seq_length) + " exceeds the model's " +
                                              str(l.model.max_position_embeddings) + " positions");

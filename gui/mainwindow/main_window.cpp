@@ -39,6 +39,7 @@
 #include "gui/timeline/timeline_panel.h"
 #include "gui/timeline/timeline_view.h"
 #include "gui/timeline/trace_opener.h"
+#include "gui/timeline/trace_reader_source.h"
 #include "gui/trace/remote_trace_source.h"
 #include "gui/training/training_editor.h"
 
@@ -70,6 +71,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
                                        tr("%1\n\nThe timeline keeps what it had drawn; open the trace again to "
                                           "continue.").arg(why));
                             emit remote_trace_lost(path, why);
+                        }, Qt::QueuedConnection);
+                    });
+                }
+                if (const auto* local = dynamic_cast<const TraceReaderSource*>(source.get())) {
+                    local->on_error([this, path](const QString& why) {
+                        QMetaObject::invokeMethod(this, [this, path, why] {
+                            show_error(tr("Cannot read trace"), tr("%1\n\n%2").arg(path, why));
+                            emit trace_failed(path, why);
                         }, Qt::QueuedConnection);
                     });
                 }

@@ -3,6 +3,7 @@
 #include <QFileInfo>
 
 #include "gui/trace/remote_trace_source.h"
+#include "profiler/analysis/rank_step_bound.h"
 #include "profiler/analysis/trace_layout.h"
 
 namespace meshwork::gui {
@@ -35,7 +36,7 @@ void RankStepsLoader::load(const QString& path) {
             else reader.emplace(profiler::TraceReader::open(path.toStdString()));
             job.post([this] { phase_ = tr("Computing step times per rank…"); });
             job.progress(kComputing, kPhases);
-            auto matrix = served ? client->rank_steps() : profiler::compute_rank_steps(*reader);
+            auto matrix = served ? client->rank_steps() : profiler::compute_rank_steps_bounded(*reader);
             if (job.stop_requested()) return nullptr;
             job.post([this] { phase_ = tr("Grouping ranks by mesh coordinates…"); });
             job.progress(kGrouping, kPhases);

@@ -16,6 +16,19 @@ TraceReaderSource::TraceReaderSource(profiler::TraceReader reader)
 }
 
 
+bool TraceReaderSource::guarded(const std::function<void()>& ask) const {
+    try {
+        ask();
+        return true;
+    } catch (const std::exception& e) {
+        if (!reported_) {
+            reported_ = true;
+            if (on_error_) on_error_(QString::fromStdString(e.what()));
+        }
+        return false;
+    }
+}
+
 const std::string& TraceReaderSource::name(std::uint32_t name_id) const {
     static const std::string unknown = "?";
     return name_id >= 1 && name_id <= reader_.string_count() ? reader_.string(name_id) : unknown;
@@ -25,7 +38,8 @@ void TraceReaderSource::query(int lane, std::int64_t t0, std::int64_t t1, std::s
                               std::vector<TimelineItem>& out) const {
     out.clear();
     if (lane < 0 || lane >= lane_count()) return;
-    const auto items = reader_.window(lanes_.track_of(lane), t0, t1, pixels);
+    std::vector<profiler::DrawItem> items;
+    if (!guarded([&] { items = reader_.window(lanes_.track_of(lane), t0, t1, pixels); })) return;
     out.reserve(items.size());
     for (const auto& d : items) {
         out.push_back({d.start_ns, d.end_ns, d.count == 1 ? d.event_id : -1,
@@ -36,24 +50,31 @@ void TraceReaderSource::query(int lane, std::int64_t t0, std::int64_t t1, std::s
 
 TimelineEventDetails TraceReaderSource::details(std::int64_t event) const {
     TimelineEventDetails d;
-    if (const auto e = reader_.event(event)) {
-        d.event = *e;
-        d.lane = lanes_.lane_of_track(e->track);
-    }
+    guarded([&] {
+        if (const auto e = reader_.event(event)) {
+            d.event = *e;
+            d.lane = lanes_.lane_of_track(e->track);
+        }
+    });
     return d;
 }
 
 TimelineRangeStats TraceReaderSource::range_stats(int lane_first, int lane_last, std::int64_t t0,
                                                   std::int64_t t1) const {
-    const auto totals = profiler::range_totals(reader_, lanes_.tracks_of(lane_first, lane_last), t0, t1);
     TimelineRangeStats stats;
+    profiler::RangeTotals totals;
+    if (!guarded([&] { totals = profiler::range_totals(reader_, lanes_.tracks_of(lane_first, lane_last), t0, t1); })) {
+        return stats;
+    }
     stats.events = totals.events;
     std::copy(totals.busy_ns.begin(), totals.busy_ns.end(), stats.busy_ns);
     return stats;
 }
 
 std::int64_t TraceReaderSource::find_next(const std::string& text, std::int64_t after_ns) const {
-    return profiler::find_next_event(reader_, lanes_.tracks(), text, after_ns);
+    std::int64_t found = -1;
+    guarded([&] { found = profiler::find_next_event(reader_, lanes_.tracks(), text, after_ns); });
+    return found;
 }
 
 }  // namespace meshwork::gui

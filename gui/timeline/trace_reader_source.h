@@ -4,8 +4,11 @@
 // own string ids as their name ids (a store never holds 2^32 names).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
+
+#include <QString>
 #include <unordered_map>
 
 #include "profiler/store/trace_reader.h"
@@ -37,8 +40,18 @@ public:
                                                  std::int64_t t1) const override;
     [[nodiscard]] std::int64_t find_next(const std::string& text, std::int64_t after_ns) const override;
 
+    // Told once when a query fails on the file (a chunk the open-time checks could not
+    // see): the view is painting then, so the query answers with nothing instead of
+    // throwing through Qt, and the callback shows why.
+    void on_error(std::function<void(const QString&)> callback) const { on_error_ = std::move(callback); }
+
 private:
+    // Runs `ask`; an exception from the reader is reported once and makes it return false.
+    bool guarded(const std::function<void()>& ask) const;
+
     profiler::TraceReader reader_;
+    mutable std::function<void(const QString&)> on_error_;
+    mutable bool reported_ = false;
     TraceLanes lanes_;
     profiler::TraceMesh mesh_;
 };

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "core/common/error.h"
+#include "profiler/analysis/rank_step_bound.h"
 #include "profiler/analysis/timeline_queries.h"
 #include "profiler/analysis/trace_stats.h"
 #include "profiler/remote/trace_protocol.h"
@@ -175,7 +176,7 @@ public:
                 answer["stats"] = stats_report_json(reader_, static_cast<std::size_t>(top));
             } else if (op == "rank_steps") {
                 check_keys(request, {});
-                answer["rank_steps"] = rank_steps_to_json(compute_rank_steps(reader_));
+                answer["rank_steps"] = rank_steps_to_json(compute_rank_steps_bounded(reader_));
             } else if (op == "range_stats") {
                 check_keys(request, {"tracks", "t0_ns", "t1_ns"});
                 const auto totals = range_totals(reader_, tracks(request), int_field(request, "t0_ns", kMinTime, kMaxTime),

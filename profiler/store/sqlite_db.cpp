@@ -3,12 +3,14 @@
 #include <sqlite3.h>
 
 #include <array>
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "core/common/error.h"
 #include "core/common/utf8.h"
+#include "profiler/store/unfinished_trace.h"
 
 namespace meshwork::profiler::sql {
 
@@ -41,30 +43,27 @@ void harden(sqlite3* db) {
     sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
 }
 
-// A writer killed inside a rollback-journal transaction (a trace being closed leaves WAL
-// for that) leaves a hot journal beside the file. Only a connection that may write can roll
-// it back, and until it does no read-only connection can read the file ("attempt to write a
-// readonly database"). Rolling back restores the file as its writer last committed it, what
-// any SQLite program does on opening it; it is done here once, on a hardened connection,
-// before the read-only open.
-void roll_back_hot_journal(const std::string& path) {
+// The URI that opens `path` immutable: SQLite then takes no lock and never looks at, creates,
+// replays or deletes a -journal, -wal or -shm file (https://sqlite.org/uri.html, "immutable").
+// Every byte but unreserved ones and '/' is percent-encoded, so '?', '#' and '%' in a file
+// name stay part of the name.
+std::string immutable_uri(const std::string& path) {
     std::error_code ec;
-    const std::string journal = path + "-journal";
-    if (!std::filesystem::exists(journal, ec) || std::filesystem::file_size(journal, ec) == 0 || ec) return;
-    sqlite3* db = nullptr;
-    int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
-    if (rc == SQLITE_OK) {
-        harden(db);
-        rc = sqlite3_exec(db, "SELECT count(*) FROM sqlite_schema", nullptr, nullptr, nullptr);
+    auto absolute = std::filesystem::absolute(path, ec);
+    const std::string p = ec ? path : absolute.string();
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    std::string uri = "file:";
+    for (const char ch : p) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
+            uri += ch;
+        } else {
+            uri += '%';
+            uri += kHex[c >> 4];
+            uri += kHex[c & 15];
+        }
     }
-    const std::string why = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-    sqlite3_close_v2(db);
-    if (rc != SQLITE_OK) {
-        throw InputError(path, "",
-                         "its writer was killed in the middle of a transaction and the journal "
-                         "beside it (" + journal + ") cannot be rolled back: " + why +
-                             " (make the file and its folder writable and open it again)");
-    }
+    return uri + "?immutable=1";
 }
 
 }  // namespace
@@ -87,18 +86,38 @@ Database Database::create(const std::string& path) {
 
 Database Database::open_untrusted(const std::string& path) {
     check_header(path);
-    roll_back_hot_journal(path);
+    // Immutable, the connection would read the file as if nothing were beside it: pages a
+    // killed writer left half-written, or commits still in its log, would be read as the
+    // file's state. Say so instead; recover_trace() replays them on a copy.
+    if (auto why = left_unfinished(path)) {
+        throw InputError(path, "", *why + "; readers never repair a file (that would write beside it), "
+                                   "recover it into a new trace with 'meshwork-cli recover-trace " +
+                                       path + " --out NEW.sqlite'");
+    }
     Database db;
     db.path_ = path;
     db.trust_ = Trust::Untrusted;
-    const int rc = sqlite3_open_v2(path.c_str(), &db.db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
-                                   nullptr);
+    const int rc = sqlite3_open_v2(immutable_uri(path).c_str(), &db.db_,
+                                   SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) db.fail(rc, "cannot open database");
     // A hostile file must not be able to run code or corrupt memory through its schema.
     harden(db.db_);
     // Reading the schema here turns "file is not a database" and header corruption into an
     // error now instead of at the first query.
     Statement probe(db, "SELECT count(*) FROM sqlite_schema");
+    probe.step();
+    return db;
+}
+
+Database Database::open_private_copy(const std::string& path) {
+    check_header(path);
+    Database db;
+    db.path_ = path;
+    db.trust_ = Trust::Untrusted;
+    const int rc = sqlite3_open_v2(path.c_str(), &db.db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+    if (rc != SQLITE_OK) db.fail(rc, "cannot open database");
+    harden(db.db_);
+    Statement probe(db, "SELECT count(*) FROM sqlite_schema");  // replays the journal or log
     probe.step();
     return db;
 }
@@ -218,8 +237,29 @@ void Statement::reset() {
 void Statement::rewind() { sqlite3_reset(stmt_); }
 
 bool Statement::is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-std::int64_t Statement::int64(int col) const { return sqlite3_column_int64(stmt_, col); }
-double Statement::real(int col) const { return sqlite3_column_double(stmt_, col); }
+// SQLite converts whatever a column holds to the type asked for ('abc' reads as 0); a file
+// from elsewhere must hold the type the query expects, or it is refused naming the column.
+void Statement::expect_type(int col, bool number_ok, const char* expected) const {
+    if (db_->trust() != Trust::Untrusted) return;
+    const int type = sqlite3_column_type(stmt_, col);
+    if (type == SQLITE_INTEGER || type == SQLITE_NULL || (number_ok && type == SQLITE_FLOAT)) return;
+    const char* column = sqlite3_column_name(stmt_, col);
+    const char* sql = sqlite3_sql(stmt_);
+    throw InputError(db_->path(), column ? column : "",
+                     std::string("expected ") + expected + ", found " +
+                         (type == SQLITE_FLOAT ? "a real number" : type == SQLITE_TEXT ? "text" : "a blob") +
+                         ", read by \"" + std::string(sql ? sql : "").substr(0, 100) + "\"");
+}
+
+std::int64_t Statement::int64(int col) const {
+    expect_type(col, false, "an integer");
+    return sqlite3_column_int64(stmt_, col);
+}
+
+double Statement::real(int col) const {
+    expect_type(col, true, "a number");
+    return sqlite3_column_double(stmt_, col);
+}
 
 std::string Statement::text(int col) const {
     const auto* p = sqlite3_column_text(stmt_, col);

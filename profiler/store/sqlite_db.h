@@ -19,9 +19,14 @@ class Database {
 public:
     // Creates (truncating any existing file) a database for writing.
     static Database create(const std::string& path);
-    // Opens a file read-only in defensive mode with extension loading off; checks the header
-    // first so that "not an SQLite file" gets its own message.
+    // Opens a file handed to us: read-only and immutable (no lock, no -journal/-wal/-shm read,
+    // created or deleted: nothing on disk changes), in defensive mode with extension loading,
+    // triggers and views off. Checks the header first so that "not an SQLite file" gets its
+    // own message, and refuses a file its writer left unfinished (unfinished_trace.h).
     static Database open_untrusted(const std::string& path);
+    // Opens read-write, hardened as above, a copy that recover_trace() made in a folder of its
+    // own, so that SQLite replays the journal or log beside it there. Nothing else may call it.
+    static Database open_private_copy(const std::string& path);
 
     Database() = default;
     Database(Database&& other) noexcept;
@@ -69,6 +74,8 @@ public:
     void rewind();
 
     [[nodiscard]] bool is_null(int col) const;
+    // On an untrusted file, a value of another type (text, a blob, a real where an integer
+    // belongs) is an InputError naming the column; NULL reads as 0.
     [[nodiscard]] std::int64_t int64(int col) const;
     [[nodiscard]] double real(int col) const;
     [[nodiscard]] std::string text(int col) const;
@@ -76,6 +83,8 @@ public:
     [[nodiscard]] std::string_view blob(int col) const;
 
 private:
+    void expect_type(int col, bool number_ok, const char* expected) const;
+
     const Database* db_;
     sqlite3_stmt* stmt_ = nullptr;
 };

@@ -30,6 +30,14 @@ private:
     bool committed_ = false;
 };
 
+// The temporary name of this process's output to `path`: PATH.partial.PID.
+std::string partial_name(const std::string& path);
+// Removes what writers to `path` that were killed left behind: PATH.partial.PID files (and
+// their -wal, -shm, -journal) whose process is gone from this host. A live writer's file
+// stays, as does a name whose PID this host cannot check (another user's process: EPERM).
+// Every writer calls it before it starts, so leftovers live until the next run to `path`.
+void remove_dead_partials(const std::string& path);
+
 // Writes `text` to `path` through a temporary file and a rename.
 void write_file_atomically(const std::string& path, const std::string& text);
 // Same, for output produced piece by piece; nothing is left at `path` if `produce` throws.

@@ -13,6 +13,7 @@
 #include "profiler/store/draw_merge.h"
 #include "profiler/store/lod_builder.h"
 #include "profiler/store/sqlite_db.h"
+#include "profiler/store/trace_content_check.h"
 #include "profiler/store/trace_schema.h"
 
 namespace meshwork::profiler {
@@ -86,11 +87,10 @@ struct TraceReader::Impl {
     }
 
     // SQLite reads pages past the end of a cut file as zeros and only fails when a query
-    // reaches them; compare the size the header promises with the file instead. (With a WAL
-    // beside it, pages may legitimately live in the WAL.)
+    // reaches them; compare the size the header promises with the file instead. (A file with
+    // a log beside it, whose pages may live in the log, never gets here: open_untrusted.)
     void check_not_truncated() {
         std::error_code ec;
-        if (std::filesystem::exists(path + "-wal", ec)) return;
         sql::Statement pages(db, "PRAGMA page_count");
         sql::Statement size(db, "PRAGMA page_size");
         if (!pages.step() || !size.step()) return;
@@ -175,6 +175,9 @@ struct TraceReader::Impl {
             sql::Statement st(db, "SELECT count(*) FROM strings");
             st.step();
             const std::int64_t n = st.int64(0);
+            // Every value of every row, before anything reads one (a name id the strings
+            // table lacks, a time past +-2^62, text where a number belongs, ...).
+            check_trace_contents(db, {n});
             strings.resize(static_cast<std::size_t>(n));
             sql::Statement rows(db, "SELECT id, value FROM strings");
             while (rows.step()) {
@@ -520,6 +523,11 @@ std::optional<std::pair<std::int64_t, std::int64_t>> TraceReader::step_span(std:
     st.bind(2, micro_batch);
     if (!st.step() || st.int64(0) == 0) return std::nullopt;
     return std::make_pair(st.int64(1), st.int64(2));
+}
+
+std::int64_t TraceReader::distinct_step_count() const {
+    sql::Statement st(impl_->db, "SELECT count(DISTINCT step) FROM events WHERE step IS NOT NULL");
+    return st.step() ? st.int64(0) : 0;
 }
 
 void TraceReader::for_each_counter(const std::function<void(const CounterSample&)>& fn) const {

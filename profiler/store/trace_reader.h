@@ -92,6 +92,10 @@ public:
     [[nodiscard]] std::optional<std::pair<std::int64_t, std::int64_t>> step_span(std::int64_t step,
                                                                                 std::int64_t micro_batch) const;
 
+    // How many different values events.step holds (one SQL scan; callers that size a table
+    // by steps bound it first, rank_step_bound.h).
+    [[nodiscard]] std::int64_t distinct_step_count() const;
+
     [[nodiscard]] const std::string& string(std::int64_t id) const;
     // Valid string ids are 1..string_count().
     [[nodiscard]] std::int64_t string_count() const;

@@ -19,6 +19,11 @@ inline constexpr int kLodMaxLevel = 62;
 // window query finds events that began long before the window without scanning back to them.
 inline constexpr int kLongEventShift = 4;
 
+// Every time in a trace (events, counters, track extents) lies within +-kMaxTraceTimeNs
+// (about 146 years: Unix-epoch nanoseconds until 2116), so that the difference of any two,
+// a duration or a span, fits in 64 bits. Readers refuse a time outside it.
+inline constexpr std::int64_t kMaxTraceTimeNs = (std::int64_t{1} << 62) - 1;
+
 // DDL run when a trace is created (no secondary indexes: those are built at close).
 extern const char* const kSchemaSql;
 // DDL run at close: indexes of the small tables.

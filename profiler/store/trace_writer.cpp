@@ -400,16 +400,29 @@ struct TraceWriter::Impl {
         }
     }
 
+    // Why the writer thread stopped, for the producer that adds next: a full disk stops the
+    // run or import at once instead of after all of its work (close() reports it too).
+    [[noreturn]] void throw_failure() const {
+        try {
+            std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+            throw RuntimeError(path + ": writing the trace failed: " + e.what());
+        } catch (...) {
+            throw RuntimeError(path + ": writing the trace failed");
+        }
+    }
+
     // Caller holds the lock. Moves the current batch to the queue when full; applies
-    // back-pressure. Returns false when the event must be dropped.
+    // back-pressure. Returns false when the event must be dropped; throws once the writer
+    // thread has failed.
     bool make_room(std::unique_lock<std::mutex>& lock) {
-        if (writer_failed) return false;
+        if (writer_failed) throw_failure();
         if (queued_events >= options.max_queued_events) {
             if (options.drop_when_behind) return false;
             space_ready.wait(lock, [&] {
                 return queued_events < options.max_queued_events || writer_failed;
             });
-            if (writer_failed) return false;
+            if (writer_failed) throw_failure();
         }
         return true;
     }

@@ -2,13 +2,14 @@
 // with SIGKILL mid-step, or throws (--inject-fault). Every other rank must be gone within
 // 30 s, the job must report one clear error naming the failed rank, no process of the job
 // may be left behind, and the trace of every rank must still be readable
-// (`meshwork-cli stats` exits 0 on it).
+// (`meshwork-cli stats` exits 0 on it, after recover-trace for a profile left unclosed).
 #include <csignal>
 #include <sys/types.h>
 
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
@@ -90,10 +91,28 @@ qint64 rank_pid(const QString& needle, int rank) {
     return -1;
 }
 
-// `meshwork-cli stats TRACE`: exit 0 is "readable" (an unclosed trace is read up to its
-// last commit, with a warning that says so, which sets `closed` to false).
-QString stats_failure(const QString& trace, bool& closed) {
-    if (!QFile::exists(trace)) return trace + ": missing";
+// `meshwork-cli stats TRACE`: exit 0 is "readable". A rank that did not close its profile
+// left TRACE.partial.PID instead of TRACE (run --profile renames only a closed profile);
+// `meshwork-cli recover-trace` turns that into a trace, read up to its last commit (stats
+// warns that it is incomplete, which sets `closed` to false).
+QString stats_failure(QString trace, bool& closed) {
+    if (!QFile::exists(trace)) {
+        const QFileInfo info(trace);
+        const QStringList partials = QDir(info.path()).entryList({info.fileName() + ".partial.*"}, QDir::Files);
+        QString partial;
+        for (const auto& p : partials) {
+            if (!p.endsWith("-wal") && !p.endsWith("-shm") && !p.endsWith("-journal")) partial = info.dir().filePath(p);
+        }
+        if (partial.isEmpty()) return trace + ": missing, and no partial file of it";
+        const QString recovered = trace + ".recovered.sqlite";
+        QProcess recover;
+        recover.setProcessChannelMode(QProcess::MergedChannels);
+        recover.start(MESHWORK_CLI_PATH, {"recover-trace", partial, "--out", recovered});
+        if (!recover.waitForFinished(60000) || recover.exitCode() != 0) {
+            return partial + ": recover-trace failed: " + recover.readAll();
+        }
+        trace = recovered;
+    }
     QProcess stats;
     stats.setProcessChannelMode(QProcess::MergedChannels);
     stats.start(MESHWORK_CLI_PATH, {"stats", trace});

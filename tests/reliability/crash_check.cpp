@@ -6,6 +6,8 @@
 #include <sqlite3.h>
 
 #include "profiler/store/trace_reader.h"
+#include "profiler/store/trace_recover.h"
+#include "profiler/store/unfinished_trace.h"
 
 namespace meshwork::reliability {
 
@@ -29,8 +31,15 @@ std::string integrity_check(const std::string& path) {
     return result;
 }
 
+std::string readable_trace(const std::string& path) {
+    if (!profiler::sql::left_unfinished(path)) return path;
+    const std::string recovered = path + ".recovered.sqlite";
+    profiler::recover_trace(path, recovered);
+    return recovered;
+}
+
 std::vector<std::int64_t> event_numbers(const std::string& path, bool* complete) {
-    const auto reader = profiler::TraceReader::open(path);
+    const auto reader = profiler::TraceReader::open(readable_trace(path));
     if (complete) *complete = reader.complete();
     std::vector<std::int64_t> numbers;
     numbers.reserve(static_cast<std::size_t>(reader.event_count()));

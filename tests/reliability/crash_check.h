@@ -10,7 +10,12 @@ namespace meshwork::reliability {
 // PRAGMA integrity_check on a read-only connection: "ok" or SQLite's first complaint.
 std::string integrity_check(const std::string& path);
 
-// The correlation ids of every event in the trace, sorted (trace_writer_loop numbers its
+// `path` when nothing is beside it, else the trace recover_trace() makes of it (PATH.recovered.sqlite):
+// readers refuse a trace left with a journal or log beside it; a killed writer's commits are
+// read through recovery, which is what a user does.
+std::string readable_trace(const std::string& path);
+
+// The correlation ids of every event in the trace (recovered first when unfinished), sorted (trace_writer_loop numbers its
 // events 0, 1, 2, ... there).
 std::vector<std::int64_t> event_numbers(const std::string& path, bool* complete);
 

@@ -2,7 +2,8 @@
 // trace copied off a cluster) and TraceReader::verify (quick_check). The events are long
 // enough to land in long_events, the table SQLite 3.40 misreported as holding NULLs while
 // its key columns were not its leading ones. A trace whose writer was killed inside a
-// rollback-journal transaction (closing leaves WAL for one) still opens, as committed.
+// rollback-journal transaction (closing leaves WAL for one) is refused by readers, which never
+// replay a journal, and recover_trace() gives it back as committed, from a copy.
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,13 +14,14 @@
 
 #include "tests/reliability/crash_check.h"
 #include "profiler/store/trace_reader.h"
+#include "profiler/store/trace_recover.h"
 #include "profiler/store/trace_writer.h"
 
 class TestTraceIntegrity : public QObject {
     Q_OBJECT
 private slots:
     void closedTraceWithLongEventsPassesIntegrityCheck();
-    void killedInsideARollbackTransactionOpens();
+    void killedInsideARollbackTransactionIsRecoveredFromACopy();
 };
 
 namespace {
@@ -88,14 +90,29 @@ void TestTraceIntegrity::closedTraceWithLongEventsPassesIntegrityCheck() {
     }
 }
 
-void TestTraceIntegrity::killedInsideARollbackTransactionOpens() {
+void TestTraceIntegrity::killedInsideARollbackTransactionIsRecoveredFromACopy() {
     QTemporaryDir dir;
     const std::string path = dir.filePath("killed.sqlite").toStdString();
     write_closed_trace(path, 500);
     QCOMPARE(die_inside_a_transaction(path), 0);
-    QVERIFY2(QFile::exists(QString::fromStdString(path + "-journal")), "no journal was left behind");
+    const QString journal = QString::fromStdString(path + "-journal");
+    QVERIFY2(QFile::exists(journal), "no journal was left behind");
+    const auto bytes_of = [](const QString& file) {
+        QFile f(file);
+        return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+    };
+    const QByteArray trace_before = bytes_of(QString::fromStdString(path)), journal_before = bytes_of(journal);
     try {
-        const auto reader = meshwork::profiler::TraceReader::open(path);
+        (void)meshwork::profiler::TraceReader::open(path);
+        QFAIL("a reader opened a trace with a hot journal beside it");
+    } catch (const std::exception& e) {
+        QVERIFY2(QString(e.what()).contains("left unfinished"), e.what());
+    }
+    const std::string recovered = dir.filePath("recovered.sqlite").toStdString();
+    try {
+        const auto r = meshwork::profiler::recover_trace(path, recovered);
+        QCOMPARE(QString::fromStdString(r.replayed), journal);
+        const auto reader = meshwork::profiler::TraceReader::open(recovered);
         QVERIFY2(reader.complete(), "the uncommitted change must be rolled back");
         QCOMPARE(reader.event_count(), 500);
         std::int64_t changed = 0;
@@ -104,7 +121,10 @@ void TestTraceIntegrity::killedInsideARollbackTransactionOpens() {
     } catch (const std::exception& e) {
         QFAIL(e.what());
     }
-    QCOMPARE(QString::fromStdString(meshwork::reliability::integrity_check(path)), QString("ok"));
+    QCOMPARE(QString::fromStdString(meshwork::reliability::integrity_check(recovered)), QString("ok"));
+    // The killed file and its journal are as the writer left them.
+    QCOMPARE(bytes_of(QString::fromStdString(path)), trace_before);
+    QCOMPARE(bytes_of(journal), journal_before);
 }
 
 QTEST_GUILESS_MAIN(TestTraceIntegrity)

@@ -65,7 +65,6 @@ void TestEngineComm::suite() {
 }
 
 void TestEngineComm::timeout_names_missing_rank() {
-    const auto t0 = std::chrono::steady_clock::now();
     const auto errors = on_ranks(3, 0.5, [](int r, Communicator& c, Backend& be) -> std::string {
         float v = 1;
         if (r == 2) {
@@ -80,8 +79,8 @@ void TestEngineComm::timeout_names_missing_rank() {
         c.all_reduce(&v, &v, 1, ReduceOp::Sum, be.compute_stream());
         return "no timeout";
     });
-    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    QVERIFY2(took < 5, "the timeout is not bounded");
+    // That the waiting ranks were told "timed out" is the timeout's proof; no clock is
+    // compared (issue 31: a loaded machine broke such bounds).
     QVERIFY2(errors[0].find("timed out") != std::string::npos, errors[0].c_str());
     QVERIFY2(errors[0].find("rank(s) 2") != std::string::npos, errors[0].c_str());
     QVERIFY2(errors[2].find("late: ") == 0, errors[2].c_str());
@@ -101,7 +100,8 @@ void TestEngineComm::mismatched_collective_fails_every_rank() {
 }
 
 void TestEngineComm::abort_wakes_waiters() {
-    const auto t0 = std::chrono::steady_clock::now();
+    // Woken by the abort, the waiters report its reason; left to their 60 s timeout they
+    // would report "timed out" instead. No clock is compared (issue 31).
     const auto errors = on_ranks(4, 60, [](int r, Communicator& c, Backend& be) -> std::string {
         float v = 0;
         if (r == 3) {
@@ -112,7 +112,6 @@ void TestEngineComm::abort_wakes_waiters() {
         else c.all_reduce(&v, &v, 1, ReduceOp::Sum, be.compute_stream());
         return "not aborted";
     });
-    QVERIFY(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
     for (int r = 0; r < 3; ++r) QVERIFY2(errors[static_cast<std::size_t>(r)].find("rank 3: out of memory") != std::string::npos, errors[static_cast<std::size_t>(r)].c_str());
 }
 

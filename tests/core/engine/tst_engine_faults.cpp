@@ -48,9 +48,6 @@ public:
     std::atomic<int> tracks_{0};
 };
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 }  // namespace
 
 class TestEngineFaults : public QObject {
@@ -70,15 +67,15 @@ void TestEngineFaults::exception_on_one_rank_stops_all() {
     o.steps = 3;
     o.fault_rank = 5;
     o.fault_step = 2;
-    o.comm_timeout_s = 30;
-    const auto t0 = std::chrono::steady_clock::now();
+    // No timeout to fall back on within the test's own (ctest's 300 s): the other ranks stop
+    // because the fault aborts the world, or the test hangs. No clock is read (issue 31).
+    o.comm_timeout_s = 3600;
     try {
         run_in_process(tp2_pp2(), o, {});
         QFAIL("the run did not fail");
     } catch (const RuntimeError& e) {
         QCOMPARE(std::string(e.what()), std::string("rank 5: injected fault at step 2"));
     }
-    QVERIFY2(seconds_since(t0) < 10, "not stopped promptly");
 }
 
 void TestEngineFaults::stalled_rank_times_out() {
@@ -88,14 +85,14 @@ void TestEngineFaults::stalled_rank_times_out() {
     o.fault_step = 1;
     o.fault_kind = FaultKind::Hang;
     o.comm_timeout_s = 0.5;
-    const auto t0 = std::chrono::steady_clock::now();
+    // The message proves the timeout ended the run; that it ends at all is the bound (the
+    // hung rank never returns by itself). No clock is compared (issue 31).
     try {
         run_in_process(tp2_pp2(), o, {});
         QFAIL("the run did not fail");
     } catch (const RuntimeError& e) {
         QVERIFY2(std::string(e.what()).find("timed out after") != std::string::npos, e.what());
     }
-    QVERIFY2(seconds_since(t0) < 6, "not stopped in bounded time");
 }
 
 void TestEngineFaults::interrupt_stops_at_next_op() {

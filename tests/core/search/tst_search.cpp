@@ -443,8 +443,7 @@ void TestSearch::cancellation_stops_early() {
     hooks.progress = [&](std::int64_t, std::int64_t) { source.request_stop(); };
     const SearchResult r = run_search(req, hooks);
     QVERIFY(r.cancelled);
-    QVERIFY(r.processed < r.space_size);
-    QVERIFY2(r.elapsed_s < 2.0, qPrintable(QString::number(r.elapsed_s)));
+    QVERIFY(r.processed < r.space_size);  // stopped early: counted work, not a clock (issue 31)
 }
 
 void TestSearch::rerank_reorders_the_front_runners() {

@@ -252,8 +252,8 @@ private slots:
         }
     }
 
-    // Llama 3.1 405B on 16,384 H100 (TP8 PP16 DP128, 16 micro-batches): under 20 ms and
-    // 100 MB, with and without the timeline.
+    // Llama 3.1 405B on 16,384 H100 (TP8 PP16 DP128, 16 micro-batches): under 100 MB of
+    // state, and work in proportion to the micro-batches (its time: bench_cost).
     void large_layout_is_fast_and_small() {
         const Layout l = preset_layout("llama3.1-405b-h100-16384");
         QCOMPARE(l.gpus, 16384);
@@ -264,18 +264,18 @@ private slots:
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         qInfo("405B on 16384 GPUs: %.3f ms, %zu bytes of simulation state, %lld events", ms, r.memory_bytes,
               static_cast<long long>(r.sim_events));
-        QVERIFY(ms < 20.0);
+        // The time is bench_cost's (docs/BENCHMARKS.md); here the work that sets it, which
+        // load cannot change (issue 31): the state held and the events simulated.
         QVERIFY(r.memory_bytes < 100u * 1024 * 1024);
         QCOMPARE(r.simulated_ranks, 16);
         // More micro-batches: still fast (32 and 64).
         for (int m : {32, 64}) {
             Layout big = l;
             big.training.global_batch_size = m * l.parallel.mesh.dp;
-            const auto t1 = std::chrono::steady_clock::now();
-            simulate_layout(big);
-            const double big_ms =
-                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
-            QVERIFY(big_ms < 20.0);
+            const SimulationResult more = simulate_layout(big);
+            // Work grows with the micro-batches, not faster: at most in proportion.
+            QVERIFY(more.sim_events <= r.sim_events * m / l.num_micro_batches() + r.sim_events);
+            QVERIFY(more.memory_bytes < 100u * 1024 * 1024);
         }
     }
 
