@@ -405,6 +405,7 @@ class Parser {
         }
         if (!f.has_ts) fail(at(i, "ts"), "required field is missing");
         if (f.has_dur && f.dur < 0) fail(at(i, "dur"), "negative duration");
+        if (f.ts + f.dur > kMaxTraceTimeNs) fail(at(i, "dur"), "ends past the latest time a trace holds (2^62 ns)");
         add_complete(f.cat, f.name, f.pid, f.tid, f.ts, f.ts + f.dur, f.args);
     }
 

@@ -8,10 +8,13 @@
 #include <optional>
 #include <string_view>
 
+#include "profiler/store/trace_schema.h"
+
 namespace meshwork::profiler {
 
-// |ts| beyond this many microseconds would overflow int64 nanoseconds.
-inline constexpr double kMaxTraceTimeUs = 9.0e15;
+// |ts| beyond this many microseconds is past what a trace holds (kMaxTraceTimeNs, about 146
+// years: readers refuse it), and ts + dur of two such values still fits in int64.
+inline constexpr double kMaxTraceTimeUs = static_cast<double>(kMaxTraceTimeNs / 1000);
 
 // Microseconds text ("1666149715033200", "4203669604595.407", "1.5e3") -> nanoseconds,
 // rounded half away from zero; nullopt when the text is not a finite number within

@@ -9,6 +9,7 @@
 #include <csignal>
 
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QProcess>
 #include <QRandomGenerator>
@@ -68,6 +69,8 @@ private slots:
     void sigintClosesTheTrace();
     void sigintClosesTheProfileOfCliRun_data();
     void sigintClosesTheProfileOfCliRun();
+    void sigkillOfCliRunLeavesTheOldProfile();
+    void fullDiskStopsTheRunAndKeepsTheOldProfile();
 };
 
 void TestCrashSafety::sigkillAtRandomPointsLosesNothingCommitted() {
@@ -181,6 +184,111 @@ void TestCrashSafety::sigintClosesTheProfileOfCliRun() {
     QVERIFY2(complete, "the interrupted run must close its profile");
     QVERIFY(!numbers.empty());
     QCOMPARE(QString::fromStdString(integrity_check(trace.toStdString())), QString("ok"));
+}
+
+namespace {
+
+QStringList run_args(const QString& trace, int steps) {
+    return {"run", "--model", "tiny", "--tp", "2", "--seq", "32", "--mbs", "2", "--gbs", "4",
+            "--steps", QString::number(steps), "--profile", trace};
+}
+
+QByteArray bytes_of(const QString& path) {
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+// Files in the folder of `trace` named TRACE.partial.* (with their -wal, -shm).
+QStringList partials_of(const QString& trace) {
+    const QFileInfo info(trace);
+    return QDir(info.path()).entryList({info.fileName() + ".partial.*"}, QDir::Files, QDir::Name);
+}
+
+// Runs `meshwork-cli run` to completion: true when it wrote a complete profile.
+bool short_run(const QString& trace, QString& out) {
+    QProcess p;
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(MESHWORK_CLI_PATH, run_args(trace, 2));
+    const bool ok = p.waitForFinished(300000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
+    out = p.readAll();
+    return ok;
+}
+
+}  // namespace
+
+// run --profile writes PATH.partial.PID and renames it over PATH only once closed (issue 36):
+// killed mid-run, PATH is the previous profile, byte for byte, and the partial file holds
+// what the killed run committed (recover-trace reads it). The next run to PATH removes it.
+void TestCrashSafety::sigkillOfCliRunLeavesTheOldProfile() {
+    if (!QFileInfo(MESHWORK_CLI_PATH).isExecutable()) QSKIP("meshwork-cli is not built");
+    QTemporaryDir dir;
+    const QString trace = dir.filePath("run.sqlite");
+    QString out;
+    QVERIFY2(short_run(trace, out), qPrintable(out));
+    const QByteArray old = bytes_of(trace);
+    QVERIFY(!old.isEmpty());
+    QVERIFY(partials_of(trace).isEmpty());
+
+    QProcess p;
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(MESHWORK_CLI_PATH, run_args(trace, 100000));
+    QVERIFY(p.waitForStarted(30000));
+    QByteArray log;
+    while (!log.contains("step")) {
+        if (!p.waitForReadyRead(120000)) break;
+        log += p.readAll();
+    }
+    QVERIFY2(log.contains("step"), log.constData());
+    QThread::msleep(1500);  // a commit or more in the partial file
+    const auto killed_pid = static_cast<pid_t>(p.processId());
+    ::kill(killed_pid, SIGKILL);
+    QVERIFY(p.waitForFinished(30000));
+    QCOMPARE(p.exitStatus(), QProcess::CrashExit);
+
+    QVERIFY2(bytes_of(trace) == old, "the killed run damaged the previous profile");
+    const QString partial = trace + ".partial." + QString::number(killed_pid);
+    QVERIFY2(QFile::exists(partial), qPrintable(partials_of(trace).join(' ')));
+    bool complete = true;
+    std::vector<std::int64_t> numbers;
+    QString error;
+    QVERIFY2(read_numbers(partial, numbers, complete, error), qPrintable(error));  // through recover_trace
+    QVERIFY(!complete);
+    QVERIFY(!numbers.empty());
+
+    // The next run to the same output: the dead writer's leftovers go, the new profile is whole.
+    QVERIFY2(short_run(trace, out), qPrintable(out));
+    for (const auto& name : partials_of(trace)) {
+        QVERIFY2(!name.startsWith(QFileInfo(partial).fileName()), qPrintable("left behind: " + name));
+    }
+    QVERIFY(read_numbers(trace, numbers, complete, error));
+    QVERIFY(complete);
+}
+
+// A full disk, made with RLIMIT_FSIZE (no root, no tmpfs needed): writes past 256 KiB fail
+// with EFBIG (SIGXFSZ ignored, as the shell's trap leaves it across exec). The run must stop
+// at once with exit 1 naming the failed write, not train every step first; the previous
+// profile stays and no partial file is left.
+void TestCrashSafety::fullDiskStopsTheRunAndKeepsTheOldProfile() {
+    if (!QFileInfo(MESHWORK_CLI_PATH).isExecutable()) QSKIP("meshwork-cli is not built");
+    QTemporaryDir dir;
+    const QString trace = dir.filePath("run.sqlite");
+    QString out;
+    QVERIFY2(short_run(trace, out), qPrintable(out));
+    const QByteArray old = bytes_of(trace);
+    QStringList quoted;
+    for (const auto& a : QStringList{MESHWORK_CLI_PATH} + run_args(trace, 1000000)) quoted << "'" + a + "'";
+    QProcess p;
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start("/bin/sh", {"-c", "trap '' XFSZ; ulimit -f 256 && exec " + quoted.join(' ')});
+    // A million steps take hours: finishing at all is the proof that the failure stopped it.
+    QVERIFY2(p.waitForFinished(240000), "the run went on after its profile could not be written");
+    out = p.readAll();
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+    QVERIFY2(p.exitCode() == 1, qPrintable(out));
+    QVERIFY2(out.contains("writing the trace failed") || out.contains("disk") || out.contains("large"),
+             qPrintable(out));
+    QVERIFY2(bytes_of(trace) == old, "the failed run damaged the previous profile");
+    QVERIFY2(partials_of(trace).isEmpty(), qPrintable(partials_of(trace).join(' ')));
 }
 
 QTEST_GUILESS_MAIN(TestCrashSafety)
