@@ -67,8 +67,12 @@ public:
                                        ", " + kNvtx;
             // nsys writes these for every session, whatever it traced: an export that has
             // them recorded nothing Meshwork reads, which is not the same as not being one.
-            if (db_.has_table("PROCESSES") || db_.has_table("TARGET_INFO_GPU") || db_.has_table("META_DATA") ||
-                db_.has_table("TARGET_INFO_SESSION_START_TIME")) {
+            bool session = false;
+            for (const char* t : {"PROCESSES", "TARGET_INFO_GPU", "TARGET_INFO_SESSION_START_TIME", "META_DATA",
+                                  "META_DATA_CAPTURE", "META_DATA_EXPORT"}) {
+                session = session || db_.has_table(t);
+            }
+            if (session) {
                 throw InputError(path_, "",
                                  "an Nsight Systems export with no device activity: none of the tables " + tables +
                                      " (was the program profiled with nsys profile --trace=cuda,nvtx, and did it "
