@@ -343,9 +343,13 @@ class KinetoCompatTest : public QObject {
     // no kernel to a launch: its kernels keep the step window they ran in.
     void device_only_trace_keeps_steps_by_time() {
         const auto in = temp_path(dir_, "device_only.json");
-        write_text(in, R"({"traceEvents":[
-            {"ph":"X","cat":"user_annotation","name":"ProfilerStep#4","pid":1,"tid":1,"ts":100,"dur":100},
-            {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":150,"dur":10,"args":{"correlation":9,"device":0,"stream":7}}]})");
+        // (Plain strings: moc stops reading the file at a raw string spanning lines.)
+        write_text(in,
+                   "{\"traceEvents\":["
+                   "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#4\",\"pid\":1,\"tid\":1,"
+                   "\"ts\":100,\"dur\":100},"
+                   "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":150,\"dur\":10,"
+                   "\"args\":{\"correlation\":9,\"device\":0,\"stream\":7}}]}");
         const auto r = import(in);
         bool seen = false;
         for (const auto& e : r.events) {
