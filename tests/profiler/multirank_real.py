@@ -160,8 +160,8 @@ def check_set(cli, folder, work):
         close(r["comm_s"], w["comm_ns"], f"{where} communication", problems)
         if r["steps"] != len(w["steps"]):
             problems.append(f"{where}: {r['steps']} steps, expected {len(w['steps'])}")
-        if r["outside_steps_events"] != w["outside_steps_events"]:
-            problems.append(f"{where}: {r['outside_steps_events']} events in no step, "
+        if r.get("outside_steps_events") != w["outside_steps_events"]:
+            problems.append(f"{where}: {r.get('outside_steps_events')} events in no step, "
                             f"expected {w['outside_steps_events']}")
     cells = {(c["rank"], c["step"]): c for c in got.get("cells", [])}
     if set(cells) != set(want["cells"]):
