@@ -160,7 +160,7 @@ KernelKind identify_kernel(std::string_view name) {
         contains(fn, "ncclDevKernel")) {
         kind = communication(KernelFamily::Nccl, nccl_collective_of_function(fn));
     } else if (starts_with(fn, "msccl") && !k.in_scope("mscclpp")) {
-        // MSCCL in RCCL: mscclKernel_<RedOp>_<type>_<PROTO> (ROCm/rccl src/device/msccl_kernel_impl.h).
+        // MSCCL in RCCL: mscclKernel_<RedOp>_<type>_<PROTO> (ROCm/rccl src/include/msccl/msccl_kernel.h).
         kind = communication(KernelFamily::Msccl, Collective::None);
     } else if (is_deep_ep(k)) {
         kind = deep_ep_kind(fn);
