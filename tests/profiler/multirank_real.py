@@ -25,7 +25,6 @@ import json
 import re
 import subprocess
 import sys
-from bisect import bisect_right
 from collections import defaultdict
 from decimal import Decimal
 from pathlib import Path
@@ -33,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from realworld_traces import kernel_class, union_ns  # noqa: E402
 
-DEVICE = {"kernel", "gpu_memcpy", "gpu_memset"}
+DEVICE = {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset"}  # PyTorch 1.8: Memcpy, Memset
 LAUNCH = {"cuda_runtime", "cuda_driver", "hip_runtime", "runtime"}
 NCCL_WORDS = {"AllReduce": "all_reduce", "AllGather": "all_gather", "ReduceScatter": "reduce_scatter",
               "Broadcast": "broadcast", "Reduce": "reduce", "AllToAll": "all_to_all", "SendRecv": "send_recv",
@@ -63,8 +62,13 @@ def read_rank(path):
               if str(e.get("cat", "")).lower() in LAUNCH and "correlation" in e.get("args", {})}
 
     def step_of(t):
-        i = bisect_right([s[0] for s in steps], t) - 1
-        return steps[i][2] if i >= 0 and t < steps[i][1] else -1
+        # HTA's _get_profiler_step: the last window (in start order) that holds t; windows
+        # may overlap (a gpu_user_annotation copy of a step, steps on two threads).
+        found = -1
+        for start, end, step in steps:
+            if start <= t < end:
+                found = step
+        return found
 
     device = []
     for e in events:
