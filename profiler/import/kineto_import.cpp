@@ -183,11 +183,13 @@ class HostIndex {
     // Step, micro-batch and layer of a device event, as Holistic Trace Analysis assigns
     // iterations (hta/common/trace.py add_iteration): those of its launch, from the ranges
     // around the launch on its thread, else the ProfilerStep window that holds the launch.
-    // A device event whose launch the file does not hold was launched before the profiler
-    // started: it belongs to no step (HTA: iteration -1). Only a file that records no
-    // launches at all (device activity alone) places device events by when they ran.
+    // A device event that names a launch (its correlation id) the file does not hold was
+    // launched before the profiler started: it belongs to no step (HTA: iteration -1). One
+    // that names none (MTIA's DMA records) is placed by when it ran, as HTA fixes those
+    // (trace.py _fix_mtia_memory_kernels), and so is everything in a file that records no
+    // launches at all (device activity alone).
     [[nodiscard]] RangeContext device_context(const KinetoEvent& e, const Launch* launch) const {
-        if (!launch && records_launches_) return {};
+        if (!launch && e.correlation != 0 && records_launches_) return {};
         const std::int64_t t = launch ? launch->time_ns : e.start_ns;
         RangeContext ctx = launch ? ranges_.lookup(launch->tid, t) : ranges_.lookup_any(t);
         if (ctx.step < 0) ctx.step = steps_.step_at(t);
