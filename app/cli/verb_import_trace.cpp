@@ -22,6 +22,7 @@ Verb add_import_trace_verb(CLI::App& app) {
     auto ranks = std::make_shared<std::vector<int>>();
     auto threads = std::make_shared<unsigned>(0);
     auto json = std::make_shared<bool>(false);
+    auto mixed = std::make_shared<bool>(false);
     cmd->add_option(
            "INPUT", *in,
            "nsys export --type sqlite outputs, Kineto .json / .json.gz files, or folders of them "
@@ -33,6 +34,11 @@ Verb add_import_trace_verb(CLI::App& app) {
         "Rank of each input file, in order (default: Kineto distributedInfo.rank, else 'rankN' "
         "in the file name, else the file's position among the inputs)");
     cmd->add_option("--threads", *threads, "Files imported at once (default: one per core)");
+    // Several files are merged as `merge` merges them, and refused as it refuses files of
+    // different runs: the same flag overrides it, so the refusal's advice holds here too.
+    cmd->add_flag("--allow-mixed", *mixed,
+                  "With several files: merge them even when their run id, layout, world size or "
+                  "source differ");
     cmd->add_flag(
         "--json", *json,
         "Print JSON: out, events, world_size, files[] (file, format, rank, rank_source, events, "
@@ -46,7 +52,7 @@ Verb add_import_trace_verb(CLI::App& app) {
         "Exit codes: 0 success, 1 runtime failure, 2 bad input (the message names the file and "
         "what is wrong; a file that is not a profiler trace says what it is).");
     return {
-        cmd, [in, out, ranks, threads, json]() {
+        cmd, [in, out, ranks, threads, json, mixed]() {
             for (int r : *ranks) {
                 if (r < 0) throw InputError("<flags>", "--rank", "must be 0 or more");
             }
@@ -81,6 +87,7 @@ Verb add_import_trace_verb(CLI::App& app) {
                 profiler::ImportManyOptions options;
                 options.ranks = *ranks;
                 options.threads = *threads;
+                options.merge.allow_mixed = *mixed;
                 const auto r = profiler::import_trace_files(inputs, output.writer(), options);
                 output.commit();
                 events = r.merge.events;
@@ -97,6 +104,13 @@ Verb add_import_trace_verb(CLI::App& app) {
                                      {"skipped", f.result.skipped},
                                      {"offset_ns", m.offset_ns},
                                      {"alignment", m.alignment}});
+                }
+            }
+            for (const auto& f : files) {
+                if (f["device_events"].get<std::int64_t>() == 0) {
+                    std::cerr << "warning: " << f["file"].get<std::string>()
+                              << ": no device activity (no kernel, copy or memset): `stats` will have no "
+                                 "rank figures for it\n";
                 }
             }
             if (*json) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "profiler/analysis/kernel_name.h"
 #include "profiler/analysis/trace_stats.h"
 #include "app/cli/exit_codes.h"
 #include "app/cli/format.h"
@@ -15,6 +16,9 @@
 namespace meshwork::cli {
 
 namespace {
+
+// The width of a kernel's name in the text table (a terminal line beside the figures).
+constexpr std::size_t kKernelNameChars = 100;
 
 std::string fixed(double v, int digits) {
     std::ostringstream os;
@@ -36,12 +40,28 @@ void print_human(const profiler::TraceReader& trace, const profiler::TraceStats&
                   << pad_left(std::to_string(r.steps), 7) << pad_left(human_seconds(r.step_s), 10)
                   << "\n";
     }
+    if (s.ranks.empty()) {
+        // The table is of device work; say so rather than print it empty.
+        std::cout << "(no rank figures: the trace holds no device work, no kernel, copy or memset; "
+                     "its "
+                  << trace.event_count()
+                  << " events are host activity, markers or waits. Was the device traced, e.g. "
+                     "nsys --trace=cuda or torch.profiler with ProfilerActivity.CUDA?)\n";
+    }
+    for (const auto& r : s.ranks) {
+        if (r.outside_steps_events == 0) continue;
+        std::cout << "rank " << r.rank << ": " << r.outside_steps_events << " device events ("
+                  << human_seconds(r.outside_steps_s)
+                  << ") are in no step: launched before the profiler started or outside every step "
+                     "window; they count above, in no step\n";
+    }
     if (!s.kernels.empty()) {
         std::cout << "\ntop kernels            count       total        mean  name\n";
         for (const auto& k : s.kernels) {
+            // Template names run to kilobytes: shortened here, whole in --json.
             std::cout << pad_right(to_string(k.kind), 14) << pad_left(std::to_string(k.count), 13)
                       << pad_left(human_seconds(k.total_s), 12) << pad_left(human_seconds(k.mean_s), 12)
-                      << "  " << k.name << "\n";
+                      << "  " << profiler::abbreviate_kernel_name(k.name, kKernelNameChars) << "\n";
         }
     }
     if (!s.collectives.empty()) {
@@ -70,7 +90,8 @@ Verb add_stats_verb(CLI::App& app) {
     cmd->add_option("TRACE", *path, "A Meshwork trace (.sqlite)")->required();
     cmd->add_flag("--json", *json,
                   "Print JSON: ranks[] (rank, compute_s, comm_s, idle_s, overlap_fraction, "
-                  "bubble_fraction, ...), kernels[], collectives[] (bytes, size_known, algbw_gbps and "
+                  "bubble_fraction, ..., outside_steps_events and outside_steps_s: device work in no "
+                  "step), kernels[] (full names), collectives[] (bytes, size_known, algbw_gbps and "
                   "busbw_gbps: null when the trace has no message size)");
     cmd->add_option("--top", *top, "How many kernels to list (by total time)")->capture_default_str();
     cmd->add_flag("--stragglers", *stragglers,

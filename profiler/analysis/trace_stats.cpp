@@ -19,7 +19,7 @@ struct StepIntervals {
 };
 
 struct RankAccumulator {
-    std::vector<Interval> compute, comm, mem, all;
+    std::vector<Interval> compute, comm, mem, all, outside_steps;
     std::map<int, StepIntervals> by_step;
     std::int64_t events = 0;
 };
@@ -52,7 +52,9 @@ TraceStats compute_stats(const TraceReader& trace, std::size_t top_kernels, int 
         if (e.kind == EventKind::Compute) r.compute.push_back(iv);
         else if (e.kind == EventKind::Communication) r.comm.push_back(iv);
         else r.mem.push_back(iv);
-        if (e.step >= 0) {
+        if (e.step < 0) {
+            r.outside_steps.push_back(iv);
+        } else {
             auto& st = r.by_step[e.step];
             st.all.push_back(iv);
             if (e.kind == EventKind::Compute)
@@ -105,6 +107,10 @@ TraceStats compute_stats(const TraceReader& trace, std::size_t top_kernels, int 
             ++s.steps_averaged;
         }
         s.steps = static_cast<int>(acc.by_step.size());
+        if (s.steps > 0) {
+            s.outside_steps_events = static_cast<std::int64_t>(acc.outside_steps.size());
+            s.outside_steps_s = static_cast<double>(length_ns(union_of(std::move(acc.outside_steps)))) / kNsPerS;
+        }
 
         const auto all = union_of(std::move(acc.all));
         const auto compute = union_of(std::move(acc.compute));
@@ -182,7 +188,9 @@ nlohmann::json stats_to_json(const TraceStats& s) {
                          {"step_compute_s", r.step_compute_s},
                          {"step_comm_s", r.step_comm_s},
                          {"step_exposed_comm_s", r.step_exposed_comm_s},
-                         {"step_idle_s", r.step_idle_s}});
+                         {"step_idle_s", r.step_idle_s},
+                         {"outside_steps_events", r.outside_steps_events},
+                         {"outside_steps_s", r.outside_steps_s}});
     }
     for (const auto& k : s.kernels) {
         kernels.push_back({{"name", k.name}, {"kind", to_string(k.kind)}, {"count", k.count},

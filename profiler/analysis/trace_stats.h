@@ -39,6 +39,11 @@ struct RankStats {
     double step_comm_s = 0;     // |union(communication)| inside a step
     double step_exposed_comm_s = 0;
     double step_idle_s = 0;  // step extent - |union(all device events)| inside it
+    // Device work of a rank with steps that belongs to none: launched before the profiler
+    // started (its launch is not in the trace; HTA's iteration -1) or outside every step
+    // window. Counted in the whole-trace figures above, in no step's.
+    std::int64_t outside_steps_events = 0;
+    double outside_steps_s = 0;  // |union| of that work
 };
 
 struct KernelStats {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "profiler/analysis/event_classify.h"
+#include "profiler/analysis/kernel_name.h"
 #include "profiler/analysis/range_context.h"
 #include "profiler/import/kineto_time.h"
 
@@ -141,6 +142,7 @@ class HostIndex {
         for (const auto& e : file.events) {
             if (on_device(e.role)) continue;
             if (e.correlation) launch_by_correlation_[e.correlation] = {e.tid, e.start_ns};
+            records_launches_ = records_launches_ || (e.correlation && e.role == KinetoRole::HostLaunch);
             ranges_.add_range(e.tid, e.start_ns, e.end_ns, e.name);
             if (e.name.rfind("ProfilerStep#", 0) == 0) {
                 const RangeContext c = parse_range_context(e.name);
@@ -157,6 +159,7 @@ class HostIndex {
         // Old traces (and some converters) link launch and kernel by a flow only: "s" at
         // the launch, "f" at the kernel's start on its lane.
         for (const auto& f : file.flows) {
+            records_launches_ = records_launches_ || f.start;
             if (f.start)
                 flow_start_[f.id] = {f.tid, f.ts_ns};
             else
@@ -177,9 +180,16 @@ class HostIndex {
         return nullptr;
     }
 
-    // Step, micro-batch and layer of a device event: from the ranges around its launch, else
-    // from any range open when it started; the step window when no range names a step.
+    // Step, micro-batch and layer of a device event, as Holistic Trace Analysis assigns
+    // iterations (hta/common/trace.py add_iteration): those of its launch, from the ranges
+    // around the launch on its thread, else the ProfilerStep window that holds the launch.
+    // A device event that names a launch (its correlation id) the file does not hold was
+    // launched before the profiler started: it belongs to no step (HTA: iteration -1). One
+    // that names none (MTIA's DMA records) is placed by when it ran, as HTA fixes those
+    // (trace.py _fix_mtia_memory_kernels), and so is everything in a file that records no
+    // launches at all (device activity alone).
     [[nodiscard]] RangeContext device_context(const KinetoEvent& e, const Launch* launch) const {
+        if (!launch && e.correlation != 0 && records_launches_) return {};
         const std::int64_t t = launch ? launch->time_ns : e.start_ns;
         RangeContext ctx = launch ? ranges_.lookup(launch->tid, t) : ranges_.lookup_any(t);
         if (ctx.step < 0) ctx.step = steps_.step_at(t);
@@ -211,6 +221,7 @@ class HostIndex {
     std::unordered_map<std::int64_t, int> comm_by_external_;
     std::unordered_map<std::int64_t, Launch> flow_start_;
     std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> flow_end_at_;  // (ts, tid) -> id
+    bool records_launches_ = false;  // some launch carries a correlation id, or a flow starts
 };
 
 // One track per lane: device lanes (device, stream), communication streams where an NCCL
@@ -261,6 +272,18 @@ Lanes add_tracks(const KinetoFile& file, int rank, TraceSink& sink) {
     return lanes;
 }
 
+// A kernel whose name does not say its collective (NCCL's and RCCL's ncclDevKernel_Generic,
+// MSCCL) takes it from the "Collective name" of its args or its record_param_comms op
+// (pytorch/kineto libkineto/src/output_json.cpp:36, appendCollectiveArgs), and keeps it in
+// its name, as the trace file keeps names only: "ncclDevKernel_Generic [all_reduce]".
+void take_collective_from_args(const KinetoCommInfo& c, std::string& name, Collective& collective) {
+    if (collective != Collective::None && collective != Collective::Generic) return;
+    const Collective from_args = collective_of_pytorch_name(c.collective);
+    if (from_args == Collective::None) return;
+    collective = from_args;
+    name = with_collective_tag(name, to_string(from_args));
+}
+
 // Every event, shifted by `shift`, with its step, micro-batch and layer and, for a
 // communication kernel, its collective, size and group. Takes the events' names.
 void write_events(KinetoFile& file, const HostIndex& host, Lanes& lanes, int rank, std::int64_t shift,
@@ -285,6 +308,7 @@ void write_events(KinetoFile& file, const HostIndex& host, Lanes& lanes, int ran
                     const auto& c = file.comms[static_cast<std::size_t>(comm)];
                     e.bytes = c.bytes;
                     e.group_size = c.group_size;
+                    take_collective_from_args(c, r.name, e.collective);
                 }
             }
         } else {

@@ -530,7 +530,7 @@ class Parser {
         e.external_id = a.external_id;
         switch (e.role) {
             case KinetoRole::DeviceKernel:
-                e.kind = event_kind_of_kernel(name);
+                e.kind = kernel_kind(name);
                 // Accelerators without a copy category (MTIA) name their DMA work.
                 if (e.kind == EventKind::Compute && name.find("dma") != std::string_view::npos) {
                     e.kind = EventKind::Memcpy;
@@ -572,6 +572,14 @@ class Parser {
         file_.events.push_back(std::move(e));
     }
 
+    // A kernel's kind, classified once per distinct name: a trace repeats a few hundred names
+    // over its events, some of them kilobytes of template arguments.
+    EventKind kernel_kind(std::string_view name) {
+        auto it = kernel_kinds_.find(name);
+        if (it == kernel_kinds_.end()) it = kernel_kinds_.emplace(std::string(name), event_kind_of_kernel(name)).first;
+        return it->second;
+    }
+
     void read_metadata_args(od::value& v, std::size_t i, Args&) {
         for_each_arg(v, i, [&](std::string_view key, od::value& val) {
             std::string_view s;
@@ -603,6 +611,7 @@ class Parser {
     od::parser parser_;
     std::string meta_name_;
     std::map<std::string, std::int64_t> string_lanes_;
+    std::map<std::string, EventKind, std::less<>> kernel_kinds_;
     std::map<std::pair<std::int64_t, std::int64_t>, std::vector<Open>> open_ranges_;
     std::set<std::string, std::less<>> top_keys_;
     bool saw_events_ = false;

@@ -63,9 +63,22 @@ public:
             if (db_.has_table("meta") && db_.has_table("events")) {
                 throw InputError(path_, "", "already a Meshwork trace; nothing to import");
             }
-            throw InputError(path_, "",
-                             "not an Nsight Systems export: none of the tables " + std::string(kKernel) +
-                                 ", " + kMemcpy + ", " + kMemset + ", " + kRuntime + ", " + kNvtx);
+            const std::string tables = std::string(kKernel) + ", " + kMemcpy + ", " + kMemset + ", " + kRuntime +
+                                       ", " + kNvtx;
+            // nsys writes these for every session, whatever it traced: an export that has
+            // them recorded nothing Meshwork reads, which is not the same as not being one.
+            bool session = false;
+            for (const char* t : {"PROCESSES", "TARGET_INFO_GPU", "TARGET_INFO_SESSION_START_TIME", "META_DATA",
+                                  "META_DATA_CAPTURE", "META_DATA_EXPORT"}) {
+                session = session || db_.has_table(t);
+            }
+            if (session) {
+                throw InputError(path_, "",
+                                 "an Nsight Systems export with no device activity: none of the tables " + tables +
+                                     " (was the program profiled with nsys profile --trace=cuda,nvtx, and did it "
+                                     "run any GPU work?)");
+            }
+            throw InputError(path_, "", "not an Nsight Systems export: none of the tables " + tables);
         }
         load_strings();
         read_kernels();

@@ -23,26 +23,65 @@ from pathlib import Path
 
 SKIP = 77
 
-# HTA's classes, extended to RCCL and symmetric-memory / custom all-reduce kernels.
-COMM = re.compile(r"^(nccl|rccl)|ncclKernel|ncclDevKernel|rcclKernel")
-COMM_FN = re.compile(r"multimem_|one_shot_all_reduce|two_shot_all_reduce|symmetric_memory::|"
-                     r"cross_device_reduce|custom_all_reduce|allreduce_fusion|deep_ep::|lamport")
+# HTA's classes, extended to RCCL, MSCCL(++), DeepEP, symmetric-memory and custom all-reduce
+# kernels (docs/profiler.md "Communication kernels"), written here from the table, not from
+# the C++: the qualified name is the last word before the argument list, template arguments
+# removed.
 DEVICE_CATS = {"kernel", "gpu_memcpy", "memcpy", "gpu_memset", "memset", "mtia_ccp_events"}
+CUSTOM_ALL_REDUCE = re.compile(r"cross_device_reduce|custom_all_reduce|^allreduce_prototype|"
+                               r"shotallreducekernel|^allreduce_fusion_kernel")
+SYMMETRIC = re.compile(r"^multimem_|one_shot_all_reduce|two_shot_all_reduce")
 
 
-def fn_name(name):
-    if name.startswith("void "):
-        name = name[5:]
-    return re.split(r"[<(]", name, maxsplit=1)[0].lower()
+def qualified_name(name):
+    """['dpsk', 'ep', 'internode', 'combine'] of 'void dpsk::ep::internode::combine<...>(...)'."""
+    flat, depth, i = [], 0, 0
+    anon = "(anonymous namespace)"
+    while i < len(name):
+        if depth == 0 and name.startswith(anon, i):
+            flat.append("@anon@")
+            i += len(anon)
+            continue
+        c = name[i]
+        if c in "<({[":
+            if depth == 0 and c in "([":
+                break
+            depth += 1
+        elif c in ">)}]":
+            depth -= 1
+        elif depth == 0:
+            flat.append(c)
+        i += 1
+    words = re.split(r"[ *&]+", "".join(flat).strip())
+    last = words[-1] if words and words[-1] else name
+    return [w.replace("@anon@", "(anonymous namespace)") for w in last.split("::")]
+
+
+def is_comm_kernel(name):
+    if name.endswith("]") and re.search(r" \[[a-z_]+\]$", name):
+        name = name[:name.rindex(" [")]
+    q = qualified_name(name)
+    fn, scopes = q[-1], q[:-1]
+    if re.match(r"nccl|rccl", fn) or "ncclKernel" in fn or "ncclDevKernel" in fn:
+        return True
+    if fn.startswith("msccl") or "mscclpp" in scopes:
+        return True
+    if scopes[:1] == ["deep_ep"] or scopes[:2] == ["dpsk", "ep"]:
+        f = fn[:-5] if fn.endswith("_impl") else fn
+        if "layout" in f or "epilogue" in f:
+            return False
+        return bool(re.search(r"dispatch|combine|notify|barrier|^pp_send|^pp_recv|^engram_fetch", f))
+    f = fn.lower()
+    return bool(SYMMETRIC.search(f) or "symmetric_memory" in scopes or CUSTOM_ALL_REDUCE.search(f))
 
 
 def kernel_class(name, cat):
     if cat in ("gpu_memcpy", "memcpy", "gpu_memset", "memset"):
         return "memory"
-    if COMM.search(name) or COMM_FN.search(fn_name(name)):
-        return "comm"
     if name.startswith("Memcpy") or name.startswith("Memset"):
         return "memory"
+    if is_comm_kernel(name):
+        return "comm"
     if cat == "mtia_ccp_events" and "dma" in name:
         return "memory"
     if "Sync" in name and "wait" in name:

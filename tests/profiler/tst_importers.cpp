@@ -316,6 +316,22 @@ private slots:
         QVERIFY(import_error(text, temp_path(dir_, "o3.sqlite")).find("not a trace") != std::string::npos);
     }
 
+    // An export of a session that traced no CUDA (nsys --trace=osrt, or a program that ran
+    // no GPU work) has nsys's session tables and no activity: said so, not "not an export".
+    void nsys_export_without_device_activity_says_so() {
+        const auto in = temp_path(dir_, "nsys_no_cuda.sqlite");
+        sqlite3* db = nullptr;
+        sqlite3_open(in.c_str(), &db);
+        exec_sql(db, "CREATE TABLE PROCESSES(globalPid INTEGER, pid INTEGER, name TEXT)");
+        exec_sql(db, "CREATE TABLE TARGET_INFO_GPU(id INTEGER, name TEXT)");
+        exec_sql(db, "CREATE TABLE META_DATA(name TEXT, value TEXT)");
+        exec_sql(db, "INSERT INTO PROCESSES VALUES (16777216, 1, 'python')");
+        sqlite3_close(db);
+        const auto msg = import_error(in, temp_path(dir_, "o_nocuda.sqlite"));
+        QVERIFY2(msg.find("no device activity") != std::string::npos, msg.c_str());
+        QVERIFY2(msg.find("not an Nsight Systems export") == std::string::npos, msg.c_str());
+    }
+
     void refuses_hostile_json_data() {
         struct Case {
             const char* name;

@@ -282,6 +282,85 @@ class KinetoCompatTest : public QObject {
         QCOMPARE(r.merge.inputs.at(7).offset_ns, std::int64_t{49000});
     }
 
+    // RCCL / NCCL 2.2x generic kernels: the collective from "Collective name" (kept in the
+    // name), busbw by that collective; a kernel whose launch the file does not hold (launched
+    // before the profiler started) is in no step, as HTA assigns iterations, and stats says so.
+    void generic_collectives_and_launches_outside_the_window() {
+        const std::string in = kData + "generic_collectives_early_launch.json";
+        const auto r = import(in);
+        int generic = 0;
+        for (const auto& e : r.events) {
+            if (e.name.rfind("ncclDevKernel_Generic", 0) == 0) {
+                ++generic;
+                QCOMPARE(e.kind, EventKind::Communication);
+                if (e.step == 1) {
+                    QCOMPARE(e.name, std::string("ncclDevKernel_Generic [all_reduce]"));
+                    QCOMPARE(e.collective, Collective::AllReduce);
+                    QCOMPARE(e.bytes, std::int64_t{1048576 * 2});
+                } else {
+                    QCOMPARE(e.step, 2);
+                    QCOMPARE(e.name, std::string("ncclDevKernel_Generic [broadcast]"));
+                    QCOMPARE(e.collective, Collective::Broadcast);
+                    QCOMPARE(e.bytes, std::int64_t{4096});
+                }
+                QCOMPARE(e.group_size, 8);
+            }
+            // Ran inside step 1's window, launched before the trace began: no step.
+            if (e.name.find("reduce_kernel") != std::string::npos) QCOMPARE(e.step, -1);
+            if (e.name.find("FillFunctor") != std::string::npos) QVERIFY(e.step == 1 || e.step == 2);
+        }
+        QCOMPARE(generic, 2);
+        const auto out = temp_path(dir_, "generic_stats.sqlite");
+        {
+            auto w = TraceWriter::create(out);
+            import_trace_file(in, *w, {});
+            w->close();
+        }
+        const auto stats = compute_stats(TraceReader::open(out), 20, 0);
+        QCOMPARE(stats.collectives.size(), std::size_t{2});
+        for (const auto& c : stats.collectives) {
+            QCOMPARE(c.group_size, 8);
+            if (c.collective == Collective::AllReduce) {
+                QCOMPARE(c.busbw_gbps, c.algbw_gbps * 1.75);  // nccl-tests: 2(n-1)/n, n = 8
+            } else {
+                QCOMPARE(c.collective, Collective::Broadcast);
+                QCOMPARE(c.busbw_gbps, c.algbw_gbps);
+            }
+        }
+        const auto& rank = stats.ranks.at(0);
+        QCOMPARE(rank.steps, 2);
+        QCOMPARE(rank.outside_steps_events, std::int64_t{1});
+        QCOMPARE(rank.outside_steps_s, 400e-6);
+        // Step 1 runs from the all-reduce's start (1200 us) to the fill kernel's end (1500 us),
+        // not to the end of the kernel launched before the trace (1900 us).
+        const auto json = stats_to_json(stats);
+        QCOMPARE(json["ranks"][0]["outside_steps_events"].get<std::int64_t>(), std::int64_t{1});
+        // Two steps, none left out as warm-up: mean of 300 us and 300 us.
+        QCOMPARE(rank.step_s, 300e-6);
+    }
+
+    // A file of device activity alone (torch.profiler with ProfilerActivity.CUDA only) links
+    // no kernel to a launch: its kernels keep the step window they ran in.
+    void device_only_trace_keeps_steps_by_time() {
+        const auto in = temp_path(dir_, "device_only.json");
+        // (Plain strings: moc stops reading the file at a raw string spanning lines.)
+        write_text(in,
+                   "{\"traceEvents\":["
+                   "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#4\",\"pid\":1,\"tid\":1,"
+                   "\"ts\":100,\"dur\":100},"
+                   "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":150,\"dur\":10,"
+                   "\"args\":{\"correlation\":9,\"device\":0,\"stream\":7}}]}");
+        const auto r = import(in);
+        bool seen = false;
+        for (const auto& e : r.events) {
+            if (e.name == "gemm") {
+                seen = true;
+                QCOMPARE(e.step, 4);
+            }
+        }
+        QVERIFY(seen);
+    }
+
     void rank_collision_is_refused() {
         const auto a = temp_path(dir_, "dup_a.json"), b = temp_path(dir_, "dup_b.json");
         const std::string body =

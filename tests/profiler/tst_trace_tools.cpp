@@ -507,6 +507,51 @@ private slots:
         }
     }
 
+    // Issue 29's messages: import-trace's refusal of mixed runs advises a flag it accepts; a
+    // profile without device work is imported with a word why stats has no rank figures;
+    // the text table shortens a kilobytes-long template name, --json keeps it whole.
+    void cli_import_and_stats_messages() {
+        auto kineto = [&](const std::string& name, const std::string& body) {
+            const auto path = temp_path(dir_, name);
+            std::ofstream(path) << body;
+            return path;
+        };
+        const std::string kernel = R"({"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":10,"dur":5,"args":{"device":0,"stream":7}})";
+        const auto a = kineto("mixed_rank0.json",
+                              R"({"distributedInfo":{"rank":0,"world_size":2},"traceEvents":[)" + kernel + "]}");
+        const auto b = kineto("mixed_rank1.json",
+                              R"({"distributedInfo":{"rank":1,"world_size":4},"traceEvents":[)" + kernel + "]}");
+        auto r = run_cli(args({"import-trace", a, b, "--out", temp_path(dir_, "mixed.sqlite")}));
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("--allow-mixed"), r.err.constData());
+        r = run_cli(args({"import-trace", a, b, "--allow-mixed", "--out", temp_path(dir_, "mixed.sqlite")}));
+        QVERIFY2(r.exit_code == 0, r.err.constData());
+
+        const auto host = kineto("host_only.json",
+                                 R"({"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":1,"dur":5}]})");
+        const auto host_trace = temp_path(dir_, "host_only.sqlite");
+        r = run_cli(args({"import-trace", host, "--out", host_trace}));
+        QVERIFY2(r.exit_code == 0, r.err.constData());
+        QVERIFY2(r.err.contains("no device activity"), r.err.constData());
+        r = run_cli(args({"stats", host_trace}));
+        QCOMPARE(r.exit_code, 0);
+        QVERIFY2(r.out.contains("no rank figures") && r.out.contains("no device work"), r.out.constData());
+
+        std::string huge = "void dpsk::ep::internode::combine<";
+        for (int i = 0; i < 200; ++i) huge += "cute::C<" + std::to_string(i) + ">, ";
+        huge += "int>(int4*, float*)";
+        const auto named = kineto("long_name.json", R"({"traceEvents":[{"ph":"X","cat":"kernel","name":")" + huge +
+                                                        R"(","pid":0,"tid":7,"ts":10,"dur":5,"args":{"device":0,"stream":7}}]})");
+        const auto named_trace = temp_path(dir_, "long_name.sqlite");
+        QCOMPARE(run_cli(args({"import-trace", named, "--out", named_trace})).exit_code, 0);
+        r = run_cli(args({"stats", named_trace}));
+        QCOMPARE(r.exit_code, 0);
+        QVERIFY2(r.out.contains("void dpsk::ep::internode::combine<...>(...)"), r.out.constData());
+        QVERIFY(!r.out.contains("cute::C<199>"));
+        r = run_cli(args({"stats", named_trace, "--json"}));
+        QCOMPARE(nlohmann::json::parse(r.out.toStdString())["kernels"][0]["name"].get<std::string>(), huge);
+    }
+
     void cli_compare_checks_max_error() {
         const auto pred = temp_path(dir_, "pred.sqlite"), same = temp_path(dir_, "same.sqlite");
         write_rank(pred, 0, 0);
