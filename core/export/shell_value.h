@@ -8,6 +8,7 @@
 // however written, runs for long (docs/RELIABILITY.md, "import-args").
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -54,13 +55,13 @@ struct Value {
         text.clear();
         spans.clear();
     }
-    // The span that covers offset `i`, or nullptr.
+    // The span that covers offset `i`, or nullptr (binary search: spans are in order).
     [[nodiscard]] const Span* span_at(std::size_t i) const {
-        for (const auto& s : spans) {
-            if (i >= s.at && i < s.at + s.size) return &s;
-            if (s.at > i) break;
-        }
-        return nullptr;
+        const auto after = std::upper_bound(spans.begin(), spans.end(), i,
+                                            [](std::size_t x, const Span& s) { return x < s.at; });
+        if (after == spans.begin()) return nullptr;
+        const Span& s = *(after - 1);
+        return i < s.at + s.size ? &s : nullptr;
     }
 };
 
