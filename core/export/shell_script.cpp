@@ -122,8 +122,10 @@ public:
                 }
             }
         } catch (const shell::BudgetExhausted&) {
-            fail(line_, "the script needs more than " + std::to_string(budget_.total() / 1000000) +
-                            " million steps of work (a runaway loop, recursion or expansion): import-args stops here");
+            const long long total = budget_.total();
+            fail(line_, "the script needs more than " +
+                            (total >= 1000000 ? std::to_string(total / 1000000) + " million" : std::to_string(total)) +
+                            " steps of work (a runaway loop, recursion or expansion): import-args stops here");
         }
         for (auto& n : run_.notes) n = printable_text(n);
         for (auto& d : run_.decisions) {
@@ -1777,14 +1779,14 @@ ScriptRun run_with_budget(const std::string& text, const std::string& file, cons
 
 ScriptRun run_shell_script(const std::string& text, const std::string& file,
                            const ScriptOptions& options, const std::vector<bool>& choices) {
-    Budget budget(kBudgetUnits);
+    Budget budget(options.work_budget > 0 ? options.work_budget : kBudgetUnits);
     return run_with_budget(text, file, options, choices, budget);
 }
 
 void explore_shell_script(const std::string& text, const std::string& file,
                           const ScriptOptions& options, int max_runs,
                           const std::function<void(const ScriptRun&)>& visit) {
-    Budget budget(kBudgetUnits);  // one budget for every path
+    Budget budget(options.work_budget > 0 ? options.work_budget : kBudgetUnits);  // one for every path
     std::vector<bool> choices;
     for (int runs = 0;; ++runs) {
         const ScriptRun run = run_with_budget(text, file, options, choices, budget);

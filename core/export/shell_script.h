@@ -48,6 +48,10 @@ struct ScriptOptions {
     // --source NAME=PATH: the file that `. NAME` / `source NAME` reads (matched by the last
     // path component of the word); sourced files not given here are not read (a note).
     std::map<std::string, std::string> sources;
+    // The work budget of the whole run or exploration, in the interpreter's units; 0: the
+    // default (shell_script.cpp, kBudgetUnits). The fuzz target sets a small one, so that
+    // inputs that spend it cost milliseconds.
+    long long work_budget = 0;
 };
 
 struct ScriptWord {

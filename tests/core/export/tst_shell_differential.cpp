@@ -43,7 +43,7 @@ void TestShellDifferential::against_bash() {
         printer.close();
         printer.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
     }
-    const int count = qEnvironmentVariableIsSet("MESHWORK_DIFF_SCRIPTS") ? qEnvironmentVariableIntValue("MESHWORK_DIFF_SCRIPTS") : 200;
+    const int count = qEnvironmentVariableIsSet("MESHWORK_DIFF_SCRIPTS") ? qEnvironmentVariableIntValue("MESHWORK_DIFF_SCRIPTS") : 150;
     const auto seed = static_cast<std::uint32_t>(
         qEnvironmentVariableIsSet("MESHWORK_DIFF_SEED") ? qEnvironmentVariableIntValue("MESHWORK_DIFF_SEED") : 31);
     meshwork::test::ShellScriptGenerator gen(seed);
