@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/common/error.h"
+#include "core/common/printable.h"
 #include "core/common/json_reader.h"
 #include "app/cli/layout_flags.h"
 #include "app/cli/exit_codes.h"
@@ -135,9 +136,10 @@ Verb add_import_args_verb(CLI::App& app) {
                     return kExitOk;
                 }
                 for (const auto& w : checked.warnings) std::cerr << "warning: " << w.to_string() << "\n";
-                for (const auto& n : result.notes) std::cerr << "note: " << n << "\n";
+                // Notes and ignored inputs quote the file: its control characters are escaped.
+                for (const auto& n : result.notes) std::cerr << "note: " << printable_text(n) << "\n";
                 for (const auto& i : result.ignored) {
-                    std::cerr << "ignored: " << i.where << " " << i.text << " (" << i.reason << ")\n";
+                    std::cerr << "ignored: " << printable_text(i.where + " " + i.text + " (" + i.reason + ")") << "\n";
                 }
                 if (a->out.empty()) {
                     std::cout << layout.dump(2) << "\n";

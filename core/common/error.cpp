@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include "core/common/printable.h"
+
 namespace meshwork {
 
 std::string InputIssue::to_string() const {
@@ -32,7 +34,8 @@ InputError::InputError(std::string file, std::string field, std::string message)
     : InputError(InputIssue{std::move(file), std::move(field), std::move(message)}) {}
 
 void print_error_line(const std::string& message) {
-    const std::string line = "error: " + message + "\n";
+    // Messages quote their inputs: their control characters are not sent to the terminal raw.
+    const std::string line = "error: " + printable_text(message) + "\n";
     std::cerr.write(line.data(), static_cast<std::streamsize>(line.size()));
     std::cerr.flush();
 }

@@ -374,8 +374,10 @@ private:
             add(where(i), "the training script is missing (e.g. pretrain_gpt.py)");
             return argv.size();
         }
-        const std::string script = argv[i].text;
-        if (!expanded_ok(i, script)) return argv.size();
+        // `$DIR/pretrain_gpt.py`: an unknown directory decides nothing of the layout, the name does.
+        const bool unknown_dir = !argv[i].unresolved.empty() && starts_with(argv[i].known_tail, "/");
+        const std::string script = unknown_dir ? argv[i].known_tail.substr(1) : argv[i].text;
+        if (!unknown_dir && !expanded_ok(i, script)) return argv.size();
         if (!py_script(script)) {
             add(where(i, script), "expected the training script (e.g. pretrain_gpt.py)");
             return argv.size();

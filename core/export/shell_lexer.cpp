@@ -9,15 +9,28 @@ namespace meshwork::shell {
 namespace {
 
 bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+Token tok(Token::Kind kind, std::string text, int line) {
+    Token t;
+    t.kind = kind;
+    t.text = std::move(text);
+    t.line = line;
+    return t;
+}
+
 bool is_op_char(char c) { return c == ';' || c == '&' || c == '|' || c == '(' || c == ')' || c == '<' || c == '>'; }
 
 class Lexer {
 public:
-    Lexer(const std::string& s, const std::string& file) : s_(s), file_(file) {}
+    Lexer(const std::string& s, const std::string& file, bool internal) : s_(s), file_(file), internal_(internal) {}
 
     Lexed run() {
+        if (const auto nul = s_.find('\0'); nul != std::string::npos && !internal_) {
+            count_lines(0, nul);
+            fail(line_, "a NUL byte: bash cannot pass one in an argument (the text is not a script)");
+        }
         while (i_ < s_.size()) {
             const char c = s_[i_];
+            if (c == '(' && next() == '(' && (command_start_ || after_for_) && arith_command()) continue;
             if (c == '\\' && next() == '\n') {
                 i_ += 2;
                 ++line_;
@@ -38,6 +51,10 @@ public:
                 comment();
                 continue;
             }
+            if (dbracket_ && regex_next_) {  // [[ s =~ RE ]]: RE is one word, ( ) | and all
+                regex_word();
+                continue;
+            }
             if (dbracket_) {  // inside [[ ... ]]: operators are words
                 if (c == '&' && next() == '&') { word_token("&&", 2); continue; }
                 if (c == '|' && next() == '|') { word_token("||", 2); continue; }
@@ -51,7 +68,7 @@ public:
             word();
         }
         op("\n");
-        out_.tokens.push_back({Token::End, "", {}, false, line_});
+        out_.tokens.push_back(tok(Token::End, "", line_));
         return std::move(out_);
     }
 
@@ -60,10 +77,49 @@ private:
     [[noreturn]] void fail(int line, const std::string& message) const {
         throw InputError(file_, "line " + std::to_string(line), message);
     }
-    void op(const std::string& o) { out_.tokens.push_back({Token::Op, o, {}, false, line_}); }
+    void op(const std::string& o) {
+        out_.tokens.push_back(tok(Token::Op, o, line_));
+        command_start_ = true;  // after ; && | ( ) and the ) of a case pattern
+        after_for_ = false;
+    }
     void word_token(const std::string& w, std::size_t n) {
-        out_.tokens.push_back({Token::Word, w, {}, false, line_});
+        out_.tokens.push_back(tok(Token::Word, w, line_));
         i_ += n;
+    }
+
+    // Recursion guard for $( "$( ...: the lexer recurses into quotes and substitutions.
+    struct Nest {
+        Nest(Lexer& l, int line) : l_(l) {
+            if (++l_.depth_ > kMaxNesting) {
+                l_.fail(line, "quotes and substitutions nested more than " + std::to_string(kMaxNesting) + " deep");
+            }
+        }
+        ~Nest() { --l_.depth_; }
+        Nest(const Nest&) = delete;
+        Nest& operator=(const Nest&) = delete;
+        Lexer& l_;
+    };
+
+    // (( expression )) where a command starts, or after `for`: one Arith token. bash reads
+    // `((` as arithmetic when the matching `))` closes it; otherwise it is two subshells.
+    bool arith_command() {
+        int depth = 0;
+        for (std::size_t j = i_; j < s_.size(); ++j) {
+            const char c = s_[j];
+            if (c == '\\' || c == '\'' || c == '"' || c == '`') return false;  // not plain arithmetic
+            if (c == '(') ++depth;
+            if (c == ')' && --depth == 1) {
+                if (j + 1 >= s_.size() || s_[j + 1] != ')') return false;
+                const std::string body = s_.substr(i_ + 2, j - i_ - 2);
+                out_.tokens.push_back(tok(Token::Arith, body, line_));
+                count_lines(i_, j);
+                i_ = j + 2;
+                command_start_ = false;
+                after_for_ = false;
+                return true;
+            }
+        }
+        return false;
     }
 
     void comment() {
@@ -95,9 +151,9 @@ private:
                 op(sop);
                 return;
             }
-            out_.tokens.push_back({Token::Redirect, sop, {}, false, line_});
+            out_.tokens.push_back(tok(Token::Redirect, sop, line_));
             if (sop == "<<" || sop == "<<-") heredoc(sop == "<<-");
-            return;
+            return;  // the redirection's target follows, then the command goes on
         }
         fail(line_, std::string("unexpected '") + s_[i_] + "'");
     }
@@ -106,17 +162,23 @@ private:
     void heredoc(bool strip_tabs) {
         while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t')) ++i_;
         std::string delim;
+        bool quoted = false;
         while (i_ < s_.size() && !std::isspace(static_cast<unsigned char>(s_[i_])) && !is_op_char(s_[i_])) {
             if (s_[i_] != '\'' && s_[i_] != '"' && s_[i_] != '\\') delim += s_[i_];
+            else quoted = true;
             ++i_;
         }
         if (delim.empty()) fail(line_, "a here-document without a delimiter");
-        out_.tokens.push_back({Token::Word, "''", {}, false, line_});  // the target, empty
-        pending_.push_back({delim, strip_tabs, line_});
+        out_.tokens.push_back(tok(Token::Word, "''", line_));  // the target, empty
+        out_.tokens.back().heredoc = true;
+        out_.tokens.back().heredoc_quoted = quoted;
+        pending_.push_back({delim, strip_tabs, line_, out_.tokens.size() - 1});
     }
+    // Reads the bodies of the here-documents opened on the line that just ended.
     void skip_heredocs() {
         for (const auto& h : pending_) {
             bool found = false;
+            std::string body;
             while (i_ < s_.size()) {
                 std::size_t end = s_.find('\n', i_);
                 if (end == std::string::npos) end = s_.size();
@@ -129,8 +191,10 @@ private:
                     found = true;
                     break;
                 }
+                body += l + "\n";
             }
             if (!found) fail(h.line, "the here-document '" + h.delim + "' is not terminated");
+            out_.tokens[h.token].heredoc_body = std::move(body);
         }
         pending_.clear();
     }
@@ -197,9 +261,58 @@ private:
             ++i_;
             return;
         }
-        out_.tokens.push_back({Token::Word, w, {}, false, start_line});
+        out_.tokens.push_back(tok(Token::Word, w, start_line));
         if (w == "[[") dbracket_ = true;
         if (w == "]]") dbracket_ = false;
+        regex_next_ = dbracket_ && w == "=~";
+        // After these reserved words a command starts (where `((` is arithmetic).
+        static const char* const kBefore[] = {"then", "do", "else", "elif", "if", "while", "until", "{", "!", "time"};
+        command_start_ = false;
+        for (const char* r : kBefore) command_start_ = command_start_ || w == r;
+        after_for_ = w == "for";
+    }
+
+    // The regex after =~: up to a blank outside parentheses (bash's parse.y reads it so).
+    void regex_word() {
+        regex_next_ = false;
+        const int start_line = line_;
+        std::string w;
+        int depth = 0;
+        while (i_ < s_.size()) {
+            const char c = s_[i_];
+            if (depth == 0 && (c == ' ' || c == '\t' || c == '\n' || c == '\r')) break;
+            if (c == '\\') {
+                w += s_.substr(i_, 2);
+                i_ += 2;
+                continue;
+            }
+            if (c == '\'') {
+                const std::size_t end = s_.find('\'', i_ + 1);
+                if (end == std::string::npos) fail(line_, "unterminated ' quote");
+                count_lines(i_, end);
+                w += s_.substr(i_, end + 1 - i_);
+                i_ = end + 1;
+                continue;
+            }
+            if (c == '"') {
+                w += double_quoted();
+                continue;
+            }
+            const char n = next();
+            if (c == '`' || (c == '$' && (is_name_char(n) || n == '{' || n == '(' || n == '@' || n == '*' ||
+                                          n == '#' || n == '?' || n == '!' || n == '-'))) {
+                w += dollar();
+                continue;
+            }
+            // A lone $ in a regex is the end anchor (dollar() would escape it as a literal).
+            if (c == '\n') ++line_;
+            if (c == '(') ++depth;
+            if (c == ')') --depth;
+            w += c;
+            ++i_;
+        }
+        out_.tokens.push_back(tok(Token::Word, w, start_line));
+        command_start_ = false;
     }
 
     static bool assignment_name(const std::string& w) {
@@ -213,7 +326,7 @@ private:
     }
 
     void array(const std::string& w, int start_line) {
-        Token t{Token::Array, "", {}, false, start_line};
+        Token t = tok(Token::Array, "", start_line);
         t.append = w.size() >= 2 && w[w.size() - 2] == '+';
         t.text = w.substr(0, w.size() - (t.append ? 2 : 1));
         ++i_;  // '('
@@ -250,6 +363,7 @@ private:
 
     std::string double_quoted() {
         const int start_line = line_;
+        const Nest nest(*this, start_line);
         std::string w = "\"";
         ++i_;
         while (i_ < s_.size() && s_[i_] != '"') {
@@ -277,6 +391,7 @@ private:
     std::string dollar() {
         const std::size_t start = i_;
         const int start_line = line_;
+        const Nest nest(*this, start_line);
         if (s_[i_] == '`') {
             ++i_;
             while (i_ < s_.size() && s_[i_] != '`') {
@@ -346,13 +461,19 @@ private:
         std::string delim;
         bool strip_tabs;
         int line;
+        std::size_t token;  // the target token, which receives the body
     };
 
     const std::string& s_;
     const std::string& file_;
+    bool internal_;
     std::size_t i_ = 0;
     int line_ = 1;
+    int depth_ = 0;
     bool dbracket_ = false;
+    bool regex_next_ = false;    // the next word is the regex of =~
+    bool command_start_ = true;  // a command may start here: `((` is arithmetic
+    bool after_for_ = false;     // the last word was `for`: `((` is an arithmetic loop
     std::vector<Pending> pending_;
     Lexed out_;
 };
@@ -395,14 +516,23 @@ private:
         auto list = std::make_unique<Node>();
         list->kind = Node::List;
         list->line = peek().line;
+        bool same_line = false;
         while (true) {
-            while (is_op("\n") || is_op(";") || is_op("&")) take();
+            if (is_op("\n")) same_line = false;
+            linebreaks();
             const Token& t = peek();
             if (t.kind == Token::End || is_op(")") || is_op(";;")) break;
             bool stop = false;
             for (const auto& s : stops) stop = stop || is_word(s);
             if (stop) break;
+            // bash: `;` and `&` end a command; one without a command before it (`& ;`,
+            // `then ;`) is a syntax error, and bash runs nothing of the file.
+            if (is_op(";") || is_op("&")) fail(t.line, "syntax error near unexpected token '" + t.text + "'");
             list->kids.push_back(parse_and_or());
+            list->kids.back()->continues_line = same_line;
+            if (is_op("&")) list->kids.back()->background = true;
+            same_line = is_op("&") || is_op(";");
+            if (same_line) take();
         }
         return list;
     }
@@ -450,8 +580,18 @@ private:
     NodePtr parse_command() {
         const Token& t = peek();
         const int line = t.line;
+        if (++depth_ > kMaxNesting) fail(line, "commands nested more than " + std::to_string(kMaxNesting) + " deep");
+        struct Leave {
+            int& d;
+            ~Leave() { --d; }
+        } leave{depth_};
         NodePtr node;
-        if (t.kind == Token::Word && t.text == "if") {
+        if (t.kind == Token::Arith) {
+            node = std::make_unique<Node>();
+            node->kind = Node::Arith;
+            node->line = line;
+            node->arith.push_back(take().text);
+        } else if (t.kind == Token::Word && t.text == "if") {
             node = parse_if();
         } else if (t.kind == Token::Word && t.text == "for") {
             node = parse_for();
@@ -526,6 +666,11 @@ private:
             if (peek().kind == Token::Word || peek().kind == Token::Array) {
                 node->words.push_back(take());
             } else if (peek().kind == Token::Redirect) {
+                if (k_ + 1 < t_.size() && t_[k_ + 1].heredoc) {
+                    node->has_heredoc = true;
+                    node->heredoc_quoted = t_[k_ + 1].heredoc_quoted;
+                    node->heredoc_body = t_[k_ + 1].heredoc_body;
+                }
                 redirections();
             } else {
                 break;
@@ -575,7 +720,8 @@ private:
         auto node = std::make_unique<Node>();
         node->kind = Node::For;
         node->line = take().line;
-        if (is_op("(")) fail(node->line, "arithmetic for-loops (( ... )) are not interpreted");
+        if (peek().kind == Token::Arith) return parse_arith_for(std::move(node));
+        if (is_op("(")) fail(node->line, "expected '((' after 'for'");
         if (peek().kind != Token::Word) fail(node->line, "expected the loop variable after 'for'");
         node->name = take().text;
         linebreaks();
@@ -584,6 +730,31 @@ private:
             node->has_in = true;
             while (peek().kind == Token::Word) node->words.push_back(take());
         }
+        while (is_op(";") || is_op("\n")) take();
+        expect_word("do", node->line);
+        node->kids.push_back(parse_list({"done"}));
+        expect_word("done", node->line);
+        return node;
+    }
+
+    // for (( init; test; step )) [;] do ... done
+    NodePtr parse_arith_for(NodePtr node) {
+        node->kind = Node::ArithFor;
+        const std::string body = take().text;
+        int depth = 0;
+        std::string part;
+        for (const char c : body) {
+            if (c == '(') ++depth;
+            if (c == ')') --depth;
+            if (c == ';' && depth == 0) {
+                node->arith.push_back(part);
+                part.clear();
+                continue;
+            }
+            part += c;
+        }
+        node->arith.push_back(part);
+        if (node->arith.size() != 3) fail(node->line, "expected 'for (( init; test; step ))'");
         while (is_op(";") || is_op("\n")) take();
         expect_word("do", node->line);
         node->kids.push_back(parse_list({"done"}));
@@ -623,11 +794,14 @@ private:
     const std::vector<Token>& t_;
     const std::string& file_;
     std::size_t k_ = 0;
+    int depth_ = 0;
 };
 
 }  // namespace
 
-Lexed lex_shell(const std::string& text, const std::string& file) { return Lexer(text, file).run(); }
+Lexed lex_shell(const std::string& text, const std::string& file, bool internal) {
+    return Lexer(text, file, internal).run();
+}
 
 NodePtr parse_shell(const Lexed& lexed, const std::string& file) {
     return Parser(lexed.tokens, file).run();

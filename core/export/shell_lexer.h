@@ -10,11 +10,16 @@
 namespace meshwork::shell {
 
 struct Token {
-    enum Kind { Word, Array, Op, Redirect, End } kind = End;
-    std::string text;                 // Word: raw text; Op/Redirect: the operator
+    enum Kind { Word, Array, Op, Redirect, Arith, End } kind = End;
+    std::string text;                 // Word: raw text; Op/Redirect: the operator; Arith: inside (( ))
     std::vector<std::string> items;   // Array: raw items; Array name in `text`
     bool append = false;              // Array: NAME+=(...)
     int line = 0;
+    // The target word of a << redirection: the here-document's body (raw) and whether its
+    // delimiter was quoted (then the body is not expanded).
+    bool heredoc = false;
+    bool heredoc_quoted = false;
+    std::string heredoc_body;
 };
 
 struct SbatchLine {
@@ -27,14 +32,21 @@ struct Lexed {
     std::vector<SbatchLine> sbatch;
 };
 
-// InputError(file, "line N", ...) for unbalanced quotes, brackets and here-documents.
-Lexed lex_shell(const std::string& text, const std::string& file);
+// InputError(file, "line N", ...) for unbalanced quotes, brackets and here-documents, for a
+// NUL byte (bash cannot pass one in an argument) and for nesting past kMaxNesting.
+// `internal`: text the interpreter re-reads (eval, sh -c), where a NUL starts one of its
+// markers of an unknown value (shell_script.cpp); never set for a file's text.
+Lexed lex_shell(const std::string& text, const std::string& file, bool internal = false);
+
+// Quotes, $( ), ${ } and compound commands nested deeper than this are refused: the lexer,
+// the parser and the interpreter recurse, and 5,000 nested ( ) would overflow the stack.
+inline constexpr int kMaxNesting = 200;
 
 struct Node;
 using NodePtr = std::unique_ptr<Node>;
 
 struct Node {
-    enum Kind { Simple, Pipeline, AndOr, List, If, For, While, Case, Subshell, Group, Function };
+    enum Kind { Simple, Pipeline, AndOr, List, If, For, ArithFor, While, Case, Subshell, Group, Function, Arith };
     Kind kind = Simple;
     int line = 0;
     std::vector<Token> words;          // Simple: Word and Array tokens; For: the item words
@@ -46,6 +58,13 @@ struct Node {
     std::string name;                  // For: the variable; Function: the name; Case: the word
     std::vector<std::vector<std::string>> patterns;  // Case: per clause (kids[i] the body)
     std::string source;                // the text of a condition, for messages
+    bool background = false;           // AndOr: ended by '&' (runs in a subshell)
+    bool continues_line = false;       // AndOr: after a ';' or '&' on the same line (bash
+                                       //   drops it with its line when arithmetic fails)
+    std::vector<std::string> arith;    // Arith: the expression; ArithFor: init, test, step
+    bool has_heredoc = false;          // Simple: a here-document is fed to the command
+    bool heredoc_quoted = false;       //   its delimiter was quoted: the body is not expanded
+    std::string heredoc_body;          //   its body, raw
 };
 
 // InputError(file, "line N", ...) for syntax errors (a `fi` without `if`, a missing `done`).

@@ -23,7 +23,8 @@ std::string read_text_input(const std::string& path) {
     } else {
         std::error_code ec;
         if (!std::filesystem::is_regular_file(path, ec)) {
-            throw InputError(path, "", "no such file");
+            // /dev/zero, a FIFO or a directory would be read without end or not at all.
+            throw InputError(path, "", std::filesystem::exists(path, ec) ? "not a regular file" : "no such file");
         }
         const auto size = std::filesystem::file_size(path, ec);
         if (ec) throw InputError(path, "", "cannot read the file: " + ec.message());

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "core/common/error.h"
+#include "core/common/resources.h"
 #include "core/export/canonical_layout.h"
 #include "core/export/import_common.h"
 #include "core/model/hf_config.h"
@@ -70,6 +71,9 @@ void layout_from_torchtitan(const TorchtitanSettings& s, const std::string& file
     const std::string flavor_at = s.at("model.flavor");
     if (preset.empty()) {
         try {
+            // A flavor is a name, never a path: only a bundled preset of that name is read
+            // (flavor = "/etc/passwd" must not open the file).
+            if (!is_preset_name(PresetKind::Model, s.flavor)) throw InputError(file, flavor_at, "not a preset");
             (void)load_model(s.flavor, file, flavor_at);
             preset = s.flavor;
             r.notes.push_back("flavor \"" + s.flavor +

@@ -9,6 +9,7 @@
 #include "core/common/error.h"
 #include "core/common/json_reader.h"
 #include "core/export/megatron_import.h"
+#include "core/export/shell_script.h"
 #include "profiler/import/kineto_import.h"
 #include "profiler/import/nsys_import.h"
 #include "core/layout/layout_json.h"
@@ -94,6 +95,23 @@ void megatron_args(const std::uint8_t* data, std::size_t size) {
     });
 }
 
+// The bash interpreter alone, every path (as import-args explores them): a run or an
+// InputError, within the work budget. Every unknown word must carry its reason: an unknown
+// without one, or a marker the script forged, would show here (decode() throws logic_error).
+void shell_script(const std::uint8_t* data, std::size_t size) {
+    expect_value_or_input_error([&] {
+        ScriptOptions options;
+        options.work_budget = 5'000'000;  // 1/50 of import-args': the same bound, reached sooner
+        explore_shell_script(as_text(data, size), "fuzz.sh", options, 64, [](const ScriptRun& run) {
+            for (const auto& c : run.commands) {
+                for (const auto& w : c.words) {
+                    if (w.text.find('\0') != std::string::npos) std::abort();
+                }
+            }
+        });
+    });
+}
+
 void kineto_json(const std::uint8_t* data, std::size_t size) {
     static const std::string path = scratch_path(".json");
     write_file(path, data, size);
@@ -134,6 +152,7 @@ const std::map<std::string, EntryPoint>& entry_points() {
     static const std::map<std::string, EntryPoint> points{
         {"fuzz_layout_json", layout_json},   {"fuzz_cluster_json", cluster_json},
         {"fuzz_hf_config", hf_config},       {"fuzz_megatron_args", megatron_args},
+        {"fuzz_shell_script", shell_script},
         {"fuzz_kineto_json", kineto_json},   {"fuzz_nsys_sqlite", nsys_sqlite},
         {"fuzz_meshwork_trace", meshwork_trace}};
     return points;

@@ -31,7 +31,7 @@ while [[ $# -gt 0 ]]; do
 done
 work=${work:-$build/fuzz-campaign}
 if [[ ${#targets[@]} -eq 0 ]]; then
-  targets=(fuzz_layout_json fuzz_cluster_json fuzz_hf_config fuzz_megatron_args
+  targets=(fuzz_layout_json fuzz_cluster_json fuzz_hf_config fuzz_megatron_args fuzz_shell_script
            fuzz_kineto_json fuzz_nsys_sqlite fuzz_meshwork_trace)
 fi
 fuzz_bin="$build/tests/fuzz"
@@ -49,6 +49,9 @@ seed() {
     fuzz_hf_config) cp "$fixtures"/hf/*.json "$root"/resources/models/*.json "$dir"/ ;;
     fuzz_megatron_args)
       cp "$fixtures"/export/golden/*.megatron.sh "$dir"/
+      find "$fixtures"/export/megatron -type f -exec cp {} "$dir"/ \; ;;
+    fuzz_shell_script)
+      cp "$fixtures"/export/golden/*.megatron.sh "$fixtures"/hostile/*.sh "$dir"/
       find "$fixtures"/export/megatron -type f -exec cp {} "$dir"/ \; ;;
     fuzz_kineto_json) cp "$fixtures"/profiler/*.json "$fixtures"/kineto/*.json* "$dir"/ ;;
     fuzz_nsys_sqlite) sqlite3 "$dir/nsys.sqlite" < "$root/tests/fuzz/nsys_seed.sql" ;;
