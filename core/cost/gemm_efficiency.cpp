@@ -22,7 +22,7 @@ constexpr std::array<GemmEfficiencyRow, 5> kRows{{
     // TileLang's FP8 GEMM benchmark on H800 SXM (the H100 SXM's SMs and clocks), per-tensor
     // scales, M = N = 8192, K = 4096, 8192, 16384: 1,378 / 1,461 / 1,523 and, in the other
     // published version of the table, 1,467 / 1,507 / 1,541 TFLOP/s (tile-ai TileLang
-    // benchmark/matmul_fp8/README.md, as in xwhzz/tilelang; repository commit 6b1faf71);
+    // benchmark/matmul_fp8/README.md in xwhzz/tilelang, measured at commit 6b1faf71);
     // median 1,487 of 1,978.9.
     {"hopper", GemmPrecision::Fp8Tensorwise, 0.75,
      "TileLang benchmark/matmul_fp8/README.md, H800 SXM, 8192x8192xK, K >= 4096: 1378-1541 TFLOP/s of 1978.9"},

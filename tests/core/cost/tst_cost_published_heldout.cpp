@@ -381,6 +381,9 @@ Layout layout_of(const Run& r) {
     l.parallel.tp_comm_overlap = r.tp > 1 ? TpOverlap::Ring : TpOverlap::None;
     l.training.schedule = r.vpp > 1 ? Schedule::Interleaved : Schedule::OneFOneB;
     l.training.dtype = r.dtype;
+    // The precision column of the archive says the fp8 recipe: "FP8-CS" (current scaling,
+    // per-tensor) or "MXFP8"; the labels carry it.
+    if (std::string(r.label).find("mxfp8") != std::string::npos) l.training.fp8_recipe = Fp8Recipe::Mxfp8;
     l.training.zero_stage = r.zero;
     l.training.recompute = r.recompute_layers > 0 ? Recompute::Full : Recompute::None;
     l.training.recompute_num_layers = r.recompute_layers;
