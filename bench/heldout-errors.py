@@ -16,8 +16,17 @@ import sys
 from pathlib import Path
 
 TESTS = ["tst_cost_h100_runs", "tst_cost_published_heldout"]
-LINE = re.compile(r"(?:QINFO\s*:\s*\S+\s+)?(?P<row>.+?) \[(?P<tag>[^\]]*)\]: published (?P<pub>[\d.]+) s, "
+LINE = re.compile(r"(?:QINFO\s*:\s*\w+::\w+\()?(?P<row>.+?) \[(?P<tag>[^\]]*)\]: published (?P<pub>[\d.]+) s, "
                   r"estimate (?P<est>[\d.]+) s \((?P<err>[+-]?[\d.]+)%\)")
+
+
+def label(row: str) -> str:
+    """QtTest prefixes a data row's message with "Class::function(TAG) "; the message itself
+    starts with the same label, so "TAG) TAG" keeps its second half."""
+    half = (len(row) - 2) // 2
+    if len(row) % 2 == 0 and row[half:half + 2] == ") " and row[:half] == row[half + 2:]:
+        return row[half + 2:]
+    return row
 MOE = re.compile(r"qwen3|deepseek|gpt[ _]oss|mixtral|moe", re.IGNORECASE)
 
 
@@ -29,7 +38,7 @@ def rows(build: Path):
             m = LINE.search(line)
             if not m:
                 continue
-            yield test, m["row"].strip(), m["tag"], float(m["pub"]), float(m["est"]), float(m["err"])
+            yield test, label(m["row"].strip()), m["tag"], float(m["pub"]), float(m["est"]), float(m["err"])
 
 
 def main() -> int:

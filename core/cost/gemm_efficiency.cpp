@@ -44,6 +44,21 @@ constexpr std::array<GemmEfficiencyRow, 5> kRows{{
      "OpenXLA matmul_interpolator_data.h sm_100 f8e4m3fn, 4096x4096x4096 and 4096x2048x4096: 2499-2765 TFLOP/s of 4500"},
 }};
 
+// What a training step sustains against the kernel tables. The tables time one GEMM at the
+// clocks a short benchmark holds; a step's GEMMs run at real shapes (wave and tile
+// quantisation), under the GPU's sustained power limit, with the work the model does not
+// price (the dense GEMMs' fp8 casts, launch gaps inside a layer). That difference has no
+// published source, so it stays what it was before the table: one figure per architecture,
+// the per-tensor fp8 GEMM efficiency fitted on the three fitted rows of tst_cost_h100_runs
+// (Megatron-Bridge 25.11 DGX-H100 LLAMA3_70B and LLAMA3.1_405B for Hopper, DGX-B200
+// LLAMA3.1_405B for Blackwell; the value in steps of 0.01 with the smallest largest |error|,
+// docs/cost-model.md "H100-era runs"). Every other precision keeps the tables' ratio to it.
+struct Sustained {
+    const char* architecture;
+    double fp8_tensorwise;  // fitted
+};
+constexpr std::array<Sustained, 2> kSustained{{{"hopper", 0.46}, {"blackwell", 0.43}}};
+
 }  // namespace
 
 std::string to_string(GemmPrecision p) {
@@ -107,9 +122,20 @@ std::optional<double> tabled_gemm_efficiency(const std::string& gpu_kind, GemmPr
     return std::nullopt;
 }
 
+std::optional<double> sustained_gemm_efficiency(const std::string& gpu_kind, GemmPrecision p) {
+    const auto kernel = tabled_gemm_efficiency(gpu_kind, p);
+    const auto reference = tabled_gemm_efficiency(gpu_kind, GemmPrecision::Fp8Tensorwise);
+    if (!kernel || !reference || *reference <= 0) return std::nullopt;
+    const std::string arch = gpu_architecture(gpu_kind);
+    for (const Sustained& s : kSustained) {
+        if (arch == s.architecture) return std::clamp(s.fp8_tensorwise * *kernel / *reference, 1e-3, 1.0);
+    }
+    return std::nullopt;
+}
+
 double gemm_efficiency(const ClusterSpec& c, DType dtype, Fp8Recipe recipe) {
     if (c.efficiency.gemm > 0) return std::clamp(c.efficiency.gemm, 1e-3, 1.0);
-    if (auto e = tabled_gemm_efficiency(c.gpu.kind, gemm_precision(dtype, recipe))) return *e;
+    if (auto e = sustained_gemm_efficiency(c.gpu.kind, gemm_precision(dtype, recipe))) return *e;
     return kUntabledGemm;
 }
 

@@ -4,8 +4,10 @@
 //
 // The cost model takes `efficiency.gemm` of the cluster when the cluster (or the layout's
 // inline cluster) states one: a user's or `calibrate`'s figure wins. Otherwise it takes the
-// row of this table for the cluster's GPU and the layout's precision, and where there is no
-// row (a GPU or precision nobody published a table for) the old default, kUntabledGemm.
+// sustained figure for the cluster's GPU and the layout's precision: the table's ratios
+// between precisions, scaled to one fitted figure per architecture (sustained_gemm_efficiency);
+// where there is no row (a GPU or precision nobody published a table for) the old default,
+// kUntabledGemm.
 #pragma once
 
 #include <optional>
@@ -37,15 +39,20 @@ std::span<const GemmEfficiencyRow> gemm_efficiency_table();
 // The architecture a GPU kind (resources/gpus) belongs to in the table; empty when none.
 std::string gpu_architecture(const std::string& gpu_kind);
 
-// The table's figure for a GPU kind and precision; nullopt without a row.
+// The kernel table's figure for a GPU kind and precision; nullopt without a row.
 std::optional<double> tabled_gemm_efficiency(const std::string& gpu_kind, GemmPrecision p);
+
+// What a training step sustains: the architecture's fitted per-tensor fp8 figure (one number
+// per architecture, fitted on designated rows, docs/cost-model.md) times the kernel table's
+// ratio of `p` to per-tensor fp8. nullopt without a row.
+std::optional<double> sustained_gemm_efficiency(const std::string& gpu_kind, GemmPrecision p);
 
 // The default of a cluster that states no GEMM efficiency and whose GPU has no row (the
 // figure every preset carried before the table, set on the A100 rows of tst_cost_published).
 inline constexpr double kUntabledGemm = 0.7;
 
 // The GEMM efficiency the cost model uses: the cluster's stated `efficiency.gemm` (> 0)
-// wins, else the table's row, else kUntabledGemm.
+// wins, else sustained_gemm_efficiency, else kUntabledGemm.
 double gemm_efficiency(const ClusterSpec& cluster, DType dtype, Fp8Recipe recipe);
 
 }  // namespace meshwork::cost

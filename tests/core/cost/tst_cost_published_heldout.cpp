@@ -439,10 +439,11 @@ class TestCostPublishedHeldout : public QObject {
         const auto& worst = e.stages[static_cast<std::size_t>(e.worst_stage)];
         qInfo(
             "  busiest rank: compute %.2f s, recompute %.2f, TP %.2f, EP %.2f, PP %.2f, DP %.2f, "
-            "bubble %.2f; "
+            "bubble %.2f, host launches %.2f; "
             "peak %.1f GiB of %.1f",
             e.time.compute_s, e.time.recompute_s, e.time.tp_comm_s, e.time.ep_comm_s,
-            e.time.pp_comm_s, e.time.dp_comm_s, e.time.bubble_s, worst.peak_bytes / 1073741824.0,
+            e.time.pp_comm_s, e.time.dp_comm_s, e.time.bubble_s, e.time.host_launch_s,
+            worst.peak_bytes / 1073741824.0,
             l.cluster.gpu.hbm_bytes / 1073741824.0);
         QVERIFY2(std::fabs(err) < run.tolerance, "estimate outside the stated tolerance");
         QVERIFY2(std::fabs(sim_err) < run.tolerance + 0.10,
