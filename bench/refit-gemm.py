@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Refit the GEMM efficiency of the H100-era presets on the fitted rows of tst_cost_h100_runs
+"""Refit the sustained per-tensor fp8 GEMM efficiency of the Hopper and Blackwell architectures
+(kSustained in core/cost/gemm_efficiency.cpp) on the fitted rows of tst_cost_h100_runs
 (docs/cost-model.md, "H100-era runs: fitted and held back").
 
 The rule (one number per preset, from the fitted rows only): for each preset group, the
@@ -13,9 +14,10 @@ the preset's `gemm` changed, selecting the group's fitted rows; the test's toler
 failures are expected while scanning and ignored (the printed figures are what counts).
 
 Usage: bench/refit-gemm.py [TST_COST_H100_RUNS] [--from 0.30] [--to 0.80] [--apply]
-  --apply  writes the chosen values into resources/clusters/*.json.
+  --apply  says where the chosen values go (kSustained; the presets state no gemm).
 Prints, per group, the scanned values near the best, and the chosen value.
 """
+import json
 import os
 import re
 import shutil
@@ -49,13 +51,16 @@ def run_rows(binary, resources, tags):
 
 
 def set_gemm(path, value):
+    """States efficiency.gemm in a copy of a preset (value None: states none, as the presets
+    do since the kernel table, core/cost/gemm_efficiency.cpp)."""
     with open(path) as f:
-        text = f.read()
-    new, n = GEMM.subn(lambda m: f"{m[1]}{value:.2f}", text, count=1)
-    if n != 1:
-        sys.exit(f"{path}: no \"gemm\" efficiency to set")
+        cluster = json.load(f)
+    if value is None:
+        cluster["efficiency"].pop("gemm", None)
+    else:
+        cluster["efficiency"]["gemm"] = round(value, 2)
     with open(path, "w") as f:
-        f.write(new)
+        json.dump(cluster, f, indent=2)
 
 
 def current_gemm(path):
@@ -106,7 +111,8 @@ def main():
                 set_gemm(os.path.join(res, "clusters", p + ".json"), before)
             best = min(scan)  # smallest largest |error|; ties: the smaller value
             chosen[group] = best[1]
-            print(f"{group} (also {', '.join(presets[1:]) or 'no other preset'}): current gemm {before:.2f}")
+            print(f"{group} (also {', '.join(presets[1:]) or 'no other preset'}): current gemm "
+                  + (f"{before:.2f}" if before is not None else "not stated (the kernel table's sustained figure)"))
             at = [s[1] for s in scan].index(best[1])
             for worst, value, errors in scan[max(0, at - 3):at + 4]:
                 cells = ", ".join(f"{100 * e:+.2f}%" for e in errors.values())
@@ -115,11 +121,12 @@ def main():
             print(f"  rows: {'; '.join(tags)}")
     for group, value in chosen.items():
         print(f"chosen: {group} {value:.2f}" + (f" (also {', '.join(GROUPS[group][1:])})" if GROUPS[group][1:] else ""))
-        if apply:
-            for p in GROUPS[group]:
-                set_gemm(os.path.join(src, "clusters", p + ".json"), value)
     if apply:
-        print("written to resources/clusters/")
+        # The fitted rows are per-tensor fp8: the value is the architecture's sustained fp8
+        # figure, kSustained in core/cost/gemm_efficiency.cpp (the presets state no gemm, so
+        # that every precision keeps the kernel tables' ratio to it).
+        print("--apply: write the chosen values into kSustained in core/cost/gemm_efficiency.cpp "
+              "(dgx-h100: hopper, dgx-b200: blackwell); the presets state no gemm")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ struct LayoutFlags::Values {
     std::string file;
     std::string model, cluster, order, schedule, recompute, recompute_modules, dtype, layers_per_stage, flash, tp_overlap, grad_reduce;
     std::string overlap_grad, overlap_param, moe_dispatcher, moe_flex_backend, moe_a2a_overlap;
+    std::string fp8_recipe, cuda_graphs;
     int gpus = 0, nodes = 0, tp = 0, pp = 0, dp = 0, cp = 0, ep = 0, etp = 0, vpp = 0;
     int mbs = 0, gbs = 0, seq = 0, zero = 0, first_stage = 0, last_stage = 0;
     bool sp = false, no_sp = false, account_embedding = false, account_loss = false;
@@ -99,6 +100,14 @@ LayoutFlags::LayoutFlags(CLI::App* c) : v_(std::make_shared<Values>()) {
                     "(Megatron-LM's --overlap-moe-expert-parallel-comm; needs ep > 1, alltoall or "
                     "flex, vpp > 1 with pp > 1, no full recompute): on, off (default ") +
             (par.moe_a2a_overlap ? "on" : "off") + ")");
+    add("--fp8-recipe", v.fp8_recipe,
+        "Scaling of the fp8 GEMMs with --dtype fp8 (Megatron-LM's --fp8-recipe): tensorwise (one "
+        "scale per tensor; Megatron's delayed is read as it), blockwise (1x128 / 128x128 blocks), "
+        "mxfp8 (1x32 blocks, Blackwell) (default " + to_string(t.fp8_recipe) + ")");
+    add("--cuda-graphs", v.cuda_graphs,
+        "CUDA-graph capture (Megatron-LM's --cuda-graph-impl): none, per-layer (local or "
+        "transformer_engine: each layer's kernels, not a dropless MoE layer's experts), "
+        "full-iteration (the whole forward-backward) (default " + to_string(t.cuda_graphs) + ")");
     add("--layers-per-stage", v.layers_per_stage,
         "Uneven pipeline split, e.g. 7,8,8,7 (default: even, "
         "the end stages one layer less when it does not divide)");
@@ -158,6 +167,8 @@ LayoutOverrides LayoutFlags::overrides() const {
     if (given("--moe-dispatcher")) o.moe_dispatcher = v.moe_dispatcher;
     if (given("--moe-flex-backend")) o.moe_flex_backend = v.moe_flex_backend;
     if (given("--moe-a2a-overlap")) o.moe_a2a_overlap = v.moe_a2a_overlap;
+    if (given("--fp8-recipe")) o.fp8_recipe = v.fp8_recipe;
+    if (given("--cuda-graphs")) o.cuda_graphs = v.cuda_graphs;
     if (given("--first-stage-layers")) o.first_stage_layers = v.first_stage;
     if (given("--last-stage-layers")) o.last_stage_layers = v.last_stage;
     o.account_for_embedding = given("--account-for-embedding");

@@ -203,8 +203,7 @@ nlohmann::json cluster_to_json(const ClusterSpec& c) {
     if (c.host_link.bandwidth_bytes_per_s > 0) j["host_link"] = link_to_json(c.host_link);
     if (c.host_cores > 0) j["host_cores"] = c.host_cores;
     if (c.host_cpu_per_layer_pass_s > 0) j["host_cpu_per_layer_pass_s"] = c.host_cpu_per_layer_pass_s;
-    j["efficiency"] = {{"gemm", c.efficiency.gemm},
-                       {"memory", c.efficiency.memory},
+    j["efficiency"] = {{"memory", c.efficiency.memory},
                        {"intra_node_link", c.efficiency.intra_node_link},
                        {"inter_node_link", c.efficiency.inter_node_link},
                        {"gemm_half_dim", c.efficiency.gemm_half_dim},
@@ -212,6 +211,8 @@ nlohmann::json cluster_to_json(const ClusterSpec& c) {
                        {"tp_comm_overlap", c.efficiency.tp_comm_overlap},
                        {"dp_comm_overlap", c.efficiency.dp_comm_overlap}};
     // Written only when stated, so that clusters without them read as before.
+    // Written only when stated, so that a cluster without it keeps taking the kernel table's.
+    if (c.efficiency.gemm > 0) j["efficiency"]["gemm"] = c.efficiency.gemm;
     if (c.efficiency.intra_node_interference > 0) {
         j["efficiency"]["intra_node_interference"] = c.efficiency.intra_node_interference;
     }

@@ -47,7 +47,10 @@ struct LinkTier {
 // Fractions of peak reached in practice; starting points that `calibrate` refits. The cost
 // model (core/cost, docs/cost-model.md) reads every rate it uses from here.
 struct Efficiency {
-    double gemm = 0.7;             // large GEMMs, fraction of dense peak
+    // Large GEMMs, fraction of dense peak. 0 = not stated: the cost model takes the published
+    // kernel table's figure for the GPU and precision (core/cost/gemm_efficiency.h); a stated
+    // figure (the cluster file's, a layout's inline cluster's, calibrate's) wins.
+    double gemm = 0;
     double memory = 0.8;           // memory-bound kernels, fraction of HBM bandwidth
     double intra_node_link = 0.8;  // NCCL bus bandwidth / link bandwidth inside a node
     double inter_node_link = 0.85; // same across nodes

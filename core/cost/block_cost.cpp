@@ -9,6 +9,7 @@
 #include "core/cost/ep_comm_sms.h"
 #include "core/schedule/pipeline_schedule.h"
 #include "core/cost/gemm_shapes.h"
+#include "core/cost/launch_cost.h"
 #include "core/cost/moe_dispatch.h"
 #include "core/cost/moe_eager_passes.h"
 #include "core/layout/layout_rules.h"
@@ -350,6 +351,27 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
         out.bwd.cp_s = overlapped_s(core.bwd_s, 2.0 * ring, c.cp_interference) - core.bwd_s;
     }
 
+    // --- host and launch cost (launch_cost.h) --------------------------------------------
+    // Per half and direction, the GPU time the host's launches leave idle; the half's GPU
+    // time includes its exposed collectives (NCCL kernels keep the GPU busy as well). A
+    // dropless MoE layer synchronises with the host once in its forward for the token counts
+    // (Megatron-LM d98e8a64 moe/token_dispatcher.py:594-605) and cannot be captured. The
+    // recomputed forward (full recomputation copies fwd below) pays the same again.
+    if (c.host_launches) {
+        const bool dropless = tr.moe_capacity_factor <= 0;
+        const bool attn_captured = graphs_capture_dense(c.cuda_graphs);
+        const bool mlp_captured = b.moe ? graphs_capture_moe(c.cuda_graphs, dropless) : attn_captured;
+        const int syncs = b.moe && dropless ? 1 : 0;
+        const int attn_bwd = static_cast<int>(kAttentionKernelsFwd * kBackwardKernelsPerForward);
+        const int mlp_bwd = static_cast<int>(kMlpKernelsFwd * kBackwardKernelsPerForward);
+        out.fwd.host_s =
+            exposed_launch_s({out.fwd.attention_s + out.fwd.cp_s + out.fwd.tp_s / 2, kAttentionKernelsFwd, attn_captured, 0}) +
+            exposed_launch_s({out.fwd.mlp_s + out.fwd.ep_s + out.fwd.tp_s / 2, kMlpKernelsFwd, mlp_captured, syncs});
+        out.bwd.host_s =
+            exposed_launch_s({out.bwd.attention_s + out.bwd.cp_s + out.bwd.tp_s / 2, attn_bwd, attn_captured, 0}) +
+            exposed_launch_s({out.bwd.mlp_s + out.bwd.ep_s + out.bwd.tp_s / 2, mlp_bwd, mlp_captured, 0});
+    }
+
     // --- recomputation ------------------------------------------------------------------
     out.full_recompute = out.fwd;
     out.full_recompute.recompute_s = out.fwd.attention_s + out.fwd.mlp_s;
@@ -584,7 +606,11 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     c.host_latency_s = cl.host_link.latency_s;
     c.dtype = tr.dtype;
     c.state_bytes = param_state_bytes(tr.dtype, tr.grad_reduce_in_bf16);
-    c.kernel = kernel_model(cl, tr.dtype);
+    c.kernel = kernel_model(cl, tr.dtype, tr.fp8_recipe);
+    // Ranks that compute on the host (the CPU engine) have their own host model
+    // (host_sharing.h); GPU ranks lose time to their host's launches.
+    c.host_launches = cl.gpu.kind != "cpu" && cl.host_cores <= 0;
+    c.cuda_graphs = tr.cuda_graphs;
     c.link = link_model(cl);
     c.element_bytes = c.kernel.element_bytes;
     c.tokens = static_cast<double>(tr.micro_batch_size) * tr.seq_length / c.cp;

@@ -24,10 +24,13 @@ struct PassParts {
     double cp_s = 0;         // context-parallel ring exchange not hidden by attention
     double tp_total_s = 0;   // all TP collective time, hidden or not
     double cp_total_s = 0;
+    // GPU time lost to the host: launches it cannot issue as fast as the kernels run, and
+    // device-to-host synchronisations (core/cost/launch_cost.h); 0 on host-computing ranks.
+    double host_s = 0;
 
     [[nodiscard]] double compute_s() const { return attention_s + mlp_s + recompute_s; }
     [[nodiscard]] double comm_s() const { return tp_s + ep_s + cp_s; }
-    [[nodiscard]] double total_s() const { return compute_s() + comm_s(); }
+    [[nodiscard]] double total_s() const { return compute_s() + comm_s() + host_s; }
     // Inline: the search sums these for every chunk of every candidate (out of line they
     // were a fifth of a search's time under perf).
     PassParts& operator+=(const PassParts& o) {
@@ -39,6 +42,7 @@ struct PassParts {
         cp_s += o.cp_s;
         tp_total_s += o.tp_total_s;
         cp_total_s += o.cp_total_s;
+        host_s += o.host_s;
         return *this;
     }
 };
@@ -52,6 +56,7 @@ inline PassParts operator*(const PassParts& p, double k) {
     r.cp_s = p.cp_s * k;
     r.tp_total_s = p.tp_total_s * k;
     r.cp_total_s = p.cp_total_s * k;
+    r.host_s = p.host_s * k;
     return r;
 }
 
@@ -110,6 +115,10 @@ struct LayoutCosts : AxisSizes {
     double host_bytes_per_s = 0;     // the cluster's GPU <-> host link, per direction
     double host_latency_s = 0;
     DType dtype = DType::Bf16;
+    // Layer passes lose GPU time to the host's launches and synchronisations (GPU ranks;
+    // core/cost/launch_cost.h), less what CUDA graphs capture.
+    bool host_launches = false;
+    CudaGraphs cuda_graphs = CudaGraphs::None;
     ParamStateBytes state_bytes;  // bytes per parameter of weights, gradients, optimizer
     KernelModel kernel;
     LinkModel link;

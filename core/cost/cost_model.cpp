@@ -319,6 +319,7 @@ void busiest_breakdown(const LayoutCosts& c, const StageSums& s, const StageMemo
     t = TimeBreakdown{};
     t.compute_s = m * (s.fwd.compute_s() + s.bwd.compute_s());
     t.recompute_s = m * s.bwd.recompute_s;
+    t.host_launch_s = m * (s.fwd.host_s + s.bwd.host_s);
     t.tp_comm_s = m * (s.fwd.tp_s + s.bwd.tp_s);
     t.cp_comm_s = m * (s.fwd.cp_s + s.bwd.cp_s);
     t.ep_comm_s = m * (s.fwd.ep_s + s.bwd.ep_s);

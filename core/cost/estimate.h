@@ -49,6 +49,9 @@ struct TimeBreakdown {
     // Waiting for a host core: ranks sharing too few cores (ClusterSpec::host_cores) take
     // longer than their own timeline (core/cost/host_sharing.h); 0 on GPUs.
     double host_sharing_s = 0;
+    // GPU time lost to the host's kernel launches and device-to-host synchronisations in the
+    // layer passes (core/cost/launch_cost.h), less what CUDA graphs capture.
+    double host_launch_s = 0;
 };
 
 struct Estimate {

@@ -2,15 +2,17 @@
 
 #include <algorithm>
 
+#include "core/cost/gemm_efficiency.h"
+
 namespace meshwork::cost {
 
-KernelModel kernel_model(const ClusterSpec& c, DType dtype) {
+KernelModel kernel_model(const ClusterSpec& c, DType dtype, Fp8Recipe recipe) {
     KernelModel k;
     // fp8 GEMMs run at the fp8 peak; fp8 training keeps activations in 16 bits.
     double peak = c.gpu.peak_flops(dtype);
     if (peak <= 0) peak = c.gpu.peak_flops(DType::Fp32);
     k.peak_flops_per_s = std::max(1.0, peak);
-    k.gemm_efficiency = std::clamp(c.efficiency.gemm, 1e-3, 1.0);
+    k.gemm_efficiency = gemm_efficiency(c, dtype, recipe);
     k.gemm_half_dim = std::max(0.0, c.efficiency.gemm_half_dim);
     // Fused attention runs in 16 bits even in fp8 training.
     double attention_peak = dtype == DType::Fp8 ? c.gpu.peak_flops(DType::Bf16) : peak;

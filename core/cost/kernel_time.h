@@ -4,19 +4,22 @@
 #pragma once
 
 #include "core/cluster/cluster_spec.h"
+#include "core/layout/speed_knobs.h"
 
 namespace meshwork::cost {
 
 struct KernelModel {
     double peak_flops_per_s = 1;     // dense peak in the training dtype
-    double gemm_efficiency = 0.7;    // Efficiency::gemm
+    double gemm_efficiency = 0.7;    // gemm_efficiency(): the cluster's, or the kernel table's
     double gemm_half_dim = 64;       // Efficiency::gemm_half_dim
     double attention_flops_per_s = 1;
     double memory_bytes_per_s = 1;   // HBM bandwidth × Efficiency::memory
     double element_bytes = 2;        // bytes of one activation element in the training dtype
 };
 
-KernelModel kernel_model(const ClusterSpec& cluster, DType dtype);
+// `recipe` is the layout's fp8 recipe (read only for fp8): the GEMM efficiency is the
+// cluster's stated one or the kernel table's for the GPU and precision (gemm_efficiency.h).
+KernelModel kernel_model(const ClusterSpec& cluster, DType dtype, Fp8Recipe recipe = Fp8Recipe::Tensorwise);
 
 // A GEMM (m × k)·(k × n) repeated `count` times (batched); count 0 = no such GEMM.
 struct GemmShape {

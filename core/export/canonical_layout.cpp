@@ -32,6 +32,8 @@ Layout canonical_layout(Layout l) {
         l.parallel.moe_dispatcher = ParallelConfig{}.moe_dispatcher;
         l.parallel.moe_a2a_overlap = false;
     }
+    // The fp8 recipe is read only with fp8 training (exports write it only then).
+    if (t.dtype != DType::Fp8) t.fp8_recipe = Fp8Recipe::Tensorwise;
     if (l.parallel.moe_dispatcher != MoeDispatcher::Flex) l.parallel.moe_flex_backend = MoeFlexBackend::DeepEP;
     return l;
 }

@@ -121,6 +121,9 @@ nlohmann::json deepspeed_config_json(const Layout& layout, std::vector<std::stri
     }
 
     if (t.dtype == DType::Fp8) lost.push_back("fp8: DeepSpeed's config has no FP8 training switch");
+    if (t.cuda_graphs != CudaGraphs::None) {
+        lost.push_back("CUDA graphs " + to_string(t.cuda_graphs) + ": not written into a DeepSpeed config");
+    }
     if (t.dtype == DType::Tf32) lost.push_back("tf32: DeepSpeed's config has no TF32 switch");
     if (t.recompute == Recompute::Selective || t.recompute == Recompute::SelectiveOp) {
         lost.push_back(t.recompute_modules.empty() || t.recompute == Recompute::SelectiveOp

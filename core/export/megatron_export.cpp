@@ -341,7 +341,8 @@ void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
                     refuses_delayed = refuses_delayed || mod == RecomputeModule::MoeAct || mod == RecomputeModule::Layernorm;
                 }
             }
-            if (refuses_delayed) a.value("--fp8-recipe", "tensorwise");
+            if (t.fp8_recipe != Fp8Recipe::Tensorwise) a.value("--fp8-recipe", to_string(t.fp8_recipe));
+            else if (refuses_delayed) a.value("--fp8-recipe", "tensorwise");
             break;
         }
         case DType::Fp32: break;
@@ -369,13 +370,28 @@ void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
     if (l.model.is_moe() && t.moe_capacity_factor > 0) {
         a.value("--moe-expert-capacity-factor", number(t.moe_capacity_factor));
     }
+    // CUDA graphs (--cuda-graph-impl, transformer_config.py:1075-1088 at d98e8a64). Per layer
+    // with MCore's own implementation; a dropless MoE layer cannot be captured whole
+    // (moe/README.md:514), so such a model captures attention and the router, as the README
+    // advises. The full iteration needs the NaN check off (arguments.py:1235-1237).
+    switch (t.cuda_graphs) {
+        case CudaGraphs::None: break;
+        case CudaGraphs::PerLayer:
+            a.value("--cuda-graph-impl", "local");
+            if (l.model.is_moe() && t.moe_capacity_factor <= 0) a.value("--cuda-graph-modules", "attn moe_router");
+            break;
+        case CudaGraphs::FullIteration:
+            a.value("--cuda-graph-impl", "full_iteration");
+            a.flag("--no-check-for-nan-in-loss-and-grad");
+            break;
+    }
 }
 
 }  // namespace
 
 std::string megatron_arg_words(const std::string& flag, const std::string& value) {
     if (value.empty()) return "";
-    if (flag != "--recompute-modules") return " " + shell_quote(value);
+    if (flag != "--recompute-modules" && flag != "--cuda-graph-modules") return " " + shell_quote(value);
     std::string out;
     std::size_t start = 0;
     while (start < value.size()) {

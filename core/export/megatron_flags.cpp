@@ -90,7 +90,7 @@ constexpr std::array kIgnored = std::to_array<Entry>({
     {"--no-gradient-accumulation-fusion", kKernel}, {"--cross-entropy-loss-fusion", kKernel},
     {"--cross-entropy-fusion-impl", kKernel}, {"--apply-layernorm-1p", kKernel},
     {"--use-fused-weighted-squared-relu", kKernel}, {"--spec", kKernel},
-    {"--enable-cuda-graph", kKernel}, {"--cuda-graph-impl", kKernel},
+    {"--cuda-graph-modules", kKernel}, {"--cuda-graph-scope", kKernel}, {"--cuda-graph-warmup-steps", kKernel},
     {"--manual-gc", kRuntime}, {"--manual-gc-interval", kRuntime}, {"--calculate-per-token-loss", kKernel},
     // communication overlap
     {"--overlap-param-gather-with-optimizer-step", kOverlap}, {"--overlap-p2p-comm", kOverlap},
@@ -106,7 +106,7 @@ constexpr std::array kIgnored = std::to_array<Entry>({
     // precision details
     {"--fp8-margin", kPrecisionDetail}, {"--fp8-interval", kPrecisionDetail},
     {"--fp8-amax-history-len", kPrecisionDetail}, {"--fp8-amax-compute-algo", kPrecisionDetail},
-    {"--fp8-recipe", kPrecisionDetail}, {"--fp8-param-gather", kPrecisionDetail},
+    {"--fp8-param-gather", kPrecisionDetail},
     {"--attention-softmax-in-fp32", kPrecisionDetail},
     {"--accumulate-allreduce-grads-in-fp32", kPrecisionDetail},
     {"--fp16-lm-cross-entropy", kPrecisionDetail}, {"--loss-scale", kPrecisionDetail},

@@ -73,6 +73,9 @@ constexpr std::array kLayoutFlags = std::to_array<FlagSpec>({
     {"--grad-reduce-in-bf16", false}, {"--moe-token-dispatcher-type", true},
     {"--moe-flex-dispatcher-backend", true}, {"--moe-enable-deepep", false},
     {"--overlap-moe-expert-parallel-comm", false},
+    // speed-only knobs (core/layout/speed_knobs.h): the fp8 recipe and CUDA-graph capture
+    {"--fp8-recipe", true}, {"--cuda-graph-impl", true}, {"--enable-cuda-graph", false},
+    {"--external-cuda-graph", false},
     // Megatron-DeepSpeed (deepspeedai/Megatron-DeepSpeed megatron/arguments.py)
     {"--num-key-value-heads", true}, {"--zero-stage", true}, {"--deepspeed", false},
     {"--no-pipeline-parallel", false},
@@ -1279,6 +1282,26 @@ private:
             t.dtype = DType::Fp32;
         }
 
+        if (has("--fp8-recipe")) {
+            const std::string r = text("--fp8-recipe");
+            if (!parse_fp8_recipe(r, t.fp8_recipe)) {
+                add(field("--fp8-recipe"), "'" + r + "': expected tensorwise, delayed, blockwise or mxfp8");
+            }
+        }
+        // --cuda-graph-impl (transformer_config.py:1075 at d98e8a64); the deprecated
+        // --enable-cuda-graph is "local" and --external-cuda-graph "transformer_engine"
+        // (arguments.py:619-631), both per layer.
+        if (has("--cuda-graph-impl")) {
+            const std::string g = text("--cuda-graph-impl");
+            if (!parse_cuda_graphs(g, t.cuda_graphs) || g == "per-layer" || g == "full-iteration") {
+                add(field("--cuda-graph-impl"), "'" + g + "': expected none, local, transformer_engine or full_iteration");
+            }
+            conflict("--cuda-graph-impl", "--enable-cuda-graph", "one CUDA-graph implementation");
+            conflict("--cuda-graph-impl", "--external-cuda-graph", "one CUDA-graph implementation");
+        } else if (has("--enable-cuda-graph") || has("--external-cuda-graph")) {
+            conflict("--enable-cuda-graph", "--external-cuda-graph", "one CUDA-graph implementation");
+            t.cuda_graphs = CudaGraphs::PerLayer;
+        }
         // Honoured for bf16 parameters only (arguments.py:1204-1216 at d98e8a64).
         t.grad_reduce_in_bf16 = has("--grad-reduce-in-bf16") && (t.dtype == DType::Bf16 || t.dtype == DType::Fp8);
         t.flash_attention = true;  // Megatron's default backend (auto) uses fused attention

@@ -303,6 +303,11 @@ void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost
     if (!t.flash_attention)
         lost.push_back("unfused attention: torchtitan uses SDPA/flex attention");
     if (t.moe_capacity_factor > 0) lost.push_back("MoE capacity factor");
+    // The speed-only knobs (core/layout/speed_knobs.h) have no torchtitan key written here.
+    if (t.cuda_graphs != CudaGraphs::None) lost.push_back("CUDA graphs " + to_string(t.cuda_graphs));
+    if (t.dtype == DType::Fp8 && t.fp8_recipe != Fp8Recipe::Tensorwise) {
+        lost.push_back("fp8 recipe " + to_string(t.fp8_recipe));
+    }
     if (t.recompute == Recompute::Selective) {
         // torchtitan checkpoints whole blocks (FullAC), by op (SelectiveAC) or by a memory
         // budget (MemoryBudgetAC): nothing names submodules

@@ -7,6 +7,7 @@
 
 #include "core/cluster/cluster_spec.h"
 #include "core/layout/recompute_modules.h"
+#include "core/layout/speed_knobs.h"
 #include "core/mesh/device_mesh.h"
 #include "core/model/model_spec.h"
 
@@ -143,6 +144,12 @@ struct TrainingConfig {
     Offload offload_optimizer = Offload::None;
     // ZeRO-3's parameter shards on the host, fetched for each pass: ZeRO stage 3.
     Offload offload_params = Offload::None;
+    // fp8 training: how the GEMM operands are scaled (core/layout/speed_knobs.h); read only
+    // with dtype fp8.
+    Fp8Recipe fp8_recipe = Fp8Recipe::Tensorwise;
+    // CUDA-graph capture (core/layout/speed_knobs.h): removes the host's launch cost of what
+    // is captured (core/cost/launch_cost.h).
+    CudaGraphs cuda_graphs = CudaGraphs::None;
     bool operator==(const TrainingConfig&) const = default;
 };
 

@@ -203,6 +203,15 @@ Layout layout_from_json(const Json& j, const std::string& file) {
         throw InputError(file, t.field("cross_entropy"),
                          "unknown cross_entropy '" + loss + "' (vocab-parallel, upcast, te, te-inplace)");
     }
+    const std::string recipe = t.get_string_or("fp8_recipe", to_string(TrainingConfig{}.fp8_recipe));
+    if (!parse_fp8_recipe(recipe, tr.fp8_recipe)) {
+        throw InputError(file, t.field("fp8_recipe"), "unknown fp8_recipe '" + recipe + "' (tensorwise, blockwise, mxfp8)");
+    }
+    const std::string graphs = t.get_string_or("cuda_graphs", to_string(TrainingConfig{}.cuda_graphs));
+    if (!parse_cuda_graphs(graphs, tr.cuda_graphs)) {
+        throw InputError(file, t.field("cuda_graphs"),
+                         "unknown cuda_graphs '" + graphs + "' (none, per-layer, full-iteration)");
+    }
     for (const auto& [key, target] : {std::pair<const char*, Offload*>{"offload_optimizer", &tr.offload_optimizer},
                                       std::pair<const char*, Offload*>{"offload_params", &tr.offload_params}}) {
         const std::string text = t.get_string_or(key, "none");
@@ -271,6 +280,8 @@ Json layout_to_json(const Layout& l) {
     if (t.cross_entropy != CrossEntropy::VocabParallel) j["training"]["cross_entropy"] = to_string(t.cross_entropy);
     if (!t.fused_elementwise) j["training"]["fused_elementwise"] = false;
     if (t.grad_reduce_in_bf16) j["training"]["grad_reduce_in_bf16"] = true;
+    if (t.fp8_recipe != Fp8Recipe::Tensorwise) j["training"]["fp8_recipe"] = to_string(t.fp8_recipe);
+    if (t.cuda_graphs != CudaGraphs::None) j["training"]["cuda_graphs"] = to_string(t.cuda_graphs);
     if (!t.recompute_modules.empty()) {
         Json mods = Json::array();
         for (RecomputeModule mod : t.recompute_modules) mods.push_back(to_string(mod));

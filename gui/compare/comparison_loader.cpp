@@ -105,7 +105,8 @@ std::shared_ptr<const ComparisonData> ComparisonLoader::calibrate_now(const QStr
         QObject::tr(
             "calibrated on the measurement: GEMM efficiency %1 → %2; intra-node link %3; "
             "inter-node link %4")
-            .arg(was.efficiency.gemm, 0, 'g', 3)
+            // A preset that states no GEMM efficiency takes the kernel table's (core/cost/gemm_efficiency.h).
+            .arg(was.efficiency.gemm > 0 ? QString::number(was.efficiency.gemm, 'g', 3) : QObject::tr("the kernel table's"))
             .arg(r.cluster.efficiency.gemm, 0, 'g', 3)
             .arg(link(r.fit.intra_node), link(r.fit.inter_node));
     data->calibrated_cluster_path = cluster_path;

@@ -89,6 +89,14 @@ ProposedEdit set_fused_elementwise(const Layout& layout, bool on) {
                        [&](Layout& l) { l.training.fused_elementwise = on; });
 }
 
+ProposedEdit set_fp8_recipe(const Layout& layout, Fp8Recipe recipe) {
+    return set_setting(layout, "fp8 recipe", to_string(recipe), [&](Layout& l) { l.training.fp8_recipe = recipe; });
+}
+
+ProposedEdit set_cuda_graphs(const Layout& layout, CudaGraphs graphs) {
+    return set_setting(layout, "CUDA graphs", to_string(graphs), [&](Layout& l) { l.training.cuda_graphs = graphs; });
+}
+
 ProposedEdit set_schedule(const Layout& layout, Schedule schedule) {
     return set_setting(layout, "pipeline schedule", to_string(schedule),
                        [&](Layout& l) { l.training.schedule = schedule; });

@@ -39,6 +39,9 @@ ProposedEdit set_grad_reduce_in_bf16(const Layout& layout, bool on);
 ProposedEdit set_cross_entropy(const Layout& layout, CrossEntropy loss);
 ProposedEdit set_flash_attention(const Layout& layout, bool on);
 ProposedEdit set_fused_elementwise(const Layout& layout, bool on);
+// The fp8 GEMMs' scaling (training.fp8_recipe) and CUDA-graph capture (training.cuda_graphs).
+ProposedEdit set_fp8_recipe(const Layout& layout, Fp8Recipe recipe);
+ProposedEdit set_cuda_graphs(const Layout& layout, CudaGraphs graphs);
 ProposedEdit set_schedule(const Layout& layout, Schedule schedule);
 ProposedEdit set_moe_capacity_factor(const Layout& layout, double factor);  // 0: dropless
 

@@ -284,6 +284,45 @@ void TrainingEditor::build_kernels(QFormLayout* form) {
     form->addRow(row);
     connect(fused_, &QCheckBox::toggled, this,
             [this](bool on) { if (!syncing_) apply(set_fused_elementwise(document_->layout(), on)); });
+
+    fp8_recipe_ = new QComboBox(this);
+    fp8_recipe_->setAccessibleName("fp8_recipe");
+    add_choice(fp8_recipe_, tr("Tensor-wise"), spelt(to_string(Fp8Recipe::Tensorwise)),
+               tr("One scale per tensor (Megatron-LM's tensorwise and delayed scaling, torchao's tensorwise)"));
+    add_choice(fp8_recipe_, tr("Block-wise"), spelt(to_string(Fp8Recipe::Blockwise)),
+               tr("1×128 and 128×128 blocks as DeepSeek-V3 trains (Megatron-LM's blockwise): slower GEMMs on Hopper"));
+    add_choice(fp8_recipe_, tr("MXFP8"), spelt(to_string(Fp8Recipe::Mxfp8)),
+               tr("1×32 blocks with power-of-two scales, applied by Blackwell's tensor cores (Megatron-LM's mxfp8)"));
+    set_box_tip(fp8_recipe_, tr("How fp8 GEMM operands are scaled, read with fp8 precision (training.fp8_recipe; "
+                               "--fp8-recipe): the GEMM efficiency of the GPU's published kernel table. Default: %1")
+                                .arg(QString::fromStdString(to_string(kDefaults.fp8_recipe))));
+    form->addRow(tr("FP8 re&cipe"), fp8_recipe_);
+    connect(fp8_recipe_, &QComboBox::activated, this, [this](int index) {
+        Fp8Recipe r = Fp8Recipe::Tensorwise;
+        if (syncing_ || !parse_fp8_recipe(fp8_recipe_->itemData(index).toString().toStdString(), r)) return;
+        apply(set_fp8_recipe(document_->layout(), r));
+    });
+
+    cuda_graphs_ = new QComboBox(this);
+    cuda_graphs_->setAccessibleName("cuda_graphs");
+    add_choice(cuda_graphs_, tr("None"), spelt(to_string(CudaGraphs::None)),
+               tr("Every kernel launched from the host: a layer whose kernels are shorter than their launches "
+                  "leaves the GPU waiting"));
+    add_choice(cuda_graphs_, tr("Per layer"), spelt(to_string(CudaGraphs::PerLayer)),
+               tr("One graph per layer (Megatron-LM's --cuda-graph-impl local or transformer_engine); a dropless "
+                  "MoE layer's experts stay outside, after their token-count synchronisation"));
+    add_choice(cuda_graphs_, tr("Full iteration"), spelt(to_string(CudaGraphs::FullIteration)),
+               tr("The whole forward-backward as one graph (--cuda-graph-impl full_iteration); dropless MoE "
+                  "experts still cannot be captured"));
+    set_box_tip(cuda_graphs_, tr("CUDA-graph capture (training.cuda_graphs; --cuda-graphs): removes the host's "
+                                "launch cost of what is captured. Default: %1")
+                                 .arg(QString::fromStdString(to_string(kDefaults.cuda_graphs))));
+    form->addRow(tr("CUDA grap&hs"), cuda_graphs_);
+    connect(cuda_graphs_, &QComboBox::activated, this, [this](int index) {
+        CudaGraphs g = CudaGraphs::None;
+        if (syncing_ || !parse_cuda_graphs(cuda_graphs_->itemData(index).toString().toStdString(), g)) return;
+        apply(set_cuda_graphs(document_->layout(), g));
+    });
 }
 
 void TrainingEditor::build_pipeline(QFormLayout* form) {

@@ -41,6 +41,8 @@ public:
     [[nodiscard]] QComboBox* loss_box() const { return loss_; }
     [[nodiscard]] QCheckBox* flash_attention_box() const { return flash_; }
     [[nodiscard]] QCheckBox* fused_elementwise_box() const { return fused_; }
+    [[nodiscard]] QComboBox* fp8_recipe_box() const { return fp8_recipe_; }
+    [[nodiscard]] QComboBox* cuda_graphs_box() const { return cuda_graphs_; }
     [[nodiscard]] QComboBox* schedule_box() const { return schedule_; }
     // Items even, embedding, loss, embedding+loss, and the closed markers uneven and custom
     // that show a split set by the first / last boxes or placed by hand on the canvas.
@@ -79,6 +81,8 @@ private:
     QComboBox* loss_ = nullptr;
     QCheckBox* flash_ = nullptr;
     QCheckBox* fused_ = nullptr;
+    QComboBox* fp8_recipe_ = nullptr;
+    QComboBox* cuda_graphs_ = nullptr;
     QComboBox* schedule_ = nullptr;
     QComboBox* split_ = nullptr;
     QSpinBox* first_stage_ = nullptr;

@@ -12,6 +12,7 @@
 #include "profiler/analysis/intervals.h"
 #include "profiler/analysis/trace_stats.h"
 #include "core/common/error.h"
+#include "core/cost/gemm_efficiency.h"
 #include "core/cost/host_sharing.h"
 #include "core/sim/simulate.h"
 #include "profiler/store/trace_writer.h"
@@ -316,7 +317,8 @@ CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& c
             // Too few GEMM sizes for the curve: one scale for the whole compute.
             fit.compute_scale = fit.predicted_compute_s / fit.measured_compute_s;
             fit.gemm_efficiency =
-                std::clamp(cluster.efficiency.gemm * fit.compute_scale, 1e-3, 1.0);
+                std::clamp(cost::gemm_efficiency(cluster, dtype, layout->training.fp8_recipe) * fit.compute_scale,
+                           1e-3, 1.0);
         }
     }
     fit.intra_node = fit_link(intra, intra_events, cluster.intra_node.bandwidth_bytes_per_s);

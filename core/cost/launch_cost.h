@@ -1,0 +1,59 @@
+// Host and launch cost of one layer pass (docs/cost-model.md, "Host and launch cost per layer
+// pass"). The host issues a layer's kernels one by one; while it runs ahead of the GPU this
+// costs nothing, but a half-layer whose kernels take less GPU time than the host needs to
+// issue them leaves the GPU waiting for the difference, and a device-to-host synchronisation
+// (the dropless MoE dispatcher's token counts) drains the GPU's queue so that the host can no
+// longer run ahead. CUDA graphs replace the launches of what they capture by one graph launch.
+//
+// Every constant is measured on one H100 trace (AMD-AGI/TraceLens 171dd747,
+// tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz, a PyTorch eager forward of a
+// 24-layer model on "NVIDIA H100 80GB HBM3"; the measurement is described beside each).
+#pragma once
+
+#include "core/layout/speed_knobs.h"
+
+namespace meshwork::cost {
+
+// Host time per kernel of a framework-driven layer: a decoder layer's forward spans 1,244.8 µs
+// of host time (median over the 24 `Qwen2DecoderLayer.forward` spans, python_function events)
+// and launches 49 kernels (cudaLaunchKernel, cudaLaunchKernelExC and cudaMemsetAsync events
+// inside the span, median): 25.4 µs per kernel (Python, dispatcher, the launch call itself).
+inline constexpr double kHostPerKernelS = 25.4e-6;
+// One launch call without the framework around it: median duration of the 1,196 launch calls
+// of the trace (3.4 µs): what a captured graph costs to replay per capture region.
+inline constexpr double kGraphLaunchS = 3.4e-6;
+// Kernels a layer's halves launch in the forward (the trace's medians per layer: attention
+// module 23 and its input norm 8, MLP module 8 and its norm 8, one residual add each).
+// The backward launches twice as many (an input- and a weight-gradient kernel per GEMM, a
+// gradient kernel per element-wise op): an assumption, not measured (the trace is a forward).
+inline constexpr int kAttentionKernelsFwd = 32;
+inline constexpr int kMlpKernelsFwd = 17;
+inline constexpr double kBackwardKernelsPerForward = 2.0;
+// GPU idle time one device-to-host synchronisation adds: the trace's one D2H copy
+// (cudaMemcpyAsync) to the return of its cudaStreamSynchronize takes 20.6 µs; the first
+// kernel after it starts a median 6.5 µs after its launch call when the GPU is idle (24 such
+// launches in the trace); in between the host issues the next op (25.4 µs above).
+inline constexpr double kSyncGapS = 20.6e-6 + 6.5e-6 + kHostPerKernelS;
+
+// One half of a layer (attention, or MLP / MoE) in one direction.
+struct HalfPass {
+    double gpu_s = 0;        // the half's kernel time
+    int kernels = 0;         // kernels it launches
+    bool captured = false;   // inside a CUDA graph
+    int syncs = 0;           // device-to-host synchronisations in it (not capturable)
+};
+
+// GPU time lost to the host in one half pass: max(0, host − gpu) for what is launched one by
+// one (a captured half costs one graph launch), plus kSyncGapS per synchronisation.
+double exposed_launch_s(const HalfPass& half);
+
+// Whether CUDA graphs capture a dense half (attention or a dense MLP): per layer and full
+// iteration both do.
+inline bool graphs_capture_dense(CudaGraphs g) { return g != CudaGraphs::None; }
+// Whether they capture an MoE half: only with static shapes, i.e. capacity-padded routing
+// (Megatron-LM d98e8a64 transformer_config.py:2844, "moe cuda graph is only supported with
+// drop-padding MoE"; moe/README.md:514). A dropless MoE half keeps its launches and its
+// synchronisation whatever the setting.
+inline bool graphs_capture_moe(CudaGraphs g, bool dropless) { return g != CudaGraphs::None && !dropless; }
+
+}  // namespace meshwork::cost

@@ -1,0 +1,67 @@
+// Training knobs that change only how fast a step runs, not what it computes: the fp8
+// scaling recipe of the GEMMs and CUDA-graph capture. The cost model reads them in
+// core/cost/gemm_efficiency.h and core/cost/launch_cost.h (docs/cost-model.md, "GEMM
+// efficiency by GPU and precision", "Host and launch cost per layer pass").
+#pragma once
+
+#include <string>
+
+namespace meshwork {
+
+// How fp8 GEMM operands are scaled (Megatron-LM's --fp8-recipe,
+// megatron/core/transformer/transformer_config.py:594 at d98e8a64; enums.py:12-19):
+// Tensorwise, one scale per tensor (Megatron's "tensorwise" current scaling and "delayed"
+// scaling, torchao's Float8 "tensorwise"); Blockwise, 1×128 / 128×128 blocks as DeepSeek-V3
+// trains (Megatron's "blockwise", Transformer Engine's Float8BlockScaling); Mxfp8, 1×32
+// blocks with power-of-two scales applied by Blackwell's tensor cores (Megatron's "mxfp8").
+// Read only when training.dtype is fp8.
+enum class Fp8Recipe { Tensorwise, Blockwise, Mxfp8 };
+
+// Which kernels are captured in CUDA graphs (Megatron-LM's --cuda-graph-impl,
+// megatron/core/transformer/transformer_config.py:1075-1088 at d98e8a64): None, every kernel
+// launched from the host; PerLayer, one graph per transformer layer ("local" or
+// "transformer_engine" with an empty --cuda-graph-modules list: the whole layer); for a
+// dropless MoE layer only what precedes its token-count synchronisation can be captured
+// (moe/README.md:514, "the resulting dynamic shapes make MoE layers uncapturable",
+// --cuda-graph-modules attn moe_router moe_preprocess); FullIteration, the whole
+// forward-backward of a step as one graph ("full_iteration").
+enum class CudaGraphs { None, PerLayer, FullIteration };
+
+inline std::string to_string(Fp8Recipe r) {
+    switch (r) {
+        case Fp8Recipe::Tensorwise: return "tensorwise";
+        case Fp8Recipe::Blockwise: return "blockwise";
+        case Fp8Recipe::Mxfp8: return "mxfp8";
+    }
+    return "?";
+}
+
+// "tensorwise", "blockwise", "mxfp8"; Megatron's "delayed" is per-tensor scaling too.
+inline bool parse_fp8_recipe(const std::string& text, Fp8Recipe& out) {
+    if (text == "tensorwise" || text == "delayed") out = Fp8Recipe::Tensorwise;
+    else if (text == "blockwise") out = Fp8Recipe::Blockwise;
+    else if (text == "mxfp8") out = Fp8Recipe::Mxfp8;
+    else return false;
+    return true;
+}
+
+inline std::string to_string(CudaGraphs g) {
+    switch (g) {
+        case CudaGraphs::None: return "none";
+        case CudaGraphs::PerLayer: return "per-layer";
+        case CudaGraphs::FullIteration: return "full-iteration";
+    }
+    return "?";
+}
+
+// "none", "per-layer", "full-iteration"; also Megatron's own spellings of --cuda-graph-impl
+// ("local" and "transformer_engine" capture per layer, "full_iteration").
+inline bool parse_cuda_graphs(const std::string& text, CudaGraphs& out) {
+    if (text == "none") out = CudaGraphs::None;
+    else if (text == "per-layer" || text == "local" || text == "transformer_engine") out = CudaGraphs::PerLayer;
+    else if (text == "full-iteration" || text == "full_iteration") out = CudaGraphs::FullIteration;
+    else return false;
+    return true;
+}
+
+}  // namespace meshwork

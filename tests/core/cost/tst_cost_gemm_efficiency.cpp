@@ -1,0 +1,233 @@
+// The GEMM efficiency by GPU and precision (core/cost/gemm_efficiency.h) and the host and
+// launch cost of a layer pass (core/cost/launch_cost.h): the table's lookups, a stated
+// efficiency winning over the table, the layout knobs that select them (training.fp8_recipe,
+// training.cuda_graphs) in the JSON and the flags, and what each does to an estimate.
+#include <QtTest>
+
+#include <cmath>
+#include <string>
+
+#include "core/common/error.h"
+#include "core/cost/cost_model.h"
+#include "core/cost/gemm_efficiency.h"
+#include "core/cost/kernel_time.h"
+#include "core/cost/launch_cost.h"
+#include "core/layout/layout_json.h"
+#include "core/layout/layout_overrides.h"
+#include "core/model/model_spec.h"
+#include "tests/core/cost/cost_test_util.h"
+
+using namespace meshwork;
+using namespace meshwork::cost;
+using namespace meshwork::test;
+
+namespace {
+
+double tabled(const std::string& gpu, GemmPrecision p) {
+    const auto e = tabled_gemm_efficiency(gpu, p);
+    return e ? *e : -1.0;
+}
+
+// A small dense model whose layers are far shorter than their launches on an H100.
+ModelSpec small_dense() {
+    ModelSpec m = megatron_gpt(256, 4, 4);
+    m.hidden_dropout = 0;
+    m.attention_dropout = 0;
+    return m;
+}
+
+}  // namespace
+
+class TestCostGemmEfficiency : public QObject {
+    Q_OBJECT
+  private slots:
+    // Each row as its source states it (gemm_efficiency.cpp); the architectures by GPU kind.
+    void table_rows() {
+        QCOMPARE(tabled("h100-sxm", GemmPrecision::Bf16), 0.79);
+        QCOMPARE(tabled("h100-sxm", GemmPrecision::Fp16), 0.79);  // the bf16 row
+        QCOMPARE(tabled("h100-sxm", GemmPrecision::Fp8Tensorwise), 0.75);
+        QCOMPARE(tabled("h100-sxm", GemmPrecision::Fp8Blockwise), 0.60);
+        QCOMPARE(tabled("h200", GemmPrecision::Bf16), 0.79);
+        QCOMPARE(tabled("h100-hbm2e-96gb-500w", GemmPrecision::Fp8Tensorwise), 0.75);
+        QCOMPARE(tabled("b200", GemmPrecision::Bf16), 0.61);
+        QCOMPARE(tabled("gb200", GemmPrecision::Fp8Tensorwise), 0.58);
+        // MXFP8 and blockwise on Blackwell: no table of their own, the per-tensor row.
+        QCOMPARE(tabled("b200", GemmPrecision::Mxfp8), 0.58);
+        QCOMPARE(tabled("gb200", GemmPrecision::Fp8Blockwise), 0.58);
+        // No MXFP8 on Hopper, no table for the A100, the CPU or fp32.
+        QCOMPARE(tabled("h100-sxm", GemmPrecision::Mxfp8), -1.0);
+        QCOMPARE(tabled("a100-80gb", GemmPrecision::Bf16), -1.0);
+        QCOMPARE(tabled("cpu", GemmPrecision::Fp32), -1.0);
+        QCOMPARE(tabled("h100-sxm", GemmPrecision::Fp32), -1.0);
+        for (const GemmEfficiencyRow& r : gemm_efficiency_table()) {
+            QVERIFY(r.fraction_of_peak > 0 && r.fraction_of_peak <= 1);
+            QVERIFY(r.source != nullptr && std::string(r.source).size() > 20);
+            QVERIFY(!gpu_architecture(std::string(r.architecture) == "hopper" ? "h100-sxm" : "b200").empty());
+        }
+        // What the kernel tables say about Hopper: fp8 reaches a lower fraction of its (twice
+        // as high) peak than bf16, so an fp8 GEMM is 1.9×, not 2×, faster.
+        QVERIFY(2 * tabled("h100-sxm", GemmPrecision::Fp8Tensorwise) / tabled("h100-sxm", GemmPrecision::Bf16) < 1.95);
+    }
+
+    void precision_of_training() {
+        QCOMPARE(gemm_precision(DType::Bf16, Fp8Recipe::Mxfp8), GemmPrecision::Bf16);  // recipe read for fp8 only
+        QCOMPARE(gemm_precision(DType::Fp8, Fp8Recipe::Tensorwise), GemmPrecision::Fp8Tensorwise);
+        QCOMPARE(gemm_precision(DType::Fp8, Fp8Recipe::Blockwise), GemmPrecision::Fp8Blockwise);
+        QCOMPARE(gemm_precision(DType::Fp8, Fp8Recipe::Mxfp8), GemmPrecision::Mxfp8);
+    }
+
+    // A stated efficiency.gemm (a cluster file's, a layout's inline cluster's, calibrate's)
+    // wins over the table for every precision; unstated, the table's; untabled, the default.
+    void stated_efficiency_wins() {
+        ClusterSpec h100 = load_cluster("dgx-h100");
+        QCOMPARE(h100.efficiency.gemm, 0.0);  // the preset states none
+        // The fitted per-tensor fp8 figure, the others at the kernel tables' ratios to it.
+        QCOMPARE(gemm_efficiency(h100, DType::Fp8, Fp8Recipe::Tensorwise), 0.46);
+        QCOMPARE(gemm_efficiency(h100, DType::Bf16, Fp8Recipe::Tensorwise), 0.46 * 0.79 / 0.75);
+        QCOMPARE(gemm_efficiency(h100, DType::Fp8, Fp8Recipe::Blockwise), 0.46 * 0.60 / 0.75);
+        QCOMPARE(kernel_model(h100, DType::Fp8, Fp8Recipe::Blockwise).gemm_efficiency, 0.46 * 0.60 / 0.75);
+        const ClusterSpec b200 = load_cluster("dgx-b200");
+        QCOMPARE(gemm_efficiency(b200, DType::Fp8, Fp8Recipe::Mxfp8), 0.43);
+        QCOMPARE(gemm_efficiency(b200, DType::Bf16, Fp8Recipe::Tensorwise), 0.43 * 0.61 / 0.58);
+        h100.efficiency.gemm = 0.5;
+        QCOMPARE(gemm_efficiency(h100, DType::Bf16, Fp8Recipe::Tensorwise), 0.5);
+        QCOMPARE(gemm_efficiency(h100, DType::Fp8, Fp8Recipe::Blockwise), 0.5);
+        // The A100 preset states its figure; an A100 cluster that does not gets the default.
+        ClusterSpec a100 = load_cluster("dgx-a100-80gb");
+        QCOMPARE(gemm_efficiency(a100, DType::Bf16, Fp8Recipe::Tensorwise), 0.7);
+        a100.efficiency.gemm = 0;
+        QCOMPARE(gemm_efficiency(a100, DType::Bf16, Fp8Recipe::Tensorwise), kUntabledGemm);
+    }
+
+    // The cluster JSON writes gemm only when stated, so that a saved cluster (a layout's
+    // inline one) keeps taking the table; a stated figure survives the round trip.
+    void cluster_json_keeps_unstated() {
+        ClusterSpec c = load_cluster("dgx-h100");
+        QVERIFY(!cluster_to_json(c)["efficiency"].contains("gemm"));
+        QCOMPARE(cluster_from_json(cluster_to_json(c), "x.json").efficiency.gemm, 0.0);
+        c.efficiency.gemm = 0.55;
+        QCOMPARE(cluster_from_json(cluster_to_json(c), "x.json").efficiency.gemm, 0.55);
+    }
+
+    // The estimate follows the table: on Hopper blockwise fp8 is slower than tensor-wise, and
+    // a stated efficiency makes bf16 and fp8 GEMMs run at the same fraction again.
+    void estimate_by_precision() {
+        Layout l = make_layout(load_model("llama3-8b"), "dgx-h100", 1, 1, 8, 1, 64, 8192);
+        l.training.dtype = DType::Fp8;
+        const double tensorwise = estimate_layout(l).step_time_s;
+        l.training.fp8_recipe = Fp8Recipe::Blockwise;
+        const double blockwise = estimate_layout(l).step_time_s;
+        QVERIFY2(blockwise > 1.1 * tensorwise, qPrintable(QString("%1 vs %2").arg(blockwise).arg(tensorwise)));
+        l.training.fp8_recipe = Fp8Recipe::Tensorwise;
+        l.training.dtype = DType::Bf16;
+        const double bf16 = estimate_layout(l).step_time_s;
+        QVERIFY(bf16 > tensorwise);
+        // bf16's own figure stated: bf16 unchanged.
+        l.cluster.efficiency.gemm = gemm_efficiency(load_cluster("dgx-h100"), DType::Bf16, Fp8Recipe::Tensorwise);
+        QCOMPARE(estimate_layout(l).step_time_s, bf16);
+    }
+
+    // The layout JSON and the flags carry both knobs; a bad value names its field.
+    void layout_knobs_json_and_flags() {
+        Layout l = make_layout(small_dense(), "dgx-h100", 1, 1, 1, 1, 1, 512);
+        l.training.dtype = DType::Fp8;
+        l.training.fp8_recipe = Fp8Recipe::Mxfp8;
+        l.training.cuda_graphs = CudaGraphs::FullIteration;
+        const auto j = layout_to_json(l);
+        QCOMPARE(j["training"]["fp8_recipe"].get<std::string>(), std::string("mxfp8"));
+        QCOMPARE(j["training"]["cuda_graphs"].get<std::string>(), std::string("full-iteration"));
+        const Layout back = layout_from_json(j, "l.json");
+        QCOMPARE(back.training.fp8_recipe, Fp8Recipe::Mxfp8);
+        QCOMPARE(back.training.cuda_graphs, CudaGraphs::FullIteration);
+        // Defaults are not written (layouts without them read as before).
+        l.training.fp8_recipe = Fp8Recipe::Tensorwise;
+        l.training.cuda_graphs = CudaGraphs::None;
+        QVERIFY(!layout_to_json(l)["training"].contains("fp8_recipe"));
+        QVERIFY(!layout_to_json(l)["training"].contains("cuda_graphs"));
+        auto bad = j;
+        bad["training"]["cuda_graphs"] = "sometimes";
+        try {
+            (void)layout_from_json(bad, "l.json");
+            QFAIL("accepted cuda_graphs 'sometimes'");
+        } catch (const InputError& e) {
+            QVERIFY2(std::string(e.what()).find("training.cuda_graphs") != std::string::npos, e.what());
+        }
+        bad = j;
+        bad["training"]["fp8_recipe"] = "rowwise";
+        QVERIFY_THROWS_EXCEPTION(InputError, (void)layout_from_json(bad, "l.json"));
+        // Megatron-LM's spellings are read too.
+        CudaGraphs g = CudaGraphs::None;
+        QVERIFY(parse_cuda_graphs("transformer_engine", g) && g == CudaGraphs::PerLayer);
+        QVERIFY(parse_cuda_graphs("full_iteration", g) && g == CudaGraphs::FullIteration);
+        Fp8Recipe r = Fp8Recipe::Mxfp8;
+        QVERIFY(parse_fp8_recipe("delayed", r) && r == Fp8Recipe::Tensorwise);
+
+        LayoutOverrides f;
+        f.model = "tiny";
+        f.cluster = "dgx-h100";
+        f.cuda_graphs = "per-layer";
+        f.fp8_recipe = "blockwise";
+        const Layout flagged = build_layout(std::nullopt, f);
+        QCOMPARE(flagged.training.cuda_graphs, CudaGraphs::PerLayer);
+        QCOMPARE(flagged.training.fp8_recipe, Fp8Recipe::Blockwise);
+        f.cuda_graphs = "always";
+        try {
+            (void)build_layout(std::nullopt, f);
+            QFAIL("accepted --cuda-graphs always");
+        } catch (const InputError& e) {
+            QVERIFY2(std::string(e.what()).find("--cuda-graphs") != std::string::npos, e.what());
+        }
+    }
+
+    // exposed_launch_s by hand: the host's excess over the GPU, a captured half's one graph
+    // launch, and the synchronisation gap, which capture does not remove.
+    void launch_cost_by_hand() {
+        QCOMPARE(exposed_launch_s({1e-3, 10, false, 0}), 0.0);  // GPU-bound: hidden
+        QCOMPARE(exposed_launch_s({50e-6, 10, false, 0}), 10 * kHostPerKernelS - 50e-6);
+        QCOMPARE(exposed_launch_s({0.0, 10, true, 0}), kGraphLaunchS);
+        QCOMPARE(exposed_launch_s({1e-3, 10, true, 1}), kSyncGapS);
+        QCOMPARE(exposed_launch_s({1e-3, 10, false, 2}), 2 * kSyncGapS);
+        QVERIFY(graphs_capture_dense(CudaGraphs::PerLayer) && !graphs_capture_dense(CudaGraphs::None));
+        QVERIFY(!graphs_capture_moe(CudaGraphs::FullIteration, true));
+        QVERIFY(graphs_capture_moe(CudaGraphs::PerLayer, false));
+    }
+
+    // On an H100 a small model's layer passes are shorter than their launches: the estimate
+    // charges the difference, CUDA graphs remove it; ranks computing on the host pay none.
+    void launch_cost_in_estimate() {
+        Layout l = make_layout(small_dense(), "dgx-h100", 1, 1, 1, 1, 4, 256);
+        const Estimate eager = estimate_layout(l);
+        // 4 layers × 4 micro-batches, each half at most its launches: forward 32 + 17,
+        // backward twice as many kernels.
+        const double ceiling = 4 * 4 * (3 * (kAttentionKernelsFwd + kMlpKernelsFwd)) * kHostPerKernelS;
+        QVERIFY2(eager.time.host_launch_s > 0.5 * ceiling && eager.time.host_launch_s <= ceiling,
+                 qPrintable(QString::number(eager.time.host_launch_s)));
+        l.training.cuda_graphs = CudaGraphs::PerLayer;
+        const Estimate graphed = estimate_layout(l);
+        QVERIFY(graphed.time.host_launch_s <= 4 * 4 * 4 * kGraphLaunchS + 1e-12);
+        QVERIFY(graphed.step_time_s < eager.step_time_s - 0.9 * (eager.time.host_launch_s - graphed.time.host_launch_s));
+        // The CPU engine's ranks: their host cost is modelled by host sharing instead.
+        Layout cpu = make_layout(small_dense(), "cpu-local", 1, 1, 1, 1, 4, 256);
+        QCOMPARE(estimate_layout(cpu).time.host_launch_s, 0.0);
+    }
+
+    // A dropless MoE layer synchronises with the host once per forward and cannot be captured:
+    // with graphs its sync gaps remain (one per MoE layer forward and micro-batch); padded to a
+    // capacity it is captured whole.
+    void moe_sync_survives_graphs() {
+        Layout l = make_layout(load_model("tiny-moe"), "dgx-h100", 1, 1, 1, 1, 4, 256);
+        l.training.cuda_graphs = CudaGraphs::FullIteration;
+        const Estimate dropless = estimate_layout(l);
+        int moe_layers = 0;
+        for (int i = 0; i < l.model.num_layers; ++i) moe_layers += l.model.is_moe_block(i) ? 1 : 0;
+        QVERIFY(moe_layers > 0);
+        QVERIFY2(dropless.time.host_launch_s >= 4 * moe_layers * kSyncGapS - 1e-12,
+                 qPrintable(QString::number(dropless.time.host_launch_s)));
+        l.training.moe_capacity_factor = 1.0;
+        const Estimate padded = estimate_layout(l);
+        QVERIFY(padded.time.host_launch_s < 4 * moe_layers * kSyncGapS);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCostGemmEfficiency)
+#include "tst_cost_gemm_efficiency.moc"
