@@ -37,9 +37,11 @@ struct Tuning {
     // Which of the knobs above apply to the candidate (bits set by Tuner::tune; the label
     // shows only these).
     std::uint8_t applicable = 0;
-    // HOOK(CUDA graphs, issue 28 branch h28a): once the layout has a CUDA-graph knob, add it
-    // here, to Knobs below (values and pin), to apply_tuning, tuning_label, and to the
-    // order in Tuner::tune; it is speed-only like the overlaps.
+    // HOOK(CUDA graphs, issue 28 branch h28a): h28a adds `TrainingConfig::cuda_graphs`
+    // (CudaGraphs none, per-layer, full-iteration; core/layout/speed_knobs.h there). After
+    // the merge: a field here, a pin in KnobPins, the copy in apply_tuning, a label entry,
+    // and a step in Tuner::tune (values where its rules allow capture; start from none, and
+    // if capture holds memory in the cost model, keep the least-memory start exact).
     bool operator==(const Tuning&) const = default;
 };
 
