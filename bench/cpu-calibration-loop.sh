@@ -62,7 +62,7 @@ step_of() {
 
 echo "cores: $cores ($(nproc) online); autogroup: $(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo '?')," \
      "runs at autogroup nice ${AUTOGROUP_NICE:-(unchanged: $(cat /proc/self/autogroup 2>/dev/null || echo '?'))}; $steps steps a run, the first $warmup warm-up; uptime: $(uptime)"
-echo "workload: ${workload:-tiny-cpu.json's}; calibrated on: ${source_workload:-tiny-cpu.json's}"
+echo "workload: ${workload:-that of tiny-cpu.json}; calibrated on: ${source_workload:-that of tiny-cpu.json}"
 results=$work/results.txt  # round layout measured_s predicted_s no_host_s no_overhead_s source_step_s
 : > "$results"
 # run_layout K TRACE [WORKLOAD]: one run of layout K into TRACE.
