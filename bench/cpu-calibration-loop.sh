@@ -26,7 +26,11 @@
 #   one warm-up step had mostly measured.
 # Run it in a session of its own at autogroup nice 0 (`setsid -w bench/...`): a shell whose
 # session once wrote 19 to /proc/self/autogroup runs everything at that nice.
-# Usage: bench/cpu-calibration-loop.sh [MESHWORK_CLI] [ROUNDS]   (env CORES=0-1 AUTOGROUP_NICE=-20 STEPS=60 WARMUP=20)
+# - WORKLOAD (e.g. "--seq 64 --gbs 16 --mbs 2") sets the size of every predicted run and
+#   prediction, SOURCE_WORKLOAD (default WORKLOAD) that of the TP2 x PP2 run calibrated on:
+#   calibrate on one size, predict another (issue 28, pattern 6). Empty: tiny-cpu.json's.
+# Usage: bench/cpu-calibration-loop.sh [MESHWORK_CLI] [ROUNDS]   (env CORES=0-1 AUTOGROUP_NICE=-20 STEPS=60 WARMUP=20
+#        WORKLOAD=... SOURCE_WORKLOAD=...)
 # Prints the load per round, one source calibration (that of the median source run), then
 # per layout (ms per step, one step = mean over the steps after the warm-up ones, as `compare`):
 # uncalibrated prediction and error against the median measured step; the median measured
@@ -42,6 +46,8 @@ steps=${STEPS:-60}
 warmup=${WARMUP:-20}
 cores=${CORES:-$(taskset -pc $$ | sed 's/.*: //')}
 layout=$here/resources/layouts/tiny-cpu.json
+workload=${WORKLOAD:-}
+source_workload=${SOURCE_WORKLOAD:-$workload}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -56,12 +62,13 @@ step_of() {
 
 echo "cores: $cores ($(nproc) online); autogroup: $(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo '?')," \
      "runs at autogroup nice ${AUTOGROUP_NICE:-(unchanged: $(cat /proc/self/autogroup 2>/dev/null || echo '?'))}; $steps steps a run, the first $warmup warm-up; uptime: $(uptime)"
+echo "workload: ${workload:-that of tiny-cpu.json}; calibrated on: ${source_workload:-that of tiny-cpu.json}"
 results=$work/results.txt  # round layout measured_s predicted_s no_host_s no_overhead_s source_step_s
 : > "$results"
-# run_layout K TRACE: one run of layout K into TRACE.
+# run_layout K TRACE [WORKLOAD]: one run of layout K into TRACE.
 run_layout() {
     # shellcheck disable=SC2206
-    local run=(taskset -c "$cores" "$cli" run "$layout" ${layouts[$1]} --steps "$steps" --profile "$2")
+    local run=(taskset -c "$cores" "$cli" run "$layout" ${layouts[$1]} ${3-$workload} --steps "$steps" --profile "$2")
     if [[ -n ${AUTOGROUP_NICE:-} ]]; then
         setsid -w sh -c 'echo "$0" > /proc/self/autogroup && exec "$@"' "$AUTOGROUP_NICE" "${run[@]}" > /dev/null
     else
@@ -72,8 +79,8 @@ for i in $(seq 1 "$rounds"); do
     echo "round $i: load $(cut -d' ' -f1-3 /proc/loadavg)"
     for k in "${!layouts[@]}"; do
         src=$work/s$k-$i.sqlite
-        run_layout 0 "$src"
-        if ((k == 0)); then
+        run_layout 0 "$src" "$source_workload"
+        if ((k == 0)) && [[ $source_workload == "$workload" ]]; then
             cp "$src" "$work/m0-$i.sqlite"  # the source predicts itself
         else
             run_layout "$k" "$work/m$k-$i.sqlite"
@@ -89,7 +96,7 @@ for i in $(seq 1 "$rounds"); do
         p=()
         for c in "$work/c.json" "$work/c-no-host.json" "$work/c-no-overhead.json"; do
             # shellcheck disable=SC2086
-            "$cli" simulate "$layout" ${layouts[$k]} --cluster "$c" --trace "$work/p.sqlite" > /dev/null
+            "$cli" simulate "$layout" ${layouts[$k]} $workload --cluster "$c" --trace "$work/p.sqlite" > /dev/null
             read -r pk m <<< "$(step_of "$work/p.sqlite" "$work/m$k-$i.sqlite")"
             p+=("$pk")
             rm -f "$work"/p.sqlite*
@@ -112,7 +119,7 @@ echo "calibration on round $med's TP2 x PP2 run (the median step of the source r
 : > "$work/uncalibrated.txt"
 for k in "${!layouts[@]}"; do
     # shellcheck disable=SC2086
-    "$cli" simulate "$layout" ${layouts[$k]} --trace "$work/p.sqlite" > /dev/null
+    "$cli" simulate "$layout" ${layouts[$k]} $workload --trace "$work/p.sqlite" > /dev/null
     read -r pk _ <<< "$(step_of "$work/p.sqlite" "$work/m$k-1.sqlite")"
     echo "$k $pk" >> "$work/uncalibrated.txt"
     rm -f "$work"/p.sqlite*

@@ -23,8 +23,8 @@ namespace meshwork::cli {
 namespace {
 
 struct SearchFlags {
-    std::string model, cluster, dtype, out, order, tp_overlap = "none", grad_reduce = "fp32", recompute_modules;
-    std::string moe_dispatcher = "alltoall", moe_flex_backend = "deepep", moe_a2a_overlap = "off";
+    std::string model, cluster, dtype, out, order, tp_overlap, grad_reduce = "fp32", recompute_modules;
+    std::string moe_dispatcher, moe_flex_backend, moe_a2a_overlap, overlap_grad_reduce, overlap_param_gather;
     int gpus = 0, nodes = 0, gbs = 0, seq = 0, top = 10, max_tp = 0, threads = 0;
     int max_mbs = 16, max_vpp = 8, max_lighter = 2;
     double min_mfu = 0;
@@ -35,6 +35,7 @@ struct SearchFlags {
     CLI::Option* cluster_opt = nullptr;
     CLI::Option* dtype_opt = nullptr;
     CLI::Option* moe_flex_backend_opt = nullptr;
+    CLI::Option* moe_dispatcher_opt = nullptr;
     CLI::Option* nodes_opt = nullptr;
     CLI::Option* gpus_opt = nullptr;
     CLI::Option* order_opt = nullptr;
@@ -73,24 +74,46 @@ search::SearchRequest build_request(const SearchFlags& f) {
         throw InputError("<flags>", "--dtype",
                          "unknown dtype '" + f.dtype + "' (fp32, tf32, bf16, fp16, fp8)");
     }
-    if (!parse_tp_overlap(f.tp_overlap, o.tp_comm_overlap)) {
-        throw InputError("<flags>", "--tp-comm-overlap",
-                         "'" + f.tp_overlap + "' is not none, pipe or ring");
+    // The speed-only knobs: a flag given pins the knob, a flag left out lets the search
+    // choose it per candidate (core/search/tuning.h).
+    search::KnobPins& k = o.knobs;
+    if (!f.tp_overlap.empty()) {
+        TpOverlap v{};
+        if (!parse_tp_overlap(f.tp_overlap, v)) {
+            throw InputError("<flags>", "--tp-comm-overlap", "'" + f.tp_overlap + "' is not none, pipe or ring");
+        }
+        k.tp_comm_overlap = v;
     }
     if (!parse_grad_reduce_dtype(f.grad_reduce, o.grad_reduce_in_bf16)) {
         throw InputError("<flags>", "--grad-reduce-dtype", "'" + f.grad_reduce + "' is not fp32 or bf16");
     }
     if (!f.recompute_modules.empty()) {
-        parse_recompute_modules_flag(f.recompute_modules, o.recompute_modules);
-        if (!rules::mla_up_proj_needs_mla(o.recompute_modules, req.model.uses_mla)) {
+        std::vector<RecomputeModule> modules;
+        parse_recompute_modules_flag(f.recompute_modules, modules);
+        if (!rules::mla_up_proj_needs_mla(modules, req.model.uses_mla)) {
             throw InputError("<flags>", "--recompute-modules",
                              "mla_up_proj needs multi-latent attention; model " + req.model.name + " has none");
         }
+        k.recompute_modules = std::move(modules);
     }
-    parse_moe_dispatch_flags(f.moe_dispatcher,
-                             f.moe_flex_backend_opt->count() ? std::optional(f.moe_flex_backend) : std::nullopt,
-                             o.moe_dispatcher, o.moe_flex_backend);
-    o.moe_a2a_overlap = parse_on_off_flag(f.moe_a2a_overlap, "--moe-a2a-overlap");
+    const bool dispatcher_given = f.moe_dispatcher_opt->count() > 0;
+    const bool backend_given = f.moe_flex_backend_opt->count() > 0;
+    if (dispatcher_given || backend_given) {
+        MoeDispatcher d = MoeDispatcher::AllToAll;
+        MoeFlexBackend b = MoeFlexBackend::DeepEP;
+        parse_moe_dispatch_flags(dispatcher_given ? std::optional(f.moe_dispatcher) : std::nullopt,
+                                 backend_given ? std::optional(f.moe_flex_backend) : std::nullopt, d, b);
+        k.moe_dispatcher = d;
+        if (backend_given) k.moe_flex_backend = b;
+    }
+    if (!f.moe_a2a_overlap.empty()) k.moe_a2a_overlap = parse_on_off_flag(f.moe_a2a_overlap, "--moe-a2a-overlap");
+    if (!f.overlap_grad_reduce.empty())
+        k.overlap_grad_reduce = parse_on_off_flag(f.overlap_grad_reduce, "--overlap-grad-reduce");
+    if (!f.overlap_param_gather.empty())
+        k.overlap_param_gather = parse_on_off_flag(f.overlap_param_gather, "--overlap-param-gather");
+    if (k.overlap_param_gather.value_or(false) && !k.overlap_grad_reduce.value_or(true)) {
+        throw InputError("<flags>", "--overlap-param-gather", "on needs --overlap-grad-reduce on (Megatron-LM asserts it)");
+    }
     if (f.order_opt->count()) o.order = f.order;
     for (const auto& a : f.fix) search::apply_fix(a, o.fixed);
     if (f.max_tp < 0) throw InputError("<flags>", "--max-tp", "must be at least 1");
@@ -178,26 +201,32 @@ Verb add_search_verb(CLI::App& app) {
     cmd->add_option("--seq", f->seq, "Sequence length (tokens)")->required();
     f->dtype_opt =
         cmd->add_option("--dtype", f->dtype, "Training precision: bf16, fp16, fp8, fp32");
+    // Speed-only knobs: searched per candidate unless given (docs/search.md, "Speed-only knobs").
     cmd->add_option("--tp-comm-overlap", f->tp_overlap,
-                    "Tensor-parallel communication tiled against the GEMMs for every candidate "
-                    "with sequence parallelism (Megatron-LM's --tp-comm-overlap): none, pipe, "
-                    "ring (default " + to_string(search::SearchOptions{}.tp_comm_overlap) + ")");
+                    "Pin the tensor-parallel communication overlap of the candidates with sequence "
+                    "parallelism (Megatron-LM's --tp-comm-overlap): none, pipe, ring (default: searched)");
     cmd->add_option("--grad-reduce-dtype", f->grad_reduce,
                     "Precision of gradient accumulation and the data-parallel reduction in bf16/fp8 "
                     "training for every candidate: fp32 or bf16 (default fp32)");
     cmd->add_option("--recompute-modules", f->recompute_modules,
-                    "Modules that candidates with selective recomputation recompute, comma-separated, "
+                    "Pin the modules that candidates with selective recomputation recompute, comma-separated, "
                     "as Megatron-LM's --recompute-modules: " + recompute_module_names() +
-                        " (default: core_attn alone, Megatron's default)");
-    cmd->add_option("--moe-dispatcher", f->moe_dispatcher,
-                    "MoE token dispatch of every candidate (Megatron-LM's --moe-token-dispatcher-type): "
-                    "allgather, alltoall, flex (default alltoall)");
+                        " (default: searched)");
+    f->moe_dispatcher_opt = cmd->add_option("--moe-dispatcher", f->moe_dispatcher,
+                                            "Pin the MoE token dispatch (Megatron-LM's --moe-token-dispatcher-type): "
+                                            "allgather, alltoall, flex (default: searched)");
     f->moe_flex_backend_opt = cmd->add_option("--moe-flex-backend", f->moe_flex_backend,
-                                              "Library of the flex dispatcher: deepep, hybridep (default deepep)");
+                                              "Pin the library of the flex dispatcher: deepep, hybridep (needs "
+                                              "--moe-dispatcher flex; default: searched)");
     cmd->add_option("--moe-a2a-overlap", f->moe_a2a_overlap,
-                    "MoE dispatch and combine beside another micro-batch's compute for every candidate "
-                    "where Megatron-LM runs it (ep > 1, vpp > 1 with pp > 1, no full recompute): on, "
-                    "off (default off)");
+                    "Pin the MoE dispatch and combine beside another micro-batch's compute where Megatron-LM "
+                    "runs it (ep > 1, vpp > 1 with pp > 1, no full recompute): on, off (default: searched)");
+    cmd->add_option("--overlap-grad-reduce", f->overlap_grad_reduce,
+                    "Pin the data-parallel gradient reduction beside the backward (Megatron-LM's "
+                    "--overlap-grad-reduce): on, off (default: searched)");
+    cmd->add_option("--overlap-param-gather", f->overlap_param_gather,
+                    "Pin the distributed optimizer's parameter gather beside the forward (Megatron-LM's "
+                    "--overlap-param-gather): on, off (default: searched)");
     f->order_opt = cmd->add_option("--order", f->order,
                                    "Axis order for rank mapping (default tp-cp-ep-dp-pp)");
     cmd->add_option("--top", f->top, "How many layouts to print (default 10)");

@@ -1,6 +1,5 @@
 #include "core/search/candidate.h"
 
-#include "core/layout/layout_rules.h"
 
 namespace meshwork::search {
 
@@ -8,7 +7,6 @@ void apply_candidate(const Candidate& c, ParallelConfig& par, Placement& pl, Tra
     static_cast<AxisSizes&>(par.mesh) = c;
     par.vpp = c.vpp;
     par.sequence_parallel = c.sequence_parallel;
-    par.tp_comm_overlap = c.tp_comm_overlap;
     write_layers_per_stage(c.split, c.pp * c.vpp, pl.layers_per_stage);
     tr.micro_batch_size = c.micro_batch_size;
     tr.schedule = c.schedule;
@@ -33,13 +31,17 @@ Layout candidate_layout(const Candidate& c, const SearchRequest& request) {
     l.training.dtype = o.dtype;
     l.training.grad_reduce_in_bf16 = o.grad_reduce_in_bf16;
     apply_candidate(c, l.parallel, l.placement, l.training);
-    if (l.training.recompute == Recompute::Selective) l.training.recompute_modules = o.recompute_modules;
-    if (l.model.is_moe()) {
-        l.parallel.moe_dispatcher = o.moe_dispatcher;
-        l.parallel.moe_flex_backend = o.moe_flex_backend;
-        l.parallel.moe_a2a_overlap =
-            o.moe_a2a_overlap && rules::moe_a2a_overlap_runs(c.ep, o.moe_dispatcher, c.pp, c.vpp, c.recompute,
-                                                             o.dtype, l.model.mtp_layers);
+    apply_tuning(c.tuning,
+                 l.training.recompute == Recompute::Selective ? recompute_module_list(c.tuning.recompute_modules)
+                                                              : std::vector<RecomputeModule>{},
+                 l.parallel, l.training);
+    if (l.training.recompute == Recompute::Selective && c.tuning.recompute_modules == 0)
+        l.training.recompute_modules = o.knobs.recompute_modules.value_or(std::vector<RecomputeModule>{});
+    if (!l.model.is_moe()) {  // no MoE knob on a dense model: the layout's defaults
+        const ParallelConfig defaults;
+        l.parallel.moe_dispatcher = defaults.moe_dispatcher;
+        l.parallel.moe_flex_backend = defaults.moe_flex_backend;
+        l.parallel.moe_a2a_overlap = false;
     }
     return l;
 }
@@ -57,8 +59,8 @@ std::string candidate_label(const Candidate& c) {
     }
     s += " | recompute " + to_string(c.recompute);
     if (c.sequence_parallel) s += ", sp";
-    if (c.tp_comm_overlap != TpOverlap::None) s += ", tp overlap " + to_string(c.tp_comm_overlap);
     s += ", zero" + std::to_string(c.zero_stage);
+    s += tuning_label(c);
     return s;
 }
 

@@ -7,6 +7,7 @@
 #include "core/layout/layout.h"
 #include "core/search/search_options.h"
 #include "core/search/stage_splits.h"
+#include "core/search/tuning.h"
 
 namespace meshwork::search {
 
@@ -15,12 +16,12 @@ namespace meshwork::search {
 struct Candidate : AxisSizes {
     int vpp = 1;
     bool sequence_parallel = false;
-    TpOverlap tp_comm_overlap = TpOverlap::None;  // the request's, where SP and tp > 1
     Schedule schedule = Schedule::OneFOneB;
     StageSplit split;
     int zero_stage = 0;
     Recompute recompute = Recompute::None;
     int micro_batch_size = 1;
+    Tuning tuning;  // the speed-only knobs the search chose (tuning.h)
     bool operator==(const Candidate&) const = default;
 };
 
@@ -33,7 +34,8 @@ void apply_candidate(const Candidate& c, ParallelConfig& parallel, Placement& pl
 // The complete layout of `c` for the request's model, cluster and job.
 Layout candidate_layout(const Candidate& c, const SearchRequest& request);
 
-// A one-line description: "tp8 pp16 dp8 cp1 | 1f1b mbs1 | recompute selective, sp, zero1".
+// A one-line description: "tp8 pp16 dp8 cp1 | 1f1b mbs1 | recompute selective, sp, zero1,
+// modules core_attn, tp overlap ring, dp overlap grad+param" (the knobs that apply).
 std::string candidate_label(const Candidate& c);
 
 }  // namespace meshwork::search

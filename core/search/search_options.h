@@ -8,6 +8,7 @@
 
 #include "core/cluster/cluster_spec.h"
 #include "core/layout/layout.h"
+#include "core/search/tuning.h"
 
 namespace meshwork::search {
 
@@ -25,19 +26,12 @@ struct SearchOptions {
     int global_batch_size = 0;  // sequences per step
     int seq_length = 0;         // tokens per sequence
     DType dtype = DType::Bf16;
-    // Tiled TP communication overlap for every candidate with SP and tp > 1 (the job's
-    // framework setting, like the dtype; candidates without SP run without it).
-    TpOverlap tp_comm_overlap = TpOverlap::None;
     // Gradients kept and reduced in bf16 (the job's framework setting, like the dtype).
     bool grad_reduce_in_bf16 = false;
-    // The modules candidates with selective recomputation recompute (Megatron-LM's
-    // --recompute-modules); empty: core attention alone (Megatron's default).
-    std::vector<RecomputeModule> recompute_modules;
-    // The MoE dispatcher of every candidate, and the MoE all-to-all overlap for every candidate
-    // where Megatron-LM runs it (rules::moe_a2a_overlap_runs): framework settings of the job.
-    MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
-    MoeFlexBackend moe_flex_backend = MoeFlexBackend::DeepEP;
-    bool moe_a2a_overlap = false;
+    // The speed-only knobs (TP communication overlap, data-parallel overlaps, MoE dispatcher
+    // and all-to-all overlap, recompute modules of selective candidates): each one unset is
+    // searched per candidate (core/search/tuning.h), each one set is pinned.
+    KnobPins knobs;
     std::string order{kDefaultAxisOrder};  // rank order of every layout (Megatron's default)
 
     // Constraints.

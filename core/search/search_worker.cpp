@@ -15,19 +15,17 @@ SearchWorker::SearchWorker(const SearchRequest& req, const SearchSpace& space,
       space_(space),
       cost_(cost),
       rules_(rule_context(req.model, req.options)),
+      tuner_(req.options, req.model, static_cast<std::size_t>(space.max_pp())),
       best_(keep_best, &ranks_before),
+      keep_best_(keep_best),
       closest_(kClosestKept, &closer_to_fitting) {
     parallel_.mesh.order = options_.order;
     training_.global_batch_size = options_.global_batch_size;
     training_.seq_length = options_.seq_length;
     training_.dtype = options_.dtype;
     training_.grad_reduce_in_bf16 = options_.grad_reduce_in_bf16;
-    // Read by the cost model only for candidates with selective recomputation.
-    training_.recompute_modules = options_.recompute_modules;
-    // The cost model applies the overlap only to the candidates where Megatron runs it.
-    parallel_.moe_dispatcher = options_.moe_dispatcher;
-    parallel_.moe_flex_backend = options_.moe_flex_backend;
-    parallel_.moe_a2a_overlap = options_.moe_a2a_overlap;
+    // The speed-only knobs are the tuner's, per candidate; room for every recompute module.
+    training_.recompute_modules.reserve(std::size(kAllRecomputeModules));
     // Room for the largest shapes up front: the estimates below then never allocate.
     placement_.layers_per_stage.reserve(static_cast<std::size_t>(space.max_chunks()));
     estimate_.stages.reserve(static_cast<std::size_t>(space.max_pp()));
@@ -48,7 +46,6 @@ bool SearchWorker::run_task(std::size_t index, const std::atomic<bool>& stop,
     const std::int64_t split_block = space_.split_block();
     for (const bool sp : space_.sequence_parallel(t.tp)) {
         c.sequence_parallel = sp;
-        c.tp_comm_overlap = sp && t.tp > 1 ? options_.tp_comm_overlap : TpOverlap::None;
         Reject why = check_tensor(rules_, t.tp);
         if (why == Reject::None) why = check_pipeline_depth(rules_, t.pp);
         if (why == Reject::None) why = check_experts(rules_, t.tp, t.cp, t.dp, t.ep, t.etp);
@@ -120,8 +117,14 @@ void SearchWorker::run_split_block(Candidate& c, std::uint64_t first_ordinal) {
                     continue;
                 }
                 training_.micro_batch_size = c.micro_batch_size;
-                cost_.estimate(parallel_, placement_, training_, estimate_);
-                ++calls_;
+                // The candidate's speed-only knobs (tuning.h); `fits` is exact: the tuner
+                // first costs the least-memory tuning.
+                // Candidates that cannot beat the worst kept result are not tuned further.
+                const auto& kept = best_.items();
+                const double must_beat =
+                    kept.size() >= keep_best_ && !kept.empty() && options_.min_mfu <= 0 ? kept.back().tokens_per_s
+                                                                                       : 0.0;
+                calls_ += tuner_.tune(c, cost_, parallel_, placement_, training_, estimate_, must_beat);
                 Scored s;
                 s.tokens_per_s = estimate_.tokens_per_s;
                 s.ordinal = first_ordinal + (zi * nr + ri) * nm + mi;

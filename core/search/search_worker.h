@@ -12,6 +12,7 @@
 #include "core/search/ranking.h"
 #include "core/search/reject_reason.h"
 #include "core/search/search_space.h"
+#include "core/search/tuning.h"
 
 namespace meshwork::search {
 
@@ -38,6 +39,7 @@ class SearchWorker {
     const SearchSpace& space_;
     const CostModel& cost_;
     RuleContext rules_;
+    Tuner tuner_;
     ParallelConfig parallel_;
     Placement placement_;
     TrainingConfig training_;
@@ -46,6 +48,7 @@ class SearchWorker {
     std::int64_t evaluated_ = 0;
     std::int64_t calls_ = 0;
     TopK best_;
+    std::size_t keep_best_;  // best_'s capacity
     TopK closest_;
 };
 

@@ -25,7 +25,7 @@ std::int64_t now_ns() {
 }
 }  // namespace
 
-CpuBackend::CpuBackend(int device) : device_(device) {}
+CpuBackend::CpuBackend(int device) : device_(device), blocks_(kAlignmentBytes) {}
 
 CpuBackend::~CpuBackend() = default;
 
@@ -35,7 +35,7 @@ std::string CpuBackend::name() const { return "cpu:" + std::to_string(device_); 
 
 DeviceBuffer CpuBackend::allocate(std::size_t bytes) {
     if (bytes == 0) return {};
-    void* p = ::operator new(bytes, std::align_val_t(kAlignmentBytes), std::nothrow);
+    void* p = blocks_.take(bytes);
     if (p == nullptr) {
         throw RuntimeError("cpu backend (device " + std::to_string(device_) +
                            "): out of memory allocating " + std::to_string(bytes) +
@@ -48,7 +48,7 @@ DeviceBuffer CpuBackend::allocate(std::size_t bytes) {
 
 void CpuBackend::deallocate(DeviceBuffer buffer) {
     if (buffer.ptr == nullptr) return;
-    ::operator delete(buffer.ptr, std::align_val_t(kAlignmentBytes));
+    blocks_.give(buffer.ptr, buffer.bytes);
     in_use_ -= buffer.bytes;
 }
 

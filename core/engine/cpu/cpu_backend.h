@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/engine/backend.h"
+#include "core/engine/cpu/block_cache.h"
 
 namespace meshwork::engine {
 
@@ -102,6 +103,7 @@ private:
     std::vector<std::int64_t> event_ns_;  // host time of the last record, per event id
     std::vector<int> free_events_;
     std::vector<float> scratch_a_, scratch_b_, scratch_w_;  // bf16-rounded operands
+    BlockCache blocks_;  // freed buffers, reused by size (block_cache.h)
 };
 
 }  // namespace meshwork::engine
