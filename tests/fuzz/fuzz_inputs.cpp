@@ -135,7 +135,8 @@ const std::map<std::string, EntryPoint>& entry_points() {
         {"fuzz_layout_json", layout_json},   {"fuzz_cluster_json", cluster_json},
         {"fuzz_hf_config", hf_config},       {"fuzz_megatron_args", megatron_args},
         {"fuzz_kineto_json", kineto_json},   {"fuzz_nsys_sqlite", nsys_sqlite},
-        {"fuzz_meshwork_trace", meshwork_trace}};
+        {"fuzz_meshwork_trace", meshwork_trace},
+        {"fuzz_remote_client", remote_client}, {"fuzz_remote_server", remote_server}};
     return points;
 }
 
