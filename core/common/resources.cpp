@@ -40,6 +40,14 @@ std::vector<std::string> list_presets(PresetKind kind) {
     return names;
 }
 
+namespace {
+// The source named by the innermost live PresetNamesOnly; null when none.
+thread_local const char* names_only_source = nullptr;
+}  // namespace
+
+PresetNamesOnly::PresetNamesOnly(const char* source) : previous_(names_only_source) { names_only_source = source; }
+PresetNamesOnly::~PresetNamesOnly() { names_only_source = previous_; }
+
 bool is_preset_name(PresetKind kind, const std::string& name_or_path) {
     if (name_or_path.find('/') != std::string::npos) return false;
     std::error_code ec;
@@ -54,6 +62,12 @@ std::string resolve_preset_path(PresetKind kind, const std::string& name_or_path
     if (is_preset_name(kind, name_or_path)) {
         return (fs::path(resource_dir()) / preset_folder(kind) / (name_or_path + ".json"))
             .string();
+    }
+    if (names_only_source) {
+        throw InputError(file, field,
+                         "'" + name_or_path + "' is not a bundled " +
+                             preset_folder(kind).substr(0, preset_folder(kind).size() - 1) + " preset; " +
+                             names_only_source + " may name bundled presets only (no file it names is opened)");
     }
     const bool looks_like_path = name_or_path.find('/') != std::string::npos ||
                                  name_or_path.ends_with(".json") ||

@@ -23,4 +23,19 @@ std::string resolve_preset_path(PresetKind kind, const std::string& name_or_path
 // True when `name_or_path` names a bundled preset rather than a file.
 bool is_preset_name(PresetKind kind, const std::string& name_or_path);
 
+// While one lives (on this thread), resolve_preset_path takes bundled preset names only and
+// refuses anything else with an InputError saying that `source` may name presets only: for
+// text from another machine (a remote trace's layout), which must never make this one open
+// a local file it names.
+class PresetNamesOnly {
+public:
+    explicit PresetNamesOnly(const char* source);
+    ~PresetNamesOnly();
+    PresetNamesOnly(const PresetNamesOnly&) = delete;
+    PresetNamesOnly& operator=(const PresetNamesOnly&) = delete;
+
+private:
+    const char* previous_;
+};
+
 }  // namespace meshwork

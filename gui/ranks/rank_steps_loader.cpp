@@ -42,7 +42,7 @@ void RankStepsLoader::load(const QString& path) {
             job.progress(kGrouping, kPhases);
             // A layout that does not parse leaves the ranks in rank order, and says why.
             const profiler::TraceMesh mesh =
-                served ? profiler::trace_mesh(path.toStdString(), client->summary().run_info)
+                served ? client->mesh()  // preset names only: no local file a peer names is opened
                        : profiler::trace_mesh(reader->path(), reader->run_info());
             auto data = std::make_shared<RankOverviewData>(
                 make_rank_overview_data(std::move(matrix), mesh.get(), QFileInfo(path).fileName()));

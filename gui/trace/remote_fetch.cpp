@@ -5,6 +5,8 @@
 #include <QFileInfo>
 #include <QStandardPaths>
 
+#include "profiler/remote/ssh_command.h"
+
 namespace meshwork::gui {
 
 bool parse_remote_spec(const QString& text, RemoteSpec& out, QString& error) {
@@ -21,8 +23,14 @@ bool parse_remote_spec(const QString& text, RemoteSpec& out, QString& error) {
         error = QObject::tr("“%1” names no file after the colon").arg(t);
         return false;
     }
-    if (out.host.startsWith('-') || out.host.contains(' ') || out.host.contains('/')) {
-        error = QObject::tr("“%1” is not a host name").arg(out.host);
+    // The checks ssh_serve_command makes: no option, no shell syntax, no control character.
+    if (const auto why = profiler::remote::ssh_host_problem(out.host.toStdString()); !why.empty()) {
+        error = QObject::tr("“%1” is not a host name: %2").arg(out.host, QString::fromStdString(why));
+        return false;
+    }
+    if (const auto why = profiler::remote::remote_word_problem(out.path.toStdString(), "the remote path");
+        !why.empty()) {
+        error = QString::fromStdString(why);
         return false;
     }
     return true;

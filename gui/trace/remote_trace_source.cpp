@@ -31,10 +31,9 @@ bool is_remote_trace(const QString& text, RemoteSpec& out) {
 }
 
 std::unique_ptr<profiler::remote::TraceClient> connect_remote_trace(const RemoteSpec& remote) {
-    // scp's "[fe80::1]:path" brackets an IPv6 host; ssh takes the address bare.
-    QString ssh_host = remote.host;
-    if (ssh_host.startsWith('[') && ssh_host.endsWith(']')) ssh_host = ssh_host.mid(1, ssh_host.size() - 2);
-    const std::string host = ssh_host.toStdString(), path = remote.path.toStdString();
+    // ssh_serve_command checks the host and the path again (BadRemoteSpec), and drops the
+    // brackets of scp's "[fe80::1]:path".
+    const std::string host = remote.host.toStdString(), path = remote.path.toStdString();
     return std::make_unique<profiler::remote::TraceClient>(
         profiler::remote::ssh_serve_command(host, path, profiler::remote::remote_cli_from_environment()),
         host + ":" + path, timeout_ms_from_environment());
@@ -43,7 +42,7 @@ std::unique_ptr<profiler::remote::TraceClient> connect_remote_trace(const Remote
 RemoteTraceSource::RemoteTraceSource(std::unique_ptr<profiler::remote::TraceClient> client)
     : client_(std::move(client)), lanes_(client_->summary().tracks) {
     cache_.resize(static_cast<std::size_t>(lanes_.count()));
-    mesh_ = profiler::trace_mesh(client_->what(), client_->summary().run_info);
+    mesh_ = client_->mesh();  // preset names only: no local file a peer names is opened
 }
 
 bool RemoteTraceSource::guarded(const std::function<void()>& ask) const {

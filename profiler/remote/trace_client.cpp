@@ -8,11 +8,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <limits>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+
+#include "core/common/resources.h"
+#include "profiler/remote/peer_json.h"
 
 extern char** environ;
 
@@ -22,26 +27,15 @@ namespace {
 
 using nlohmann::json;
 
-// A hello lists every track: a 1,024-rank trace's is well under a MiB.
-constexpr std::size_t kMaxAnswerLine = std::size_t{64} << 20;
 constexpr std::size_t kStderrKept = 8192;
 
-std::string shell_quote(const std::string& s) {
-    std::string out = "'";
-    for (const char c : s) {
-        if (c == '\'') out += "'\\''";
-        else out += c;
-    }
-    return out + "'";
+// The answer's "error", when it is a string; "?" otherwise.
+std::string error_of(const json& answer) {
+    const auto it = answer.find("error");
+    return it != answer.end() && it->is_string() ? it->get<std::string>().substr(0, 4096) : std::string("?");
 }
 
 }  // namespace
-
-std::vector<std::string> ssh_serve_command(const std::string& host, const std::string& path,
-                                           const std::string& remote_cli) {
-    return {"ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=20", "-T", "-x", "-e", "none", "--", host,
-            shell_quote(remote_cli) + " serve-trace -- " + shell_quote(path)};
-}
 
 std::string remote_cli_from_environment() {
     const char* v = std::getenv("MESHWORK_REMOTE_CLI");
@@ -51,6 +45,16 @@ std::string remote_cli_from_environment() {
 TraceClient::TraceClient(std::vector<std::string> argv, std::string what, int timeout_ms)
     : what_(std::move(what)), timeout_ms_(timeout_ms) {
     start(argv);
+    try {
+        read_hello();
+    } catch (...) {
+        close_and_reap(false);
+        throw;
+    }
+}
+
+TraceClient::TraceClient(int connected_fd, std::string what, int timeout_ms)
+    : what_(std::move(what)), timeout_ms_(timeout_ms), sock_(connected_fd) {
     try {
         read_hello();
     } catch (...) {
@@ -123,37 +127,63 @@ void TraceClient::read_hello() {
                                         : "the remote side did not start serve-trace") +
                                " (" + (how.empty() ? std::string(e.what()) : how) + ")");
     }
+    const std::string where = "the server's hello";
     json hello;
     try {
-        hello = json::parse(line);
-    } catch (const json::parse_error&) {
+        hello = parse_peer_json(line, where, kMaxAnswerValues);
+    } catch (const PeerError&) {
     }
-    if (!hello.is_object() || hello.value("protocol", "") != kProtocolName || !hello.contains("version")) {
+    const auto protocol = hello.is_object() ? hello.find("protocol") : hello.end();
+    if (!hello.is_object() || protocol == hello.end() || !protocol->is_string() || *protocol != kProtocolName ||
+        !hello.contains("version")) {
+        std::string said = line.substr(0, 200);
+        for (char& c : said) {
+            if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+        }
         throw ServeUnavailable(what_ + ": the remote command does not speak the " + std::string(kProtocolName) +
-                               " protocol (it said \"" + line.substr(0, 200) + "\")");
+                               " protocol (it said \"" + said + "\")");
     }
-    if (!hello["version"].is_number_integer() || hello["version"].get<std::int64_t>() != kProtocolVersion) {
+    const json& version = hello["version"];
+    if (!version.is_number_integer() || version.get<std::int64_t>() != kProtocolVersion) {
         throw ServeUnavailable(what_ + ": the remote meshwork-cli speaks remote protocol version " +
-                               hello["version"].dump() + "; this Meshwork speaks version " +
-                               std::to_string(kProtocolVersion) + " (install the same Meshwork on both sides)");
+                               (version.is_number() ? version.dump() : json_type_words(version)) +
+                               "; this Meshwork speaks version " + std::to_string(kProtocolVersion) +
+                               " (install the same Meshwork on both sides)");
     }
-    if (!hello.value("ok", false)) {
-        throw RuntimeError(what_ + ": " + (hello.contains("error") && hello["error"].is_string()
-                                               ? hello["error"].get<std::string>()
-                                               : std::string("the server refused the trace")));
+    try {
+        const PeerObject h(hello, where, "");
+        if (!h.boolean("ok")) {
+            const auto error = hello.find("error");
+            throw RuntimeError(what_ + ": " + (error != hello.end() && error->is_string()
+                                                   ? error->get<std::string>().substr(0, 4096)
+                                                   : std::string("the server refused the trace")));
+        }
+        summary_ = summary_from_json(h.raw("trace"), where);
+        server_ = h.has("server") ? h.text("server") : std::string();
+    } catch (const PeerError& e) {
+        throw RuntimeError(what_ + ": " + e.what());
     }
-    if (!hello.contains("trace")) throw ServeUnavailable(what_ + ": the hello carries no trace");
-    summary_ = summary_from_json(hello["trace"]);
-    server_ = hello.value("server", "");
-    names_.assign(static_cast<std::size_t>(summary_.string_count) + 1, std::string());
-    have_name_.assign(names_.size(), false);
     // Say which version we speak, so that the server can refuse another one clearly too.
     try {
         call({{"op", "hello"}, {"version", kProtocolVersion}});
     } catch (const RuntimeError& e) {
+        if (!broken_.empty()) throw;  // the server broke the protocol: no reason to copy
         throw ServeUnavailable(e.what());
     }
     hello_done_ = true;
+}
+
+TraceMesh TraceClient::mesh() const {
+    const PresetNamesOnly names_only("a layout sent by a remote serve-trace");
+    return trace_mesh(what_, summary_.run_info);
+}
+
+void TraceClient::fail_protocol(const std::string& why) {
+    if (broken_.empty()) {
+        broken_ = what_ + ": the server broke the remote trace protocol, so the session was closed: " + why;
+        close_and_reap(false);
+    }
+    throw RuntimeError(broken_);
 }
 
 void TraceClient::fail(const std::string& why) {
@@ -263,7 +293,11 @@ std::string TraceClient::read_line() {
             inbox_.erase(0, nl + 1);
             return line;
         }
-        if (inbox_.size() > kMaxAnswerLine) fail("an answer line longer than 64 MiB");
+        if (inbox_.size() > kMaxAnswerLineBytes) {
+            const std::string why = "an answer line longer than " + std::to_string(kMaxAnswerLineBytes >> 20) + " MiB";
+            if (!hello_done_) throw RuntimeError(why);
+            fail_protocol(why);
+        }
         wait_readable();
         char buf[65536];
         const ssize_t n = ::recv(sock_, buf, sizeof buf, 0);
@@ -302,25 +336,28 @@ void TraceClient::send_line(const std::string& line) {
     }
 }
 
-json TraceClient::read_answer(std::int64_t id, std::string* binary) {
+json TraceClient::read_answer(std::int64_t id, const std::string& op, std::string* binary, std::size_t max_binary) {
     const std::string line = read_line();
+    const std::string where = "the server's answer to " + op;
     json answer;
     try {
-        answer = json::parse(line);
-    } catch (const json::parse_error&) {
-        fail("a malformed answer (\"" + line.substr(0, 120) + "\")");
-    }
-    if (!answer.is_object()) fail("an answer that is not a JSON object");
-    if (answer.contains("binary")) {
-        const auto& b = answer["binary"];
-        if (!b.is_number_unsigned() || b.get<std::uint64_t>() > (std::uint64_t{1} << 30)) fail("a bad binary length");
-        std::string bytes;
-        read_exact(bytes, static_cast<std::size_t>(b.get<std::uint64_t>()));
-        if (binary) *binary = std::move(bytes);
-    }
-    // Answers come in request order; one for another request means the stream is out of step.
-    if (!answer.contains("id") || (id >= 0 && !(answer["id"].is_null() || answer["id"] == id))) {
-        fail("an answer to request " + answer.value("id", json()).dump() + " where " + std::to_string(id) + " was due");
+        answer = parse_peer_json(line, where, kMaxAnswerValues);
+        const PeerObject a(answer, where, "");
+        if (a.has("binary")) {
+            if (max_binary == 0) a.wrong("binary", "absent (only a window answer carries bytes)");
+            const auto n = static_cast<std::size_t>(a.integer("binary", 0, static_cast<std::int64_t>(max_binary)));
+            std::string bytes;
+            read_exact(bytes, n);
+            if (binary) *binary = std::move(bytes);
+        }
+        // Answers come in request order; one for another request means the stream is out of step.
+        const json& got = a.raw("id");
+        if (id >= 0 && !(got.is_null() || (got.is_number_integer() && got == id))) {
+            a.wrong("id", "null or " + std::to_string(id) + ", the request due");
+        }
+        (void)a.boolean("ok");  // present and true or false
+    } catch (const PeerError& e) {
+        fail_protocol(e.what());
     }
     return answer;
 }
@@ -328,22 +365,45 @@ json TraceClient::read_answer(std::int64_t id, std::string* binary) {
 json TraceClient::call(json request) {
     const std::int64_t id = next_id_++;
     request["id"] = id;
+    const std::string op = request["op"].get<std::string>();
     send_line(request.dump() + "\n");
-    json answer = read_answer(id, nullptr);
-    if (!answer.value("ok", false)) {
-        throw RuntimeError(what_ + ": the server refused " + request["op"].dump() + ": " + answer.value("error", std::string("?")));
-    }
+    json answer = read_answer(id, op, nullptr, 0);
+    if (!answer["ok"].get<bool>()) throw RuntimeError(what_ + ": the server refused " + op + ": " + error_of(answer));
     return answer;
 }
 
-void TraceClient::store_strings(const json& strings) {
-    if (!strings.is_object()) return;
-    for (const auto& [key, text] : strings.items()) {
-        char* end = nullptr;
-        const long long id = std::strtoll(key.c_str(), &end, 10);
-        if (*end != '\0' || id < 1 || static_cast<std::size_t>(id) >= names_.size() || !text.is_string()) continue;
-        names_[static_cast<std::size_t>(id)] = text.get<std::string>();
-        have_name_[static_cast<std::size_t>(id)] = true;
+void TraceClient::store_strings(const json& strings, const std::string& where, const std::vector<std::int64_t>* asked) {
+    try {
+        const PeerObject names(strings, where, "strings");
+        for (const auto& [key, text] : strings.items()) {
+            // A decimal id in 1..string_count, and (for a strings request) one that was asked.
+            std::int64_t id = 0;
+            bool decimal = !key.empty() && key.size() <= 10 && key[0] != '0';
+            for (const char c : key) {
+                decimal = decimal && c >= '0' && c <= '9';
+                if (decimal) id = id * 10 + (c - '0');
+            }
+            if (!decimal || id < 1 || id > summary_.string_count ||
+                (asked && std::find(asked->begin(), asked->end(), id) == asked->end())) {
+                std::string shown = key.substr(0, 24);
+                for (char& c : shown) {
+                    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+                }
+                throw PeerError(where + ": field 'strings' names string \"" + shown + "\", not " +
+                                (asked ? std::string("an id that was asked for") : "an id in 1.." + std::to_string(summary_.string_count)));
+            }
+            const std::string& value = names.text(key.c_str());
+            auto [it, fresh] = names_.try_emplace(id);
+            if (!fresh) continue;  // sent twice: the first text stays
+            name_bytes_ += value.size();
+            if (name_bytes_ > kMaxNameBytesPerConnection) {
+                throw PeerError(where + ": more than " + std::to_string(kMaxNameBytesPerConnection >> 20) +
+                                " MiB of names on one connection");
+            }
+            it->second = value;
+        }
+    } catch (const PeerError& e) {
+        fail_protocol(e.what());
     }
 }
 
@@ -353,6 +413,9 @@ std::vector<DrawItem> TraceClient::window(int track, std::int64_t t0_ns, std::in
 
 std::vector<std::vector<DrawItem>> TraceClient::windows(const std::vector<int>& tracks, std::int64_t t0_ns,
                                                         std::int64_t t1_ns, std::size_t max_items) {
+    if (!broken_.empty()) throw RuntimeError(broken_);
+    // The server refuses more (kMaxWindowItems); asking more could not be checked below.
+    max_items = std::min(max_items, kMaxWindowItems);
     const std::int64_t first = next_id_;
     std::string requests;
     for (const int track : tracks) {
@@ -364,22 +427,27 @@ std::vector<std::vector<DrawItem>> TraceClient::windows(const std::vector<int>& 
     send_line(requests);
     std::vector<std::vector<DrawItem>> out;
     std::string failure;
+    const std::string where = "the server's answer to window";
     for (std::size_t i = 0; i < tracks.size(); ++i) {
         std::string packed;
-        const json answer = read_answer(first + static_cast<std::int64_t>(i), &packed);
-        if (!answer.value("ok", false)) {
+        const json answer = read_answer(first + static_cast<std::int64_t>(i), "window", &packed,
+                                        max_items * kMaxPackedItemBytes);
+        if (!answer["ok"].get<bool>()) {
             // Read the other answers first, so that the stream stays in step.
-            if (failure.empty()) failure = answer.value("error", std::string("?"));
+            if (failure.empty()) failure = error_of(answer);
             out.emplace_back();
             continue;
         }
-        if (!answer.contains("items") || !answer["items"].is_number_unsigned()) fail("a window answer without items");
-        store_strings(answer.value("strings", json::object()));
+        std::size_t items = 0;
         try {
-            out.push_back(decode_window(packed, answer["items"].get<std::size_t>(), t0_ns));
-        } catch (const RuntimeError& e) {
-            fail(e.what());
+            // Never more items than were asked: the count sizes what is decoded.
+            items = static_cast<std::size_t>(
+                PeerObject(answer, where, "").integer("items", 0, static_cast<std::int64_t>(max_items)));
+            out.push_back(decode_window(packed, items, t0_ns, summary_.string_count));
+        } catch (const PeerError& e) {
+            fail_protocol(e.what());
         }
+        if (answer.contains("strings")) store_strings(answer["strings"], where, nullptr);
     }
     if (!failure.empty()) throw RuntimeError(what_ + ": the server refused a window: " + failure);
     return out;
@@ -387,78 +455,97 @@ std::vector<std::vector<DrawItem>> TraceClient::windows(const std::vector<int>& 
 
 std::optional<TraceEvent> TraceClient::event(std::int64_t id) {
     const json answer = call({{"op", "event"}, {"event", id}});
-    if (answer.value("event", json()).is_null()) return std::nullopt;
+    const auto e = answer.find("event");
+    if (e == answer.end() || e->is_null()) return std::nullopt;
     try {
-        return event_from_json(answer["event"]);
-    } catch (const RuntimeError& e) {
-        fail(e.what());
+        return event_from_json(*e);
+    } catch (const PeerError& err) {
+        fail_protocol(err.what());
     }
 }
 
 std::optional<std::pair<std::int64_t, std::int64_t>> TraceClient::step_span(std::int64_t step, std::int64_t micro_batch) {
     const json answer = call({{"op", "step_span"}, {"step", step}, {"micro_batch", micro_batch}});
-    const json span = answer.value("span", json());
-    if (span.is_null()) return std::nullopt;
-    if (!span.is_array() || span.size() != 2 || !span[0].is_number_integer() || !span[1].is_number_integer()) {
-        fail("a malformed step span");
+    const auto span = answer.find("span");
+    if (span == answer.end() || span->is_null()) return std::nullopt;
+    if (!span->is_array() || span->size() != 2 || !(*span)[0].is_number_integer() || !(*span)[1].is_number_integer() ||
+        (*span)[0].is_number_unsigned() || (*span)[1].is_number_unsigned()) {
+        fail_protocol("the server's answer to step_span: field 'span' should be null or two integers (it is " +
+                      json_type_words(*span) + ")");
     }
-    return std::make_pair(span[0].get<std::int64_t>(), span[1].get<std::int64_t>());
+    return std::make_pair((*span)[0].get<std::int64_t>(), (*span)[1].get<std::int64_t>());
 }
 
-bool TraceClient::has_string(std::int64_t id) const {
-    return id >= 1 && static_cast<std::size_t>(id) < names_.size() && have_name_[static_cast<std::size_t>(id)];
-}
+bool TraceClient::has_string(std::int64_t id) const { return names_.contains(id); }
 
 const std::string& TraceClient::string(std::int64_t id) {
     static const std::string unknown = "?";
-    if (id < 1 || static_cast<std::size_t>(id) >= names_.size()) return unknown;
-    if (!have_name_[static_cast<std::size_t>(id)]) {
-        store_strings(call({{"op", "strings"}, {"ids", {id}}}).value("strings", json::object()));
-        if (!have_name_[static_cast<std::size_t>(id)]) return unknown;
-    }
-    return names_[static_cast<std::size_t>(id)];
+    if (id < 1 || id > summary_.string_count) return unknown;
+    if (const auto it = names_.find(id); it != names_.end()) return it->second;
+    const std::vector<std::int64_t> asked{id};
+    const json answer = call({{"op", "strings"}, {"ids", asked}});
+    if (answer.contains("strings")) store_strings(answer["strings"], "the server's answer to strings", &asked);
+    const auto it = names_.find(id);
+    return it == names_.end() ? unknown : it->second;
 }
 
-json TraceClient::stats(std::size_t top_kernels) { return call({{"op", "stats"}, {"top", top_kernels}}).value("stats", json()); }
+json TraceClient::stats(std::size_t top_kernels) {
+    const json answer = call({{"op", "stats"}, {"top", top_kernels}});
+    const auto s = answer.find("stats");
+    return s == answer.end() ? json() : *s;
+}
 
 RankStepMatrix TraceClient::rank_steps() {
     const json answer = call({{"op", "rank_steps"}});
     try {
-        return rank_steps_from_json(answer.value("rank_steps", json()));
-    } catch (const RuntimeError& e) {
-        fail(e.what());
+        return rank_steps_from_json(PeerObject(answer, "the server's answer to rank_steps", "").raw("rank_steps"));
+    } catch (const PeerError& e) {
+        fail_protocol(e.what());
     }
 }
 
 RangeTotals TraceClient::range_totals(const std::vector<int>& tracks, std::int64_t t0_ns, std::int64_t t1_ns) {
     const json answer = call({{"op", "range_stats"}, {"tracks", tracks}, {"t0_ns", t0_ns}, {"t1_ns", t1_ns}});
+    const std::string where = "the server's answer to range_stats";
     RangeTotals totals;
     try {
-        totals.events = answer.at("events").get<std::int64_t>();
-        totals.busy_ns = answer.at("busy_ns").get<std::array<std::int64_t, 6>>();
-    } catch (const json::exception&) {
-        fail("a malformed range_stats answer");
+        const PeerObject a(answer, where, "");
+        totals.events = a.integer("events", 0, std::numeric_limits<std::int64_t>::max());
+        const json& busy = a.array("busy_ns");
+        if (busy.size() != totals.busy_ns.size()) a.wrong("busy_ns", "an array of 6 integers");
+        for (std::size_t k = 0; k < totals.busy_ns.size(); ++k) {
+            totals.busy_ns[k] = peer_integer(busy[k], where, "busy_ns[" + std::to_string(k) + "]",
+                                             std::numeric_limits<std::int64_t>::min(),
+                                             std::numeric_limits<std::int64_t>::max());
+        }
+    } catch (const PeerError& e) {
+        fail_protocol(e.what());
     }
     return totals;
 }
 
 std::int64_t TraceClient::find_next(const std::vector<int>& tracks, const std::string& text, std::int64_t after_ns) {
     const json answer = call({{"op", "find_next"}, {"tracks", tracks}, {"text", text}, {"after_ns", after_ns}});
-    if (!answer.contains("event") || !answer["event"].is_number_integer()) fail("a malformed find_next answer");
-    return answer["event"].get<std::int64_t>();
+    try {
+        return PeerObject(answer, "the server's answer to find_next", "")
+            .integer("event", -1, std::numeric_limits<std::int64_t>::max());
+    } catch (const PeerError& e) {
+        fail_protocol(e.what());
+    }
 }
 
 json TraceClient::raw(json request) {
     const std::int64_t id = next_id_++;
     request["id"] = id;
+    const std::string op = request.contains("op") && request["op"].is_string() ? request["op"].get<std::string>() : "?";
     send_line(request.dump() + "\n");
-    return read_answer(id, nullptr);
+    return read_answer(id, op, nullptr, op == "window" ? kMaxWindowItems * kMaxPackedItemBytes : 0);
 }
 
 json TraceClient::raw_line(const std::string& line) {
     send_line(line + "\n");
     // A malformed line has no id the server could read: its answer carries id null.
-    return read_answer(-1, nullptr);
+    return read_answer(-1, "a raw line", nullptr, 0);
 }
 
 }  // namespace meshwork::profiler::remote

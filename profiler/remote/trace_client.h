@@ -10,6 +10,14 @@
 // that, any failure (the session died, no byte for `timeout_ms`, a malformed answer) is a
 // RuntimeError, and the client is broken: every later call throws the same message at once.
 // One client is used by one thread at a time.
+//
+// The server is not trusted (docs/remote-protocol.md, "Limits"): every answer is parsed
+// within kMaxAnswerLineBytes and kMaxAnswerValues, every field is type- and range-checked
+// (a wrong one is named in words: "the server's hello: field 'trace.string_count' should be
+// an integer in 0..4294967295 (it is a string)"), a window may hold no more items than were
+// asked and no more bytes than they can take, names are kept as they arrive (never
+// allocated by a count the server claims) up to kMaxNameBytesPerConnection, and the layout
+// the hello carries may name bundled presets only: no path it names is ever opened.
 #pragma once
 
 #include <sys/types.h>
@@ -17,6 +25,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -24,6 +33,8 @@
 
 #include "core/common/error.h"
 #include "profiler/analysis/timeline_queries.h"
+#include "profiler/analysis/trace_layout.h"
+#include "profiler/remote/ssh_command.h"
 #include "profiler/remote/trace_protocol.h"
 
 namespace meshwork::profiler::remote {
@@ -33,11 +44,6 @@ public:
     using RuntimeError::RuntimeError;
 };
 
-// `ssh -o BatchMode=yes ... -- HOST 'REMOTE_CLI' serve-trace -- 'PATH'`: batch mode (keys or
-// an agent, never a prompt that would hang without a terminal), no tty, no escape character;
-// the remote command quoted for the remote shell, which ssh hands it to.
-std::vector<std::string> ssh_serve_command(const std::string& host, const std::string& path,
-                                           const std::string& remote_cli = "meshwork-cli");
 // The remote meshwork-cli to run: $MESHWORK_REMOTE_CLI, else "meshwork-cli" (on the
 // remote PATH).
 std::string remote_cli_from_environment();
@@ -47,6 +53,9 @@ public:
     // Starts `argv` (argv[0] found on PATH) and reads its hello. `what` names the trace in
     // messages ("node01:/scratch/run.sqlite").
     TraceClient(std::vector<std::string> argv, std::string what, int timeout_ms = 20000);
+    // Talks over `connected_fd` (a socket whose other end is the server; the client owns and
+    // closes it) and reads its hello: no process (the protocol's tests and fuzz target).
+    TraceClient(int connected_fd, std::string what, int timeout_ms);
     ~TraceClient();  // says bye, closes the connection and reaps the process
     TraceClient(const TraceClient&) = delete;
     TraceClient& operator=(const TraceClient&) = delete;
@@ -54,6 +63,10 @@ public:
     [[nodiscard]] const TraceSummary& summary() const { return summary_; }
     [[nodiscard]] const std::string& server() const { return server_; }
     [[nodiscard]] const std::string& what() const { return what_; }
+    // The mesh of the layout the hello carries (profiler::trace_mesh), read with preset
+    // names only: a model, cluster or GPU it names by path is refused (`error` says so),
+    // never opened here.
+    [[nodiscard]] TraceMesh mesh() const;
     [[nodiscard]] bool broken() const { return !broken_.empty(); }
     [[nodiscard]] const std::string& failure() const { return broken_; }
     void set_timeout_ms(int ms) { timeout_ms_ = ms; }
@@ -87,15 +100,21 @@ private:
     void start(const std::vector<std::string>& argv);
     void read_hello();
     void send_line(const std::string& line);
-    nlohmann::json read_answer(std::int64_t id, std::string* binary);
+    // Reads the answer to request `id` (-1: any) to `op`; a binary part of at most
+    // `max_binary` bytes is allowed (0: none) and returned in `binary`.
+    nlohmann::json read_answer(std::int64_t id, const std::string& op, std::string* binary, std::size_t max_binary);
     nlohmann::json call(nlohmann::json request);  // throws RuntimeError when not ok
+    // The session cannot go on: the server sent what the protocol does not allow.
+    [[noreturn]] void fail_protocol(const std::string& why);
     std::string read_line();
     void read_exact(std::string& out, std::size_t n);
     // Waits for the socket to be readable, draining stderr; throws on timeout.
     void wait_readable();
     [[noreturn]] void fail(const std::string& why);
     [[nodiscard]] std::string ended_how();
-    void store_strings(const nlohmann::json& strings);
+    // Keeps the names of a `strings` object (`asked`: the only ids it may hold, or null for
+    // any id of the trace); a malformed one breaks the session.
+    void store_strings(const nlohmann::json& strings, const std::string& where, const std::vector<std::int64_t>* asked);
     void close_and_reap(bool polite);
 
     std::string what_;
@@ -111,8 +130,8 @@ private:
     std::uint64_t bytes_received_ = 0;
     TraceSummary summary_;
     std::string server_;
-    std::vector<std::string> names_;  // string id -> text ("" until known)
-    std::vector<bool> have_name_;
+    std::unordered_map<std::int64_t, std::string> names_;  // string id -> text, as received
+    std::size_t name_bytes_ = 0;                            // their total, under the cap
 };
 
 }  // namespace meshwork::profiler::remote

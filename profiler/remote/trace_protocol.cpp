@@ -1,6 +1,10 @@
 #include "profiler/remote/trace_protocol.h"
 
+#include <limits>
+#include <set>
+
 #include "core/common/error.h"
+#include "profiler/remote/peer_json.h"
 #include "profiler/store/varint.h"
 
 namespace meshwork::profiler::remote {
@@ -9,14 +13,17 @@ namespace {
 
 using nlohmann::json;
 
-template <class T>
-T field(const json& j, const char* key, const std::string& where) {
-    if (!j.is_object() || !j.contains(key)) throw RuntimeError("remote trace: " + where + "." + key + " is missing");
-    try {
-        return j.at(key).get<T>();
-    } catch (const json::exception&) {
-        throw RuntimeError("remote trace: " + where + "." + key + " has the wrong type");
-    }
+constexpr std::int64_t kIntMin = std::numeric_limits<int>::min();
+constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+constexpr std::int64_t kI64Min = std::numeric_limits<std::int64_t>::min();
+constexpr std::int64_t kI64Max = std::numeric_limits<std::int64_t>::max();
+
+// Two's-complement sums: a peer's deltas may be anything, and signed overflow is undefined.
+std::int64_t wrapping_add(std::int64_t a, std::int64_t b) {
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+}
+std::int64_t wrapping_sub(std::int64_t a, std::int64_t b) {
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) - static_cast<std::uint64_t>(b));
 }
 
 }  // namespace
@@ -59,73 +66,87 @@ json summary_to_json(const TraceReader& reader) {
             {"ranks", ranks}};
 }
 
-TraceSummary summary_from_json(const json& j) {
+TraceSummary summary_from_json(const json& j, const std::string& where) {
+    const PeerObject t(j, where, "trace");
     TraceSummary s;
-    s.path = field<std::string>(j, "path", "trace");
-    s.format_version = field<int>(j, "format_version", "trace");
-    s.complete = field<bool>(j, "complete", "trace");
-    s.event_count = field<std::int64_t>(j, "event_count", "trace");
-    s.dropped_events = field<std::int64_t>(j, "dropped_events", "trace");
-    s.start_ns = field<std::int64_t>(j, "start_ns", "trace");
-    s.end_ns = field<std::int64_t>(j, "end_ns", "trace");
-    s.string_count = field<std::int64_t>(j, "string_count", "trace");
-    if (s.string_count < 0 || s.string_count > (std::int64_t{1} << 32)) {
-        throw RuntimeError("remote trace: trace.string_count out of range");
-    }
-    const auto info = field<json>(j, "run_info", "trace");
-    s.run_info.tool_version = field<std::string>(info, "tool_version", "run_info");
-    s.run_info.source = field<std::string>(info, "source", "run_info");
-    s.run_info.layout_json = field<std::string>(info, "layout_json", "run_info");
-    s.run_info.cluster = field<std::string>(info, "cluster", "run_info");
-    s.run_info.start_time_unix_ns = field<std::int64_t>(info, "start_time_unix_ns", "run_info");
-    s.run_info.clock_domain = field<std::string>(info, "clock_domain", "run_info");
-    s.run_info.world_size = field<int>(info, "world_size", "run_info");
-    s.run_info.extra = field<std::map<std::string, std::string>>(info, "extra", "run_info");
-    for (const auto& t : field<json>(j, "tracks", "trace")) {
+    s.path = t.text("path");
+    s.format_version = static_cast<int>(t.integer("format_version", 0, kIntMax));
+    s.complete = t.boolean("complete");
+    s.event_count = t.integer("event_count", 0, kI64Max);
+    s.dropped_events = t.integer("dropped_events", 0, kI64Max);
+    s.start_ns = t.integer("start_ns", kI64Min, kI64Max);
+    s.end_ns = t.integer("end_ns", kI64Min, kI64Max);
+    s.string_count = t.integer("string_count", 0, kMaxStringCount);
+    const PeerObject info = t.object("run_info");
+    s.run_info.tool_version = info.text("tool_version");
+    s.run_info.source = info.text("source");
+    s.run_info.layout_json = info.text("layout_json");
+    s.run_info.cluster = info.text("cluster");
+    s.run_info.start_time_unix_ns = info.integer("start_time_unix_ns", kI64Min, kI64Max);
+    s.run_info.clock_domain = info.text("clock_domain");
+    s.run_info.world_size = static_cast<int>(info.integer("world_size", 0, kIntMax));
+    const PeerObject extra = info.object("extra");
+    for (const auto& [key, value] : extra.whole().items()) s.run_info.extra[key] = extra.text(key.c_str());
+    const json& tracks = t.array("tracks");
+    std::set<int> ids;
+    for (std::size_t i = 0; i < tracks.size(); ++i) {
+        const PeerObject tr(tracks[i], where, "trace.tracks[" + std::to_string(i) + "]");
         TrackRecord r;
-        r.id = field<int>(t, "id", "tracks[]");
-        r.info.rank = field<int>(t, "rank", "tracks[]");
-        const int kind = field<int>(t, "kind", "tracks[]");
-        if (kind < 0 || kind > static_cast<int>(TrackKind::Memory)) throw RuntimeError("remote trace: tracks[].kind out of range");
-        r.info.kind = static_cast<TrackKind>(kind);
-        r.info.index = field<int>(t, "index", "tracks[]");
-        r.info.name = field<std::string>(t, "name", "tracks[]");
-        r.event_count = field<std::int64_t>(t, "event_count", "tracks[]");
-        r.start_ns = field<std::int64_t>(t, "start_ns", "tracks[]");
-        r.end_ns = field<std::int64_t>(t, "end_ns", "tracks[]");
+        r.id = static_cast<int>(tr.integer("id", 0, kIntMax));
+        if (!ids.insert(r.id).second) tr.wrong("id", "a track id not used by an earlier track");
+        r.info.rank = static_cast<int>(tr.integer("rank", kIntMin, kIntMax));
+        r.info.kind = static_cast<TrackKind>(tr.integer("kind", 0, static_cast<int>(TrackKind::Memory)));
+        r.info.index = static_cast<int>(tr.integer("index", kIntMin, kIntMax));
+        r.info.name = tr.text("name");
+        r.event_count = tr.integer("event_count", 0, kI64Max);
+        r.start_ns = tr.integer("start_ns", kI64Min, kI64Max);
+        r.end_ns = tr.integer("end_ns", kI64Min, kI64Max);
         s.tracks.push_back(std::move(r));
     }
-    for (const auto& r : field<json>(j, "ranks", "trace")) {
-        s.ranks.push_back({field<int>(r, "rank", "ranks[]"), field<std::string>(r, "device", "ranks[]"),
-                           field<std::int64_t>(r, "clock_offset_ns", "ranks[]")});
+    const json& ranks = t.array("ranks");
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+        const PeerObject r(ranks[i], where, "trace.ranks[" + std::to_string(i) + "]");
+        s.ranks.push_back({static_cast<int>(r.integer("rank", kIntMin, kIntMax)), r.text("device"),
+                           r.integer("clock_offset_ns", kI64Min, kI64Max)});
     }
     return s;
 }
 
 // Per item: zigzag(start - previous start), zigzag(end - start), count, kind, name id, then
 // zigzag(event id - previous event id) for a single event, and zigzag(busy - duration).
+// Differences wrap (two's complement), so that any int64 times round-trip.
 std::string encode_window(const std::vector<DrawItem>& items, std::int64_t base_ns) {
     std::string out;
     out.reserve(items.size() * 8);
     std::int64_t prev_start = base_ns, prev_event = 0;
     for (const auto& d : items) {
-        put_varint(out, zigzag(d.start_ns - prev_start));
-        put_varint(out, zigzag(d.end_ns - d.start_ns));
+        const std::int64_t duration = wrapping_sub(d.end_ns, d.start_ns);
+        put_varint(out, zigzag(wrapping_sub(d.start_ns, prev_start)));
+        put_varint(out, zigzag(duration));
         put_varint(out, static_cast<std::uint64_t>(d.count));
         put_varint(out, static_cast<std::uint64_t>(d.kind));
         put_varint(out, static_cast<std::uint64_t>(d.name_id));
         if (d.count == 1) {
-            put_varint(out, zigzag(d.event_id - prev_event));
+            put_varint(out, zigzag(wrapping_sub(d.event_id, prev_event)));
             prev_event = d.event_id;
         }
-        put_varint(out, zigzag(d.busy_ns - (d.end_ns - d.start_ns)));
+        put_varint(out, zigzag(wrapping_sub(d.busy_ns, duration)));
         prev_start = d.start_ns;
     }
     return out;
 }
 
-std::vector<DrawItem> decode_window(std::string_view bytes, std::size_t count, std::int64_t base_ns) {
-    if (count > kMaxWindowItems) throw RuntimeError("remote trace: a window of " + std::to_string(count) + " items");
+std::vector<DrawItem> decode_window(std::string_view bytes, std::size_t count, std::int64_t base_ns,
+                                    std::int64_t string_count) {
+    const std::string where = "the server's window answer";
+    if (count > kMaxWindowItems) {
+        throw PeerError(where + ": " + std::to_string(count) + " items, over the protocol's limit of " +
+                        std::to_string(kMaxWindowItems));
+    }
+    if (bytes.size() > count * kMaxPackedItemBytes) {
+        throw PeerError(where + ": " + std::to_string(bytes.size()) + " bytes for " + std::to_string(count) +
+                        " items (at most " + std::to_string(kMaxPackedItemBytes) + " an item)");
+    }
     std::vector<DrawItem> items;
     items.reserve(count);
     const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
@@ -133,27 +154,39 @@ std::vector<DrawItem> decode_window(std::string_view bytes, std::size_t count, s
     std::int64_t prev_start = base_ns, prev_event = 0;
     auto next = [&] {
         std::uint64_t v = 0;
-        if (!get_varint(p, end, v)) throw RuntimeError("remote trace: a window's items end early");
+        if (!get_varint(p, end, v)) throw PeerError(where + ": the packed items end early or hold a bad varint");
         return v;
     };
     for (std::size_t i = 0; i < count; ++i) {
         DrawItem d;
-        d.start_ns = prev_start + unzigzag(next());
-        d.end_ns = d.start_ns + unzigzag(next());
-        d.count = static_cast<std::int64_t>(next());
+        d.start_ns = wrapping_add(prev_start, unzigzag(next()));
+        const std::int64_t duration = unzigzag(next());
+        d.end_ns = wrapping_add(d.start_ns, duration);
+        const auto merged = next();
+        if (merged < 1 || merged > std::numeric_limits<std::uint32_t>::max()) {
+            throw PeerError(where + ": item " + std::to_string(i) + " merges " + std::to_string(merged) + " events");
+        }
+        d.count = static_cast<std::int64_t>(merged);
         const auto kind = next();
-        if (kind > static_cast<std::uint64_t>(EventKind::Idle)) throw RuntimeError("remote trace: a window item of unknown kind");
+        if (kind > static_cast<std::uint64_t>(EventKind::Idle)) {
+            throw PeerError(where + ": item " + std::to_string(i) + " has an event kind of " + std::to_string(kind));
+        }
         d.kind = static_cast<EventKind>(kind);
-        d.name_id = static_cast<std::int64_t>(next());
+        const auto name = next();
+        if (name > static_cast<std::uint64_t>(string_count)) {
+            throw PeerError(where + ": item " + std::to_string(i) + " names string " + std::to_string(name) +
+                            ", outside the hello's 0.." + std::to_string(string_count));
+        }
+        d.name_id = static_cast<std::int64_t>(name);
         if (d.count == 1) {
-            d.event_id = prev_event + unzigzag(next());
+            d.event_id = wrapping_add(prev_event, unzigzag(next()));
             prev_event = d.event_id;
         }
-        d.busy_ns = (d.end_ns - d.start_ns) + unzigzag(next());
+        d.busy_ns = wrapping_add(duration, unzigzag(next()));
         prev_start = d.start_ns;
         items.push_back(d);
     }
-    if (p != end) throw RuntimeError("remote trace: a window's items are followed by stray bytes");
+    if (p != end) throw PeerError(where + ": the packed items are followed by stray bytes");
     return items;
 }
 
@@ -167,30 +200,44 @@ json rank_steps_to_json(const RankStepMatrix& m) {
 }
 
 RankStepMatrix rank_steps_from_json(const json& j) {
+    const std::string where = "the server's rank_steps answer";
+    const PeerObject o(j, where, "rank_steps");
     RankStepMatrix m;
-    m.ranks = field<std::vector<int>>(j, "ranks", "rank_steps");
-    m.steps = field<std::vector<int>>(j, "steps", "rank_steps");
-    const auto cells = field<json>(j, "cells", "rank_steps");
-    if (!cells.is_array() || cells.size() != m.ranks.size() * m.steps.size()) {
-        throw RuntimeError("remote trace: rank_steps.cells does not hold ranks × steps cells");
+    // Ascending, as compute_rank_steps makes them (the overview looks rows up by rank).
+    auto ascending = [&](const char* key, std::vector<int>& out) {
+        const json& a = o.array(key);
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            const auto v = peer_integer(a[i], where, o.field(key) + "[" + std::to_string(i) + "]", kIntMin, kIntMax);
+            if (!out.empty() && v <= out.back()) o.wrong(key, "ascending integers without repeats");
+            out.push_back(static_cast<int>(v));
+        }
+    };
+    ascending("ranks", m.ranks);
+    ascending("steps", m.steps);
+    const json& cells = o.array("cells");
+    // Sizes are bounded by the answer's values, so the product cannot overflow.
+    if (cells.size() != m.ranks.size() * m.steps.size()) {
+        throw PeerError(where + ": field 'rank_steps.cells' holds " + std::to_string(cells.size()) + " cells, not ranks × steps = " +
+                        std::to_string(m.ranks.size() * m.steps.size()));
     }
     m.cells.reserve(cells.size());
-    for (const auto& c : cells) {
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+        const json& c = cells[i];
+        const std::string at = "rank_steps.cells[" + std::to_string(i) + "]";
         // 7 items; a server from before compute_on_cpu_s sends 6.
         if (!c.is_array() || (c.size() != 6 && c.size() != 7)) {
-            throw RuntimeError("remote trace: rank_steps.cells[] is not a 7-item row");
+            throw PeerError(where + ": field '" + at + "' should be an array of 6 or 7 values (it is " + json_type_words(c) + ")");
         }
-        try {
-            m.cells.push_back({.present = c[0].get<bool>(),
-                               .step_s = c[1].get<double>(),
-                               .compute_s = c[2].get<double>(),
-                               .compute_on_cpu_s = c.size() == 7 ? c[6].get<double>() : -1.0,
-                               .exposed_comm_s = c[3].get<double>(),
-                               .collective_wait_s = c[4].get<double>(),
-                               .waited_for_rank = c[5].get<int>()});
-        } catch (const json::exception&) {
-            throw RuntimeError("remote trace: rank_steps.cells[] has a value of the wrong type");
+        if (!c[0].is_boolean()) {
+            throw PeerError(where + ": field '" + at + "[0]' should be true or false (it is " + json_type_words(c[0]) + ")");
         }
+        m.cells.push_back({.present = c[0].get<bool>(),
+                           .step_s = peer_number(c[1], where, at + "[1]"),
+                           .compute_s = peer_number(c[2], where, at + "[2]"),
+                           .compute_on_cpu_s = c.size() == 7 ? peer_number(c[6], where, at + "[6]") : -1.0,
+                           .exposed_comm_s = peer_number(c[3], where, at + "[3]"),
+                           .collective_wait_s = peer_number(c[4], where, at + "[4]"),
+                           .waited_for_rank = static_cast<int>(peer_integer(c[5], where, at + "[5]", -1, kIntMax))});
     }
     return m;
 }
@@ -214,27 +261,22 @@ json event_to_json(std::int64_t id, const TraceEvent& e) {
 }
 
 TraceEvent event_from_json(const json& j) {
+    const PeerObject o(j, "the server's event answer", "event");
     TraceEvent e;
-    e.rank = field<int>(j, "rank", "event");
-    e.track = field<int>(j, "track", "event");
-    const int kind = field<int>(j, "kind", "event");
-    if (kind < 0 || kind > static_cast<int>(EventKind::Idle)) throw RuntimeError("remote trace: event.kind out of range");
-    e.kind = static_cast<EventKind>(kind);
-    e.name = field<std::string>(j, "name", "event");
-    e.start_ns = field<std::int64_t>(j, "start_ns", "event");
-    e.end_ns = field<std::int64_t>(j, "end_ns", "event");
-    e.bytes = field<std::int64_t>(j, "bytes", "event");
-    e.flops = field<double>(j, "flops", "event");
-    e.step = field<int>(j, "step", "event");
-    e.micro_batch = field<int>(j, "micro_batch", "event");
-    e.layer = field<int>(j, "layer", "event");
-    e.correlation_id = field<std::int64_t>(j, "correlation_id", "event");
-    e.group_size = field<int>(j, "group_size", "event");
-    const int collective = field<int>(j, "collective", "event");
-    if (collective < 0 || collective > static_cast<int>(Collective::Generic)) {
-        throw RuntimeError("remote trace: event.collective out of range");
-    }
-    e.collective = static_cast<Collective>(collective);
+    e.rank = static_cast<int>(o.integer("rank", kIntMin, kIntMax));
+    e.track = static_cast<int>(o.integer("track", 0, kIntMax));
+    e.kind = static_cast<EventKind>(o.integer("kind", 0, static_cast<int>(EventKind::Idle)));
+    e.name = o.text("name");
+    e.start_ns = o.integer("start_ns", kI64Min, kI64Max);
+    e.end_ns = o.integer("end_ns", kI64Min, kI64Max);
+    e.bytes = o.integer("bytes", kI64Min, kI64Max);
+    e.flops = o.number("flops");
+    e.step = static_cast<int>(o.integer("step", kIntMin, kIntMax));
+    e.micro_batch = static_cast<int>(o.integer("micro_batch", kIntMin, kIntMax));
+    e.layer = static_cast<int>(o.integer("layer", kIntMin, kIntMax));
+    e.correlation_id = o.integer("correlation_id", kI64Min, kI64Max);
+    e.group_size = static_cast<int>(o.integer("group_size", kIntMin, kIntMax));
+    e.collective = static_cast<Collective>(o.integer("collective", 0, static_cast<int>(Collective::Generic)));
     return e;
 }
 

@@ -27,6 +27,20 @@ inline constexpr std::size_t kMaxWindowItems = std::size_t{1} << 22;
 // The most string ids (or tracks) one request may name.
 inline constexpr std::size_t kMaxIdsPerRequest = 65536;
 
+// What a client accepts from a server (docs/remote-protocol.md, "Limits"): a hostile or broken
+// server is refused with a message before it can cost more memory than these allow.
+//
+// An answer line (a hello lists every track; a rank_steps answer every cell): its bytes, and
+// the JSON values in it (nlohmann keeps each in at most ~100 bytes: 8 Mi values, < 1 GiB).
+inline constexpr std::size_t kMaxAnswerLineBytes = std::size_t{64} << 20;
+inline constexpr std::size_t kMaxAnswerValues = std::size_t{8} << 20;
+// String ids: the GUI carries a name id as 32 bits. Names are stored as they arrive, never
+// by count, and all the names a connection may bring together are capped.
+inline constexpr std::int64_t kMaxStringCount = 0xFFFFFFFF;
+inline constexpr std::size_t kMaxNameBytesPerConnection = std::size_t{256} << 20;
+// A packed window item is 7 varints of at most 10 bytes (profiler/store/varint.h).
+inline constexpr std::size_t kMaxPackedItemBytes = 7 * 10;
+
 // What the hello tells about the trace served: enough to lay out the timeline.
 struct TraceSummary {
     std::string path;
@@ -43,22 +57,28 @@ struct TraceSummary {
 };
 
 nlohmann::json summary_to_json(const TraceReader& reader);
-// Throws RuntimeError naming the field when the hello is not one this build understands.
-TraceSummary summary_from_json(const nlohmann::json& trace);
+// Throws PeerError (peer_json.h) naming the field when the hello is not one this build
+// understands; `where` names the message in that error.
+TraceSummary summary_from_json(const nlohmann::json& trace, const std::string& where = "the server's hello");
 
 // Window items packed as LEB128 varints, times as deltas from the previous item (the first
 // from `base_ns`, the window's t0): about 8 bytes an item.
 std::string encode_window(const std::vector<DrawItem>& items, std::int64_t base_ns);
-// Throws RuntimeError when `bytes` is not exactly `count` items.
-std::vector<DrawItem> decode_window(std::string_view bytes, std::size_t count, std::int64_t base_ns);
+// Throws PeerError when `bytes` is not exactly `count` items, when count is over
+// kMaxWindowItems, or an item names a string outside 0..string_count, merges no events or
+// more than 2^32 - 1, or has an unknown kind.
+std::vector<DrawItem> decode_window(std::string_view bytes, std::size_t count, std::int64_t base_ns,
+                                    std::int64_t string_count = kMaxStringCount);
 
 // The rank overview's matrix: ranks, steps, and one row per cell, ranks × steps row-major:
 // [present, step_s, compute_s, exposed_comm_s, collective_wait_s, waited_for_rank].
 nlohmann::json rank_steps_to_json(const RankStepMatrix& m);
-// Throws RuntimeError when the cells do not match the ranks and steps.
+// Throws PeerError when the cells do not match the ranks and steps, or ranks or steps are not
+// ascending.
 RankStepMatrix rank_steps_from_json(const nlohmann::json& j);
 
 nlohmann::json event_to_json(std::int64_t id, const TraceEvent& e);
+// Throws PeerError naming the field that is missing, mistyped or out of range.
 TraceEvent event_from_json(const nlohmann::json& j);
 
 }  // namespace meshwork::profiler::remote

@@ -15,6 +15,7 @@
 #include "profiler/analysis/rank_step_bound.h"
 #include "profiler/analysis/timeline_queries.h"
 #include "profiler/analysis/trace_stats.h"
+#include "profiler/remote/peer_json.h"
 #include "profiler/remote/trace_protocol.h"
 
 namespace meshwork::profiler::remote {
@@ -121,9 +122,11 @@ public:
         try {
             json request;
             try {
-                request = json::parse(line);
-            } catch (const json::parse_error&) {
-                throw Refusal("not a JSON request line");
+                // Bounded in depth: refusals quote values with dump(), which recurses.
+                request = parse_peer_json(line, "request", kMaxRequestBytes);
+            } catch (const PeerError& e) {
+                throw Refusal(std::string(e.what()).find("not a JSON") != std::string::npos ? "not a JSON request line"
+                                                                                             : e.what());
             }
             if (!request.is_object()) throw Refusal("a request is a JSON object");
             if (request.contains("id")) {

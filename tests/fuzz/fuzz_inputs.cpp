@@ -154,7 +154,8 @@ const std::map<std::string, EntryPoint>& entry_points() {
         {"fuzz_hf_config", hf_config},       {"fuzz_megatron_args", megatron_args},
         {"fuzz_shell_script", shell_script},
         {"fuzz_kineto_json", kineto_json},   {"fuzz_nsys_sqlite", nsys_sqlite},
-        {"fuzz_meshwork_trace", meshwork_trace}};
+        {"fuzz_meshwork_trace", meshwork_trace},
+        {"fuzz_remote_client", remote_client}, {"fuzz_remote_server", remote_server}};
     return points;
 }
 

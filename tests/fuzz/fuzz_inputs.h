@@ -22,6 +22,9 @@ void shell_script(const std::uint8_t* data, std::size_t size);
 void kineto_json(const std::uint8_t* data, std::size_t size);
 void nsys_sqlite(const std::uint8_t* data, std::size_t size);
 void meshwork_trace(const std::uint8_t* data, std::size_t size);
+// The remote trace protocol (fuzz_remote.cpp): a server's replies, a client's requests.
+void remote_client(const std::uint8_t* data, std::size_t size);
+void remote_server(const std::uint8_t* data, std::size_t size);
 
 // By fuzz target name ("fuzz_layout_json" -> layout_json).
 const std::map<std::string, EntryPoint>& entry_points();

@@ -144,6 +144,11 @@ private slots:
         QVERIFY(!parse_remote_spec("/local/file.sqlite", spec, error));
         QVERIFY(!parse_remote_spec("node01:", spec, error));
         QVERIFY(!parse_remote_spec("-oProxyCommand=x:y", spec, error));
+        // Shell syntax in the host, a control character in the path (ssh_command.h).
+        for (const char* bad : {"node01;touch x:/p", "$(touch x):/p", "`id`:/p", "me@-o:/p", "node01:/p\ntouch x"}) {
+            QVERIFY2(!parse_remote_spec(bad, spec, error), bad);
+        }
+        QVERIFY(error.contains("control character"));
     }
 
     void remote_trace_is_fetched_with_scp_and_opened() {
