@@ -228,8 +228,10 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
             tbs = *mbs * batch_world;
         } else {
             throw InputError(file, "train_batch_size",
-                             "DeepSpeed needs train_batch_size or train_micro_batch_size_per_gpu (a config for the "
-                             "Hugging Face Trainer gets them from its arguments: write them, or \"auto\")");
+                             "DeepSpeed needs train_batch_size or train_micro_batch_size_per_gpu, and so does a "
+                             "config run by the Hugging Face Trainer: it fills only keys given as \"auto\" "
+                             "(accelerate's deepspeed_config_process walks the keys present, utils/dataclasses.py "
+                             "at 16cb6eb8; absent gradient_accumulation_steps becomes 1): write them, or \"auto\"");
         }
         if (*mbs < 1 || *gas < 1 || *tbs != *mbs * *gas * batch_world) {
             throw InputError(file, "train_batch_size",
