@@ -153,10 +153,10 @@ void TestImportRules::padded_vocab_size() {
                             "--num-attention-heads 4 --seq-length 32 --micro-batch-size 1 --padded-vocab-size 512 "
                             "--tokenizer-type HuggingFaceTokenizer";
     const ImportResult r = import_ok(cmd);
-    QCOMPARE(r.layout.model.vocab_size, 512LL);
+    QCOMPARE(r.layout.model.vocab_size, std::int64_t{512});
     QVERIFY(ignored(r, "--padded-vocab-size 512") == nullptr);
     const ImportResult both = import_ok(kBase + "--padded-vocab-size 384");
-    QCOMPARE(both.layout.model.vocab_size, 384LL);
+    QCOMPARE(both.layout.model.vocab_size, std::int64_t{384});
 }
 
 void TestImportRules::rope_flags_never_vanish() {
@@ -280,7 +280,7 @@ void TestImportRules::unknown_and_fork_flags() {
     QVERIFY(issues_of(kBase + "--enable-gpt-oss --lr 1", strict).empty());
     // Pai-Megatron-Patch's window is read (transformers' sliding_window: W keys).
     const ImportResult w = import_ok(kBase + "--sliding-window 16");
-    QCOMPARE(w.layout.model.sliding_window, 16LL);
+    QCOMPARE(w.layout.model.sliding_window, std::int64_t{16});
 }
 
 void TestImportRules::megatron_deepspeed_moe() {
@@ -391,7 +391,7 @@ void TestImportRules::torchtitan_flavors() {
                                       "data_parallel_shard_degree = 8\ntensor_parallel_degree = 8\n",
                                       "q.toml", opts(64));
     QCOMPARE(q.layout.model.num_layers, 64);
-    QCOMPARE(q.layout.model.hidden_size, 5120LL);
+    QCOMPARE(q.layout.model.hidden_size, std::int64_t{5120});
     QVERIFY(q.layout.model.qk_norm);
     // Llama 4 Scout and DeepSeek 16B.
     const ImportResult s = import_any("[model]\nname = \"llama4\"\nflavor = \"17bx16e\"\n[parallelism]\n"
