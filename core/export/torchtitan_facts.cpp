@@ -414,6 +414,16 @@ void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost
                        "): torchtitan selects DeepEP/HybridEP in the model config's comm_backend, "
                        "which the job config does not carry");
     }
+    const ParallelConfig parallel_defaults;
+    if (layout.parallel.overlap_grad_reduce != parallel_defaults.overlap_grad_reduce ||
+        layout.parallel.overlap_param_gather != parallel_defaults.overlap_param_gather) {
+        // FSDP2 prefetches the next gathers and reduces gradients as the backward produces
+        // them; torchtitan has no switch for either (the import reads both as on).
+        lost.push_back(std::string("data-parallel overlap turned off (gradient reduction ") +
+                       (layout.parallel.overlap_grad_reduce ? "on" : "off") + ", parameter gather " +
+                       (layout.parallel.overlap_param_gather ? "on" : "off") +
+                       "): torchtitan's FSDP always overlaps both");
+    }
     if (layout.model.is_moe() && layout.parallel.moe_a2a_overlap) {
         lost.push_back("MoE all-to-all overlap (Megatron-LM's combined 1F1B): torchtitan has no such schedule");
     }

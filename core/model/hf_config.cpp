@@ -365,7 +365,9 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
         m.moe.num_shared_experts = m.moe.shared_ffn_hidden > 0 ? 1 : 0;
         m.moe.shared_expert_gate = m.moe.shared_ffn_hidden > 0;
         m.moe.layer_freq = static_cast<int>(r.get_int_or("decoder_sparse_step", 1, 1, kMaxLayers));
-        // Qwen2-MoE counts sparse layers from (block + 1) % step == 0; with step 1 that is all.
+        // Qwen2-MoE counts sparse layers from (block + 1) % step == 0 (modeling_qwen2_moe.py):
+        // blocks step-1, 2·step-1, ...; with step 1 that is all.
+        m.moe.first_k_dense = m.moe.layer_freq - 1;
         if (r.has("mlp_only_layers")) {
             const Json& only = r.raw("mlp_only_layers");
             if (!only.is_array() || !only.empty()) {

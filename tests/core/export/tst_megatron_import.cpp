@@ -417,9 +417,9 @@ void TestMegatronImport::bad_command_lines() {
     EXPECT_ISSUE("torchrun pretrain_gpt.py --num-layers 4 --hidden-size 64", "--num-attention-heads",
                  "required");
     // Several problems are reported together, each with its position.
-    const auto many = issues_of(base + "--foo-layers --bar 1");
+    const auto many = issues_of(base + "--foo-layers --bar-stage 1");
     QVERIFY(has_issue(many, "argv[16] --foo-layers", "unknown"));
-    QVERIFY(has_issue(many, "argv[17] --bar", "unknown"));
+    QVERIFY(has_issue(many, "argv[17] --bar-stage", "unknown"));
 }
 
 void TestMegatronImport::pipeline_split_flags() {
