@@ -151,6 +151,20 @@ bool interim_layout_key(const std::string& key) {
     return false;
 }
 
+// The word of an unknown key's name that says it may describe the layout (a misspelt
+// tensor_parallel_degree, local_batch): such a key is refused; one whose name says nothing of
+// the kind (prefetch_before_data, dataset_weights) is listed as ignored with a warning.
+const char* layout_like_word(const std::string& key) {
+    static constexpr const char* kWords[] = {"parallel", "degree", "batch", "seq_len", "microbatch", "shard",
+                                             "replicate", "reshard", "offload", "precision", "float8", "fp8",
+                                             "compile", "layers", "schedule", "stage", "flavor", "activation",
+                                             "ac_", "mode"};
+    for (const char* w : kWords) {
+        if (key.find(w) != std::string::npos) return w;
+    }
+    return nullptr;
+}
+
 constexpr const char* kUnknownKeyReason =
     "not a key of any torchtitan job-config schema (2024-04 to v0.2.2): a fork's or a custom config "
     "module's, taken as not changing the layout";
@@ -302,14 +316,17 @@ void check_keys(const toml::table& root, bool pre02, const std::string& file, co
             if (historic && !layout) {
                 r.ignored.push_back({"[" + table + "]", "[" + table + "]",
                                      "torchtitan section of another release's schema that does not change the layout"});
-            } else if (!historic && !options.strict) {
+            } else if (!historic && !options.strict && layout_like_word(table) == nullptr) {
                 r.ignored.push_back({"[" + table + "]", "[" + table + "]", kUnknownKeyReason});
                 r.warnings.push_back("[" + table + "]: unknown torchtitan section, read as not changing the layout; "
                                      "--strict refuses it");
             } else if (!historic) {
                 issues.push_back({file, "[" + table + "]",
                                   std::string("unknown torchtitan ") + (pre02 ? "(before v0.2) " : "v0.2.x ") +
-                                      "section (--strict: docs/export.md lists the known ones)"});
+                                      (layout_like_word(table) != nullptr
+                                           ? "section whose name says it may change the layout (docs/export.md lists "
+                                             "the known ones)"
+                                           : "section (--strict: docs/export.md lists the known ones)")});
             }
             if (!layout) continue;
         }
@@ -349,15 +366,18 @@ void check_keys(const toml::table& root, bool pre02, const std::string& file, co
                                          ") that does not change the layout"});
                 continue;
             }
-            if (!options.strict) {
+            if (!options.strict && layout_like_word(k) == nullptr) {
                 r.ignored.push_back({full, full + " = " + value_text(value), kUnknownKeyReason});
                 r.warnings.push_back(full + ": unknown torchtitan setting, read as not changing the layout; "
                                             "--strict refuses it");
                 continue;
             }
+            const char* word = layout_like_word(k);
             issues.push_back({file, full,
-                              std::string("unknown torchtitan ") +
-                                  (pre02 ? "(before v0.2) " : "v0.2.x ") + "setting (--strict)"});
+                              std::string("unknown torchtitan ") + (pre02 ? "(before v0.2) " : "v0.2.x ") +
+                                  (word != nullptr ? std::string("setting whose name ('") + word +
+                                                         "') says it may change the layout: no torchtitan schema has it"
+                                                   : std::string("setting (--strict)"))});
         }
     }
     if (!issues.empty()) throw InputError(issues);

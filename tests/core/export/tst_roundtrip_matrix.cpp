@@ -112,10 +112,13 @@ const std::map<std::string, std::vector<std::string>>& declared_words() {
         {"parallel.tp_comm_overlap", {"overlap"}},
         {"parallel.sequence_parallel", {"sequence"}},
         {"parallel.moe", {"dispatcher", "overlap", "MoE"}},
-        {"parallel.mesh.order", {"order"}},
-        {"parallel.mesh.etp", {"ETP", "expert tensor", "etp"}},
-        {"parallel.mesh.ep", {"EP", "expert"}},
-        {"parallel.mesh", {"cp", "CP", "TP", "tp", "pipeline", "expert"}},
+        {"parallel.order", {"order"}},
+        {"parallel.etp", {"ETP", "expert tensor", "etp"}},
+        {"parallel.ep", {"EP", "expert"}},
+        {"parallel.tp", {"tensor", "TP", "tp "}},
+        {"parallel.cp", {"context", "cp", "CP", "Ulysses"}},
+        {"parallel.pp", {"pipeline"}},
+        {"parallel.dp", {"data-parallel", "ZeRO", "replicat", "shard"}},
         {"parallel.vpp", {"interleav", "virtual", "schedule"}},
         {"placement", {"split", "stage", "placement", "expert"}},
         {"model", {"model"}},
@@ -123,15 +126,21 @@ const std::map<std::string, std::vector<std::string>>& declared_words() {
     return kWords;
 }
 
+// The longest prefix of `path` in the table names the words.
 bool declared(const std::string& path, const std::vector<std::string>& lost) {
-    for (const auto& [prefix, words] : declared_words()) {
-        if (path.rfind(prefix, 0) != 0) continue;
-        for (const auto& sentence : lost) {
-            for (const auto& w : words) {
-                if (sentence.find(w) != std::string::npos) return true;
-            }
+    const std::vector<std::string>* words = nullptr;
+    std::size_t best = 0;
+    for (const auto& [prefix, w] : declared_words()) {
+        if (path.rfind(prefix, 0) == 0 && prefix.size() > best) {
+            best = prefix.size();
+            words = &w;
         }
-        return false;
+    }
+    if (words == nullptr) return false;
+    for (const auto& sentence : lost) {
+        for (const auto& w : *words) {
+            if (sentence.find(w) != std::string::npos) return true;
+        }
     }
     return false;
 }
