@@ -30,6 +30,7 @@ struct ImportArgs {
     std::vector<std::string> set, sources;
     CLI::Option* vocab_opt = nullptr;
     bool json = false;
+    bool strict = false;
     CLI::Option* cluster_opt = nullptr;
     CLI::Option* model_opt = nullptr;
     CLI::Option* gpus_opt = nullptr;
@@ -75,8 +76,11 @@ Verb add_import_args_verb(CLI::App& app) {
                     "NAME=PATH: the file that the script's '. NAME' or 'source NAME' reads; repeatable");
     cmd->add_option("--name", a->name, "Layout name (default: the input file's stem)");
     cmd->add_option("--out", a->out, "Write the layout to LAYOUT.json (atomically)");
+    cmd->add_flag("--strict", a->strict,
+                  "Refuse flags and keys that upstream itself does not define (forks' and unknown ones) "
+                  "instead of listing them as ignored with a warning");
     cmd->add_flag("--json", a->json,
-                  "Print JSON: format, layout, ignored[] (where, argument, reason), notes[], out");
+                  "Print JSON: format, layout, ignored[] (where, argument, reason), notes[], warnings[], out");
     cmd->footer("Exit codes: 0 success, 1 runtime failure (cannot write --out), 2 bad input (an "
                 "unknown or conflicting argument, named with its position such as "
                 "'argv[17] --tensor-model-parallel-size', a value the script cannot know "
@@ -116,6 +120,7 @@ Verb add_import_args_verb(CLI::App& app) {
                 pairs(a->set, "--set", options.set);
                 pairs(a->sources, "--source", options.sources);
                 options.name = a->name;
+                options.strict = a->strict;
                 const std::string file = a->input == "-" ? "<stdin>" : a->input;
                 const std::string text = read_text_input(a->input);
                 const ImportResult result = import_config(text, file, format, options);
@@ -129,6 +134,7 @@ Verb add_import_args_verb(CLI::App& app) {
                                                 {"layout", layout},
                                                 {"ignored", ignored_json(result.ignored)},
                                                 {"notes", result.notes},
+                                                {"warnings", result.warnings},
                                                 {"out", a->out.empty() ? nlohmann::json()
                                                                        : nlohmann::json(a->out)}}
                                      .dump(2)
@@ -136,7 +142,8 @@ Verb add_import_args_verb(CLI::App& app) {
                     return kExitOk;
                 }
                 for (const auto& w : checked.warnings) std::cerr << "warning: " << w.to_string() << "\n";
-                // Notes and ignored inputs quote the file: its control characters are escaped.
+                // Warnings, notes and ignored inputs quote the file: its control characters are escaped.
+                for (const auto& w : result.warnings) std::cerr << "warning: " << printable_text(w) << "\n";
                 for (const auto& n : result.notes) std::cerr << "note: " << printable_text(n) << "\n";
                 for (const auto& i : result.ignored) {
                     std::cerr << "ignored: " << printable_text(i.where + " " + i.text + " (" + i.reason + ")") << "\n";

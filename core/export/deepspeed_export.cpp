@@ -164,6 +164,25 @@ nlohmann::json deepspeed_config_json(const Layout& layout, std::vector<std::stri
     if (l.model.is_moe() && l.parallel.moe_a2a_overlap) {
         lost.push_back("MoE all-to-all overlap (Megatron-LM's combined 1F1B): DeepSpeed has no such schedule");
     }
+    // What the model code decides and the config cannot say: the import takes Meshwork's
+    // defaults for them, so any other value is declared here rather than changed on re-import.
+    const TrainingConfig defaults;
+    if (t.cross_entropy != defaults.cross_entropy) {
+        lost.push_back("the loss implementation (" + to_string(t.cross_entropy) +
+                       "): the model code's choice; a DeepSpeed config has none (re-imported as " +
+                       to_string(defaults.cross_entropy) + ")");
+    }
+    if (t.fused_elementwise != defaults.fused_elementwise) {
+        lost.push_back("unfused element-wise kernels: the model code's choice; a DeepSpeed config has none");
+    }
+    const ParallelConfig parallel_defaults;
+    if (l.parallel.overlap_grad_reduce != parallel_defaults.overlap_grad_reduce ||
+        l.parallel.overlap_param_gather != parallel_defaults.overlap_param_gather) {
+        lost.push_back(std::string("data-parallel overlap settings (gradient reduction ") +
+                       (l.parallel.overlap_grad_reduce ? "overlapped" : "not overlapped") + ", parameter gather " +
+                       (l.parallel.overlap_param_gather ? "overlapped" : "not overlapped") +
+                       "): DeepSpeed's overlap_comm and prefetching are tuning keys the import does not read");
+    }
     return j;
 }
 

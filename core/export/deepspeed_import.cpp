@@ -141,7 +141,7 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
         mesh.etp = static_cast<int>(optional_int(ep, "expert_tensor_parallel_size",
                                                  "expert_parallel.expert_tensor_parallel_size", 1, kMaxAxis).value_or(1));
     }
-    const long long model_parallel = static_cast<long long>(mesh.tp) * mesh.pp * mesh.cp;
+    long long model_parallel = static_cast<long long>(mesh.tp) * mesh.pp * mesh.cp;
     // DeepSpeed's batch world (runtime/config.py:719-724, pipe/engine.py:109-111): the
     // pipeline grid's data-parallel size, or world / sequence_parallel_size without one
     // (the AutoTP ranks count: they see the same samples).
@@ -195,6 +195,19 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
                                  std::to_string(mesh.tp));
         }
         dp = batch_world / per_replica_in_batch_world;
+        if (world_opt && mesh.pp > 1 && mesh.tp == 1 && mesh.cp == 1 && *world_opt > dp * model_parallel &&
+            *world_opt % (dp * model_parallel) == 0) {
+            // A PipelineModule's grid is pp × mp × dp (pipe/topology.py,
+            // PipeModelDataParallelTopology): the ranks a stated world has beyond the
+            // config's dp × pp are the model-parallel axis of the script's topology, over
+            // which the model code splits its tensors (Megatron-DeepSpeed's TP).
+            mesh.tp = static_cast<int>(*world_opt / (dp * model_parallel));
+            model_parallel *= mesh.tp;
+            r.notes.push_back("--gpus " + std::to_string(*world_opt) + " over the config's " + std::to_string(dp) +
+                              " data-parallel × " + std::to_string(mesh.pp) + " pipeline ranks: the " +
+                              std::to_string(mesh.tp) + " ranks of the PipelineModule topology's model-parallel "
+                              "axis (num_mp), read as tensor parallelism");
+        }
         if (world_opt && *world_opt != dp * model_parallel) {
             throw InputError("<flags>", options.gpus ? "--gpus" : "--nodes",
                              std::to_string(*world_opt) + " GPUs disagree with the config's " +
@@ -228,8 +241,10 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
             tbs = *mbs * batch_world;
         } else {
             throw InputError(file, "train_batch_size",
-                             "DeepSpeed needs train_batch_size or train_micro_batch_size_per_gpu (a config for the "
-                             "Hugging Face Trainer gets them from its arguments: write them, or \"auto\")");
+                             "DeepSpeed needs train_batch_size or train_micro_batch_size_per_gpu, and so does a "
+                             "config run by the Hugging Face Trainer: it fills only keys given as \"auto\" "
+                             "(accelerate's deepspeed_config_process walks the keys present, utils/dataclasses.py "
+                             "at 16cb6eb8; absent gradient_accumulation_steps becomes 1): write them, or \"auto\"");
         }
         if (*mbs < 1 || *gas < 1 || *tbs != *mbs * *gas * batch_world) {
             throw InputError(file, "train_batch_size",

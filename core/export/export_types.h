@@ -51,6 +51,9 @@ struct ImportOptions {
     // and the files that `. NAME` reads (--source NAME=PATH).
     std::map<std::string, std::string> set;
     std::map<std::string, std::string> sources;
+    // Refuse what upstream itself does not define (a fork's or an unknown flag or key)
+    // instead of listing it as ignored with a warning.
+    bool strict = false;
 };
 
 // An input item that was read and deliberately not used (a learning rate, a data path).
@@ -65,6 +68,9 @@ struct ImportResult {
     ImportFormat format = ImportFormat::Megatron;
     std::vector<IgnoredInput> ignored;
     std::vector<std::string> notes;  // assumptions made (defaults, approximations)
+    // Inputs taken on trust (a flag no known release or fork defines, read as not changing
+    // the layout); each is also in `ignored`. --strict refuses them instead.
+    std::vector<std::string> warnings;
 };
 
 }  // namespace meshwork

@@ -91,7 +91,12 @@ void model_args(const ModelSpec& m, ArgList& a, std::vector<std::string>& lost) 
             lost.push_back("a fractional RoPE base: --rotary-base takes an integer");
         }
         if (m.rope.percent != 1.0) a.value("--rotary-percent", number(m.rope.percent));
-        if (m.rope.scaling == "llama3") {
+        if (m.uses_mla && !yarn && !m.rope.scaling.empty() && m.rope.scaling != "none") {
+            // MLA's rotary embedding is YaRN or plain RoPE (multi_latent_attention.py:181-199 at
+            // d98e8a64): it reads neither --use-rope-scaling nor an interpolation factor.
+            lost.push_back("the " + m.rope.scaling + " RoPE scaling of multi-latent attention: Megatron-LM's MLA "
+                           "runs YaRN or unscaled RoPE (written unscaled)");
+        } else if (m.rope.scaling == "llama3") {
             a.flag("--use-rope-scaling");
             a.value("--rope-scaling-factor", number(m.rope.factor));
         } else if (yarn) {
@@ -103,8 +108,12 @@ void model_args(const ModelSpec& m, ArgList& a, std::vector<std::string>& lost) 
                 lost.push_back("a fractional linear RoPE scaling factor: Megatron-LM takes an integer");
             }
         }
-        // MLA takes yarn unless told otherwise (MLATransformerConfig.rope_type).
-        if (m.uses_mla && !yarn) a.value("--rope-type", "rope");
+        // MLA takes yarn unless told otherwise (MLATransformerConfig.rope_type), and refuses
+        // rope with the RoPE fusion that is on by default (transformer_config.py:3345-3346).
+        if (m.uses_mla && !yarn) {
+            a.value("--rope-type", "rope");
+            a.flag("--no-rope-fusion");
+        }
     }
     a.value("--norm-epsilon", number_exact(m.norm_eps));
     // Megatron-LM's dropouts default to 0.1; the model's own (0 for Llama-family configs).

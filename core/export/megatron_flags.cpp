@@ -25,6 +25,17 @@ constexpr const char* kModelNotYet =
 constexpr const char* kFork =
     "flag of a Megatron-LM fork (Pai-Megatron-Patch, ROCm Megatron-LM): not part of the layout";
 constexpr const char* kLegacy = "flag of an earlier Megatron-LM, since removed: not part of the layout";
+constexpr const char* kMds =
+    "Megatron-DeepSpeed's argument (deepspeedai/Megatron-DeepSpeed 4efb479d, megatron/arguments.py): "
+    "not part of the layout";
+constexpr const char* kBigScience =
+    "BigScience's Megatron-DeepSpeed fork (bigscience-workshop/Megatron-DeepSpeed): logging or data "
+    "loading, not part of the layout";
+constexpr const char* kLlmJp = "llm-jp's Megatron-LM fork (llm-jp/Megatron-LM): logging or process launch, "
+                               "not part of the layout";
+constexpr const char* kPai =
+    "Pai-Megatron-Patch's argument (alibaba/Pai-Megatron-Patch a098ca5a, megatron_patch/arguments.py): "
+    "not part of the layout";
 constexpr const char* kDeepSpeed =
     "Megatron-DeepSpeed's DeepSpeed setting: import the DeepSpeed config itself with --format deepspeed";
 
@@ -148,7 +159,6 @@ constexpr std::array kIgnored = std::to_array<Entry>({
     {"--rotary-interleaved", kModelNotYet}, {"--apply-query-key-layer-scaling", kModelDetail},
     {"--moe-router-force-load-balancing", kMoeDetail}, {"--log-batch-size-to-tensorboard", kLog},
     {"--no-log-loss-scale-to-tensorboard", kLog}, {"--log-loss-scale-to-tensorboard", kLog},
-    {"--optimizer-offload-fraction", kOptim},
     {"--megatron-fsdp-main-params-dtype", kPrecisionDetail}, {"--megatron-fsdp-main-grads-dtype", kPrecisionDetail},
     {"--megatron-fsdp-grad-comm-dtype", kPrecisionDetail},
     // earlier Megatron-LM
@@ -159,11 +169,21 @@ constexpr std::array kIgnored = std::to_array<Entry>({
     {"--deepspeed-activation-checkpointing", kDeepSpeed}, {"--use-flash-attn-v2", kKernel},
     {"--use-flash-attn-triton", kKernel}, {"--no-query-key-layer-scaling", kModelDetail},
     {"--cpu-optimizer", kOptim}, {"--cpu-torch-adam", kOptim},
+    {"--log-optimizer-states-to-tensorboard", kMds}, {"--create-moe-param-group", kMds},
+    {"--moe-eval-capacity-factor", kMds}, {"--moe-min-capacity", kMds}, {"--moe-loss-coeff", kMds},
+    {"--use-tutel", kMds}, {"--disable-moe-top2-2nd-expert-sampling", kMds}, {"--universal-checkpoint", kMds},
+    // BigScience's fork (Megatron-DeepSpeed with its logging and data options)
+    {"--valid-num-workers", kBigScience}, {"--log-level-replica", kBigScience}, {"--log-level", kBigScience},
+    {"--abort-on-unmet-fused-kernel-constraints", kBigScience},
+    // llm-jp's fork
+    {"--wandb-name", kLlmJp}, {"--use-mpi", kLlmJp}, {"--wandb-group", kLlmJp},
+    // Pai-Megatron-Patch
+    {"--optimizer-offload-auto-threshold", kPai}, {"--optimizer-offload-chunk-size", kPai},
     // forks: Pai-Megatron-Patch, ROCm Megatron-LM
     {"--patch-tokenizer-type", kFork}, {"--extra-vocab-size", kFork}, {"--dataset", kFork},
     {"--max-padding-length", kFork}, {"--train-mode", kFork}, {"--enable-shared-expert", kFork},
     {"--num-shared-experts", kFork}, {"--attention-sink-k", kFork}, {"--fused-padded-mla-attention", kFork},
-    {"--keep_fp8_weight_transpose_cache", kFork}, {"--optimizer-offload-policy", kFork},
+    {"--keep_fp8_weight_transpose_cache", kFork},
 });
 
 constexpr std::array kTorchrun = std::to_array<LauncherOption>({
@@ -213,8 +233,6 @@ constexpr std::array kUnread = std::to_array<Entry>({
     {"--expert-tensor-parallel-num-weight-shards", "weight sharding within expert tensor parallelism"},
     {"--cpu-offloading", "activation and weight offloading to the CPU"},
     {"--fine-grained-activation-offloading", "activation offloading to the CPU"},
-    {"--optimizer-cpu-offload", "a fraction of the optimizer on the CPU (a whole-optimizer offload is "
-                                "training.offload_optimizer, from DeepSpeed configs)"},
     {"--fp4-format", "FP4 training"},
     {"--moe-latent-size", "experts working in a latent width"},
 });
@@ -240,6 +258,20 @@ const char* megatron_unread_layout_flag(const std::string& flag) {
 const char* megatron_upstream_flag_source(const std::string& flag) {
     for (const auto& u : kUpstream) {
         if (u.flag == flag) return u.source;
+    }
+    return nullptr;
+}
+
+const char* megatron_layout_like_word(const std::string& flag) {
+    // The words of the layout arguments' names (megatron_import.cpp's kLayoutFlags).
+    static constexpr const char* kWords[] = {
+        "parallel", "layer", "hidden", "head", "batch", "seq-len", "seq_len", "expert", "moe", "recompute",
+        "checkpoint-activ", "zero", "offload", "fp8", "fp16", "bf16", "fp4", "precision", "vocab", "ffn",
+        "pipeline", "stage", "micro", "world", "gpus", "nodes", "shard", "fsdp", "attention", "query-groups",
+        "kv-", "window", "rope", "rotary", "position", "norm", "swiglu", "glu", "mla", "lora", "mtp", "hybrid",
+        "mamba"};
+    for (const char* w : kWords) {
+        if (flag.find(w) != std::string::npos) return w;
     }
     return nullptr;
 }

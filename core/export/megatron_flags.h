@@ -23,6 +23,12 @@ const char* megatron_unread_layout_flag(const std::string& flag);
 // its current argparse has no such flag.
 const char* megatron_upstream_flag_source(const std::string& flag);
 
+// For a flag no release or fork import-args knows defines: the word of its name that says it
+// may describe the layout ("parallel" in --tensor-parallel-size, a misspelt
+// --tensor-model-parallel-size); nullptr when its name says nothing of the kind
+// (--wandb-name, --valid-num-workers), which the import then lists as ignored with a warning.
+const char* megatron_layout_like_word(const std::string& flag);
+
 struct LauncherOption {
     const char* name;
     bool takes_value;

@@ -29,6 +29,9 @@ constexpr long long kMaxAxis = 1 << 20;
 constexpr long long kMaxWidth = 1 << 20;
 constexpr long long kMaxBatch = 1ll << 30;
 constexpr long long kMaxGpus = 1 << 22;
+constexpr const char* kUnknownFlagWarning =
+    "unknown to Megatron-LM (core_v0.12.0 to d98e8a64) and to the forks import-args knows; read as not "
+    "changing the layout (listed in ignored[]). --strict refuses it";
 // Paths through conditions on unknown values that an import follows before it asks for --set.
 constexpr int kMaxScriptPaths = 256;
 
@@ -44,11 +47,12 @@ constexpr std::array kLayoutFlags = std::to_array<FlagSpec>({
     {"--num-layers", true}, {"--hidden-size", true}, {"--ffn-hidden-size", true},
     {"--num-attention-heads", true}, {"--group-query-attention", false},
     {"--num-query-groups", true}, {"--kv-channels", true}, {"--seq-length", true},
-    {"--max-position-embeddings", true}, {"--vocab-size", true}, {"--tokenizer-type", true},
+    {"--max-position-embeddings", true}, {"--vocab-size", true}, {"--padded-vocab-size", true},
+    {"--tokenizer-type", true},
     {"--normalization", true}, {"--swiglu", false}, {"--position-embedding-type", true},
     {"--use-rotary-position-embeddings", false}, {"--no-position-embedding", false},
     {"--untie-embeddings-and-output-weights", false}, {"--disable-bias-linear", false},
-    {"--add-qkv-bias", false}, {"--num-experts", true}, {"--moe-router-topk", true},
+    {"--add-qkv-bias", false}, {"--num-experts", true, true}, {"--moe-router-topk", true},
     {"--moe-ffn-hidden-size", true}, {"--moe-shared-expert-intermediate-size", true},
     {"--moe-shared-expert-gate", false}, {"--moe-router-enable-expert-bias", false},
     {"--moe-layer-freq", true}, {"--moe-expert-capacity-factor", true},
@@ -76,6 +80,17 @@ constexpr std::array kLayoutFlags = std::to_array<FlagSpec>({
     // speed-only knobs (core/layout/speed_knobs.h): the fp8 recipe and CUDA-graph capture
     {"--fp8-recipe", true}, {"--cuda-graph-impl", true}, {"--enable-cuda-graph", false},
     {"--external-cuda-graph", false},
+    // optimizer offload: Megatron-LM's hybrid device optimizer (arguments.py:2918-2922) and
+    // Pai-Megatron-Patch's hybridadam with its policy (megatron_patch/arguments.py:467-478)
+    {"--optimizer", true}, {"--optimizer-cpu-offload", false}, {"--optimizer-offload-fraction", true},
+    {"--optimizer-offload-policy", true},
+    // Megatron-DeepSpeed's MoE (megatron/arguments.py:608-615, :1159 at 4efb479d)
+    {"--moe-expert-parallel-size", true}, {"--topk", true}, {"--expert-interval", true},
+    {"--mlp-type", true}, {"--disable-moe-token-dropping", false}, {"--moe-train-capacity-factor", true},
+    {"--enable-expert-tensor-parallelism", false},
+    // Pai-Megatron-Patch's window: transformers' sliding_window, W keys with the query
+    // (megatron_patch/arguments.py:294; model/mistral/modeling_attn_mask_utils.py at a098ca5a)
+    {"--sliding-window", true},
     // Megatron-DeepSpeed (deepspeedai/Megatron-DeepSpeed megatron/arguments.py)
     {"--num-key-value-heads", true}, {"--zero-stage", true}, {"--deepspeed", false},
     {"--no-pipeline-parallel", false},
@@ -154,6 +169,45 @@ private:
         return b == "python" || (starts_with(b, "python") && b.find_first_not_of("0123456789.", 6) == std::string::npos);
     }
     static bool py_script(const std::string& w) { return w.size() > 3 && w.compare(w.size() - 3, 3, ".py") == 0; }
+    // CPython's options that take a value (python(1)): -W and -X; -c and -m end the options.
+    static bool python_option_with_value(const std::string& o) { return o == "-W" || o == "-X"; }
+    // Index after the interpreter's options that start at `j` (`python -u -O -m ...`).
+    static std::size_t skip_python_options(const std::vector<ScriptWord>& w, std::size_t j) {
+        while (j < w.size() && starts_with(w[j].text, "-") && w[j].text != "-m" && w[j].text != "-c") {
+            j += python_option_with_value(w[j].text) ? 2 : 1;
+        }
+        return j;
+    }
+    // A training entry point of Megatron-LM and its forks: pretrain_gpt.py, pretrain_mamba.py,
+    // Megatron-DeepSpeed's pretrain_gpt.py, Pai-Megatron-Patch's pretrain_qwen.py, ...
+    static bool training_entry_point(const std::string& script) { return starts_with(basename(script), "pretrain_"); }
+    // Whether the words from `k` carry a layout argument (--num-layers, --micro-batch-size, ...):
+    // an argument only a training command takes. Ignored flags such as --split or --seed
+    // are shared with data-preparation scripts and do not make a command training.
+    static bool carries_layout_arguments(const std::vector<ScriptWord>& w, std::size_t k) {
+        for (std::size_t j = k; j < w.size(); ++j) {
+            if (starts_with(w[j].text, "--") && layout_flag(w[j].text.substr(0, w[j].text.find('='))) != nullptr) {
+                return true;
+            }
+        }
+        return false;
+    }
+    // The script a launcher at `k` runs: the first *.py word after it; npos for none.
+    static std::size_t script_after(const std::vector<ScriptWord>& w, std::size_t k) {
+        for (std::size_t j = k + 1; j < w.size(); ++j) {
+            if (py_script(w[j].text)) return j;
+            if (starts_with(w[j].text, "--") && layout_flag(w[j].text.substr(0, w[j].text.find('='))) != nullptr) break;
+        }
+        return std::string::npos;
+    }
+    // Only a command that runs a known training entry point, or carries the training
+    // arguments, trains: `python load_ratios.py --split train` before the torchrun line is
+    // data preparation.
+    static bool trains(const std::vector<ScriptWord>& w, std::size_t k) {
+        const std::size_t s = script_after(w, k);
+        if (s != std::string::npos && training_entry_point(w[s].text)) return true;
+        return carries_layout_arguments(w, k);
+    }
 
     // Where the launcher (torchrun, deepspeed, python, or the script itself) starts in `c`;
     // npos when `c` does not launch a Megatron-LM training script.
@@ -165,22 +219,23 @@ private:
             }
             return false;
         };
-        if (!w.empty() && megatron_flag(w[0].text)) return 0;  // the bare arguments
+        if (!w.empty() && megatron_flag(w[0].text)) {  // the bare arguments
+            return carries_layout_arguments(w, 0) ? 0 : std::string::npos;
+        }
         for (std::size_t k = 0; k < w.size(); ++k) {
             const std::string b = basename(w[k].text);
-            if (b == "torchrun" || b == "deepspeed") return k;
+            if (b == "torchrun" || b == "deepspeed") return trains(w, k) ? k : std::string::npos;
             if (python_name(b)) {
-                if (k + 2 < w.size() && w[k + 1].text == "-m" &&
-                    starts_with(w[k + 2].text, "torch.distributed.")) {
-                    return k;
+                const std::size_t j = skip_python_options(w, k + 1);
+                if (j + 1 < w.size() && w[j].text == "-m" && starts_with(w[j + 1].text, "torch.distributed.")) {
+                    return trains(w, k) ? k : std::string::npos;
                 }
-                for (std::size_t j = k + 1; j < w.size(); ++j) {
-                    if (py_script(w[j].text)) return has_flags_after(j) ? k : std::string::npos;
-                    if (!starts_with(w[j].text, "-")) break;
+                if (j < w.size() && py_script(w[j].text)) {
+                    return has_flags_after(j) && trains(w, k) ? k : std::string::npos;
                 }
                 return std::string::npos;
             }
-            if (py_script(b)) return has_flags_after(k) ? k : std::string::npos;
+            if (py_script(b)) return has_flags_after(k) && trains(w, k) ? k : std::string::npos;
         }
         return std::string::npos;
     }
@@ -350,9 +405,10 @@ private:
             i = 1;
             while (i < argv.size() && starts_with(argv[i].text, "-") && argv[i].text != "-m") {
                 const std::string& o = argv[i].text;
-                if (o == "-W" || o == "-X") ++i;  // options with a value
+                if (python_option_with_value(o)) ++i;
                 else if (o != "-u" && o != "-O" && o != "-OO" && o != "-B" && o != "-E" &&
-                         o != "-s" && o != "-S" && o != "-I") {
+                         o != "-s" && o != "-S" && o != "-I" && o != "-P" && o != "-q" && o != "-b" &&
+                         o != "-bb" && o != "-d" && o != "-v") {
                     add(where(i, o), "unknown python option");
                 }
                 ++i;
@@ -513,6 +569,9 @@ private:
                 has_inline = true;
             }
             const std::size_t at = i++;
+            if (options_.strict && megatron_upstream_flag_source(flag) == nullptr) {
+                strict_refusal(at, flag);
+            }
             if (const FlagSpec* spec = layout_flag(flag)) {
                 std::string value;
                 if (spec->takes_value) {
@@ -548,28 +607,57 @@ private:
                 ++i;
             }
             ignored_flags_.insert(flag);
-            if (const char* reason = megatron_ignored_flag_reason(flag)) {
+            if (const char* unread = megatron_unread_layout_flag(flag)) {
+                add(where(at, flag), std::string("changes the layout in a way import-args does not read: ") + unread);
+            } else if (const char* reason = megatron_ignored_flag_reason(flag)) {
                 // An unexpanded value of an ignored flag is harmless: it is not read.
                 (void)unexpanded;
-                result_.ignored.push_back({where(at), text, reason});
-            } else if (const char* unread = megatron_unread_layout_flag(flag)) {
-                add(where(at, flag), std::string("changes the layout in a way import-args does not read: ") + unread);
-            } else {
+                std::string why = reason;
+                // A flag of an earlier release or of an extra arguments provider names where
+                // upstream defines it.
+                const char* source = megatron_upstream_flag_source(flag);
+                if (source != nullptr && (starts_with(source, "core_v") || !starts_with(source, "megatron/training/"))) {
+                    why += std::string(" (Megatron-LM ") + source + ")";
+                }
+                result_.ignored.push_back({where(at), text, why});
+            } else if (const char* word = megatron_layout_like_word(flag); word != nullptr || options_.strict) {
                 add(where(at, flag),
-                    "unknown Megatron-LM argument: neither a layout argument nor one of the "
-                    "known ignored arguments (docs/export.md lists both)");
+                    word != nullptr
+                        ? std::string("unknown Megatron-LM argument whose name ('") + word +
+                              "') says it may change the layout: neither a layout argument nor a known ignored "
+                              "one of Megatron-LM (core_v0.12.0 to d98e8a64) or a known fork (docs/export.md)"
+                        : std::string("unknown Megatron-LM argument (--strict accepts Megatron-LM's own only)"));
+            } else {
+                // A flag that no known release or fork defines: a fork's or a user's own
+                // (--data-path2, --wandb-name). It is taken as not changing the layout, with a
+                // warning; --strict refuses it.
+                result_.ignored.push_back({where(at), text,
+                                           "not an argument of Megatron-LM (core_v0.12.0 to d98e8a64) or of the "
+                                           "forks import-args knows: taken as not changing the layout"});
+                result_.warnings.push_back(where(at) + " " + flag + ": " + kUnknownFlagWarning);
             }
         }
     }
 
+    // argparse keeps the last value of a flag given twice (its default "store" action), so
+    // a launch script that appends an override (`ARGS+=(--seq-length 8192)`) means the later
+    // one: the same rule here, with a note naming both.
+    // --strict: only Megatron-LM's own arguments (the pinned commit and its releases).
+    void strict_refusal(std::size_t at, const std::string& flag) {
+        std::string why = "not an argument of Megatron-LM (core_v0.12.0 to d98e8a64); --strict accepts upstream's "
+                          "arguments only";
+        if (const char* reason = megatron_ignored_flag_reason(flag)) why += std::string(" (") + reason + ")";
+        else if (layout_flag(flag) != nullptr) why += " (a fork's layout argument: Megatron-DeepSpeed, Pai-Megatron-Patch "
+                                                      "or an earlier Megatron-LM)";
+        add(where(at, flag), why);
+    }
+
     void remember(std::size_t at, const std::string& flag, const std::string& value) {
         const auto it = seen_.find(flag);
-        if (it != seen_.end()) {
-            if (it->second.value != value) {
-                add(where(at, flag), "'" + value + "' conflicts with '" + it->second.value +
-                                         "' given at " + where(static_cast<std::size_t>(it->second.index)));
-            }
-            return;
+        if (it != seen_.end() && it->second.value != value) {
+            result_.notes.push_back(flag + " is given twice ('" + it->second.value + "' at " +
+                                    where(static_cast<std::size_t>(it->second.index)) + ", '" + value + "' at " +
+                                    where(at) + "): Megatron-LM's argparse keeps the last");
         }
         seen_[flag] = {static_cast<int>(at), value};
     }
@@ -681,7 +769,15 @@ private:
             result_.notes.push_back("--max-position-embeddings not given: taken as --seq-length");
         }
         vocab_known = true;
-        if (has("--vocab-size")) {
+        if (has("--padded-vocab-size")) {
+            // The model's embedding is --padded-vocab-size when it is given, over --vocab-size
+            // (training/argument_utils.py:474-478 at d98e8a64).
+            m.vocab_size = integer("--padded-vocab-size", 0, 1, 1 << 24);
+            if (has("--vocab-size")) {
+                result_.notes.push_back("--padded-vocab-size " + text("--padded-vocab-size") + " is the embedding; " +
+                                        field("--vocab-size") + " is not used for it (Megatron-LM reads the padded size first)");
+            }
+        } else if (has("--vocab-size")) {
             m.vocab_size = integer("--vocab-size", 0, 1, 1 << 24);
         } else if (text("--tokenizer-type") == "GPT2BPETokenizer" ||
                    (!has("--tokenizer-type") && megatron_arg_given("--merge-file"))) {
@@ -699,7 +795,7 @@ private:
         }
         if (has("--tokenizer-type")) {
             result_.ignored.push_back({position("--tokenizer-type"), "--tokenizer-type " + text("--tokenizer-type"),
-                                       vocab_known && !has("--vocab-size")
+                                       vocab_known && !has("--vocab-size") && !has("--padded-vocab-size")
                                            ? "tokenizer: read for its vocabulary size only"
                                            : "tokenizer: not part of the layout"});
         }
@@ -746,8 +842,14 @@ private:
                 needs(f, "--multi-latent-attention", "an MLA dimension");
             }
         }
-        if (has("--num-experts")) {
+        if (megatron_deepspeed_moe()) {
+            deepspeed_moe(m);
+        } else if (has("--num-experts")) {
             auto& e = m.moe;
+            if (text("--num-experts").find(' ') != std::string::npos) {
+                add(field("--num-experts"), "'" + text("--num-experts") + "': Megatron-LM takes one expert count "
+                                            "(a list of counts per layer group is Megatron-DeepSpeed's, with --deepspeed)");
+            }
             e.num_experts = static_cast<int>(integer("--num-experts", 0, 1, 1 << 16));
             e.top_k = static_cast<int>(integer("--moe-router-topk", 2, 1, 1 << 16));
             e.expert_ffn_hidden = integer("--moe-ffn-hidden-size", m.ffn_hidden_size, 1, kMaxWidth);
@@ -791,6 +893,73 @@ private:
         return m;
     }
 
+    // Megatron-DeepSpeed's MoE (DeepSpeed-MoE): --num-experts is a list (nargs "+", default
+    // [1]), --topk, --expert-interval, --moe-expert-parallel-size (megatron/arguments.py:608-615,
+    // :1151, :1159 at 4efb479d). It is read with --deepspeed or any of its own MoE flags.
+    bool megatron_deepspeed_moe() const {
+        return has("--deepspeed") || has("--moe-expert-parallel-size") || has("--topk") || has("--expert-interval") ||
+               has("--mlp-type") || has("--enable-expert-tensor-parallelism") ||
+               has("--moe-train-capacity-factor") || has("--disable-moe-token-dropping");
+    }
+    void deepspeed_moe(ModelSpec& m) {
+        const std::string fork = " (Megatron-DeepSpeed 4efb479d, megatron/arguments.py)";
+        std::vector<long long> counts;
+        const std::string list = text("--num-experts", "1");
+        for (std::size_t start = 0; start < list.size();) {
+            std::size_t end = list.find(' ', start);
+            if (end == std::string::npos) end = list.size();
+            long long n = 0;
+            if (!parse_int_text(list.substr(start, end - start), 1, 1 << 16, n)) {
+                add(field("--num-experts"), "'" + list + "': expected expert counts" + fork);
+                return;
+            }
+            counts.push_back(n);
+            start = end + 1;
+        }
+        const int interval = static_cast<int>(integer("--expert-interval", 2, 1, 10000));
+        // get_num_experts_per_layer (model/transformer.py:1650-1658): one count for every
+        // expert layer, or one per layer group; layer L (1-based) has experts when L % interval == 0.
+        if (counts.size() > 1) {
+            if (static_cast<int>(counts.size()) != m.num_layers / interval) {
+                add(field("--num-experts"), std::to_string(counts.size()) + " counts for " +
+                                                std::to_string(m.num_layers / interval) +
+                                                " expert layers: Megatron-DeepSpeed asserts one or one per expert layer" + fork);
+                return;
+            }
+            for (long long c : counts) {
+                if (c != counts.front()) {
+                    add(field("--num-experts"), "'" + list + "': different expert counts per layer (pyramid MoE); a "
+                                                "ModelSpec holds one count" + fork);
+                    return;
+                }
+            }
+        }
+        for (const char* f : {"--moe-expert-parallel-size", "--topk", "--expert-interval", "--mlp-type",
+                              "--enable-expert-tensor-parallelism", "--moe-train-capacity-factor",
+                              "--disable-moe-token-dropping"}) {
+            if (counts.front() == 1 && has(f)) {
+                result_.ignored.push_back({position(f), std::string(f) + (text(f).empty() ? "" : " " + text(f)),
+                                           "a Megatron-DeepSpeed MoE setting with one expert (--num-experts 1, a dense model)"});
+            }
+        }
+        if (counts.front() == 1) return;
+        if (text("--mlp-type", "standard") != "standard") {
+            add(field("--mlp-type"), "'" + text("--mlp-type") + "': residual MoE (a dense MLP mixed with the experts by a "
+                                     "learned coefficient) is not a block Meshwork models" + fork);
+            return;
+        }
+        auto& e = m.moe;
+        e.num_experts = static_cast<int>(counts.front());
+        e.top_k = static_cast<int>(integer("--topk", 1, 1, 1 << 16));
+        e.expert_ffn_hidden = m.ffn_hidden_size;
+        e.first_k_dense = interval - 1;
+        e.layer_freq = interval;
+        if (e.top_k > e.num_experts) add(field("--topk"), "more than --num-experts");
+        result_.notes.push_back("Megatron-DeepSpeed MoE: " + std::to_string(e.num_experts) + " experts, top-" +
+                                std::to_string(e.top_k) + ", in every layer L with L % " + std::to_string(interval) +
+                                " == 0 (--expert-interval" + (has("--expert-interval") ? "" : ", default 2") + ")");
+    }
+
     double real(const std::string& flag, double fallback, double min_value, double max_value) {
         if (!has(flag)) return fallback;
         const std::string v = text(flag);
@@ -832,6 +1001,10 @@ private:
         } else if (has("--window-attn-skip-freq")) {
             add(field("--window-attn-skip-freq"), "full-attention layers without --window-size: no window to skip");
         }
+        if (has("--sliding-window")) {
+            conflict("--window-size", "--sliding-window", "one attention window");
+            if (!has("--window-size")) m.sliding_window = integer("--sliding-window", 0, 1, 1ll << 26);
+        }
         if (has("--softmax-type")) {
             const std::string t = text("--softmax-type");
             if (t == "learnable") {
@@ -851,17 +1024,62 @@ private:
         }
         m.rope.theta = real("--rotary-base", 10000, 1, 1e12);
         m.rope.percent = real("--rotary-percent", 1.0, 0, 1);
-        const std::string rope_type = text("--rope-type", has("--multi-latent-attention") ? "yarn" : "rope");
+        // --rope-type: MLA takes yarn by default, other attention rope (arguments.py:2906).
+        const bool mla = has("--multi-latent-attention");
+        const std::string rope_type = text("--rope-type", mla ? "yarn" : "rope");
         if (rope_type != "rope" && rope_type != "yarn") add(field("--rope-type"), "'" + rope_type + "': expected rope or yarn");
+        // Every RoPE flag given is read or listed: none vanishes.
+        const auto unused = [&](const char* f, const std::string& why) {
+            if (has(f)) result_.ignored.push_back({position(f), std::string(f) + (text(f).empty() ? "" : " " + text(f)), why});
+        };
+        if (mla) {
+            // MLA builds its own rotary embedding from --rope-type: YaRN with
+            // --rotary-scaling-factor, or plain RoPE; neither reads --use-rope-scaling or the
+            // interpolation factor (multi_latent_attention.py:181-199 at d98e8a64).
+            const std::string mla_why = "multi-latent attention builds its rotary embedding from --rope-type "
+                                        "(multi_latent_attention.py:181-199): Megatron-LM does not read it";
+            unused("--use-rope-scaling", mla_why);
+            unused("--rope-scaling-factor", mla_why);
+            unused("--rotary-seq-len-interpolation-factor", mla_why);
+            if (rope_type == "yarn") {
+                m.rope.scaling = "yarn";
+                m.rope.factor = real("--rotary-scaling-factor", 1.0, 0, 1e6);
+            } else {
+                unused("--rotary-scaling-factor", "read by YaRN only; --rope-type rope");
+                if (!megatron_arg_given("--no-rope-fusion")) {
+                    add(field("--rope-type"), "multi-latent attention with --rope-type rope needs --no-rope-fusion: "
+                                              "MLATransformerConfig raises 'apply_rope_fusion for MLA only works with "
+                                              "YARN RoPE' (transformer_config.py:3345-3346)");
+                }
+            }
+            return;
+        }
+        if (has("--rope-type") && rope_type != "rope") {
+            // get_transformer_config asserts it (training/argument_utils.py:339-340).
+            add(field("--rope-type"), "'" + rope_type + "' is for multi-latent attention: Megatron-LM asserts "
+                                      "rope for other attention (training/argument_utils.py:339-340); YaRN there is "
+                                      "--position-embedding-type yarn");
+        }
         if (has("--use-rope-scaling")) {
             m.rope.scaling = "llama3";
             m.rope.factor = real("--rope-scaling-factor", 8.0, 0, 1e6);
-        } else if (pos == "yarn" || (has("--multi-latent-attention") && rope_type == "yarn")) {
+            if (pos == "yarn") {
+                add(field("--use-rope-scaling"), "conflicts with --position-embedding-type yarn: one RoPE scaling");
+            }
+            unused("--rotary-scaling-factor", "read by YaRN only (--position-embedding-type yarn)");
+            unused("--rotary-seq-len-interpolation-factor", "--use-rope-scaling is the scaling read");
+        } else if (pos == "yarn") {
             m.rope.scaling = "yarn";
             m.rope.factor = real("--rotary-scaling-factor", 1.0, 0, 1e6);
-        } else if (has("--rotary-seq-len-interpolation-factor")) {
-            m.rope.scaling = "linear";
-            m.rope.factor = static_cast<double>(integer("--rotary-seq-len-interpolation-factor", 1, 1, 1 << 20));
+            unused("--rope-scaling-factor", "read with --use-rope-scaling only");
+            unused("--rotary-seq-len-interpolation-factor", "YaRN is the scaling read");
+        } else {
+            unused("--rope-scaling-factor", "read with --use-rope-scaling only");
+            unused("--rotary-scaling-factor", "read by YaRN only (--position-embedding-type yarn)");
+            if (has("--rotary-seq-len-interpolation-factor")) {
+                m.rope.scaling = "linear";
+                m.rope.factor = static_cast<double>(integer("--rotary-seq-len-interpolation-factor", 1, 1, 1 << 20));
+            }
         }
     }
 
@@ -892,6 +1110,13 @@ private:
         // expert layers, where Meshwork's convention is 1.
         mesh.etp = static_cast<int>(
             integer("--expert-tensor-parallel-size", l.model.is_moe() ? mesh.tp : 1, 1, kMaxAxis));
+        if (megatron_deepspeed_moe() && l.model.is_moe()) {
+            // DeepSpeed-MoE: experts split over --moe-expert-parallel-size ranks, tensor-parallel
+            // only with --enable-expert-tensor-parallelism (Megatron-DeepSpeed arguments.py:1151, :1159).
+            conflict("--expert-model-parallel-size", "--moe-expert-parallel-size", "one expert-parallel size");
+            mesh.ep = static_cast<int>(integer("--moe-expert-parallel-size", mesh.ep, 1, kMaxAxis));
+            mesh.etp = has("--enable-expert-tensor-parallelism") ? mesh.tp : 1;
+        }
         if (has("--use-tp-pp-dp-mapping")) mesh.order = kTpPpDpAxisOrder;
         l.parallel.sequence_parallel = has("--sequence-parallel") && mesh.tp > 1;
         if (has("--sequence-parallel") && mesh.tp == 1) {
@@ -919,7 +1144,8 @@ private:
     }
 
     // An srun or #SBATCH count: srun's option first, then the job's; `fallback` if neither.
-    long long slurm_count(const std::string& option, long long fallback) {
+    long long slurm_count(const std::string& option, long long fallback, bool* found = nullptr) {
+        if (found != nullptr) *found = srun_.count(option) != 0 || script_->sbatch.count(option) != 0;
         std::string value;
         std::string where_text;
         if (const auto it = srun_.find(option); it != srun_.end()) {
@@ -947,6 +1173,9 @@ private:
         long long world = 0;
         std::string source;
         const bool sbatch = script_->sbatch.count("--nodes") != 0;
+        // A launcher's count that the script does not state (deepspeed without --num_nodes,
+        // srun without -n or -N) is an assumption: a world size the user states wins over it.
+        bool assumed = false;
         if (launched_) {
             world = nnodes_ * nproc_;
             source = "torchrun's " + std::to_string(nnodes_) + " nodes × " + std::to_string(nproc_) + " processes";
@@ -963,15 +1192,22 @@ private:
             }
             if (!ds_nodes_given_) {
                 nnodes_ = 1;
-                result_.notes.push_back("deepspeed without --num_nodes: one node (a hostfile is not read)");
+                if (!from_options) result_.notes.push_back("deepspeed without --num_nodes: one node (a hostfile is not read)");
             }
+            assumed = !ds_nodes_given_ || !ds_gpus_given_;
             world = nnodes_ * nproc_;
             source = "deepspeed's " + std::to_string(nnodes_) + " nodes × " + std::to_string(nproc_) + " GPUs";
         } else if (launcher_srun_ || (from_variable_ && sbatch)) {
             // srun runs the training script once per task (one task per GPU).
-            const long long nodes = slurm_count("--nodes", 1);
-            const long long per_node = slurm_count("--ntasks-per-node", slurm_count("--gpus-per-node", 1));
-            world = slurm_count("--ntasks", nodes * per_node);
+            bool nodes_found = false;
+            bool per_node_found = false;
+            bool gpus_found = false;
+            bool tasks_found = false;
+            const long long nodes = slurm_count("--nodes", 1, &nodes_found);
+            const long long per_node =
+                slurm_count("--ntasks-per-node", slurm_count("--gpus-per-node", 1, &gpus_found), &per_node_found);
+            world = slurm_count("--ntasks", nodes * per_node, &tasks_found);
+            assumed = !tasks_found && (!nodes_found || (!per_node_found && !gpus_found));
             source = "srun's " + std::to_string(world) + " tasks";
         } else if (from_options) {
             world = *from_options;
@@ -982,8 +1218,16 @@ private:
             return;
         }
         if (!source.empty() && from_options && *from_options != world) {
-            add(options_.gpus ? "--gpus" : "--nodes",
-                std::to_string(*from_options) + " GPUs disagree with " + source);
+            if (assumed) {
+                result_.notes.push_back(std::string(options_.gpus ? "--gpus" : "--nodes") + " states " +
+                                        std::to_string(*from_options) + " GPUs: it wins over " + source +
+                                        ", which the script does not state");
+                world = *from_options;
+                source.clear();
+            } else {
+                add(options_.gpus ? "--gpus" : "--nodes",
+                    std::to_string(*from_options) + " GPUs disagree with " + source);
+            }
         }
         const long long model_parallel = static_cast<long long>(mesh.tp) * mesh.pp * mesh.cp;
         if (world % model_parallel != 0) {
@@ -1160,6 +1404,62 @@ private:
         }
     }
 
+    // Anything that moves memory changes the layout. Megatron-LM's --optimizer-cpu-offload
+    // keeps --optimizer-offload-fraction of the optimizer state on the host (argparse default
+    // 1.0, arguments.py:2918-2922 at d98e8a64) and needs --use-precision-aware-optimizer
+    // (:1884-1888); Pai-Megatron-Patch's --optimizer hybridadam does the same with
+    // --optimizer-offload-policy static (its default) and the fraction, or moves what a
+    // memory threshold leaves with policy auto (megatron_patch/arguments.py:467-478 at
+    // a098ca5a). A layout holds the whole optimizer on the host or none of it.
+    void optimizer_offload(TrainingConfig& t) {
+        const std::string optimizer = text("--optimizer", "adam");
+        const bool pai = optimizer == "hybridadam";
+        const bool upstream = has("--optimizer-cpu-offload");
+        if (has("--optimizer")) {
+            result_.ignored.push_back({position("--optimizer"), "--optimizer " + optimizer,
+                                       pai ? "Pai-Megatron-Patch's hybrid CPU/GPU Adam: read for its offload"
+                                           : "optimizer, learning rate or regularisation: not part of the layout"});
+        }
+        if (!pai && !upstream) {
+            for (const char* f : {"--optimizer-offload-fraction", "--optimizer-offload-policy"}) {
+                if (has(f)) {
+                    result_.ignored.push_back({position(f), std::string(f) + " " + text(f),
+                                               "has no effect without --optimizer-cpu-offload (Megatron-LM) or "
+                                               "--optimizer hybridadam (Pai-Megatron-Patch)"});
+                }
+            }
+            return;
+        }
+        if (upstream && !megatron_arg_given("--use-precision-aware-optimizer")) {
+            add(field("--optimizer-cpu-offload"), "needs --use-precision-aware-optimizer (Megatron-LM asserts it, "
+                                                  "training/arguments.py:1884-1888)");
+        }
+        const std::string policy = text("--optimizer-offload-policy", "static");
+        if (has("--optimizer-offload-policy") && !pai) {
+            result_.ignored.push_back({position("--optimizer-offload-policy"), "--optimizer-offload-policy " + policy,
+                                       "Pai-Megatron-Patch reads it with --optimizer hybridadam only"});
+        } else if (pai && policy != "static") {
+            add(field("--optimizer-offload-policy"),
+                "'" + policy + "': Pai-Megatron-Patch's policy moves as much optimizer state to the host as "
+                "--optimizer-offload-auto-threshold leaves, which a layout cannot hold (it holds the whole "
+                "optimizer on the host or none): give static with --optimizer-offload-fraction 1.0");
+            return;
+        }
+        const double fraction = real("--optimizer-offload-fraction", 1.0, 0.0, 1.0);
+        if (fraction >= 1.0) {
+            t.offload_optimizer = Offload::Cpu;
+            result_.notes.push_back("optimizer state on the host (training.offload_optimizer cpu): " +
+                                    std::string(pai ? "Pai-Megatron-Patch's hybridadam" : "--optimizer-cpu-offload") +
+                                    " with offload fraction 1.0");
+        } else if (fraction <= 0.0) {
+            result_.notes.push_back("--optimizer-offload-fraction 0: no optimizer state on the host");
+        } else {
+            add(has("--optimizer-offload-fraction") ? field("--optimizer-offload-fraction") : "--optimizer-offload-fraction",
+                "a fraction " + text("--optimizer-offload-fraction") + " of the optimizer state on the host: a layout "
+                "holds the whole optimizer on the host (fraction 1.0, training.offload_optimizer) or none");
+        }
+    }
+
     void training(Layout& l) {
         auto& t = l.training;
         const auto& mesh = l.parallel.mesh;
@@ -1181,8 +1481,14 @@ private:
             }
         }
 
-        conflict("--recompute-activations", "--recompute-granularity",
-                 "--recompute-activations means --recompute-granularity selective");
+        // validate_args turns --recompute-activations into selective granularity whatever
+        // --recompute-granularity says (training/arguments.py:607-608 at d98e8a64).
+        if (has("--recompute-activations") && has("--recompute-granularity") &&
+            text("--recompute-granularity") != "selective") {
+            result_.notes.push_back("--recompute-activations sets --recompute-granularity selective over " +
+                                    field("--recompute-granularity") + " '" + text("--recompute-granularity") +
+                                    "' (Megatron-LM's validate_args, training/arguments.py:607-608)");
+        }
         // The flags before the 2022 rename: full recompute with --activations-checkpoint-method.
         const bool legacy = has("--checkpoint-activations") || has("--activations-checkpoint-method");
         for (const char* f : {"--recompute-activations", "--recompute-granularity", "--recompute-method"}) {
@@ -1257,6 +1563,7 @@ private:
 
         overlap(l, fsdp || distopt);
         moe_dispatch(l);
+        optimizer_offload(t);
 
         if (has("--zero-stage")) {
             if (has("--deepspeed")) {
@@ -1313,6 +1620,13 @@ private:
             if (has("--use-flash-attn") && !t.flash_attention) {
                 add(field("--attention-backend"), "conflicts with " + field("--use-flash-attn"));
             }
+        }
+        if (megatron_deepspeed_moe() && l.model.is_moe()) {
+            // DeepSpeed-MoE drops tokens over capacity (train factor 1.0) unless
+            // --disable-moe-token-dropping (Megatron-DeepSpeed arguments.py:910-914).
+            t.moe_capacity_factor = has("--disable-moe-token-dropping")
+                                        ? 0.0
+                                        : real("--moe-train-capacity-factor", 1.0, 1e-6, 1000);
         }
         if (has("--moe-expert-capacity-factor")) {
             const std::string v = text("--moe-expert-capacity-factor");

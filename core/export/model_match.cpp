@@ -25,6 +25,12 @@ std::string infer_family(const ModelSpec& m) {
         if (m.attention_chunk > 0) return "llama4_text";
         if (m.moe.shared_expert_gate) return "qwen2_moe";
         if (m.qk_norm && m.moe.num_shared_experts == 0) return "qwen3_moe";
+        // Experts every N-th block from block N-1 (Megatron-DeepSpeed's --expert-interval):
+        // Qwen2-MoE's decoder_sparse_step.
+        if (m.moe.layer_freq > 1 && m.moe.first_k_dense == m.moe.layer_freq - 1 && m.moe.num_shared_experts == 0 &&
+            m.moe.router_score == "softmax" && !m.moe.router_bias) {
+            return "qwen2_moe";
+        }
         // DeepSeek-MoE spells shared experts, dense first layers and sigmoid scores.
         if (m.moe.num_shared_experts > 0 || m.moe.first_k_dense > 0 || m.moe.router_score != "softmax") return "deepseek";
         return "mixtral";

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <array>
 
+#include <nlohmann/json.hpp>
+
 #include "core/export/stage_split.h"
+#include "core/model/hf_config.h"
 
 namespace meshwork {
 
@@ -11,22 +14,75 @@ namespace {
 
 // torchtitan/models/{llama3,deepseek_v3,gpt_oss}/__init__.py flavor tables (torchtitan's
 // llama3 flavors are the Llama 3.1 checkpoints) and their config_registry.py functions on
-// main; v0.2.2 has the same model names and flavors.
-constexpr std::array<TorchtitanFlavor, 6> kFlavors{{
-    {"llama3-8b", "llama3", "8B", "llama3_8b", false},
-    {"llama3-70b", "llama3", "70B", "llama3_70b", false},
-    {"llama3.1-405b", "llama3", "405B", "llama3_405b", false},
-    {"deepseek-v3", "deepseek_v3", "671B", "deepseek_v3_671b", true},
-    {"gpt-oss-20b", "gpt_oss", "20b", "gpt_oss_20b", true},
-    {"gpt-oss-120b", "gpt_oss", "120b", "gpt_oss_120b", true},
-}};
+// main; v0.2.2 has the same model names and flavors. Qwen3 and DeepSeek 16B have no preset:
+// their values, read from torchtitan/models/qwen3/__init__.py (main b5bcd76c: _0_6b :253 ...
+// _235b_a22b :557, RMSNorm eps 1e-6 :65, experts softmax-routed with route_norm :179-180;
+// the same values in v0.2.2's flavor table :46-190) and deepseek_v3/__init__.py (main
+// _16b :390-433; v0.2.2 :78-102 with args.py:54-85's defaults), are written as the
+// config.json transformers has for those shapes. Llama 4 (v0.2.2 llama4/__init__.py:38-63;
+// main has no llama4) is the preset of its published checkpoint.
+constexpr const char* kQwen3Src = "torchtitan/models/qwen3/__init__.py";
+constexpr const char* kDsv3Src = "torchtitan/models/deepseek_v3/__init__.py";
+constexpr const char* kQwen3_0_6b =
+    R"({"model_type":"qwen3","hidden_size":1024,"num_hidden_layers":28,"num_attention_heads":16,"num_key_value_heads":8,"head_dim":128,"intermediate_size":3072,"vocab_size":151936,"max_position_embeddings":40960,"rope_theta":1000000,"rms_norm_eps":1e-6,"tie_word_embeddings":true,"hidden_act":"silu"})";
+constexpr const char* kQwen3_1_7b =
+    R"({"model_type":"qwen3","hidden_size":2048,"num_hidden_layers":28,"num_attention_heads":16,"num_key_value_heads":8,"head_dim":128,"intermediate_size":6144,"vocab_size":151936,"max_position_embeddings":40960,"rope_theta":1000000,"rms_norm_eps":1e-6,"tie_word_embeddings":true,"hidden_act":"silu"})";
+constexpr const char* kQwen3_4b =
+    R"({"model_type":"qwen3","hidden_size":2560,"num_hidden_layers":36,"num_attention_heads":32,"num_key_value_heads":8,"head_dim":128,"intermediate_size":9728,"vocab_size":151936,"max_position_embeddings":40960,"rope_theta":1000000,"rms_norm_eps":1e-6,"tie_word_embeddings":true,"hidden_act":"silu"})";
+constexpr const char* kQwen3_8b =
+    R"({"model_type":"qwen3","hidden_size":4096,"num_hidden_layers":36,"num_attention_heads":32,"num_key_value_heads":8,"head_dim":128,"intermediate_size":12288,"vocab_size":151936,"max_position_embeddings":40960,"rope_theta":1000000,"rms_norm_eps":1e-6,"tie_word_embeddings":false,"hidden_act":"silu"})";
+constexpr const char* kQwen3_14b =
+    R"({"model_type":"qwen3","hidden_size":5120,"num_hidden_layers":40,"num_attention_heads":40,"num_key_value_heads":8,"head_dim":128,"intermediate_size":17408,"vocab_size":151936,"max_position_embeddings":40960,"rope_theta":1000000,"rms_norm_eps":1e-6,"tie_word_embeddings":false,"hidden_act":"silu"})";
+constexpr const char* kQwen3_32b =
+    R"({"model_type":"qwen3","hidden_size":5120,"num_hidden_layers":64,"num_attention_heads":64,"num_key_value_heads":8,"head_dim":128,"intermediate_size":25600,"vocab_size":151936,"max_position_embeddings":40960,"rope_theta":1000000,"rms_norm_eps":1e-6,"tie_word_embeddings":false,"hidden_act":"silu"})";
+constexpr const char* kQwen3_30b_a3b =
+    R"({"model_type":"qwen3_moe","hidden_size":2048,"num_hidden_layers":48,"num_attention_heads":32,"num_key_value_heads":4,"head_dim":128,"intermediate_size":6144,"moe_intermediate_size":768,"num_experts":128,"num_experts_per_tok":8,"norm_topk_prob":true,"decoder_sparse_step":1,"mlp_only_layers":[],"vocab_size":151936,"max_position_embeddings":40960,"rope_theta":1000000,"rms_norm_eps":1e-6,"tie_word_embeddings":false,"hidden_act":"silu"})";
+constexpr const char* kQwen3_235b_a22b =
+    R"({"model_type":"qwen3_moe","hidden_size":4096,"num_hidden_layers":94,"num_attention_heads":64,"num_key_value_heads":4,"head_dim":128,"intermediate_size":12288,"moe_intermediate_size":1536,"num_experts":128,"num_experts_per_tok":8,"norm_topk_prob":true,"decoder_sparse_step":1,"mlp_only_layers":[],"vocab_size":151936,"max_position_embeddings":40960,"rope_theta":5000000,"rms_norm_eps":1e-6,"tie_word_embeddings":false,"hidden_act":"silu"})";
+constexpr const char* kDsv3_16b =
+    R"({"model_type":"deepseek_v2","hidden_size":2048,"intermediate_size":10944,"moe_intermediate_size":1408,"num_hidden_layers":27,"first_k_dense_replace":1,"moe_layer_freq":1,"num_attention_heads":16,"num_key_value_heads":16,"n_routed_experts":64,"n_shared_experts":2,"num_experts_per_tok":6,"norm_topk_prob":false,"scoring_func":"softmax","q_lora_rank":null,"kv_lora_rank":512,"qk_nope_head_dim":128,"qk_rope_head_dim":64,"v_head_dim":128,"vocab_size":102400,"max_position_embeddings":16384,"rope_theta":10000,"rope_scaling":{"type":"yarn","factor":40,"original_max_position_embeddings":4096,"beta_fast":32,"beta_slow":1,"mscale":0.707,"mscale_all_dim":0.707},"rms_norm_eps":1e-5,"tie_word_embeddings":false,"hidden_act":"silu"})";
+
+const std::vector<TorchtitanFlavor>& flavors() {
+    static const std::vector<TorchtitanFlavor> kFlavors = {
+        {"llama3-8b", "llama3", "8B", "llama3_8b", false},
+        {"llama3-70b", "llama3", "70B", "llama3_70b", false},
+        {"llama3.1-405b", "llama3", "405B", "llama3_405b", false},
+        {"deepseek-v3", "deepseek_v3", "671B", "deepseek_v3_671b", true},
+        {"gpt-oss-20b", "gpt_oss", "20b", "gpt_oss_20b", true},
+        {"gpt-oss-120b", "gpt_oss", "120b", "gpt_oss_120b", true},
+        {"llama4-scout", "llama4", "17bx16e", "", true, nullptr, false, true, "v0.2.2 torchtitan/models/llama4/__init__.py:38"},
+        {"llama4-maverick", "llama4", "17bx128e", "", true, nullptr, false, true, "v0.2.2 torchtitan/models/llama4/__init__.py:51"},
+        {"", "qwen3", "0.6B", "qwen3_0_6b", false, kQwen3_0_6b, true, true, kQwen3Src},
+        {"", "qwen3", "1.7B", "qwen3_1_7b", false, kQwen3_1_7b, true, true, kQwen3Src},
+        {"", "qwen3", "4B", "", false, kQwen3_4b, true, true, kQwen3Src},
+        {"", "qwen3", "8B", "", false, kQwen3_8b, true, true, kQwen3Src},
+        {"", "qwen3", "14B", "qwen3_14b", false, kQwen3_14b, true, true, kQwen3Src},
+        {"", "qwen3", "32B", "qwen3_32b", false, kQwen3_32b, true, true, kQwen3Src},
+        {"", "qwen3", "30B-A3B", "qwen3_30b_a3b", true, kQwen3_30b_a3b, true, true, kQwen3Src},
+        {"", "qwen3", "235B-A22B", "", true, kQwen3_235b_a22b, true, true, kQwen3Src},
+        {"", "deepseek_v3", "16B", "deepseek_v3_16b", true, kDsv3_16b, true, true, kDsv3Src},
+    };
+    return kFlavors;
+}
+
+// The same model for torchtitan: the position limit is a context cap, not a weight, and
+// torchtitan trains without dropout.
+bool same_architecture(ModelSpec a, const ModelSpec& b) {
+    a.name = b.name;
+    a.family = b.family;
+    a.max_position_embeddings = b.max_position_embeddings;
+    a.hidden_dropout = b.hidden_dropout;
+    a.attention_dropout = b.attention_dropout;
+    return a == b;
+}
 
 bool divides(long long d, long long n) { return d > 0 && n % d == 0; }
 
 }  // namespace
 
 const TorchtitanFlavor* torchtitan_flavor_of_preset(const std::string& preset) {
-    for (const auto& f : kFlavors) {
+    if (preset.empty()) return nullptr;
+    for (const auto& f : flavors()) {
         if (preset == f.preset) return &f;
     }
     return nullptr;
@@ -34,17 +90,41 @@ const TorchtitanFlavor* torchtitan_flavor_of_preset(const std::string& preset) {
 
 const TorchtitanFlavor* torchtitan_flavor_of_main_config(const std::string& name,
                                                          const std::string& function) {
-    for (const auto& f : kFlavors) {
-        if (name == f.name && function == f.main_config) return &f;
+    for (const auto& f : flavors()) {
+        if (name == f.name && !function.empty() && function == f.main_config) return &f;
     }
     return nullptr;
 }
 
 std::string preset_of_torchtitan_flavor(const std::string& name, const std::string& flavor) {
-    for (const auto& f : kFlavors) {
-        if (name == f.name && flavor == f.flavor) return f.preset;
+    const TorchtitanFlavor* f = find_torchtitan_flavor(name, flavor);
+    return f != nullptr ? f->preset : "";
+}
+
+const TorchtitanFlavor* find_torchtitan_flavor(const std::string& name, const std::string& flavor) {
+    for (const auto& f : flavors()) {
+        if (name == f.name && flavor == f.flavor) return &f;
     }
-    return "";
+    return nullptr;
+}
+
+ModelSpec torchtitan_flavor_model(const TorchtitanFlavor& f) {
+    if (f.hf_config == nullptr) return load_model(f.preset);
+    return model_from_hf_config(nlohmann::json::parse(f.hf_config), f.source,
+                                std::string(f.name) + "-" + f.flavor);
+}
+
+const TorchtitanFlavor* torchtitan_flavor_of_layout(const Layout& layout, TorchtitanTarget target) {
+    const auto available = [&](const TorchtitanFlavor& f) {
+        return target == TorchtitanTarget::Main ? f.on_main : f.on_v02;
+    };
+    if (const TorchtitanFlavor* f = torchtitan_flavor_of_preset(layout.model_ref)) {
+        return available(*f) ? f : nullptr;
+    }
+    for (const auto& f : flavors()) {
+        if (available(f) && same_architecture(torchtitan_flavor_model(f), layout.model)) return &f;
+    }
+    return nullptr;
 }
 
 int torchtitan_zero_stage(long long shard, const std::string& reshard, int pp) {
@@ -339,6 +419,16 @@ void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost
                        "): torchtitan selects DeepEP/HybridEP in the model config's comm_backend, "
                        "which the job config does not carry");
     }
+    const ParallelConfig parallel_defaults;
+    if (layout.parallel.overlap_grad_reduce != parallel_defaults.overlap_grad_reduce ||
+        layout.parallel.overlap_param_gather != parallel_defaults.overlap_param_gather) {
+        // FSDP2 prefetches the next gathers and reduces gradients as the backward produces
+        // them; torchtitan has no switch for either (the import reads both as on).
+        lost.push_back(std::string("data-parallel overlap turned off (gradient reduction ") +
+                       (layout.parallel.overlap_grad_reduce ? "on" : "off") + ", parameter gather " +
+                       (layout.parallel.overlap_param_gather ? "on" : "off") +
+                       "): torchtitan's FSDP always overlaps both");
+    }
     if (layout.model.is_moe() && layout.parallel.moe_a2a_overlap) {
         lost.push_back("MoE all-to-all overlap (Megatron-LM's combined 1F1B): torchtitan has no such schedule");
     }
@@ -350,10 +440,18 @@ void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost
         lost.push_back("full recompute of " + std::to_string(t.recompute_num_layers) +
                        " layers per stage: torchtitan's full mode recomputes every layer");
     }
-    if (t.offload_optimizer != Offload::None || t.offload_params != Offload::None) {
-        lost.push_back("DeepSpeed-style offload: torchtitan's enable_cpu_offload moves parameters, "
-                       "gradients and optimizer states together");
+    if ((t.offload_optimizer != Offload::None || t.offload_params != Offload::None) &&
+        !torchtitan_cpu_offload(layout)) {
+        lost.push_back("optimizer offload " + to_string(t.offload_optimizer) + ", parameter offload " +
+                       to_string(t.offload_params) + " with ZeRO-" + std::to_string(t.zero_stage) +
+                       ": torchtitan's enable_cpu_offload moves parameters, gradients and optimizer states "
+                       "together, to the CPU, under ZeRO-3's sharding");
     }
+}
+
+bool torchtitan_cpu_offload(const Layout& layout) {
+    const auto& t = layout.training;
+    return t.offload_optimizer == Offload::Cpu && t.offload_params == Offload::Cpu && t.zero_stage == 3;
 }
 
 std::string torchtitan_quoted(const std::string& s) {

@@ -21,15 +21,27 @@ enum class TorchtitanTarget {
 inline constexpr const char* kTorchtitanMainCommit = "b5bcd76c66d0acb1a08b176d9639425bc55e0b2a";
 inline constexpr const char* kTorchtitanV022Commit = "73a0e6979dd10b6b1904098eb3c8f62c18ab87ce";
 
-// A torchtitan model flavor with the same layers, widths, heads, experts and vocabulary as a
-// bundled preset, and the shipped main config function of that flavor.
+// A torchtitan model flavor: either the same layers, widths, heads, experts and vocabulary
+// as a bundled preset, or (flavors no preset has) the Hugging Face config.json of the
+// flavor's values in torchtitan's registry; and the shipped main config function of it.
 struct TorchtitanFlavor {
-    const char* preset;
+    const char* preset;       // "" when the flavor is described by `hf_config`
     const char* name;         // torchtitan/models/<name>
     const char* flavor;       // key of the model's flavor table
-    const char* main_config;  // function of torchtitan/models/<name>/config_registry.py
+    const char* main_config;  // function of torchtitan/models/<name>/config_registry.py; "" for none
     bool moe;
+    const char* hf_config = nullptr;  // the flavor's values as a config.json, when no preset
+    bool on_main = true;              // torchtitan main has the model and flavor
+    bool on_v02 = true;               // v0.2.x has the model and flavor
+    const char* source = "";          // where the flavor's values are
 };
+// The flavor `flavor` of torchtitan model `name`; nullptr when torchtitan has none.
+const TorchtitanFlavor* find_torchtitan_flavor(const std::string& name, const std::string& flavor);
+// The model of a flavor: its preset, or its config.json read as a model named after it.
+ModelSpec torchtitan_flavor_model(const TorchtitanFlavor& f);
+// The flavor that is the layout's model at `target`: by preset, else by architecture (every
+// ModelSpec field but the name, family, position limit and dropouts); nullptr for none.
+const TorchtitanFlavor* torchtitan_flavor_of_layout(const Layout& layout, TorchtitanTarget target);
 // The flavor of a preset; nullptr when torchtitan has none.
 const TorchtitanFlavor* torchtitan_flavor_of_preset(const std::string& preset);
 // The flavor whose shipped main config function is `function` of torchtitan/models/`name`.
@@ -104,6 +116,9 @@ void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost
 
 // `s` as a double-quoted string literal, escaping quote, backslash and newline: the same
 // text for a TOML basic string and a Python string literal, the two forms the exports write.
+// Whether the layout's offload is torchtitan's training.enable_cpu_offload: parameters,
+// gradients and optimizer states on the CPU under ZeRO-3 (FSDP2's CPUOffloadPolicy).
+bool torchtitan_cpu_offload(const Layout& layout);
 std::string torchtitan_quoted(const std::string& s);
 
 }  // namespace meshwork

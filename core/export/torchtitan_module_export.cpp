@@ -32,7 +32,19 @@ std::string torchtitan_function_name(const std::string& layout_name) {
         const auto u = static_cast<unsigned char>(c);
         out += std::isalnum(u) != 0 ? static_cast<char>(std::tolower(u)) : '_';
     }
-    if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0])) != 0) out = "layout_" + out;
+    // The module's own imports (and Python's keywords) must not be shadowed: a layout
+    // imported from config_registry.py would otherwise define config_registry() over the
+    // module it calls (config_registry.deepseek_v3_671b: AttributeError).
+    static constexpr const char* kTaken[] = {"config_registry", "model_registry", "ParallelismConfig", "Trainer",
+                                             "FullAC", "SelectiveAC", "Float8LinearConverter",
+                                             "Float8GroupedExpertsConverter", "False", "None", "True", "and",
+                                             "as", "assert", "async", "await", "break", "class", "continue", "def",
+                                             "del", "elif", "else", "except", "finally", "for", "from", "global",
+                                             "if", "import", "in", "is", "lambda", "nonlocal", "not", "or",
+                                             "pass", "raise", "return", "try", "while", "with", "yield"};
+    bool taken = false;
+    for (const char* t : kTaken) taken = taken || out == t;
+    if (taken || out.empty() || std::isdigit(static_cast<unsigned char>(out[0])) != 0) out = "layout_" + out;
     return out;
 }
 
@@ -43,10 +55,14 @@ ExportResult export_torchtitan(const Layout& layout) {
     ExportResult r;
     auto& lost = r.lost;
 
-    const TorchtitanFlavor* known = torchtitan_flavor_of_preset(l.model_ref);
+    const TorchtitanFlavor* known = torchtitan_flavor_of_layout(l, TorchtitanTarget::Main);
     const std::string name = known != nullptr ? known->name : "llama3";
     std::string flavor = known != nullptr ? known->flavor : "";
-    const std::string base = known != nullptr ? known->main_config : "llama3_debugmodel";
+    // A flavor without a shipped config function starts from the model's debug config, whose
+    // model spec the module replaces.
+    const std::string base = known == nullptr                 ? "llama3_debugmodel"
+                             : std::string(known->main_config).empty() ? name + "_debugmodel"
+                                                                       : known->main_config;
     if (known == nullptr) {
         flavor = l.model_ref.empty() ? l.model.name : l.model_ref;
         lost.push_back("model " + flavor +
@@ -112,6 +128,7 @@ ExportResult export_torchtitan(const Layout& layout) {
             lost.push_back("fp16: torchtitan trains in bfloat16 or float32");
         if (t.dtype == DType::Tf32) lost.push_back("tf32: torchtitan has no TF32 switch");
     }
+    if (torchtitan_cpu_offload(layout)) s += "    config.training.enable_cpu_offload = True\n";
     // CUDA graphs refuse pipeline parallelism and the default EP token dispatcher.
     if (m.pp > 1 || m.ep > 1) s += "    config.training.disable_cuda_graphs = True\n";
 

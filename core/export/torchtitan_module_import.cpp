@@ -24,9 +24,9 @@ namespace {
 // torchtitan/config/configs.py at kTorchtitanMainCommit (docs/export.md).
 constexpr const char* kTrainingUsed =
     "num_tokens_per_microbatch_per_dp_rank num_tokens_per_train_step max_context_length "
-    "mixed_precision_param";
+    "mixed_precision_param enable_cpu_offload";
 constexpr const char* kTrainingIgnored =
-    "max_norm steps enable_cpu_offload disable_cuda_graphs dtype mixed_precision_reduce gc_freq "
+    "max_norm steps disable_cuda_graphs dtype mixed_precision_reduce gc_freq "
     "gc_debug";
 constexpr const char* kParallelismUsed =
     "data_parallel_replicate_degree data_parallel_shard_degree fsdp_reshard_after_forward "
@@ -543,6 +543,7 @@ class ModuleReader {
             s.where["async_tp"] = s.where["compile.enable_async_tensor_parallel"];
         }
         if (const Value* v = get("compile.enable", Value::Bool, s)) s.compile_enable = v->b;
+        if (const Value* v = get("training.enable_cpu_offload", Value::Bool, s)) s.cpu_offload = v->b;
         integer("parallelism.pipeline_parallel_degree", s.pp, s);
         string("parallelism.pipeline_parallel_schedule", s.schedule, s);
         integer("parallelism.context_parallel_degree", s.cp, s);

@@ -69,7 +69,15 @@ void layout_from_torchtitan(const TorchtitanSettings& s, const std::string& file
     std::string preset =
         options.model.value_or(preset_of_torchtitan_flavor(s.model_name, s.flavor));
     const std::string flavor_at = s.at("model.flavor");
-    if (preset.empty()) {
+    const TorchtitanFlavor* registry = find_torchtitan_flavor(s.model_name, s.flavor);
+    if (!options.model && registry != nullptr && registry->hf_config != nullptr) {
+        // A flavor of torchtitan's registry that no preset has (Qwen3, DeepSeek 16B): its
+        // values, written inline.
+        l.model = torchtitan_flavor_model(*registry);
+        l.model_ref.clear();
+        r.notes.push_back("torchtitan " + s.model_name + " flavor " + s.flavor + ": the model of torchtitan's registry (" +
+                          registry->source + "), written inline");
+    } else if (preset.empty()) {
         try {
             // A flavor is a name, never a path: only a bundled preset of that name is read
             // (flavor = "/etc/passwd" must not open the file).
@@ -84,9 +92,10 @@ void layout_from_torchtitan(const TorchtitanSettings& s, const std::string& file
                                  " has no Meshwork preset: pass --model PRESET|config.json");
         }
     }
-    l.model =
-        load_model(preset, options.model ? "<flags>" : file, options.model ? "--model" : flavor_at);
-    l.model_ref = preset;
+    if (!preset.empty()) {
+        l.model = load_model(preset, options.model ? "<flags>" : file, options.model ? "--model" : flavor_at);
+        l.model_ref = preset;
+    }
     apply_import_defaults(l, options, file, "torchtitan config", r.notes);
 
     auto& mesh = l.parallel.mesh;
@@ -169,6 +178,24 @@ void layout_from_torchtitan(const TorchtitanSettings& s, const std::string& file
                           std::to_string(shard) + ") read as ZeRO-" +
                           std::to_string(tr.zero_stage) + " over all " + std::to_string(mesh.dp) +
                           " data-parallel ranks");
+    }
+    if (s.cpu_offload) {
+        // FSDP2's CPUOffloadPolicy is applied in apply_fsdp only: without sharded data
+        // parallelism torchtitan offloads nothing.
+        if (tr.zero_stage == 0) {
+            r.notes.push_back("training.enable_cpu_offload has no effect without FSDP (data_parallel_shard_degree 1): "
+                              "torchtitan applies CPUOffloadPolicy in apply_fsdp");
+        } else if (tr.zero_stage != 3) {
+            throw InputError(file, s.at("training.enable_cpu_offload"),
+                             "CPU offload of parameters with fsdp_reshard_after_forward \"" + s.reshard +
+                                 "\" (ZeRO-" + std::to_string(tr.zero_stage) +
+                                 "): a layout offloads parameters with ZeRO-3 only");
+        } else {
+            tr.offload_params = Offload::Cpu;
+            tr.offload_optimizer = Offload::Cpu;
+            r.notes.push_back("training.enable_cpu_offload: parameters, gradients and optimizer states on the host "
+                              "(training.offload_params and offload_optimizer cpu)");
+        }
     }
     if (shard == 1 && mesh.cp > 1) {
         r.notes.push_back("torchtitan shards parameters over the " + std::to_string(mesh.cp) +

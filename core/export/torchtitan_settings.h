@@ -37,6 +37,10 @@ struct TorchtitanSettings {
     bool async_tp = false;
     std::optional<bool> compile_enable;  // unset: torchtitan's default (off)
     bool compile_model = true;  // "model" in compile.components (the default list has it)
+    // training.enable_cpu_offload: FSDP2's CPUOffloadPolicy, parameters, gradients and
+    // optimizer states on the host (job_config.py:270-273, models/llama3/infra/parallelize.py:
+    // 315-317 at v0.2.2; the same field in main's TrainingConfig).
+    bool cpu_offload = false;
     // A main config module deriving from a config function Meshwork does not read (another
     // module's): settings it leaves unset may come from there.
     bool base_unread = false;

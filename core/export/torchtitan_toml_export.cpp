@@ -22,7 +22,7 @@ ExportResult export_torchtitan_toml(const Layout& layout) {
     s += "[job]\ndescription = " + torchtitan_quoted(l.description.empty() ? l.name : l.description) +
          "\n\n";
 
-    const TorchtitanFlavor* known = torchtitan_flavor_of_preset(l.model_ref);
+    const TorchtitanFlavor* known = torchtitan_flavor_of_layout(l, TorchtitanTarget::V02);
     std::string name = known != nullptr ? known->name : "llama3";
     std::string flavor = known != nullptr ? known->flavor : "";
     if (known == nullptr) {
@@ -48,6 +48,7 @@ ExportResult export_torchtitan_toml(const Layout& layout) {
     s += "[training]\nlocal_batch_size = " + std::to_string(local) + "\n";
     s += "global_batch_size = " + std::to_string(t.global_batch_size) + "\n";
     s += "seq_len = " + std::to_string(t.seq_length) + "\n";
+    if (torchtitan_cpu_offload(layout)) s += "enable_cpu_offload = true\n";
     if (t.dtype == DType::Fp32) {
         s += "mixed_precision_param = \"float32\"\n";
     } else {

@@ -162,7 +162,10 @@ LayerGraph build_layer_graph(const ModelSpec& m) {
     emb.kind = LayerKind::Embedding;
     emb.name = "embedding";
     emb.params = m.vocab_size * h + (m.learned_position_embeddings ? m.max_position_embeddings * h : 0);
-    emb.active_params = emb.params;
+    // A token reads one row of the input embedding (and of the positions): none of it is an
+    // active weight, as the gpt-oss model card counts (arXiv:2508.10925, table 1: 5.13B active
+    // of 116.83B). Tied, the same matrix is the LM head's, which every token multiplies.
+    emb.active_params = m.tie_embeddings ? m.vocab_size * h : 0;
     g.layers.push_back(emb);
     g.params_embedding = emb.params;
 

@@ -66,7 +66,9 @@ void TestCli::describe_405b_json() {
     QCOMPARE(r.exit_code, 0);
     const auto j = nlohmann::json::parse(r.out.toStdString());
     QVERIFY(std::abs(j["model"]["params_total"].get<double>() - 405.9e9) / 405.9e9 < 0.005);
-    QCOMPARE(j["model"]["params_active"], j["model"]["params_total"]);
+    // Dense and untied: every weight but the input embedding (a token reads one row) is active.
+    QCOMPARE(j["model"]["params_active"].get<double>(),
+             j["model"]["params_total"].get<double>() - j["model"]["params_embedding"].get<double>());
     QVERIFY(j["model"]["flops_per_token"].get<double>() > 6 * 405e9);
     QCOMPARE(j["mesh"]["world_size"].get<int>(), 16384);
     QCOMPARE(j["mesh"]["ranks"].size(), std::size_t{16384});
@@ -91,7 +93,8 @@ void TestCli::describe_405b_json() {
 void TestCli::describe_human() {
     const CliResult r = run_cli({"describe", QString(MESHWORK_RESOURCES_DIR) + "/layouts/mixtral-8x7b-h100-64.json"});
     QCOMPARE(r.exit_code, 0);
-    QVERIFY(r.out.contains("46.70B total, 12.88B active"));
+    // Active: every weight a token multiplies, without the input embedding it reads one row of.
+    QVERIFY(r.out.contains("46.70B total, 12.75B active"));
     QVERIFY(r.out.contains("experts 8 (top-2"));
 }
 

@@ -131,12 +131,12 @@ void TestExportCli::import_args_stdin_and_out() {
 
 void TestExportCli::import_args_bad_argument() {
     const QByteArray cmd = "torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4 "
-                           "--tensor-model-parallel-size ${TP} --learning-rate 1\n";
+                           "--tensor-model-parallel-size ${TP} --tensor-parallel-size 1\n";
     const CliResult r = run_cli({"import-args"}, cmd);
     QCOMPARE(r.exit_code, 2);
     QVERIFY2(r.err.contains("<stdin>: argv[6] --tensor-model-parallel-size: '${TP}' (line 1): TP is not set"),
              r.err.constData());
-    QVERIFY2(r.err.contains("<stdin>: argv[8] --learning-rate: unknown Megatron-LM argument"), r.err.constData());
+    QVERIFY2(r.err.contains("<stdin>: argv[8] --tensor-parallel-size: unknown Megatron-LM argument"), r.err.constData());
     const CliResult missing = run_cli({"import-args", "/nonexistent/cmd.sh"});
     QCOMPARE(missing.exit_code, 2);
     QVERIFY(missing.err.contains("/nonexistent/cmd.sh"));

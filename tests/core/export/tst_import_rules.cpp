@@ -1,0 +1,447 @@
+// What upstream accepts is read as upstream reads it (issues 33 and 34): repeated and implied
+// flags, the padded vocabulary, RoPE flags that must not vanish, interpreter options, which
+// command trains, a stated world size over a launcher's assumption, offload, forks' flags
+// and flags no release defines. Each case is the few lines that reproduced the problem.
+#include <QtTest>
+
+#include "core/common/error.h"
+#include <fstream>
+#include <sstream>
+
+#include "core/export/exporter.h"
+#include "core/export/importer.h"
+#include "core/export/megatron_export.h"
+#include "core/export/megatron_import.h"
+#include "core/model/hf_config.h"
+#include "core/model/model_spec.h"
+
+using namespace meshwork;
+
+namespace {
+
+ImportOptions opts(int gpus = 0) {
+    ImportOptions o;
+    o.cluster = "dgx-h100";
+    if (gpus > 0) o.gpus = gpus;
+    return o;
+}
+
+std::vector<InputIssue> issues_of(const std::string& text, ImportOptions o = opts()) {
+    try {
+        (void)import_megatron(text, "cmd.sh", o);
+    } catch (const InputError& e) {
+        return e.issues();
+    }
+    return {};
+}
+
+std::string dump(const std::vector<InputIssue>& issues) {
+    std::string s;
+    for (const auto& i : issues) s += "\n  " + i.to_string();
+    return s.empty() ? " (none)" : s;
+}
+
+bool has_issue(const std::vector<InputIssue>& issues, const std::string& field, const std::string& words) {
+    for (const auto& i : issues) {
+        if (i.field == field && i.message.find(words) != std::string::npos) return true;
+    }
+    return false;
+}
+
+const IgnoredInput* ignored(const ImportResult& r, const std::string& text) {
+    for (const auto& i : r.ignored) {
+        if (i.text == text) return &i;
+    }
+    return nullptr;
+}
+
+bool has_note(const ImportResult& r, const std::string& words) {
+    for (const auto& n : r.notes) {
+        if (n.find(words) != std::string::npos) return true;
+    }
+    return false;
+}
+
+// The import, or an empty result after recording the failure (the checks that follow fail).
+ImportResult import_ok(const std::string& text, ImportOptions o = opts()) {
+    try {
+        return import_megatron(text, "cmd.sh", o);
+    } catch (const InputError& e) {
+        QTest::qFail(qPrintable(QString::fromStdString("import failed:" + dump(e.issues()))), __FILE__, __LINE__);
+        return {};
+    }
+}
+
+// A small model; argv[0] torchrun [1] --nproc-per-node [2] 8 [3] pretrain_gpt.py, then
+// 12 words of model, so the next argument is argv[16].
+const std::string kBase = "torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4 --hidden-size 64 "
+                          "--num-attention-heads 4 --seq-length 32 --micro-batch-size 1 --vocab-size 256 ";
+// Unmodified upstream files (tests/fixtures/export/upstream/SOURCES.txt).
+std::string upstream_file(const std::string& name) {
+    std::ifstream in(std::string(MESHWORK_TEST_FIXTURES) + "/export/upstream/" + name);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+ImportResult import_any(const std::string& text, const std::string& file, ImportOptions o = opts()) {
+    try {
+        return import_config(text, file, ImportFormat::Auto, o);
+    } catch (const InputError& e) {
+        QTest::qFail(qPrintable(QString::fromStdString("import failed:" + dump(e.issues()))), __FILE__, __LINE__);
+        return {};
+    }
+}
+
+std::vector<InputIssue> any_issues(const std::string& text, ImportOptions o = opts()) {
+    try {
+        (void)import_config(text, "c.toml", ImportFormat::Auto, o);
+    } catch (const InputError& e) {
+        return e.issues();
+    }
+    return {};
+}
+
+const std::string kArgs = "--num-layers 4 --hidden-size 64 --num-attention-heads 4 --seq-length 32 "
+                          "--micro-batch-size 1 --vocab-size 256";
+
+}  // namespace
+
+class TestImportRules : public QObject {
+    Q_OBJECT
+private slots:
+    void repeated_flags_last_wins();
+    void recompute_activations_implies_selective();
+    void padded_vocab_size();
+    void rope_flags_never_vanish();
+    void interpreter_options();
+    void only_training_commands_train();
+    void stated_world_wins_over_assumed();
+    void optimizer_offload();
+    void unknown_and_fork_flags();
+    void megatron_deepspeed_moe();
+    void upstream_gptoss_example();
+    void torchtitan_schemas();
+    void torchtitan_cpu_offload();
+    void torchtitan_flavors();
+    void torchtitan_module_names();
+};
+
+void TestImportRules::repeated_flags_last_wins() {
+    // argparse keeps the last value (its "store" action): an appended override wins.
+    const ImportResult r = import_ok(kBase + "--seq-length 64 --tensor-model-parallel-size 2 --tensor-model-parallel-size 4");
+    QCOMPARE(r.layout.training.seq_length, 64);
+    QCOMPARE(r.layout.parallel.mesh.tp, 4);
+    QVERIFY(has_note(r, "--tensor-model-parallel-size is given twice"));
+}
+
+void TestImportRules::recompute_activations_implies_selective() {
+    // Issue 34 item 1: Megatron-LM accepts the pair (arguments.py:607-608 at d98e8a64).
+    const ImportResult a = import_ok(kBase + "--recompute-activations --recompute-granularity selective");
+    QVERIFY(a.layout.training.recompute == Recompute::Selective);
+    // --recompute-activations wins over an explicit full granularity, as validate_args does.
+    const ImportResult b = import_ok(kBase + "--recompute-granularity full --recompute-activations");
+    QVERIFY(b.layout.training.recompute == Recompute::Selective);
+    QVERIFY(has_note(b, "--recompute-activations sets --recompute-granularity selective"));
+    // ... and then a method is refused as Megatron-LM refuses it with selective (arguments.py:1425-1426).
+    QVERIFY(has_issue(issues_of(kBase + "--recompute-granularity full --recompute-method uniform --recompute-activations"),
+                      "argv[18] --recompute-method", "full only"));
+}
+
+void TestImportRules::padded_vocab_size() {
+    // Issue 34 item 2: --padded-vocab-size is the embedding (argument_utils.py:474-478).
+    const std::string cmd = "torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4 --hidden-size 64 "
+                            "--num-attention-heads 4 --seq-length 32 --micro-batch-size 1 --padded-vocab-size 512 "
+                            "--tokenizer-type HuggingFaceTokenizer";
+    const ImportResult r = import_ok(cmd);
+    QCOMPARE(r.layout.model.vocab_size, std::int64_t{512});
+    QVERIFY(ignored(r, "--padded-vocab-size 512") == nullptr);
+    const ImportResult both = import_ok(kBase + "--padded-vocab-size 384");
+    QCOMPARE(both.layout.model.vocab_size, std::int64_t{384});
+}
+
+void TestImportRules::rope_flags_never_vanish() {
+    // Issue 34 item 3: an MLA model with YaRN 40 and a stray --use-rope-scaling.
+    // (MLA is written as DeepSeek's config.json, which has experts.)
+    const std::string moe = "--swiglu --normalization RMSNorm --disable-bias-linear --untie-embeddings-and-output-weights "
+                            "--num-experts 4 --moe-router-topk 2 --moe-ffn-hidden-size 32 ";
+    const std::string mla = kBase + moe + "--multi-latent-attention --q-lora-rank 32 --kv-lora-rank 32 --qk-head-dim 16 "
+                                    "--qk-pos-emb-head-dim 8 --v-head-dim 16 --position-embedding-type rope "
+                                    "--rope-type yarn --rotary-scaling-factor 40 --use-rope-scaling --bf16";
+    const ImportResult r = import_ok(mla);
+    QCOMPARE(QString::fromStdString(r.layout.model.rope.scaling), QString("yarn"));
+    QCOMPARE(r.layout.model.rope.factor, 40.0);
+    // The flag MLA does not read is listed, not dropped.
+    const IgnoredInput* u = ignored(r, "--use-rope-scaling");
+    QVERIFY(u != nullptr);
+    QVERIFY(u->reason.find("multi_latent_attention.py") != std::string::npos);
+    // The export writes YaRN (MLA's default rope type) with the factor, never --use-rope-scaling.
+    const ExportResult e = export_megatron(r.layout);
+    QVERIFY2(e.text.find("--rotary-scaling-factor 40") != std::string::npos, e.text.c_str());
+    QVERIFY(e.text.find("--use-rope-scaling") == std::string::npos);
+    QVERIFY(e.text.find("--rope-type rope") == std::string::npos);
+    // MLA with plain RoPE needs --no-rope-fusion (transformer_config.py:3345-3346).
+    const std::string plain = kBase + moe + "--multi-latent-attention --q-lora-rank 32 --kv-lora-rank 32 --qk-head-dim 16 "
+                                      "--qk-pos-emb-head-dim 8 --v-head-dim 16 --position-embedding-type rope --rope-type rope";
+    QVERIFY2(has_issue(issues_of(plain), "argv[40] --rope-type", "--no-rope-fusion"), dump(issues_of(plain)).c_str());
+    const ImportResult p = import_ok(plain + " --no-rope-fusion");
+    QVERIFY(p.layout.model.rope.scaling.empty());
+    const ExportResult pe = export_megatron(p.layout);
+    QVERIFY(pe.text.find("--rope-type rope") != std::string::npos);
+    QVERIFY(pe.text.find("--no-rope-fusion") != std::string::npos);
+    // Other attention: --rope-type yarn is asserted away upstream (argument_utils.py:339-340).
+    QVERIFY(has_issue(issues_of(kBase + "--position-embedding-type rope --rope-type yarn"), "argv[18] --rope-type",
+                      "asserts rope"));
+    // A factor that nothing reads is listed with the reason.
+    const ImportResult f = import_ok(kBase + "--position-embedding-type rope --rotary-scaling-factor 4");
+    QVERIFY(ignored(f, "--rotary-scaling-factor 4") != nullptr);
+    QVERIFY(f.layout.model.rope.scaling.empty());
+}
+
+void TestImportRules::interpreter_options() {
+    // Issue 34 item 4: interpreter options before -m.
+    const ImportResult r = import_ok("python -u -m torch.distributed.run --nproc_per_node 4 pretrain_gpt.py " + kArgs);
+    QCOMPARE(r.layout.gpus, 4);
+    const ImportResult w = import_ok("python3 -W ignore -X faulthandler -m torch.distributed.launch --nproc_per_node 2 "
+                                     "pretrain_gpt.py " + kArgs);
+    QCOMPARE(w.layout.gpus, 2);
+}
+
+void TestImportRules::only_training_commands_train() {
+    // Issue 34 item 5: data preparation before the launcher is not a training command.
+    const ImportResult r = import_ok("#!/bin/bash\npython load_ratios.py --split train --seed 1\n"
+                                     "torchrun --nproc-per-node 8 pretrain_gpt.py " + kArgs + "\n");
+    QCOMPARE(r.layout.gpus, 8);
+    // Two commands carrying the training arguments are still two launches.
+    QVERIFY(has_issue(issues_of("torchrun --nproc-per-node 8 pretrain_gpt.py " + kArgs + "\n" +
+                                "torchrun --nproc-per-node 8 pretrain_gpt.py " + kArgs + "\n"),
+                      "line 2", "a second training command"));
+    // A training entry point whose arguments come from elsewhere still trains.
+    QVERIFY(has_issue(issues_of("torchrun --nproc-per-node 8 pretrain_gpt.py --lr 1\n"), "--num-layers", "required"));
+}
+
+void TestImportRules::stated_world_wins_over_assumed() {
+    // Issue 34 item 7: deepspeed without --num_nodes assumes one node; --gpus says 128.
+    const ImportResult d = import_ok("deepspeed pretrain_gpt.py " + kArgs + " --tensor-model-parallel-size 8", opts(128));
+    QCOMPARE(d.layout.gpus, 128);
+    QCOMPARE(d.layout.parallel.mesh.dp, 16);
+    QVERIFY(has_note(d, "wins over deepspeed's"));
+    // srun without -n or -N likewise.
+    const ImportResult s = import_ok("srun python pretrain_gpt.py " + kArgs, opts(16));
+    QCOMPARE(s.layout.gpus, 16);
+    // A count the script states still disagrees.
+    QVERIFY(has_issue(issues_of(kBase, opts(16)), "--gpus", "disagree with torchrun's"));
+}
+
+void TestImportRules::optimizer_offload() {
+    // Issue 34 item 8: Megatron-LM's hybrid optimizer, fraction 1.0 by default (arguments.py:2918-2922).
+    const ImportResult up = import_ok(kBase + "--bf16 --use-distributed-optimizer --optimizer-cpu-offload "
+                                              "--use-precision-aware-optimizer");
+    QVERIFY(up.layout.training.offload_optimizer == Offload::Cpu);
+    QVERIFY(has_issue(issues_of(kBase + "--use-distributed-optimizer --optimizer-cpu-offload"),
+                      "argv[17] --optimizer-cpu-offload", "--use-precision-aware-optimizer"));
+    // Pai-Megatron-Patch's hybridadam, static policy, fraction 1.0.
+    const ImportResult pai = import_ok(kBase + "--use-distributed-optimizer --optimizer hybridadam "
+                                               "--optimizer-offload-policy static --optimizer-offload-fraction 1.0");
+    QVERIFY(pai.layout.training.offload_optimizer == Offload::Cpu);
+    // A part of the optimizer on the host, or Pai's auto policy, is refused: a layout holds all or none.
+    QVERIFY(has_issue(issues_of(kBase + "--use-distributed-optimizer --optimizer-cpu-offload "
+                                        "--use-precision-aware-optimizer --optimizer-offload-fraction 0.5"),
+                      "argv[19] --optimizer-offload-fraction", "a fraction 0.5"));
+    QVERIFY(has_issue(issues_of(kBase + "--optimizer hybridadam --optimizer-offload-policy auto"),
+                      "argv[18] --optimizer-offload-policy", "'auto'"));
+    // Without an offloading optimizer the fraction is read by nothing: listed.
+    const ImportResult plain = import_ok(kBase + "--optimizer adam --optimizer-offload-fraction 1.0");
+    QVERIFY(plain.layout.training.offload_optimizer == Offload::None);
+    QVERIFY(ignored(plain, "--optimizer-offload-fraction 1.0") != nullptr);
+    QVERIFY(ignored(plain, "--optimizer adam") != nullptr);
+}
+
+void TestImportRules::unknown_and_fork_flags() {
+    // Issue 33 item 1: flags of extra argument providers and forks are known; a flag no
+    // release defines is ignored with a warning unless its name says it may be a layout one.
+    const ImportResult r = import_ok(kBase + "--enable-gpt-oss --export-force-local-attention --data-path2 a b "
+                                             "--valid-num-workers 2 --log-level-replica info --wandb-name x --use-mpi "
+                                             "--log-optimizer-states-to-tensorboard --my-own-flag 3");
+    const IgnoredInput* gptoss = ignored(r, "--enable-gpt-oss");
+    QVERIFY(gptoss != nullptr);
+    QVERIFY(gptoss->reason.find("megatron/post_training/arguments.py") != std::string::npos);
+    const IgnoredInput* detox = ignored(r, "--data-path2 a b");
+    QVERIFY(detox != nullptr);
+    QVERIFY2(detox->reason.find("core_v0.") != std::string::npos, detox->reason.c_str());  // the release named
+    QVERIFY(ignored(r, "--valid-num-workers 2")->reason.find("BigScience") != std::string::npos);
+    QVERIFY(ignored(r, "--wandb-name x")->reason.find("llm-jp") != std::string::npos);
+    QVERIFY(ignored(r, "--log-optimizer-states-to-tensorboard")->reason.find("Megatron-DeepSpeed") != std::string::npos);
+    QVERIFY(ignored(r, "--my-own-flag 3") != nullptr);
+    QCOMPARE(r.warnings.size(), std::size_t{1});
+    QVERIFY(r.warnings[0].find("--my-own-flag") != std::string::npos);
+    // A name that may describe the layout is refused, whatever else.
+    QVERIFY(has_issue(issues_of(kBase + "--tensor-parallel-size 8"), "argv[16] --tensor-parallel-size", "'parallel'"));
+    // --strict: Megatron-LM's own arguments only.
+    ImportOptions strict = opts();
+    strict.strict = true;
+    QVERIFY(has_issue(issues_of(kBase + "--wandb-name x", strict), "argv[16] --wandb-name", "--strict"));
+    QVERIFY(has_issue(issues_of(kBase + "--my-own-flag 3", strict), "argv[16] --my-own-flag", "--strict"));
+    QVERIFY(issues_of(kBase + "--enable-gpt-oss --lr 1", strict).empty());
+    // Pai-Megatron-Patch's window is read (transformers' sliding_window: W keys).
+    const ImportResult w = import_ok(kBase + "--swiglu --normalization RMSNorm --disable-bias-linear "
+                                             "--position-embedding-type rope --sliding-window 16");
+    QCOMPARE(w.layout.model.sliding_window, std::int64_t{16});
+}
+
+void TestImportRules::megatron_deepspeed_moe() {
+    // Issue 33 item 2: Megatron-DeepSpeed's MoE flags (megatron/arguments.py:608-615, :1159
+    // at 4efb479d): experts in every second layer by default, split over 4 ranks.
+    // (A Qwen2-MoE-like model: experts every decoder_sparse_step blocks from block step-1.)
+    const std::string llama = " --swiglu --normalization rmsnorm --disable-bias-linear --add-qkv-bias "
+                              "--position-embedding-type rope";
+    const ImportResult r = import_ok("deepspeed --num_gpus 8 pretrain_gpt.py " + kArgs + llama +
+                                     " --num-experts 8 --moe-expert-parallel-size 4 --topk 2 --deepspeed "
+                                     "--create-moe-param-group --disable-moe-token-dropping");
+    const auto& m = r.layout.model;
+    QCOMPARE(m.moe.num_experts, 8);
+    QCOMPARE(m.moe.top_k, 2);
+    QCOMPARE(m.moe.first_k_dense, 1);
+    QCOMPARE(m.moe.layer_freq, 2);
+    QVERIFY(!m.is_moe_block(0) && m.is_moe_block(1) && !m.is_moe_block(2) && m.is_moe_block(3));
+    QCOMPARE(r.layout.parallel.mesh.ep, 4);
+    QCOMPARE(r.layout.training.moe_capacity_factor, 0.0);
+    // One count for every expert layer; different counts (pyramid MoE) are refused, named.
+    QVERIFY(has_issue(issues_of("deepspeed --num_gpus 8 pretrain_gpt.py " + kArgs + " --num-experts 8 16 --deepspeed"),
+                      "argv[16] --num-experts", "pyramid"));
+    // --num-experts 1 (Megatron-DeepSpeed's default) is a dense model.
+    const ImportResult dense = import_ok("deepspeed --num_gpus 8 pretrain_gpt.py " + kArgs + llama +
+                                         " --num-experts 1 --deepspeed");
+    QVERIFY(!dense.layout.model.is_moe());
+}
+
+void TestImportRules::upstream_gptoss_example() {
+    // Megatron-LM's own examples/gptoss/02_train.sh: post-training's flags (--enable-gpt-oss,
+    // --export-force-local-attention, megatron/post_training/arguments.py) are known, so the
+    // only refusal left is the model's: a gpt-oss block without linear biases, which no
+    // config.json Meshwork reads describes (transformers' gpt_oss has attention biases).
+    const std::string text = upstream_file("mlm__gptoss_02_train.sh");
+    QVERIFY(!text.empty());
+    ImportOptions o = opts();
+    o.set["GPUS_PER_NODE"] = "4";
+    const auto issues = issues_of(text, o);
+    QVERIFY2(issues.size() == 1 && issues.front().field == "model" &&
+                 issues.front().message.find("gpt-oss without attention biases") != std::string::npos,
+             dump(issues).c_str());
+    // The same lines with attention biases import with the axes the script writes (lines
+    // 104-120, 196-236): 4 GPUs as 4 pipeline stages, fp8, --recompute-activations.
+    std::string biased = text;
+    biased.replace(biased.find("    --disable-bias-linear\n"), std::string("    --disable-bias-linear\n").size(), "");
+    const ImportResult r = import_ok(biased, o);
+    const Layout& l = r.layout;
+    QCOMPARE(l.gpus, 4);
+    QCOMPARE(l.parallel.mesh.pp, 4);
+    QCOMPARE(l.parallel.mesh.tp, 1);
+    QCOMPARE(l.training.micro_batch_size, 1);
+    QCOMPARE(l.training.global_batch_size, 128);
+    QCOMPARE(l.training.seq_length, 8192);
+    QVERIFY(l.training.dtype == DType::Fp8);
+    QVERIFY(l.training.recompute == Recompute::Selective);
+    QCOMPARE(l.training.zero_stage, 1);
+    bool gptoss = false;
+    for (const auto& i : r.ignored) gptoss = gptoss || (i.text == "--enable-gpt-oss" &&
+                                                        i.reason.find("post_training") != std::string::npos);
+    QVERIFY(gptoss);
+    QVERIFY(r.warnings.empty());
+}
+
+void TestImportRules::torchtitan_schemas() {
+    // torchtitan's schema of 2025-03 (config_manager.py at 38e7ee705): data parallelism under
+    // [training], context and pipeline parallelism under [experimental]; its own
+    // llama3_70b.toml, on 64 GPUs.
+    const ImportResult r = import_any(upstream_file("tt__2025-03_llama3_70b.toml"), "llama3_70b.toml", opts(64));
+    const Layout& l = r.layout;
+    QCOMPARE(QString::fromStdString(l.model_ref), QString("llama3-70b"));
+    QCOMPARE(l.parallel.mesh.tp, 8);
+    QCOMPARE(l.parallel.mesh.dp, 8);
+    QCOMPARE(l.parallel.mesh.cp, 1);
+    QCOMPARE(l.training.zero_stage, 3);
+    QCOMPARE(l.training.seq_length, 8192);
+    QCOMPARE(l.training.micro_batch_size, 8);
+    QVERIFY(l.training.recompute == Recompute::Full);
+    // A key of another schema is listed with the commit that defines it.
+    bool norm_type = false;
+    for (const auto& i : r.ignored) norm_type = norm_type || (i.where == "model.norm_type");
+    QVERIFY(norm_type);
+    QVERIFY(r.warnings.empty());
+    // Newer or forked keys and sections: ignored with a warning; --strict refuses them.
+    const std::string v02 = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = 8\n"
+                            "prefetch_before_data = true\n[training]\nskip_optimizer_step = false\n[infra]\nx = 1\n";
+    const ImportResult w = import_any(v02, "c.toml", opts(8));
+    QCOMPARE(w.warnings.size(), std::size_t{3});
+    ImportOptions strict = opts(8);
+    strict.strict = true;
+    QVERIFY(has_issue(any_issues(v02, strict), "parallelism.prefetch_before_data", "--strict"));
+    // One schema per config: a v0.2 layout key in a config of the earlier schema is refused.
+    QVERIFY(has_issue(any_issues("[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nbatch_size = 2\n"
+                                 "[parallelism]\ntensor_parallel_degree = 2\n", opts(8)),
+                      "parallelism.tensor_parallel_degree", "one schema"));
+}
+
+void TestImportRules::torchtitan_cpu_offload() {
+    // Issue 34 item 8: FSDP2's CPUOffloadPolicy moves parameters, gradients and optimizer
+    // states (job_config.py:270-273, llama3/infra/parallelize.py:315-317 at v0.2.2).
+    const std::string toml = "[model]\nname = \"llama3\"\nflavor = \"70B\"\n[training]\nenable_cpu_offload = true\n"
+                             "seq_len = 4096\nlocal_batch_size = 1\n[parallelism]\ndata_parallel_shard_degree = 8\n";
+    const ImportResult r = import_any(toml, "c.toml", opts(8));
+    QVERIFY(r.layout.training.offload_params == Offload::Cpu);
+    QVERIFY(r.layout.training.offload_optimizer == Offload::Cpu);
+    // ... and the exports write it back.
+    const ExportResult e = export_layout(r.layout, ExportFormat::TorchtitanToml);
+    QVERIFY2(e.text.find("enable_cpu_offload = true") != std::string::npos, e.text.c_str());
+    const ExportResult m = export_layout(r.layout, ExportFormat::Torchtitan);
+    QVERIFY(m.text.find("config.training.enable_cpu_offload = True") != std::string::npos);
+    // Under ZeRO-2 (never resharding) a layout cannot hold the parameters on the host.
+    QVERIFY(has_issue(any_issues(toml + "fsdp_reshard_after_forward = \"never\"\n", opts(8)),
+                      "training.enable_cpu_offload (line 5)", "ZeRO-3 only"));
+}
+
+void TestImportRules::torchtitan_flavors() {
+    // Issue 33 item 4: flavors as users write them. Qwen3 32B (qwen3/__init__.py _32b at main
+    // b5bcd76c) against the published Qwen3-32B: 32.8B parameters (Qwen3 model card).
+    const ImportResult q = import_any("[model]\nname = \"qwen3\"\nflavor = \"32B\"\n[parallelism]\n"
+                                      "data_parallel_shard_degree = 8\ntensor_parallel_degree = 8\n",
+                                      "q.toml", opts(64));
+    QCOMPARE(q.layout.model.num_layers, 64);
+    QCOMPARE(q.layout.model.hidden_size, std::int64_t{5120});
+    QVERIFY(q.layout.model.qk_norm);
+    // Llama 4 Scout and DeepSeek 16B.
+    const ImportResult s = import_any("[model]\nname = \"llama4\"\nflavor = \"17bx16e\"\n[parallelism]\n"
+                                      "data_parallel_shard_degree = 8\n", "s.toml", opts(8));
+    QCOMPARE(QString::fromStdString(s.layout.model_ref), QString("llama4-scout"));
+    const ImportResult d = import_any("[model]\nname = \"deepseek_v3\"\nflavor = \"16B\"\n[parallelism]\n"
+                                      "data_parallel_shard_degree = 8\n", "d.toml", opts(8));
+    QVERIFY(d.layout.model.uses_mla);
+    QCOMPARE(d.layout.model.moe.num_experts, 64);
+    // Issue 34 item 9: a Qwen3 read from a config.json exports as torchtitan's qwen3 model.
+    Layout l = q.layout;
+    l.model = model_from_hf_config(
+        nlohmann::json::parse(R"({"model_type":"qwen3","hidden_size":5120,"num_hidden_layers":64,"num_attention_heads":64,
+            "num_key_value_heads":8,"head_dim":128,"intermediate_size":25600,"vocab_size":151936,"max_position_embeddings":40960,
+            "rope_theta":1000000,"rms_norm_eps":1e-6,"tie_word_embeddings":false,"hidden_act":"silu","attention_dropout":0.0})"),
+        "Qwen3-32B/config.json", "qwen3-32b");
+    const ExportResult e = export_layout(l, ExportFormat::Torchtitan);
+    QVERIFY2(e.text.find("from torchtitan.models.qwen3 import config_registry, model_registry") != std::string::npos,
+             e.text.c_str());
+    QVERIFY(e.text.find("model_registry(\"32B\"") != std::string::npos);
+    QVERIFY(e.text.find("config_registry.qwen3_32b()") != std::string::npos);
+}
+
+void TestImportRules::torchtitan_module_names() {
+    // Issue 34 item 9: a layout named after the module it is imported from must not shadow it.
+    Layout l = import_any("[model]\nname = \"llama3\"\nflavor = \"8B\"\n[parallelism]\ndata_parallel_shard_degree = 8\n",
+                          "c.toml", opts(8))
+                   .layout;
+    l.name = "config_registry";
+    const ExportResult e = export_layout(l, ExportFormat::Torchtitan);
+    QVERIFY2(e.text.find("def config_registry(") == std::string::npos, e.text.c_str());
+    QVERIFY(e.text.find("def layout_config_registry(") != std::string::npos);
+}
+
+QTEST_GUILESS_MAIN(TestImportRules)
+#include "tst_import_rules.moc"
