@@ -10,6 +10,7 @@
 
 #include "core/mesh/device_mesh.h"
 #include "core/trace/trace_event.h"
+#include "profiler/analysis/timeline_queries.h"
 
 namespace meshwork::gui {
 
@@ -36,10 +37,13 @@ struct TimelineEventDetails {
     int lane = 0;
 };
 
-// Totals over a time range of some lanes (box selection).
+// Totals over a time range of some lanes (box selection); `names`: the events per name with
+// their whole durations (the selection statistics table), empty where the source cannot
+// say (a remote trace).
 struct TimelineRangeStats {
     std::int64_t events = 0;
     std::int64_t busy_ns[6] = {0, 0, 0, 0, 0, 0};  // by EventKind
+    std::vector<profiler::NameTotals> names;
 };
 
 class TimelineSource {
@@ -66,6 +70,20 @@ public:
     // The first event starting after `after_ns` (any lane) whose name contains `text`
     // (case-insensitive); -1 when none.
     [[nodiscard]] virtual std::int64_t find_next(const std::string& text, std::int64_t after_ns) const = 0;
+    // Every event whose name contains `text`: how many, and the first `limit` in start
+    // order (the find bar's list). By default find_next() repeatedly, which stops at `limit`
+    // and then counts no further (total is then `limit`).
+    [[nodiscard]] virtual profiler::EventMatches find_all(const std::string& text, std::size_t limit) const {
+        profiler::EventMatches out;
+        for (std::int64_t after = begin_ns() - 1; out.events.size() < limit;) {
+            const std::int64_t e = find_next(text, after);
+            if (e < 0) break;
+            out.events.push_back(e);
+            after = details(e).event.start_ns;
+        }
+        out.total = static_cast<std::int64_t>(out.events.size());
+        return out;
+    }
 };
 
 }  // namespace meshwork::gui

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 #include "gui/app/format.h"
 #include "gui/app/theme.h"
@@ -392,6 +393,9 @@ void TimelineView::paint_selection(QPainter& p, QSize size) {
         fill.setAlpha(40);
         p.fillRect(QRectF(x0, y0, x1 - x0, y1 - y0), fill);
         p.setPen(QPen(c.accent, 1, Qt::DashLine));
+        // The outline only: the brush left by the lanes' painting would fill the box opaque
+        // and hide the events it measures.
+        p.setBrush(Qt::NoBrush);
         p.drawRect(QRectF(x0, y0, x1 - x0, y1 - y0));
     }
     if (selected_details_ && groups_.row_of_lane(selected_details_->lane) >= 0) {
@@ -775,6 +779,7 @@ TimelineRangeStats TimelineView::range_stats(int row_first, int row_last, double
     const auto of_rows = groups_.lanes_of_rows(row_first, row_last);
     if (lanes) *lanes = static_cast<int>(of_rows.size());
     // The source adds up runs of consecutive lanes; grouped rows are runs in most meshes.
+    std::unordered_map<std::string, std::size_t> name_index;
     for (std::size_t i = 0; i < of_rows.size();) {
         std::size_t j = i;
         while (j + 1 < of_rows.size() && of_rows[j + 1] == of_rows[j] + 1) ++j;
@@ -782,6 +787,18 @@ TimelineRangeStats TimelineView::range_stats(int row_first, int row_last, double
                                                static_cast<std::int64_t>(t1_ns));
         total.events += part.events;
         for (int k = 0; k < 6; ++k) total.busy_ns[k] += part.busy_ns[k];
+        for (const auto& n : part.names) {
+            auto [it, inserted] = name_index.try_emplace(n.name, total.names.size());
+            if (inserted) {
+                total.names.push_back(n);
+                continue;
+            }
+            auto& into = total.names[it->second];
+            into.count += n.count;
+            into.total_ns += n.total_ns;
+            into.min_ns = std::min(into.min_ns, n.min_ns);
+            into.max_ns = std::max(into.max_ns, n.max_ns);
+        }
         i = j + 1;
     }
     return total;

@@ -49,11 +49,16 @@ TimelineRangeStats TraceReaderSource::range_stats(int lane_first, int lane_last,
     TimelineRangeStats stats;
     stats.events = totals.events;
     std::copy(totals.busy_ns.begin(), totals.busy_ns.end(), stats.busy_ns);
+    stats.names = totals.names;
     return stats;
 }
 
 std::int64_t TraceReaderSource::find_next(const std::string& text, std::int64_t after_ns) const {
     return profiler::find_next_event(reader_, lanes_.tracks(), text, after_ns);
+}
+
+profiler::EventMatches TraceReaderSource::find_all(const std::string& text, std::size_t limit) const {
+    return profiler::find_all_events(reader_, lanes_.tracks(), text, limit);
 }
 
 }  // namespace meshwork::gui

@@ -36,6 +36,7 @@ public:
     [[nodiscard]] TimelineRangeStats range_stats(int lane_first, int lane_last, std::int64_t t0,
                                                  std::int64_t t1) const override;
     [[nodiscard]] std::int64_t find_next(const std::string& text, std::int64_t after_ns) const override;
+    [[nodiscard]] profiler::EventMatches find_all(const std::string& text, std::size_t limit) const override;
 
 private:
     profiler::TraceReader reader_;
