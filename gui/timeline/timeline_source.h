@@ -46,6 +46,14 @@ struct TimelineRangeStats {
     std::vector<profiler::NameTotals> names;
 };
 
+// One training step as the timeline marks it (a row under the time ruler, a tick at its
+// start): the span of the events that carry its number on the first rank.
+struct TimelineStep {
+    int step = 0;
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+};
+
 class TimelineSource {
 public:
     virtual ~TimelineSource() = default;
@@ -55,6 +63,11 @@ public:
     [[nodiscard]] virtual std::int64_t end_ns() const = 0;
     [[nodiscard]] virtual std::int64_t event_count() const = 0;
     [[nodiscard]] virtual const std::string& name(std::uint32_t name_id) const = 0;
+    // The steps to mark, in time order; empty when the events carry no step numbers.
+    [[nodiscard]] virtual const std::vector<TimelineStep>& steps() const {
+        static const std::vector<TimelineStep> none;
+        return none;
+    }
     // The mesh of the layout the trace carries, when it carries one: lanes group by its
     // pipeline stages and data-parallel replicas (lane_groups.h). Null: rank order.
     [[nodiscard]] virtual const DeviceMesh* mesh() const { return nullptr; }

@@ -54,6 +54,10 @@ void TimelineView::set_source(std::shared_ptr<const TimelineSource> source) {
     selected_details_.reset();
     selected_range_.reset();
     lane_offset_px_ = 0;
+    // A trace with step numbers gets a step row under the time axis.
+    const QFontMetrics fm(font());
+    step_row_h_ = source_ && !source_->steps().empty() ? fm.height() + 4 : 0;
+    ruler_h_ = fm.height() + 14 + step_row_h_;
     groups_.build(source_.get());
     current_group_ = groups_.grouped() ? 0 : -1;
     fit_all();
@@ -385,6 +389,7 @@ void TimelineView::paint_label(QPainter& p, const QRect& r, std::uint32_t name_i
 void TimelineView::paint_selection(QPainter& p, QSize size) {
     const auto& c = view_colours();
     p.setClipRect(QRect(header_w_, ruler_h_, size.width() - header_w_, size.height() - ruler_h_));
+    paint_step_lines(p, size);
     if (selected_range_) {
         const double x0 = x_of(selected_range_->first), x1 = x_of(selected_range_->second);
         const double y0 = ruler_h_ + selected_lanes_.first * lane_h_ - lane_offset_px_;
@@ -458,6 +463,8 @@ void TimelineView::paint_ruler(QPainter& p, QSize size) {
     const auto& c = view_colours();
     p.fillRect(QRect(0, 0, size.width(), ruler_h_), c.panel);
     p.fillRect(QRect(0, ruler_h_ - 1, size.width(), 1), c.border);
+    paint_step_row(p, size);
+    const int axis_h = ruler_h_ - step_row_h_;  // the time axis above the step row
     const QFontMetrics fm(font());
     const double step = ruler_step_ns(ns_per_px_, fm.horizontalAdvance("000.00 ms") + 24);
     const double origin = time_origin();
@@ -468,12 +475,12 @@ void TimelineView::paint_ruler(QPainter& p, QSize size) {
     p.setPen(c.text_dim);
     for (; t <= t1; t += step) {
         const double x = x_of(t);
-        p.fillRect(QRectF(x, ruler_h_ - 8, 1, 7), c.text_dim);
+        p.fillRect(QRectF(x, axis_h - 8, 1, 7), c.text_dim);
         for (int minor = 1; minor < 5; ++minor) {
             const double mx = x_of(t + step * minor / 5);
-            if (mx < size.width()) p.fillRect(QRectF(mx, ruler_h_ - 4, 1, 3), c.border);
+            if (mx < size.width()) p.fillRect(QRectF(mx, axis_h - 4, 1, 3), c.border);
         }
-        p.drawText(QRectF(x + 3, 2, step / ns_per_px_ - 6, ruler_h_ - 10), Qt::AlignLeft | Qt::AlignVCenter,
+        p.drawText(QRectF(x + 3, 2, step / ns_per_px_ - 6, axis_h - 10), Qt::AlignLeft | Qt::AlignVCenter,
                    ruler_label(t - origin, step));
     }
     // Header corner: the window span.
@@ -482,6 +489,52 @@ void TimelineView::paint_ruler(QPainter& p, QSize size) {
     p.drawText(QRect(10, 0, header_w_ - 16, ruler_h_), Qt::AlignLeft | Qt::AlignVCenter,
                tr("window %1").arg(format_duration_ns((size.width() - header_w_) * ns_per_px_)));
     p.fillRect(QRect(header_w_ - 1, 0, 1, ruler_h_), c.border);
+}
+
+void TimelineView::paint_step_row(QPainter& p, QSize size) {
+    if (step_row_h_ == 0 || !source_) return;
+    const auto& c = view_colours();
+    const int top = ruler_h_ - step_row_h_;
+    const double left = header_w_, right = size.width();
+    const QFontMetrics fm(font());
+    p.save();
+    p.setClipRect(QRectF(left, top, right - left, step_row_h_));
+    const auto& steps = source_->steps();
+    const auto [a, b] = visible_window();
+    // The first step that ends after the window's start (steps are in time order).
+    auto it = std::partition_point(steps.begin(), steps.end(),
+                                   [a = a](const TimelineStep& st) { return static_cast<double>(st.end_ns) <= a; });
+    for (; it != steps.end() && static_cast<double>(it->start_ns) < b; ++it) {
+        const double x0 = std::max(left, x_of(static_cast<double>(it->start_ns)));
+        const double x1 = std::min(right, x_of(static_cast<double>(it->end_ns)));
+        QColor band = c.accent;
+        band.setAlpha(it->step % 2 ? 45 : 90);
+        const QRectF r(x0, top + 1, std::max(1.0, x1 - x0), step_row_h_ - 3);
+        p.fillRect(r, band);
+        p.fillRect(QRectF(x_of(static_cast<double>(it->start_ns)), top, 2, step_row_h_), c.accent);  // the tick
+        const QString label = tr("step %1").arg(it->step);
+        if (r.width() > fm.horizontalAdvance(label) + 8) {
+            p.setPen(c.text);
+            p.drawText(r.adjusted(4, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter, label);
+        }
+    }
+    p.restore();
+    // The row's name in the header column.
+    p.setPen(c.text_dim);
+    p.drawText(QRectF(10, top, header_w_ - 16, step_row_h_), Qt::AlignLeft | Qt::AlignVCenter, tr("steps"));
+}
+
+void TimelineView::paint_step_lines(QPainter& p, QSize size) {
+    if (step_row_h_ == 0 || !source_) return;
+    // A faint line across the lanes at each step's start, from the tick on the ruler.
+    QColor line = view_colours().accent;
+    line.setAlpha(70);
+    const auto [a, b] = visible_window();
+    for (const auto& st : source_->steps()) {
+        const auto t = static_cast<double>(st.start_ns);
+        if (t < a || t > b) continue;
+        p.fillRect(QRectF(x_of(t), ruler_h_, 1, size.height() - ruler_h_), line);
+    }
 }
 
 QString TimelineView::item_tooltip(const DrawnItem& d) const {

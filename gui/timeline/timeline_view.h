@@ -129,6 +129,10 @@ private:
     void paint_ruler(QPainter& p, QSize size);
     void paint_headers(QPainter& p, QSize size);
     void paint_selection(QPainter& p, QSize size);
+    // The step row under the time axis and the step starts across the lanes (a source
+    // with steps, TimelineSource::steps()).
+    void paint_step_row(QPainter& p, QSize size);
+    void paint_step_lines(QPainter& p, QSize size);
     QString item_tooltip(const DrawnItem& d) const;
     void paint_label(QPainter& p, const QRect& r, std::uint32_t name_id, const QColor& fill);
     // The first line of the band image, which is at least width × height.
@@ -148,6 +152,7 @@ private:
     int header_w_ = 176;
     int lane_h_ = 22;
     int ruler_h_ = 28;
+    int step_row_h_ = 0;  // the step row's height within the ruler (0: no steps)
     int lane_offset_px_ = 0;  // vertical scroll
     bool syncing_scrollbars_ = false;
     bool fitted_ = true;  // showing the whole trace: a resize refits instead of cropping

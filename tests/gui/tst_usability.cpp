@@ -534,6 +534,20 @@ private slots:
         QVERIFY(colours_under_box.size() > 1);  // events and gaps still tell apart
     }
 
+    // A measured trace's steps: a row under the time axis and a tick at each start.
+    void step_markers_on_a_measured_trace() {
+        auto source = std::make_shared<TraceReaderSource>(profiler::TraceReader::open(measured_.toStdString()));
+        QCOMPARE(source->steps().size(), std::size_t{1});
+        QCOMPARE(source->steps().front().step, 0);
+        QCOMPARE(source->steps().front().start_ns, std::int64_t{5'000'000'000});  // rank 0's events only
+        QCOMPARE(source->steps().front().end_ns, std::int64_t{5'000'200'000});
+        TimelineView with_steps, without_steps;
+        with_steps.set_source(source);
+        without_steps.set_source(std::make_shared<TraceReaderSource>(
+            profiler::TraceReader::open(dir_.filePath("recv.sqlite").toStdString())));
+        QVERIFY(with_steps.ruler_height() > without_steps.ruler_height());
+    }
+
     // Several files opened together are the ranks of one view.
     void several_files_open_as_the_ranks_of_one_view() {
         QStringList paths;
