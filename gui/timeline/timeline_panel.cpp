@@ -117,6 +117,19 @@ TimelinePanel::TimelinePanel(QWidget* parent) : QWidget(parent) {
     connect(view_, &TimelineView::frame_painted, this, &TimelinePanel::update_info);
     connect(view_, &TimelineView::event_selected, this, &TimelinePanel::show_event);
     connect(view_, &TimelineView::range_selected, this, &TimelinePanel::show_range);
+    connect(view_, &TimelineView::flow_found, this, [this](const TimelineEventDetails& from, const TimelineEventDetails& to) {
+        const auto* source = view_->source();
+        const bool launches = to.event.start_ns >= from.event.start_ns;
+        const auto& other = to.event;
+        details_->append(tr("<span style='color:%1'>%2 <b>%3</b> on %4 (%5 %6 · correlation %7)</span>")
+                             .arg(view_colours().text_dim.name(), launches ? tr("flow →") : tr("flow ←"),
+                                  QString::fromStdString(other.name).toHtmlEscaped(),
+                                  QString::fromStdString(source->lane(to.lane).name).toHtmlEscaped(),
+                                  launches ? tr("starts") : tr("started"),
+                                  format_duration_ns(std::abs(static_cast<double>(other.start_ns - from.event.start_ns))) +
+                                      (launches ? tr(" later") : tr(" before")))
+                             .arg(from.event.correlation_id));
+    });
     connect(view_, &TimelineView::selection_cleared, this, [this] {
         details_->clear();
         stats_->hide();

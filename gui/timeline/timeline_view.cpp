@@ -403,6 +403,7 @@ void TimelineView::paint_selection(QPainter& p, QSize size) {
         p.setBrush(Qt::NoBrush);
         p.drawRect(QRectF(x0, y0, x1 - x0, y1 - y0));
     }
+    paint_flow(p);
     if (selected_details_ && groups_.row_of_lane(selected_details_->lane) >= 0) {
         const auto& e = selected_details_->event;
         const double y = ruler_h_ + groups_.row_of_lane(selected_details_->lane) * lane_h_ - lane_offset_px_;
@@ -489,6 +490,71 @@ void TimelineView::paint_ruler(QPainter& p, QSize size) {
     p.drawText(QRect(10, 0, header_w_ - 16, ruler_h_), Qt::AlignLeft | Qt::AlignVCenter,
                tr("window %1").arg(format_duration_ns((size.width() - header_w_) * ns_per_px_)));
     p.fillRect(QRect(header_w_ - 1, 0, 1, ruler_h_), c.border);
+}
+
+void TimelineView::find_flow_partner() {
+    // Once per selection and frame window: the lanes' items of this frame are what is searched.
+    const std::int64_t event = selected_event_.value_or(-1);
+    if (flow_checked_ && flow_event_ == event && flow_items_key_ == items_key_) return;
+    flow_checked_ = true;
+    flow_event_ = event;
+    flow_items_key_ = items_key_;
+    flow_partner_.reset();
+    if (!selected_details_ || selected_details_->event.correlation_id == 0) return;
+    const auto& selected = selected_details_->event;
+    int lookups = 0;
+    const auto& rows = groups_.rows();
+    for (std::size_t r = 0; r < drawn_.size(); ++r) {
+        const auto row_index = static_cast<std::size_t>(items_key_.first_row) + r;
+        if (row_index >= rows.size()) break;
+        const auto& row = rows[row_index];
+        if (row.kind != LaneRow::Kind::Lane || row.lane == selected_details_->lane) continue;
+        if (source_->lane(row.lane).rank != selected.rank) continue;
+        for (const auto& d : drawn_[r]) {
+            if (d.item.count != 1 || (selected_event_ && d.item.event == *selected_event_)) continue;
+            if (++lookups > kMaxFlowLookups) return;
+            auto other = source_->details(d.item.event);
+            if (other.event.correlation_id == selected.correlation_id) {
+                flow_partner_ = std::move(other);
+                emit flow_found(*selected_details_, *flow_partner_);
+                return;
+            }
+        }
+    }
+}
+
+void TimelineView::paint_flow(QPainter& p) {
+    if (!selected_details_) return;
+    find_flow_partner();
+    if (!flow_partner_) return;
+    const int row_a = groups_.row_of_lane(selected_details_->lane);
+    const int row_b = groups_.row_of_lane(flow_partner_->lane);
+    if (row_a < 0 || row_b < 0) return;
+    // From the earlier (the launch) to the later (the kernel it launched).
+    const TraceEvent* from = &selected_details_->event;
+    const TraceEvent* to = &flow_partner_->event;
+    int from_row = row_a, to_row = row_b;
+    if (to->start_ns < from->start_ns) {
+        std::swap(from, to);
+        std::swap(from_row, to_row);
+    }
+    const QPointF a(x_of(static_cast<double>(from->start_ns)), ruler_h_ + from_row * lane_h_ - lane_offset_px_ + lane_h_ / 2.0);
+    const QPointF b(x_of(static_cast<double>(to->start_ns)), ruler_h_ + to_row * lane_h_ - lane_offset_px_ + lane_h_ / 2.0);
+    const QColor colour = current_theme() == Theme::Dark ? QColor(255, 214, 102) : QColor(200, 90, 0);
+    p.save();
+    p.setRenderHint(QPainter::Antialiasing);
+    p.setPen(QPen(colour, 1.5));
+    p.drawLine(a, b);
+    // The arrow head at the kernel's start.
+    const QPointF d = b - a;
+    const double length = std::hypot(d.x(), d.y());
+    if (length > 1) {
+        const QPointF u = d / length, n(-u.y(), u.x());
+        QPolygonF head({b, b - 7 * u + 3.5 * n, b - 7 * u - 3.5 * n});
+        p.setBrush(colour);
+        p.drawPolygon(head);
+    }
+    p.restore();
 }
 
 void TimelineView::paint_step_row(QPainter& p, QSize size) {

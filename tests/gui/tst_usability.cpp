@@ -548,6 +548,49 @@ private slots:
         QVERIFY(with_steps.ruler_height() > without_steps.ruler_height());
     }
 
+    // Selecting a launch draws the arrow to the kernel it launched (one correlation id).
+    void a_launch_flows_to_its_kernel() {
+        const QString path = dir_.filePath("flow.sqlite");
+        {
+            auto writer = profiler::TraceWriter::create(path.toStdString());
+            TraceRunInfo info;
+            info.source = "kineto";
+            info.world_size = 1;
+            writer->set_run_info(info);
+            const int stream = writer->add_track({0, TrackKind::ComputeStream, 0, "stream 7"});
+            const int host = writer->add_track({0, TrackKind::Host, 0, "thread 1"});
+            TraceEvent e;
+            for (int i = 0; i < 3; ++i) {
+                e.track = host;
+                e.kind = EventKind::Marker;
+                e.name = "cudaLaunchKernel";
+                e.correlation_id = 100 + i;
+                e.start_ns = i * 100'000;
+                e.end_ns = e.start_ns + 5'000;
+                writer->add_event(e);
+                e.track = stream;
+                e.kind = EventKind::Compute;
+                e.name = "gemm_kernel_" + std::to_string(i);
+                e.start_ns = i * 100'000 + 20'000;
+                e.end_ns = e.start_ns + 50'000;
+                writer->add_event(e);
+            }
+            writer->close();
+        }
+        TimelinePanel panel;
+        panel.resize(1000, 600);
+        panel.set_source(std::make_shared<TraceReaderSource>(profiler::TraceReader::open(path.toStdString())), "flow");
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        QVERIFY(panel.find_next("cudaLaunchKernel"));
+        QVERIFY(panel.find_next("cudaLaunchKernel"));  // the second launch
+        panel.view()->viewport()->repaint();
+        const auto& partner = panel.view()->flow_partner();
+        QVERIFY(partner.has_value());
+        QCOMPARE(partner->event.name, std::string("gemm_kernel_1"));
+        QVERIFY(panel.findChild<QTextBrowser*>()->toPlainText().contains("gemm_kernel_1"));
+    }
+
     // Several files opened together are the ranks of one view.
     void several_files_open_as_the_ranks_of_one_view() {
         QStringList paths;
