@@ -19,6 +19,8 @@
 #include "gui/dialogs/search_dialog.h"
 #include "gui/mainwindow/main_window.h"
 #include "gui/mainwindow/trace_menu.h"
+#include "gui/timeline/timeline_panel.h"
+#include "gui/timeline/timeline_view.h"
 
 namespace {
 
@@ -48,6 +50,12 @@ struct Options {
     QCommandLineOption compare{"compare-trace",
                                "Trace to show beside --trace (predicted beside measured), with the comparison "
                                "table; a simulated trace is the prediction whichever of the two it is", "FILE"};
+    QCommandLineOption find{"find",
+                            "With --trace: list the events whose name contains TEXT below the timeline and "
+                            "select the first (its flow arrow drawn)", "TEXT"};
+    QCommandLineOption select{"select",
+                              "With --trace: select the time range START:END (ms from the trace's start) over "
+                              "every lane, with its statistics per event name", "START:END"};
     QCommandLineOption dock{"dock",
                             "Show and raise a dock: model, parallelism, training, estimate or history "
                             "(the Training dock shares its place with the Model dock)", "DOCK"};
@@ -58,7 +66,7 @@ void describe(QCommandLineParser& parser, const Options& o) {
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument("layout", "Layout file to open");
-    parser.addOptions({o.layout, o.trace, o.screenshot, o.view, o.theme, o.size, o.tool, o.ready, o.compare, o.dock});
+    parser.addOptions({o.layout, o.trace, o.screenshot, o.view, o.theme, o.size, o.tool, o.ready, o.compare, o.dock, o.find, o.select});
 }
 
 void name_application() {
@@ -78,6 +86,22 @@ bool asks_for_help_or_version(int argc, char** argv) {
         }
     }
     return false;
+}
+
+// --find TEXT and --select START:END (ms) on the trace just opened.
+void show_find_and_select(meshwork::gui::MainWindow& window, const QString& find, const QString& range) {
+    auto* panel = window.timeline();
+    if (!find.isEmpty()) {
+        panel->list_matches(find);
+        panel->find_next(find);
+    }
+    const QStringList ends = range.split(':');
+    if (ends.size() == 2 && panel->view()->source()) {
+        const double begin = static_cast<double>(panel->view()->source()->begin_ns());
+        const double t0 = begin + ends[0].toDouble() * 1e6, t1 = begin + ends[1].toDouble() * 1e6;
+        panel->view()->set_visible_window(t0 - 0.05 * (t1 - t0), t1 + 0.05 * (t1 - t0));
+        panel->view()->select_range(t0, t1);
+    }
 }
 
 }  // namespace
@@ -244,8 +268,13 @@ int main(int argc, char** argv) {
                 QApplication::exit(2);
             });
             if (shooting) QObject::connect(&window, &MainWindow::rank_overview_ready, &app, take_screenshot);
-        } else if (shooting) {
-            QObject::connect(&window, &MainWindow::trace_opened, &app, take_screenshot);
+        } else {
+            // --find and --select act on the trace once it is open (documentation pictures, checks).
+            QObject::connect(&window, &MainWindow::trace_opened, &window,
+                             [&window, find = parser.value(o.find), range = parser.value(o.select)] {
+                                 show_find_and_select(window, find, range);
+                             });
+            if (shooting) QObject::connect(&window, &MainWindow::trace_opened, &app, take_screenshot);
         }
         window.open_trace(parser.value(trace_opt));
     } else if (shooting) {

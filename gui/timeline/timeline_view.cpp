@@ -732,6 +732,14 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
     viewport()->update();
 }
 
+void TimelineView::select_range(double t0_ns, double t1_ns) {
+    if (!source_ || groups_.row_count() == 0 || t1_ns <= t0_ns) return;
+    selected_range_ = {t0_ns, t1_ns};
+    selected_lanes_ = {0, groups_.row_count() - 1};
+    viewport()->update();
+    emit range_selected(selected_lanes_.first, selected_lanes_.second, t0_ns, t1_ns);
+}
+
 void TimelineView::select_event(std::int64_t event) {
     if (!source_) return;
     selected_event_ = event;

@@ -39,6 +39,9 @@ public:
     void pan_pixels(double dx);
     void fit_all();
     void select_event(std::int64_t event);  // and scrolls it into view
+    // Selects [t0_ns, t1_ns) over every row, as a Shift+drag across all lanes does
+    // (range_selected follows): --select and tests.
+    void select_range(double t0_ns, double t1_ns);
 
     // Where the ruler's zero lies (default: the source's first event). A comparison measures
     // each trace from its own step start.
