@@ -30,10 +30,10 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
     bar->setContentsMargins(8, 4, 8, 4);
     summary_ = new QLabel(this);
     summary_->setTextFormat(Qt::RichText);
-    // The summary and the calibration note wrap in the width left beside the buttons: a
-    // long line must never make the window wider than the screen.
+    // The summary and the calibration note have a line of their own above the buttons and
+    // wrap there: a long line must never make the window wider than the screen.
     summary_->setWordWrap(true);
-    summary_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    summary_->setContentsMargins(8, 4, 8, 0);
     auto* fit = new QToolButton(this);
     fit->setText(tr("Whole traces"));
     fit->setToolTip(tr("Show both traces whole (Home in either timeline)"));
@@ -58,13 +58,14 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
     auto* close = new QToolButton(this);
     close->setText(tr("Close Comparison"));
     close->setToolTip(tr("Back to the single timeline"));
-    bar->addWidget(summary_, 1);
+    bar->addStretch(1);
     bar->addWidget(fit);
     bar->addWidget(warmup_label);
     bar->addWidget(warmup_);
     bar->addWidget(calibrate_);
     bar->addWidget(swap);
     bar->addWidget(close);
+    layout->addWidget(summary_);
     layout->addLayout(bar);
 
     auto* split = new QSplitter(Qt::Vertical, this);
