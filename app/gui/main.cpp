@@ -1,8 +1,9 @@
-// meshwork: the GUI. Opens the layout given on the command line, or the bundled example
-// (not when a trace is opened alone).
+// meshwork: the GUI. Opens the layout given on the command line, or shows its start page.
 // --screenshot FILE renders the window offscreen to a PNG and exits (documentation, checks);
 // --trace, --compare-trace, --view, --dock, --theme and --size choose what it shows.
 #include <QApplication>
+#include <QByteArray>
+#include <QCoreApplication>
 #include <QCommandLineParser>
 #include <QDockWidget>
 #include <QElapsedTimer>
@@ -18,47 +19,119 @@
 #include "gui/dialogs/search_dialog.h"
 #include "gui/mainwindow/main_window.h"
 #include "gui/mainwindow/trace_menu.h"
+#include "gui/timeline/timeline_panel.h"
+#include "gui/timeline/timeline_view.h"
 
-int main(int argc, char** argv) {
-    QElapsedTimer since_start;  // for --quit-when-ready: from main() to a usable window
-    since_start.start();
-    QApplication app(argc, argv);
-    QApplication::setApplicationName("Meshwork");
-    QApplication::setOrganizationName("Meshwork");
-    QApplication::setApplicationVersion(MESHWORK_VERSION);
-    QCommandLineParser parser;
+namespace {
+
+// The command line, described once for both the GUI start and --help / --version.
+struct Options {
+    QCommandLineOption layout{"layout", "Layout file to open", "FILE"};
+    QCommandLineOption trace{"trace",
+                             "Trace file to open in the timeline: a Meshwork trace, a Kineto / PyTorch profiler "
+                             "JSON (.json, .json.gz) or an nsys SQLite export (imported on the fly); host:/path "
+                             "opens a trace on that host, served through ssh by its meshwork-cli (an scp copy when "
+                             "it cannot serve it)",
+                             "FILE"};
+    QCommandLineOption screenshot{"screenshot", "Render the window to FILE (PNG) and exit", "FILE"};
+    QCommandLineOption view{"view",
+                            "Central view: canvas, timeline or ranks (the rank overview of "
+                            "--trace; with --screenshot rendered once it is computed)",
+                            "VIEW", "canvas"};
+    QCommandLineOption theme{"theme", "dark or light (default: the saved choice)", "THEME"};
+    QCommandLineOption size{"size", "Window size for --screenshot, WIDTHxHEIGHT", "SIZE", "1600x960"};
+    QCommandLineOption tool{"tool",
+                            "Open a tool dialog: search (and run the search), run (and run the "
+                            "layout for 10 steps), or export; with --screenshot the dialog is "
+                            "rendered once its work is done", "TOOL"};
+    QCommandLineOption ready{"quit-when-ready",
+                             "Exit as soon as the window is shown with its first estimate, printing "
+                             "the time since start (start-up benchmark)"};
+    QCommandLineOption compare{"compare-trace",
+                               "Trace to show beside --trace (predicted beside measured), with the comparison "
+                               "table; a simulated trace is the prediction whichever of the two it is", "FILE"};
+    QCommandLineOption find{"find",
+                            "With --trace: list the events whose name contains TEXT below the timeline and "
+                            "select the first (its flow arrow drawn)", "TEXT"};
+    QCommandLineOption select{"select",
+                              "With --trace: select the time range START:END (ms from the trace's start) over "
+                              "every lane, with its statistics per event name", "START:END"};
+    QCommandLineOption dock{"dock",
+                            "Show and raise a dock: model, parallelism, training, estimate or history "
+                            "(the Training dock shares its place with the Model dock)", "DOCK"};
+};
+
+void describe(QCommandLineParser& parser, const Options& o) {
     parser.setApplicationDescription("Design, predict, run and profile model-parallel layouts");
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument("layout", "Layout file to open");
-    const QCommandLineOption layout_opt("layout", "Layout file to open", "FILE");
-    const QCommandLineOption trace_opt("trace",
-                                       "Trace file to open in the timeline; host:/path opens a trace on that host, "
-                                       "served through ssh by its meshwork-cli (an scp copy when it cannot serve it)",
-                                       "FILE");
-    const QCommandLineOption screenshot("screenshot", "Render the window to FILE (PNG) and exit", "FILE");
-    const QCommandLineOption view_opt("view",
-                                      "Central view: canvas, timeline or ranks (the rank overview of "
-                                      "--trace; with --screenshot rendered once it is computed)",
-                                      "VIEW", "canvas");
-    const QCommandLineOption theme_opt("theme", "dark or light (default: the saved choice)", "THEME");
-    const QCommandLineOption size_opt("size", "Window size for --screenshot, WIDTHxHEIGHT", "SIZE", "1600x960");
-    const QCommandLineOption tool_opt("tool",
-                                      "Open a tool dialog: search (and run the search), run (and run the "
-                                      "layout for 10 steps), or export; with --screenshot the dialog is "
-                                      "rendered once its work is done", "TOOL");
-    const QCommandLineOption ready_opt("quit-when-ready",
-                                       "Exit as soon as the window is shown with its first estimate, printing "
-                                       "the time since start (start-up benchmark)");
-    parser.addOptions({layout_opt, trace_opt, screenshot, view_opt, theme_opt, size_opt, tool_opt, ready_opt});
-    const QCommandLineOption compare_opt("compare-trace",
-                                         "Trace to show beside --trace (predicted beside measured), with "
-                                         "the comparison table", "FILE");
-    parser.addOption(compare_opt);
-    const QCommandLineOption dock_opt("dock",
-                                      "Show and raise a dock: model, parallelism, training, estimate or history "
-                                      "(the Training dock shares its place with the Model dock)", "DOCK");
-    parser.addOption(dock_opt);
+    parser.addOptions({o.layout, o.trace, o.screenshot, o.view, o.theme, o.size, o.tool, o.ready, o.compare, o.dock, o.find, o.select});
+}
+
+void name_application() {
+    QCoreApplication::setApplicationName("Meshwork");
+    QCoreApplication::setOrganizationName("Meshwork");
+    QCoreApplication::setApplicationVersion(MESHWORK_VERSION);
+}
+
+// --help and --version print and exit: they must work where no display can be opened (a
+// login node, ssh without X), so they are answered before QApplication connects to one.
+bool asks_for_help_or_version(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const QByteArray a(argv[i]);
+        if (a == "--") break;
+        if (a == "-h" || a == "--help" || a == "-?" || a == "--help-all" || a == "-v" || a == "--version") {
+            return true;
+        }
+    }
+    return false;
+}
+
+// --find TEXT and --select START:END (ms) on the trace just opened.
+void show_find_and_select(meshwork::gui::MainWindow& window, const QString& find, const QString& range) {
+    auto* panel = window.timeline();
+    if (!find.isEmpty()) {
+        panel->list_matches(find);
+        panel->find_next(find);
+    }
+    const QStringList ends = range.split(':');
+    if (ends.size() == 2 && panel->view()->source()) {
+        const double begin = static_cast<double>(panel->view()->source()->begin_ns());
+        const double t0 = begin + ends[0].toDouble() * 1e6, t1 = begin + ends[1].toDouble() * 1e6;
+        panel->view()->set_visible_window(t0 - 0.05 * (t1 - t0), t1 + 0.05 * (t1 - t0));
+        panel->view()->select_range(t0, t1);
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    QElapsedTimer since_start;  // for --quit-when-ready: from main() to a usable window
+    since_start.start();
+    const Options o;
+    if (asks_for_help_or_version(argc, argv)) {
+        QCoreApplication core(argc, argv);
+        name_application();
+        QCommandLineParser parser;
+        describe(parser, o);
+        parser.process(core);  // prints the help or the version and exits
+        return 0;
+    }
+    QApplication app(argc, argv);
+    name_application();
+    QCommandLineParser parser;
+    describe(parser, o);
+    const QCommandLineOption& layout_opt = o.layout;
+    const QCommandLineOption& trace_opt = o.trace;
+    const QCommandLineOption& screenshot = o.screenshot;
+    const QCommandLineOption& view_opt = o.view;
+    const QCommandLineOption& theme_opt = o.theme;
+    const QCommandLineOption& size_opt = o.size;
+    const QCommandLineOption& tool_opt = o.tool;
+    const QCommandLineOption& ready_opt = o.ready;
+    const QCommandLineOption& compare_opt = o.compare;
+    const QCommandLineOption& dock_opt = o.dock;
     parser.process(app);
 
     using meshwork::gui::MainWindow;
@@ -69,12 +142,11 @@ int main(int argc, char** argv) {
                                : shooting ? meshwork::gui::Theme::Dark : meshwork::gui::saved_theme());
     MainWindow window;
     QString path = parser.isSet(layout_opt) ? parser.value(layout_opt) : parser.positionalArguments().value(0);
-    // The bundled example when nothing else is asked for; not beside a trace opened alone,
-    // where its estimate would read as the trace's prediction (a 22 s step beside an 87 ms one).
-    const bool trace_alone = parser.isSet(trace_opt) && !parser.isSet(ready_opt);
-    if (path.isEmpty() && !trace_alone) {
+    if (path.isEmpty() && (parser.isSet(tool_opt) || parser.isSet(ready_opt))) {
+        // A tool and the start-up benchmark need a layout: the bundled example.
         path = QString::fromStdString(meshwork::resource_dir() + "/layouts/llama3-70b-h100-64.json");
     }
+    // Without a layout the window opens on its start page (new, open, the examples).
     if (!path.isEmpty() && !window.open_layout(path) && shooting) {
         std::fprintf(stderr, "meshwork: %s\n", qPrintable(window.last_error()));
         return 2;
@@ -95,7 +167,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "meshwork: --view ranks needs --trace (the trace whose ranks to show)\n");
         return 2;
     }
-    window.show_view(view);
+    if (!path.isEmpty() || view != MainWindow::View::Canvas) window.show_view(view);
     if (parser.isSet(dock_opt) && !window.raise_dock(parser.value(dock_opt))) {
         std::fprintf(stderr, "meshwork: --dock: unknown dock '%s' (model, parallelism, training, estimate, history)\n",
                      qPrintable(parser.value(dock_opt)));
@@ -160,7 +232,8 @@ int main(int argc, char** argv) {
         return app.exec();
     }
     if (parser.isSet(compare_opt)) {
-        // --trace on top as the prediction, --compare-trace below as the measurement.
+        // The simulated one of --trace and --compare-trace is the prediction (trace_roles.h);
+        // of two measured runs, --trace is the reference on top.
         if (!parser.isSet(trace_opt)) {
             std::fprintf(stderr, "meshwork: --compare-trace needs --trace (the trace to compare it with)\n");
             return 2;
@@ -171,7 +244,7 @@ int main(int argc, char** argv) {
             if (shooting) QApplication::exit(2);
         });
         if (shooting) QObject::connect(menu, &meshwork::gui::TraceMenu::comparison_shown, &app, take_screenshot);
-        menu->compare(parser.value(trace_opt), parser.value(compare_opt));
+        menu->compare_by_role(parser.value(trace_opt), parser.value(compare_opt));
         return app.exec();
     }
     if (parser.isSet(trace_opt)) {
@@ -195,8 +268,13 @@ int main(int argc, char** argv) {
                 QApplication::exit(2);
             });
             if (shooting) QObject::connect(&window, &MainWindow::rank_overview_ready, &app, take_screenshot);
-        } else if (shooting) {
-            QObject::connect(&window, &MainWindow::trace_opened, &app, take_screenshot);
+        } else {
+            // --find and --select act on the trace once it is open (documentation pictures, checks).
+            QObject::connect(&window, &MainWindow::trace_opened, &window,
+                             [&window, find = parser.value(o.find), range = parser.value(o.select)] {
+                                 show_find_and_select(window, find, range);
+                             });
+            if (shooting) QObject::connect(&window, &MainWindow::trace_opened, &app, take_screenshot);
         }
         window.open_trace(parser.value(trace_opt));
     } else if (shooting) {

@@ -30,6 +30,10 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
     bar->setContentsMargins(8, 4, 8, 4);
     summary_ = new QLabel(this);
     summary_->setTextFormat(Qt::RichText);
+    // The summary and the calibration note have a line of their own above the buttons and
+    // wrap there: a long line must never make the window wider than the screen.
+    summary_->setWordWrap(true);
+    summary_->setContentsMargins(8, 4, 8, 0);
     auto* fit = new QToolButton(this);
     fit->setText(tr("Whole traces"));
     fit->setToolTip(tr("Show both traces whole (Home in either timeline)"));
@@ -54,13 +58,14 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
     auto* close = new QToolButton(this);
     close->setText(tr("Close Comparison"));
     close->setToolTip(tr("Back to the single timeline"));
-    bar->addWidget(summary_, 1);
+    bar->addStretch(1);
     bar->addWidget(fit);
     bar->addWidget(warmup_label);
     bar->addWidget(warmup_);
     bar->addWidget(calibrate_);
     bar->addWidget(swap);
     bar->addWidget(close);
+    layout->addWidget(summary_);
     layout->addLayout(bar);
 
     auto* split = new QSplitter(Qt::Vertical, this);
@@ -104,6 +109,7 @@ QWidget* ComparePanel::make_side(const QString& role, QLabel*& title, TimelineVi
     v->setSpacing(0);
     title = new QLabel(side);
     title->setTextFormat(Qt::RichText);
+    title->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // a long file name is cut, not widening
     title->setContentsMargins(10, 3, 10, 3);
     title->setText(role);
     view = new TimelineView(side);
@@ -141,8 +147,12 @@ void ComparePanel::set_data(std::shared_ptr<const ComparisonData> data) {
         const QSignalBlocker quiet(warmup_);
         warmup_->setValue(data_->warmup_steps);
     }
-    describe(predicted_title_, tr("Predicted"), data_->predicted);
-    describe(measured_title_, tr("Measured"), data_->measured);
+    // The titles say what each trace is: a measured run on top (two measured runs, or a
+    // Swap) is the reference the other is compared with, not a prediction.
+    describe(predicted_title_, data_->predicted.simulated ? tr("Predicted") : tr("Reference (measured)"),
+             data_->predicted);
+    describe(measured_title_, data_->measured.simulated ? tr("Compared (simulated)") : tr("Measured"),
+             data_->measured);
     table_->set_comparison(data_->comparison, data_->stages_from_layout);
     predicted_stats_->set_stats(data_->predicted.stats);
     measured_stats_->set_stats(data_->measured.stats);

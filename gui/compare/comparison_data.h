@@ -17,6 +17,7 @@ namespace meshwork::gui {
 struct ComparedTrace {
     QString path;
     QString source_name;  // run_info().source: "meshwork-sim", "meshwork-cpu", "nsys", ...
+    bool simulated = false;  // the trace says it is a simulation (trace_roles.h)
     std::shared_ptr<const TimelineSource> timeline;
     double origin_ns = 0;       // the time shown as zero: the start of the first step
     QString origin_label;       // "step 0 start" or "first event" when no step is known

@@ -10,6 +10,7 @@
 #include "core/common/error.h"
 #include "core/common/json_reader.h"
 #include "gui/compare/step_origin.h"
+#include "gui/compare/trace_roles.h"
 #include "core/layout/layout_json.h"
 #include "core/mesh/device_mesh.h"
 #include "gui/timeline/trace_reader_source.h"
@@ -29,6 +30,7 @@ ComparedTrace describe(const QString& path, profiler::TraceReader reader, int wa
     ComparedTrace side;
     side.path = path;
     side.source_name = QString::fromStdString(reader.run_info().source);
+    side.simulated = role_of(reader.run_info()) == TraceRole::Prediction;
     side.stats = profiler::compute_stats(reader, 10, warmup_steps);
     if (const auto start = first_step_start_ns(reader)) {
         side.origin_ns = static_cast<double>(*start);
@@ -51,9 +53,13 @@ void ComparisonLoader::wait() { jobs_.wait(); }
 
 std::shared_ptr<const ComparisonData> ComparisonLoader::load_now(const QString& predicted_path,
                                                                  const QString& measured_path,
-                                                                 int warmup_steps) {
+                                                                 int warmup_steps, RoleOrder order) {
     auto predicted = profiler::TraceReader::open(predicted_path.toStdString());
     auto measured = profiler::TraceReader::open(measured_path.toStdString());
+    if (order == RoleOrder::FromTraces && needs_role_swap(predicted.run_info(), measured.run_info())) {
+        // The simulation is the prediction whichever file was chosen first.
+        return load_now(measured_path, predicted_path, warmup_steps, RoleOrder::AsGiven);
+    }
     auto data = std::make_shared<ComparisonData>();
     const auto mesh = mesh_of(predicted, measured);
     data->stages_from_layout = mesh.has_value();
@@ -120,9 +126,10 @@ void ComparisonLoader::calibrate(const QString& predicted_path, const QString& m
     });
 }
 
-void ComparisonLoader::load(const QString& predicted_path, const QString& measured_path, int warmup_steps) {
-    run([predicted_path, measured_path, warmup_steps] {
-        return load_now(predicted_path, measured_path, warmup_steps);
+void ComparisonLoader::load(const QString& predicted_path, const QString& measured_path, int warmup_steps,
+                            RoleOrder order) {
+    run([predicted_path, measured_path, warmup_steps, order] {
+        return load_now(predicted_path, measured_path, warmup_steps, order);
     });
 }
 

@@ -32,7 +32,7 @@ void LayoutDocument::save(const QString& path) {
     }
 }
 
-EditOutcome LayoutDocument::apply(const ProposedEdit& edit) {
+EditOutcome LayoutDocument::check(const ProposedEdit& edit) const {
     if (!has_layout_) return {false, tr("no layout is open")};
     if (!edit.refused.empty()) return {false, QString::fromStdString(edit.refused)};
     if (edit.layout == layout_) return {false, tr("nothing changes")};
@@ -45,6 +45,11 @@ EditOutcome LayoutDocument::apply(const ProposedEdit& edit) {
         const auto& e = after.errors.front();
         return {false, QString::fromStdString(e.field + ": " + e.message)};
     }
+    return {true, {}};
+}
+
+EditOutcome LayoutDocument::apply(const ProposedEdit& edit) {
+    if (const EditOutcome checked = check(edit); !checked.accepted) return checked;
     // A stable id per merge key (QUndoCommand ids are ints); -1: never merged.
     const int merge_id = edit.merge_key.empty()
                              ? -1

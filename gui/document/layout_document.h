@@ -41,6 +41,8 @@ public:
     // Pushes the edit on the undo stack when it is allowed. Refused: the edit could not be
     // formed, or it adds validation errors (a layout that was valid must stay valid).
     EditOutcome apply(const ProposedEdit& edit);
+    // Whether apply() would accept `edit`, without applying it (spin-box arrows ask it).
+    [[nodiscard]] EditOutcome check(const ProposedEdit& edit) const;
 
     // Used by the undo commands only.
     void set_layout_from_history(const Layout& layout);

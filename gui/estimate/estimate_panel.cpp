@@ -52,6 +52,7 @@ EstimatePanel::EstimatePanel(LayoutDocument* document, QWidget* parent)
     big.setPointSizeF(big.pointSizeF() * 1.15);
     big.setBold(true);
     state_->setFont(big);
+    state_->setWordWrap(true);  // "does not fit: stage 2 over HBM by …" never widens the dock
     layout->addWidget(state_);
 
     figures_ = new QTreeWidget(this);
@@ -79,7 +80,14 @@ EstimatePanel::EstimatePanel(LayoutDocument* document, QWidget* parent)
     issues_->setColumnCount(2);
     issues_->setHeaderLabels({tr("Field"), tr("Problem")});
     issues_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    // The problem takes the rest of the width and wraps there rather than being cut.
+    issues_->header()->setSectionResizeMode(1, QHeaderView::Stretch);
+    issues_->header()->setStretchLastSection(true);
     issues_->setWordWrap(true);
+    issues_->setTextElideMode(Qt::ElideNone);
+    issues_->setUniformRowHeights(false);
+    // Rows take the height of their wrapped text again when the column's width changes.
+    connect(issues_->header(), &QHeaderView::sectionResized, issues_, [this] { issues_->doItemsLayout(); });
     layout->addWidget(issues_, 2);
 
     timing_ = new QLabel(this);
@@ -104,11 +112,11 @@ void EstimatePanel::show_assessment(const LayoutAssessment& a) {
         previous_ = current_;
     }
     current_ = a;
-    const bool valid = a.validation.valid();
-    state_->setText(valid ? (a.validation.warnings.empty() ? tr("Valid layout")
-                                                           : tr("Valid layout · %n warning(s)", "", static_cast<int>(a.validation.warnings.size())))
-                          : tr("Invalid layout · %n error(s)", "", static_cast<int>(a.validation.errors.size())));
-    state_->setStyleSheet(QString("color: %1").arg((valid ? c.ok : c.error).name()));
+    // Valid and fits are different things: a valid layout over HBM is not shown as green.
+    const Verdict verdict = verdict_of(a);
+    state_->setText(verdict_text(a));
+    state_->setStyleSheet(QString("color: %1").arg(
+        (verdict == Verdict::Valid ? c.ok : c.error).name()));
 
     figures_->clear();
     for (const auto& f : a.figures) {

@@ -25,6 +25,9 @@ public:
     [[nodiscard]] AssessmentRunner* runner() const { return runner_; }
     [[nodiscard]] const std::optional<LayoutAssessment>& current() const { return current_; }
     [[nodiscard]] MemoryChart* memory_chart() const { return memory_chart_; }
+    // The header: valid / valid but does not fit / invalid (verdict_text).
+    [[nodiscard]] QLabel* state_label() const { return state_; }
+    [[nodiscard]] QTreeWidget* issues_table() const { return issues_; }
 
 signals:
     void assessed(double latency_ms);  // from the edit to the shown result

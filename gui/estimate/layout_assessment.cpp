@@ -59,6 +59,9 @@ LayoutAssessment assess_layout(const Layout& layout, const std::string& file) {
             }
             a.figures.push_back({"peak_bytes", QObject::tr("Peak memory per GPU"), peak, U::Bytes});
             a.estimate_available = true;
+            a.fits = e.fits;
+            a.overflow_bytes = static_cast<double>(e.max_overflow_bytes);
+            a.worst_stage = e.worst_stage;
             if (!e.fits) {
                 a.estimate_note = QObject::tr("Stage %1 does not fit: %2 GiB over the GPU's memory.")
                                       .arg(e.worst_stage)
@@ -70,6 +73,31 @@ LayoutAssessment assess_layout(const Layout& layout, const std::string& file) {
     }
     a.elapsed_ms = static_cast<double>(timer.nsecsElapsed()) / 1e6;
     return a;
+}
+
+Verdict verdict_of(const LayoutAssessment& a) {
+    if (!a.validation.valid()) return Verdict::Invalid;
+    return a.estimate_available && !a.fits ? Verdict::DoesNotFit : Verdict::Valid;
+}
+
+QString verdict_text(const LayoutAssessment& a, bool warnings) {
+    QString text;
+    switch (verdict_of(a)) {
+        case Verdict::Invalid:
+            return QObject::tr("Invalid layout · %n error(s)", "", static_cast<int>(a.validation.errors.size()));
+        case Verdict::DoesNotFit:
+            text = QObject::tr("Valid layout · does not fit: stage %1 over HBM by %2 GiB")
+                       .arg(a.worst_stage)
+                       .arg(a.overflow_bytes / (1u << 30), 0, 'f', 1);
+            break;
+        case Verdict::Valid:
+            text = a.estimate_available ? QObject::tr("Valid layout · fits") : QObject::tr("Valid layout");
+            break;
+    }
+    if (warnings && !a.validation.warnings.empty()) {
+        text += QObject::tr(" · %n warning(s)", "", static_cast<int>(a.validation.warnings.size()));
+    }
+    return text;
 }
 
 }  // namespace meshwork::gui

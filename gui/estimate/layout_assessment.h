@@ -32,10 +32,23 @@ struct LayoutAssessment {
     // The same peaks split by kind, for the memory chart.
     std::vector<StageMemoryBreakdown> stage_memory;
     QString estimate_note;         // why there is no estimate
+    // Valid is not the same as fits: a valid layout whose busiest stage needs more than the
+    // GPU's memory (the cost model's Estimate::fits) cannot run.
+    bool fits = true;
+    double overflow_bytes = 0;  // the most any stage is over HBM
+    int worst_stage = -1;
     double elapsed_ms = 0;
 };
 
 LayoutAssessment assess_layout(const Layout& layout, const std::string& file);
+
+// What the header and the status bar say of a layout: valid, valid but does not fit (by how
+// much), or invalid, with the colour it is shown in.
+enum class Verdict { Valid, DoesNotFit, Invalid };
+[[nodiscard]] Verdict verdict_of(const LayoutAssessment& a);
+// "Valid layout · fits", "Valid layout · does not fit: stage 2 over HBM by 22.0 GiB",
+// "Invalid layout · 2 errors"; `warnings` appends the count of warnings.
+[[nodiscard]] QString verdict_text(const LayoutAssessment& a, bool warnings = true);
 
 }  // namespace meshwork::gui
 

@@ -15,6 +15,7 @@
 #include <QSettings>
 #include <QSpinBox>
 #include <QStatusBar>
+#include <QStackedWidget>
 #include <QStyle>
 #include <QTabWidget>
 #include <QToolBar>
@@ -22,6 +23,7 @@
 
 #include "gui/app/theme.h"
 #include "core/common/error.h"
+#include "core/common/resources.h"
 #include "gui/dialogs/export_dialog.h"
 #include "gui/dialogs/run_dialog.h"
 #include "gui/dialogs/search_dialog.h"
@@ -29,11 +31,14 @@
 #include "gui/estimate/estimate_panel.h"
 #include "gui/mainwindow/new_layout_dialog.h"
 #include "gui/mainwindow/recent_files.h"
+#include "gui/mainwindow/shortcuts_dialog.h"
+#include "gui/mainwindow/start_page.h"
 #include "gui/mainwindow/trace_menu.h"
 #include "gui/ranks/rank_overview_panel.h"
 #include "gui/ranks/rank_steps_loader.h"
 #include "gui/mesh/axis_editor.h"
 #include "gui/mesh/mesh_canvas.h"
+#include "gui/mesh/mesh_geometry.h"
 #include "gui/model/model_palette.h"
 #include "gui/timeline/step_locator.h"
 #include "gui/timeline/timeline_panel.h"
@@ -42,6 +47,7 @@
 #include "gui/timeline/trace_reader_source.h"
 #include "gui/trace/remote_trace_source.h"
 #include "gui/training/training_editor.h"
+#include "profiler/import/import_trace.h"
 
 // The icons are compiled into the static meshwork_gui library; Q_INIT_RESOURCE keeps the
 // linker from dropping them and must be called outside any namespace.
@@ -122,10 +128,20 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(views_, &QTabWidget::currentChanged, this, [this] {
         if (views_->currentWidget() == ranks_) load_rank_overview();
     });
-    setCentralWidget(views_);
+    // Until a layout or a trace is open, the start page says what can be done.
+    central_ = new QStackedWidget(this);
+    start_page_ = new StartPage(QString::fromStdString(resource_dir() + "/layouts"), central_);
+    central_->addWidget(start_page_);
+    central_->addWidget(views_);
+    setCentralWidget(central_);
+    connect(start_page_, &StartPage::example_chosen, this, [this](const QString& path) { open_layout(path); });
+    connect(document_, &LayoutDocument::reset_done, this, [this] { central_->setCurrentWidget(views_); });
     build_docks();
     build_actions();
     build_menus_and_toolbar();
+    connect(start_page_, &StartPage::new_requested, new_, &QAction::trigger);
+    connect(start_page_, &StartPage::open_requested, open_, &QAction::trigger);
+    connect(start_page_, &StartPage::open_trace_requested, open_trace_, &QAction::trigger);
 
     busy_ = new QProgressBar(this);
     busy_->setRange(0, 0);
@@ -154,9 +170,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         std::vector<StageMemoryUse> memory;
         for (const auto& [used, capacity] : a->stage_memory_bytes) memory.push_back({used, capacity});
         canvas_->set_stage_memory(std::move(memory));
-        status_->setText(a->validation.valid()
-                             ? tr("%1 GPUs · valid").arg(document_->layout().gpus)
-                             : tr("%1 GPUs · %2 error(s)").arg(document_->layout().gpus).arg(a->validation.errors.size()));
+        // The same GPU count as the mesh's legend, and the same verdict as the Estimate dock.
+        status_->setText(tr("%1 · %2").arg(gpu_count_text(document_->layout()), verdict_text(*a, false)));
     });
     resize(1500, 900);
     restore_settings();
@@ -227,11 +242,13 @@ void MainWindow::build_actions() {
     open_trace_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
     connect(open_trace_, &QAction::triggered, this, [this] {
         const QString dir = QSettings().value("files/last_trace_dir").toString();
-        const QString path = QFileDialog::getOpenFileName(this, tr("Open trace"), dir,
-                                                          tr("Meshwork traces (*.sqlite *.db);;All files (*)"));
-        if (path.isEmpty()) return;
-        QSettings().setValue("files/last_trace_dir", QFileInfo(path).absolutePath());
-        open_trace(path);
+        // Several files chosen together are the ranks of one job, merged into one view.
+        const QStringList paths = QFileDialog::getOpenFileNames(
+            this, tr("Open trace (several files: the ranks of one job)"), dir, trace_file_filter());
+        if (paths.isEmpty()) return;
+        QSettings().setValue("files/last_trace_dir", QFileInfo(paths.front()).absolutePath());
+        if (paths.size() == 1) open_trace(paths.front());
+        else trace_menu_->import_traces(paths);
     });
     undo_ = document_->undo_stack()->createUndoAction(this, tr("&Undo"));
     undo_->setShortcut(QKeySequence::Undo);
@@ -239,6 +256,17 @@ void MainWindow::build_actions() {
     redo_ = document_->undo_stack()->createRedoAction(this, tr("&Redo"));
     redo_->setShortcuts({QKeySequence::Redo, QKeySequence(Qt::CTRL | Qt::Key_Y)});
     redo_->setIcon(style->standardIcon(QStyle::SP_ArrowForward));
+    // The toolbar shows "Undo" / "Redo" (iconText) and the menu the whole "Undo Set recompute
+    // to full": a long label must not push the toolbar's other actions off its end.
+    undo_->setIconText(tr("Undo"));
+    redo_->setIconText(tr("Redo"));
+    auto tip = [](QAction* action) { action->setToolTip(QString(action->text()).remove('&')); };
+    connect(undo_, &QAction::changed, this, [this, tip] {
+        if (undo_->toolTip() != QString(undo_->text()).remove('&')) tip(undo_);
+    });
+    connect(redo_, &QAction::changed, this, [this, tip] {
+        if (redo_->toolTip() != QString(redo_->text()).remove('&')) tip(redo_);
+    });
     dark_ = new QAction(tr("&Dark Theme"), this);
     dark_->setCheckable(true);
     dark_->setChecked(current_theme() == Theme::Dark);
@@ -351,39 +379,8 @@ void MainWindow::build_menus_and_toolbar() {
     view->addAction(dark_);
 
     auto* help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&Keyboard Shortcuts"), this, [this] {
-        QMessageBox::information(this, tr("Keyboard shortcuts"), tr(
-            "<table cellpadding=3>"
-            "<tr><td><b>Ctrl+N / Ctrl+O / Ctrl+S</b></td><td>new, open, save layout</td></tr>"
-            "<tr><td><b>Ctrl+Shift+S</b></td><td>save as</td></tr>"
-            "<tr><td><b>Ctrl+Z / Ctrl+Shift+Z</b></td><td>undo, redo</td></tr>"
-            "<tr><td><b>Ctrl+Shift+O</b></td><td>open a trace</td></tr>"
-            "<tr><td><b>Ctrl+Shift+C</b></td><td>open a trace for comparison (predicted beside measured)</td></tr>"
-            "<tr><td><b>Ctrl+Shift+I / Ctrl+Shift+P</b></td><td>import an Nsight Systems / PyTorch trace</td></tr>"
-            "<tr><td><b>Ctrl+Shift+R</b></td><td>open a remote trace (host:path: served through ssh, or copied with scp)</td></tr>"
-            "<tr><td><b>Ctrl+Shift+F</b></td><td>search layouts</td></tr>"
-            "<tr><td><b>F5, Ctrl+R</b></td><td>run the layout (CPU or GPUs)</td></tr>"
-            "<tr><td><b>Ctrl+E</b></td><td>export for production jobs</td></tr>"
-            "<tr><td><b>Ctrl+1 / Ctrl+2 / Ctrl+3</b></td><td>mesh, timeline, ranks</td></tr>"
-            "<tr><td><b>Ctrl+Shift+L</b></td><td>dark / light theme</td></tr>"
-            "<tr><td><b>Ctrl+Shift+T</b></td><td>the Training dock (batch, ZeRO, recompute, precision, ...), its first setting focused</td></tr>"
-            "<tr><td><b>Alt+underlined letter, Tab</b></td><td>a setting of the Training or another dock; the next one</td></tr>"
-            "<tr><td colspan=2><br><b>Timeline</b></td></tr>"
-            "<tr><td><b>Wheel, W / S, + / −</b></td><td>zoom around the cursor</td></tr>"
-            "<tr><td><b>Drag, A / D, ← / →</b></td><td>pan</td></tr>"
-            "<tr><td><b>Shift+drag</b></td><td>select a time range: its statistics</td></tr>"
-            "<tr><td><b>Click</b></td><td>select an event: its details</td></tr>"
-            "<tr><td><b>Home / F</b></td><td>whole trace / zoom to selection</td></tr>"
-            "<tr><td><b>Ctrl+F, F3</b></td><td>find an event by name, next match</td></tr>"
-            "<tr><td><b>Ctrl+G</b></td><td>go to a step or a micro-batch (3.1)</td></tr>"
-            "<tr><td><b>Click a group header, Space</b></td><td>collapse or expand a pipeline stage or dp replica (Ctrl+↑/↓ between groups)</td></tr>"
-            "<tr><td><b>[ / ] , { / }</b></td><td>collapse / expand the group, every group</td></tr>"
-            "<tr><td><b>Backspace</b></td><td>groups as they were before (after { } or ranks opened from Ranks)</td></tr>"
-            "<tr><td colspan=2><br><b>Ranks</b></td></tr>"
-            "<tr><td><b>Click, Enter</b></td><td>a rank's lanes at that step (Shift: its replica's)</td></tr>"
-            "<tr><td><b>Arrows, Page Up/Down, Home/End</b></td><td>move between cells</td></tr>"
-            "</table>"));
-    });
+    auto* shortcuts = help->addAction(tr("&Keyboard Shortcuts"), this, [this] { open_shortcuts_dialog(this); });
+    shortcuts->setObjectName("keyboard_shortcuts");
     help->addAction(tr("&About Meshwork"), this, [this] {
         QMessageBox::about(this, tr("About Meshwork"),
                            tr("<b>Meshwork %1</b><p>Design, predict, run and profile model-parallel layouts.</p>")
@@ -459,7 +456,26 @@ bool MainWindow::open_layout(const QString& path) {
     return false;
 }
 
+QString trace_file_filter() {
+    return QObject::tr("Traces (*.sqlite *.db *.json *.json.gz);;Meshwork traces (*.sqlite *.db);;"
+                       "PyTorch / Kineto traces (*.json *.json.gz *.pt.trace.json);;"
+                       "Nsight Systems SQLite exports (*.sqlite);;All files (*)");
+}
+
 void MainWindow::open_trace(const QString& path) {
+    // A Kineto JSON or an nsys export is imported on the fly (with its progress dialog) and
+    // the result opened; what it is comes from its content, not its name.
+    RemoteSpec remote;
+    if (!is_remote_trace(path, remote) && QFileInfo(path).isFile()) {
+        try {
+            if (profiler::detect_input_format(path.toStdString()) != profiler::InputFormat::MeshworkTrace) {
+                trace_menu_->import_trace(path);
+                return;
+            }
+        } catch (const std::exception&) {
+            // Not a trace of any kind: the trace opener reports it in words below.
+        }
+    }
     statusBar()->showMessage(tr("Opening trace %1…").arg(path));
     busy_->show();
     trace_opener_->open(path);
@@ -515,7 +531,10 @@ bool MainWindow::save_as() {
     return false;
 }
 
+bool MainWindow::showing_start_page() const { return central_->currentWidget() == start_page_; }
+
 void MainWindow::show_view(View view) {
+    central_->setCurrentWidget(views_);
     views_->setCurrentWidget(view == View::Canvas ? static_cast<QWidget*>(canvas_)
                              : view == View::Timeline ? static_cast<QWidget*>(timeline_)
                                                       : static_cast<QWidget*>(ranks_));

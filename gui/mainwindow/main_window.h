@@ -8,6 +8,7 @@
 class QAction;
 class QLabel;
 class QProgressBar;
+class QStackedWidget;
 class QTabWidget;
 
 namespace meshwork::gui {
@@ -23,11 +24,15 @@ class RankStepsLoader;
 class RecentFiles;
 class RunDialog;
 class SearchDialog;
+class StartPage;
 class StepLocator;
 class TimelinePanel;
 class TraceMenu;
 class TraceOpener;
 class TrainingEditor;
+
+// The Open Trace dialog's filter: Meshwork traces, Kineto JSON (plain or gzip), nsys exports.
+QString trace_file_filter();
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -37,9 +42,14 @@ public:
     explicit MainWindow(QWidget* parent = nullptr);
     // Loads a layout file; errors are shown to the user and returned as false.
     bool open_layout(const QString& path);
+    // Shows a central view (and leaves the start page).
     void show_view(View view);
+    // The page shown until a layout or a trace is open (new, open, the bundled examples).
+    [[nodiscard]] StartPage* start_page() const { return start_page_; }
+    [[nodiscard]] bool showing_start_page() const;
     // Opens a trace file on a worker thread; trace_opened or trace_failed follows. "host:/path"
-    // is served from that host (falling back to an scp copy when it cannot serve it).
+    // is served from that host (falling back to an scp copy when it cannot serve it). A
+    // Kineto JSON or an nsys export is imported first (TraceMenu::import_trace, with progress).
     void open_trace(const QString& path);
     // The latest error shown to the user (empty when none): for tests and --screenshot.
     [[nodiscard]] QString last_error() const { return last_error_; }
@@ -106,6 +116,8 @@ private:
     void load_rank_overview();
 
     LayoutDocument* document_ = nullptr;
+    QStackedWidget* central_ = nullptr;  // the start page, then the views
+    StartPage* start_page_ = nullptr;
     QTabWidget* views_ = nullptr;
     MeshCanvas* canvas_ = nullptr;
     TimelinePanel* timeline_ = nullptr;

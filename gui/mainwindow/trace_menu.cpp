@@ -16,6 +16,7 @@
 #include "gui/app/format.h"
 #include "gui/compare/compare_panel.h"
 #include "gui/compare/comparison_loader.h"
+#include "gui/compare/trace_roles.h"
 #include "profiler/import/import_trace.h"
 #include "gui/timeline/timeline_panel.h"
 #include "gui/timeline/timeline_view.h"
@@ -124,14 +125,19 @@ QString TraceMenu::current_trace_path() const {
 void TraceMenu::choose_comparison() {
     const QString dir = QSettings().value("files/last_trace_dir").toString();
     const QString current = current_trace_path();
-    // With a trace open, one file to set beside it; otherwise pick both (prediction first).
-    const QString title = current.isEmpty() ? tr("Choose two traces: the prediction and the measurement")
-                                            : tr("Choose the trace to compare with %1").arg(QFileInfo(current).fileName());
+    // With a trace open, one file to set beside it; otherwise pick both. Either way the
+    // simulated trace is the prediction, and the title says which role the choice takes.
+    const auto* open = dynamic_cast<const TraceReaderSource*>(hooks_.timeline->view()->source());
+    const QString title =
+        current.isEmpty() || !open
+            ? tr("Choose two traces to compare: the simulated one is the prediction (of two measured runs, "
+                 "the first is the reference)")
+            : comparison_prompt(QFileInfo(current).fileName(), role_of(open->reader().run_info()));
     const QStringList paths = QFileDialog::getOpenFileNames(window_, title, dir,
                                                             tr("Meshwork traces (*.sqlite *.db);;All files (*)"));
     if (paths.isEmpty()) return;
     QSettings().setValue("files/last_trace_dir", QFileInfo(paths.front()).absolutePath());
-    if (paths.size() >= 2) compare(paths[0], paths[1]);
+    if (paths.size() >= 2) compare_by_role(paths[0], paths[1]);
     else compare_with_current(paths[0]);
 }
 
@@ -148,7 +154,13 @@ void TraceMenu::compare_with_current(const QString& path) {
                    tr("Open a trace first (File → Open Trace), or choose two traces to compare."));
         return;
     }
-    compare(current, path);
+    compare_by_role(current, path);
+}
+
+void TraceMenu::compare_by_role(const QString& first_path, const QString& second_path) {
+    window_->statusBar()->showMessage(tr("Comparing %1 with %2…")
+                                          .arg(QFileInfo(first_path).fileName(), QFileInfo(second_path).fileName()));
+    loader_->load(first_path, second_path, profiler::kDefaultWarmupSteps, RoleOrder::FromTraces);
 }
 
 void TraceMenu::compare(const QString& predicted_path, const QString& measured_path, int warmup_steps) {
@@ -191,6 +203,31 @@ void TraceMenu::import_trace(const QString& path) {
     }
     show_progress(tr("Importing %1…").arg(QFileInfo(path).fileName()), [this] { import_->cancel(); });
     import_->start(path, output);
+}
+
+void TraceMenu::import_traces(const QStringList& paths) {
+    if (paths.size() == 1) {
+        import_trace(paths.front());
+        return;
+    }
+    if (import_->running()) {
+        show_error(tr("Cannot import traces"), tr("An import is already running (%1).").arg(importing_));
+        return;
+    }
+    const QString output = import_cache_path(paths);
+    if (output.isEmpty()) {
+        show_error(tr("Cannot import traces"), tr("The trace cache folder cannot be created."));
+        return;
+    }
+    importing_ = paths.front();
+    if (QFileInfo::exists(output)) {
+        hooks_.open_trace(output);
+        emit import_finished(output);
+        return;
+    }
+    show_progress(tr("Merging %n file(s) as the ranks of one trace…", "", static_cast<int>(paths.size())),
+                  [this] { import_->cancel(); });
+    import_->start_many(paths, output);
 }
 
 void TraceMenu::choose_remote() {

@@ -40,10 +40,15 @@ public:
     // Adds the entries to `file` (at its end), with their shortcuts.
     TraceMenu(WindowHooks hooks, QMenu* file);
 
-    // Compares two trace files (the first drawn on top as the prediction).
+    // Compares two trace files as given: the first drawn on top as the prediction (Swap,
+    // the warm-up box).
     void compare(const QString& predicted_path, const QString& measured_path,
                  int warmup_steps = profiler::kDefaultWarmupSteps);
-    // Compares the trace open in the timeline with `path`; an error when none is open.
+    // Compares two trace files whose roles come from the traces: a simulated one is the
+    // prediction whichever is given first (trace_roles.h); otherwise the first is on top.
+    void compare_by_role(const QString& first_path, const QString& second_path);
+    // Compares the trace open in the timeline with `path` (roles from the traces); an error
+    // when none is open.
     void compare_with_current(const QString& path);
     // Calibrates on the measured trace, predicts the layout that ran again and shows that
     // comparison (the compare view's "Calibrate & Re-predict"); the new prediction and the
@@ -53,6 +58,9 @@ public:
     // Imports an nsys SQLite export or a Kineto JSON trace (from the cache when it was
     // imported before) and opens the result.
     void import_trace(const QString& path);
+    // Several files of one job (one per rank) merged into one trace and opened: the ranks of
+    // one view (from the cache when merged before).
+    void import_traces(const QStringList& paths);
     // Opens "host:path" in the window: served from that host through ssh (serve-trace),
     // or, when the host cannot serve it, copied (fetch_remote).
     void open_remote(const QString& spec);

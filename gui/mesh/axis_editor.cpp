@@ -1,5 +1,7 @@
 #include "gui/mesh/axis_editor.h"
 
+#include <algorithm>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
@@ -9,6 +11,7 @@
 #include "gui/app/theme.h"
 #include "gui/document/layout_document.h"
 #include "gui/document/layout_edits.h"
+#include "gui/mesh/axis_spin_box.h"
 #include "gui/training/choice_box.h"
 #include "core/layout/layout_rules.h"
 #include "core/mesh/device_mesh.h"
@@ -76,7 +79,7 @@ AxisEditor::AxisEditor(LayoutDocument* document, QWidget* parent) : QWidget(pare
     form->setContentsMargins(8, 8, 8, 8);
     form->setLabelAlignment(Qt::AlignRight);
     for (const auto& row : kAxes) {
-        auto* spin = new QSpinBox(this);
+        auto* spin = new AxisSpinBox(this);
         spin->setRange(1, 16384);
         spin->setKeyboardTracking(false);
         spin->setToolTip(tr(row.tip));
@@ -84,6 +87,11 @@ AxisEditor::AxisEditor(LayoutDocument* document, QWidget* parent) : QWidget(pare
         spins_[row.axis] = spin;
         form->addRow(tr(row.label), spin);
         const std::string axis = row.axis;
+        // The arrows step through the values the layout accepts (divisors of the GPUs for
+        // tp, pp and cp; whatever validation allows for the others).
+        spin->set_accepts([this, axis](int v) {
+            return document_->has_layout() && document_->check(set_mesh_axis(document_->layout(), axis, v)).accepted;
+        });
         connect(spin, &QSpinBox::valueChanged, this, [this, axis](int v) { axis_changed(axis, v); });
     }
     dp_ = new QLabel(this);
@@ -148,7 +156,12 @@ void AxisEditor::sync_from_document() {
     const auto& m = l.parallel.mesh;
     const std::map<std::string, int> values{{"tp", m.tp}, {"pp", m.pp}, {"cp", m.cp},
                                             {"ep", m.ep}, {"etp", m.etp}, {"vpp", l.parallel.vpp}};
-    for (auto& [axis, spin] : spins_) spin->setValue(values.at(axis));
+    for (auto& [axis, spin] : spins_) {
+        // No axis can exceed the GPUs, nor vpp the layers: this also bounds the arrows' search.
+        spin->setMaximum(std::max(values.at(axis), axis == "vpp" ? std::max(1, l.model.num_layers) : std::max(1, l.gpus)));
+        spin->setValue(values.at(axis));
+        static_cast<AxisSpinBox*>(spin)->invalidate();
+    }
     spins_["ep"]->setEnabled(l.model.is_moe());
     spins_["etp"]->setEnabled(l.model.is_moe());
     dp_->setText(QString::number(m.dp));

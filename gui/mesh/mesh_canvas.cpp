@@ -2,6 +2,8 @@
 
 #include <QDragEnterEvent>
 #include <QHelpEvent>
+#include <QKeyEvent>
+#include <QMenu>
 #include <QMimeData>
 #include <QPainter>
 #include <QPainterPath>
@@ -75,6 +77,9 @@ MeshCanvas::MeshCanvas(LayoutDocument* document, QWidget* parent)
     : QWidget(parent), document_(document) {
     setMouseTracking(true);
     setAcceptDrops(true);
+    // Placement by keyboard: Tab reaches the canvas, ←/→ pick a stage, Shift+←/→ move a
+    // block across its boundary, the context menu (right click, Shift+F10) offers the same.
+    setFocusPolicy(Qt::StrongFocus);
     setMinimumSize(480, 320);
     refusal_timer_.setSingleShot(true);
     refusal_timer_.setInterval(6000);
@@ -140,7 +145,7 @@ void MeshCanvas::paintEvent(QPaintEvent*) {
 void MeshCanvas::paint_stage(QPainter& p, const StageColumn& column) {
     const auto& c = view_colours();
     const Layout& l = document_->layout();
-    const bool target = column.stage == drop_stage_;
+    const bool target = column.stage == drop_stage_ || (hasFocus() && column.stage == current_stage_);
     p.setPen(QPen(target ? c.accent : c.border, target ? 2 : 1));
     p.setBrush(c.panel);
     p.drawRoundedRect(column.rect, 6, 6);
@@ -252,8 +257,8 @@ void MeshCanvas::paint_legend(QPainter& p) {
     const DeviceMesh mesh = l.mesh();
     const auto& s = l.parallel.mesh;
     p.setPen(c.text_dim);
-    QString text = tr("%1 GPUs on %2 node(s) × %3   ·   tp %4  cp %5  dp %6  pp %7")
-                       .arg(mesh.world_size()).arg(mesh.num_nodes()).arg(mesh.gpus_per_node())
+    QString text = tr("%1 on %2 node(s) × %3   ·   tp %4  cp %5  dp %6  pp %7")
+                       .arg(gpu_count_text(l)).arg(mesh.num_nodes()).arg(mesh.gpus_per_node())
                        .arg(s.tp).arg(s.cp).arg(s.dp).arg(s.pp);
     if (l.model.is_moe()) text += tr("   ·   ep %1  etp %2  edp %3").arg(s.ep).arg(s.etp).arg(mesh.edp());
     if (l.parallel.vpp > 1) text += tr("   ·   vpp %1").arg(l.parallel.vpp);
@@ -392,6 +397,90 @@ void MeshCanvas::dropEvent(QDropEvent* e) {
     refusal_text_.clear();
     e->acceptProposedAction();
     emit edit_done(QString::fromStdString(edit.description));
+}
+
+int MeshCanvas::current_stage() const { return current_stage_; }
+
+void MeshCanvas::set_current_stage(int stage) {
+    if (!document_->has_layout()) return;
+    current_stage_ = std::clamp(stage, 0, std::max(0, document_->layout().parallel.mesh.pp - 1));
+    update();
+}
+
+ProposedEdit MeshCanvas::move_boundary_block(int stage, int direction) const {
+    const Layout& l = document_->layout();
+    ProposedEdit edit{l, "", ""};
+    const int pp = l.parallel.mesh.pp;
+    const int to = stage + direction;
+    if (l.parallel.vpp > 1) {
+        edit.refused = tr("with virtual stages (vpp %1) a stage holds several chunks: drag the blocks from the "
+                          "Model tree instead").arg(l.parallel.vpp).toStdString();
+        return edit;
+    }
+    if (to < 0 || to >= pp) {
+        edit.refused = (direction < 0 ? tr("stage %1 is the first: there is no stage before it")
+                                      : tr("stage %1 is the last: there is no stage after it"))
+                           .arg(stage).toStdString();
+        return edit;
+    }
+    const auto split = l.stage_layers();
+    const auto first = l.stage_first_layer();
+    if (stage >= static_cast<int>(split.size()) || split[static_cast<std::size_t>(stage)] == 0) {
+        edit.refused = tr("stage %1 holds no block to move").arg(stage).toStdString();
+        return edit;
+    }
+    // The block on the boundary crossed: this stage's first going back, its last going on.
+    const int block = direction < 0 ? first[static_cast<std::size_t>(stage)]
+                                    : first[static_cast<std::size_t>(stage)] + split[static_cast<std::size_t>(stage)] - 1;
+    return move_blocks_to_stage(l, {block}, to);
+}
+
+void MeshCanvas::apply_keyboard_edit(const ProposedEdit& edit) {
+    const QPoint where = geometry_.stages.empty() ? QPoint(20, 20) : stage_drop_point(current_stage_);
+    const auto outcome = document_->apply(edit);
+    if (!outcome.accepted) {
+        show_refusal(where, outcome.reason);
+        emit edit_refused(outcome.reason);
+        return;
+    }
+    refusal_text_.clear();
+    emit edit_done(QString::fromStdString(edit.description));
+}
+
+void MeshCanvas::keyPressEvent(QKeyEvent* e) {
+    if (!document_->has_layout()) return QWidget::keyPressEvent(e);
+    const bool shift = e->modifiers() & Qt::ShiftModifier;
+    if (e->key() == Qt::Key_Left || e->key() == Qt::Key_Right) {
+        const int direction = e->key() == Qt::Key_Left ? -1 : 1;
+        if (shift) apply_keyboard_edit(move_boundary_block(current_stage_, direction));
+        else set_current_stage(current_stage_ + direction);
+        return;
+    }
+    if (e->key() == Qt::Key_Home || e->key() == Qt::Key_End) {
+        set_current_stage(e->key() == Qt::Key_Home ? 0 : document_->layout().parallel.mesh.pp - 1);
+        return;
+    }
+    QWidget::keyPressEvent(e);
+}
+
+void MeshCanvas::contextMenuEvent(QContextMenuEvent* e) {
+    if (!document_->has_layout()) return;
+    // A right click picks the stage under the cursor; the keyboard's menu key keeps the current one.
+    if (e->reason() == QContextMenuEvent::Mouse) {
+        if (const auto* s = geometry_.stage_at(e->pos())) set_current_stage(s->stage);
+    }
+    QMenu menu(this);
+    const int stage = current_stage_;
+    auto add = [&](int direction, const QString& text) {
+        const ProposedEdit edit = move_boundary_block(stage, direction);
+        auto* action = menu.addAction(text, this, [this, edit] { apply_keyboard_edit(edit); });
+        action->setEnabled(edit.refused.empty() && document_->check(edit).accepted);
+        if (!edit.refused.empty()) action->setToolTip(QString::fromStdString(edit.refused));
+    };
+    add(-1, tr("Move the first block of stage %1 to stage %2\tShift+←").arg(stage).arg(stage - 1));
+    add(1, tr("Move the last block of stage %1 to stage %2\tShift+→").arg(stage).arg(stage + 1));
+    menu.setToolTipsVisible(true);
+    menu.exec(e->globalPos());
 }
 
 }  // namespace meshwork::gui

@@ -9,6 +9,7 @@
 
 #include <optional>
 
+#include "gui/document/layout_edits.h"
 #include "gui/mesh/mesh_geometry.h"
 
 namespace meshwork::gui {
@@ -34,6 +35,13 @@ public:
     [[nodiscard]] QPoint stage_drop_point(int stage) const;
     [[nodiscard]] QPoint tile_center(int rank) const;
     [[nodiscard]] const MeshGeometry& geometry() const { return geometry_; }
+    // The stage the keyboard works on (←/→ move it; Shift+←/→ move a block across its
+    // boundaries, as a drag would; the context menu offers the same moves).
+    [[nodiscard]] int current_stage() const;
+    void set_current_stage(int stage);
+    // The edit that moves the block on a boundary of `stage` to the neighbour in `direction`
+    // (-1: its first block to the stage before; +1: its last block to the stage after).
+    [[nodiscard]] ProposedEdit move_boundary_block(int stage, int direction) const;
     // The reason of the latest refused drop (empty after an accepted one).
     [[nodiscard]] QString last_refusal() const { return refusal_text_; }
 
@@ -49,6 +57,8 @@ protected:
     void dragMoveEvent(QDragMoveEvent* event) override;
     void dragLeaveEvent(QDragLeaveEvent* event) override;
     void dropEvent(QDropEvent* event) override;
+    void keyPressEvent(QKeyEvent* event) override;
+    void contextMenuEvent(QContextMenuEvent* event) override;
 
 private:
     void relayout();
@@ -58,6 +68,7 @@ private:
     void paint_refusal(QPainter& p);
     void show_refusal(QPoint pos, const QString& reason);
     QString tile_tooltip(const RankTile& tile) const;
+    void apply_keyboard_edit(const ProposedEdit& edit);
 
     LayoutDocument* document_;
     MeshGeometry geometry_;
@@ -70,6 +81,7 @@ private:
     QPoint refusal_pos_;
     QString refusal_text_;
     QTimer refusal_timer_;
+    int current_stage_ = 0;
 };
 
 }  // namespace meshwork::gui

@@ -1,5 +1,7 @@
 #include "gui/mesh/mesh_geometry.h"
 
+#include <QObject>
+
 #include <algorithm>
 
 #include "core/mesh/device_mesh.h"
@@ -97,6 +99,13 @@ MeshGeometry layout_mesh_geometry(const Layout& layout, const QRectF& area, doub
         }
     }
     return g;
+}
+
+QString gpu_count_text(const Layout& layout) {
+    const auto& m = layout.parallel.mesh;
+    const long long in_mesh = static_cast<long long>(m.tp) * m.cp * m.dp * m.pp;
+    if (in_mesh == layout.gpus) return QObject::tr("%1 GPUs").arg(layout.gpus);
+    return QObject::tr("mesh of %1 GPUs (layout: %2)").arg(in_mesh).arg(layout.gpus);
 }
 
 }  // namespace meshwork::gui

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QRectF>
+#include <QString>
 
 #include <vector>
 
@@ -45,6 +46,10 @@ struct MeshGeometry {
 inline constexpr int kMaxStagesDrawn = 32;
 inline constexpr int kMaxReplicasDrawn = 8;  // beyond this a note says how many are hidden
 inline constexpr double kMinTileWidth = 30;  // px: room for a three-digit rank
+
+// "64 GPUs", or for a layout whose mesh does not hold its GPUs (an invalid file)
+// "mesh of 24 GPUs (layout: 64)": the canvas legend and the status bar say the same.
+QString gpu_count_text(const Layout& layout);
 
 // `header_height` fits two lines of the canvas font; `area` is the widget rectangle.
 MeshGeometry layout_mesh_geometry(const Layout& layout, const QRectF& area, double header_height);

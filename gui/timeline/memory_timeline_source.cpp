@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <unordered_map>
 
 namespace meshwork::gui {
 
@@ -145,6 +146,7 @@ TimelineEventDetails MemoryTimelineSource::details(std::int64_t event) const {
 TimelineRangeStats MemoryTimelineSource::range_stats(int lane_first, int lane_last, std::int64_t t0,
                                                      std::int64_t t1) const {
     TimelineRangeStats stats;
+    std::unordered_map<std::string, std::size_t> index;
     lane_first = std::max(lane_first, 0);
     lane_last = std::min(lane_last, lane_count() - 1);
     for (int l = lane_first; l <= lane_last; ++l) {
@@ -156,6 +158,7 @@ TimelineRangeStats MemoryTimelineSource::range_stats(int lane_first, int lane_la
             ++stats.events;
             const auto k = static_cast<std::size_t>(lane.events[i].kind);
             if (k < 6) stats.busy_ns[k] += std::min(sp[i].end_ns, t1) - std::max(sp[i].start_ns, t0);
+            profiler::add_name_total(stats.names, index, names_[lane.events[i].name_id], sp[i].end_ns - sp[i].start_ns);
         }
     }
     return stats;

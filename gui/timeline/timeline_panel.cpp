@@ -2,19 +2,23 @@
 
 #include <QAction>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QTextBrowser>
 #include <QToolButton>
+#include <QTreeWidget>
 #include <QVBoxLayout>
 
 #include <algorithm>
 
+#include "core/trace/collective.h"
 #include "gui/app/format.h"
 #include "gui/app/theme.h"
 #include "gui/compare/compare_panel.h"
+#include "gui/timeline/selection_stats_table.h"
 #include "gui/timeline/time_ruler.h"
 #include "gui/timeline/timeline_view.h"
 
@@ -45,18 +49,40 @@ TimelinePanel::TimelinePanel(QWidget* parent) : QWidget(parent) {
     fit->setText(tr("Whole trace"));
     fit->setToolTip(tr("Show the whole trace (Home)"));
     info_ = new QLabel(single);
+    // The trace's name can be long: the label takes the room left and never widens the window.
+    info_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    info_->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
     bar->addWidget(find_);
     bar->addWidget(fit);
-    bar->addStretch(1);
-    bar->addWidget(info_);
+    bar->addWidget(info_, 1);
     layout->addLayout(bar);
 
     auto* split = new QSplitter(Qt::Vertical, single);
     view_ = new TimelineView(split);
-    details_ = new QTextBrowser(split);
+    // Below the view: the event's details or the range's totals, and for a range the
+    // statistics per event name.
+    auto* below = new QWidget(split);
+    auto* below_layout = new QVBoxLayout(below);
+    below_layout->setContentsMargins(0, 0, 0, 0);
+    below_layout->setSpacing(0);
+    details_ = new QTextBrowser(below);
     details_->setPlaceholderText(tr("Click an event for its details; Shift+drag for the statistics of a range."));
+    stats_ = new SelectionStatsTable(below);
+    stats_->hide();
+    // The find bar's matches, all of them (up to kMaxMatchesListed) with their count.
+    matches_ = new QTreeWidget(below);
+    matches_->setColumnCount(4);
+    matches_->setHeaderLabels({tr("Start"), tr("Name"), tr("Lane"), tr("Duration")});
+    matches_->setRootIsDecorated(false);
+    matches_->setUniformRowHeights(true);
+    matches_->header()->setSectionResizeMode(1, QHeaderView::Stretch);
+    matches_->header()->setStretchLastSection(false);
+    matches_->hide();
+    below_layout->addWidget(details_, 1);
+    below_layout->addWidget(stats_, 3);
+    below_layout->addWidget(matches_, 3);
     split->addWidget(view_);
-    split->addWidget(details_);
+    split->addWidget(below);
     split->setStretchFactor(0, 5);
     split->setStretchFactor(1, 1);
     split->setSizes({600, 120});
@@ -75,14 +101,42 @@ TimelinePanel::TimelinePanel(QWidget* parent) : QWidget(parent) {
     next_action->setShortcutContext(Qt::WidgetWithChildrenShortcut);
     addAction(next_action);
     connect(next_action, &QAction::triggered, this, [this] { find_next(find_->text()); });
-    connect(find_, &QLineEdit::returnPressed, this, [this] { find_next(find_->text()); });
+    connect(find_, &QLineEdit::returnPressed, this, [this] {
+        if (find_->text() != listed_) list_matches(find_->text());
+        find_next(find_->text());
+    });
     connect(find_, &QLineEdit::textChanged, this, [this] { find_from_ns_ = -1; });
+    connect(matches_, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* item) {
+        if (!item) return;
+        const auto event = item->data(0, Qt::UserRole).toLongLong();
+        find_from_ns_ = item->data(1, Qt::UserRole).toDouble();
+        view_->select_event(event);
+    });
     connect(fit, &QToolButton::clicked, view_, &TimelineView::fit_all);
     // After the paint, so that the count of items drawn is that of the frame on screen.
     connect(view_, &TimelineView::frame_painted, this, &TimelinePanel::update_info);
     connect(view_, &TimelineView::event_selected, this, &TimelinePanel::show_event);
     connect(view_, &TimelineView::range_selected, this, &TimelinePanel::show_range);
-    connect(view_, &TimelineView::selection_cleared, details_, &QTextBrowser::clear);
+    connect(view_, &TimelineView::flow_found, this, [this](const TimelineEventDetails& from, const TimelineEventDetails& to) {
+        const auto* source = view_->source();
+        const bool launches = to.event.start_ns >= from.event.start_ns;
+        const auto& other = to.event;
+        details_->append(tr("<span style='color:%1'>%2 <b>%3</b> on %4 (%5 %6 · correlation %7)</span>")
+                             .arg(view_colours().text_dim.name(), launches ? tr("flow →") : tr("flow ←"),
+                                  QString::fromStdString(other.name).toHtmlEscaped(),
+                                  QString::fromStdString(source->lane(to.lane).name).toHtmlEscaped(),
+                                  launches ? tr("starts") : tr("started"),
+                                  format_duration_ns(std::abs(static_cast<double>(other.start_ns - from.event.start_ns))) +
+                                      (launches ? tr(" later") : tr(" before")))
+                             .arg(from.event.correlation_id));
+    });
+    connect(view_, &TimelineView::selection_cleared, this, [this] {
+        details_->clear();
+        stats_->hide();
+        matches_->hide();
+        listed_.clear();
+        details_->setMaximumHeight(QWIDGETSIZE_MAX);
+    });
 }
 
 void TimelinePanel::set_source(std::shared_ptr<const TimelineSource> source, const QString& title) {
@@ -118,7 +172,38 @@ bool TimelinePanel::find_next(const QString& text) {
     return true;
 }
 
+int TimelinePanel::list_matches(const QString& text) {
+    const auto* source = view_->source();
+    matches_->clear();
+    listed_ = text;
+    if (!source || text.isEmpty()) {
+        matches_->hide();
+        return 0;
+    }
+    const auto found = source->find_all(text.toStdString(), kMaxMatchesListed);
+    for (const std::int64_t id : found.events) {
+        const auto d = source->details(id);
+        const auto& e = d.event;
+        auto* item = new QTreeWidgetItem(
+            matches_, {ruler_label(static_cast<double>(e.start_ns - source->begin_ns()), 1.0), QString::fromStdString(e.name),
+                       tr("rank %1 · %2").arg(e.rank).arg(QString::fromStdString(source->lane(d.lane).name)),
+                       format_duration_ns(static_cast<double>(e.end_ns - e.start_ns))});
+        item->setData(0, Qt::UserRole, QVariant::fromValue<qlonglong>(id));
+        item->setData(1, Qt::UserRole, static_cast<double>(e.start_ns));
+        item->setTextAlignment(3, Qt::AlignRight | Qt::AlignVCenter);
+    }
+    matches_->setHeaderLabels({found.total > static_cast<std::int64_t>(found.events.size())
+                                   ? tr("Start (first %1 of %2 matches)").arg(found.events.size()).arg(found.total)
+                                   : tr("Start (%n match(es))", "", static_cast<int>(found.total)),
+                               tr("Name"), tr("Lane"), tr("Duration")});
+    matches_->header()->resizeSections(QHeaderView::ResizeToContents);
+    matches_->setVisible(found.total > 0);
+    return static_cast<int>(found.total);
+}
+
 void TimelinePanel::show_event(const TimelineEventDetails& d) {
+    stats_->hide();
+    details_->setMaximumHeight(matches_->isVisible() ? 4 * details_->fontMetrics().lineSpacing() + 12 : QWIDGETSIZE_MAX);
     const auto* source = view_->source();
     const auto& e = d.event;
     QString html = tr("<b>%1</b> &nbsp; %2 on rank %3, %4<br>")
@@ -131,7 +216,10 @@ void TimelinePanel::show_event(const TimelineEventDetails& d) {
     if (e.bytes > 0) {
         const double seconds = static_cast<double>(e.end_ns - e.start_ns) / 1e9;
         html += tr(" · %1").arg(format_bytes(static_cast<double>(e.bytes)));
-        if (seconds > 0) html += tr(" (%1/s)").arg(format_bytes(static_cast<double>(e.bytes) / seconds));
+        // A receive's span starts when it is posted and holds the wait for its sender: bytes
+        // over that span would count waiting as transfer, so no rate is shown for it.
+        if (e.collective == Collective::Recv) html += tr(" (its span includes waiting for the sender: no transfer rate)");
+        else if (seconds > 0) html += tr(" (%1/s)").arg(format_bytes(static_cast<double>(e.bytes) / seconds));
     }
     if (e.flops > 0) html += tr(" · %1 FLOP").arg(format_count(e.flops));
     QStringList where;
@@ -166,6 +254,12 @@ void TimelinePanel::show_range(int lane_first, int lane_last, double t0, double 
     }
     html += parts.join(" · ");
     details_->setHtml(html);
+    matches_->hide();
+    listed_.clear();
+    // The totals take a few lines; the table per name the rest.
+    details_->setMaximumHeight(4 * details_->fontMetrics().lineSpacing() + 12);
+    stats_->set_stats(stats.names);
+    stats_->setVisible(!stats.names.empty());
 }
 
 void TimelinePanel::update_info() {
@@ -174,10 +268,12 @@ void TimelinePanel::update_info() {
         info_->clear();
         return;
     }
-    info_->setText(tr("%1 · %2 events · %3 lanes · %4 items drawn")
-                       .arg(title_, format_count(static_cast<double>(source->event_count())))
-                       .arg(source->lane_count())
-                       .arg(view_->last_frame_items()));
+    const QString text = tr("%1 · %2 events · %3 lanes · %4 items drawn")
+                             .arg(title_, format_count(static_cast<double>(source->event_count())))
+                             .arg(source->lane_count())
+                             .arg(view_->last_frame_items());
+    if (info_->toolTip() != text) info_->setToolTip(text);
+    info_->setText(info_->fontMetrics().elidedText(text, Qt::ElideLeft, std::max(0, info_->width())));
     // Called after every frame: restyle only when the theme changed.
     const QString style = QString("color: %1").arg(view_colours().text_dim.name());
     if (info_->styleSheet() != style) info_->setStyleSheet(style);

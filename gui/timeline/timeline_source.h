@@ -10,6 +10,7 @@
 
 #include "core/mesh/device_mesh.h"
 #include "core/trace/trace_event.h"
+#include "profiler/analysis/timeline_queries.h"
 
 namespace meshwork::gui {
 
@@ -36,10 +37,21 @@ struct TimelineEventDetails {
     int lane = 0;
 };
 
-// Totals over a time range of some lanes (box selection).
+// Totals over a time range of some lanes (box selection); `names`: the events per name with
+// their whole durations (the selection statistics table), empty where the source cannot
+// say (a remote trace).
 struct TimelineRangeStats {
     std::int64_t events = 0;
     std::int64_t busy_ns[6] = {0, 0, 0, 0, 0, 0};  // by EventKind
+    std::vector<profiler::NameTotals> names;
+};
+
+// One training step as the timeline marks it (a row under the time ruler, a tick at its
+// start): the span of the events that carry its number on the first rank.
+struct TimelineStep {
+    int step = 0;
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
 };
 
 class TimelineSource {
@@ -51,6 +63,11 @@ public:
     [[nodiscard]] virtual std::int64_t end_ns() const = 0;
     [[nodiscard]] virtual std::int64_t event_count() const = 0;
     [[nodiscard]] virtual const std::string& name(std::uint32_t name_id) const = 0;
+    // The steps to mark, in time order; empty when the events carry no step numbers.
+    [[nodiscard]] virtual const std::vector<TimelineStep>& steps() const {
+        static const std::vector<TimelineStep> none;
+        return none;
+    }
     // The mesh of the layout the trace carries, when it carries one: lanes group by its
     // pipeline stages and data-parallel replicas (lane_groups.h). Null: rank order.
     [[nodiscard]] virtual const DeviceMesh* mesh() const { return nullptr; }
@@ -66,6 +83,20 @@ public:
     // The first event starting after `after_ns` (any lane) whose name contains `text`
     // (case-insensitive); -1 when none.
     [[nodiscard]] virtual std::int64_t find_next(const std::string& text, std::int64_t after_ns) const = 0;
+    // Every event whose name contains `text`: how many, and the first `limit` in start
+    // order (the find bar's list). By default find_next() repeatedly, which stops at `limit`
+    // and then counts no further (total is then `limit`).
+    [[nodiscard]] virtual profiler::EventMatches find_all(const std::string& text, std::size_t limit) const {
+        profiler::EventMatches out;
+        for (std::int64_t after = begin_ns() - 1; out.events.size() < limit;) {
+            const std::int64_t e = find_next(text, after);
+            if (e < 0) break;
+            out.events.push_back(e);
+            after = details(e).event.start_ns;
+        }
+        out.total = static_cast<std::int64_t>(out.events.size());
+        return out;
+    }
 };
 
 }  // namespace meshwork::gui

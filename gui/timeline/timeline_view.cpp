@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 #include "gui/app/format.h"
 #include "gui/app/theme.h"
@@ -53,6 +54,10 @@ void TimelineView::set_source(std::shared_ptr<const TimelineSource> source) {
     selected_details_.reset();
     selected_range_.reset();
     lane_offset_px_ = 0;
+    // A trace with step numbers gets a step row under the time axis.
+    const QFontMetrics fm(font());
+    step_row_h_ = source_ && !source_->steps().empty() ? fm.height() + 4 : 0;
+    ruler_h_ = fm.height() + 14 + step_row_h_;
     groups_.build(source_.get());
     current_group_ = groups_.grouped() ? 0 : -1;
     fit_all();
@@ -384,6 +389,7 @@ void TimelineView::paint_label(QPainter& p, const QRect& r, std::uint32_t name_i
 void TimelineView::paint_selection(QPainter& p, QSize size) {
     const auto& c = view_colours();
     p.setClipRect(QRect(header_w_, ruler_h_, size.width() - header_w_, size.height() - ruler_h_));
+    paint_step_lines(p, size);
     if (selected_range_) {
         const double x0 = x_of(selected_range_->first), x1 = x_of(selected_range_->second);
         const double y0 = ruler_h_ + selected_lanes_.first * lane_h_ - lane_offset_px_;
@@ -392,8 +398,12 @@ void TimelineView::paint_selection(QPainter& p, QSize size) {
         fill.setAlpha(40);
         p.fillRect(QRectF(x0, y0, x1 - x0, y1 - y0), fill);
         p.setPen(QPen(c.accent, 1, Qt::DashLine));
+        // The outline only: the brush left by the lanes' painting would fill the box opaque
+        // and hide the events it measures.
+        p.setBrush(Qt::NoBrush);
         p.drawRect(QRectF(x0, y0, x1 - x0, y1 - y0));
     }
+    paint_flow(p);
     if (selected_details_ && groups_.row_of_lane(selected_details_->lane) >= 0) {
         const auto& e = selected_details_->event;
         const double y = ruler_h_ + groups_.row_of_lane(selected_details_->lane) * lane_h_ - lane_offset_px_;
@@ -454,6 +464,8 @@ void TimelineView::paint_ruler(QPainter& p, QSize size) {
     const auto& c = view_colours();
     p.fillRect(QRect(0, 0, size.width(), ruler_h_), c.panel);
     p.fillRect(QRect(0, ruler_h_ - 1, size.width(), 1), c.border);
+    paint_step_row(p, size);
+    const int axis_h = ruler_h_ - step_row_h_;  // the time axis above the step row
     const QFontMetrics fm(font());
     const double step = ruler_step_ns(ns_per_px_, fm.horizontalAdvance("000.00 ms") + 24);
     const double origin = time_origin();
@@ -464,12 +476,12 @@ void TimelineView::paint_ruler(QPainter& p, QSize size) {
     p.setPen(c.text_dim);
     for (; t <= t1; t += step) {
         const double x = x_of(t);
-        p.fillRect(QRectF(x, ruler_h_ - 8, 1, 7), c.text_dim);
+        p.fillRect(QRectF(x, axis_h - 8, 1, 7), c.text_dim);
         for (int minor = 1; minor < 5; ++minor) {
             const double mx = x_of(t + step * minor / 5);
-            if (mx < size.width()) p.fillRect(QRectF(mx, ruler_h_ - 4, 1, 3), c.border);
+            if (mx < size.width()) p.fillRect(QRectF(mx, axis_h - 4, 1, 3), c.border);
         }
-        p.drawText(QRectF(x + 3, 2, step / ns_per_px_ - 6, ruler_h_ - 10), Qt::AlignLeft | Qt::AlignVCenter,
+        p.drawText(QRectF(x + 3, 2, step / ns_per_px_ - 6, axis_h - 10), Qt::AlignLeft | Qt::AlignVCenter,
                    ruler_label(t - origin, step));
     }
     // Header corner: the window span.
@@ -478,6 +490,117 @@ void TimelineView::paint_ruler(QPainter& p, QSize size) {
     p.drawText(QRect(10, 0, header_w_ - 16, ruler_h_), Qt::AlignLeft | Qt::AlignVCenter,
                tr("window %1").arg(format_duration_ns((size.width() - header_w_) * ns_per_px_)));
     p.fillRect(QRect(header_w_ - 1, 0, 1, ruler_h_), c.border);
+}
+
+void TimelineView::find_flow_partner() {
+    // Once per selection and frame window: the lanes' items of this frame are what is searched.
+    const std::int64_t event = selected_event_.value_or(-1);
+    if (flow_checked_ && flow_event_ == event && flow_items_key_ == items_key_) return;
+    flow_checked_ = true;
+    flow_event_ = event;
+    flow_items_key_ = items_key_;
+    flow_partner_.reset();
+    if (!selected_details_ || selected_details_->event.correlation_id == 0) return;
+    const auto& selected = selected_details_->event;
+    int lookups = 0;
+    const auto& rows = groups_.rows();
+    for (std::size_t r = 0; r < drawn_.size(); ++r) {
+        const auto row_index = static_cast<std::size_t>(items_key_.first_row) + r;
+        if (row_index >= rows.size()) break;
+        const auto& row = rows[row_index];
+        if (row.kind != LaneRow::Kind::Lane || row.lane == selected_details_->lane) continue;
+        if (source_->lane(row.lane).rank != selected.rank) continue;
+        for (const auto& d : drawn_[r]) {
+            if (d.item.count != 1 || (selected_event_ && d.item.event == *selected_event_)) continue;
+            if (++lookups > kMaxFlowLookups) return;
+            auto other = source_->details(d.item.event);
+            if (other.event.correlation_id == selected.correlation_id) {
+                flow_partner_ = std::move(other);
+                emit flow_found(*selected_details_, *flow_partner_);
+                return;
+            }
+        }
+    }
+}
+
+void TimelineView::paint_flow(QPainter& p) {
+    if (!selected_details_) return;
+    find_flow_partner();
+    if (!flow_partner_) return;
+    const int row_a = groups_.row_of_lane(selected_details_->lane);
+    const int row_b = groups_.row_of_lane(flow_partner_->lane);
+    if (row_a < 0 || row_b < 0) return;
+    // From the earlier (the launch) to the later (the kernel it launched).
+    const TraceEvent* from = &selected_details_->event;
+    const TraceEvent* to = &flow_partner_->event;
+    int from_row = row_a, to_row = row_b;
+    if (to->start_ns < from->start_ns) {
+        std::swap(from, to);
+        std::swap(from_row, to_row);
+    }
+    const QPointF a(x_of(static_cast<double>(from->start_ns)), ruler_h_ + from_row * lane_h_ - lane_offset_px_ + lane_h_ / 2.0);
+    const QPointF b(x_of(static_cast<double>(to->start_ns)), ruler_h_ + to_row * lane_h_ - lane_offset_px_ + lane_h_ / 2.0);
+    const QColor colour = current_theme() == Theme::Dark ? QColor(255, 214, 102) : QColor(200, 90, 0);
+    p.save();
+    p.setRenderHint(QPainter::Antialiasing);
+    p.setPen(QPen(colour, 1.5));
+    p.drawLine(a, b);
+    // The arrow head at the kernel's start.
+    const QPointF d = b - a;
+    const double length = std::hypot(d.x(), d.y());
+    if (length > 1) {
+        const QPointF u = d / length, n(-u.y(), u.x());
+        QPolygonF head({b, b - 7 * u + 3.5 * n, b - 7 * u - 3.5 * n});
+        p.setBrush(colour);
+        p.drawPolygon(head);
+    }
+    p.restore();
+}
+
+void TimelineView::paint_step_row(QPainter& p, QSize size) {
+    if (step_row_h_ == 0 || !source_) return;
+    const auto& c = view_colours();
+    const int top = ruler_h_ - step_row_h_;
+    const double left = header_w_, right = size.width();
+    const QFontMetrics fm(font());
+    p.save();
+    p.setClipRect(QRectF(left, top, right - left, step_row_h_));
+    const auto& steps = source_->steps();
+    const auto [a, b] = visible_window();
+    // The first step that ends after the window's start (steps are in time order).
+    auto it = std::partition_point(steps.begin(), steps.end(),
+                                   [a = a](const TimelineStep& st) { return static_cast<double>(st.end_ns) <= a; });
+    for (; it != steps.end() && static_cast<double>(it->start_ns) < b; ++it) {
+        const double x0 = std::max(left, x_of(static_cast<double>(it->start_ns)));
+        const double x1 = std::min(right, x_of(static_cast<double>(it->end_ns)));
+        QColor band = c.accent;
+        band.setAlpha(it->step % 2 ? 45 : 90);
+        const QRectF r(x0, top + 1, std::max(1.0, x1 - x0), step_row_h_ - 3);
+        p.fillRect(r, band);
+        p.fillRect(QRectF(x_of(static_cast<double>(it->start_ns)), top, 2, step_row_h_), c.accent);  // the tick
+        const QString label = tr("step %1").arg(it->step);
+        if (r.width() > fm.horizontalAdvance(label) + 8) {
+            p.setPen(c.text);
+            p.drawText(r.adjusted(4, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter, label);
+        }
+    }
+    p.restore();
+    // The row's name in the header column.
+    p.setPen(c.text_dim);
+    p.drawText(QRectF(10, top, header_w_ - 16, step_row_h_), Qt::AlignLeft | Qt::AlignVCenter, tr("steps"));
+}
+
+void TimelineView::paint_step_lines(QPainter& p, QSize size) {
+    if (step_row_h_ == 0 || !source_) return;
+    // A faint line across the lanes at each step's start, from the tick on the ruler.
+    QColor line = view_colours().accent;
+    line.setAlpha(70);
+    const auto [a, b] = visible_window();
+    for (const auto& st : source_->steps()) {
+        const auto t = static_cast<double>(st.start_ns);
+        if (t < a || t > b) continue;
+        p.fillRect(QRectF(x_of(t), ruler_h_, 1, size.height() - ruler_h_), line);
+    }
 }
 
 QString TimelineView::item_tooltip(const DrawnItem& d) const {
@@ -607,6 +730,14 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
         emit selection_cleared();
     }
     viewport()->update();
+}
+
+void TimelineView::select_range(double t0_ns, double t1_ns) {
+    if (!source_ || groups_.row_count() == 0 || t1_ns <= t0_ns) return;
+    selected_range_ = {t0_ns, t1_ns};
+    selected_lanes_ = {0, groups_.row_count() - 1};
+    viewport()->update();
+    emit range_selected(selected_lanes_.first, selected_lanes_.second, t0_ns, t1_ns);
 }
 
 void TimelineView::select_event(std::int64_t event) {
@@ -775,6 +906,7 @@ TimelineRangeStats TimelineView::range_stats(int row_first, int row_last, double
     const auto of_rows = groups_.lanes_of_rows(row_first, row_last);
     if (lanes) *lanes = static_cast<int>(of_rows.size());
     // The source adds up runs of consecutive lanes; grouped rows are runs in most meshes.
+    std::unordered_map<std::string, std::size_t> name_index;
     for (std::size_t i = 0; i < of_rows.size();) {
         std::size_t j = i;
         while (j + 1 < of_rows.size() && of_rows[j + 1] == of_rows[j] + 1) ++j;
@@ -782,6 +914,18 @@ TimelineRangeStats TimelineView::range_stats(int row_first, int row_last, double
                                                static_cast<std::int64_t>(t1_ns));
         total.events += part.events;
         for (int k = 0; k < 6; ++k) total.busy_ns[k] += part.busy_ns[k];
+        for (const auto& n : part.names) {
+            auto [it, inserted] = name_index.try_emplace(n.name, total.names.size());
+            if (inserted) {
+                total.names.push_back(n);
+                continue;
+            }
+            auto& into = total.names[it->second];
+            into.count += n.count;
+            into.total_ns += n.total_ns;
+            into.min_ns = std::min(into.min_ns, n.min_ns);
+            into.max_ns = std::max(into.max_ns, n.max_ns);
+        }
         i = j + 1;
     }
     return total;

@@ -39,6 +39,9 @@ public:
     void pan_pixels(double dx);
     void fit_all();
     void select_event(std::int64_t event);  // and scrolls it into view
+    // Selects [t0_ns, t1_ns) over every row, as a Shift+drag across all lanes does
+    // (range_selected follows): --select and tests.
+    void select_range(double t0_ns, double t1_ns);
 
     // Where the ruler's zero lies (default: the source's first event). A comparison measures
     // each trace from its own step start.
@@ -81,6 +84,9 @@ public:
     [[nodiscard]] int lane_header_width() const { return header_w_; }
     [[nodiscard]] int lane_height() const { return lane_h_; }
     [[nodiscard]] int ruler_height() const { return ruler_h_; }
+    // The event the selected one flows to or from (shares its correlation id), once a frame
+    // has looked for it.
+    [[nodiscard]] const std::optional<TimelineEventDetails>& flow_partner() const { return flow_partner_; }
 
 signals:
     void window_changed(double t0_ns, double t1_ns);
@@ -88,6 +94,8 @@ signals:
     // Rows [row_first, row_last] of lane_groups() (the lanes, when not grouped).
     void range_selected(int row_first, int row_last, double t0_ns, double t1_ns);
     void selection_cleared();
+    // The selected event and the one that shares its correlation id (launch → kernel).
+    void flow_found(const meshwork::gui::TimelineEventDetails& from, const meshwork::gui::TimelineEventDetails& to);
     // After each paint: last_frame_items() now describes what is on screen.
     void frame_painted();
 
@@ -129,6 +137,16 @@ private:
     void paint_ruler(QPainter& p, QSize size);
     void paint_headers(QPainter& p, QSize size);
     void paint_selection(QPainter& p, QSize size);
+    // The step row under the time axis and the step starts across the lanes (a source
+    // with steps, TimelineSource::steps()).
+    void paint_step_row(QPainter& p, QSize size);
+    // Flows: the event that shares the selected one's correlation id (a launch and its
+    // kernel) on another lane of its rank among the items of this frame, drawn as an arrow
+    // from the earlier to the later; flow_found tells the details pane.
+    void find_flow_partner();
+    void paint_flow(QPainter& p);
+    static constexpr int kMaxFlowLookups = 4000;  // details() calls per selection and window
+    void paint_step_lines(QPainter& p, QSize size);
     QString item_tooltip(const DrawnItem& d) const;
     void paint_label(QPainter& p, const QRect& r, std::uint32_t name_id, const QColor& fill);
     // The first line of the band image, which is at least width × height.
@@ -148,6 +166,9 @@ private:
     int header_w_ = 176;
     int lane_h_ = 22;
     int ruler_h_ = 28;
+    int step_row_h_ = 0;
+    std::optional<TimelineEventDetails> flow_partner_;
+    bool flow_checked_ = false;  // the step row's height within the ruler (0: no steps)
     int lane_offset_px_ = 0;  // vertical scroll
     bool syncing_scrollbars_ = false;
     bool fitted_ = true;  // showing the whole trace: a resize refits instead of cropping
@@ -169,6 +190,9 @@ private:
         bool operator==(const ItemsKey&) const = default;
     };
     ItemsKey items_key_;
+    // The selection and window the flow was last looked for in.
+    std::int64_t flow_event_ = -1;
+    ItemsKey flow_items_key_;
     QImage band_;  // one lane's items, composed as pixels
     struct PendingLabel {
         QRect rect;

@@ -1,6 +1,8 @@
 #include "gui/timeline/trace_reader_source.h"
 
 #include <algorithm>
+#include <limits>
+#include <map>
 
 #include "profiler/analysis/timeline_queries.h"
 
@@ -13,6 +15,29 @@ TraceReaderSource::TraceReaderSource(profiler::TraceReader reader)
     // A trace whose layout does not parse still opens: its lanes stay in rank order and the
     // timeline says why they are not grouped.
     mesh_ = profiler::trace_mesh(reader_.path(), reader_.run_info());
+    steps_ = first_rank_steps(reader_);
+}
+
+std::vector<TimelineStep> first_rank_steps(const profiler::TraceReader& reader) {
+    int first_rank = std::numeric_limits<int>::max();
+    for (const auto& t : reader.tracks()) first_rank = std::min(first_rank, t.info.rank);
+    std::map<int, TimelineStep> by_step;
+    for (const auto& t : reader.tracks()) {
+        if (t.info.rank != first_rank) continue;
+        reader.for_each_event_of_track(t.id, [&by_step](const TraceEvent& e) {
+            if (e.step < 0) return;
+            auto [it, inserted] = by_step.try_emplace(e.step, TimelineStep{e.step, e.start_ns, e.end_ns});
+            if (inserted) return;
+            it->second.start_ns = std::min(it->second.start_ns, e.start_ns);
+            it->second.end_ns = std::max(it->second.end_ns, e.end_ns);
+        });
+    }
+    std::vector<TimelineStep> steps;
+    steps.reserve(by_step.size());
+    for (const auto& [step, span] : by_step) steps.push_back(span);
+    std::sort(steps.begin(), steps.end(),
+              [](const TimelineStep& a, const TimelineStep& b) { return a.start_ns < b.start_ns; });
+    return steps;
 }
 
 
@@ -68,6 +93,7 @@ TimelineRangeStats TraceReaderSource::range_stats(int lane_first, int lane_last,
     }
     stats.events = totals.events;
     std::copy(totals.busy_ns.begin(), totals.busy_ns.end(), stats.busy_ns);
+    stats.names = totals.names;
     return stats;
 }
 
@@ -75,6 +101,10 @@ std::int64_t TraceReaderSource::find_next(const std::string& text, std::int64_t 
     std::int64_t found = -1;
     guarded([&] { found = profiler::find_next_event(reader_, lanes_.tracks(), text, after_ns); });
     return found;
+}
+
+profiler::EventMatches TraceReaderSource::find_all(const std::string& text, std::size_t limit) const {
+    return profiler::find_all_events(reader_, lanes_.tracks(), text, limit);
 }
 
 }  // namespace meshwork::gui

@@ -18,6 +18,10 @@
 
 namespace meshwork::gui {
 
+// The steps of a trace as the timeline marks them: per step number, the span of the events
+// of the lowest rank that carry it, in time order (one pass over that rank's tracks).
+std::vector<TimelineStep> first_rank_steps(const profiler::TraceReader& reader);
+
 class TraceReaderSource : public TimelineSource {
 public:
     explicit TraceReaderSource(profiler::TraceReader reader);
@@ -30,6 +34,9 @@ public:
     [[nodiscard]] std::int64_t event_count() const override { return reader_.event_count(); }
     [[nodiscard]] const std::string& name(std::uint32_t name_id) const override;
     [[nodiscard]] const DeviceMesh* mesh() const override { return mesh_.get(); }
+    // From the events of the first rank's tracks (read once, when the source is made: one
+    // rank's share of the file, on the opener's worker thread).
+    [[nodiscard]] const std::vector<TimelineStep>& steps() const override { return steps_; }
     // Why the layout the trace carries could not be read (its lanes are then in rank
     // order); empty when it was read or there is none.
     [[nodiscard]] const std::string& layout_error() const { return mesh_.error; }
@@ -39,6 +46,7 @@ public:
     [[nodiscard]] TimelineRangeStats range_stats(int lane_first, int lane_last, std::int64_t t0,
                                                  std::int64_t t1) const override;
     [[nodiscard]] std::int64_t find_next(const std::string& text, std::int64_t after_ns) const override;
+    [[nodiscard]] profiler::EventMatches find_all(const std::string& text, std::size_t limit) const override;
 
     // Told once when a query fails on the file (a chunk the open-time checks could not
     // see): the view is painting then, so the query answers with nothing instead of
@@ -54,6 +62,7 @@ private:
     mutable bool reported_ = false;
     TraceLanes lanes_;
     profiler::TraceMesh mesh_;
+    std::vector<TimelineStep> steps_;
 };
 
 }  // namespace meshwork::gui

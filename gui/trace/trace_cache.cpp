@@ -31,6 +31,22 @@ QString import_cache_path(const QString& input) {
     return dir.isEmpty() ? QString() : dir + '/' + safe_name(info.fileName()) + '-' + key + ".sqlite";
 }
 
+QString import_cache_path(const QStringList& inputs) {
+    if (inputs.size() == 1) return import_cache_path(inputs.front());
+    QString key_text;
+    for (const QString& input : inputs) {
+        const QFileInfo info(input);
+        key_text += info.absoluteFilePath() + '\n' + QString::number(info.size()) + '\n' +
+                    QString::number(info.lastModified().toMSecsSinceEpoch()) + '\n';
+    }
+    const QString key = QString::fromLatin1(
+        QCryptographicHash::hash(key_text.toUtf8(), QCryptographicHash::Sha1).toHex().left(10));
+    const QString dir = trace_cache_dir("imports");
+    return dir.isEmpty() ? QString()
+                         : dir + '/' + safe_name(QFileInfo(inputs.front()).completeBaseName()) +
+                               QString("-%1-ranks-").arg(inputs.size()) + key + ".sqlite";
+}
+
 QString remote_cache_path(const QString& host, const QString& remote_path) {
     const QString dir = trace_cache_dir("remote/" + safe_name(host));
     if (dir.isEmpty()) return {};

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QString>
+#include <QStringList>
 
 namespace meshwork::gui {
 
@@ -14,6 +15,8 @@ QString trace_cache_dir(const QString& sub);
 // absolute path, size and modification time (a changed input is imported again). Both
 // paths are empty when the cache folder cannot be created.
 QString import_cache_path(const QString& input);
+// The same for several files merged as the ranks of one trace: keyed by every input.
+QString import_cache_path(const QStringList& inputs);
 // The local copy of `host:remote_path`: one folder per host, the path's characters that
 // are not safe in a file name replaced.
 QString remote_cache_path(const QString& host, const QString& remote_path);

@@ -2,6 +2,7 @@
 
 #include <exception>
 
+#include "profiler/import/import_many.h"
 #include "profiler/import/import_trace.h"
 #include "profiler/store/trace_output.h"
 
@@ -80,6 +81,34 @@ bool TraceImportJob::start(const QString& input, const QString& output) {
             else emit finished(output, end.summary);
         },
         [this, input](const QString& message) { emit failed(input, message); });
+    return true;
+}
+
+bool TraceImportJob::start_many(const QStringList& inputs, const QString& output) {
+    if (running() || inputs.isEmpty()) return false;
+    const QString first = inputs.front();
+    jobs_.start(
+        [inputs, output](const JobControl& job) {
+            job.progress(0);
+            ImportEnd end;
+            std::vector<std::string> paths;
+            for (const QString& input : inputs) paths.push_back(input.toStdString());
+            profiler::TraceOutput out(output.toStdString());
+            const auto r = profiler::import_trace_files(profiler::expand_trace_inputs(paths), out.writer(),
+                                                        profiler::ImportManyOptions{});
+            if (job.stop_requested()) {
+                end.cancelled = true;  // TraceOutput removes its temporary file
+                return end;
+            }
+            out.commit();
+            end.summary = tr("%1 files merged as %2 ranks").arg(inputs.size()).arg(r.files.size());
+            return end;
+        },
+        [this, first, output](const ImportEnd& end) {
+            if (end.cancelled) emit cancelled(first);
+            else emit finished(output, end.summary);
+        },
+        [this, first](const QString& message) { emit failed(first, message); });
     return true;
 }
 

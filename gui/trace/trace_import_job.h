@@ -5,6 +5,7 @@
 #pragma once
 
 #include <QObject>
+#include <QStringList>
 
 #include "gui/app/background_jobs.h"
 
@@ -17,6 +18,10 @@ public:
 
     // One import at a time; false (and nothing started) while one is running.
     bool start(const QString& input, const QString& output);
+    // Several per-rank files of one job (Kineto JSON, nsys SQLite, Meshwork traces) merged as
+    // the ranks of one trace (profiler/import/import_many.h: ranks from the files, clocks
+    // aligned). Cancel takes effect once the merge is done (the merge has no stop token).
+    bool start_many(const QStringList& inputs, const QString& output);
     void cancel();
     [[nodiscard]] bool running() const { return jobs_.running(); }
     void wait();

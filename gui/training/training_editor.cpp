@@ -11,6 +11,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -84,7 +85,13 @@ TrainingEditor::TrainingEditor(LayoutDocument* document, QWidget* parent) : QWid
             }
         }
         scroll->ensureWidgetVisible(now);
+        // The groups are as wide as the dock (below); a row never scrolls the dock sideways,
+        // which would leave every label clipped on its left.
+        scroll->horizontalScrollBar()->setValue(0);
     });
+    // The scroll area is never narrower than the groups' minimum: a narrow dock shows all of
+    // each row rather than clipping them (the horizontal bar is off).
+    scroll->setMinimumWidth(content->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width());
     // Below the scrolled groups, so that a refusal shows wherever the change was made.
     message_ = new QLabel(this);
     message_->setWordWrap(true);

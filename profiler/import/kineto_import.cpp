@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -225,23 +226,57 @@ class HostIndex {
 };
 
 // One track per lane: device lanes (device, stream), communication streams where an NCCL
-// kernel ran, and host threads.
+// kernel ran, and host threads, one track per call depth: Kineto's CPU ops nest (a
+// ProfilerStep around aten::linear around aten::addmm), and on one track the outer slice
+// would cover the inner ones, which could then be neither seen nor clicked (Perfetto and
+// Nsight Systems draw a thread's slices as a stack by depth for the same reason).
 struct Lanes {
-    std::map<std::pair<std::int64_t, std::int64_t>, int> track_of_device, track_of_host;
+    std::map<std::pair<std::int64_t, std::int64_t>, int> track_of_device;
+    std::map<std::tuple<std::int64_t, std::int64_t, int>, int> track_of_host;  // (pid, tid, depth)
+    std::vector<int> depth;  // per event of the file: its call depth on its thread (0 for device events)
 };
 
+// The call depth of each host event on its thread: sorted by start (the longer first when two
+// start together), an event is one deeper than the slices still open when it starts. Slices
+// that overlap without nesting go one deeper too, so no two slices of one depth overlap.
+std::vector<int> host_depths(const KinetoFile& file) {
+    std::vector<int> depth(file.events.size(), 0);
+    std::map<std::pair<std::int64_t, std::int64_t>, std::vector<std::size_t>> by_thread;
+    for (std::size_t i = 0; i < file.events.size(); ++i) {
+        if (!on_device(file.events[i].role)) by_thread[{file.events[i].pid, file.events[i].tid}].push_back(i);
+    }
+    std::vector<std::int64_t> open_ends;  // end times of the open slices, outermost first
+    for (auto& [thread, events] : by_thread) {
+        std::stable_sort(events.begin(), events.end(), [&file](std::size_t a, std::size_t b) {
+            const auto& x = file.events[a];
+            const auto& y = file.events[b];
+            return x.start_ns != y.start_ns ? x.start_ns < y.start_ns : x.end_ns > y.end_ns;
+        });
+        open_ends.clear();
+        for (const std::size_t i : events) {
+            const auto& e = file.events[i];
+            while (!open_ends.empty() && open_ends.back() <= e.start_ns) open_ends.pop_back();
+            depth[i] = static_cast<int>(open_ends.size());
+            open_ends.push_back(e.end_ns);
+        }
+    }
+    return depth;
+}
+
 Lanes add_tracks(const KinetoFile& file, int rank, TraceSink& sink) {
+    Lanes lanes;
+    lanes.depth = host_depths(file);
     std::map<std::pair<std::int64_t, std::int64_t>, bool> device_lanes;
-    std::map<std::pair<std::int64_t, std::int64_t>, bool> host_lanes;
-    for (const auto& e : file.events) {
+    std::set<std::tuple<std::int64_t, std::int64_t, int>> host_lanes;
+    for (std::size_t i = 0; i < file.events.size(); ++i) {
+        const auto& e = file.events[i];
         if (on_device(e.role)) {
             bool& comm = device_lanes[{e.pid, e.tid}];
             comm = comm || e.kind == EventKind::Communication;
         } else {
-            host_lanes[{e.pid, e.tid}] = false;
+            host_lanes.insert({e.pid, e.tid, lanes.depth[i]});
         }
     }
-    Lanes lanes;
     int comm_index = 0, compute_index = 0;
     // Lane names stay short (the timeline's label column is narrow): the device only when the
     // file has several.
@@ -258,15 +293,17 @@ Lanes add_tracks(const KinetoFile& file, int rank, TraceSink& sink) {
         lanes.track_of_device[lane] = sink.add_track(t);
     }
     int host_index = 0;
-    for (const auto& [lane, unused] : host_lanes) {
+    for (const auto& lane : host_lanes) {
+        const auto [pid, tid, depth] = lane;
         TrackInfo t;
         t.rank = rank;
         t.kind = TrackKind::Host;
         t.index = host_index++;
-        auto named = file.thread_names.find(lane);
-        t.name = named != file.thread_names.end()
-                     ? named->second
-                     : "thread " + std::to_string(lane.first) + "/" + std::to_string(lane.second);
+        auto named = file.thread_names.find({pid, tid});
+        t.name = named != file.thread_names.end() ? named->second
+                                                  : "thread " + std::to_string(pid) + "/" + std::to_string(tid);
+        // The outermost slices keep the thread's name; the deeper ones say their depth.
+        if (depth > 0) t.name += " · " + std::to_string(depth);
         lanes.track_of_host[lane] = sink.add_track(t);
     }
     return lanes;
@@ -288,11 +325,12 @@ void take_collective_from_args(const KinetoCommInfo& c, std::string& name, Colle
 // communication kernel, its collective, size and group. Takes the events' names.
 void write_events(KinetoFile& file, const HostIndex& host, Lanes& lanes, int rank, std::int64_t shift,
                   TraceSink& sink, ImportResult& out) {
-    for (auto& r : file.events) {
+    for (std::size_t i = 0; i < file.events.size(); ++i) {
+        auto& r = file.events[i];
         const bool device = on_device(r.role);
         TraceEvent e;
         e.rank = rank;
-        e.track = device ? lanes.track_of_device[{r.pid, r.tid}] : lanes.track_of_host[{r.pid, r.tid}];
+        e.track = device ? lanes.track_of_device[{r.pid, r.tid}] : lanes.track_of_host[{r.pid, r.tid, lanes.depth[i]}];
         e.kind = r.kind;
         e.start_ns = r.start_ns + shift;
         e.end_ns = r.end_ns + shift;

@@ -1,0 +1,672 @@
+// The defects a person who lives in Nsight Systems or Perfetto met first (issue 30), each
+// driven as they met it: comparison roles taken from the traces, a window that never widens
+// past a 1280×720 screen, valid versus fits, spin-box arrows that step through accepted
+// values only, Kineto JSON through Open Trace, nested host slices, and the small ones (the
+// toolbar's undo label, GPU counts, the Training dock's sideways scroll, the shortcuts
+// dialog's height, a receive's rate).
+#include <QtTest>
+
+#include <QDialog>
+#include <QFile>
+#include <QHeaderView>
+#include <QLabel>
+#include <QListWidget>
+#include <QMenuBar>
+#include <QPainter>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTextBrowser>
+#include <QToolBar>
+#include <QToolButton>
+#include <QTreeWidget>
+#include <QUndoStack>
+
+#include <map>
+#include <set>
+
+#include "core/layout/layout_json.h"
+#include "core/sim/simulate.h"
+#include "gui/compare/compare_panel.h"
+#include "gui/compare/comparison_loader.h"
+#include "gui/compare/trace_roles.h"
+#include "gui/document/layout_document.h"
+#include "gui/estimate/assessment_runner.h"
+#include "gui/estimate/estimate_panel.h"
+#include "gui/mainwindow/main_window.h"
+#include "gui/mainwindow/shortcuts_dialog.h"
+#include "gui/mainwindow/start_page.h"
+#include "gui/mainwindow/trace_menu.h"
+#include "gui/mesh/axis_editor.h"
+#include "gui/mesh/mesh_canvas.h"
+#include "gui/mesh/mesh_geometry.h"
+#include "gui/timeline/memory_timeline_source.h"
+#include "gui/timeline/selection_stats_table.h"
+#include "gui/timeline/timeline_panel.h"
+#include "gui/timeline/timeline_view.h"
+#include "gui/timeline/trace_reader_source.h"
+#include "gui/training/training_editor.h"
+#include "profiler/import/import_trace.h"
+#include "profiler/store/trace_reader.h"
+#include "profiler/store/trace_writer.h"
+#include "tests/gui/trace_files.h"
+
+using namespace meshwork;
+using namespace meshwork::gui;
+
+namespace {
+QString bundled(const char* name) { return QString(MESHWORK_RESOURCES_DIR) + "/layouts/" + name + ".json"; }
+QString fixture(const char* name) { return QString(MESHWORK_TEST_FIXTURES) + "/" + name; }
+constexpr int kScreenW = 1280, kScreenH = 720;
+
+// The label in the status bar that says the GPUs and the verdict.
+QString status_verdict(QMainWindow& w) {
+    for (auto* label : w.statusBar()->findChildren<QLabel*>()) {
+        if (label->text().contains("GPUs")) return label->text();
+    }
+    return {};
+}
+
+void wait_for_estimate(MainWindow& w) {
+    w.estimate_panel()->runner()->wait();
+    QTRY_VERIFY(w.estimate_panel()->current().has_value());
+}
+}  // namespace
+
+class TstUsability : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+    QString predicted_, measured_;
+
+    // A window as a person has it on a 1280×720 screen.
+    static void show_small(MainWindow& w) {
+        w.resize(kScreenW, kScreenH);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+    }
+    static void check_fits_the_screen(MainWindow& w, const char* after) {
+        QCoreApplication::processEvents();
+        QVERIFY2(w.width() <= kScreenW, qPrintable(QString("%1: window %2 px wide").arg(after).arg(w.width())));
+        QVERIFY2(w.minimumSizeHint().width() <= kScreenW,
+                 qPrintable(QString("%1: minimum %2 px").arg(after).arg(w.minimumSizeHint().width())));
+    }
+
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName("MeshworkTests");
+        QCoreApplication::setApplicationName("tst_gui_usability");
+        QSettings().clear();
+        QVERIFY(dir_.isValid());
+        predicted_ = dir_.filePath("predicted.sqlite");
+        measured_ = dir_.filePath("measured.sqlite");
+        test::write_step_trace(predicted_, "meshwork-sim", 2, 0, 100'000, 50'000);
+        test::write_step_trace(measured_, "meshwork-cpu", 2, 5'000'000'000, 120'000, 80'000);
+    }
+
+    // After F5 the timeline holds the measured run; comparing it with a simulation makes the
+    // simulation the prediction, and the dialog's title says so beforehand.
+    void comparison_roles_come_from_the_traces() {
+        const auto data = ComparisonLoader::load_now(measured_, predicted_, 1, RoleOrder::FromTraces);
+        QCOMPARE(data->predicted.path, predicted_);
+        QCOMPARE(data->measured.path, measured_);
+        QVERIFY(data->predicted.simulated && !data->measured.simulated);
+        // As given (Swap) keeps the order asked for.
+        QCOMPARE(ComparisonLoader::load_now(measured_, predicted_)->predicted.path, measured_);
+
+        MainWindow w;
+        QVERIFY(w.open_layout(bundled("tiny-cpu")));
+        QSignalSpy opened(&w, &MainWindow::trace_opened);
+        w.open_trace(measured_);
+        QVERIFY(opened.wait(10000));
+        auto* menu = w.trace_menu();
+        QSignalSpy shown(menu, &TraceMenu::comparison_shown);
+        menu->compare_with_current(predicted_);
+        QVERIFY(shown.wait(10000));
+        const auto* shown_data = w.timeline()->comparison()->data();
+        QCOMPARE(shown_data->predicted.path, predicted_);
+        QCOMPARE(shown_data->measured.path, measured_);
+        // The step error is the prediction's against the measurement: 150 µs vs 200 µs.
+        QVERIFY(std::abs(shown_data->comparison.categories.front().error - (-0.25)) < 1e-9);
+
+        auto measured_info = profiler::TraceReader::open(measured_.toStdString()).run_info();
+        QCOMPARE(role_of(measured_info), TraceRole::Measurement);
+        QVERIFY(comparison_prompt("measured.sqlite", TraceRole::Measurement).contains("the measurement"));
+        QVERIFY(comparison_prompt("predicted.sqlite", TraceRole::Prediction).contains("the prediction"));
+    }
+
+    // At 1280×720 neither a comparison, a calibration nor an invalid layout on the Timeline
+    // tab makes the window wider than the screen.
+    void the_window_never_widens_past_the_screen() {
+        const Layout tiny = load_layout(bundled("tiny-cpu").toStdString());
+        const QString sim = dir_.filePath("tiny-a-long-name-for-a-prediction-of-the-tiny-layout.sqlite");
+        const QString slow = dir_.filePath("tiny-a-long-name-for-a-measurement-on-a-slower-cluster.sqlite");
+        {
+            auto writer = profiler::TraceWriter::create(sim.toStdString());
+            simulate_layout(tiny, writer.get());
+            writer->close();
+        }
+        Layout slower = tiny;
+        slower.cluster.efficiency.gemm *= 0.5;
+        slower.cluster.intra_node.latency_s *= 40;
+        {
+            auto writer = profiler::TraceWriter::create(slow.toStdString());
+            simulate_layout(slower, writer.get());
+            writer->close();
+        }
+        MainWindow w;
+        QVERIFY(w.open_layout(bundled("llama3-70b-h100-64")));
+        show_small(w);
+        wait_for_estimate(w);
+        check_fits_the_screen(w, "opened");
+        QSignalSpy shown(w.trace_menu(), &TraceMenu::comparison_shown);
+        w.trace_menu()->compare_by_role(sim, slow);
+        QVERIFY(shown.wait(20000));
+        check_fits_the_screen(w, "comparison");
+        w.timeline()->comparison()->calibrate_button()->click();
+        QVERIFY(shown.wait(30000));
+        QVERIFY(!w.timeline()->comparison()->data()->calibration_note.isEmpty());
+        check_fits_the_screen(w, "calibrate");
+
+        // An invalid layout (its mesh holds 24 of its 64 GPUs) opened on the Timeline tab.
+        QFile in(bundled("llama3-70b-h100-64"));
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        QByteArray text = in.readAll();
+        text.replace("\"tp\": 8", "\"tp\": 4").replace("\"pp\": 4", "\"pp\": 3");
+        const QString invalid = dir_.filePath("invalid-llama.json");
+        QFile out(invalid);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(text);
+        out.close();
+        w.show_view(MainWindow::View::Timeline);
+        QVERIFY(w.open_layout(invalid));
+        wait_for_estimate(w);
+        QTRY_VERIFY(!w.estimate_panel()->current()->validation.valid());
+        check_fits_the_screen(w, "invalid layout");
+        // The mesh's legend and the status bar count the same GPUs.
+        const QString gpus = gpu_count_text(w.document()->layout());
+        QCOMPARE(gpus, QString("mesh of 24 GPUs (layout: 64)"));
+        QTRY_VERIFY2(status_verdict(w).startsWith(gpus), qPrintable(status_verdict(w)));
+        // The error table's Problem column is as wide as the table leaves it, and wraps.
+        auto* issues = w.estimate_panel()->issues_table();
+        QVERIFY(issues->isVisible());
+        QCOMPARE(issues->header()->sectionResizeMode(1), QHeaderView::Stretch);
+        QVERIFY(issues->wordWrap());
+        QCOMPARE(issues->textElideMode(), Qt::ElideNone);
+    }
+
+    // A valid layout 1 TB over HBM is not "Valid layout" in green: header and status bar say
+    // that it does not fit, and by how much.
+    void valid_but_over_hbm_says_it_does_not_fit() {
+        MainWindow w;
+        Layout layout = load_layout(bundled("llama3-70b-h100-64").toStdString());
+        layout.parallel.mesh.tp = 1;
+        layout.parallel.mesh.pp = 1;
+        layout.parallel.mesh.dp = 64;
+        layout.parallel.sequence_parallel = false;
+        layout.placement = {};
+        w.document()->reset(layout, QString());
+        wait_for_estimate(w);
+        const auto& a = *w.estimate_panel()->current();
+        QVERIFY(a.validation.valid());
+        QVERIFY(!a.fits);
+        QCOMPARE(verdict_of(a), Verdict::DoesNotFit);
+        const QString header = w.estimate_panel()->state_label()->text();
+        QVERIFY2(header.contains("does not fit") && header.contains("GiB"), qPrintable(header));
+        QVERIFY(!header.contains("fits"));
+        QVERIFY(status_verdict(w).contains("does not fit"));
+        // The bundled layout fits, and says so.
+        QVERIFY(w.open_layout(bundled("llama3-70b-h100-64")));
+        wait_for_estimate(w);
+        QTRY_VERIFY(w.estimate_panel()->current()->fits);
+        QVERIFY(w.estimate_panel()->state_label()->text().startsWith("Valid layout · fits"));
+    }
+
+    // TP 2 → Up lands on the next value the layout accepts, never on one it refuses.
+    void spin_arrows_step_through_accepted_values() {
+        MainWindow w;
+        QVERIFY(w.open_layout(bundled("llama3-70b-h100-64")));
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        auto* tp = w.axis_editor()->spin_box("tp");
+        const Layout& l = w.document()->layout();
+        for (int step = 0; step < 3; ++step) {
+            const int before = tp->value();
+            tp->setFocus();
+            QTest::keyClick(tp, Qt::Key_Down);
+            const int after = tp->value();
+            if (after == before) break;  // nothing accepted below
+            QVERIFY2(after < before, qPrintable(QString("%1 -> %2").arg(before).arg(after)));
+            QCOMPARE(l.parallel.mesh.tp, after);  // accepted, not snapped back
+            QVERIFY(w.axis_editor()->last_refusal().isEmpty());
+            QCOMPARE(w.document()->layout().gpus % (after * l.parallel.mesh.pp * l.parallel.mesh.cp), 0);
+        }
+        QCOMPARE(tp->value(), 1);
+        // Up from 1 passes 3 (it does not divide 64 GPUs over pp 4) and stops on an accepted one.
+        tp->setFocus();
+        QTest::keyClick(tp, Qt::Key_Up);
+        QCOMPARE(tp->value(), 2);
+        QTest::keyClick(tp, Qt::Key_Up);
+        QCOMPARE(tp->value(), 4);
+        QCOMPARE(w.document()->layout().parallel.mesh.tp, 4);
+        QVERIFY(w.axis_editor()->last_refusal().isEmpty());
+    }
+
+    // File → Open Trace takes a Kineto JSON: imported on the fly, then opened.
+    void open_trace_imports_a_kineto_json() {
+        QVERIFY(trace_file_filter().contains("*.json.gz"));
+        QVERIFY(trace_file_filter().contains("*.sqlite"));
+        MainWindow w;
+        QVERIFY(w.open_layout(bundled("tiny-cpu")));
+        QSignalSpy opened(&w, &MainWindow::trace_opened);
+        QSignalSpy failed(&w, &MainWindow::trace_failed);
+        w.open_trace(fixture("kineto/kineto__docs__traces__after_fix_trace.json"));
+        QVERIFY(opened.wait(30000));
+        QCOMPARE(failed.count(), 0);
+        QVERIFY(w.timeline()->view()->source() != nullptr);
+        QVERIFY(w.timeline()->view()->source()->event_count() > 0);
+    }
+
+    // Kineto's CPU ops nest; imported, each call depth is its own lane, so no two slices of
+    // one lane overlap and an inner op is where a click finds it.
+    void kineto_host_slices_are_nested_by_depth() {
+        const std::string out = dir_.filePath("nested.sqlite").toStdString();
+        {
+            auto writer = profiler::TraceWriter::create(out);
+            profiler::import_trace_file(fixture("kineto/hta__call_stack__backward_thread.json").toStdString(),
+                                        *writer, {});
+            writer->close();
+        }
+        const auto reader = profiler::TraceReader::open(out);
+        std::map<int, std::vector<std::pair<std::int64_t, std::int64_t>>> host_slices;
+        int host_tracks = 0;
+        for (const auto& t : reader.tracks()) host_tracks += t.info.kind == TrackKind::Host;
+        reader.for_each_event([&](const TraceEvent& e) {
+            for (const auto& t : reader.tracks()) {
+                if (t.id == e.track && t.info.kind == TrackKind::Host) host_slices[e.track].push_back({e.start_ns, e.end_ns});
+            }
+        });
+        QVERIFY(host_tracks > 1);
+        for (auto& [track, slices] : host_slices) {
+            std::sort(slices.begin(), slices.end());
+            for (std::size_t i = 1; i < slices.size(); ++i) {
+                QVERIFY2(slices[i].first >= slices[i - 1].second,
+                         qPrintable(QString("track %1: slices overlap").arg(track)));
+            }
+        }
+    }
+
+    // A long undo label leaves the toolbar's last action on the toolbar.
+    void a_long_undo_label_keeps_the_toolbar() {
+        MainWindow w;
+        QVERIFY(w.open_layout(bundled("llama3-70b-h100-64")));
+        show_small(w);
+        Layout changed = w.document()->layout();
+        changed.training.seq_length *= 2;
+        const std::string description =
+            "Set the sequence length to a value with a description long enough to fill the toolbar twice over";
+        QVERIFY(w.document()->apply(ProposedEdit{changed, description, {}}).accepted);
+        QCoreApplication::processEvents();
+        auto* toolbar = w.findChild<QToolBar*>("main_toolbar");
+        QVERIFY(toolbar);
+        QAction* last = toolbar->actions().back();
+        QVERIFY(last->text().contains("Export"));
+        QWidget* button = toolbar->widgetForAction(last);
+        QVERIFY(button && button->isVisible());
+        QVERIFY(button->geometry().right() <= toolbar->width());
+        check_fits_the_screen(w, "long undo label");
+    }
+
+    // Tabbing through the Training dock never leaves it scrolled sideways.
+    void training_dock_is_not_scrolled_sideways() {
+        MainWindow w;
+        QVERIFY(w.open_layout(bundled("llama3-70b-h100-64")));
+        show_small(w);
+        w.raise_dock("training");
+        auto* scroll = w.training_editor()->findChild<QScrollArea*>();
+        QVERIFY(scroll);
+        w.training_editor()->micro_batch_box()->setFocus(Qt::TabFocusReason);
+        for (int i = 0; i < 40; ++i) {
+            QTest::keyClick(QApplication::focusWidget(), Qt::Key_Tab);
+            QCOMPARE(scroll->horizontalScrollBar()->value(), 0);
+        }
+        QVERIFY(scroll->widget()->width() <= scroll->viewport()->width());
+    }
+
+    // The shortcuts dialog fits a 720-px screen.
+    void shortcuts_dialog_fits_the_screen() {
+        QWidget parent;
+        QDialog* dialog = open_shortcuts_dialog(&parent);
+        QVERIFY(QTest::qWaitForWindowExposed(dialog));
+        QVERIFY2(dialog->height() <= kScreenH * 9 / 10, qPrintable(QString::number(dialog->height())));
+        QVERIFY(dialog->findChild<QTextBrowser*>()->toPlainText().contains("Shift+drag"));
+        dialog->close();
+    }
+
+    // A receive's span holds its wait for the sender: no transfer rate is made of it.
+    void a_receive_shows_no_transfer_rate() {
+        const QString path = dir_.filePath("recv.sqlite");
+        {
+            auto writer = profiler::TraceWriter::create(path.toStdString());
+            TraceRunInfo info;
+            info.source = "meshwork-cpu";
+            info.world_size = 1;
+            writer->set_run_info(info);
+            const int track = writer->add_track({0, TrackKind::CommStream, 0, "comm:pp"});
+            TraceEvent e;
+            e.track = track;
+            e.kind = EventKind::Communication;
+            e.bytes = 16 * 1024;
+            e.name = "recv(pp)";
+            e.start_ns = 0;
+            e.end_ns = 1'200'000;
+            writer->add_event(e);
+            e.name = "send(pp)";
+            e.start_ns = 2'000'000;
+            e.end_ns = 2'001'000;
+            writer->add_event(e);
+            writer->close();
+        }
+        TimelinePanel panel;
+        panel.resize(1000, 600);
+        panel.set_source(std::make_shared<TraceReaderSource>(profiler::TraceReader::open(path.toStdString())), "recv");
+        auto* details = panel.findChild<QTextBrowser*>();
+        QVERIFY(panel.find_next("recv"));
+        QVERIFY2(!details->toPlainText().contains("/s)"), qPrintable(details->toPlainText()));
+        QVERIFY(details->toPlainText().contains("waiting"));
+        QVERIFY(panel.find_next("send"));
+        QVERIFY2(details->toPlainText().contains("/s)"), qPrintable(details->toPlainText()));
+    }
+
+    // Shift+drag over lanes: a table per event name (count, total, mean, min, max) that
+    // sorts by value and copies as TSV.
+    void range_selection_lists_statistics_per_name() {
+        const QString path = dir_.filePath("names.sqlite");
+        {
+            auto writer = profiler::TraceWriter::create(path.toStdString());
+            TraceRunInfo info;
+            info.source = "meshwork-cpu";
+            info.world_size = 1;
+            writer->set_run_info(info);
+            const int track = writer->add_track({0, TrackKind::ComputeStream, 0, "compute"});
+            TraceEvent e;
+            e.track = track;
+            e.kind = EventKind::Compute;
+            std::int64_t t = 0;
+            // gemm: 3 events of 10, 20, 30 µs; norm: 2 events of 5 µs.
+            for (const auto& [name, us] : std::vector<std::pair<const char*, int>>{
+                     {"gemm", 10}, {"norm", 5}, {"gemm", 20}, {"norm", 5}, {"gemm", 30}}) {
+                e.name = name;
+                e.start_ns = t;
+                e.end_ns = t + us * 1000;
+                writer->add_event(e);
+                t = e.end_ns + 1000;
+            }
+            writer->close();
+        }
+        TimelinePanel panel;
+        panel.resize(1000, 700);
+        panel.set_source(std::make_shared<TraceReaderSource>(profiler::TraceReader::open(path.toStdString())), "names");
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        auto* view = panel.view();
+        view->fit_all();
+        const int x0 = view->lane_header_width() + 2;
+        const int x1 = view->viewport()->width() - 2;
+        const int y = view->ruler_height() + view->lane_height() / 2;
+        QTest::mousePress(view->viewport(), Qt::LeftButton, Qt::ShiftModifier, QPoint(x0, y));
+        QMouseEvent move(QEvent::MouseMove, QPointF(x1, y + 2), view->viewport()->mapToGlobal(QPointF(x1, y + 2)),
+                         Qt::LeftButton, Qt::LeftButton, Qt::ShiftModifier);
+        QApplication::sendEvent(view->viewport(), &move);
+        QTest::mouseRelease(view->viewport(), Qt::LeftButton, Qt::ShiftModifier, QPoint(x1, y + 2));
+        auto* table = panel.selection_stats();
+        QTRY_VERIFY(table->isVisible());
+        QCOMPARE(table->rowCount(), 2);
+        // Sorted by total, the largest first: gemm 60 µs over 3, norm 10 µs over 2.
+        QCOMPARE(table->item(0, SelectionStatsTable::Name)->text(), QString("gemm"));
+        QCOMPARE(table->item(0, SelectionStatsTable::Count)->data(Qt::UserRole).toDouble(), 3.0);
+        QCOMPARE(table->item(0, SelectionStatsTable::Total)->data(Qt::UserRole).toDouble(), 60'000.0);
+        QCOMPARE(table->item(0, SelectionStatsTable::Mean)->data(Qt::UserRole).toDouble(), 20'000.0);
+        QCOMPARE(table->item(0, SelectionStatsTable::Min)->data(Qt::UserRole).toDouble(), 10'000.0);
+        QCOMPARE(table->item(0, SelectionStatsTable::Max)->data(Qt::UserRole).toDouble(), 30'000.0);
+        table->sortItems(SelectionStatsTable::Count, Qt::AscendingOrder);
+        QCOMPARE(table->item(0, SelectionStatsTable::Name)->text(), QString("norm"));
+        const QString tsv = table->tsv(false);
+        QVERIFY2(tsv.startsWith("name\tcount\ttotal_ns"), qPrintable(tsv));
+        QVERIFY2(tsv.contains("gemm\t3\t60000\t20000.0\t10000\t30000"), qPrintable(tsv));
+    }
+
+    // The find bar lists every match with their count; choosing one moves the view to it.
+    void search_lists_every_match() {
+        const QString path = dir_.filePath("many.sqlite");
+        {
+            auto writer = profiler::TraceWriter::create(path.toStdString());
+            TraceRunInfo info;
+            info.source = "meshwork-cpu";
+            info.world_size = 2;
+            writer->set_run_info(info);
+            for (int r = 0; r < 2; ++r) {
+                const int track = writer->add_track({r, TrackKind::ComputeStream, 0, "compute"});
+                TraceEvent e;
+                e.rank = r;
+                e.track = track;
+                e.kind = EventKind::Compute;
+                for (int i = 0; i < 50; ++i) {
+                    e.name = i % 5 == 0 ? "attention.fwd" : "mlp.fwd";
+                    e.start_ns = i * 1'000'000 + r * 1000;
+                    e.end_ns = e.start_ns + 500'000;
+                    writer->add_event(e);
+                }
+            }
+            writer->close();
+        }
+        TimelinePanel panel;
+        panel.resize(1000, 700);
+        panel.set_source(std::make_shared<TraceReaderSource>(profiler::TraceReader::open(path.toStdString())), "many");
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        QCOMPARE(panel.list_matches("ATTENTION"), 20);
+        auto* list = panel.matches_list();
+        QVERIFY(list->isVisible());
+        QCOMPARE(list->topLevelItemCount(), 20);
+        QVERIFY(list->headerItem()->text(0).contains("20"));
+        // In start order; choosing the last moves the view there and selects it.
+        QSignalSpy selected(panel.view(), &TimelineView::event_selected);
+        list->setCurrentItem(list->topLevelItem(19));
+        QCOMPARE(selected.count(), 1);
+        const auto details = selected.front().front().value<TimelineEventDetails>();
+        QCOMPARE(details.event.name, std::string("attention.fwd"));
+        QCOMPARE(details.event.start_ns, std::int64_t{45'001'000});
+        const auto [a, b] = panel.view()->visible_window();
+        QVERIFY(a <= 45'001'000 && b >= 45'501'000);
+        QCOMPARE(panel.list_matches("no such name"), 0);
+        QVERIFY(!list->isVisible());
+    }
+
+    // Shift+drag draws a translucent range: the events under it stay visible.
+    void range_selection_is_translucent() {
+        auto source = std::make_shared<MemoryTimelineSource>();
+        const int lane = source->add_lane({0, TrackKind::ComputeStream, "compute"});
+        TraceEvent e;
+        e.kind = EventKind::Compute;
+        e.name = "gemm";
+        for (int i = 0; i < 20; ++i) {
+            e.start_ns = i * 100'000;
+            e.end_ns = e.start_ns + 60'000;
+            source->add_event(lane, e);
+        }
+        TimelineView view;
+        view.resize(900, 300);
+        view.set_source(source);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.fit_all();
+        const QSize size = view.viewport()->size();
+        auto frame = [&] {
+            QImage image(size, QImage::Format_RGB32);
+            QPainter p(&image);
+            view.render_frame(p, size);
+            return image;
+        };
+        const QImage before = frame();
+        const int y = view.ruler_height() + view.lane_height() / 2;
+        const int x0 = view.lane_header_width() + 100, x1 = view.lane_header_width() + 500;
+        QTest::mousePress(view.viewport(), Qt::LeftButton, Qt::ShiftModifier, QPoint(x0, y));
+        QMouseEvent move(QEvent::MouseMove, QPointF(x1, y), view.viewport()->mapToGlobal(QPointF(x1, y)), Qt::LeftButton,
+                         Qt::LeftButton, Qt::ShiftModifier);
+        QApplication::sendEvent(view.viewport(), &move);
+        QTest::mouseRelease(view.viewport(), Qt::LeftButton, Qt::ShiftModifier, QPoint(x1, y));
+        const QImage after = frame();
+        // Inside the box (off its dashed outline) each pixel is the one before, tinted.
+        int largest = 0;
+        std::set<QRgb> colours_under_box;
+        for (int x = x0 + 3; x < x1 - 3; ++x) {
+            for (int yy = view.ruler_height() + 3; yy < view.ruler_height() + view.lane_height() - 3; ++yy) {
+                const QRgb a = before.pixel(x, yy), b = after.pixel(x, yy);
+                largest = std::max({largest, std::abs(qRed(a) - qRed(b)), std::abs(qGreen(a) - qGreen(b)),
+                                    std::abs(qBlue(a) - qBlue(b))});
+                colours_under_box.insert(b);
+            }
+        }
+        QVERIFY2(largest <= 60, qPrintable(QString("a pixel changed by %1 of 255").arg(largest)));
+        QVERIFY(colours_under_box.size() > 1);  // events and gaps still tell apart
+    }
+
+    // A measured trace's steps: a row under the time axis and a tick at each start.
+    void step_markers_on_a_measured_trace() {
+        auto source = std::make_shared<TraceReaderSource>(profiler::TraceReader::open(measured_.toStdString()));
+        QCOMPARE(source->steps().size(), std::size_t{1});
+        QCOMPARE(source->steps().front().step, 0);
+        QCOMPARE(source->steps().front().start_ns, std::int64_t{5'000'000'000});  // rank 0's events only
+        QCOMPARE(source->steps().front().end_ns, std::int64_t{5'000'200'000});
+        TimelineView with_steps, without_steps;
+        with_steps.set_source(source);
+        without_steps.set_source(std::make_shared<TraceReaderSource>(
+            profiler::TraceReader::open(dir_.filePath("recv.sqlite").toStdString())));
+        QVERIFY(with_steps.ruler_height() > without_steps.ruler_height());
+    }
+
+    // Selecting a launch draws the arrow to the kernel it launched (one correlation id).
+    void a_launch_flows_to_its_kernel() {
+        const QString path = dir_.filePath("flow.sqlite");
+        {
+            auto writer = profiler::TraceWriter::create(path.toStdString());
+            TraceRunInfo info;
+            info.source = "kineto";
+            info.world_size = 1;
+            writer->set_run_info(info);
+            const int stream = writer->add_track({0, TrackKind::ComputeStream, 0, "stream 7"});
+            const int host = writer->add_track({0, TrackKind::Host, 0, "thread 1"});
+            TraceEvent e;
+            for (int i = 0; i < 3; ++i) {
+                e.track = host;
+                e.kind = EventKind::Marker;
+                e.name = "cudaLaunchKernel";
+                e.correlation_id = 100 + i;
+                e.start_ns = i * 100'000;
+                e.end_ns = e.start_ns + 5'000;
+                writer->add_event(e);
+                e.track = stream;
+                e.kind = EventKind::Compute;
+                e.name = "gemm_kernel_" + std::to_string(i);
+                e.start_ns = i * 100'000 + 20'000;
+                e.end_ns = e.start_ns + 50'000;
+                writer->add_event(e);
+            }
+            writer->close();
+        }
+        TimelinePanel panel;
+        panel.resize(1000, 600);
+        panel.set_source(std::make_shared<TraceReaderSource>(profiler::TraceReader::open(path.toStdString())), "flow");
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        QVERIFY(panel.find_next("cudaLaunchKernel"));
+        QVERIFY(panel.find_next("cudaLaunchKernel"));  // the second launch
+        panel.view()->viewport()->repaint();
+        const auto& partner = panel.view()->flow_partner();
+        QVERIFY(partner.has_value());
+        QCOMPARE(partner->event.name, std::string("gemm_kernel_1"));
+        QVERIFY(panel.findChild<QTextBrowser*>()->toPlainText().contains("gemm_kernel_1"));
+    }
+
+    // Several files opened together are the ranks of one view.
+    void several_files_open_as_the_ranks_of_one_view() {
+        QStringList paths;
+        for (int rank = 0; rank < 2; ++rank) {
+            const QString path = dir_.filePath(QString("job_rank%1.sqlite").arg(rank));
+            auto writer = profiler::TraceWriter::create(path.toStdString());
+            TraceRunInfo info;
+            info.source = "meshwork-cpu";
+            info.world_size = 2;
+            info.start_time_unix_ns = 1'700'000'000'000'000'000;
+            writer->set_run_info(info);
+            const int track = writer->add_track({rank, TrackKind::ComputeStream, 0, "compute"});
+            TraceEvent e;
+            e.rank = rank;
+            e.track = track;
+            e.kind = EventKind::Compute;
+            e.name = "gemm";
+            e.start_ns = 1000 * rank;
+            e.end_ns = e.start_ns + 50'000;
+            writer->add_event(e);
+            writer->close();
+            paths << path;
+        }
+        MainWindow w;
+        QSignalSpy opened(&w, &MainWindow::trace_opened);
+        QSignalSpy failed(w.trace_menu(), &TraceMenu::failed);
+        w.trace_menu()->import_traces(paths);
+        QVERIFY2(opened.wait(30000), qPrintable(w.trace_menu()->last_error()));
+        const auto* source = w.timeline()->view()->source();
+        QVERIFY(source);
+        QCOMPARE(source->event_count(), 2);
+        std::set<int> ranks;
+        for (int l = 0; l < source->lane_count(); ++l) ranks.insert(source->lane(l).rank);
+        QCOMPARE(ranks, (std::set<int>{0, 1}));
+    }
+
+    // Placement by keyboard alone: the canvas takes focus, arrows pick a stage, Shift+arrows
+    // move the block on its boundary as a drag would; undo puts it back.
+    void keyboard_moves_a_block_across_a_stage_boundary() {
+        MainWindow w;
+        QVERIFY(w.open_layout(bundled("llama3-70b-h100-64")));
+        show_small(w);
+        auto* canvas = w.canvas();
+        QCOMPARE(canvas->focusPolicy(), Qt::StrongFocus);
+        canvas->setFocus();
+        QCOMPARE(canvas->current_stage(), 0);
+        QTest::keyClick(canvas, Qt::Key_Right);
+        QCOMPARE(canvas->current_stage(), 1);
+        QTest::keyClick(canvas, Qt::Key_Left, Qt::ShiftModifier);  // stage 1's first block to stage 0
+        QCOMPARE(w.document()->layout().stage_layers(), (std::vector<int>{21, 19, 20, 20}));
+        QTest::keyClick(canvas, Qt::Key_Right, Qt::ShiftModifier);  // stage 1's last block to stage 2
+        QCOMPARE(w.document()->layout().stage_layers(), (std::vector<int>{21, 18, 21, 20}));
+        w.document()->undo_stack()->undo();
+        w.document()->undo_stack()->undo();
+        QCOMPARE(w.document()->layout().stage_layers(), (std::vector<int>{20, 20, 20, 20}));
+        QTest::keyClick(canvas, Qt::Key_End);
+        QCOMPARE(canvas->current_stage(), 3);
+        QTest::keyClick(canvas, Qt::Key_Right, Qt::ShiftModifier);
+        QVERIFY2(canvas->last_refusal().contains("last"), qPrintable(canvas->last_refusal()));
+        QCOMPARE(w.document()->layout().stage_layers(), (std::vector<int>{20, 20, 20, 20}));
+    }
+
+    // Started with nothing, the window says what to do and lists the bundled examples.
+    void first_start_shows_the_start_page() {
+        MainWindow w;
+        QVERIFY(w.showing_start_page());
+        auto* examples = w.start_page()->examples();
+        QVERIFY(examples->count() >= 4);
+        QList<QListWidgetItem*> tiny = examples->findItems("tiny-cpu", Qt::MatchExactly);
+        QCOMPARE(tiny.size(), 1);
+        emit examples->itemActivated(tiny.front());
+        QVERIFY(w.document()->has_layout());
+        QVERIFY(!w.showing_start_page());
+        QVERIFY(w.document()->path().endsWith("tiny-cpu.json"));
+    }
+};
+
+QTEST_MAIN(TstUsability)
+#include "tst_usability.moc"
