@@ -86,6 +86,7 @@ private slots:
     void pipeline_split_flags();
     void world_size_sources();
     void grad_reduce_in_bf16();
+    void fp8_recipe_and_cuda_graphs();
     void moe_dispatcher_and_a2a_overlap();
 };
 
@@ -506,6 +507,32 @@ void TestMegatronImport::grad_reduce_in_bf16() {
     QVERIFY2(script.find("--grad-reduce-in-bf16") != std::string::npos, script.c_str());
     QVERIFY(import_megatron(script, "exported.sh", cluster("dgx-h100")).layout.training.grad_reduce_in_bf16);
     QVERIFY(export_megatron(imported("--bf16")).text.find("--grad-reduce-in-bf16") == std::string::npos);
+}
+
+// --fp8-recipe (transformer_config.py:594 at d98e8a64) and --cuda-graph-impl (:1075; the
+// deprecated --enable-cuda-graph is "local", arguments.py:619-624): read into the layout's
+// speed knobs and written back by the export.
+void TestMegatronImport::fp8_recipe_and_cuda_graphs() {
+    const std::string base = "torchrun --nproc-per-node 4 pretrain_gpt.py --num-layers 4 "
+                             "--hidden-size 64 --num-attention-heads 4 --seq-length 32 "
+                             "--micro-batch-size 1 --vocab-size 256 ";
+    const auto imported = [&](const std::string& extra) {
+        return import_megatron(base + extra, "cmd.sh", cluster("dgx-h100")).layout;
+    };
+    QCOMPARE(imported("--bf16 --fp8-format hybrid --fp8-recipe blockwise").training.fp8_recipe, Fp8Recipe::Blockwise);
+    QCOMPARE(imported("--bf16 --fp8-format hybrid --fp8-recipe delayed").training.fp8_recipe, Fp8Recipe::Tensorwise);
+    QCOMPARE(imported("--bf16 --cuda-graph-impl transformer_engine").training.cuda_graphs, CudaGraphs::PerLayer);
+    QCOMPARE(imported("--bf16 --enable-cuda-graph").training.cuda_graphs, CudaGraphs::PerLayer);
+    QCOMPARE(imported("--bf16 --cuda-graph-impl full_iteration").training.cuda_graphs, CudaGraphs::FullIteration);
+    QCOMPARE(imported("--bf16").training.cuda_graphs, CudaGraphs::None);
+    EXPECT_ISSUE(base + "--bf16 --cuda-graph-impl per-layer", "argv[17] --cuda-graph-impl", "expected none, local");
+    Layout l = imported("--bf16 --fp8-format hybrid --fp8-recipe mxfp8 --cuda-graph-impl full_iteration");
+    const std::string script = export_megatron(l).text;
+    QVERIFY2(script.find("--fp8-recipe mxfp8") != std::string::npos, script.c_str());
+    QVERIFY2(script.find("--cuda-graph-impl full_iteration") != std::string::npos, script.c_str());
+    const Layout back = import_megatron(script, "exported.sh", cluster("dgx-h100")).layout;
+    QCOMPARE(back.training.fp8_recipe, Fp8Recipe::Mxfp8);
+    QCOMPARE(back.training.cuda_graphs, CudaGraphs::FullIteration);
 }
 
 // --moe-token-dispatcher-type (default allgather), --moe-flex-dispatcher-backend,
