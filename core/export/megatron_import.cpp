@@ -620,13 +620,13 @@ private:
                     why += std::string(" (Megatron-LM ") + source + ")";
                 }
                 result_.ignored.push_back({where(at), text, why});
-            } else if (const char* word = megatron_layout_like_word(flag); word != nullptr || options_.strict) {
-                add(where(at, flag),
-                    word != nullptr
-                        ? std::string("unknown Megatron-LM argument whose name ('") + word +
-                              "') says it may change the layout: neither a layout argument nor a known ignored "
-                              "one of Megatron-LM (core_v0.12.0 to d98e8a64) or a known fork (docs/export.md)"
-                        : std::string("unknown Megatron-LM argument (--strict accepts Megatron-LM's own only)"));
+            } else if (options_.strict) {
+                // strict_refusal has named it.
+            } else if (const char* word = megatron_layout_like_word(flag); word != nullptr) {
+                add(where(at, flag), std::string("unknown Megatron-LM argument whose name ('") + word +
+                                         "') says it may change the layout: neither a layout argument nor a known "
+                                         "ignored one of Megatron-LM (core_v0.12.0 to d98e8a64) or a known fork "
+                                         "(docs/export.md)");
             } else {
                 // A flag that no known release or fork defines: a fork's or a user's own
                 // (--data-path2, --wandb-name). It is taken as not changing the layout, with a
