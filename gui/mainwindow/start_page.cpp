@@ -28,19 +28,20 @@ StartPage::StartPage(const QString& examples_dir, QWidget* parent) : QWidget(par
     text->setMaximumWidth(560);
     column->addWidget(text);
     auto* buttons = new QHBoxLayout;
-    auto* new_button = new QPushButton(tr("&New Layout…"), this);
-    auto* open_button = new QPushButton(tr("&Open Layout…"), this);
-    auto* trace_button = new QPushButton(tr("Open &Trace…"), this);
+    auto* new_button = new QPushButton(tr("New Layout…"), this);
+    auto* open_button = new QPushButton(tr("Open Layout…"), this);
+    auto* trace_button = new QPushButton(tr("Open Trace…"), this);
     for (auto* b : {new_button, open_button, trace_button}) buttons->addWidget(b);
     buttons->addStretch(1);
     column->addLayout(buttons);
-    auto* examples_label = new QLabel(tr("&Examples (double-click or Enter to open):"), this);
+    auto* examples_label = new QLabel(tr("Examples (double-click or Enter to open):"), this);
     column->addWidget(examples_label);
     examples_ = new QListWidget(this);
     examples_->setObjectName("start_examples");
     examples_->setMaximumWidth(560);
     examples_->setMaximumHeight(200);
-    examples_label->setBuddy(examples_);
+    // No mnemonics here: the window's Alt+letters belong to the menus and the docks (the
+    // buttons are reached with Tab, the list is focused first).
     const auto files = QDir(examples_dir).entryInfoList({"*.json"}, QDir::Files, QDir::Name);
     for (const QFileInfo& f : files) {
         auto* item = new QListWidgetItem(f.completeBaseName(), examples_);
@@ -48,6 +49,7 @@ StartPage::StartPage(const QString& examples_dir, QWidget* parent) : QWidget(par
         item->setToolTip(f.absoluteFilePath());
     }
     if (examples_->count() > 0) examples_->setCurrentRow(0);
+    setFocusProxy(examples_);
     column->addWidget(examples_);
     column->addStretch(2);
     outer->addLayout(column, 3);

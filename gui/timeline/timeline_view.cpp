@@ -55,9 +55,7 @@ void TimelineView::set_source(std::shared_ptr<const TimelineSource> source) {
     selected_range_.reset();
     lane_offset_px_ = 0;
     // A trace with step numbers gets a step row under the time axis.
-    const QFontMetrics fm(font());
-    step_row_h_ = source_ && !source_->steps().empty() ? fm.height() + 4 : 0;
-    ruler_h_ = fm.height() + 14 + step_row_h_;
+    update_ruler_height();
     groups_.build(source_.get());
     current_group_ = groups_.grouped() ? 0 : -1;
     fit_all();
@@ -729,6 +727,19 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
         selected_range_.reset();
         emit selection_cleared();
     }
+    viewport()->update();
+}
+
+void TimelineView::update_ruler_height() {
+    const QFontMetrics fm(font());
+    step_row_h_ = steps_shown_ && source_ && !source_->steps().empty() ? fm.height() + 4 : 0;
+    ruler_h_ = fm.height() + 14 + step_row_h_;
+}
+
+void TimelineView::set_steps_shown(bool shown) {
+    steps_shown_ = shown;
+    update_ruler_height();
+    after_rows_changed();
     viewport()->update();
 }
 

@@ -42,6 +42,9 @@ public:
     // Selects [t0_ns, t1_ns) over every row, as a Shift+drag across all lanes does
     // (range_selected follows): --select and tests.
     void select_range(double t0_ns, double t1_ns);
+    // Whether the step row and step lines are drawn for a source with steps (default on; a
+    // remote trace has none: its protocol carries no steps).
+    void set_steps_shown(bool shown);
 
     // Where the ruler's zero lies (default: the source's first event). A comparison measures
     // each trace from its own step start.
@@ -140,6 +143,7 @@ private:
     // The step row under the time axis and the step starts across the lanes (a source
     // with steps, TimelineSource::steps()).
     void paint_step_row(QPainter& p, QSize size);
+    void update_ruler_height();
     // Flows: the event that shares the selected one's correlation id (a launch and its
     // kernel) on another lane of its rank among the items of this frame, drawn as an arrow
     // from the earlier to the later; flow_found tells the details pane.
@@ -166,9 +170,10 @@ private:
     int header_w_ = 176;
     int lane_h_ = 22;
     int ruler_h_ = 28;
-    int step_row_h_ = 0;
+    int step_row_h_ = 0;  // the step row's height within the ruler (0: no steps)
+    bool steps_shown_ = true;  // set_steps_shown
     std::optional<TimelineEventDetails> flow_partner_;
-    bool flow_checked_ = false;  // the step row's height within the ruler (0: no steps)
+    bool flow_checked_ = false;
     int lane_offset_px_ = 0;  // vertical scroll
     bool syncing_scrollbars_ = false;
     bool fitted_ = true;  // showing the whole trace: a resize refits instead of cropping

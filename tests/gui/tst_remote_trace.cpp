@@ -99,6 +99,7 @@ private slots:
         // The same pixels as the local file, at two zooms.
         TimelineView local;
         local.set_source(std::make_shared<TraceReaderSource>(profiler::TraceReader::open(trace_.toStdString())));
+        local.set_steps_shown(false);  // the remote protocol carries no steps: no step row there
         local.resize(view->size());
         local.show();
         QVERIFY(QTest::qWaitForWindowExposed(&local));

@@ -257,8 +257,8 @@ void TestCrashSafety::sigkillOfCliRunLeavesTheOldProfile() {
 
     // The next run to the same output: the dead writer's leftovers go, the new profile is whole.
     QVERIFY2(short_run(trace, out), qPrintable(out));
-    for (const auto& name : partials_of(trace)) {
-        QVERIFY2(!name.startsWith(QFileInfo(partial).fileName()), qPrintable("left behind: " + name));
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+        QVERIFY2(!QFile::exists(partial + suffix), qPrintable("left behind: " + partial + suffix));
     }
     QVERIFY(read_numbers(trace, numbers, complete, error));
     QVERIFY(complete);
