@@ -303,7 +303,7 @@ void TrainingEditor::build_kernels(QFormLayout* form) {
     set_box_tip(fp8_recipe_, tr("How fp8 GEMM operands are scaled, read with fp8 precision (training.fp8_recipe; "
                                "--fp8-recipe): the GEMM efficiency of the GPU's published kernel table. Default: %1")
                                 .arg(QString::fromStdString(to_string(kDefaults.fp8_recipe))));
-    form->addRow(tr("FP8 re&cipe"), fp8_recipe_);
+    form->addRow(tr("FP&8 recipe"), fp8_recipe_);
     connect(fp8_recipe_, &QComboBox::activated, this, [this](int index) {
         Fp8Recipe r = Fp8Recipe::Tensorwise;
         if (syncing_ || !parse_fp8_recipe(fp8_recipe_->itemData(index).toString().toStdString(), r)) return;
@@ -324,7 +324,7 @@ void TrainingEditor::build_kernels(QFormLayout* form) {
     set_box_tip(cuda_graphs_, tr("CUDA-graph capture (training.cuda_graphs; --cuda-graphs): removes the host's "
                                 "launch cost of what is captured. Default: %1")
                                  .arg(QString::fromStdString(to_string(kDefaults.cuda_graphs))));
-    form->addRow(tr("CUDA grap&hs"), cuda_graphs_);
+    form->addRow(tr("CUDA g&raphs"), cuda_graphs_);
     connect(cuda_graphs_, &QComboBox::activated, this, [this](int index) {
         CudaGraphs g = CudaGraphs::None;
         if (syncing_ || !parse_cuda_graphs(cuda_graphs_->itemData(index).toString().toStdString(), g)) return;

@@ -468,12 +468,20 @@ std::optional<std::pair<std::int64_t, std::int64_t>> TraceClient::step_span(std:
     const json answer = call({{"op", "step_span"}, {"step", step}, {"micro_batch", micro_batch}});
     const auto span = answer.find("span");
     if (span == answer.end() || span->is_null()) return std::nullopt;
-    if (!span->is_array() || span->size() != 2 || !(*span)[0].is_number_integer() || !(*span)[1].is_number_integer() ||
-        (*span)[0].is_number_unsigned() || (*span)[1].is_number_unsigned()) {
+    if (!span->is_array() || span->size() != 2) {
         fail_protocol("the server's answer to step_span: field 'span' should be null or two integers (it is " +
                       json_type_words(*span) + ")");
     }
-    return std::make_pair((*span)[0].get<std::int64_t>(), (*span)[1].get<std::int64_t>());
+    // A parsed non-negative integer is nlohmann's unsigned kind: peer_integer takes both kinds
+    // and refuses what does not fit the range.
+    constexpr auto lo = std::numeric_limits<std::int64_t>::min();
+    constexpr auto hi = std::numeric_limits<std::int64_t>::max();
+    try {
+        return std::make_pair(peer_integer((*span)[0], "the server's answer to step_span", "span[0]", lo, hi),
+                              peer_integer((*span)[1], "the server's answer to step_span", "span[1]", lo, hi));
+    } catch (const PeerError& e) {
+        fail_protocol(e.what());
+    }
 }
 
 bool TraceClient::has_string(std::int64_t id) const { return names_.contains(id); }

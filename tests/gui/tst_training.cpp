@@ -594,7 +594,7 @@ private slots:
 
     // Tab walks the dock top to bottom, skipping closed controls (here the expert capacity
     // of a dense model, the layer count of selective recompute, weight offload below ZeRO-3
-    // and the split chooser, which no accounted split of 80 layers over pp 4 opens).
+    // the fp8 recipe of a bf16 layout, and the split chooser, which no accounted split of 80 layers over pp 4 opens).
     void tab_order_follows_the_groups() {
         Workbench w("llama3-70b-h100-64");
         auto* e = w.editor();
@@ -610,7 +610,7 @@ private slots:
         }
         const QStringList expected{"micro_batch_size", "global_batch_size", "seq_length", "zero_stage", "recompute",
                                    "recompute_modules", "offload_optimizer", "dtype", "grad_reduce_dtype", "cross_entropy",
-                                   "flash_attention", "fused_elementwise", "schedule", "first_stage_layers", "last_stage_layers"};
+                                   "flash_attention", "fused_elementwise", "cuda_graphs", "schedule", "first_stage_layers", "last_stage_layers"};
         QCOMPARE(seen.join(' '), expected.join(' '));
         // At the default window size the Pipeline group lies below the fold: its mnemonic
         // brings it into view.
