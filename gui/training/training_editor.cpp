@@ -324,7 +324,7 @@ void TrainingEditor::build_kernels(QFormLayout* form) {
     set_box_tip(cuda_graphs_, tr("CUDA-graph capture (training.cuda_graphs; --cuda-graphs): removes the host's "
                                 "launch cost of what is captured. Default: %1")
                                  .arg(QString::fromStdString(to_string(kDefaults.cuda_graphs))));
-    form->addRow(tr("CUDA g&raphs"), cuda_graphs_);
+    form->addRow(tr("CUDA-graph &kernels"), cuda_graphs_);
     connect(cuda_graphs_, &QComboBox::activated, this, [this](int index) {
         CudaGraphs g = CudaGraphs::None;
         if (syncing_ || !parse_cuda_graphs(cuda_graphs_->itemData(index).toString().toStdString(), g)) return;
