@@ -217,11 +217,7 @@ private:
                 continue;
             }
             if (c == '\'') {
-                const std::size_t end = s_.find('\'', i_ + 1);
-                if (end == std::string::npos) fail(line_, "unterminated ' quote");
-                count_lines(i_, end);
-                w += s_.substr(i_, end + 1 - i_);
-                i_ = end + 1;
+                w += single_quoted();
                 continue;
             }
             if (c == '"') {
@@ -287,11 +283,7 @@ private:
                 continue;
             }
             if (c == '\'') {
-                const std::size_t end = s_.find('\'', i_ + 1);
-                if (end == std::string::npos) fail(line_, "unterminated ' quote");
-                count_lines(i_, end);
-                w += s_.substr(i_, end + 1 - i_);
-                i_ = end + 1;
+                w += single_quoted();
                 continue;
             }
             if (c == '"') {
@@ -361,6 +353,16 @@ private:
         out_.tokens.push_back(std::move(t));
     }
 
+    // A '...' quote at i_, as written (quotes kept); nothing inside it is special.
+    std::string single_quoted() {
+        const std::size_t end = s_.find('\'', i_ + 1);
+        if (end == std::string::npos) fail(line_, "unterminated ' quote");
+        count_lines(i_, end);
+        std::string quoted = s_.substr(i_, end + 1 - i_);
+        i_ = end + 1;
+        return quoted;
+    }
+
     std::string double_quoted() {
         const int start_line = line_;
         const Nest nest(*this, start_line);
@@ -416,10 +418,7 @@ private:
                     continue;
                 }
                 if (c == '\'' && open == '(') {
-                    const std::size_t end = s_.find('\'', i_ + 1);
-                    if (end == std::string::npos) fail(line_, "unterminated ' quote");
-                    count_lines(i_, end);
-                    i_ = end + 1;
+                    (void)single_quoted();
                     continue;
                 }
                 if (c == '"') {

@@ -207,30 +207,32 @@ private:
         return w;
     }
 
-    // `v` split at blanks outside its unknown parts (an unquoted $V's fields).
+    // `v` split at blanks outside its unknown parts (an unquoted $V's fields), appended to the
+    // field `cur` (which `has` says exists); each field a blank ends goes to `emit`.
+    template <class Emit>
+    static void split_at_blanks(const Value& v, Value& cur, bool& has, Emit&& emit) {
+        v.for_each_piece(
+            [&](const Value& unknown) {
+                cur += unknown;
+                has = true;
+            },
+            [&](char c) {
+                if (c == ' ' || c == '\t' || c == '\n') {
+                    if (has) emit(std::move(cur));
+                    cur.clear();
+                    has = false;
+                    return;
+                }
+                cur += c;
+                has = true;
+            });
+    }
+
     static std::vector<Value> split_blanks(const Value& v) {
         std::vector<Value> out;
         Value cur;
         bool has = false;
-        std::size_t next_span = 0;
-        for (std::size_t i = 0; i < v.text.size();) {
-            if (next_span < v.spans.size() && v.spans[next_span].at == i) {
-                const auto& s = v.spans[next_span++];
-                cur += Value::unknown(v.text.substr(s.at, s.size), s.id);
-                has = true;
-                i = s.at + s.size;
-                continue;
-            }
-            const char c = v.text[i++];
-            if (c == ' ' || c == '\t' || c == '\n') {
-                if (has) out.push_back(std::move(cur));
-                cur.clear();
-                has = false;
-                continue;
-            }
-            cur += c;
-            has = true;
-        }
+        split_at_blanks(v, cur, has, [&](Value field) { out.push_back(std::move(field)); });
         if (has) out.push_back(std::move(cur));
         return out;
     }
@@ -428,16 +430,7 @@ private:
                 cur += v;
                 return;
             }
-            std::size_t next_span = 0;
-            for (std::size_t i = 0; i < v.text.size();) {
-                if (next_span < v.spans.size() && v.spans[next_span].at == i) {
-                    const auto& s = v.spans[next_span++];
-                    cur += Value::unknown(v.text.substr(s.at, s.size), s.id);
-                    i = s.at + s.size;
-                    continue;
-                }
-                quoted_char(v.text[i++]);
-            }
+            v.for_each_piece([&](const Value& unknown) { cur += unknown; }, quoted_char);
         };
         bool has = false;  // the current field exists (a quoted empty string counts)
         const auto push_split = [&](const Value& value) {
@@ -446,25 +439,7 @@ private:
                 if (!value.empty()) has = true;
                 return;
             }
-            std::size_t next_span = 0;
-            for (std::size_t i = 0; i < value.text.size();) {
-                if (next_span < value.spans.size() && value.spans[next_span].at == i) {
-                    const auto& s = value.spans[next_span++];
-                    cur += Value::unknown(value.text.substr(s.at, s.size), s.id);
-                    has = true;
-                    i = s.at + s.size;
-                    continue;
-                }
-                const char c = value.text[i++];
-                if (c == ' ' || c == '\t' || c == '\n') {
-                    if (has) emit(std::move(cur));
-                    cur.clear();
-                    has = false;
-                    continue;
-                }
-                cur += c;
-                has = true;
-            }
+            split_at_blanks(value, cur, has, emit);
         };
         std::size_t i = 0;
         while (i < w.size()) {

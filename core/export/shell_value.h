@@ -63,6 +63,21 @@ struct Value {
         const Span& s = *(after - 1);
         return i < s.at + s.size ? &s : nullptr;
     }
+    // Walks the value in order: each unknown span, whole, to `on_unknown` (as a Value of its
+    // own), each known byte to `on_char`.
+    template <class OnUnknown, class OnChar>
+    void for_each_piece(OnUnknown&& on_unknown, OnChar&& on_char) const {
+        std::size_t next_span = 0;
+        for (std::size_t i = 0; i < text.size();) {
+            if (next_span < spans.size() && spans[next_span].at == i) {
+                const Span& s = spans[next_span++];
+                on_unknown(Value::unknown(text.substr(s.at, s.size), s.id));
+                i = s.at + s.size;
+                continue;
+            }
+            on_char(text[i++]);
+        }
+    }
 };
 
 // Thrown when the budget is spent; the interpreter turns it into an InputError naming the
