@@ -37,11 +37,10 @@ struct Tuning {
     // Which of the knobs above apply to the candidate (bits set by Tuner::tune; the label
     // shows only these).
     std::uint8_t applicable = 0;
-    // HOOK(CUDA graphs, issue 28 branch h28a): h28a adds `TrainingConfig::cuda_graphs`
-    // (CudaGraphs none, per-layer, full-iteration; core/layout/speed_knobs.h there). After
-    // the merge: a field here, a pin in KnobPins, the copy in apply_tuning, a label entry,
-    // and a step in Tuner::tune (values where its rules allow capture; start from none, and
-    // if capture holds memory in the cost model, keep the least-memory start exact).
+    // Not searched yet: CUDA-graph capture (training.cuda_graphs, core/layout/speed_knobs.h)
+    // stays at the job's value. Searching it takes a field here, a pin in KnobPins, the copy in
+    // apply_tuning, a label entry and a step in Tuner::tune (values where its rules allow
+    // capture, starting from none).
     bool operator==(const Tuning&) const = default;
 };
 
