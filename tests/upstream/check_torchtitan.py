@@ -29,6 +29,10 @@ import subprocess
 import sys
 import tomllib
 import types
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import changed_lines, reimport  # noqa: E402
 
 MAIN_COMMIT = "b5bcd76c66d0acb1a08b176d9639425bc55e0b2a"
 V02_TAG = "v0.2.2"
@@ -438,7 +442,7 @@ def check_corpus(mods, gitdir, rev, cli, workdir):
     """import-args on upstream's own config modules: the axes must be what upstream's
     functions build. Returns (passed, failed)."""
     import os
-    import tempfile
+
     keep = {"torchtitan.config.configs", "torchtitan.distributed.parallel_dims", "torchtitan.tools.logging",
             "torchtitan.tools.utils"}
     for mod in [m for m in sys.modules if m.startswith("torchtitan") and m not in keep]:
@@ -561,6 +565,8 @@ def main():
             flags += ["--vpp", str(vpp), "--schedule", "interleaved"]
         cases.append((" ".join(flags[1:]), gpus, flags))
     passed = failed = 0
+    work = tempfile.mkdtemp(prefix="meshwork-torchtitan-")
+    changed = [0]
     for name, gpus, flags in cases:
         for target, fmt in (("v02", a.toml_format), ("main", "torchtitan")):
             if a.only and a.only != target:
@@ -583,14 +589,36 @@ def main():
             except Exception as e:  # upstream's own error is the finding
                 failed += 1
                 print(f"FAIL {fmt} {name}: {type(e).__name__}: {e}")
+                continue
+            # The export read back (issue 34): import-args on the exported file, the layout
+            # exported again, upstream's checks on that second export, and both exports equal.
+            try:
+                again, lost2, _ = reimport(a.cli, text, "reimport" + (".toml" if target == "v02" else ".py"), work,
+                                           ["--cluster", "dgx-h100", "--gpus", str(gpus), "--name", flags[flags.index("--model") + 1]],
+                                           ["--format", fmt])
+                if target == "v02":
+                    check_v02(mods, converters, again, gpus, split)
+                else:
+                    check_main(mods, tables, again, gpus, any("has no flavor" in x for x in lost2), split)
+                passed += 1
+                # Upstream accepted both; where the second export is not the first, say so (a
+                # round trip that is not a fixed point) without failing the upstream check.
+                diff = changed_lines(text, again)
+                if diff:
+                    changed[0] += 1
+                    print(f"CHANGED {fmt} {name} (re-imported): {len(diff)} line(s): {diff[:4]}")
+            except Exception as e:
+                failed += 1
+                print(f"FAIL {fmt} {name} (re-imported): {type(e).__name__}: {e}")
     if a.corpus:
-        import tempfile
+
         with tempfile.TemporaryDirectory() as work:
             p2, f2 = check_corpus(mods, a.gitdir, a.main, a.cli, work)
         print(f"corpus: {p2} imported with upstream's axes, {f2} differ")
         passed += p2
         failed += f2
     print(f"pipeline splits compared with torchtitan's own: {SPLITS_CHECKED[0]}")
+    print(f"re-exports that differ from their export (upstream accepted both): {changed[0]}")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -91,3 +91,34 @@ def print_table(rows, checks, extra=None):
         if str(row.get(checks[-1], "")).startswith("FAIL"):
             cells[-1] += " (placeholder used)"
         print(f"| {row['case']} | " + " | ".join(cells) + (f" | {row.get(extra, '-')} |" if extra else " |"))
+
+
+def reimport(cli, text, filename, workdir, import_args, export_args):
+    """An export read back as a user would: TEXT written to WORKDIR/FILENAME, `import-args` on
+    it (IMPORT_ARGS: what the file cannot carry, such as --gpus), and the imported layout
+    exported again with EXPORT_ARGS (the format). Returns (re-export text, lost[], the
+    import's JSON); a refused import or export raises RuntimeError naming the step."""
+    import json
+    os.makedirs(workdir, exist_ok=True)
+    path = os.path.join(workdir, filename)
+    with open(path, "w") as f:
+        f.write(text)
+    layout = path + ".layout.json"
+    imported = json.loads(run_cli(cli, ["import-args", path, "--json", "--out", layout, *import_args],
+                                  "import-args of the export").stdout)
+    again = json.loads(run_cli(cli, ["export", layout, "--allow-lossy", "--json", *export_args],
+                               "export of the re-imported layout").stdout)
+    return again["content"], again.get("lost", []), imported
+
+
+def changed_lines(first, second, comment="#"):
+    """The lines that differ between two exports (a unified diff without context), or [].
+    Comment lines (they name the layout and the file it came from) and the description a
+    re-import writes ("Imported from FILE") are left out: the layout's name is not a setting."""
+    import difflib
+
+    def settings(text):
+        return [l for l in text.splitlines()
+                if not l.lstrip().startswith(comment) and not l.lstrip().startswith(("description", '"description"'))]
+    return [l for l in difflib.unified_diff(settings(first), settings(second), lineterm="", n=0)
+            if l[:1] in "+-" and not l.startswith(("+++", "---"))]
