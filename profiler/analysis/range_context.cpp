@@ -53,17 +53,19 @@ RangeContext parse_range_context(std::string_view name) {
 }
 
 void RangeContextMap::add_range(std::int64_t thread, std::int64_t start_ns, std::int64_t end_ns,
-                                std::string_view name) {
+                                std::string_view name, std::int64_t process) {
     const RangeContext c = parse_range_context(name);
     if (c.step < 0 && c.micro_batch < 0 && c.layer < 0 && c.bytes < 0) return;
     by_thread_[thread].push_back({start_ns, end_ns, c});
-    all_.push_back({start_ns, end_ns, c});
+    by_process_[process].push_back({start_ns, end_ns, c});
+    if (c.step >= 0) steps_by_process_[process].push_back({start_ns, end_ns, c});
 }
 
 void RangeContextMap::finalize() {
     auto by_start = [](const Range& a, const Range& b) { return a.start_ns < b.start_ns; };
-    for (auto& [t, v] : by_thread_) std::sort(v.begin(), v.end(), by_start);
-    std::sort(all_.begin(), all_.end(), by_start);
+    for (auto* m : {&by_thread_, &by_process_, &steps_by_process_}) {
+        for (auto& [key, v] : *m) std::stable_sort(v.begin(), v.end(), by_start);
+    }
 }
 
 RangeContext RangeContextMap::lookup_in(const std::vector<Range>& v, std::int64_t t) {
@@ -90,6 +92,18 @@ RangeContext RangeContextMap::lookup(std::int64_t thread, std::int64_t time_ns) 
     return it == by_thread_.end() ? RangeContext{} : lookup_in(it->second, time_ns);
 }
 
-RangeContext RangeContextMap::lookup_any(std::int64_t time_ns) const { return lookup_in(all_, time_ns); }
+RangeContext RangeContextMap::lookup_any(std::int64_t time_ns, std::int64_t process) const {
+    auto it = by_process_.find(process);
+    return it == by_process_.end() ? RangeContext{} : lookup_in(it->second, time_ns);
+}
+
+RangeContext RangeContextMap::launch_context(std::int64_t thread, std::int64_t time_ns, std::int64_t process) const {
+    RangeContext c = lookup(thread, time_ns);
+    if (c.step < 0) {
+        auto it = steps_by_process_.find(process);
+        if (it != steps_by_process_.end()) c.step = lookup_in(it->second, time_ns).step;
+    }
+    return c;
+}
 
 }  // namespace meshwork::profiler

@@ -144,7 +144,10 @@ struct CuptiActivityCollector::Impl {
                                                static_cast<std::int64_t>(m->bytes), m->correlationId});
                     break;
                 }
-                case CUPTI_ACTIVITY_KIND_RUNTIME: {
+                // Runtime and driver calls share one record; NCCL launches its kernels
+                // through the driver (cuLaunchKernelEx), so a kernel's launch may be either.
+                case CUPTI_ACTIVITY_KIND_RUNTIME:
+                case CUPTI_ACTIVITY_KIND_DRIVER: {
                     const auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(rec);
                     activity.launches.push_back({a->threadId, a->correlationId, static_cast<std::int64_t>(a->start),
                                                  static_cast<std::int64_t>(a->end)});
@@ -219,7 +222,10 @@ void CuptiActivityCollector::start() {
         check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "enabling kernels");
         check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "enabling memcpy");
         check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "enabling memset");
-        if (impl_->options.runtime_api) check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME), "enabling runtime");
+        if (impl_->options.runtime_api) {
+            check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME), "enabling runtime");
+            check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER), "enabling driver");
+        }
         if (impl_->options.nvtx) check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER), "enabling NVTX markers");
     } catch (...) {
         Impl::active.store(nullptr);
@@ -233,7 +239,7 @@ void CuptiActivityCollector::stop() {
     impl_->running = false;
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     for (auto kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
-                      CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_MARKER}) {
+                      CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_MARKER}) {
         cuptiActivityDisable(kind);
     }
     Impl::active.store(nullptr);

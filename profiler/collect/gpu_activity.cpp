@@ -37,8 +37,11 @@ std::size_t write_gpu_activity(const GpuActivity& activity, TraceSink& sink,
                                      "gpu " + std::to_string(key.first) + " stream " + std::to_string(key.second)});
     }
     std::size_t written = 0;
+    const bool launches_recorded = !activity.launches.empty();
     for (const auto& d : activity.device) {
-        sink.add_event(device_event(d, rank_of(d.device), track[{d.device, d.stream}], launch, ctx));
+        const auto l = launch.find(d.correlation);
+        sink.add_event(device_event(d, rank_of(d.device), track[{d.device, d.stream}],
+                                    l != launch.end() ? &l->second : nullptr, launches_recorded, ctx));
         ++written;
     }
     std::map<std::uint32_t, int> host;

@@ -1,7 +1,8 @@
 // GPU activity as the CUPTI collector gathers it (kernels, copies, sets, launches, NVTX
 // ranges), and how it becomes trace events: one track per (device, stream) of the device's
 // rank, NCCL kernels as communication with the bytes and group of the collective's range,
-// every device event with the step, micro-batch and layer of the ranges open at its launch,
+// every device event with the step, micro-batch and layer of the ranges open at its launch
+// (range_context.h device_context: in no step when its launch was not recorded),
 // and the ranges themselves as markers on a host track per thread. CUDA-free: the CUPTI
 // side (in the CUDA plugin) only fills GpuActivity, so this part is tested without a GPU.
 #pragma once

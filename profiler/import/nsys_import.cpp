@@ -128,8 +128,8 @@ private:
     void assign_ranks(TraceRunInfo& info, ImportResult& out) {
         for (auto& d : device_) {
             if (d.process >= 0) continue;
-            auto l = launch_.find(d.correlation);
-            if (l != launch_.end()) d.process = process_of(l->second.first);
+            auto l = launch_by_correlation_.find(d.correlation);
+            if (l != launch_by_correlation_.end()) d.process = process_of(l->second.first);
         }
         for (const auto& d : device_) {
             if (d.process >= 0) rank_of_process_.emplace(d.process, 0);
@@ -193,10 +193,18 @@ private:
         return thread_track;
     }
 
+    // Each device op with the context of its launch (range_context.h device_context): found
+    // by (process, correlation id), as CUPTI numbers correlations per process; an op whose
+    // launch the export does not hold, though it recorded the CUDA runtime, was launched
+    // before the capture started and is in no step.
     void write_device_events(const std::map<StreamKey, int>& stream_track, TraceSink& sink, ImportResult& out) const {
+        const bool launches_recorded = !launch_.empty();
         for (const auto& d : device_) {
             const int r = rank_for(d.process);
-            sink.add_event(device_event(d, r, stream_track.at({r, d.device, d.stream}), launch_, contexts_));
+            const auto l = launch_.find({d.process, d.correlation});
+            sink.add_event(device_event(d, r, stream_track.at({r, d.device, d.stream}),
+                                        l != launch_.end() ? &l->second : nullptr, launches_recorded, contexts_,
+                                        d.process));
             ++out.events;
             ++out.device_events;
         }
@@ -318,7 +326,8 @@ private:
             h.thread = st.int64(2);
             h.correlation = st.int64(3);
             h.name = string_of(st.int64(4));
-            launch_[h.correlation] = {h.thread, h.start_ns};
+            launch_[{process_of(h.thread), h.correlation}] = {h.thread, h.start_ns};
+            launch_by_correlation_[h.correlation] = {h.thread, h.start_ns};
             host_.push_back(std::move(h));
         }
     }
@@ -338,7 +347,7 @@ private:
             h.end_ns = st.int64(1);
             h.thread = st.int64(2);
             h.name = !st.is_null(3) ? st.text(3) : !st.is_null(4) ? string_of(st.int64(4)) : "nvtx range";
-            contexts_.add_range(h.thread, h.start_ns, h.end_ns, h.name);
+            contexts_.add_range(h.thread, h.start_ns, h.end_ns, h.name, process_of(h.thread));
             host_.push_back(std::move(h));
         }
     }
@@ -377,7 +386,10 @@ private:
     std::unordered_map<std::int64_t, std::string> strings_;
     std::vector<DeviceOp> device_;
     std::vector<HostOp> host_;
-    std::unordered_map<std::int64_t, std::pair<std::int64_t, std::int64_t>> launch_;  // corr -> thread, t
+    using Launch = std::pair<std::int64_t, std::int64_t>;    // launching thread (globalTid), time
+    std::map<std::pair<std::int64_t, std::int64_t>, Launch> launch_;  // (process, correlation) ->
+    // By correlation alone: the process of a device op that lacks globalPid (older exports).
+    std::unordered_map<std::int64_t, Launch> launch_by_correlation_;
     RangeContextMap contexts_;
     std::int64_t session_start_ns_ = 0;
     std::map<std::int64_t, std::string> gpu_names_;

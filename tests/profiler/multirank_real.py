@@ -15,7 +15,13 @@ here, independently, from the same files by Holistic Trace Analysis' rules:
 - collective wait (docs/profiler.md): the n-th call of a collective kind in a step on each
   rank is one call; a rank waits from its start to the group's latest start, at most its own
   time in the call; send/recv and calls of unknown kind are left out. With no wait, no rank
-  is a straggler or a one-off delay.
+  is a straggler or a one-off delay;
+- collective kinds: the count of communication kernels per kind (from the NCCL name, else the
+  kernel's "Collective name" arg) against stats' collectives table; a call of unknown size
+  has no algbw or busbw, a sized one busbw = algbw x nccl-tests' bus factor for its group.
+
+Each set is read two ways that must agree: all ranks in one import-trace, and each rank
+imported alone then joined with `meshwork-cli merge`.
 
 Usage: multirank_real.py MESHWORK_CLI FIXTURES_DIR WORK_DIR
 Exit 0 when every set passes, 1 when one fails.
@@ -37,6 +43,14 @@ LAUNCH = {"cuda_runtime", "cuda_driver", "hip_runtime", "runtime"}
 NCCL_WORDS = {"AllReduce": "all_reduce", "AllGather": "all_gather", "ReduceScatter": "reduce_scatter",
               "Broadcast": "broadcast", "Reduce": "reduce", "AllToAll": "all_to_all", "SendRecv": "send_recv",
               "Send": "send", "Recv": "recv"}
+
+
+# nccl-tests' bus factors (doc/PERFORMANCE.md), n ranks in the group.
+BUS_FACTOR = {"all_reduce": lambda n: 2 * (n - 1) / n, "all_gather": lambda n: (n - 1) / n,
+              "reduce_scatter": lambda n: (n - 1) / n, "all_to_all": lambda n: (n - 1) / n}
+ARG_WORDS = {"allreduce": "all_reduce", "allgather": "all_gather", "reducescatter": "reduce_scatter",
+             "broadcast": "broadcast", "reduce": "reduce", "alltoall": "all_to_all", "sendrecv": "send_recv",
+             "send": "send", "recv": "recv"}
 
 
 def ns(v):
@@ -80,12 +94,20 @@ def read_rank(path):
         cls = kernel_class(e["name"], cat)
         corr = e.get("args", {}).get("correlation")
         step = step_of(launch[corr]) if corr in launch else -1
-        device.append({"start": s, "end": d, "cls": cls, "step": step, "name": e["name"]})
+        kind = collective_kind(e["name"])
+        if kind is None and cls == "comm":
+            word = str(e.get("args", {}).get("Collective name", "")).lower().replace("_", "")
+            kind = ARG_WORDS.get(word)
+        device.append({"start": s, "end": d, "cls": cls, "step": step, "name": e["name"], "kind": kind})
     return {"rank": data["distributedInfo"]["rank"], "first": first, "device": device}
 
 
 def expected(ranks):
-    out = {"offsets": {}, "ranks": {}, "cells": {}}
+    out = {"offsets": {}, "ranks": {}, "cells": {}, "kinds": defaultdict(int)}
+    for r in ranks:
+        for e in r["device"]:
+            if e["cls"] == "comm":
+                out["kinds"][e["kind"] or "other"] += 1
     earliest = min(r["first"] for r in ranks)
     for r in ranks:
         out["offsets"][r["rank"]] = r["first"] - earliest
@@ -112,7 +134,7 @@ def expected(ranks):
     for r in ranks:
         seen = defaultdict(int)
         for e in sorted((e for e in r["device"] if e["cls"] == "comm" and e["step"] >= 0), key=lambda e: e["start"]):
-            kind = collective_kind(e["name"])
+            kind = e["kind"]
             if kind in (None, "send", "recv", "send_recv"):
                 continue
             key = (e["step"], kind, seen[(e["step"], kind)])
@@ -133,24 +155,54 @@ def close(a_s, b_ns, what, problems):
         problems.append(f"{what}: meshwork {a_s * 1e9:.0f} ns, expected {b_ns} ns")
 
 
+def run_json(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[1:3])} exit {r.returncode}: {r.stderr.strip()}")
+    return json.loads(r.stdout)
+
+
+def imported_together(cli, files, work, name):
+    out = work / (name + ".sqlite")
+    out.unlink(missing_ok=True)
+    imp = run_json([cli, "import-trace", *map(str, files), "--out", str(out), "--json"])
+    return out, {f["rank"]: (f["offset_ns"], f["alignment"]) for f in imp["files"]}
+
+
+def imported_then_merged(cli, files, work, name):
+    parts = []
+    for i, f in enumerate(files):
+        part = work / f"{name}.part{i}.sqlite"
+        part.unlink(missing_ok=True)
+        run_json([cli, "import-trace", str(f), "--out", str(part), "--json"])
+        parts.append(part)
+    out = work / (name + ".merged.sqlite")
+    out.unlink(missing_ok=True)
+    m = run_json([cli, "merge", *map(str, parts), "--out", str(out), "--json"])
+    return out, {i["ranks"][0]: (i["offset_ns"], i["alignment"]) for i in m["inputs"]}
+
+
 def check_set(cli, folder, work):
     files = sorted(folder.glob("rank-*.json.gz"))
-    out = work / (folder.name + ".sqlite")
-    imp = subprocess.run([cli, "import-trace", *map(str, files), "--out", str(out), "--json"],
-                         capture_output=True, text=True)
-    if imp.returncode != 0:
-        return [f"import-trace exit {imp.returncode}: {imp.stderr.strip()}"]
-    st = subprocess.run([cli, "stats", str(out), "--stragglers", "--json", "--top", "0"],
-                        capture_output=True, text=True)
-    if st.returncode != 0:
-        return [f"stats exit {st.returncode}: {st.stderr.strip()}"]
-    got_import, got = json.loads(imp.stdout), json.loads(st.stdout)
     want = expected([read_rank(f) for f in files])
     problems = []
-    for f in got_import["files"]:
-        if f["alignment"] not in ("start-time", "reference") or f["offset_ns"] != want["offsets"][f["rank"]]:
-            problems.append(f"rank {f['rank']}: offset {f['offset_ns']} ns ({f['alignment']}), "
-                            f"expected {want['offsets'][f['rank']]} ns (start-time)")
+    for how, build in (("import-trace", imported_together), ("merge", imported_then_merged)):
+        try:
+            out, offsets = build(cli, files, work, folder.name)
+            got = run_json([cli, "stats", str(out), "--stragglers", "--json", "--top", "0"])
+        except RuntimeError as e:
+            problems.append(f"{how}: {e}")
+            continue
+        problems += [f"{how}: {p}" for p in check_trace(got, offsets, want)]
+    return problems
+
+
+def check_trace(got, offsets, want):
+    problems = []
+    for rank, (offset, alignment) in sorted(offsets.items()):
+        if alignment not in ("start-time", "reference") or offset != want["offsets"][rank]:
+            problems.append(f"rank {rank}: offset {offset} ns ({alignment}), "
+                            f"expected {want['offsets'][rank]} ns (start-time)")
     if sorted(r["rank"] for r in got["ranks"]) != sorted(want["ranks"]):
         problems.append(f"ranks {[r['rank'] for r in got['ranks']]}, expected {sorted(want['ranks'])}")
     for r in got["ranks"]:
@@ -178,6 +230,21 @@ def check_set(cli, folder, work):
         close(c["step_s"], w["step_ns"], f"{where} step", problems)
         close(c["compute_s"], w["compute_ns"], f"{where} compute", problems)
         close(c["collective_wait_s"], w["wait_ns"], f"{where} collective wait", problems)
+    kinds = defaultdict(int)
+    for c in got["collectives"]:
+        kinds[c["collective"]] += c["count"]
+        if not c["size_known"]:
+            if c["algbw_gbps"] is not None or c["busbw_gbps"] is not None:
+                problems.append(f"{c['collective']} of unknown size has bandwidths {c['algbw_gbps']}, {c['busbw_gbps']}")
+        else:
+            n = c["group_size"]
+            factor = BUS_FACTOR[c["collective"]](n) if c["collective"] in BUS_FACTOR and n > 1 else 1.0
+            algbw = c["bytes"] / c["mean_s"] / 1e9
+            if abs(c["busbw_gbps"] - algbw * factor) > 1e-9 * max(1.0, algbw):
+                problems.append(f"{c['collective']} {c['bytes']} B x{n}: busbw {c['busbw_gbps']}, "
+                                f"expected {algbw * factor}")
+    if dict(kinds) != dict(want["kinds"]):
+        problems.append(f"collective kinds {dict(kinds)}, expected {dict(want['kinds'])}")
     if all(w["wait_ns"] == 0 for w in want["cells"].values()):
         if got["stragglers"] or got["transient"]:
             problems.append(f"no rank waited, yet stragglers {got['stragglers']} / {got['transient']}")

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/common/error.h"
+#include "profiler/analysis/trace_stats.h"
 #include "profiler/import/import_trace.h"
 #include "profiler/store/trace_reader.h"
 #include "profiler/store/trace_writer.h"
@@ -294,6 +295,58 @@ private slots:
         });
         // pid 2 (globalPid 2 << 24) comes before pid 256, the launching thread's process.
         QCOMPARE(kernels_by_rank, (std::map<int, int>{{3, 1}, {4, 2}}));
+    }
+
+    // Device work takes the step of its launch (HTA's rule), found by (process, correlation
+    // id): work launched by a thread with no step range of its own takes the step range that
+    // holds the launch on another thread of its process, even when it runs after that range
+    // ends; work whose launch the export lacks (queued before capture) is in no step though it
+    // ran inside one; a second process reusing a correlation id keeps its own launch.
+    void nsys_steps_by_launch() {
+        const auto in = temp_path(dir_, "job_steps.sqlite");
+        write_nsys_fixture(in);
+        sqlite3* db = nullptr;
+        QCOMPARE(sqlite3_open(in.c_str(), &db), SQLITE_OK);
+        // Process 256 (globalPid 256 << 24): the fixture's kernels, and two more. Thread 2 of
+        // it (an autograd thread) has no ranges.
+        exec_sql(db, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET globalPid = 4294967296;"
+                     "UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET globalPid = 4294967296;"
+                     "UPDATE CUPTI_ACTIVITY_KIND_MEMSET SET globalPid = 4294967296;"
+                     "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, globalTid, correlationId, nameId) VALUES"
+                     " (2100, 2150, 281479271677954, 13, 1),"
+                     " (5000, 5050, 33554437, 11, 1);"  // process 2, thread 5: correlation 11 again
+                     "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId,"
+                     " globalPid, demangledName, shortName) VALUES"
+                     " (4100, 4200, 0, 1, 7, 13, 4294967296, 4, 4),"       // launched at 2100 in step 5, runs after it
+                     " (2200, 2300, 0, 1, 7, 14, 4294967296, 5, 5),"       // no launch in the file
+                     " (5100, 5200, 1, 1, 7, 11, 33554432, 2, 4);"         // process 2's correlation 11
+                     "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES"
+                     " (4900, 6000, 59, 'ProfilerStep#9', 33554437);");
+        sqlite3_close(db);
+        const auto out = temp_path(dir_, "nsys_steps.sqlite");
+        auto w = TraceWriter::create(out);
+        const auto res = import_trace_file(in, *w, {});
+        w->close();
+        QCOMPARE(res.world_size, 2);  // pid 2 is rank 0, pid 256 rank 1
+        auto r = TraceReader::open(out);
+        std::map<std::pair<std::string, int>, int> step_of;  // (name, rank) -> step
+        r.for_each_event([&](const TraceEvent& e) {
+            if (e.kind == EventKind::Compute || e.kind == EventKind::Communication) step_of[{e.name, e.rank}] = e.step;
+        });
+        const std::map<std::pair<std::string, int>, int> want{
+            {{"ampere_bf16_s16816gemm", 1}, 5},                       // launched at 1500 in step 5
+            {{"ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL", 1}, 5},
+            {{"gemm", 1}, 5},                                          // thread 2's launch, step 5 of thread 1
+            {{"ncclKernel", 1}, -1},                                   // by time it would be step 5
+            {{"ampere_bf16_s16816gemm", 0}, 9}};                       // not process 256's launch 11
+        QCOMPARE(step_of, want);
+        const auto stats = compute_stats(r);
+        QCOMPARE(stats.ranks.size(), std::size_t{2});
+        QCOMPARE(stats.ranks[1].rank, 1);
+        // In no step: the kernel with no launch, the copy naming launch 10 (absent), the
+        // memset before the step.
+        QCOMPARE(stats.ranks[1].outside_steps_events, std::int64_t{3});
+        QCOMPARE(stats.ranks[0].outside_steps_events, std::int64_t{0});
     }
 
     void refuses_nsys_without_needed_columns() {
