@@ -12,6 +12,9 @@ struct KernelModel {
     double peak_flops_per_s = 1;     // dense peak in the training dtype
     double gemm_efficiency = 0.7;    // gemm_efficiency(): the cluster's, or the kernel table's
     double gemm_half_dim = 64;       // Efficiency::gemm_half_dim
+    // The GPU has a per-shape GEMM table (gemm_shape_factor.h): it sets the efficiency's
+    // fall-off with shape instead of gemm_half_dim.
+    bool gemm_shape_table = false;
     double attention_flops_per_s = 1;
     double memory_bytes_per_s = 1;   // HBM bandwidth × Efficiency::memory
     double element_bytes = 2;        // bytes of one activation element in the training dtype
@@ -31,9 +34,10 @@ struct GemmShape {
     [[nodiscard]] double size() const;
 };
 
-// A GEMM of shape (m × k)·(k × n) repeated `count` times (batched), FLOPs 2·m·n·k·count.
-// Efficiency = gemm · d / (d + gemm_half_dim) with d = min(m, n, k); the time is never
-// below the HBM traffic of its operands.
+// A GEMM of shape (m × k)·(k × n) repeated `count` times (batched or grouped), FLOPs
+// 2·m·n·k·count. Efficiency = gemm × gemm_shape_factor(m·count, n, k) on a GPU with a
+// per-shape table, else gemm · d / (d + gemm_half_dim) with d = min(m, n, k); the time is
+// never below the HBM traffic of its operands.
 double gemm_s(const KernelModel& k, double m, double n, double kdim, double count = 1);
 inline double gemm_s(const KernelModel& k, const GemmShape& g) {
     return g.present() ? gemm_s(k, g.m, g.n, g.k, g.count) : 0.0;

@@ -10,6 +10,7 @@
 #include "core/common/error.h"
 #include "core/cost/cost_model.h"
 #include "core/cost/gemm_efficiency.h"
+#include "core/cost/gemm_shape_factor.h"
 #include "core/cost/kernel_time.h"
 #include "core/cost/launch_cost.h"
 #include "core/layout/layout_json.h"
@@ -69,6 +70,36 @@ class TestCostGemmEfficiency : public QObject {
         QVERIFY(2 * tabled("h100-sxm", GemmPrecision::Fp8Tensorwise) / tabled("h100-sxm", GemmPrecision::Bf16) < 1.95);
     }
 
+    // The per-shape factor (gemm_shape_factor.h): the table's own points come back exactly,
+    // the largest shape is the reference, short inner dimensions lose, GPUs without a table
+    // keep the gemm_half_dim curve.
+    void shape_factor_from_table() {
+        QCOMPARE(gemm_shape_factor(16384, 4096, 4096), 1.0);
+        QCOMPARE(gemm_shape_factor(1e6, 1e5, 1e5), 1.0);  // beyond the table: saturated
+        // 1·4096×256×256 at 82.24 TFLOP/s, 4·4096×2048×512 at 607.49, of 793.13.
+        QVERIFY(std::fabs(gemm_shape_factor(4096, 256, 256) - 82.24 / 793.13) < 1e-12);
+        QVERIFY(std::fabs(gemm_shape_factor(16384, 2048, 512) - 607.49 / 793.13) < 1e-12);
+        QVERIFY(std::fabs(gemm_shape_factor(1024, 256, 256) - 82.24 / 793.13) < 1e-12);  // rows clamp
+        // Between points, in log2: k = 768 lies between the 512 and 1024 columns.
+        const double mid = gemm_shape_factor(16384, 2048, 768);
+        QVERIFY(mid > 607.49 / 793.13 && mid < 687.86 / 793.13);
+        for (double k = 256; k < 4096; k *= 2) QVERIFY(gemm_shape_factor(8192, 1024, 2 * k) > gemm_shape_factor(8192, 1024, k));
+        QVERIFY(has_gemm_shape_table("h100-sxm"));
+        QVERIFY(has_gemm_shape_table("b200"));
+        QVERIFY(!has_gemm_shape_table("a100-80gb"));
+        QVERIFY(!has_gemm_shape_table("cpu"));
+        // gemm_s on a GPU with the table: a 16,384×4096×4096 GEMM runs at the plain efficiency;
+        // one with k = 512 at the table's fraction of it.
+        KernelModel k;
+        k.peak_flops_per_s = 1e15;
+        k.gemm_efficiency = 0.5;
+        k.memory_bytes_per_s = 1e30;
+        k.gemm_shape_table = true;
+        const double big = gemm_s(k, 4096, 4096, 4096, 4);
+        QVERIFY(std::fabs(big - 2.0 * 4096 * 4096 * 4096 * 4 / (1e15 * 0.5)) < 1e-15);
+        const double thin = gemm_s(k, 4096, 2048, 512, 4);
+        QVERIFY(std::fabs(thin - 2.0 * 4096 * 2048 * 512 * 4 / (1e15 * 0.5 * 607.49 / 793.13)) < 1e-15);
+    }
     void precision_of_training() {
         QCOMPARE(gemm_precision(DType::Bf16, Fp8Recipe::Mxfp8), GemmPrecision::Bf16);  // recipe read for fp8 only
         QCOMPARE(gemm_precision(DType::Fp8, Fp8Recipe::Tensorwise), GemmPrecision::Fp8Tensorwise);
