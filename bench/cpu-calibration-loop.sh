@@ -38,8 +38,10 @@
 # uncalibrated prediction and error against the median measured step; the median measured
 # step; the median calibrated prediction; the median paired error and its range; the same
 # without the host-cores term, and without the threads' CPU outside compute ops
-# (host_cpu_per_layer_pass_s). The last line says whether every predicted layout's median
-# paired error is within 20 %.
+# (host_cpu_per_layer_pass_s), and with `calibrate --measure-gemm`. The last two lines say
+# whether every predicted layout's median paired error is within 20 % (without and with it).
+# The width step: WORKLOAD="--model $PWD/bench/tiny-wide.json ..." (the tiny model at twice
+# the width; an absolute path, the runs start elsewhere).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cli=${1:-$here/build-ci/app/meshwork-cli}
