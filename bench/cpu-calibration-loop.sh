@@ -29,6 +29,8 @@
 # - WORKLOAD (e.g. "--seq 64 --gbs 16 --mbs 2") sets the size of every predicted run and
 #   prediction, SOURCE_WORKLOAD (default WORKLOAD) that of the TP2 x PP2 run calibrated on:
 #   calibrate on one size, predict another (issue 28, pattern 6). Empty: tiny-cpu.json's.
+# - every pair is also predicted from a calibration with `--measure-gemm` (the GEMM curve's
+#   shape timed on this host, the level from the source run): the last column.
 # Usage: bench/cpu-calibration-loop.sh [MESHWORK_CLI] [ROUNDS]   (env CORES=0-1 AUTOGROUP_NICE=-20 STEPS=60 WARMUP=20
 #        WORKLOAD=... SOURCE_WORKLOAD=...)
 # Prints the load per round, one source calibration (that of the median source run), then
@@ -36,8 +38,10 @@
 # uncalibrated prediction and error against the median measured step; the median measured
 # step; the median calibrated prediction; the median paired error and its range; the same
 # without the host-cores term, and without the threads' CPU outside compute ops
-# (host_cpu_per_layer_pass_s). The last line says whether every predicted layout's median
-# paired error is within 20 %.
+# (host_cpu_per_layer_pass_s), and with `calibrate --measure-gemm`. The last two lines say
+# whether every predicted layout's median paired error is within 20 % (without and with it).
+# The width step: WORKLOAD="--model $PWD/bench/tiny-wide.json ..." (the tiny model at twice
+# the width; an absolute path, the runs start elsewhere).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cli=${1:-$here/build-ci/app/meshwork-cli}
@@ -63,7 +67,7 @@ step_of() {
 echo "cores: $cores ($(nproc) online); autogroup: $(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo '?')," \
      "runs at autogroup nice ${AUTOGROUP_NICE:-(unchanged: $(cat /proc/self/autogroup 2>/dev/null || echo '?'))}; $steps steps a run, the first $warmup warm-up; uptime: $(uptime)"
 echo "workload: ${workload:-that of tiny-cpu.json}; calibrated on: ${source_workload:-that of tiny-cpu.json}"
-results=$work/results.txt  # round layout measured_s predicted_s no_host_s no_overhead_s source_step_s
+results=$work/results.txt  # round layout measured_s predicted_s no_host_s no_overhead_s source_step_s host_gemm_s
 : > "$results"
 # run_layout K TRACE [WORKLOAD]: one run of layout K into TRACE.
 run_layout() {
@@ -86,6 +90,7 @@ for i in $(seq 1 "$rounds"); do
             run_layout "$k" "$work/m$k-$i.sqlite"
         fi
         "$cli" calibrate "$src" --warmup-steps "$warmup" --out "$work/c.json" > /dev/null
+        "$cli" calibrate "$src" --warmup-steps "$warmup" --measure-gemm --out "$work/c-gemm.json" > /dev/null
         # The same calibration without the host's shared cores (ranks on devices of their
         # own): what the host-sharing term adds.
         python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c.pop("host_cores",None); json.dump(c,open(sys.argv[2],"w"))' \
@@ -94,7 +99,7 @@ for i in $(seq 1 "$rounds"); do
         python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c.pop("host_cpu_per_layer_pass_s",None); json.dump(c,open(sys.argv[2],"w"))' \
             "$work/c.json" "$work/c-no-overhead.json"
         p=()
-        for c in "$work/c.json" "$work/c-no-host.json" "$work/c-no-overhead.json"; do
+        for c in "$work/c.json" "$work/c-no-host.json" "$work/c-no-overhead.json" "$work/c-gemm.json"; do
             # shellcheck disable=SC2086
             "$cli" simulate "$layout" ${layouts[$k]} $workload --cluster "$c" --trace "$work/p.sqlite" > /dev/null
             read -r pk m <<< "$(step_of "$work/p.sqlite" "$work/m$k-$i.sqlite")"
@@ -102,7 +107,7 @@ for i in $(seq 1 "$rounds"); do
             rm -f "$work"/p.sqlite*
         done
         read -r _ ms <<< "$(step_of "$work/m0-$i.sqlite" "$src")"
-        echo "$i $k $m ${p[*]} $ms" >> "$results"
+        echo "$i $k $m ${p[0]} ${p[1]} ${p[2]} $ms ${p[3]}" >> "$results"
         ((k == 0)) || rm -f "$src"*
     done
 done
@@ -132,22 +137,27 @@ unc = {int(k): float(p) for k, p in (l.split() for l in open(sys.argv[2]))}
 names = sys.argv[3:]
 print()
 print("%-22s %-24s %9s %10s  %-32s %s" % ("layout", "uncalibrated: pred error", "measured",
-      "calibrated", "paired error: median [range]", "median error: no host cores, no CPU outside compute"))
-worst = 0.0
+      "calibrated", "paired error: median [range]", "median error: no host cores, no CPU outside compute; --measure-gemm [range]"))
+worst = worst_gemm = 0.0
 for k, name in enumerate(names):
-    r = [(float(m), float(p), float(nh)) for _, kk, m, p, nh, _, _ in rows if int(kk) == k]
-    no_overhead = st.median(float(no) / float(m) - 1 for _, kk, m, _, _, no, _ in rows if int(kk) == k)
+    r = [(float(m), float(p), float(nh)) for _, kk, m, p, nh, _, _, _ in rows if int(kk) == k]
+    no_overhead = st.median(float(no) / float(m) - 1 for _, kk, m, _, _, no, _, _ in rows if int(kk) == k)
+    ge = [float(g) / float(m) - 1 for _, kk, m, _, _, _, _, g in rows if int(kk) == k]
     meas = st.median(m for m, _, _ in r)
     errs = [p / m - 1 for m, p, _ in r]
     e = st.median(errs)
     if k > 0:
         worst = max(worst, abs(e))
-    print("%-22s %8.2f %+8.1f%%        %8.2f   %8.2f  %+7.1f%% [%+.0f .. %+.0f %%]            %+8.1f%%  %+8.1f%%" % (
+        worst_gemm = max(worst_gemm, abs(st.median(ge)))
+    print("%-22s %8.2f %+8.1f%%        %8.2f   %8.2f  %+7.1f%% [%+.0f .. %+.0f %%]            %+8.1f%%  %+8.1f%%  %+8.1f%% [%+.0f .. %+.0f %%]" % (
         name, 1e3 * unc[k], 100 * (unc[k] / meas - 1), 1e3 * meas, 1e3 * st.median(p for _, p, _ in r),
-        100 * e, 100 * min(errs), 100 * max(errs), 100 * st.median(nh / m - 1 for m, _, nh in r), 100 * no_overhead))
+        100 * e, 100 * min(errs), 100 * max(errs), 100 * st.median(nh / m - 1 for m, _, nh in r), 100 * no_overhead,
+        100 * st.median(ge), 100 * min(ge), 100 * max(ge)))
 src = [float(x[6]) for x in rows if x[1] != "0"]
 print("source (TP2 x PP2) runs paired with the others: median %.2f ms [%.2f .. %.2f]" % (
     1e3 * st.median(src), 1e3 * min(src), 1e3 * max(src)))
 print("worst median paired error of the predicted layouts: %.1f %% (%s 20 %%)" % (
     100 * worst, "within" if worst <= 0.20 else "NOT within"))
+print("... with --measure-gemm: %.1f %% (%s 20 %%)" % (
+    100 * worst_gemm, "within" if worst_gemm <= 0.20 else "NOT within"))
 PY

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "profiler/analysis/calibrate.h"
+#include "core/engine/cpu/gemm_pace.h"
 #include "profiler/analysis/trace_compare.h"
 #include "core/common/error.h"
 #include "core/common/json_reader.h"
@@ -70,6 +71,7 @@ Verb add_calibrate_verb(CLI::App& app) {
     auto dtype_name = std::make_shared<std::string>();
     auto json = std::make_shared<bool>(false);
     auto warmup_steps = std::make_shared<int>();
+    auto measure_gemm = std::make_shared<bool>(false);
     cmd->add_option("MEASURED", *trace_path, "A measured trace with FLOPs on compute events and bytes and "
                                              "group sizes on collectives")->required();
     cmd->add_option("--out", *out, "The calibrated cluster JSON to write")->required();
@@ -79,12 +81,17 @@ Verb add_calibrate_verb(CLI::App& app) {
     cmd->add_option("--dtype", *dtype_name, "Precision whose peak the GEMM efficiency refers to "
                                             "(default: the layout's, else bf16)");
     add_warmup_steps_flag(cmd, *warmup_steps);
-    cmd->add_flag("--json", *json, "Print JSON: out, warmup_steps, fit (gemm_efficiency, gemm_half_dim, gemm_size_fit, "
+    cmd->add_flag("--measure-gemm", *measure_gemm,
+                  "CPU runs: time the host's sgemm over a grid of shapes (d = min(m, n, k) from 16 to 256, "
+                  "about a second) and take the GEMM curve's shape (gemm_half_dim) from it; the trace sets "
+                  "the level. Needs the layout (or --layout) and a cluster whose device is the host's CPU");
+    cmd->add_flag("--json", *json, "Print JSON: out, warmup_steps, fit (gemm_efficiency, gemm_half_dim, gemm_size_fit, gemm_curve, "
                                    "compute_scale, host_cores, host_cpu_per_layer_pass_s, scheduler, intra_node, "
                                    "inter_node), cluster, "
                                    "error_before, error_after");
     cmd->footer("With the layout that ran, the GEMM efficiency and its half size (gemm_half_dim) are "
-                "fitted to the measured operations' sizes; with fewer than two sizes, one scale.\n"
+                "fitted to the measured operations' sizes; with fewer than two sizes, one scale. With "
+                "--measure-gemm the half size is the one timed on this host and one scale sets the level.\n"
                 "A CPU run's scheduler counters give the compute (its threads' CPU time in compute ops), "
                 "the host cores (the recorded ones less what other processes at nice <= 0 used "
                 "meanwhile) and the threads' CPU outside compute ops and collectives per layer-pass.\n"
@@ -107,8 +114,20 @@ Verb add_calibrate_verb(CLI::App& app) {
                 if (!dtype_name->empty() && !parse_dtype(*dtype_name, dtype)) {
                     throw InputError("<flags>", "--dtype", "unknown precision '" + *dtype_name + "'");
                 }
+                std::optional<cost::GemmCurve> curve;
+                if (*measure_gemm) {
+                    if (!layout) throw InputError("<flags>", "--measure-gemm", "needs the layout that ran (--layout)");
+                    if (cluster.gpu.kind != "cpu") {
+                        throw InputError("<flags>", "--measure-gemm",
+                                         "the cluster's device is '" + cluster.gpu.kind +
+                                             "', not the host's CPU: its GEMMs cannot be timed here");
+                    }
+                    const auto timings = engine::measure_sgemm(engine::sgemm_grid());
+                    curve = cost::fit_gemm_curve(timings, cluster.gpu.peak_flops(dtype));
+                }
                 const auto fit = profiler::fit_calibration(measured, cluster, dtype,
-                                                           layout ? &*layout : nullptr, *warmup_steps);
+                                                           layout ? &*layout : nullptr, *warmup_steps,
+                                                           curve ? &*curve : nullptr);
                 if (fit.gemm_efficiency <= 0 && !fit.intra_node.fitted && !fit.inter_node.fitted) {
                     throw InputError(*trace_path, "events",
                                      "nothing to fit: no compute event carries FLOPs and no collective carries "
@@ -139,7 +158,20 @@ Verb add_calibrate_verb(CLI::App& app) {
                               << " compute events, " << fit.achieved_flops_per_s / 1e12
                               << " TFLOP/s achieved)\n";
                     const auto& gs = fit.gemm_sizes;
-                    if (gs.fitted) {
+                    if (curve) {
+                        const auto& gc = *curve;
+                        if (gc.fitted) {
+                            std::cout << "GEMM half size     " << cluster.efficiency.gemm_half_dim << " -> "
+                                      << calibrated.efficiency.gemm_half_dim << " (measured on this host: "
+                                      << gc.samples << " sgemm shapes of " << gc.sizes
+                                      << " sizes d = 16 .. 256, asymptote " << gc.gemm_efficiency
+                                      << " of peak; rms error of the curve " << 100 * gc.rms_error
+                                      << " %, worst " << 100 * gc.worst_error << " %)\n";
+                        } else {
+                            std::cout << "GEMM half size     " << cluster.efficiency.gemm_half_dim
+                                      << " kept (host curve not fitted: " << gc.reason << ")\n";
+                        }
+                    } else if (gs.fitted) {
                         std::cout << "GEMM half size     " << cluster.efficiency.gemm_half_dim << " -> "
                                   << calibrated.efficiency.gemm_half_dim << " (" << gs.op_events
                                   << " operations in " << gs.op_classes << " classes of " << gs.sizes

@@ -210,9 +210,17 @@ nlohmann::json link_json(const LinkFit& f) {
 
 }  // namespace
 
-CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& cluster, DType dtype,
-                               const Layout* layout, int warmup_steps) {
+CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& given, DType dtype,
+                               const Layout* layout, int warmup_steps, const cost::GemmCurve* gemm_curve) {
     CalibrationFit fit;
+    // With a measured curve, every prediction below starts from its shape.
+    ClusterSpec cluster = given;
+    if (layout && gemm_curve && gemm_curve->fitted) {
+        fit.gemm_curve = *gemm_curve;
+        fit.gemm_half_dim = gemm_curve->gemm_half_dim;
+        cluster.efficiency.gemm_half_dim = gemm_curve->gemm_half_dim;
+        cluster.efficiency.gemm = gemm_curve->gemm_efficiency;
+    }
     double flops = 0, seconds = 0;
     // The warm-up steps are left out (as compare leaves them out): events before `first`.
     std::set<int> steps;
@@ -292,7 +300,11 @@ CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& c
         fit.predicted_compute_s = predicted_step_compute_s(*layout, unbounded);
         Layout ran = *layout;  // on the cluster being calibrated
         ran.cluster = cluster;
-        fit.gemm_sizes = fit_gemm_sizes(measured, ran, dtype, first);
+        if (fit.gemm_curve.fitted) {
+            fit.gemm_sizes.reason = "not used: the curve was measured on the host (--measure-gemm)";
+        } else {
+            fit.gemm_sizes = fit_gemm_sizes(measured, ran, dtype, first);
+        }
         if (fit.gemm_sizes.fitted && fit.measured_compute_s > 0) {
             fit.gemm_efficiency = fit.gemm_sizes.gemm_efficiency;
             fit.gemm_half_dim = fit.gemm_sizes.gemm_half_dim;
@@ -354,7 +366,7 @@ CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& c
 
 ClusterSpec apply_calibration(ClusterSpec c, const CalibrationFit& fit) {
     if (fit.gemm_efficiency > 0) c.efficiency.gemm = fit.gemm_efficiency;
-    if (fit.gemm_sizes.fitted) c.efficiency.gemm_half_dim = fit.gemm_half_dim;
+    if (fit.gemm_sizes.fitted || fit.gemm_curve.fitted) c.efficiency.gemm_half_dim = fit.gemm_half_dim;
     if (fit.host_cores > 0) c.host_cores = fit.host_cores;
     if (fit.host_cpu_per_layer_pass_s > 0) c.host_cpu_per_layer_pass_s = fit.host_cpu_per_layer_pass_s;
     if (fit.compute_scale > 0) {
@@ -397,6 +409,15 @@ nlohmann::json calibration_to_json(const CalibrationFit& f) {
             {"gemm_efficiency", f.gemm_efficiency},
             {"gemm_half_dim", f.gemm_half_dim},
             {"gemm_size_fit", gemm_size_fit_to_json(f.gemm_sizes)},
+            {"gemm_curve",
+             {{"fitted", f.gemm_curve.fitted},
+              {"reason", f.gemm_curve.reason},
+              {"samples", f.gemm_curve.samples},
+              {"sizes", f.gemm_curve.sizes},
+              {"gemm_efficiency", f.gemm_curve.gemm_efficiency},
+              {"gemm_half_dim", f.gemm_curve.gemm_half_dim},
+              {"rms_error", f.gemm_curve.rms_error},
+              {"worst_error", f.gemm_curve.worst_error}}},
             {"compute_scale", f.compute_scale},
             {"predicted_gemm_s", f.predicted_gemm_s},
             {"predicted_compute_s", f.predicted_compute_s},

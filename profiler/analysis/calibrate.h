@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/cluster/cluster_spec.h"
+#include "core/cost/gemm_curve_fit.h"
 #include "core/layout/layout.h"
 #include "profiler/analysis/gemm_size_fit.h"
 #include "profiler/analysis/warmup_steps.h"
@@ -61,6 +62,10 @@ struct CalibrationFit {
     // With the layout that ran, from the operations' GEMM shapes (gemm_size_fit.h): the
     // fitted Efficiency::gemm_half_dim; 0 when the size curve was not fitted.
     GemmSizeFit gemm_sizes;
+    // The curve's shape measured on the host (calibrate --measure-gemm,
+    // core/engine/cpu/gemm_pace.h); when fitted it sets gemm_half_dim and the trace's compute
+    // sets the level (compute_scale), in place of the size fit from the trace.
+    cost::GemmCurve gemm_curve;
     double gemm_half_dim = 0;
     // With the layout that ran: the factor applied to the attention and memory efficiencies
     // so that the cost model's compute time of one step equals the measured one, after the
@@ -107,8 +112,14 @@ struct CalibrationFit {
 // compute from simulating the layout (or, when the curve cannot be fitted, one scale for
 // all of it); on a CPU host with more ranks than cores, `host_cores` as above.
 // Without one: Efficiency::gemm = FLOPs / time of compute events / peak of `dtype`.
+// With `gemm_curve` (fitted, with the layout that ran): the GEMM curve's shape is the
+// measured one (its gemm_half_dim, and its asymptote as the starting efficiency), and one
+// scale fitted to the trace's compute sets the level of every compute rate; the trace's
+// own size fit is not used (the host's grid spans the sizes other workloads reach, one
+// run's operations do not).
 CalibrationFit fit_calibration(const TraceReader& measured, const ClusterSpec& cluster, DType dtype,
-                               const Layout* layout = nullptr, int warmup_steps = kDefaultWarmupSteps);
+                               const Layout* layout = nullptr, int warmup_steps = kDefaultWarmupSteps,
+                               const cost::GemmCurve* gemm_curve = nullptr);
 // The cluster with the fitted figures applied (unfitted ones left as they were).
 ClusterSpec apply_calibration(ClusterSpec cluster, const CalibrationFit& fit);
 

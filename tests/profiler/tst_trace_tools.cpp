@@ -920,6 +920,30 @@ private slots:
         const ClusterSpec scaled = apply_calibration(tp1.cluster, one);
         QCOMPARE(scaled.efficiency.gemm_half_dim, tp1.cluster.efficiency.gemm_half_dim);
         QCOMPARE(scaled.efficiency.gemm, std::clamp(tp1.cluster.efficiency.gemm * one.compute_scale, 1e-3, 1.0));
+
+        // With a curve measured on the host (calibrate --measure-gemm): its half size wins over
+        // the trace's size fit (24 above), and one scale fitted to the trace sets the level, so
+        // that the calibrated cluster re-predicts the trace's compute.
+        cost::GemmCurve host;
+        host.fitted = true;
+        host.gemm_efficiency = 0.44;
+        host.gemm_half_dim = 6;
+        const CalibrationFit measured_curve =
+            fit_calibration(trace, layout.cluster, layout.training.dtype, &layout, kDefaultWarmupSteps, &host);
+        QVERIFY(!measured_curve.gemm_sizes.fitted);
+        QVERIFY2(measured_curve.gemm_sizes.reason.find("--measure-gemm") != std::string::npos,
+                 measured_curve.gemm_sizes.reason.c_str());
+        QVERIFY(measured_curve.compute_scale > 0);
+        const ClusterSpec on_host = apply_calibration(layout.cluster, measured_curve);
+        QCOMPARE(on_host.efficiency.gemm_half_dim, 6.0);
+        QCOMPARE(on_host.efficiency.gemm, std::clamp(0.44 * measured_curve.compute_scale, 1e-3, 1.0));
+        QCOMPARE(calibration_to_json(measured_curve)["gemm_curve"]["gemm_half_dim"].get<double>(), 6.0);
+        // Not fitted: the cluster keeps its half size.
+        cost::GemmCurve none;
+        const CalibrationFit without =
+            fit_calibration(trace, layout.cluster, layout.training.dtype, &layout, kDefaultWarmupSteps, &none);
+        QVERIFY(without.gemm_sizes.fitted);
+        QCOMPARE(apply_calibration(layout.cluster, without).efficiency.gemm_half_dim, sizes.gemm_half_dim);
     }
 
     // The loop closes on this machine: a CPU run of the tiny model as TP2 x PP2 records its
