@@ -30,6 +30,7 @@ private slots:
     void real_snapshots_match_python_data();
     void real_snapshots_match_python();
     void refuses_bad_snapshots();
+    void kineto_memory_events();
 
 private:
     std::string import(const std::string& in, const std::string& name) {
@@ -97,6 +98,25 @@ void TestMemoryImport::refuses_bad_snapshots() {
     expect(raw("\x80\x04]."), "snapshot");
     // GLOBAL: refused by the reader, naming the byte
     expect(raw("\x80\x02" "cposix\nsystem\n."), "byte 2");
+}
+
+// A real memory-profiled Kineto trace: the peaks are the largest "Total Allocated" and
+// "Total Reserved" per "Device Id" (tests/fixtures/kineto/SOURCES.txt).
+void TestMemoryImport::kineto_memory_events() {
+    const auto path = import(std::string(MESHWORK_TEST_FIXTURES) +
+                                 "/kineto/tracelens__h100__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
+                             "qwen.trace");
+    const auto stats = memory_stats(TraceReader::open(path));
+    QCOMPARE(stats.devices.size(), std::size_t{2});
+    const auto& host = stats.devices[0];
+    QCOMPARE(host.device, -1);
+    QCOMPARE(host.events, std::int64_t{200});
+    QCOMPARE(host.allocated_peak_bytes, std::int64_t{16});
+    const auto& gpu = stats.devices[1];
+    QCOMPARE(gpu.device, 0);
+    QCOMPARE(gpu.events, std::int64_t{2250});
+    QCOMPARE(gpu.allocated_peak_bytes, std::int64_t{2088508416});
+    QCOMPARE(gpu.reserved_peak_bytes, std::int64_t{2629828608});
 }
 
 QTEST_GUILESS_MAIN(TestMemoryImport)
