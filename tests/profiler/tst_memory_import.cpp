@@ -10,6 +10,7 @@
 #include "core/common/error.h"
 #include "profiler/analysis/memory_stats.h"
 #include "profiler/import/import_trace.h"
+#include "profiler/merge/trace_merge.h"
 #include "profiler/store/trace_reader.h"
 #include "profiler/store/trace_writer.h"
 #include "tests/profiler/trace_test_util.h"
@@ -31,6 +32,7 @@ private slots:
     void real_snapshots_match_python();
     void refuses_bad_snapshots();
     void kineto_memory_events();
+    void merge_keeps_memory_per_rank();
 
 private:
     std::string import(const std::string& in, const std::string& name) {
@@ -117,6 +119,29 @@ void TestMemoryImport::kineto_memory_events() {
     QCOMPARE(gpu.events, std::int64_t{2250});
     QCOMPARE(gpu.allocated_peak_bytes, std::int64_t{2088508416});
     QCOMPARE(gpu.reserved_peak_bytes, std::int64_t{2629828608});
+}
+
+// merge: each input's memory events under its rank, stacks carried over, peaks unchanged.
+void TestMemoryImport::merge_keeps_memory_per_rank() {
+    const std::string dir = std::string(MESHWORK_TEST_FIXTURES) + "/memory/";
+    const auto a = import(dir + "eor_nn_snapshot.pickle.gz", "m-a.trace");
+    const auto b = import(dir + "snapviewer_memory.pickle", "m-b.trace");
+    const auto out = temp_path(dir_, "merged.trace");
+    {
+        auto w = TraceWriter::create(out);
+        MergeOptions options;
+        options.allow_mixed = true;
+        options.rank_override = {0, 1};
+        (void)merge_traces({a, b}, *w, options);
+        w->close();
+    }
+    const auto stats = memory_stats(TraceReader::open(out));
+    QCOMPARE(stats.devices.size(), std::size_t{2});
+    QCOMPARE(stats.devices[0].rank, 0);
+    QCOMPARE(stats.devices[0].allocated_peak_bytes, std::int64_t{108270580});
+    QCOMPARE(stats.devices[1].rank, 1);
+    QCOMPARE(stats.devices[1].allocated_peak_bytes, std::int64_t{2430114772});
+    QCOMPARE(stats.devices[0].at_peak_by_category, memory_stats(TraceReader::open(a)).devices[0].at_peak_by_category);
 }
 
 QTEST_GUILESS_MAIN(TestMemoryImport)
