@@ -129,15 +129,13 @@ Verb add_stats_verb(CLI::App& app) {
                               << ": incomplete trace (its writer never closed it); figures cover the "
                                  "events up to its last commit\n";
                 }
-                const auto memory = profiler::memory_stats(trace);
                 if (*json) {
                     auto j = profiler::stats_report_json(trace, *top);
-                    j["memory"] = profiler::memory_stats_json(memory);
                     if (*stragglers) add_straggler_report(trace, j);
                     std::cout << j.dump(2) << "\n";
                 } else {
                     print_human(trace, profiler::compute_stats(trace, *top));
-                    print_memory(memory);
+                    print_memory(profiler::memory_stats(trace));
                     if (*stragglers) print_straggler_report(trace);
                 }
                 return kExitOk;

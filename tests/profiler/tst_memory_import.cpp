@@ -8,7 +8,10 @@
 #include <fstream>
 
 #include "core/common/error.h"
+#include <nlohmann/json.hpp>
+
 #include "profiler/analysis/memory_stats.h"
+#include "profiler/analysis/trace_stats.h"
 #include "profiler/import/import_trace.h"
 #include "profiler/merge/trace_merge.h"
 #include "profiler/store/trace_reader.h"
@@ -67,6 +70,10 @@ void TestMemoryImport::real_snapshots_match_python() {
     QCOMPARE(reader.run_info().source, std::string("torch-memory-snapshot"));
     const auto stats = memory_stats(reader);
     QCOMPARE(stats.devices.size(), std::size_t{1});
+    // stats --json and serve-trace report the same figures.
+    const auto report = stats_report_json(reader, 5);
+    QCOMPARE(report.at("memory").at(0).at("allocated_peak_bytes").get<std::int64_t>(),
+             static_cast<std::int64_t>(allocated_peak));
     const auto& d = stats.devices.front();
     QCOMPARE(d.device, 0);
     QCOMPARE(d.events, static_cast<std::int64_t>(events));
