@@ -107,7 +107,8 @@ Verb add_import_trace_verb(CLI::App& app) {
                 }
             }
             for (const auto& f : files) {
-                if (f["device_events"].get<std::int64_t>() == 0) {
+                // A memory snapshot holds allocator events only: no kernels are expected.
+                if (f["device_events"].get<std::int64_t>() == 0 && f.value("format", "") != "torch-memory-snapshot") {
                     std::cerr << "warning: " << f["file"].get<std::string>()
                               << ": no device activity (no kernel, copy or memset): `stats` will have no "
                                  "rank figures for it\n";

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "profiler/analysis/kernel_name.h"
+#include "profiler/analysis/memory_stats.h"
 #include "profiler/analysis/trace_stats.h"
 #include "app/cli/exit_codes.h"
 #include "app/cli/format.h"
@@ -24,6 +25,22 @@ std::string fixed(double v, int digits) {
     std::ostringstream os;
     os << std::fixed << std::setprecision(digits) << v;
     return os.str();
+}
+
+std::string mib(std::int64_t bytes) { return fixed(static_cast<double>(bytes) / (1 << 20), 1) + " MiB"; }
+
+// Measured memory (memory snapshots, Kineto [memory] events): the peak per rank and device.
+void print_memory(const profiler::MemoryStats& m) {
+    if (m.devices.empty()) return;
+    std::cout << "\nmemory rank device      events  allocated peak   reserved peak  cache at peak\n";
+    for (const auto& d : m.devices) {
+        std::cout << pad_left(std::to_string(d.rank), 11) << pad_left(d.device < 0 ? "host" : std::to_string(d.device), 7)
+                  << pad_left(std::to_string(d.events), 12) << pad_left(mib(d.allocated_peak_bytes), 16)
+                  << pad_left(mib(d.reserved_peak_bytes), 16) << pad_left(mib(d.cache_at_peak_bytes), 15) << "\n";
+        for (const auto& [category, bytes] : d.at_peak_by_category) {
+            std::cout << "    at the peak: " << pad_left(mib(bytes), 14) << "  " << category << "\n";
+        }
+    }
 }
 
 void print_human(const profiler::TraceReader& trace, const profiler::TraceStats& s) {
@@ -92,7 +109,9 @@ Verb add_stats_verb(CLI::App& app) {
                   "Print JSON: ranks[] (rank, compute_s, comm_s, idle_s, overlap_fraction, "
                   "bubble_fraction, ..., outside_steps_events and outside_steps_s: device work in no "
                   "step), kernels[] (full names), collectives[] (bytes, size_known, algbw_gbps and "
-                  "busbw_gbps: null when the trace has no message size)");
+                  "busbw_gbps: null when the trace has no message size), memory[] (rank, device: -1 host, events, "
+                  "allocated_peak_bytes, allocated_peak_time_ns, reserved_peak_bytes, cache_at_peak_bytes, "
+                  "at_peak_by_category: measured memory, docs/profiler.md)");
     cmd->add_option("--top", *top, "How many kernels to list (by total time)")->capture_default_str();
     cmd->add_flag("--stragglers", *stragglers,
                   "Also per rank and step the step time, compute, exposed communication, collective wait "
@@ -116,6 +135,7 @@ Verb add_stats_verb(CLI::App& app) {
                     std::cout << j.dump(2) << "\n";
                 } else {
                     print_human(trace, profiler::compute_stats(trace, *top));
+                    print_memory(profiler::memory_stats(trace));
                     if (*stragglers) print_straggler_report(trace);
                 }
                 return kExitOk;

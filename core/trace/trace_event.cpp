@@ -35,4 +35,16 @@ std::string to_string(TrackKind kind) {
     return "?";
 }
 
+const char* to_string(MemoryAction action) {
+    switch (action) {
+        case MemoryAction::Alloc: return "alloc";
+        case MemoryAction::FreeRequested: return "free_requested";
+        case MemoryAction::FreeCompleted: return "free_completed";
+        case MemoryAction::SegmentAlloc: return "segment_alloc";
+        case MemoryAction::SegmentFree: return "segment_free";
+        case MemoryAction::Oom: return "oom";
+    }
+    return "?";
+}
+
 }  // namespace meshwork

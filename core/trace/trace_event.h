@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/trace/collective.h"
+#include "core/trace/memory_event.h"
 
 namespace meshwork {
 
@@ -85,6 +86,9 @@ public:
     // The device a rank ran on (the ranks table of a trace) and the offset added to its
     // timestamps when merged. Sinks that keep no ranks table ignore it.
     virtual void set_rank_info(int /*rank*/, const std::string& /*device*/, std::int64_t /*clock_offset_ns*/) {}
+    // One change of a device's memory (core/trace/memory_event.h). Sinks that keep no
+    // memory table ignore it.
+    virtual void add_memory_event(const MemoryEvent& /*event*/) {}
     // The producer adds no more events to `track`: a sink may finalise what it holds for it
     // (the trace writer builds the track's summaries and frees their memory).
     virtual void finish_track(int /*track*/) {}

@@ -1,5 +1,7 @@
 #include "profiler/analysis/trace_stats.h"
 
+#include "profiler/analysis/memory_stats.h"
+
 #include <algorithm>
 #include <map>
 #include <unordered_map>
@@ -213,6 +215,8 @@ nlohmann::json stats_report_json(const TraceReader& trace, std::size_t top_kerne
     j["source"] = trace.run_info().source;
     j["complete"] = trace.complete();
     j["events"] = trace.event_count();
+    // Measured memory (memory_stats.h): the same figures for the CLI and serve-trace.
+    j["memory"] = memory_stats_json(memory_stats(trace));
     return j;
 }
 

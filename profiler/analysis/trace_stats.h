@@ -81,6 +81,7 @@ TraceStats compute_stats(const TraceReader& trace, std::size_t top_kernels = 20,
 nlohmann::json stats_to_json(const TraceStats& stats);
 // What `meshwork-cli stats --json` prints (and serve-trace's stats answer): stats_to_json of
 // compute_stats plus the trace's path, source, completeness and event count.
+// With memory[]: measured memory per rank and device (memory_stats.h), empty without.
 nlohmann::json stats_report_json(const TraceReader& trace, std::size_t top_kernels);
 
 }  // namespace meshwork::profiler

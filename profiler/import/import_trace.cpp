@@ -7,6 +7,7 @@
 
 #include "core/common/error.h"
 #include "profiler/import/kineto_import.h"
+#include "profiler/import/memory_snapshot.h"
 #include "profiler/import/nsys_import.h"
 #include "profiler/import/text_input.h"
 #include "profiler/store/sqlite_db.h"
@@ -27,14 +28,12 @@ InputFormat detect_input_format(const std::string& path) {
         return db.has_table("meta") && db.has_table("events") ? InputFormat::MeshworkTrace
                                                               : InputFormat::NsysSqlite;
     }
-    if (is_gzip_file(path)) return InputFormat::KinetoJson;
-    // Python pickles (protocol 2+: 0x80 then the protocol number): torch.cuda.memory._snapshot()
-    // dumps and other torch.save output are not profiler traces.
+    // Python pickles (protocol 2+: 0x80 then the protocol number), plain or gzip: a
+    // torch.cuda.memory._snapshot() dump (memory_snapshot.h refuses any other pickle).
     if (n >= 2 && static_cast<unsigned char>(head[0]) == 0x80 && head[1] >= 2 && head[1] <= 5) {
-        throw InputError(path, "",
-                         "a Python pickle (such as a PyTorch CUDA memory snapshot), not a profiler trace; record "
-                         "one with torch.profiler.profile(...) and prof.export_chrome_trace(path)");
+        return InputFormat::MemorySnapshot;
     }
+    if (is_gzip_file(path)) return looks_like_pickle(path) ? InputFormat::MemorySnapshot : InputFormat::KinetoJson;
     for (std::size_t i = 0; i < n; ++i) {
         const auto c = static_cast<unsigned char>(head[i]);
         if (std::isspace(c)) continue;
@@ -53,6 +52,7 @@ ImportResult import_trace_file(const std::string& path, TraceSink& sink, const I
             throw InputError(path, "", "already a Meshwork trace; nothing to import");
         case InputFormat::NsysSqlite: return import_nsys_sqlite(path, sink, options);
         case InputFormat::KinetoJson: return import_kineto_json(path, sink, options);
+        case InputFormat::MemorySnapshot: return import_memory_snapshot(path, sink, options);
     }
     throw InputError(path, "", "unknown format");
 }

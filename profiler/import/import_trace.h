@@ -9,10 +9,10 @@
 
 namespace meshwork::profiler {
 
-enum class InputFormat { MeshworkTrace, NsysSqlite, KinetoJson };
+enum class InputFormat { MeshworkTrace, NsysSqlite, KinetoJson, MemorySnapshot };
 
 // By content: an SQLite file is an nsys export unless it is a Meshwork trace; gzip or text
-// starting with '{' is Kineto JSON. InputError naming the file for anything else.
+// starting with '{' is Kineto JSON; a pickle (plain or gzip) is a PyTorch memory snapshot. InputError naming the file for anything else.
 InputFormat detect_input_format(const std::string& path);
 
 ImportResult import_trace_file(const std::string& path, TraceSink& sink, const ImportOptions& options);

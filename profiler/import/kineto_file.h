@@ -61,12 +61,24 @@ struct KinetoCounter {
     double value = 0;
 };
 
+// A "[memory]" instant event (torch.profiler with profile_memory=True): one allocation (Bytes >
+// 0) or free (Bytes < 0) and the allocator's totals for that device after it.
+struct KinetoMemory {
+    std::int64_t time_ns = 0;
+    std::int64_t addr = 0;
+    std::int64_t bytes = 0;  // signed, as the file gives it
+    std::int64_t total_allocated = 0;
+    std::int64_t total_reserved = 0;
+    std::int64_t device = -1;  // "Device Id": -1 the host
+};
+
 struct KinetoFile {
     std::string path;
     std::vector<KinetoEvent> events;
     std::vector<KinetoCommInfo> comms;
     std::vector<KinetoFlow> flows;
     std::vector<KinetoCounter> counters;
+    std::vector<KinetoMemory> memory;
     std::map<std::int64_t, std::string> process_names;  // "M" process_name
     std::map<std::pair<std::int64_t, std::int64_t>, std::string> thread_names;
     std::optional<std::int64_t> base_time_ns;  // baseTimeNanoseconds: ts are relative to it

@@ -374,6 +374,23 @@ void write_counters(const KinetoFile& file, int rank, std::int64_t shift, TraceS
     }
 }
 
+// [memory] instants into the memory table: Bytes > 0 an allocation, < 0 a free, with the
+// totals the profiler recorded after it.
+void write_memory(const KinetoFile& file, int rank, std::int64_t shift, TraceSink& sink) {
+    for (const auto& k : file.memory) {
+        MemoryEvent m;
+        m.rank = rank;
+        m.device = static_cast<int>(k.device);
+        m.time_ns = k.time_ns + shift;
+        m.action = k.bytes >= 0 ? MemoryAction::Alloc : MemoryAction::FreeRequested;
+        m.addr = k.addr;
+        m.bytes = k.bytes >= 0 ? k.bytes : -k.bytes;
+        m.allocated_bytes = k.total_allocated;
+        m.reserved_bytes = k.total_reserved;
+        sink.add_memory_event(m);
+    }
+}
+
 }  // namespace
 
 ImportResult write_kineto_trace(KinetoFile& file, TraceSink& sink, const ImportOptions& options) {
@@ -388,6 +405,7 @@ ImportResult write_kineto_trace(KinetoFile& file, TraceSink& sink, const ImportO
     Lanes lanes = add_tracks(file, out.rank, sink);
     write_events(file, host, lanes, out.rank, shift, sink, out);
     write_counters(file, out.rank, shift, sink);
+    write_memory(file, out.rank, shift, sink);
     return out;
 }
 

@@ -296,6 +296,10 @@ class Parser {
         std::int64_t in_nelems = 0, out_nelems = 0, group_size = 0;
         int dtype_bytes = 0;
         bool has_comm = false;
+        // A [memory] instant's args ("Addr", "Bytes", "Total Allocated", "Total Reserved",
+        // "Device Id"); has_memory once "Bytes" was read.
+        std::int64_t mem_addr = 0, mem_bytes = 0, mem_allocated = 0, mem_reserved = 0, mem_device = -1;
+        bool has_memory = false, memory_bad = false;
         std::string group, collective;
     };
 
@@ -326,7 +330,24 @@ class Parser {
                 a.stream = non_negative(val);
             else if (key == "bytes" || key == "size")
                 a.bytes = non_negative(val);
-            else if (key == "In msg nelems") {
+            else if (key == "Addr" || key == "Bytes" || key == "Total Allocated" || key == "Total Reserved" ||
+                     key == "Device Id") {
+                std::int64_t n = 0;
+                if (val.get_int64().get(n)) {
+                    a.memory_bad = true;  // not an integer: the event is not kept
+                } else if (key == "Addr") {
+                    a.mem_addr = n;
+                } else if (key == "Bytes") {
+                    a.mem_bytes = n;
+                    a.has_memory = true;
+                } else if (key == "Total Allocated") {
+                    a.mem_allocated = n;
+                } else if (key == "Total Reserved") {
+                    a.mem_reserved = n;
+                } else {
+                    a.mem_device = n;
+                }
+            } else if (key == "In msg nelems") {
                 a.in_nelems = non_negative(val);
                 a.has_comm = true;
             } else if (key == "Out msg nelems") {
@@ -399,6 +420,7 @@ class Parser {
         if (f.ph == "C") return add_counters(f, i);
         if (f.ph == "s" || f.ph == "f" || f.ph == "t") return add_flow(f);
         if (f.ph == "B" || f.ph == "E") return add_begin_or_end(f, i);
+        if (f.ph == "i" && f.name == "[memory]" && f.has_ts && f.args.has_memory) return add_memory(f, i);
         if (f.ph != "X") {
             ++file_.skipped;  // instants, async and object events carry no duration on a lane
             return;
@@ -407,6 +429,19 @@ class Parser {
         if (f.has_dur && f.dur < 0) fail(at(i, "dur"), "negative duration");
         if (f.ts + f.dur > kMaxTraceTimeNs) fail(at(i, "dur"), "ends past the latest time a trace holds (2^62 ns)");
         add_complete(f.cat, f.name, f.pid, f.tid, f.ts, f.ts + f.dur, f.args);
+    }
+
+    // Byte counts within +-2^62 (as the trace store keeps them), totals not negative, a device
+    // index from -1 (the host) to 65535.
+    void add_memory(const Fields& f, std::size_t i) {
+        constexpr std::int64_t kMaxBytes = (std::int64_t{1} << 62) - 1;
+        const auto& a = f.args;
+        if (a.memory_bad) fail(at(i, "args"), "a [memory] event's Addr, Bytes, totals and Device Id must be integers");
+        if (a.mem_bytes < -kMaxBytes || a.mem_bytes > kMaxBytes) fail(at(i, "args.Bytes"), "out of range");
+        if (a.mem_allocated < 0 || a.mem_allocated > kMaxBytes) fail(at(i, "args.Total Allocated"), "out of range");
+        if (a.mem_reserved < 0 || a.mem_reserved > kMaxBytes) fail(at(i, "args.Total Reserved"), "out of range");
+        if (a.mem_device < -1 || a.mem_device > 65535) fail(at(i, "args.Device Id"), "expected -1 (host) to 65535");
+        file_.memory.push_back({f.ts, a.mem_addr, a.mem_bytes, a.mem_allocated, a.mem_reserved, a.mem_device});
     }
 
     // One pass over the members, in the file's order: "args" is read as the phase seen so far

@@ -130,6 +130,7 @@ public:
     struct Chunk {
         std::vector<TraceEvent> events;
         std::vector<CounterSample> counters;
+        std::vector<MemoryEvent> memory;
     };
 
     ReadAhead(const std::vector<std::string>& paths, unsigned threads)
@@ -195,7 +196,18 @@ private:
             chunk.counters.push_back(s);
             if (chunk.counters.size() >= kChunkEvents) push(i, chunk);
         });
-        if (!chunk.events.empty() || !chunk.counters.empty()) push(i, chunk);
+        // Measured memory (format 2), each stack's frames read once.
+        std::map<std::int64_t, std::string> stacks;
+        r.for_each_memory_event([&](const MemoryEvent& m, std::int64_t stack) {
+            chunk.memory.push_back(m);
+            if (stack > 0) {
+                auto it = stacks.find(stack);
+                if (it == stacks.end()) it = stacks.emplace(stack, r.memory_stack(stack)).first;
+                chunk.memory.back().frames = it->second;
+            }
+            if (chunk.memory.size() >= kChunkEvents) push(i, chunk);
+        });
+        if (!chunk.events.empty() || !chunk.counters.empty() || !chunk.memory.empty()) push(i, chunk);
     }
 
     void work() {
@@ -367,6 +379,11 @@ MergeResult merge_traces(const std::vector<std::string>& inputs, TraceWriter& ou
                 auto it = track_map.find(s.track);
                 if (it == track_map.end()) continue;
                 out.add_counter(it->second.second, it->second.first, s.name, s.time_ns + off, s.value);
+            }
+            for (auto& m : chunk.memory) {
+                m.rank = rank_of(m.rank);
+                m.time_ns += off;
+                out.add_memory_event(m);
             }
         }
         for (const auto& [id, mapped] : track_map) out.finish_track(mapped.first);

@@ -6,6 +6,7 @@
 #include "core/common/error.h"
 #include "profiler/store/sqlite_db.h"
 #include "profiler/store/trace_schema.h"
+#include "core/trace/memory_event.h"
 
 namespace meshwork::profiler {
 
@@ -127,6 +128,22 @@ void check_trace_contents(const sql::Database& db, const ContentLimits& limits) 
                  {"time_ns", integer_in("time_ns", -T, T), times},
                  {"value", "typeof(value) IN ('integer', 'real') AND value BETWEEN -1e300 AND 1e300",
                   "a finite number"}});
+    if (!limits.memory_tables) return;
+    // Byte counts are below 2^62 so that totals and differences of two stay in 64 bits.
+    constexpr std::int64_t kMaxBytes = (std::int64_t{1} << 62) - 1;
+    check_table(db, "memory_stacks", "id", {{"frames", "typeof(frames) = 'text'", "text"}});
+    check_table(db, "memory_events", "id",
+                {{"rank", integer_in("rank", 0, kMaxRank), range(0, kMaxRank)},
+                 {"device", integer_in("device", -1, 65535), range(-1, 65535)},
+                 {"time_ns", integer_in("time_ns", -T, T), times},
+                 {"action", integer_in("action", 0, kMemoryActionCount - 1), range(0, kMemoryActionCount - 1)},
+                 {"addr", "typeof(addr) = 'integer'", "an integer"},
+                 {"bytes", integer_in("bytes", 0, kMaxBytes), range(0, kMaxBytes)},
+                 {"stream", "typeof(stream) = 'integer'", "an integer"},
+                 {"allocated_bytes", integer_in("allocated_bytes", 0, kMaxBytes), range(0, kMaxBytes)},
+                 {"reserved_bytes", integer_in("reserved_bytes", 0, kMaxBytes), range(0, kMaxBytes)},
+                 {"stack_id", "stack_id IS NULL OR (typeof(stack_id) = 'integer' AND stack_id IN (SELECT id FROM memory_stacks))",
+                  "NULL or the id of a row of the memory_stacks table"}});
 }
 
 }  // namespace meshwork::profiler

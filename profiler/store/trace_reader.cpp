@@ -48,6 +48,7 @@ struct TraceReader::Impl {
     sql::Database db;
     std::string path;
     int version = 0;
+    bool has_memory = false;  // format 2 and later
     bool complete = false;
     std::int64_t events = 0;
     std::int64_t dropped = 0;
@@ -149,6 +150,11 @@ struct TraceReader::Impl {
                     std::to_string(kTraceFormatVersion) + "); update Meshwork");
         }
         if (version < 1) bad("meta.format_version", "invalid version " + std::to_string(version));
+        has_memory = db.has_table("memory_events") && db.has_table("memory_stacks");
+        if (version >= kFirstFormatWithMemory && !has_memory) {
+            bad("", "a version " + std::to_string(version) +
+                        " trace without the memory_events and memory_stacks tables");
+        }
         complete = get("complete") == "1";
         if (meta.count("event_count")) events = parse_int(path, "event_count", get("event_count"));
         if (meta.count("dropped_events")) dropped = parse_int(path, "dropped_events", get("dropped_events"));
@@ -177,7 +183,7 @@ struct TraceReader::Impl {
             const std::int64_t n = st.int64(0);
             // Every value of every row, before anything reads one (a name id the strings
             // table lacks, a time past +-2^62, text where a number belongs, ...).
-            check_trace_contents(db, {n});
+            check_trace_contents(db, {n, has_memory});
             strings.resize(static_cast<std::size_t>(n));
             sql::Statement rows(db, "SELECT id, value FROM strings");
             while (rows.step()) {
@@ -540,6 +546,37 @@ void TraceReader::for_each_counter(const std::function<void(const CounterSample&
         c.value = st.real(3);
         fn(c);
     }
+}
+
+bool TraceReader::has_memory_tables() const { return impl_->has_memory; }
+
+void TraceReader::for_each_memory_event(
+    const std::function<void(const MemoryEvent&, std::int64_t stack_id)>& fn) const {
+    if (!impl_->has_memory) return;
+    sql::Statement st(impl_->db,
+                      "SELECT rank, device, time_ns, action, addr, bytes, stream, allocated_bytes, reserved_bytes, "
+                      "coalesce(stack_id, 0) FROM memory_events ORDER BY rank, device, time_ns, id");
+    while (st.step()) {
+        MemoryEvent m;
+        // Ranges were checked at open (trace_content_check).
+        m.rank = static_cast<int>(st.int64(0));
+        m.device = static_cast<int>(st.int64(1));
+        m.time_ns = st.int64(2);
+        m.action = static_cast<MemoryAction>(st.int64(3));
+        m.addr = st.int64(4);
+        m.bytes = st.int64(5);
+        m.stream = st.int64(6);
+        m.allocated_bytes = st.int64(7);
+        m.reserved_bytes = st.int64(8);
+        fn(m, st.int64(9));
+    }
+}
+
+std::string TraceReader::memory_stack(std::int64_t stack_id) const {
+    if (!impl_->has_memory || stack_id <= 0) return {};
+    sql::Statement st(impl_->db, "SELECT frames FROM memory_stacks WHERE id = ?");
+    st.bind(1, stack_id);
+    return st.step() ? st.text(0) : std::string();
 }
 
 }  // namespace meshwork::profiler

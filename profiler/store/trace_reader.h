@@ -86,6 +86,12 @@ public:
     // The events of one track in start order.
     void for_each_event_of_track(int track, const std::function<void(const TraceEvent&)>& fn) const;
     void for_each_counter(const std::function<void(const CounterSample&)>& fn) const;
+    // Measured memory (format 2 and later; a version-1 trace has none): every memory event by
+    // rank, device and time, with its stack's id (0 for none; frames left empty: read them
+    // once per id with memory_stack()).
+    [[nodiscard]] bool has_memory_tables() const;
+    void for_each_memory_event(const std::function<void(const MemoryEvent&, std::int64_t stack_id)>& fn) const;
+    [[nodiscard]] std::string memory_stack(std::int64_t stack_id) const;
     // The time span [first start, last end] of the events of step `step` (and, when
     // `micro_batch` >= 0, of that micro-batch), over every rank; nullopt when no event
     // carries it. One scan of the events table: call it off the GUI thread on big traces.

@@ -46,6 +46,21 @@ CREATE TABLE counters (
   time_ns INTEGER NOT NULL,
   value REAL NOT NULL
 );
+-- Measured memory (format 2): one row per allocator event, with the device's totals after it.
+CREATE TABLE memory_stacks (id INTEGER PRIMARY KEY, frames TEXT NOT NULL);
+CREATE TABLE memory_events (
+  id INTEGER PRIMARY KEY,
+  rank INTEGER NOT NULL,
+  device INTEGER NOT NULL,
+  time_ns INTEGER NOT NULL,
+  action INTEGER NOT NULL,
+  addr INTEGER NOT NULL,
+  bytes INTEGER NOT NULL,
+  stream INTEGER NOT NULL DEFAULT 0,
+  allocated_bytes INTEGER NOT NULL,
+  reserved_bytes INTEGER NOT NULL,
+  stack_id INTEGER
+);
 -- Written at close (profiler/store/lod_builder.h): packed chunks for window queries.
 CREATE TABLE timeline (
   id INTEGER PRIMARY KEY,

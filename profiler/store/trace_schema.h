@@ -5,8 +5,11 @@
 
 namespace meshwork::profiler {
 
-// Bumped on any change a reader of the previous version would misread. Readers refuse newer.
-inline constexpr int kTraceFormatVersion = 1;
+// Bumped on any change a reader of the previous version would misread. Readers refuse newer
+// and read every older version. 2 added memory_events and memory_stacks (a version-1 trace
+// has no measured memory).
+inline constexpr int kTraceFormatVersion = 2;
+inline constexpr int kFirstFormatWithMemory = 2;
 // PRAGMA application_id of a Meshwork trace: "MWTR".
 inline constexpr std::int32_t kTraceApplicationId = 0x4D575452;
 

@@ -56,6 +56,7 @@ struct TrackRecord {
 struct Batch {
     std::vector<TraceEvent> events;
     std::vector<CounterSample> counters;
+    std::vector<MemoryEvent> memory;
     std::vector<TrackRecord> tracks;
     std::vector<RankInfo> ranks;
     std::vector<int> finished_tracks;  // after this batch's events: no more events on these
@@ -125,6 +126,7 @@ struct TraceWriter::Impl {
     // ---- writer thread only ----
     sql::Database db;
     std::unordered_map<std::string, std::int64_t> string_ids;
+    std::unordered_map<std::string, std::int64_t> stack_ids;  // memory_stacks: frames -> id
     std::vector<TrackStats> stats;
     std::vector<std::vector<TimelineEntry>> entries;  // per track
     std::vector<bool> summarised;                     // per track: summaries written (finished)
@@ -180,6 +182,20 @@ struct TraceWriter::Impl {
         put_meta("clock_domain", info.clock_domain);
         put_meta("world_size", std::to_string(info.world_size));
         for (const auto& [k, v] : info.extra) put_meta("extra." + k, v);
+    }
+
+    // A memory event's stack, stored once (memory_stacks); NULL for none.
+    std::optional<std::int64_t> intern_stack(const std::string& frames, sql::Statement& insert_stack) {
+        if (frames.empty()) return std::nullopt;
+        auto it = stack_ids.find(frames);
+        if (it != stack_ids.end()) return it->second;
+        const auto id = static_cast<std::int64_t>(stack_ids.size()) + 1;
+        insert_stack.bind(1, id);
+        insert_stack.bind(2, frames);
+        insert_stack.step();
+        insert_stack.reset();
+        stack_ids.emplace(frames, id);
+        return id;
     }
 
     std::int64_t intern(const std::string& s, sql::Statement& insert_string) {
@@ -253,6 +269,10 @@ struct TraceWriter::Impl {
         sql::Statement insert_one(db, insert_events_sql(1));
         sql::Statement insert_counter(
             db, "INSERT INTO counters (track, name_id, time_ns, value) VALUES (?,?,?,?)");
+        sql::Statement insert_stack(db, "INSERT INTO memory_stacks (id, frames) VALUES (?, ?)");
+        sql::Statement insert_memory(db,
+                                     "INSERT INTO memory_events (rank, device, time_ns, action, addr, bytes, stream, "
+                                     "allocated_bytes, reserved_bytes, stack_id) VALUES (?,?,?,?,?,?,?,?,?,?)");
         for (auto& b : batches) {
             for (const auto& t : b.tracks) {
                 insert_track.bind(1, t.id);
@@ -308,6 +328,28 @@ struct TraceWriter::Impl {
                 insert_counter.step();
                 insert_counter.reset();
             }
+            for (const auto& m : b.memory) {
+                const auto stack = intern_stack(m.frames, insert_stack);
+                insert_memory.bind(1, m.rank);
+                insert_memory.bind(2, m.device);
+                insert_memory.bind(3, m.time_ns);
+                insert_memory.bind(4, static_cast<int>(m.action));
+                insert_memory.bind(5, m.addr);
+                insert_memory.bind(6, m.bytes);
+                insert_memory.bind(7, m.stream);
+                insert_memory.bind(8, m.allocated_bytes);
+                insert_memory.bind(9, m.reserved_bytes);
+                if (stack) {
+                    insert_memory.bind(10, *stack);
+                } else {
+                    insert_memory.bind_null(10);
+                }
+                insert_memory.step();
+                insert_memory.reset();
+                ensure_rank.bind(1, m.rank);
+                ensure_rank.step();
+                ensure_rank.reset();
+            }
             for (int id : b.finished_tracks) summarise_finished(id);
         }
         db.exec("COMMIT");
@@ -362,7 +404,7 @@ struct TraceWriter::Impl {
                     queue.pop_front();
                 }
                 // Take the partial batch too: that is what bounds the time between commits.
-                if (!current.events.empty() || !current.counters.empty() ||
+                if (!current.events.empty() || !current.counters.empty() || !current.memory.empty() ||
                     !current.tracks.empty() || !current.ranks.empty() || !current.finished_tracks.empty()) {
                     taken.push_back(std::move(current));
                     current = Batch{};
@@ -428,7 +470,8 @@ struct TraceWriter::Impl {
     }
 
     void push_current_if_full() {
-        if (current.events.size() >= kBatchEvents || current.counters.size() >= kBatchEvents) {
+        if (current.events.size() >= kBatchEvents || current.counters.size() >= kBatchEvents ||
+            current.memory.size() >= kBatchEvents) {
             queue.push_back(std::move(current));
             current = Batch{};
             if (!spare.empty()) {
@@ -601,6 +644,15 @@ void TraceWriter::add_counter(int /*rank*/, int track, const std::string& name,
     impl_->push_current_if_full();
 }
 
+void TraceWriter::add_memory_event(const MemoryEvent& event) {
+    std::unique_lock lock(impl_->mutex);
+    if (impl_->closing) throw RuntimeError(impl_->path + ": add_memory_event after close");
+    if (!impl_->make_room(lock)) return;
+    impl_->current.memory.push_back(event);
+    ++impl_->queued_events;
+    impl_->push_current_if_full();
+}
+
 void TraceWriter::close() {
     {
         std::lock_guard lock(impl_->mutex);
@@ -618,7 +670,7 @@ void TraceWriter::flush() {
     std::unique_lock lock(impl_->mutex);
     if (impl_->closing) return;
     // Hand the partial batch over, then wait until the writer has committed past it.
-    if (!impl_->current.events.empty() || !impl_->current.counters.empty() ||
+    if (!impl_->current.events.empty() || !impl_->current.counters.empty() || !impl_->current.memory.empty() ||
         !impl_->current.tracks.empty() || !impl_->current.ranks.empty() ||
         !impl_->current.finished_tracks.empty()) {
         impl_->queue.push_back(std::move(impl_->current));

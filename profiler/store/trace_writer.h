@@ -53,6 +53,7 @@ public:
     void add_event(const TraceEvent& event) override;
     void add_counter(int rank, int track, const std::string& name, std::int64_t time_ns,
                      double value) override;
+    void add_memory_event(const MemoryEvent& event) override;
     // Throws RuntimeError if anything failed while writing (e.g. disk full).
     void close() override;
     // Blocks until everything added so far is committed (tests, benchmarks, checkpoints).

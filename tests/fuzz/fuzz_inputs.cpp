@@ -12,6 +12,7 @@
 #include "core/export/shell_script.h"
 #include "profiler/import/kineto_import.h"
 #include "profiler/import/nsys_import.h"
+#include "profiler/import/pickle_reader.h"
 #include "core/layout/layout_json.h"
 #include "core/layout/layout_validate.h"
 #include "core/model/hf_config.h"
@@ -148,13 +149,32 @@ void meshwork_trace(const std::uint8_t* data, std::size_t size) {
     });
 }
 
+// Every node once, by id (never recursively: the memo may make a container hold itself).
+void pickle(const std::uint8_t* data, std::size_t size) {
+    expect_value_or_input_error([&] {
+        const auto doc = profiler::pickle::read_pickle(as_text(data, size), "fuzz.pickle");
+        std::size_t seen = 0;
+        for (profiler::pickle::NodeId id = 0; id < doc.node_count(); ++id) {
+            for (const auto child : doc.items(id)) {
+                if (child >= doc.node_count()) std::abort();
+                ++seen;
+            }
+            if (const auto text = doc.as_text(id)) seen += text->size();
+            (void)doc.get(id, "segments");
+        }
+        // Every node but the root came from at least one byte of input.
+        if (doc.node_count() > size) std::abort();
+        (void)seen;
+    });
+}
+
 const std::map<std::string, EntryPoint>& entry_points() {
     static const std::map<std::string, EntryPoint> points{
         {"fuzz_layout_json", layout_json},   {"fuzz_cluster_json", cluster_json},
         {"fuzz_hf_config", hf_config},       {"fuzz_megatron_args", megatron_args},
         {"fuzz_shell_script", shell_script},
         {"fuzz_kineto_json", kineto_json},   {"fuzz_nsys_sqlite", nsys_sqlite},
-        {"fuzz_meshwork_trace", meshwork_trace},
+        {"fuzz_meshwork_trace", meshwork_trace}, {"fuzz_pickle", pickle},
         {"fuzz_remote_client", remote_client}, {"fuzz_remote_server", remote_server}};
     return points;
 }

@@ -22,6 +22,8 @@ void shell_script(const std::uint8_t* data, std::size_t size);
 void kineto_json(const std::uint8_t* data, std::size_t size);
 void nsys_sqlite(const std::uint8_t* data, std::size_t size);
 void meshwork_trace(const std::uint8_t* data, std::size_t size);
+// A PyTorch memory snapshot's pickle (profiler/import/pickle_reader.h).
+void pickle(const std::uint8_t* data, std::size_t size);
 // The remote trace protocol (fuzz_remote.cpp): a server's replies, a client's requests.
 void remote_client(const std::uint8_t* data, std::size_t size);
 void remote_server(const std::uint8_t* data, std::size_t size);

@@ -32,7 +32,8 @@ done
 work=${work:-$build/fuzz-campaign}
 if [[ ${#targets[@]} -eq 0 ]]; then
   targets=(fuzz_layout_json fuzz_cluster_json fuzz_hf_config fuzz_megatron_args fuzz_shell_script
-           fuzz_kineto_json fuzz_nsys_sqlite fuzz_meshwork_trace fuzz_remote_client fuzz_remote_server)
+           fuzz_kineto_json fuzz_nsys_sqlite fuzz_meshwork_trace fuzz_pickle fuzz_remote_client
+           fuzz_remote_server)
 fi
 fuzz_bin="$build/tests/fuzz"
 fixtures="$root/tests/fixtures"
@@ -56,6 +57,9 @@ seed() {
     fuzz_kineto_json) cp "$fixtures"/profiler/*.json "$fixtures"/kineto/*.json* "$dir"/ ;;
     fuzz_nsys_sqlite) sqlite3 "$dir/nsys.sqlite" < "$root/tests/fuzz/nsys_seed.sql" ;;
     fuzz_meshwork_trace) "$fuzz_bin/make_trace_seeds" "$dir" ;;
+    fuzz_pickle)
+      cp "$fixtures"/memory/*.pickle "$fixtures"/fuzz-regressions/fuzz_pickle/* "$dir"/
+      for f in "$fixtures"/memory/*.pickle.gz; do gzip -dc "$f" > "$dir/$(basename "$f" .gz)"; done ;;
     fuzz_remote_client|fuzz_remote_server) cp "$root"/tests/fuzz/seeds/"${target#fuzz_}"/* "$dir"/ ;;
   esac
 }

@@ -12,6 +12,7 @@
 #include "core/common/error.h"
 #include "profiler/store/draw_merge.h"
 #include "profiler/store/trace_reader.h"
+#include "profiler/store/trace_schema.h"
 #include "profiler/store/trace_recover.h"
 #include "profiler/store/trace_writer.h"
 #include "tests/profiler/trace_test_util.h"
@@ -129,7 +130,7 @@ private slots:
         QVERIFY(!std::filesystem::exists(path + "-wal"));
         auto r = TraceReader::open(path);
         QVERIFY(r.complete());
-        QCOMPARE(r.format_version(), 1);
+        QCOMPARE(r.format_version(), kTraceFormatVersion);
         QCOMPARE(r.event_count(), std::int64_t{4000});
         QCOMPARE(r.run_info().source, std::string("meshwork-sim"));
         QCOMPARE(r.run_info().world_size, 2);
@@ -403,6 +404,66 @@ private slots:
         const auto bad_name = write_small("bad_name.sqlite");
         exec_sql(bad_name, "UPDATE events SET name_id = 9999 WHERE id = 5");
         QVERIFY2(open_error(bad_name).find("events[id=5].name_id") != std::string::npos, open_error(bad_name).c_str());
+    }
+
+    // Format 2's memory tables: rows written and read back with their stacks (stored once);
+    // a version-1 trace (no memory tables) still opens; bad memory rows are refused at open.
+    void memory_events_round_trip_and_old_traces() {
+        const std::string path = temp_path(dir_, "memory.sqlite");
+        {
+            auto w = TraceWriter::create(path);
+            TraceRunInfo info;
+            info.source = "torch-memory-snapshot";
+            w->set_run_info(info);
+            for (int i = 0; i < 3; ++i) {
+                MemoryEvent m;
+                m.rank = 1;
+                m.device = 0;
+                m.time_ns = 1000 * (i + 1);
+                m.action = i == 2 ? MemoryAction::FreeRequested : MemoryAction::Alloc;
+                m.addr = 0x7f0000000000 + i;
+                m.bytes = 512;
+                m.allocated_bytes = i == 2 ? 512 : 512 * (i + 1);
+                m.reserved_bytes = 2 << 20;
+                m.frames = i == 1 ? "" : "step optim.py:10\nmain train.py:3";
+                w->add_memory_event(m);
+            }
+            w->close();
+        }
+        const auto r = TraceReader::open(path);
+        QVERIFY(r.has_memory_tables());
+        std::vector<std::pair<MemoryEvent, std::int64_t>> got;
+        r.for_each_memory_event([&](const MemoryEvent& m, std::int64_t stack) { got.emplace_back(m, stack); });
+        QCOMPARE(got.size(), std::size_t{3});
+        QCOMPARE(got[2].first.action, MemoryAction::FreeRequested);
+        QCOMPARE(got[1].first.allocated_bytes, std::int64_t{1024});
+        QCOMPARE(got[1].second, std::int64_t{0});
+        QCOMPARE(got[0].second, got[2].second);  // one stack row for both
+        QCOMPARE(r.memory_stack(got[0].second), std::string("step optim.py:10\nmain train.py:3"));
+        QCOMPARE(r.ranks().size(), std::size_t{1});
+
+        const auto v1 = write_small("v1.sqlite");
+        exec_sql(v1, "DROP TABLE memory_events; DROP TABLE memory_stacks; "
+                     "UPDATE meta SET value = '1' WHERE key = 'format_version'");
+        const auto old = TraceReader::open(v1);
+        QCOMPARE(old.format_version(), 1);
+        QVERIFY(!old.has_memory_tables());
+        int n = 0;
+        old.for_each_memory_event([&](const MemoryEvent&, std::int64_t) { ++n; });
+        QCOMPARE(n, 0);
+
+        const auto v2_without = write_small("v2-without.sqlite");
+        exec_sql(v2_without, "DROP TABLE memory_events");
+        QVERIFY2(open_error(v2_without).find("memory_events") != std::string::npos, open_error(v2_without).c_str());
+
+        const auto bad_bytes = temp_path(dir_, "bad-memory.sqlite");
+        std::filesystem::copy_file(path, bad_bytes);
+        exec_sql(bad_bytes, "UPDATE memory_events SET bytes = -5 WHERE id = 2");
+        QVERIFY2(open_error(bad_bytes).find("memory_events[id=2].bytes") != std::string::npos, open_error(bad_bytes).c_str());
+        const auto bad_stack = temp_path(dir_, "bad-stack.sqlite");
+        std::filesystem::copy_file(path, bad_stack);
+        exec_sql(bad_stack, "UPDATE memory_events SET stack_id = 99 WHERE id = 1");
+        QVERIFY2(open_error(bad_stack).find("memory_events[id=1].stack_id") != std::string::npos, open_error(bad_stack).c_str());
     }
 
     void refuses_truncated_and_corrupt_files() {
