@@ -10,6 +10,8 @@
 #include "core/model/hf_config.h"
 #include "core/model/hf_hybrid_config.h"
 #include "core/model/layer_graph.h"
+#include "core/cost/layer_kind_cost.h"
+#include "core/cost/model_profile.h"
 
 using namespace meshwork;
 
@@ -43,6 +45,7 @@ private slots:
     void round_trip();
     void pattern_errors();
     void sparse_attention_flops();
+    void kind_costs();
 };
 
 void TestHybridModels::card_totals_data() {
@@ -238,6 +241,30 @@ void TestHybridModels::sparse_attention_flops() {
     const double indexer_growth = attn->full_context_flops_per_token_per_context * (131072 - 1024) / 2.0;
     QVERIFY(growth > indexer_growth);
     QVERIFY(growth < indexer_growth + attn->attention_flops_per_token_per_context * 2048);
+}
+
+void TestHybridModels::kind_costs() {
+    const ModelSpec n = load_fixture("nemotron-3-nano-30b-a3b.config.json");
+    // Block 0 is Mamba-2: H 64, P 64, N 128, G 8, Q 128, conv over 4096 + 2·8·128 channels.
+    const cost::MixerKindCost mamba = cost::mixer_kind_cost(n, 0, 2.0);
+    QCOMPARE(mamba.scan_flops, 262144.0 + 1048576.0 + 2097152.0 + 4096.0 + 49152.0);
+    QCOMPARE(mamba.state_bytes, 4.0 * 64 * 64 * 128 + 2.0 * 3 * 6144);
+    QCOMPARE(cost::mixer_kind_cost(n, 1, 2.0).scan_flops, 0.0);  // an MoE layer: no mixer
+    const cost::ModelProfile p = cost::build_model_profile(n);
+    QCOMPARE(p.moe.mixer_share, 0.0);       // E layers
+    QCOMPARE(p.dense.mixer_share, 1.0);     // M and * layers
+    QCOMPARE(p.ffn, 0.0);                   // none of which has an MLP
+    QCOMPARE(p.params_total, static_cast<double>(build_layer_graph(n).params_total));
+    // Six of the 29 dense-kind layers attend; the rest scan.
+    QVERIFY(p.dense.scan_flops > 0 && p.dense.score_flops_per_context > 0);
+    // Gated DeltaNet: the scan does not grow with the context; full attention's scores do.
+    const ModelSpec q = load_fixture("qwen3-next-80b-a3b-instruct.config.json");
+    const cost::MixerKindCost gdn = cost::mixer_kind_cost(q, 0, 2.0);
+    QVERIFY(gdn.scan_flops > 0 && gdn.state_bytes == 4.0 * 32 * 128 * 128 + 2.0 * 3 * (2 * 2048 + 4096));
+    const double f4k = cost::model_flops_per_token(cost::build_model_profile(q), 4096);
+    const double f32k = cost::model_flops_per_token(cost::build_model_profile(q), 32768);
+    // Only the 12 attention layers grow: 3 × 12 × 2·2·16·256 per token of context (causal /2).
+    QCOMPARE(f32k - f4k, 3.0 * 12 * 4.0 * 16 * 256 * (32768 - 4096) / 2.0);
 }
 
 QTEST_GUILESS_MAIN(TestHybridModels)
