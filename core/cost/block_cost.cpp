@@ -51,6 +51,10 @@ CoreAttention core_attention(const Ctx& x, const BlockProfile& b, const BlockGem
     const double t = c.tp;
     CoreAttention a;
     a.model_flops_fwd = b.score_flops_per_context * b.causal_context(seq) * c.tokens / t;
+    // Mamba-2 / Gated DeltaNet scans (layer_kind_cost.h): fused chunked kernels, priced as
+    // fused attention is, in both paths.
+    const double scan = b.scan_flops * c.tokens / t;
+    a.model_flops_fwd += scan;
     if (x.flash) {
         // Fused kernels skip the masked half of the causal score matrix, and the tiles
         // outside a sliding window or chunk.
@@ -65,10 +69,11 @@ CoreAttention core_attention(const Ctx& x, const BlockProfile& b, const BlockGem
     const double qk = gemm_s(c.kernel, g.core_qk);
     const double av = gemm_s(c.kernel, g.core_av);
     const double scores = local_heads * c.tokens * seq;
-    a.executed_flops_fwd = b.score_flops_per_context * seq * c.tokens / t;
+    a.executed_flops_fwd = b.score_flops_per_context * seq * c.tokens / t + scan;
     const double drop_fwd = x.m.attention_dropout ? 0.0 : kDropoutFwdBytesPerScore;
     const double drop_bwd = x.m.attention_dropout ? 0.0 : kDropoutBwdBytesPerScore;
-    a.fwd_s = qk + av + memory_s(c.kernel, (kSoftmaxFwdBytesPerScore - drop_fwd) * scores);
+    a.fwd_s = qk + av + memory_s(c.kernel, (kSoftmaxFwdBytesPerScore - drop_fwd) * scores) +
+              fused_attention_s(c.kernel, scan);
     a.bwd_s = 2.0 * (qk + av) + memory_s(c.kernel, (kSoftmaxBwdBytesPerScore - drop_bwd) * scores);
     return a;
 }
@@ -453,8 +458,8 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     a.seq = seq;
     a.cp = c.cp;
     a.hidden = h;
-    a.q_width = m.q_width;
-    a.kv_width = m.kv_width;
+    a.q_width = m.q_width * b.mixer_share;
+    a.kv_width = m.kv_width * b.mixer_share;
     a.heads = m.heads;
     a.ffn = shared_ffn;
     a.gated = m.gated_mlp;
@@ -473,7 +478,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     a.capacity_factor = tr.moe_capacity_factor;
     a.mla_latent = m.mla_latent;
     const BlockActivations parts = block_activations(a, b.moe);
-    out.activation_bytes = parts.total();
+    out.activation_bytes = parts.total() + b.mixer_activation_bytes * (e / 2.0) * T / t;
     if (!modules.empty()) {
         // What the modules' checkpoints discard; rebuilt for one block at a time during its
         // backward (the scores of core_attn excepted: Korthikanti et al.'s selective

@@ -15,10 +15,11 @@ BlockGemms block_gemms(const ModelProfile& m, const BlockProfile& b, const Layou
     const double seq = static_cast<double>(tr.seq_length);
     // The in-projection's width from the block's FLOPs: Q, K, V (and MLA's down/up
     // projections) are whatever is left after the output projection.
-    const double out_proj_flops = 2.0 * m.q_width * h;  // per token
+    // (Blocks without a mixer — hybrid models — have no output projection: mixer_share.)
+    const double out_proj_flops = 2.0 * m.q_width * b.mixer_share * h;  // per token
     const double in_proj_n = std::max(0.0, (b.attention_gemm_flops - out_proj_flops) / (2.0 * h));
     g.qkv = {T, in_proj_n / t, h, 1};
-    g.proj = {T, h, m.q_width / t, 1};
+    if (b.mixer_share > 0) g.proj = {T, h, m.q_width * b.mixer_share / t, 1};
     if (m.mla_q_lora > 0) g.mla_q_up = {T, m.mla_q_up_width / t, m.mla_q_lora, 1};
     if (m.mla_kv_lora > 0) g.mla_kv_up = {T, m.mla_kv_up_width / t, m.mla_kv_lora, 1};
     if (!tr.flash_attention) {

@@ -1,44 +1,63 @@
 #include "core/cost/model_profile.h"
 
+#include "core/cost/layer_kind_cost.h"
 #include "core/model/layer_graph.h"
 
 namespace meshwork::cost {
 
 namespace {
 
-// Fills one block profile from the layers of block `b` of the layer graph.
-void profile_block(const LayerGraph& g, int b, BlockProfile& out) {
+// Fills one block profile (MoE or dense blocks) with the mean over those blocks of the
+// layer graph: blocks of a hybrid model differ in their mixer and in having an MLP. Score
+// FLOPs of local and sparse attention (a window or top-k) and of full-context terms (full
+// attention, the sparse-attention indexer) are kept apart: local_share is the local part's
+// share of the score FLOPs, so that score_flops_per_context × causal_context(seq) is their sum.
+void profile_blocks(const ModelSpec& s, const LayerGraph& g, bool moe, BlockProfile& out) {
+    int blocks = 0, mixers = 0;
+    double full = 0, local = 0;
+    for (int b = 0; b < s.num_layers; ++b) {
+        if (s.is_moe_block(b) != moe) continue;
+        ++blocks;
+        if (s.mixer_kind(b) == MixerKind::None) continue;
+        ++mixers;
+        const MixerKindCost k = mixer_kind_cost(s, b, 2.0);
+        out.scan_flops += k.scan_flops;
+        out.mixer_activation_bytes += k.activation_bytes;
+    }
+    if (blocks == 0) return;
     out.present = true;
     for (const auto& l : g.layers) {
-        if (l.block != b) continue;
+        if (l.block < 0 || l.kind == LayerKind::Mtp || s.is_moe_block(l.block) != moe) continue;
         switch (l.kind) {
             case LayerKind::Attention:
-                out.attention_params = static_cast<double>(l.params);
-                out.attention_gemm_flops = l.gemm_flops_per_token;
-                out.score_flops_per_context = l.attention_flops_per_token_per_context;
+                out.attention_params += static_cast<double>(l.params);
+                out.attention_gemm_flops += l.gemm_flops_per_token;
+                full += l.full_context_flops_per_token_per_context;
+                (l.local_tokens > 0 ? local : full) += l.attention_flops_per_token_per_context;
+                if (l.local_tokens > 0) {
+                    out.local_tokens = l.local_tokens;
+                    out.chunked = l.chunked;
+                }
                 break;
             case LayerKind::Norm: out.norm_params += static_cast<double>(l.params); break;
             case LayerKind::Mlp:
-                out.mlp_params = static_cast<double>(l.params);
-                out.mlp_gemm_flops = l.gemm_flops_per_token;
+                out.mlp_params += static_cast<double>(l.params);
+                out.mlp_gemm_flops += l.gemm_flops_per_token;
                 break;
             default: break;
         }
     }
-}
-
-// The share of blocks of one kind (MoE or dense) whose attention is local.
-void profile_local_attention(const ModelSpec& s, bool moe, BlockProfile& out) {
-    int blocks = 0, local = 0;
-    for (int b = 0; b < s.num_layers; ++b) {
-        if (s.is_moe_block(b) != moe) continue;
-        ++blocks;
-        local += s.is_local_attention_block(b) ? 1 : 0;
-    }
-    if (blocks == 0 || local == 0) return;
-    out.local_share = static_cast<double>(local) / blocks;
-    out.chunked = s.attention_chunk > 0;
-    out.local_tokens = out.chunked ? s.attention_chunk : s.sliding_window;
+    const double n = blocks;
+    out.attention_params /= n;
+    out.attention_gemm_flops /= n;
+    out.norm_params /= n;
+    out.mlp_params /= n;
+    out.mlp_gemm_flops /= n;
+    out.scan_flops /= n;
+    out.mixer_activation_bytes /= n;
+    out.mixer_share = mixers / n;
+    out.score_flops_per_context = (full + local) / n;
+    out.local_share = full + local > 0 ? local / (full + local) : 0;
 }
 
 double mlp_matrices(const ModelSpec& s) { return s.mlp == MlpKind::Gated ? 3.0 : 2.0; }
@@ -58,6 +77,17 @@ ModelProfile build_model_profile(const ModelSpec& s) {
     m.hidden_dropout = s.hidden_dropout > 0;
     m.attention_dropout = s.attention_dropout > 0;
     m.ffn = static_cast<double>(s.ffn_hidden_size);
+    if (s.is_hybrid()) {
+        // The dense blocks' MLP width as a mean: Nemotron-H's Mamba and attention layers
+        // have none (the GEMM shapes and activations scale with it).
+        int dense = 0, with_mlp = 0;
+        for (int b = 0; b < s.num_layers; ++b) {
+            if (s.is_moe_block(b)) continue;
+            ++dense;
+            with_mlp += s.has_mlp(b) ? 1 : 0;
+        }
+        if (dense > 0) m.ffn *= static_cast<double>(with_mlp) / dense;
+    }
     if (s.uses_mla) {
         const auto& d = s.mla;
         m.head_dim = static_cast<double>(d.qk_nope_head_dim + d.qk_rope_head_dim);
@@ -77,21 +107,9 @@ ModelProfile build_model_profile(const ModelSpec& s) {
         m.kv_width = static_cast<double>(s.num_kv_heads) * m.head_dim;
     }
 
-    int first_dense = -1, first_moe = -1;
-    for (int b = 0; b < s.num_layers; ++b) {
-        if (s.is_moe_block(b)) {
-            if (first_moe < 0) first_moe = b;
-        } else if (first_dense < 0) {
-            first_dense = b;
-        }
-    }
-    if (first_dense >= 0) {
-        profile_block(g, first_dense, m.dense);
-        profile_local_attention(s, false, m.dense);
-    }
-    if (first_moe >= 0) {
-        profile_block(g, first_moe, m.moe);
-        profile_local_attention(s, true, m.moe);
+    profile_blocks(s, g, false, m.dense);
+    profile_blocks(s, g, true, m.moe);
+    if (m.moe.present) {
         m.moe.moe = true;
         const auto& e = s.moe;
         const double h = m.hidden;
@@ -137,7 +155,11 @@ ModelProfile build_model_profile(const ModelSpec& s) {
             m.final_norm_params = static_cast<double>(l.params);
         }
         m.total_gemm_flops += l.gemm_flops_per_token;
-        m.total_score_flops_per_context += l.attention_flops_per_token_per_context;
+        m.total_score_flops_per_context += l.attention_flops_per_token_per_context +
+                                           l.full_context_flops_per_token_per_context;
+        if (l.kind == LayerKind::Attention && l.block >= 0) {
+            m.total_gemm_flops += mixer_kind_cost(s, l.block, 2.0).scan_flops;  // seq-independent
+        }
     }
     m.tied_embeddings = s.tie_embeddings;
     m.params_total = static_cast<double>(g.params_total);

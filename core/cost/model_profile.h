@@ -32,6 +32,12 @@ struct BlockProfile {
     double local_share = 0;
     std::int64_t local_tokens = 0;
     bool chunked = false;
+    // Hybrid models (ModelSpec::block_kinds): every figure above is the mean over this kind's
+    // blocks; the share of them with a mixer (Nemotron-H's MoE layers have none), and the
+    // mixers' scan FLOPs and extra stored bytes per token (layer_kind_cost.h), also means.
+    double mixer_share = 1;
+    double scan_flops = 0;
+    double mixer_activation_bytes = 0;  // at 2 bytes per element
     // Keys a query attends to on average over this kind's blocks, causal, at `seq` tokens.
     [[nodiscard]] double causal_context(double seq) const;
 };

@@ -1,5 +1,7 @@
 #include "core/export/megatron_export.h"
 
+#include "core/model/hf_hybrid_config.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -156,6 +158,24 @@ void model_args(const ModelSpec& m, ArgList& a, std::vector<std::string>& lost) 
         if (m.qkv_bias) a.flag("--add-qkv-bias");
     } else if (!m.qkv_bias) {
         lost.push_back("biases on every linear layer except Q/K/V: Megatron-LM has no flag for it");
+    }
+    if (m.is_hybrid()) {
+        // Megatron-LM's hybrid model (pretrain_mamba.py): one sublayer per pattern letter.
+        const std::string pattern = hybrid_pattern(m);
+        if (!pattern.empty() && pattern.find_first_of("GS") == std::string::npos) {
+            a.flag("--is-hybrid-model");
+            a.value("--hybrid-override-pattern", pattern);
+            if (m.has_mixer(MixerKind::Mamba2)) {
+                a.value("--mamba-num-heads", m.mamba.num_heads);
+                a.value("--mamba-head-dim", m.mamba.head_dim);
+                a.value("--mamba-state-dim", m.mamba.state_dim);
+                a.value("--mamba-num-groups", m.mamba.num_groups);
+            }
+            if (!m.mlp_activation.empty()) a.flag("--squared-relu");
+        } else {
+            lost.push_back("per-block kinds (Gated DeltaNet or sparse attention blocks, or blocks with both a mixer "
+                           "and an MLP in a hybrid pattern): not written as Megatron-LM flags yet");
+        }
     }
     if (m.uses_mla) {
         a.flag("--multi-latent-attention");

@@ -6,6 +6,7 @@
 #include "core/common/error.h"
 #include "core/common/json_reader.h"
 #include "core/common/resources.h"
+#include "core/model/hf_hybrid_config.h"
 
 namespace meshwork {
 
@@ -20,7 +21,8 @@ constexpr std::int64_t kMaxPositions = 1ll << 26;
 constexpr std::int64_t kMaxExperts = 1 << 16;
 
 // The families whose config.json fields this reader knows.
-enum class Family { LlamaLike, Gemma, Mixtral, Qwen2Moe, DeepSeek, DeepSeekMoe, GptOss, Llama4, Gpt2, GptNeoX };
+enum class Family { LlamaLike, Gemma, Mixtral, Qwen2Moe, DeepSeek, DeepSeekMoe, GptOss, Llama4, Gpt2, GptNeoX,
+                    Qwen3Next, NemotronH, MiniMaxM2 };
 
 Family family_of(const std::string& model_type, const std::string& file,
                  const std::string& field) {
@@ -44,18 +46,26 @@ Family family_of(const std::string& model_type, const std::string& file,
     if (model_type == "llama4_text") return Family::Llama4;
     if (model_type == "gpt2") return Family::Gpt2;
     if (model_type == "gpt_neox") return Family::GptNeoX;
-    // Families whose blocks differ from layer to layer, or whose attention ModelSpec has no
-    // kind for: refused by name with what they need (issue 33 item 5).
+    // Hybrid families (ModelSpec::block_kinds; hf_hybrid_config.h): Qwen3-Next's Gated
+    // DeltaNet with gated attention every few layers and Qwen2-MoE-style experts;
+    // Nemotron-H's Mamba-2 / attention / MLP / MoE layers.
+    if (model_type == "qwen3_next") return Family::Qwen3Next;
+    if (model_type == "nemotron_h") return Family::NemotronH;
+    // DeepSeek sparse attention: DeepSeek-V3's MLA and experts plus the lightning indexer;
+    // GLM-5 ships the same architecture as glm_moe_dsa.
+    if (model_type == "deepseek_v32" || model_type == "glm_moe_dsa") return Family::DeepSeek;
+    // MiniMax-M2: Mixtral-like experts with sigmoid routing and a score-correction bias,
+    // QK norm over all heads' width, partial rotary (rotary_dim).
+    if (model_type == "minimax_m2") return Family::MiniMaxM2;
+    // Families refused by name with what they need (issue 33 item 5).
     static const std::pair<const char*, const char*> kNotYet[] = {
-        {"qwen3_next", "hybrid layers: Gated DeltaNet linear attention with gated full attention every few "
-                       "layers (layer_types); ModelSpec holds one attention kind for every block"},
-        {"nemotron_h", "hybrid layers: Mamba-2 state-space blocks, attention and MoE by hybrid_override_pattern; "
-                       "ModelSpec holds one block kind"},
-        {"deepseek_v32", "DeepSeek sparse attention: MLA with a lightning indexer choosing the keys each query "
-                         "attends to; ModelSpec has no sparse-attention kind"},
-        {"glm_moe_dsa", "DeepSeek sparse attention with its indexer (as deepseek_v32); ModelSpec has no "
-                        "sparse-attention kind"},
         {"gemma3", "a Gemma 3 config without text_config (the text model is read from text_config)"},
+        {"gemma4", "Gemma 4's blocks differ in geometry from layer to layer (global_head_dim and "
+                   "num_global_key_value_heads in full-attention layers, attention_k_eq_v, per-layer input "
+                   "embeddings, KV shared across layers); ModelSpec holds one attention geometry"},
+        {"gemma4_text", "Gemma 4's blocks differ in geometry from layer to layer (global_head_dim and "
+                        "num_global_key_value_heads in full-attention layers, attention_k_eq_v, per-layer input "
+                        "embeddings, KV shared across layers); ModelSpec holds one attention geometry"},
     };
     for (const auto& [type, why] : kNotYet) {
         if (model_type == type) {
@@ -65,8 +75,9 @@ Family family_of(const std::string& model_type, const std::string& file,
     throw InputError(file, field,
                      "unsupported model_type '" + model_type +
                          "' (supported: llama, mistral, qwen2, qwen3, gemma2, gemma3_text, mixtral, "
-                         "qwen2_moe, qwen3_moe, deepseek, deepseek_v2, deepseek_v3, kimi_k2, gpt_oss, "
-                         "llama4, llama4_text, gemma3 (its text_config), gpt2, gpt_neox)");
+                         "qwen2_moe, qwen3_moe, qwen3_next, deepseek, deepseek_v2, deepseek_v3, deepseek_v32, "
+                         "glm_moe_dsa, kimi_k2, gpt_oss, minimax_m2, nemotron_h, llama4, llama4_text, gemma3 (its "
+                         "text_config), gpt2, gpt_neox)");
 }
 
 void check_divides(std::int64_t a, std::int64_t b, const std::string& file,
@@ -130,6 +141,8 @@ std::vector<bool> read_layer_types(JsonObjectReader& r, int layers, bool& chunke
 void read_local_attention(JsonObjectReader& r, const Json& config, Family fam,
                           const std::string& model_type, ModelSpec& m) {
     const auto present = [&](const char* key) { return r.has(key) && !config.at(key).is_null(); };
+    // Their layer_types name mixers, not windows (hf_hybrid_config.cpp reads them).
+    if (fam == Family::Qwen3Next || fam == Family::NemotronH) return;
     std::vector<bool> local;
     bool chunked = false;
     if (present("layer_types")) {
@@ -303,6 +316,15 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
                                  "gpt-oss without attention biases is not supported (its experts keep theirs)");
             }
             m.linear_bias = true;
+        } else if (fam == Family::NemotronH) {
+            // Squared-ReLU MLPs and experts, up and down only (mlp_hidden_act "relu2").
+            m.norm = NormKind::RmsNorm;
+            m.mlp = MlpKind::Dense;
+            const std::string act = r.get_string_or("mlp_hidden_act", "relu2");
+            if (act != "relu2") throw InputError(file, r.field("mlp_hidden_act"), "expected relu2");
+            m.mlp_activation = act;
+            m.qkv_bias = r.get_bool_or("attention_bias", false);
+            if (r.get_bool_or("mlp_bias", false)) throw InputError(file, r.field("mlp_bias"), "MLP biases are not modelled");
         } else {
             m.norm = NormKind::RmsNorm;
             m.mlp = MlpKind::Gated;
@@ -317,13 +339,63 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
     }
     if (r.has("head_dim") && !config.at("head_dim").is_null()) {
         m.head_dim = r.get_int("head_dim", 1, kMaxWidth);
+    } else if (fam == Family::NemotronH && r.has("attention_head_dim")) {
+        m.head_dim = r.get_int("attention_head_dim", 1, kMaxWidth);  // Nemotron-H's first configs
     } else {
         check_divides(m.hidden_size, m.num_heads, file, r.field("hidden_size"),
                       "hidden size must be a multiple of the number of attention heads");
         m.head_dim = m.hidden_size / m.num_heads;
     }
 
-    if (fam == Family::Mixtral || fam == Family::GptOss) {
+    if (fam == Family::NemotronH) {
+        read_nemotron_h_layers(r, config, m);
+        // Experts only where the pattern has E: the config class's n_routed_experts default
+        // (8) says nothing for a model without MoE layers.
+        bool any_moe = false;
+        for (const auto& k : m.block_kinds) any_moe = any_moe || k.ffn == FfnKind::Moe;
+        if (any_moe) {
+            m.moe.num_experts = static_cast<int>(r.get_int("n_routed_experts", 1, kMaxExperts));
+            m.moe.top_k = static_cast<int>(r.get_int("num_experts_per_tok", 1, kMaxExperts));
+            m.moe.expert_ffn_hidden = r.get_int("moe_intermediate_size", 1, kMaxWidth);
+            m.moe.num_shared_experts = static_cast<int>(r.get_int_or("n_shared_experts", 1, 0, 64));
+            m.moe.shared_ffn_hidden = m.moe.num_shared_experts > 0
+                                          ? r.get_int_or("moe_shared_expert_intermediate_size", 7688, 1, kMaxWidth)
+                                          : 0;
+            // NemotronHTopkRouter: sigmoid scores with e_score_correction_bias.
+            m.moe.router_score = "sigmoid";
+            m.moe.router_bias = true;
+            if (r.has("moe_latent_size") && !config.at("moe_latent_size").is_null()) {
+                throw InputError(file, r.field("moe_latent_size"), "latent MoE projections are not modelled");
+            }
+        }
+        m.mtp_layers = static_cast<int>(r.get_int_or("num_nextn_predict_layers", 0, 0, 64));
+    } else if (fam == Family::MiniMaxM2) {
+        // MiniMaxM2SparseMoeBlock: num_local_experts of width intermediate_size, sigmoid
+        // scores with e_score_correction_bias (use_routing_bias), no shared expert.
+        m.moe.num_experts = static_cast<int>(r.get_int("num_local_experts", 1, kMaxExperts));
+        m.moe.top_k = static_cast<int>(r.get_int("num_experts_per_tok", 1, kMaxExperts));
+        m.moe.expert_ffn_hidden = m.ffn_hidden_size;
+        m.moe.router_score = r.get_string_or("scoring_func", "sigmoid");
+        m.moe.router_bias = r.get_bool_or("use_routing_bias", true);
+        if (r.get_int_or("shared_intermediate_size", 0, 0, kMaxWidth) != 0) {
+            throw InputError(file, r.field("shared_intermediate_size"), "a shared expert is not modelled for minimax_m2");
+        }
+        if (r.has("attn_type_list")) {
+            const Json& v = r.raw("attn_type_list");
+            for (std::size_t i = 0; v.is_array() && i < v.size(); ++i) {
+                if (v[i] != Json(1)) {
+                    throw InputError(file, r.field("attn_type_list") + "[" + std::to_string(i) + "]",
+                                     "only full softmax attention (1) is modelled; 0 is MiniMax's lightning attention");
+                }
+            }
+        }
+        m.qk_norm = r.get_bool_or("use_qk_norm", true);
+        m.qk_norm_full_width = r.get_string_or("qk_norm_type", "per_layer") == "per_layer";
+        // The multi-token-prediction modules (use_mtp, num_mtp_modules) are not in the shipped
+        // checkpoint (the card's 230B counts the main model), so they are not read.
+        r.ignore("use_mtp");
+        r.ignore("num_mtp_modules");
+    } else if (fam == Family::Mixtral || fam == Family::GptOss) {
         m.moe.num_experts = static_cast<int>(r.get_int("num_local_experts", 1, kMaxExperts));
         // gpt-oss's config.json also states experts_per_token (the same number).
         if (fam == Family::GptOss && !r.has("num_experts_per_tok")) {
@@ -357,7 +429,7 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
                                      ") blocks are supported, starting at block " + std::to_string(step - 1));
             }
         }
-    } else if (fam == Family::Qwen2Moe) {
+    } else if (fam == Family::Qwen2Moe || fam == Family::Qwen3Next) {
         m.moe.num_experts = static_cast<int>(r.get_int("num_experts", 1, kMaxExperts));
         m.moe.top_k = static_cast<int>(r.get_int("num_experts_per_tok", 1, kMaxExperts));
         m.moe.expert_ffn_hidden = r.get_int("moe_intermediate_size", 1, kMaxWidth);
@@ -376,6 +448,8 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
             }
         }
     } else if (fam == Family::DeepSeek || fam == Family::DeepSeekMoe) {
+        const bool default_noaux = model_type == "deepseek_v3" || model_type == "deepseek_v32" ||
+                                   model_type == "glm_moe_dsa";
         m.moe.num_experts = static_cast<int>(r.get_int("n_routed_experts", 1, kMaxExperts));
         m.moe.top_k = static_cast<int>(r.get_int("num_experts_per_tok", 1, kMaxExperts));
         m.moe.expert_ffn_hidden = r.get_int("moe_intermediate_size", 1, kMaxWidth);
@@ -384,7 +458,7 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
         m.moe.first_k_dense = static_cast<int>(r.get_int_or("first_k_dense_replace", 0, 0, kMaxLayers));
         m.moe.layer_freq = static_cast<int>(r.get_int_or("moe_layer_freq", 1, 1, kMaxLayers));
         // noaux_tc routing adds e_score_correction_bias (modeling_deepseek_v3's MoEGate).
-        m.moe.router_bias = r.get_string_or("topk_method", model_type == "deepseek_v3" ? "noaux_tc" : "greedy") == "noaux_tc";
+        m.moe.router_bias = r.get_string_or("topk_method", default_noaux ? "noaux_tc" : "greedy") == "noaux_tc";
     }
     if (fam == Family::DeepSeek) {
         m.uses_mla = true;
@@ -394,13 +468,30 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
         m.mla.qk_rope_head_dim = r.get_int("qk_rope_head_dim", 0, kMaxWidth);
         m.mla.v_head_dim = r.get_int("v_head_dim", 1, kMaxWidth);
         m.head_dim = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
+        if (model_type == "deepseek_v32" || model_type == "glm_moe_dsa") read_sparse_attention(r, config, m);
+    }
+    if (fam == Family::Qwen3Next) {
+        read_qwen3_next_layers(r, config, m);
+        // Qwen3NextAttention: q_proj gives query and gate per head; Q and K are RMS-normed.
+        m.attention_output_gate = true;
     }
     read_glu_activation(r, config, fam, m);
     // Position, norm and attention details (defaults as transformers' config classes).
     if (!m.learned_position_embeddings) {
-        m.rope.theta = r.get_number_or("rope_theta", 10000.0, 1.0, 1e12);
+        // transformers 5 moves rope_theta (and partial_rotary_factor) into rope_parameters.
+        const Json* params = r.has("rope_parameters") && config.at("rope_parameters").is_object()
+                                 ? &config.at("rope_parameters") : nullptr;
+        const auto from_params = [&](const char* key, double fallback) {
+            if (params == nullptr || !params->contains(key)) return fallback;
+            return JsonObjectReader::as_number(params->at(key), file, r.field("rope_parameters") + "." + key, 0.0, 1e12);
+        };
+        m.rope.theta = r.get_number_or("rope_theta", from_params("rope_theta", 10000.0), 1.0, 1e12);
+        // Qwen3-Next's default is a quarter (configuration_qwen3_next.py, __post_init__).
+        const double percent_default = from_params("partial_rotary_factor", fam == Family::Qwen3Next ? 0.25 : 1.0);
         if (fam == Family::GptNeoX) m.rope.percent = r.get_number_or("rotary_pct", 1.0, 0.0, 1.0);
-        else m.rope.percent = r.get_number_or("partial_rotary_factor", 1.0, 0.0, 1.0);
+        else if (fam == Family::MiniMaxM2 && r.has("rotary_dim") && !config.at("rotary_dim").is_null())
+            m.rope.percent = static_cast<double>(r.get_int("rotary_dim", 1, m.head_dim)) / static_cast<double>(m.head_dim);
+        else m.rope.percent = r.get_number_or("partial_rotary_factor", percent_default, 0.0, 1.0);
         if (r.has("rope_scaling") && !config.at("rope_scaling").is_null()) {
             const Json& sc = r.raw("rope_scaling");
             if (!sc.is_object()) throw InputError(file, r.field("rope_scaling"), "expected an object or null");
@@ -421,7 +512,7 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
         }
     }
     const double eps_default = m.norm == NormKind::LayerNorm ? 1e-5 : 1e-6;
-    const char* eps_key = fam == Family::Gpt2 ? "layer_norm_epsilon"
+    const char* eps_key = fam == Family::Gpt2 || fam == Family::NemotronH ? "layer_norm_epsilon"
                           : fam == Family::GptNeoX ? "layer_norm_eps" : "rms_norm_eps";
     m.norm_eps = r.get_number_or(eps_key, eps_default, 0.0, 1.0);
     // Dropout: GPT-2 names them resid_pdrop / attn_pdrop (GPT2Config defaults 0.1), GPT-NeoX
@@ -430,7 +521,8 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
     const double pdrop_default = fam == Family::Gpt2 ? 0.1 : 0.0;
     m.hidden_dropout = r.get_number_or("hidden_dropout", r.get_number_or("resid_pdrop", pdrop_default, 0.0, 1.0), 0.0, 1.0);
     m.attention_dropout = r.get_number_or("attention_dropout", r.get_number_or("attn_pdrop", pdrop_default, 0.0, 1.0), 0.0, 1.0);
-    m.qk_norm = model_type == "qwen3" || model_type == "qwen3_moe" || model_type == "gemma3_text";
+    m.qk_norm = m.qk_norm || model_type == "qwen3" || model_type == "qwen3_moe" || model_type == "gemma3_text" ||
+                model_type == "qwen3_next";
     read_local_attention(r, config, fam, model_type, m);
     m.attention_sinks = fam == Family::GptOss;  // one learned logit per head (GptOssAttention.sinks)
     // Gemma 2's tanh soft-caps (Gemma 3 states them as null).
@@ -439,6 +531,10 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
         if (r.has(key) && !config.at(key).is_null()) *out = r.get_number(key, 0.0, 1e6);
     }
     if (fam == Family::DeepSeek) {
+        m.mtp_layers = static_cast<int>(r.get_int_or("num_nextn_predict_layers", 0, 0, 64));
+    }
+    if (fam == Family::Qwen3Next) {
+        // The card's 80B counts the main model; a stated MTP count is read, none otherwise.
         m.mtp_layers = static_cast<int>(r.get_int_or("num_nextn_predict_layers", 0, 0, 64));
     }
     if (fam == Family::DeepSeek || fam == Family::DeepSeekMoe) {
@@ -544,14 +640,33 @@ Json model_to_hf_config(const ModelSpec& m) {
         j["intermediate_size"] = m.moe.expert_ffn_hidden;
         j["intermediate_size_mlp"] = m.ffn_hidden_size;
         j["interleave_moe_layer_step"] = m.moe.layer_freq;
-    } else if (m.family == "qwen2_moe" || m.family == "qwen3_moe") {
+    } else if (m.family == "minimax_m2") {
+        j["num_local_experts"] = m.moe.num_experts;
+        j["num_experts_per_tok"] = m.moe.top_k;
+        j["scoring_func"] = m.moe.router_score;
+        j["use_routing_bias"] = m.moe.router_bias;
+        j["use_qk_norm"] = m.qk_norm;
+        j["qk_norm_type"] = m.qk_norm_full_width ? "per_layer" : "per_head";
+    } else if (m.family == "nemotron_h") {
+        j["mlp_hidden_act"] = m.mlp_activation.empty() ? "relu2" : m.mlp_activation;
+        j["layer_norm_epsilon"] = m.norm_eps;
+        j.erase("rms_norm_eps");
+        if (m.is_moe()) {
+            j["n_routed_experts"] = m.moe.num_experts;
+            j["num_experts_per_tok"] = m.moe.top_k;
+            j["moe_intermediate_size"] = m.moe.expert_ffn_hidden;
+            j["n_shared_experts"] = m.moe.num_shared_experts;
+            j["moe_shared_expert_intermediate_size"] = m.moe.shared_ffn_hidden;
+        }
+        j["num_nextn_predict_layers"] = m.mtp_layers;
+    } else if (m.family == "qwen2_moe" || m.family == "qwen3_moe" || m.family == "qwen3_next") {
         j["num_experts"] = m.moe.num_experts;
         j["num_experts_per_tok"] = m.moe.top_k;
         j["moe_intermediate_size"] = m.moe.expert_ffn_hidden;
         j["shared_expert_intermediate_size"] = m.moe.shared_ffn_hidden;
         j["decoder_sparse_step"] = m.moe.layer_freq;
     } else if (m.family == "deepseek_v3" || m.family == "deepseek_v2" || m.family == "kimi_k2" ||
-               m.family == "deepseek") {
+               m.family == "deepseek" || m.family == "deepseek_v32" || m.family == "glm_moe_dsa") {
         j["n_routed_experts"] = m.moe.num_experts;
         j["num_experts_per_tok"] = m.moe.top_k;
         j["moe_intermediate_size"] = m.moe.expert_ffn_hidden;
@@ -569,6 +684,8 @@ Json model_to_hf_config(const ModelSpec& m) {
         j["qk_rope_head_dim"] = m.mla.qk_rope_head_dim;
         j["v_head_dim"] = m.mla.v_head_dim;
     }
+    if (m.family == "qwen3_next") j["num_nextn_predict_layers"] = m.mtp_layers;
+    write_hybrid_fields(m, j);
     return j;
 }
 

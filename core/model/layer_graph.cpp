@@ -32,10 +32,23 @@ std::int64_t mlp_params(const ModelSpec& m, std::int64_t ffn) {
     return p;
 }
 
+// DeepSeek sparse attention's lightning indexer (DeepSeek-V3.2-Exp inference/model.py,
+// class Indexer): wq_b from the query latent to index_heads × index_head_dim, wk from h to
+// one index_head_dim key, its LayerNorm (weight and bias), and weights_proj from h to one
+// weight per index head.
+std::int64_t indexer_params(const ModelSpec& m) {
+    const auto& d = m.sparse_attention;
+    const std::int64_t q_in = m.mla.q_lora_rank > 0 ? m.mla.q_lora_rank : m.hidden_size;
+    return q_in * d.index_heads * d.index_head_dim + m.hidden_size * d.index_head_dim +
+           2 * d.index_head_dim + m.hidden_size * d.index_heads;
+}
+
+// Softmax attention (MHA/GQA/MLA), and sparse attention: MLA plus its indexer.
 Layer attention_layer(const ModelSpec& m, int block) {
     Layer l;
     l.kind = LayerKind::Attention;
     l.block = block;
+    l.mixer = m.mixer_kind(block);
     l.name = "block." + std::to_string(block) + ".attention";
     const std::int64_t h = m.hidden_size;
     std::int64_t gemm_params = 0;
@@ -58,10 +71,12 @@ Layer attention_layer(const ModelSpec& m, int block) {
     } else {
         const std::int64_t q = static_cast<std::int64_t>(m.num_heads) * m.head_dim;
         const std::int64_t kv = static_cast<std::int64_t>(m.num_kv_heads) * m.head_dim;
-        gemm_params = h * q + 2 * h * kv + q * h;
-        if (m.qkv_bias || m.linear_bias) other += q + 2 * kv;
+        // An output gate (Qwen3-Next) doubles q_proj: query and gate per head.
+        const std::int64_t q_out = m.attention_output_gate ? 2 * q : q;
+        gemm_params = h * q_out + 2 * h * kv + q * h;
+        if (m.qkv_bias || m.linear_bias) other += q_out + 2 * kv;
         if (m.linear_bias) other += h;
-        if (m.qk_norm) other += 2 * m.head_dim;  // one norm weight per head dim, for Q and K
+        if (m.qk_norm) other += m.qk_norm_full_width ? q + kv : 2 * m.head_dim;  // Q's and K's norm weights
         score_dims = 2.0 * static_cast<double>(q);
     }
     if (m.attention_sinks) other += m.num_heads;  // one learned sink logit per head
@@ -69,11 +84,76 @@ Layer attention_layer(const ModelSpec& m, int block) {
         l.local_tokens = m.attention_chunk > 0 ? m.attention_chunk : m.sliding_window;
         l.chunked = m.attention_chunk > 0;
     }
+    if (l.mixer == MixerKind::SparseAttention) {
+        // The indexer's GEMMs, and its scores against every earlier key: a dot product per
+        // index head and the weighted sum over heads (2·H_I·(d_I + 1) per key). Attention
+        // itself runs over the top-k keys: a window of k in FLOPs.
+        const auto& d = m.sparse_attention;
+        const std::int64_t ip = indexer_params(m);
+        other += 2 * d.index_head_dim;  // the k LayerNorm (counted in ip too)
+        gemm_params += ip - 2 * d.index_head_dim;
+        const bool shared = block < static_cast<int>(d.shared_index.size()) && block >= 0 &&
+                            d.shared_index[static_cast<std::size_t>(block)];
+        l.full_context_flops_per_token_per_context =
+            shared ? 0.0 : 2.0 * d.index_heads * static_cast<double>(d.index_head_dim + 1);
+        l.local_tokens = d.topk;
+        l.chunked = false;
+    }
     l.params = gemm_params + other;
     l.active_params = l.params;
     l.gemm_flops_per_token = 2.0 * static_cast<double>(gemm_params);
     l.attention_flops_per_token_per_context = 2.0 * score_dims;
     return l;
+}
+
+// Gated DeltaNet (transformers modeling_qwen3_next.py, Qwen3NextGatedDeltaNet): in_proj_qkvz
+// (h → 2·nk·dk + 2·nv·dv), in_proj_ba (h → 2·nv), a depthwise causal convolution over
+// q, k, v (no bias), dt_bias and A_log per value head, a gated RMSNorm of dv, out_proj.
+// Its recurrence's FLOPs depend on the chunk, not the context: core/cost/layer_kind_cost.
+Layer linear_attention_layer(const ModelSpec& m, int block) {
+    Layer l;
+    l.kind = LayerKind::Attention;
+    l.mixer = MixerKind::LinearAttention;
+    l.block = block;
+    l.name = "block." + std::to_string(block) + ".gated_deltanet";
+    const auto& d = m.linear_attention;
+    const std::int64_t h = m.hidden_size;
+    const std::int64_t qk = static_cast<std::int64_t>(d.num_key_heads) * d.key_head_dim;
+    const std::int64_t v = static_cast<std::int64_t>(d.num_value_heads) * d.value_head_dim;
+    const std::int64_t gemm = h * (2 * qk + 2 * v) + h * 2 * d.num_value_heads + v * h;
+    const std::int64_t conv = (2 * qk + v) * d.conv_kernel;
+    l.params = gemm + conv + 2 * d.num_value_heads + d.value_head_dim;
+    l.active_params = l.params;
+    l.gemm_flops_per_token = 2.0 * static_cast<double>(gemm);
+    return l;
+}
+
+// Mamba-2 (transformers modeling_nemotron_h.py, NemotronHMamba2Mixer): in_proj
+// (h → z, x, B, C, dt: 2·inner + 2·G·N + H), a causal convolution over x, B, C with a bias,
+// dt_bias, A_log and D per head, a gated RMSNorm of inner, out_proj.
+Layer mamba_layer(const ModelSpec& m, int block) {
+    Layer l;
+    l.kind = LayerKind::Attention;
+    l.mixer = MixerKind::Mamba2;
+    l.block = block;
+    l.name = "block." + std::to_string(block) + ".mamba";
+    const auto& d = m.mamba;
+    const std::int64_t h = m.hidden_size;
+    const std::int64_t gemm = h * (d.inner() + d.conv_dim() + d.num_heads) + d.inner() * h;
+    const std::int64_t conv = d.conv_dim() * d.conv_kernel + d.conv_dim();
+    l.params = gemm + conv + 3 * static_cast<std::int64_t>(d.num_heads) + d.inner();
+    l.active_params = l.params;
+    l.gemm_flops_per_token = 2.0 * static_cast<double>(gemm);
+    return l;
+}
+
+// The block's token mixer, whatever its kind.
+Layer mixer_layer(const ModelSpec& m, int block) {
+    switch (m.mixer_kind(block)) {
+        case MixerKind::LinearAttention: return linear_attention_layer(m, block);
+        case MixerKind::Mamba2: return mamba_layer(m, block);
+        default: return attention_layer(m, block);
+    }
 }
 
 Layer dense_mlp_layer(const ModelSpec& m, int block) {
@@ -132,6 +212,8 @@ Layer mtp_layer(const ModelSpec& m, int index) {
     l.name = "mtp." + std::to_string(index);
     const std::int64_t h = m.hidden_size;
     const int last = m.num_layers - 1;
+    // MTP blocks attend (DeepSeek-V3, Qwen3-Next; Nemotron-H's mtp_layers_block_type
+    // defaults to attention then MoE), whatever the last block's mixer.
     const Layer attn = attention_layer(m, last);
     const Layer ffn = m.is_moe_block(last) ? moe_layer(m, last) : dense_mlp_layer(m, last);
     const std::int64_t norms = 3 * norm_params(m, h) + 2 * norm_params(m, h);  // 3 own + the block's 2
@@ -170,11 +252,17 @@ LayerGraph build_layer_graph(const ModelSpec& m) {
     g.params_embedding = emb.params;
 
     for (int b = 0; b < m.num_layers; ++b) {
+        // A hybrid block without a mixer or without an MLP has one norm, before what it has
+        // (Nemotron-H's layers: one sublayer each).
         const std::string prefix = "block." + std::to_string(b) + ".";
-        g.layers.push_back(norm_layer(m, b, prefix + "input_norm"));
-        g.layers.push_back(attention_layer(m, b));
-        g.layers.push_back(norm_layer(m, b, prefix + "post_attention_norm"));
-        g.layers.push_back(m.is_moe_block(b) ? moe_layer(m, b) : dense_mlp_layer(m, b));
+        if (m.mixer_kind(b) != MixerKind::None) {
+            g.layers.push_back(norm_layer(m, b, prefix + "input_norm"));
+            g.layers.push_back(mixer_layer(m, b));
+        }
+        if (m.has_mlp(b)) {
+            g.layers.push_back(norm_layer(m, b, prefix + (m.mixer_kind(b) != MixerKind::None ? "post_attention_norm" : "input_norm")));
+            g.layers.push_back(m.is_moe_block(b) ? moe_layer(m, b) : dense_mlp_layer(m, b));
+        }
     }
     g.layers.push_back(norm_layer(m, -1, "final_norm"));
 
@@ -197,7 +285,8 @@ LayerGraph build_layer_graph(const ModelSpec& m) {
 double LayerGraph::forward_flops_per_token(std::int64_t seq_len, bool causal) const {
     double total = 0;
     for (const auto& l : layers) {
-        total += l.gemm_flops_per_token + l.attention_flops_per_token_per_context * l.context(seq_len, causal);
+        total += l.gemm_flops_per_token + l.attention_flops_per_token_per_context * l.context(seq_len, causal) +
+                 l.full_context_flops_per_token_per_context * Layer{}.context(seq_len, causal);
     }
     return total;
 }
@@ -207,7 +296,8 @@ double LayerGraph::block_forward_flops_per_token(int block, std::int64_t seq_len
     double total = 0;
     for (const auto& l : layers) {
         if (l.block != block) continue;
-        total += l.gemm_flops_per_token + l.attention_flops_per_token_per_context * l.context(seq_len, causal);
+        total += l.gemm_flops_per_token + l.attention_flops_per_token_per_context * l.context(seq_len, causal) +
+                 l.full_context_flops_per_token_per_context * Layer{}.context(seq_len, causal);
     }
     return total;
 }

@@ -26,7 +26,14 @@ struct Layer {
     // Forward FLOPs per token per token of context in score and context products (QK^T, AV),
     // without causal masking: multiply by the attended length (seq, or seq/2 when causal).
     double attention_flops_per_token_per_context = 0;
-    // Local attention of this layer (ModelSpec's window or chunk); 0 = the whole context.
+    // Forward FLOPs per token per token of causal context that always span the whole
+    // context, beside a local or sparse attention term above (DeepSeek sparse attention's
+    // lightning indexer scores every earlier key).
+    double full_context_flops_per_token_per_context = 0;
+    // The block's token mixer (attention layers of hybrid models; Attention otherwise).
+    MixerKind mixer = MixerKind::Attention;
+    // Local attention of this layer (ModelSpec's window or chunk, or the top-k keys sparse
+    // attention selects); 0 = the whole context.
     std::int64_t local_tokens = 0;
     bool chunked = false;
     // Keys a query attends to on average: seq (or the causal average) capped by the window.

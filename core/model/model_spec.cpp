@@ -3,6 +3,11 @@
 namespace meshwork {
 
 bool ModelSpec::is_moe_block(int block) const {
+    if (block >= 0 && block < static_cast<int>(block_kinds.size())) {
+        const FfnKind f = block_kinds[static_cast<std::size_t>(block)].ffn;
+        if (f == FfnKind::Moe) return is_moe();
+        if (f != FfnKind::Auto) return false;
+    }
     if (!is_moe() || block < moe.first_k_dense) return false;
     const int freq = moe.layer_freq > 0 ? moe.layer_freq : 1;
     return (block - moe.first_k_dense) % freq == 0;
@@ -14,7 +19,55 @@ int ModelSpec::num_moe_blocks() const {
     return n;
 }
 
+std::string to_string(MixerKind kind) {
+    switch (kind) {
+        case MixerKind::Attention: return "attention";
+        case MixerKind::LinearAttention: return "gated_deltanet";
+        case MixerKind::Mamba2: return "mamba2";
+        case MixerKind::SparseAttention: return "sparse_attention";
+        case MixerKind::None: return "none";
+    }
+    return "?";
+}
+
+MixerKind ModelSpec::mixer_kind(int block) const {
+    if (block >= 0 && block < static_cast<int>(block_kinds.size())) {
+        return block_kinds[static_cast<std::size_t>(block)].mixer;
+    }
+    return MixerKind::Attention;
+}
+
+bool ModelSpec::has_mlp(int block) const {
+    if (block >= 0 && block < static_cast<int>(block_kinds.size())) {
+        return block_kinds[static_cast<std::size_t>(block)].ffn != FfnKind::None;
+    }
+    return true;
+}
+
+bool ModelSpec::has_mixer(MixerKind kind) const {
+    if (block_kinds.empty()) return kind == MixerKind::Attention && num_layers > 0;
+    for (const auto& k : block_kinds) {
+        if (k.mixer == kind) return true;
+    }
+    return false;
+}
+
+std::string ModelSpec::block_letters(int block) const {
+    std::string s;
+    switch (mixer_kind(block)) {
+        case MixerKind::Attention: s += '*'; break;
+        case MixerKind::LinearAttention: s += 'G'; break;
+        case MixerKind::Mamba2: s += 'M'; break;
+        case MixerKind::SparseAttention: s += 'S'; break;
+        case MixerKind::None: break;
+    }
+    if (has_mlp(block)) s += is_moe_block(block) ? 'E' : '-';
+    return s;
+}
+
 bool ModelSpec::is_local_attention_block(int block) const {
+    const MixerKind mk = mixer_kind(block);
+    if (mk != MixerKind::Attention) return false;
     if (sliding_window <= 0 && attention_chunk <= 0) return false;
     return global_attention_every <= 0 || (block + 1) % global_attention_every != 0;
 }

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace meshwork {
 
@@ -32,6 +33,60 @@ struct MoeSpec {
     int first_k_dense = 0;                 // the first k blocks use a dense MLP
     int layer_freq = 1;                    // every layer_freq-th block (after first_k_dense) is MoE
     bool operator==(const MoeSpec&) const = default;
+};
+
+// What mixes tokens in a block. Attention is softmax attention (full, or local by the
+// sliding-window/chunk fields below); LinearAttention is Gated DeltaNet (Yang et al., "Gated
+// Delta Networks", ICLR 2025; Qwen3-Next); Mamba2 is Mamba-2's SSD mixer (Dao & Gu, "Transformers
+// are SSMs", ICML 2024; Nemotron-H); SparseAttention is DeepSeek sparse attention, MLA whose
+// queries attend only the top-k keys a lightning indexer picks (DeepSeek-V3.2-Exp, 2025);
+// None: the block has no mixer (Nemotron-H's MLP-only and MoE-only layers).
+enum class MixerKind { Attention, LinearAttention, Mamba2, SparseAttention, None };
+// What follows the mixer: Auto = ModelSpec::moe's first_k_dense / layer_freq rule decides
+// dense MLP or MoE; None: the block has no MLP (Nemotron-H's Mamba and attention layers).
+enum class FfnKind { Auto, Dense, Moe, None };
+struct BlockKind {
+    MixerKind mixer = MixerKind::Attention;
+    FfnKind ffn = FfnKind::Auto;
+    bool operator==(const BlockKind&) const = default;
+};
+std::string to_string(MixerKind kind);
+
+// Gated DeltaNet (transformers configuration_qwen3_next.py: linear_*): key heads are shared
+// by groups of value heads as GQA shares K and V.
+struct LinearAttentionDims {
+    int num_key_heads = 0;
+    int num_value_heads = 0;
+    std::int64_t key_head_dim = 0;
+    std::int64_t value_head_dim = 0;
+    int conv_kernel = 4;
+    bool operator==(const LinearAttentionDims&) const = default;
+};
+
+// Mamba-2 (transformers configuration_nemotron_h.py: mamba_*, ssm_state_size, n_groups).
+struct Mamba2Dims {
+    int num_heads = 0;
+    std::int64_t head_dim = 0;
+    std::int64_t state_dim = 0;   // N
+    int num_groups = 1;           // B and C are shared by the heads of a group
+    int conv_kernel = 4;
+    int chunk_size = 128;         // the SSD kernel's chunk (Q)
+    [[nodiscard]] std::int64_t inner() const { return num_heads * head_dim; }
+    // The causal convolution runs over x, B and C together.
+    [[nodiscard]] std::int64_t conv_dim() const { return inner() + 2 * num_groups * state_dim; }
+    bool operator==(const Mamba2Dims&) const = default;
+};
+
+// DeepSeek sparse attention's lightning indexer (config.json index_n_heads, index_head_dim,
+// index_topk): per query, the top `topk` keys by Σ_h w_h·ReLU(q_h·k) are attended.
+struct SparseAttentionDims {
+    int index_heads = 0;
+    std::int64_t index_head_dim = 0;
+    std::int64_t topk = 0;
+    // GLM-5's IndexShare (indexer_types "shared"): the block reuses the previous block's
+    // top-k and scores no keys itself; it keeps its indexer weights. Empty = none shared.
+    std::vector<bool> shared_index;
+    bool operator==(const SparseAttentionDims&) const = default;
 };
 
 // Rotary position embeddings (not used with learned positions).
@@ -76,6 +131,7 @@ struct ModelSpec {
     RopeSpec rope;
     double norm_eps = 1e-5;                    // epsilon of every norm
     bool qk_norm = false;                      // RMSNorm of Q and K per head (Qwen3, Gemma 3)
+    bool qk_norm_full_width = false;           // ... over all heads' width at once (MiniMax-M2)
     // Local attention. A windowed block attends to the last `sliding_window` tokens (itself
     // included, as transformers' masks count it); a chunked block (Llama 4) attends within
     // fixed chunks of `attention_chunk` tokens. With either, every `global_attention_every`-th
@@ -88,6 +144,15 @@ struct ModelSpec {
     double attn_logit_softcap = 0;             // Gemma 2: cap·tanh(score/cap); 0 = none
     double final_logit_softcap = 0;            // Gemma 2: the same on the output logits
     int mtp_layers = 0;                        // DeepSeek-V3 multi-token prediction layers
+    // Per-block kinds of hybrid families; empty = every block is attention followed by the
+    // MLP or MoE that `moe` decides. Otherwise one entry per block.
+    std::vector<BlockKind> block_kinds;
+    LinearAttentionDims linear_attention;
+    Mamba2Dims mamba;
+    SparseAttentionDims sparse_attention;
+    bool attention_output_gate = false;        // Qwen3-Next: sigmoid(gate)·attention, q_proj twice as wide
+    // A dense (ungated) MLP's activation: "" = GELU, "relu2" (squared ReLU; Nemotron-H).
+    std::string mlp_activation;
     // Dropout probabilities in training. A mask is stored for the backward only when the
     // probability is above 0 (PyTorch's dropout returns its input at p = 0): Llama-family
     // configs say 0, GPT-2/GPT-3 and Megatron-LM's defaults 0.1.
@@ -102,6 +167,16 @@ struct ModelSpec {
     [[nodiscard]] bool is_local_attention_block(int block) const;
     // Keys a query of block `block` attends to on average, causal, over `seq` tokens.
     [[nodiscard]] double causal_context(int block, double seq) const;
+    [[nodiscard]] MixerKind mixer_kind(int block) const;
+    [[nodiscard]] bool has_mlp(int block) const;  // a dense MLP or an MoE layer
+    [[nodiscard]] bool is_hybrid() const { return !block_kinds.empty(); }
+    // Whether any block has this mixer.
+    [[nodiscard]] bool has_mixer(MixerKind kind) const;
+    // One letter per block as Megatron-LM's hybrid pattern spells layers: M Mamba-2, * attention,
+    // - dense MLP, E MoE; and, for the kinds Megatron's pattern has no letter for, G Gated
+    // DeltaNet and S sparse attention. A block with both a mixer and an MLP gives its mixer's
+    // letter then the MLP's ("*-", "GE").
+    [[nodiscard]] std::string block_letters(int block) const;
     // Attention variant in words: "MHA", "GQA", "MQA" or "MLA".
     [[nodiscard]] std::string attention_kind() const;
 

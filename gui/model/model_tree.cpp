@@ -13,7 +13,8 @@ namespace meshwork::gui {
 namespace {
 // Forward FLOPs per token of one layer, causal (seq/2 keys, fewer in windowed blocks).
 double layer_flops(const Layer& l, int seq_length) {
-    return l.gemm_flops_per_token + l.attention_flops_per_token_per_context * l.context(seq_length, true);
+    return l.gemm_flops_per_token + l.attention_flops_per_token_per_context * l.context(seq_length, true) +
+           l.full_context_flops_per_token_per_context * Layer{}.context(seq_length, true);
 }
 
 QTreeWidgetItem* add_item(QTreeWidgetItem* parent, const QString& name, double params, double flops) {
@@ -73,7 +74,12 @@ void ModelTree::rebuild(const Layout& layout) {
         }
         auto& block = blocks_[static_cast<std::size_t>(l.block)];
         if (!block) {
-            block = add_item(root, tr("Block %1").arg(l.block), 0,
+            // The block's kind as Megatron-LM's hybrid pattern spells it (M Mamba-2,
+            // * attention, G Gated DeltaNet, S sparse attention; - MLP, E MoE).
+            const QString kind = model_.is_hybrid() || model_.has_mixer(MixerKind::SparseAttention)
+                                     ? QStringLiteral(" [%1]").arg(QString::fromStdString(model_.block_letters(l.block)))
+                                     : QString();
+            block = add_item(root, tr("Block %1").arg(l.block) + kind, 0,
                              g.block_forward_flops_per_token(l.block, seq_length_, true));
             block->setData(NameColumn, kKindRole, BlockItem);
             block->setData(NameColumn, kIndexRole, l.block);

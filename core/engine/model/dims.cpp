@@ -13,6 +13,16 @@ void refuse(bool bad, const std::string& field, const std::string& message) {
 ModelDims make_dims(const Layout& l, const EngineOptions& o) {
     const ModelSpec& m = l.model;
     const auto& mesh = l.parallel.mesh;
+    // Per-block kinds of hybrid models: each kind the engine has no kernels for, by name.
+    for (int b = 0; b < m.num_layers; ++b) {
+        const MixerKind k = m.mixer_kind(b);
+        refuse(k != MixerKind::Attention, "model.layers[" + std::to_string(b) + "]",
+               "the engine runs softmax attention in every block, not " + to_string(k) +
+                   (k == MixerKind::None ? " (a block without a mixer)" : ""));
+        refuse(!m.has_mlp(b), "model.layers[" + std::to_string(b) + "]",
+               "the engine runs an MLP or MoE layer in every block; this block has none");
+    }
+    refuse(m.attention_output_gate, "model.attention", "the engine runs attention without an output gate");
     refuse(m.uses_mla, "model.attention", "the engine runs MHA/GQA attention, not MLA");
     refuse(m.norm != NormKind::RmsNorm, "model.norm", "the engine runs RMSNorm models");
     refuse(m.mlp != MlpKind::Gated, "model.mlp", "the engine runs gated (SwiGLU) MLPs");
