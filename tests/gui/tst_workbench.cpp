@@ -101,7 +101,7 @@ private slots:
         QVERIFY(w.document()->layout() == before);
         QCOMPARE(refused.count(), 1);
         const QString reason = w.canvas()->last_refusal();
-        QVERIFY2(reason.startsWith("stage 1 would hold 0 layers") && reason.contains("at least one layer"), qPrintable(reason));
+        QVERIFY2(reason.contains("stage 1 would hold 0 layers") && reason.contains("at least one layer"), qPrintable(reason));
         QCOMPARE(w.document()->undo_stack()->count(), 0);
     }
 
@@ -127,7 +127,7 @@ private slots:
         // Emptying EP rank 0 is impossible: refused, in words.
         std::unique_ptr<QMimeData> rest(palette_drag(tree, {tree->expert_item(1), tree->expert_item(2), tree->expert_item(3)}));
         drop(w.canvas(), rest.get(), w.canvas()->tile_center(rank_on_ep1));
-        QVERIFY2(w.canvas()->last_refusal().startsWith("EP rank 0 would hold 0 experts"), qPrintable(w.canvas()->last_refusal()));
+        QVERIFY2(w.canvas()->last_refusal().contains("EP rank 0 would hold 0 experts"), qPrintable(w.canvas()->last_refusal()));
     }
 
     void axis_edits_update_the_canvas() {
