@@ -18,6 +18,7 @@
 #include "gui/dialogs/run_dialog.h"
 #include "gui/dialogs/search_dialog.h"
 #include "gui/mainwindow/main_window.h"
+#include "gui/mainwindow/dropped_files.h"
 #include "gui/mainwindow/trace_menu.h"
 #include "gui/timeline/timeline_panel.h"
 #include "gui/timeline/timeline_view.h"
@@ -31,7 +32,8 @@ struct Options {
                              "Trace file to open in the timeline: a Meshwork trace, a Kineto / PyTorch profiler "
                              "JSON (.json, .json.gz) or an nsys SQLite export (imported on the fly); host:/path "
                              "opens a trace on that host, served through ssh by its meshwork-cli (an scp copy when "
-                             "it cannot serve it)",
+                             "it cannot serve it); given several times, the files are the ranks of one job, "
+                             "merged into one view",
                              "FILE"};
     QCommandLineOption screenshot{"screenshot", "Render the window to FILE (PNG) and exit", "FILE"};
     QCommandLineOption view{"view",
@@ -65,7 +67,8 @@ void describe(QCommandLineParser& parser, const Options& o) {
     parser.setApplicationDescription("Design, predict, run and profile model-parallel layouts");
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addPositionalArgument("layout", "Layout file to open");
+    parser.addPositionalArgument("files", "A layout file to open and/or trace files (several: the ranks of one job, "
+                                          "merged into one view)", "[LAYOUT] [TRACE...]");
     parser.addOptions({o.layout, o.trace, o.screenshot, o.view, o.theme, o.size, o.tool, o.ready, o.compare, o.dock, o.find, o.select});
 }
 
@@ -141,7 +144,11 @@ int main(int argc, char** argv) {
     meshwork::gui::apply_theme(parser.isSet(theme_opt) ? meshwork::gui::theme_from_string(parser.value(theme_opt))
                                : shooting ? meshwork::gui::Theme::Dark : meshwork::gui::saved_theme());
     MainWindow window;
-    QString path = parser.isSet(layout_opt) ? parser.value(layout_opt) : parser.positionalArguments().value(0);
+    // Positional files are a layout or traces, told apart by content (dropped_files.h):
+    // `meshwork rank0.json.gz rank1.json.gz` opens two traces as the ranks of one view.
+    const auto positional = meshwork::gui::sort_dropped_files(parser.positionalArguments());
+    const QStringList traces = parser.values(trace_opt) + positional.traces;
+    QString path = parser.isSet(layout_opt) ? parser.value(layout_opt) : positional.layouts.value(0);
     if (path.isEmpty() && (parser.isSet(tool_opt) || parser.isSet(ready_opt))) {
         // A tool and the start-up benchmark need a layout: the bundled example.
         path = QString::fromStdString(meshwork::resource_dir() + "/layouts/llama3-70b-h100-64.json");
@@ -163,7 +170,7 @@ int main(int argc, char** argv) {
     const auto view = view_name == "timeline" ? MainWindow::View::Timeline
                       : view_name == "ranks"  ? MainWindow::View::Ranks
                                               : MainWindow::View::Canvas;
-    if (view == MainWindow::View::Ranks && !parser.isSet(trace_opt)) {
+    if (view == MainWindow::View::Ranks && traces.isEmpty()) {
         std::fprintf(stderr, "meshwork: --view ranks needs --trace (the trace whose ranks to show)\n");
         return 2;
     }
@@ -234,8 +241,8 @@ int main(int argc, char** argv) {
     if (parser.isSet(compare_opt)) {
         // The simulated one of --trace and --compare-trace is the prediction (trace_roles.h);
         // of two measured runs, --trace is the reference on top.
-        if (!parser.isSet(trace_opt)) {
-            std::fprintf(stderr, "meshwork: --compare-trace needs --trace (the trace to compare it with)\n");
+        if (traces.size() != 1) {
+            std::fprintf(stderr, "meshwork: --compare-trace needs one --trace (the trace to compare it with)\n");
             return 2;
         }
         auto* menu = window.trace_menu();
@@ -244,10 +251,10 @@ int main(int argc, char** argv) {
             if (shooting) QApplication::exit(2);
         });
         if (shooting) QObject::connect(menu, &meshwork::gui::TraceMenu::comparison_shown, &app, take_screenshot);
-        menu->compare_by_role(parser.value(trace_opt), parser.value(compare_opt));
+        menu->compare_by_role(traces.front(), parser.value(compare_opt));
         return app.exec();
     }
-    if (parser.isSet(trace_opt)) {
+    if (!traces.isEmpty()) {
         QObject::connect(&window, &MainWindow::trace_failed, &app, [shooting](const QString&, const QString& message) {
             if (!shooting) return;
             std::fprintf(stderr, "meshwork: %s\n", qPrintable(message));
@@ -276,7 +283,7 @@ int main(int argc, char** argv) {
                              });
             if (shooting) QObject::connect(&window, &MainWindow::trace_opened, &app, take_screenshot);
         }
-        window.open_trace(parser.value(trace_opt));
+        window.open_traces(traces);
     } else if (shooting) {
         take_screenshot();
     }

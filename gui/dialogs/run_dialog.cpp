@@ -64,14 +64,64 @@ RunDialog::RunDialog(const Layout& layout, QWidget* parent)
     connect_worker();
     resize(760, 560);
     update_memory_note();
+    probe_backends();
+}
+
+void RunDialog::probe_backends() {
+    std::vector<engine::BackendKind> kinds;
+    for (engine::BackendKind kind : engine::backend_kinds()) {
+        if (kind != engine::BackendKind::Cpu) kinds.push_back(kind);
+    }
+    if (kinds.empty()) {
+        probed_ = true;
+        return;
+    }
+    const int gpus = layout_.gpus;
+    probes_.start(
+        [kinds, gpus](const JobControl&) {
+            std::vector<engine::BackendInfo> infos;
+            for (engine::BackendKind kind : kinds) infos.push_back(engine::probe_backend(kind, gpus));
+            return infos;
+        },
+        [this](std::vector<engine::BackendInfo> infos) {
+            for (const auto& info : infos) {
+                backend_reasons_[info.kind] = QString::fromStdString(info.reason);
+                mark_backend(info.kind);
+            }
+            probed_ = true;
+            update_memory_note();
+        },
+        [this](const QString& message) {
+            for (engine::BackendKind kind : engine::backend_kinds()) {
+                if (kind == engine::BackendKind::Cpu) continue;
+                backend_reasons_[kind] = message;
+                mark_backend(kind);
+            }
+            probed_ = true;
+            update_memory_note();
+        });
+}
+
+void RunDialog::mark_backend(engine::BackendKind kind) {
+    const QString name = QString::fromStdString(engine::to_string(kind));
+    const int index = backend_->findData(name);
+    if (index < 0) return;
+    const QString& why = backend_reasons_[kind];
+    if (why.isEmpty()) {
+        backend_->setItemData(index, tr("Can run here"), Qt::ToolTipRole);
+        return;
+    }
+    // Kept selectable, with the reason beside it: users look for it.
+    backend_->setItemData(index, why, Qt::ToolTipRole);
+    backend_->setItemText(index, tr("%1 — unavailable: %2").arg(name.toUpper(), why));
 }
 
 QFormLayout* RunDialog::build_form() {
     auto* form = new QFormLayout;
     backend_ = new QComboBox(this);
     // The backends of this build (engine/backend_registry.h). Whether one can run here is
-    // asked only when it is chosen (update_memory_note), so opening this dialog loads no
-    // CUDA library.
+    // asked on a worker thread as the dialog opens (probe_backends): an entry that cannot
+    // says why before it is chosen, and opening the dialog never waits for the CUDA library.
     for (engine::BackendKind kind : engine::backend_kinds()) {
         const QString name = QString::fromStdString(engine::to_string(kind));
         backend_->addItem(name.toUpper() + QString::fromUtf8(" — ") +
@@ -216,17 +266,17 @@ void RunDialog::update_memory_note() {
     const auto& c = view_colours();
     const engine::BackendKind kind = selected_backend();
     if (kind != engine::BackendKind::Cpu) {
+        const QString name = backend_->currentData().toString().toUpper();
         if (!backend_reasons_.contains(kind)) {
-            backend_reasons_[kind] = QString::fromStdString(engine::probe_backend(kind, layout_.gpus).reason);
+            // Still being probed: the answer comes back here.
+            fits_ = false;
+            show_memory_note(tr("Checking whether the %1 backend can run here…").arg(name), c.text_dim);
+            run_->setEnabled(false);
+            return;
         }
         const QString& why = backend_reasons_[kind];
         if (!why.isEmpty()) {
-            // Keep the entry selectable, with the reason beside it: users look for it.
             fits_ = false;
-            const int index = backend_->currentIndex();
-            const QString name = backend_->currentData().toString().toUpper();
-            backend_->setItemData(index, why, Qt::ToolTipRole);
-            backend_->setItemText(index, tr("%1 — unavailable: %2").arg(name, why));
             show_memory_note(tr("The %1 backend cannot run here: %2").arg(name, why), c.error);
             run_->setEnabled(false);
             return;

@@ -8,6 +8,7 @@
 
 #include <QDialog>
 
+#include "gui/app/background_jobs.h"
 #include "gui/dialogs/run_worker.h"
 #include "core/layout/layout.h"
 
@@ -42,6 +43,9 @@ public:
     void set_check(bool check);
     void set_profile_path(const QString& path);  // empty: no profile
     [[nodiscard]] const RunOutcome& outcome() const { return outcome_; }
+    // Whether every backend has been probed (on a worker thread as the dialog opens).
+    [[nodiscard]] bool backends_probed() const { return probed_; }
+    [[nodiscard]] QComboBox* backend_box() const { return backend_; }
 
 signals:
     void profile_ready(const QString& path);
@@ -58,6 +62,10 @@ private:
     [[nodiscard]] engine::RunRequest build_request() const;
     [[nodiscard]] engine::BackendKind selected_backend() const;
     void update_memory_note();
+    // Probes every backend but the CPU's off the UI thread (CUDA loads its plugin and asks
+    // the driver), then marks the entries that cannot run here with the reason.
+    void probe_backends();
+    void mark_backend(engine::BackendKind kind);
     void show_memory_note(const QString& text, const QColor& colour);
     void set_running(bool running);
     void show_status(const QString& text, const QColor& colour);
@@ -79,8 +87,10 @@ private:
     LossPlot* loss_ = nullptr;
     RunOutcome outcome_;
     bool fits_ = true;
-    // Why a backend cannot run here (empty: it can); asked when it is first chosen.
+    // Why a backend cannot run here (empty: it can); probed as the dialog opens.
     std::map<engine::BackendKind, QString> backend_reasons_;
+    bool probed_ = false;
+    BackgroundJobs probes_;  // last: cancelled and waited for before the members above go
 };
 
 }  // namespace meshwork::gui

@@ -1,5 +1,7 @@
 #include "gui/document/layout_document.h"
 
+#include "gui/document/issue_words.h"
+
 #include <QHash>
 
 #include "gui/document/layout_edit_command.h"
@@ -43,7 +45,7 @@ EditOutcome LayoutDocument::check(const ProposedEdit& edit) const {
     // step by step, so only edits that add errors are refused there.
     if (!after.valid() && (before.valid() || after.errors.size() > before.errors.size())) {
         const auto& e = after.errors.front();
-        return {false, QString::fromStdString(e.field + ": " + e.message)};
+        return {false, refusal_in_words(e, edit.layout)};
     }
     return {true, {}};
 }

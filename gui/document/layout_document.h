@@ -14,7 +14,7 @@ namespace meshwork::gui {
 
 struct EditOutcome {
     bool accepted = false;
-    QString reason;  // why it was refused: the validation message, naming the field
+    QString reason;  // why it was refused, in words (issue_words.h): the validation message
 };
 
 class LayoutDocument : public QObject {

@@ -1,5 +1,7 @@
 #include "gui/estimate/estimate_panel.h"
 
+#include "gui/document/issue_words.h"
+
 #include <QElapsedTimer>
 #include <QHeaderView>
 #include <QLabel>
@@ -10,6 +12,7 @@
 #include "gui/app/theme.h"
 #include "gui/document/layout_document.h"
 #include "gui/estimate/assessment_runner.h"
+#include "gui/estimate/figure_text.h"
 #include "gui/estimate/memory_chart.h"
 
 namespace meshwork::gui {
@@ -20,26 +23,6 @@ qint64 now_ns() {
     return clock.nsecsElapsed();
 }
 
-QString figure_text(const Figure& f, double v) {
-    switch (f.unit) {
-        case Figure::Unit::Count: return format_count(v);
-        case Figure::Unit::Bytes: return format_bytes(v);
-        case Figure::Unit::Seconds: return format_duration_ns(v * 1e9);
-        case Figure::Unit::Fraction: return QString::number(v * 100, 'f', 1) + " %";
-        case Figure::Unit::Plain: return QString::number(v, 'g', 6);
-    }
-    return {};
-}
-
-QString change_text(const Figure& f, double now, double before) {
-    if (now == before) return {};
-    const double d = now - before;
-    const QString sign = d > 0 ? "+" : QString::fromUtf8("\u2212");
-    Figure abs_figure = f;
-    QString body = figure_text(abs_figure, std::abs(d));
-    if (f.unit == Figure::Unit::Fraction) body = QString::number(std::abs(d) * 100, 'f', 1) + " pt";
-    return sign + body;
-}
 }  // namespace
 
 EstimatePanel::EstimatePanel(LayoutDocument* document, QWidget* parent)
@@ -78,7 +61,8 @@ EstimatePanel::EstimatePanel(LayoutDocument* document, QWidget* parent)
     issues_ = new QTreeWidget(this);
     issues_->setRootIsDecorated(false);
     issues_->setColumnCount(2);
-    issues_->setHeaderLabels({tr("Field"), tr("Problem")});
+    // What an issue is about in words ("Stage 2, 0 layers"); its field path in the tooltip.
+    issues_->setHeaderLabels({tr("About"), tr("Problem")});
     issues_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
     // The problem takes the rest of the width and wraps there rather than being cut.
     issues_->header()->setSectionResizeMode(1, QHeaderView::Stretch);
@@ -120,13 +104,14 @@ void EstimatePanel::show_assessment(const LayoutAssessment& a) {
 
     figures_->clear();
     for (const auto& f : a.figures) {
+        const NumberScale scale = figure_scale(f, a.figures);
         QString change;
         if (previous_) {
             for (const auto& p : previous_->figures) {
-                if (p.key == f.key) change = change_text(f, f.value, p.value);
+                if (p.key == f.key) change = change_text(f, p.value, scale);
             }
         }
-        auto* item = new QTreeWidgetItem(figures_, {f.label, figure_text(f, f.value), change});
+        auto* item = new QTreeWidgetItem(figures_, {f.label, figure_text(f, scale), change});
         item->setTextAlignment(1, Qt::AlignRight | Qt::AlignVCenter);
         item->setTextAlignment(2, Qt::AlignRight | Qt::AlignVCenter);
         if (!change.isEmpty()) item->setForeground(2, c.accent);
@@ -151,12 +136,14 @@ void EstimatePanel::show_assessment(const LayoutAssessment& a) {
 
     issues_->clear();
     for (const auto& e : a.validation.errors) {
-        auto* item = new QTreeWidgetItem(issues_, {QString::fromStdString(e.field), QString::fromStdString(e.message)});
+        auto* item = new QTreeWidgetItem(issues_, {issue_subject(e.field, document_->layout()), QString::fromStdString(e.message)});
+        item->setToolTip(0, tr("Layout field %1").arg(QString::fromStdString(e.field)));
         item->setForeground(0, c.error);
         item->setToolTip(1, QString::fromStdString(e.message));
     }
     for (const auto& w : a.validation.warnings) {
-        auto* item = new QTreeWidgetItem(issues_, {QString::fromStdString(w.field), QString::fromStdString(w.message)});
+        auto* item = new QTreeWidgetItem(issues_, {issue_subject(w.field, document_->layout()), QString::fromStdString(w.message)});
+        item->setToolTip(0, tr("Layout field %1").arg(QString::fromStdString(w.field)));
         item->setForeground(0, c.warning);
         item->setToolTip(1, QString::fromStdString(w.message));
     }

@@ -1,5 +1,7 @@
 #include "gui/estimate/layout_assessment.h"
 
+#include "gui/app/format.h"
+
 #include <QElapsedTimer>
 #include <QObject>
 
@@ -63,9 +65,9 @@ LayoutAssessment assess_layout(const Layout& layout, const std::string& file) {
             a.overflow_bytes = static_cast<double>(e.max_overflow_bytes);
             a.worst_stage = e.worst_stage;
             if (!e.fits) {
-                a.estimate_note = QObject::tr("Stage %1 does not fit: %2 GiB over the GPU's memory.")
+                a.estimate_note = QObject::tr("Stage %1 does not fit: %2 over the GPU's memory.")
                                       .arg(e.worst_stage)
-                                      .arg(static_cast<double>(e.max_overflow_bytes) / (1u << 30), 0, 'f', 1);
+                                      .arg(format_bytes(static_cast<double>(e.max_overflow_bytes)));
             }
         } catch (const InputError& e) {
             a.estimate_note = QString::fromStdString(e.what());

@@ -3,6 +3,9 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QMimeData>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -29,6 +32,7 @@
 #include "gui/dialogs/search_dialog.h"
 #include "gui/document/layout_document.h"
 #include "gui/estimate/estimate_panel.h"
+#include "gui/mainwindow/dropped_files.h"
 #include "gui/mainwindow/new_layout_dialog.h"
 #include "gui/mainwindow/recent_files.h"
 #include "gui/mainwindow/shortcuts_dialog.h"
@@ -58,6 +62,7 @@ namespace meshwork::gui {
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     init_meshwork_resources();
     setWindowIcon(QIcon(":/icons/meshwork.svg"));
+    setAcceptDrops(true);  // files dropped anywhere on the window (open_files)
     document_ = new LayoutDocument(this);
     views_ = new QTabWidget(this);
     views_->setDocumentMode(true);
@@ -247,8 +252,7 @@ void MainWindow::build_actions() {
             this, tr("Open trace (several files: the ranks of one job)"), dir, trace_file_filter());
         if (paths.isEmpty()) return;
         QSettings().setValue("files/last_trace_dir", QFileInfo(paths.front()).absolutePath());
-        if (paths.size() == 1) open_trace(paths.front());
-        else trace_menu_->import_traces(paths);
+        open_traces(paths);
     });
     undo_ = document_->undo_stack()->createUndoAction(this, tr("&Undo"));
     undo_->setShortcut(QKeySequence::Undo);
@@ -460,6 +464,67 @@ QString trace_file_filter() {
     return QObject::tr("Traces (*.sqlite *.db *.json *.json.gz);;Meshwork traces (*.sqlite *.db);;"
                        "PyTorch / Kineto traces (*.json *.json.gz *.pt.trace.json);;"
                        "Nsight Systems SQLite exports (*.sqlite);;All files (*)");
+}
+
+namespace {
+// The local files a drag carries; empty when it carries anything else (the canvas's blocks).
+QStringList local_files(const QMimeData* mime) {
+    QStringList paths;
+    if (!mime || !mime->hasUrls()) return paths;
+    for (const QUrl& url : mime->urls()) {
+        if (!url.isLocalFile()) return {};
+        paths << url.toLocalFile();
+    }
+    return paths;
+}
+}  // namespace
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    if (local_files(event->mimeData()).isEmpty()) return QMainWindow::dragEnterEvent(event);
+    event->acceptProposedAction();
+}
+
+void MainWindow::dragMoveEvent(QDragMoveEvent* event) {
+    if (local_files(event->mimeData()).isEmpty()) return QMainWindow::dragMoveEvent(event);
+    event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    const QStringList paths = local_files(event->mimeData());
+    if (paths.isEmpty()) return QMainWindow::dropEvent(event);
+    event->acceptProposedAction();
+    open_files(paths);
+}
+
+void MainWindow::open_files(const QStringList& paths) {
+    const DroppedFiles files = sort_dropped_files(paths);
+    if (files.layouts.size() > 1) {
+        show_error(tr("Cannot open layouts"),
+                   tr("%n layouts were given at once; open one at a time:\n%1", "", static_cast<int>(files.layouts.size()))
+                       .arg(files.layouts.join('\n')));
+        return;
+    }
+    if (!files.layouts.isEmpty()) {
+        if (!maybe_save() || !open_layout(files.layouts.front())) return;
+    }
+    open_traces(files.traces);
+}
+
+void MainWindow::open_traces(const QStringList& paths) {
+    if (paths.isEmpty()) return;
+    if (paths.size() == 1) {
+        open_trace(paths.front());
+        return;
+    }
+    // Several traces are the ranks of one job: merged into one trace (with progress), opened.
+    for (const QString& path : paths) {
+        RemoteSpec remote;
+        if (is_remote_trace(path, remote)) {
+            show_error(tr("Cannot open traces"), tr("%1: a remote trace opens alone, not as one rank of several").arg(path));
+            return;
+        }
+    }
+    trace_menu_->import_traces(paths);
 }
 
 void MainWindow::open_trace(const QString& path) {

@@ -51,6 +51,13 @@ public:
     // is served from that host (falling back to an scp copy when it cannot serve it). A
     // Kineto JSON or an nsys export is imported first (TraceMenu::import_trace, with progress).
     void open_trace(const QString& path);
+    // Several traces at once (File → Open Trace with several chosen, the command line, a
+    // drop): one opens as open_trace does, several are the ranks of one job, merged with
+    // progress (TraceMenu::import_traces) into one view.
+    void open_traces(const QStringList& paths);
+    // Files handed to the window whole (dropped on it): a layout opens as a layout
+    // (dropped_files.h tells it from a Kineto JSON), the traces as open_traces does.
+    void open_files(const QStringList& paths);
     // The latest error shown to the user (empty when none): for tests and --screenshot.
     [[nodiscard]] QString last_error() const { return last_error_; }
 
@@ -96,6 +103,9 @@ signals:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dragMoveEvent(QDragMoveEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
 
 private:
     void build_docks();

@@ -200,7 +200,9 @@ void MeshCanvas::paint_tile(QPainter& p, const RankTile& tile) {
     const auto& c = view_colours();
     const Layout& l = document_->layout();
     const QRectF r = tile.rect;
-    const bool ep_target = drop_ep_rank_ >= 0 && tile.coords.ep == drop_ep_rank_;
+    // The EP rank a drag of experts is over, or the one the keyboard works on (MoE layouts).
+    const bool ep_target = (drop_ep_rank_ >= 0 && tile.coords.ep == drop_ep_rank_) ||
+                           (hasFocus() && l.model.is_moe() && tile.coords.ep == current_ep_rank_);
     QColor fill = stage_colour(tile.coords.pp);
     if (current_theme() == Theme::Dark) fill = fill.darker(135);
     p.setPen(ep_target ? QPen(c.accent, 2) : Qt::NoPen);
@@ -460,27 +462,83 @@ void MeshCanvas::keyPressEvent(QKeyEvent* e) {
         set_current_stage(e->key() == Qt::Key_Home ? 0 : document_->layout().parallel.mesh.pp - 1);
         return;
     }
+    if ((e->key() == Qt::Key_Up || e->key() == Qt::Key_Down) && document_->layout().model.is_moe()) {
+        const int direction = e->key() == Qt::Key_Up ? -1 : 1;
+        if (shift) apply_keyboard_edit(move_edge_expert(current_ep_rank_, direction));
+        else set_current_ep_rank(current_ep_rank_ + direction);
+        return;
+    }
     QWidget::keyPressEvent(e);
+}
+
+int MeshCanvas::current_ep_rank() const { return current_ep_rank_; }
+
+void MeshCanvas::set_current_ep_rank(int ep_rank) {
+    if (!document_->has_layout()) return;
+    current_ep_rank_ = std::clamp(ep_rank, 0, std::max(0, document_->layout().parallel.mesh.ep - 1));
+    update();
+}
+
+ProposedEdit MeshCanvas::move_edge_expert(int ep_rank, int direction) const {
+    const Layout& l = document_->layout();
+    ProposedEdit edit{l, "", ""};
+    if (!l.model.is_moe()) {
+        edit.refused = tr("%1 has no experts").arg(QString::fromStdString(l.model.name)).toStdString();
+        return edit;
+    }
+    const int to = ep_rank + direction;
+    if (to < 0 || to >= l.parallel.mesh.ep) {
+        edit.refused = (direction < 0 ? tr("EP rank %1 is the first: there is no EP rank before it")
+                                      : tr("EP rank %1 is the last: there is no EP rank after it"))
+                           .arg(ep_rank).toStdString();
+        return edit;
+    }
+    const auto placed = l.ep_experts();
+    if (ep_rank < 0 || ep_rank >= static_cast<int>(placed.size()) || placed[static_cast<std::size_t>(ep_rank)].empty()) {
+        edit.refused = tr("EP rank %1 holds no expert to move").arg(ep_rank).toStdString();
+        return edit;
+    }
+    // As blocks cross a stage boundary: the first expert goes back, the last goes on.
+    const auto& mine = placed[static_cast<std::size_t>(ep_rank)];
+    return move_experts_to_ep_rank(l, {direction < 0 ? mine.front() : mine.back()}, to);
 }
 
 void MeshCanvas::contextMenuEvent(QContextMenuEvent* e) {
     if (!document_->has_layout()) return;
-    // A right click picks the stage under the cursor; the keyboard's menu key keeps the current one.
+    // A right click picks the stage (and the EP rank of the tile) under the cursor; the
+    // keyboard's menu key (Shift+F10) keeps the current ones.
     if (e->reason() == QContextMenuEvent::Mouse) {
         if (const auto* s = geometry_.stage_at(e->pos())) set_current_stage(s->stage);
+        if (const auto* t = geometry_.tile_at(e->pos())) set_current_ep_rank(t->coords.ep);
     }
     QMenu menu(this);
-    const int stage = current_stage_;
-    auto add = [&](int direction, const QString& text) {
-        const ProposedEdit edit = move_boundary_block(stage, direction);
+    fill_context_menu(menu);
+    menu.exec(e->reason() == QContextMenuEvent::Mouse ? e->globalPos()
+                                                      : mapToGlobal(geometry_.stages.empty() ? QPoint(20, 20)
+                                                                                             : stage_drop_point(current_stage_)));
+}
+
+void MeshCanvas::fill_context_menu(QMenu& menu) {
+    auto add = [&](const ProposedEdit& edit, const QString& text) {
         auto* action = menu.addAction(text, this, [this, edit] { apply_keyboard_edit(edit); });
         action->setEnabled(edit.refused.empty() && document_->check(edit).accepted);
         if (!edit.refused.empty()) action->setToolTip(QString::fromStdString(edit.refused));
+        else if (const auto check = document_->check(edit); !check.accepted) action->setToolTip(check.reason);
     };
-    add(-1, tr("Move the first block of stage %1 to stage %2\tShift+←").arg(stage).arg(stage - 1));
-    add(1, tr("Move the last block of stage %1 to stage %2\tShift+→").arg(stage).arg(stage + 1));
+    const int stage = current_stage_;
+    add(move_boundary_block(stage, -1), tr("Move the first block of stage %1 to stage %2\tShift+←").arg(stage).arg(stage - 1));
+    add(move_boundary_block(stage, 1), tr("Move the last block of stage %1 to stage %2\tShift+→").arg(stage).arg(stage + 1));
+    if (document_->layout().model.is_moe()) {
+        menu.addSeparator();
+        const int ep = current_ep_rank_;
+        const auto placed = document_->layout().ep_experts();
+        const bool any = ep < static_cast<int>(placed.size()) && !placed[static_cast<std::size_t>(ep)].empty();
+        const QString first = any ? QString::number(placed[static_cast<std::size_t>(ep)].front()) : QString("—");
+        const QString last = any ? QString::number(placed[static_cast<std::size_t>(ep)].back()) : QString("—");
+        add(move_edge_expert(ep, -1), tr("Move expert %1 of EP rank %2 to EP rank %3\tShift+↑").arg(first).arg(ep).arg(ep - 1));
+        add(move_edge_expert(ep, 1), tr("Move expert %1 of EP rank %2 to EP rank %3\tShift+↓").arg(last).arg(ep).arg(ep + 1));
+    }
     menu.setToolTipsVisible(true);
-    menu.exec(e->globalPos());
 }
 
 }  // namespace meshwork::gui

@@ -7,6 +7,8 @@
 #include <QTimer>
 #include <QWidget>
 
+class QMenu;
+
 #include <optional>
 
 #include "gui/document/layout_edits.h"
@@ -42,6 +44,15 @@ public:
     // The edit that moves the block on a boundary of `stage` to the neighbour in `direction`
     // (-1: its first block to the stage before; +1: its last block to the stage after).
     [[nodiscard]] ProposedEdit move_boundary_block(int stage, int direction) const;
+    // The EP rank the keyboard works on in an MoE layout (↑/↓ move it, its tiles outlined;
+    // Shift+↑ moves its first expert to the EP rank before, Shift+↓ its last to the one after,
+    // as a drop of that expert on a tile would).
+    [[nodiscard]] int current_ep_rank() const;
+    void set_current_ep_rank(int ep_rank);
+    [[nodiscard]] ProposedEdit move_edge_expert(int ep_rank, int direction) const;
+    // The context menu's entries (right click, Shift+F10): the keyboard's moves of the current
+    // stage's blocks and EP rank's experts, each closed with its reason when refused.
+    void fill_context_menu(QMenu& menu);
     // The reason of the latest refused drop (empty after an accepted one).
     [[nodiscard]] QString last_refusal() const { return refusal_text_; }
 
@@ -82,6 +93,7 @@ private:
     QString refusal_text_;
     QTimer refusal_timer_;
     int current_stage_ = 0;
+    int current_ep_rank_ = 0;
 };
 
 }  // namespace meshwork::gui

@@ -130,6 +130,31 @@ TimelinePanel::TimelinePanel(QWidget* parent) : QWidget(parent) {
                                       (launches ? tr(" later") : tr(" before")))
                              .arg(from.event.correlation_id));
     });
+    connect(view_, &TimelineView::peers_found, this, [this](const TimelineEventDetails& from, const PeerFlows& flows) {
+        const auto* source = view_->source();
+        const QString dim = view_colours().text_dim.name();
+        auto where = [source](const TimelineEventDetails& d) {
+            return tr("rank %1 · %2").arg(d.event.rank).arg(QString::fromStdString(source->lane(d.lane).name).toHtmlEscaped());
+        };
+        if (flows.kind == PeerFlows::Kind::PointToPoint) {
+            const auto& peer = flows.partners.front();
+            details_->append(tr("<span style='color:%1'>%2 <b>%3</b> on <b>%4</b> (ends %5 %6)</span>")
+                                 .arg(dim, flows.selected_sends ? tr("sent to →") : tr("received from ←"),
+                                      QString::fromStdString(peer.event.name).toHtmlEscaped(), where(peer),
+                                      format_duration_ns(std::abs(static_cast<double>(peer.event.end_ns - from.event.end_ns))),
+                                      peer.event.end_ns >= from.event.end_ns ? tr("later") : tr("before")));
+            return;
+        }
+        QStringList ranks{QString::number(from.event.rank)};
+        for (const auto& peer : flows.partners) ranks << QString::number(peer.event.rank);
+        details_->append(tr("<span style='color:%1'>the same call on %2 ranks (%3); last to enter: <b>rank %4</b>, "
+                            "%5 after the first</span>")
+                             .arg(dim)
+                             .arg(ranks.size())
+                             .arg(ranks.join(", "))
+                             .arg(flows.last_rank)
+                             .arg(format_duration_ns(static_cast<double>(flows.last_after_first_ns))));
+    });
     connect(view_, &TimelineView::selection_cleared, this, [this] {
         details_->clear();
         stats_->hide();

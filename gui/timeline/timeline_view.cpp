@@ -498,59 +498,108 @@ void TimelineView::find_flow_partner() {
     flow_event_ = event;
     flow_items_key_ = items_key_;
     flow_partner_.reset();
-    if (!selected_details_ || selected_details_->event.correlation_id == 0) return;
+    peer_flows_ = {};
+    if (!selected_details_) return;
     const auto& selected = selected_details_->event;
-    int lookups = 0;
+    // Its launch or kernel (one correlation id, the same rank) and, for a communication event,
+    // its partners on other ranks (peer_flows.h): each with its own budget of details() calls.
+    const bool correlated = selected.correlation_id != 0;
+    const bool communicates = selected.kind == EventKind::Communication;
+    if (!correlated && !communicates) return;
+    int correlation_lookups = 0, peer_lookups = 0;
+    std::vector<TimelineEventDetails> candidates;
     const auto& rows = groups_.rows();
     for (std::size_t r = 0; r < drawn_.size(); ++r) {
         const auto row_index = static_cast<std::size_t>(items_key_.first_row) + r;
         if (row_index >= rows.size()) break;
         const auto& row = rows[row_index];
         if (row.kind != LaneRow::Kind::Lane || row.lane == selected_details_->lane) continue;
-        if (source_->lane(row.lane).rank != selected.rank) continue;
+        const bool same_rank = source_->lane(row.lane).rank == selected.rank;
+        if (same_rank && (!correlated || flow_partner_)) continue;
+        if (!same_rank && !communicates) continue;
         for (const auto& d : drawn_[r]) {
             if (d.item.count != 1 || (selected_event_ && d.item.event == *selected_event_)) continue;
-            if (++lookups > kMaxFlowLookups) return;
-            auto other = source_->details(d.item.event);
-            if (other.event.correlation_id == selected.correlation_id) {
-                flow_partner_ = std::move(other);
-                emit flow_found(*selected_details_, *flow_partner_);
-                return;
+            if (same_rank) {
+                if (++correlation_lookups > kMaxFlowLookups) break;
+                auto other = source_->details(d.item.event);
+                if (other.event.correlation_id == selected.correlation_id) {
+                    flow_partner_ = std::move(other);
+                    emit flow_found(*selected_details_, *flow_partner_);
+                    break;
+                }
+            } else {
+                if (d.item.kind != EventKind::Communication || !may_be_peer(selected, source_->name(d.item.name_id))) continue;
+                if (++peer_lookups > kMaxFlowLookups) break;
+                candidates.push_back(source_->details(d.item.event));
             }
         }
+    }
+    if (!candidates.empty()) {
+        peer_flows_ = match_peers(*selected_details_, candidates, source_->mesh());
+        if (peer_flows_.kind != PeerFlows::Kind::None) emit peers_found(*selected_details_, peer_flows_);
     }
 }
 
 void TimelineView::paint_flow(QPainter& p) {
     if (!selected_details_) return;
     find_flow_partner();
-    if (!flow_partner_) return;
-    const int row_a = groups_.row_of_lane(selected_details_->lane);
-    const int row_b = groups_.row_of_lane(flow_partner_->lane);
-    if (row_a < 0 || row_b < 0) return;
-    // From the earlier (the launch) to the later (the kernel it launched).
-    const TraceEvent* from = &selected_details_->event;
-    const TraceEvent* to = &flow_partner_->event;
-    int from_row = row_a, to_row = row_b;
-    if (to->start_ns < from->start_ns) {
-        std::swap(from, to);
-        std::swap(from_row, to_row);
-    }
-    const QPointF a(x_of(static_cast<double>(from->start_ns)), ruler_h_ + from_row * lane_h_ - lane_offset_px_ + lane_h_ / 2.0);
-    const QPointF b(x_of(static_cast<double>(to->start_ns)), ruler_h_ + to_row * lane_h_ - lane_offset_px_ + lane_h_ / 2.0);
     const QColor colour = current_theme() == Theme::Dark ? QColor(255, 214, 102) : QColor(200, 90, 0);
+    const auto y_of_row = [this](int row) { return ruler_h_ + row * lane_h_ - lane_offset_px_ + lane_h_ / 2.0; };
     p.save();
     p.setRenderHint(QPainter::Antialiasing);
-    p.setPen(QPen(colour, 1.5));
-    p.drawLine(a, b);
-    // The arrow head at the kernel's start.
-    const QPointF d = b - a;
-    const double length = std::hypot(d.x(), d.y());
-    if (length > 1) {
-        const QPointF u = d / length, n(-u.y(), u.x());
-        QPolygonF head({b, b - 7 * u + 3.5 * n, b - 7 * u - 3.5 * n});
-        p.setBrush(colour);
-        p.drawPolygon(head);
+    const auto arrow = [&p, &colour](QPointF a, QPointF b) {
+        p.setPen(QPen(colour, 1.5));
+        p.drawLine(a, b);
+        const QPointF d = b - a;
+        const double length = std::hypot(d.x(), d.y());
+        if (length > 1) {
+            const QPointF u = d / length, n(-u.y(), u.x());
+            QPolygonF head({b, b - 7 * u + 3.5 * n, b - 7 * u - 3.5 * n});
+            p.setBrush(colour);
+            p.drawPolygon(head);
+        }
+    };
+    const int row_a = groups_.row_of_lane(selected_details_->lane);
+    if (flow_partner_ && row_a >= 0) {
+        const int row_b = groups_.row_of_lane(flow_partner_->lane);
+        if (row_b >= 0) {
+            // From the earlier (the launch) to the later (the kernel it launched).
+            const TraceEvent* from = &selected_details_->event;
+            const TraceEvent* to = &flow_partner_->event;
+            int from_row = row_a, to_row = row_b;
+            if (to->start_ns < from->start_ns) {
+                std::swap(from, to);
+                std::swap(from_row, to_row);
+            }
+            arrow(QPointF(x_of(static_cast<double>(from->start_ns)), y_of_row(from_row)),
+                  QPointF(x_of(static_cast<double>(to->start_ns)), y_of_row(to_row)));
+        }
+    }
+    if (peer_flows_.kind == PeerFlows::Kind::PointToPoint && row_a >= 0) {
+        // From the send's start (the data leaves) to the receive's end (it has arrived).
+        const auto& partner = peer_flows_.partners.front();
+        const int row_b = groups_.row_of_lane(partner.lane);
+        if (row_b >= 0) {
+            const bool sending = peer_flows_.selected_sends;
+            const TraceEvent& send = sending ? selected_details_->event : partner.event;
+            const TraceEvent& recv = sending ? partner.event : selected_details_->event;
+            arrow(QPointF(x_of(static_cast<double>(send.start_ns)), y_of_row(sending ? row_a : row_b)),
+                  QPointF(x_of(static_cast<double>(recv.end_ns)), y_of_row(sending ? row_b : row_a)));
+        }
+    } else if (peer_flows_.kind == PeerFlows::Kind::Collective && row_a >= 0) {
+        // The ranks of one call: a line from the selected call to each rank's, dashed, and a
+        // ring on the rank that entered last (the one the others waited for).
+        const QPointF a(x_of(static_cast<double>(selected_details_->event.start_ns)), y_of_row(row_a));
+        p.setPen(QPen(colour, 1.5, Qt::DashLine));
+        p.setBrush(Qt::NoBrush);
+        for (const auto& partner : peer_flows_.partners) {
+            const int row_b = groups_.row_of_lane(partner.lane);
+            if (row_b < 0) continue;
+            const QPointF b(x_of(static_cast<double>(partner.event.start_ns)), y_of_row(row_b));
+            p.drawLine(a, b);
+            if (partner.event.rank == peer_flows_.last_rank) p.drawEllipse(b, 5, 5);
+        }
+        if (selected_details_->event.rank == peer_flows_.last_rank) p.drawEllipse(a, 5, 5);
     }
     p.restore();
 }

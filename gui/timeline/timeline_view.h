@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "gui/timeline/lane_groups.h"
+#include "gui/timeline/peer_flows.h"
 #include "gui/timeline/timeline_colours.h"
 #include "gui/timeline/timeline_source.h"
 
@@ -90,6 +91,9 @@ public:
     // The event the selected one flows to or from (shares its correlation id), once a frame
     // has looked for it.
     [[nodiscard]] const std::optional<TimelineEventDetails>& flow_partner() const { return flow_partner_; }
+    // The events on other ranks the selected communication event joins (peer_flows.h): its
+    // send or receive, or the same collective on the other ranks of its group.
+    [[nodiscard]] const PeerFlows& peer_flows() const { return peer_flows_; }
 
 signals:
     void window_changed(double t0_ns, double t1_ns);
@@ -99,6 +103,8 @@ signals:
     void selection_cleared();
     // The selected event and the one that shares its correlation id (launch → kernel).
     void flow_found(const meshwork::gui::TimelineEventDetails& from, const meshwork::gui::TimelineEventDetails& to);
+    // The selected communication event and its partners on other ranks.
+    void peers_found(const meshwork::gui::TimelineEventDetails& selected, const meshwork::gui::PeerFlows& flows);
     // After each paint: last_frame_items() now describes what is on screen.
     void frame_painted();
 
@@ -146,7 +152,10 @@ private:
     void update_ruler_height();
     // Flows: the event that shares the selected one's correlation id (a launch and its
     // kernel) on another lane of its rank among the items of this frame, drawn as an arrow
-    // from the earlier to the later; flow_found tells the details pane.
+    // from the earlier to the later; flow_found tells the details pane. For a communication
+    // event also its partners on the other ranks' lanes of this frame (peer_flows.h): an
+    // arrow from a send to its receive, dashed lines between the ranks of a collective;
+    // peers_found tells the details pane.
     void find_flow_partner();
     void paint_flow(QPainter& p);
     static constexpr int kMaxFlowLookups = 4000;  // details() calls per selection and window
@@ -173,6 +182,7 @@ private:
     int step_row_h_ = 0;  // the step row's height within the ruler (0: no steps)
     bool steps_shown_ = true;  // set_steps_shown
     std::optional<TimelineEventDetails> flow_partner_;
+    PeerFlows peer_flows_;
     bool flow_checked_ = false;
     int lane_offset_px_ = 0;  // vertical scroll
     bool syncing_scrollbars_ = false;

@@ -45,6 +45,7 @@
 #include <utility>
 
 #include "core/mesh/device_mesh.h"
+#include "profiler/analysis/collective_axis.h"
 #include "profiler/analysis/step_times.h"
 #include "profiler/analysis/trace_layout.h"
 
@@ -56,19 +57,6 @@ constexpr double kNsPerS = 1e9;
 
 bool is_point_to_point(Collective c) {
     return c == Collective::Send || c == Collective::Recv || c == Collective::SendRecv;
-}
-
-// The mesh axis a Meshwork collective name names: "all_reduce(dp)" -> Dp; none otherwise.
-std::optional<Axis> axis_of_name(const std::string& name) {
-    const auto open = name.find('(');
-    if (open == std::string::npos) return std::nullopt;
-    const auto close = name.find(')', open);
-    if (close == std::string::npos) return std::nullopt;
-    const std::string inside = name.substr(open + 1, close - open - 1);
-    for (std::size_t a = 0; a < kAxisCount; ++a) {
-        if (to_string(static_cast<Axis>(a)) == inside) return static_cast<Axis>(a);
-    }
-    return std::nullopt;
 }
 
 struct StepIntervals {

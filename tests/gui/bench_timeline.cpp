@@ -6,6 +6,9 @@
 // "frame" moves the window by one pixel every other frame, so every frame asks the source
 // again (as while panning); "repaint" draws an unchanged window (hover, selection), which
 // the view answers from the items of the previous frame.
+// "nested_flows_*": a third trace (MESHWORK_BENCH_NESTED_EVENTS, 10M by default; 0 skips it)
+// with a host thread per rank whose slices nest three deep (a lane per depth), and a send
+// selected, so every frame that moves also looks for its flows to other ranks (peer_flows.h).
 // Run: bench_gui_timeline -perf -perfcounter task-clock -median 5  (docs/BENCHMARKS.md, "GUI").
 // With MESHWORK_SCREENSHOT=FILE it also saves a timeline picture as a PNG.
 #include <QtTest>
@@ -33,6 +36,8 @@ class BenchTimeline : public QObject {
     std::shared_ptr<TraceReaderSource> store_;
     std::unique_ptr<TimelineView> view_;
     std::unique_ptr<TimelineView> store_view_;
+    std::shared_ptr<MemoryTimelineSource> nested_;
+    std::unique_ptr<TimelineView> nested_view_;
     QTemporaryDir dir_;
     QImage frame_;
     std::size_t frames_painted_ = 0;
@@ -86,6 +91,15 @@ private slots:
         view_ = make_view(trace_);
         frame_ = QImage(view_->viewport()->size(), QImage::Format_ARGB32_Premultiplied);
 
+        const qint64 nested_events = env_count("MESHWORK_BENCH_NESTED_EVENTS", 10'000'000);
+        if (nested_events > 0) {
+            t.restart();
+            nested_ = test::make_synthetic_trace({32, nested_events, 11, 3});
+            qInfo("nested with flows: %lld events on %d lanes, generated in %lld ms",
+                  static_cast<long long>(nested_->event_count()), nested_->lane_count(), static_cast<long long>(t.elapsed()));
+            nested_view_ = make_view(nested_);
+        }
+
         const qint64 store_events = env_count("MESHWORK_BENCH_STORE_EVENTS", 10'000'000);
         if (store_events <= 0) return;
         QString path = qEnvironmentVariable("MESHWORK_BENCH_STORE_PATH");
@@ -109,6 +123,42 @@ private slots:
     void repaint_whole_trace() { paint(*view_, 0, -1, false); }
     void frame_1ms_window() { paint(*view_, 0.4, 1e6, true); }
     void frame_1us_per_pixel() { paint(*view_, 0.7, one_us_per_px(*view_), true); }
+
+    // A send of rank 0 near `fraction` of the trace selected: its flows are looked for in
+    // every frame whose window moved.
+    void select_send(double fraction) {
+        const auto* s = nested_.get();
+        const auto t = static_cast<std::int64_t>(static_cast<double>(s->begin_ns()) +
+                                                 fraction * static_cast<double>(s->end_ns() - s->begin_ns()));
+        std::vector<TimelineItem> items;
+        for (int lane = 0; lane < s->lane_count(); ++lane) {
+            if (s->lane(lane).rank != 0 || s->lane(lane).kind != TrackKind::CommStream) continue;
+            s->query(lane, t, t + 2'000'000, 100000, items);
+            for (const auto& it : items) {
+                if (it.count == 1 && s->name(it.name_id).rfind("send(", 0) == 0) {
+                    nested_view_->select_event(it.event);
+                    return;
+                }
+            }
+        }
+        qWarning("no send selected");
+    }
+    void nested_flows_frame_whole_trace() {
+        if (!nested_view_) QSKIP("MESHWORK_BENCH_NESTED_EVENTS=0");
+        select_send(0.4);
+        paint(*nested_view_, 0, -1, true);
+    }
+    void nested_flows_frame_1ms_window() {
+        if (!nested_view_) QSKIP("MESHWORK_BENCH_NESTED_EVENTS=0");
+        select_send(0.4);
+        paint(*nested_view_, 0.4, 1e6, true);
+        qInfo("flows: %s", nested_view_->peer_flows().kind == PeerFlows::Kind::None ? "none found" : "drawn");
+    }
+    void nested_flows_frame_1us_per_pixel() {
+        if (!nested_view_) QSKIP("MESHWORK_BENCH_NESTED_EVENTS=0");
+        select_send(0.7);
+        paint(*nested_view_, 0.7, one_us_per_px(*nested_view_), true);
+    }
 
     void store_frame_whole_trace() {
         if (!store_view_) QSKIP("MESHWORK_BENCH_STORE_EVENTS=0");

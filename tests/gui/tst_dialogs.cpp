@@ -184,6 +184,7 @@ private slots:
         const Layout layout = load_layout(bundled("tiny-cpu").toStdString());
         if (engine::cuda_backend_unavailable(layout.gpus).empty()) QSKIP("CUDA can run here");
         RunDialog dialog(layout);
+        QTRY_VERIFY(dialog.backends_probed());  // probed on a worker thread as the dialog opens
         auto* backend = dialog.findChild<QComboBox*>();
         QVERIFY(backend != nullptr);
         const int cuda = backend->findData("cuda");

@@ -488,7 +488,7 @@ private slots:
         QTest::keyClick(mbs, Qt::Key_Return);  // 130 is not a multiple of 2 × 4
         QCOMPARE(w.layout().training.micro_batch_size, 1);
         QCOMPARE(mbs->value(), 1);
-        QVERIFY2(w.editor()->last_refusal().contains("training.global_batch_size"),
+        QVERIFY2(w.editor()->last_refusal().contains("refused: Global batch: "),
                  qPrintable(w.editor()->last_refusal()));
         QCOMPARE(w.undo()->count(), 1);
     }

@@ -10,8 +10,11 @@
 #include <QFile>
 #include <QHeaderView>
 #include <QLabel>
+#include <QComboBox>
 #include <QListWidget>
+#include <QMenu>
 #include <QMenuBar>
+#include <QMimeData>
 #include <QPainter>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -27,14 +30,20 @@
 #include <map>
 #include <set>
 
+#include "core/engine/backend_registry.h"
 #include "core/layout/layout_json.h"
 #include "core/sim/simulate.h"
 #include "gui/compare/compare_panel.h"
 #include "gui/compare/comparison_loader.h"
 #include "gui/compare/trace_roles.h"
+#include "gui/document/issue_words.h"
+#include "gui/dialogs/run_dialog.h"
 #include "gui/document/layout_document.h"
+#include "gui/document/layout_edits.h"
 #include "gui/estimate/assessment_runner.h"
 #include "gui/estimate/estimate_panel.h"
+#include "gui/estimate/figure_text.h"
+#include "gui/mainwindow/dropped_files.h"
 #include "gui/mainwindow/main_window.h"
 #include "gui/mainwindow/shortcuts_dialog.h"
 #include "gui/mainwindow/start_page.h"
@@ -43,6 +52,7 @@
 #include "gui/mesh/mesh_canvas.h"
 #include "gui/mesh/mesh_geometry.h"
 #include "gui/timeline/memory_timeline_source.h"
+#include "gui/timeline/peer_flows.h"
 #include "gui/timeline/selection_stats_table.h"
 #include "gui/timeline/timeline_panel.h"
 #include "gui/timeline/timeline_view.h"
@@ -591,6 +601,84 @@ private slots:
         QVERIFY(panel.findChild<QTextBrowser*>()->toPlainText().contains("gemm_kernel_1"));
     }
 
+    // Selecting a send draws the arrow to its receive on the peer rank (named in the details),
+    // and a collective the same call on the other ranks of its mesh group, not of another.
+    void sends_flow_to_receives_and_collectives_join_their_ranks() {
+        // pp 2 × dp 2 in the order tp-cp-ep-dp-pp: stage 0 holds ranks 0, 1; stage 1 ranks 2, 3;
+        // pp groups {0, 2} and {1, 3}, dp groups {0, 1} and {2, 3}.
+        MeshShape shape;
+        shape.pp = 2;
+        shape.dp = 2;
+        auto source = std::make_shared<MemoryTimelineSource>();
+        source->set_mesh(DeviceMesh(shape, 8));
+        std::map<int, int> pp_lane, dp_lane;
+        for (int rank = 0; rank < 4; ++rank) {
+            pp_lane[rank] = source->add_lane({rank, TrackKind::CommStream, "comm:pp"});
+            dp_lane[rank] = source->add_lane({rank, TrackKind::CommStream, "comm:dp"});
+        }
+        auto add = [&source](int lane, const char* name, std::int64_t start_ns, std::int64_t end_ns) {
+            TraceEvent e;
+            e.kind = EventKind::Communication;
+            e.name = name;
+            e.start_ns = start_ns;
+            e.end_ns = end_ns;
+            e.step = 0;
+            e.micro_batch = 0;
+            source->add_event(lane, e);
+        };
+        // Rank 1's send ends nearer rank 2's receive than rank 0's, but rank 1 is not in rank
+        // 2's pipeline group.
+        add(pp_lane[0], "send(pp)", 0, 10'000);
+        add(pp_lane[1], "send(pp)", 0, 11'000);
+        add(pp_lane[2], "recv(pp)", 0, 11'000);
+        add(pp_lane[3], "recv(pp)", 0, 10'000);
+        for (int rank = 0; rank < 4; ++rank) {
+            add(dp_lane[rank], "all_reduce(dp)", 100'000 + rank * 1'000, 130'000);
+            add(dp_lane[rank], "all_reduce(dp)", 200'000, 210'000);  // a later call of the same name
+        }
+        auto id = [](int lane, int index) { return (std::int64_t{lane} << 40) | index; };
+
+        TimelinePanel panel;
+        panel.resize(1000, 600);
+        panel.set_source(source, "peers");
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        auto* view = panel.view();
+
+        view->select_event(id(pp_lane[2], 0));  // rank 2's receive
+        view->viewport()->repaint();
+        QCOMPARE(view->peer_flows().kind, PeerFlows::Kind::PointToPoint);
+        QCOMPARE(view->peer_flows().partners.size(), std::size_t{1});
+        QCOMPARE(view->peer_flows().partners.front().event.rank, 0);
+        QCOMPARE(view->peer_flows().partners.front().event.name, std::string("send(pp)"));
+        QVERIFY(!view->peer_flows().selected_sends);
+        const QString received = panel.findChild<QTextBrowser*>()->toPlainText();
+        QVERIFY2(received.contains("received from") && received.contains("rank 0"), qPrintable(received));
+
+        view->select_event(id(pp_lane[1], 0));  // rank 1's send goes to rank 3
+        view->viewport()->repaint();
+        QCOMPARE(view->peer_flows().kind, PeerFlows::Kind::PointToPoint);
+        QCOMPARE(view->peer_flows().partners.front().event.rank, 3);
+        QVERIFY(view->peer_flows().selected_sends);
+
+        view->select_event(id(dp_lane[0], 0));  // rank 0's first all-reduce: its dp group is {0, 1}
+        view->viewport()->repaint();
+        QCOMPARE(view->peer_flows().kind, PeerFlows::Kind::Collective);
+        QCOMPARE(view->peer_flows().partners.size(), std::size_t{1});
+        QCOMPARE(view->peer_flows().partners.front().event.rank, 1);
+        QCOMPARE(view->peer_flows().partners.front().event.start_ns, std::int64_t{101'000});  // the same call
+        QCOMPARE(view->peer_flows().last_rank, 1);
+        QCOMPARE(view->peer_flows().last_after_first_ns, std::int64_t{1'000});
+        const QString joined = panel.findChild<QTextBrowser*>()->toPlainText();
+        QVERIFY2(joined.contains("2 ranks (0, 1)") && joined.contains("rank 1"), qPrintable(joined));
+
+        view->select_event(id(dp_lane[3], 1));  // rank 3's second all-reduce: rank 2's second
+        view->viewport()->repaint();
+        QCOMPARE(view->peer_flows().partners.size(), std::size_t{1});
+        QCOMPARE(view->peer_flows().partners.front().event.rank, 2);
+        QCOMPARE(view->peer_flows().partners.front().event.start_ns, std::int64_t{200'000});
+    }
+
     // Several files opened together are the ranks of one view.
     void several_files_open_as_the_ranks_of_one_view() {
         QStringList paths;
@@ -627,6 +715,81 @@ private slots:
         QCOMPARE(ranks, (std::set<int>{0, 1}));
     }
 
+    // Files dropped on the window: a Kineto JSON opens as a trace (imported on the fly), a
+    // layout JSON as a layout, and several traces as the ranks of one view.
+    void files_dropped_on_the_window_open() {
+        const QString kineto = fixture("kineto/kineto__docs__traces__after_fix_trace.json");
+        QCOMPARE(classify_dropped_file(kineto), DroppedFile::Trace);
+        QCOMPARE(classify_dropped_file(bundled("tiny-cpu")), DroppedFile::Layout);
+        QCOMPARE(classify_dropped_file(measured_), DroppedFile::Trace);  // SQLite
+
+        MainWindow w;
+        show_small(w);
+        auto drop = [&w](const QStringList& paths) {
+            auto* mime = new QMimeData;
+            QList<QUrl> urls;
+            for (const QString& p : paths) urls << QUrl::fromLocalFile(p);
+            mime->setUrls(urls);
+            const QPoint at(w.width() / 2, w.height() / 2);
+            QDragEnterEvent enter(at, Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
+            QCoreApplication::sendEvent(&w, &enter);
+            QVERIFY(enter.isAccepted());
+            QDropEvent dropped(QPointF(at), Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
+            QCoreApplication::sendEvent(&w, &dropped);
+            QVERIFY(dropped.isAccepted());
+            delete mime;
+        };
+
+        drop({bundled("tiny-cpu")});
+        QVERIFY(w.document()->has_layout());
+        QVERIFY(w.document()->path().endsWith("tiny-cpu.json"));
+
+        QSignalSpy opened(&w, &MainWindow::trace_opened);
+        drop({kineto});
+        QVERIFY2(opened.wait(30000), qPrintable(w.trace_menu()->last_error()));
+        QVERIFY(w.timeline()->view()->source()->event_count() > 0);
+
+        // Two ranks of one job, dropped together.
+        QStringList ranks;
+        for (int rank = 0; rank < 2; ++rank) {
+            const QString path = dir_.filePath(QString("dropped_rank%1.sqlite").arg(rank));
+            auto writer = profiler::TraceWriter::create(path.toStdString());
+            TraceRunInfo info;
+            info.source = "meshwork-cpu";
+            info.world_size = 2;
+            info.start_time_unix_ns = 1'700'000'000'000'000'000;
+            writer->set_run_info(info);
+            const int track = writer->add_track({rank, TrackKind::ComputeStream, 0, "compute"});
+            TraceEvent e;
+            e.rank = rank;
+            e.track = track;
+            e.kind = EventKind::Compute;
+            e.name = "gemm";
+            e.start_ns = 1000 * rank;
+            e.end_ns = e.start_ns + 50'000;
+            for (int i = 0; i < 3; ++i) {
+                writer->add_event(e);
+                e.start_ns += 100'000;
+                e.end_ns += 100'000;
+            }
+            writer->close();
+            ranks << path;
+        }
+        opened.clear();
+        drop(ranks);
+        QVERIFY2(opened.wait(30000), qPrintable(w.trace_menu()->last_error()));
+        const auto* source = w.timeline()->view()->source();
+        QCOMPARE(source->event_count(), 6);
+        std::set<int> seen;
+        for (int l = 0; l < source->lane_count(); ++l) seen.insert(source->lane(l).rank);
+        QCOMPARE(seen, (std::set<int>{0, 1}));
+
+        // Two layouts at once are refused in words, and the open layout stays.
+        drop({bundled("tiny-cpu"), bundled("llama3-70b-h100-64")});
+        QVERIFY2(w.last_error().contains("2 layouts"), qPrintable(w.last_error()));
+        QVERIFY(w.document()->path().endsWith("tiny-cpu.json"));
+    }
+
     // Placement by keyboard alone: the canvas takes focus, arrows pick a stage, Shift+arrows
     // move the block on its boundary as a drag would; undo puts it back.
     void keyboard_moves_a_block_across_a_stage_boundary() {
@@ -651,6 +814,133 @@ private slots:
         QTest::keyClick(canvas, Qt::Key_Right, Qt::ShiftModifier);
         QVERIFY2(canvas->last_refusal().contains("last"), qPrintable(canvas->last_refusal()));
         QCOMPARE(w.document()->layout().stage_layers(), (std::vector<int>{20, 20, 20, 20}));
+    }
+
+    // Experts by keyboard alone: ↑/↓ pick the EP rank (its tiles outlined), Shift+↓ moves its
+    // last expert to the EP rank after as a drop would; the context menu offers the same moves
+    // and closes a refused one with its reason.
+    void keyboard_and_context_menu_move_an_expert() {
+        MainWindow w;
+        QVERIFY(w.open_layout(bundled("mixtral-8x7b-h100-64")));
+        QVERIFY(w.document()->apply(set_mesh_axis(w.document()->layout(), "ep", 4)).accepted);
+        QCOMPARE(w.document()->layout().ep_experts(), (std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4, 5}, {6, 7}}));
+        show_small(w);
+        auto* canvas = w.canvas();
+        canvas->setFocus();
+        QCOMPARE(canvas->current_ep_rank(), 0);
+        QTest::keyClick(canvas, Qt::Key_Down);
+        QCOMPARE(canvas->current_ep_rank(), 1);
+        QTest::keyClick(canvas, Qt::Key_Down, Qt::ShiftModifier);  // expert 3 to EP rank 2
+        QVERIFY2(canvas->last_refusal().isEmpty(), qPrintable(canvas->last_refusal()));
+        QCOMPARE(w.document()->layout().ep_experts(), (std::vector<std::vector<int>>{{0, 1}, {2}, {3, 4, 5}, {6, 7}}));
+        w.document()->undo_stack()->undo();
+        QCOMPARE(w.document()->layout().ep_experts(), (std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4, 5}, {6, 7}}));
+        QTest::keyClick(canvas, Qt::Key_Up, Qt::ShiftModifier);  // expert 2 to EP rank 0
+        QCOMPARE(w.document()->layout().ep_experts(), (std::vector<std::vector<int>>{{0, 1, 2}, {3}, {4, 5}, {6, 7}}));
+        QTest::keyClick(canvas, Qt::Key_End);  // (a stage key: the EP rank stays)
+        QCOMPARE(canvas->current_ep_rank(), 1);
+
+        // The context menu: the block moves, then the expert moves of the current EP rank.
+        canvas->set_current_ep_rank(3);
+        QMenu menu;
+        canvas->fill_context_menu(menu);
+        QAction* back = nullptr;
+        QAction* on = nullptr;
+        for (auto* action : menu.actions()) {
+            if (action->text().startsWith("Move expert 6 of EP rank 3 to EP rank 2")) back = action;
+            if (action->text().startsWith("Move expert 7 of EP rank 3 to EP rank 4")) on = action;
+        }
+        QVERIFY(back && on);
+        QVERIFY(!on->isEnabled());
+        QVERIFY2(on->toolTip().contains("last"), qPrintable(on->toolTip()));
+        QVERIFY(back->isEnabled());
+        back->trigger();
+        QCOMPARE(w.document()->layout().ep_experts()[2].back(), 6);
+    }
+
+    // Refusals and the error table say what an issue is about in words ("stage 1 would hold
+    // 0 layers", "Stage 1 (0 layers)"), not its field path; the path stays in the tooltip.
+    void refusals_and_issues_in_words() {
+        MainWindow w;
+        QVERIFY(w.open_layout(bundled("llama3-70b-h100-64")));
+        ProposedEdit edit{w.document()->layout(), "Split by hand", ""};
+        edit.layout.placement.layers_per_stage = {40, 0, 20, 20};
+        const auto outcome = w.document()->check(edit);
+        QVERIFY(!outcome.accepted);
+        QVERIFY2(outcome.reason.startsWith("stage 1 would hold 0 layers: "), qPrintable(outcome.reason));
+        QVERIFY2(!outcome.reason.contains("placement."), qPrintable(outcome.reason));
+
+        const QString invalid = dir_.filePath("empty-stage.json");
+        save_layout(edit.layout, invalid.toStdString());
+        QVERIFY(w.open_layout(invalid));
+        wait_for_estimate(w);
+        auto* table = w.estimate_panel()->issues_table();
+        QVERIFY(table->topLevelItemCount() > 0);
+        QCOMPARE(table->headerItem()->text(0), QString("About"));
+        const auto* first = table->topLevelItem(0);
+        QCOMPARE(first->text(0), QString("Stage 1 (0 layers)"));
+        QVERIFY2(first->toolTip(0).contains("placement.layers_per_stage[1]"), qPrintable(first->toolTip(0)));
+        for (int i = 0; i < table->topLevelItemCount(); ++i) {
+            const QString about = table->topLevelItem(i)->text(0);
+            QVERIFY2(!about.contains('.') && !about.contains('_'), qPrintable(about));
+        }
+        QCOMPARE(issue_subject("training.global_batch_size", edit.layout), QString("Global batch"));
+        QCOMPARE(issue_subject("training.some_new_setting", edit.layout), QString("Some new setting"));
+    }
+
+    // The Run dialog says which backends cannot run here, and why, before one is chosen: the
+    // entries are probed as the dialog opens, off the UI thread, and the CPU stays chosen.
+    void run_dialog_marks_unavailable_backends_before_they_are_chosen() {
+        const Layout layout = load_layout(bundled("tiny-cpu").toStdString());
+        RunDialog dialog(layout);
+        auto* backend = dialog.backend_box();
+        QCOMPARE(backend->currentData().toString(), QString("cpu"));
+        QTRY_VERIFY_WITH_TIMEOUT(dialog.backends_probed(), 30000);
+        QCOMPARE(backend->currentData().toString(), QString("cpu"));
+        int probed = 0;
+        for (engine::BackendKind kind : engine::backend_kinds()) {
+            if (kind == engine::BackendKind::Cpu) continue;
+            const int index = backend->findData(QString::fromStdString(engine::to_string(kind)));
+            QVERIFY(index >= 0);
+            const auto info = engine::probe_backend(kind, layout.gpus);
+            if (info.reason.empty()) {
+                QVERIFY(!backend->itemText(index).contains("unavailable"));
+            } else {
+                const QString text = backend->itemText(index);
+                QVERIFY2(text.contains("unavailable: " + QString::fromStdString(info.reason)), qPrintable(text));
+                QCOMPARE(backend->itemData(index, Qt::ToolTipRole).toString(), QString::fromStdString(info.reason));
+            }
+            ++probed;
+        }
+        if (probed == 0) QSKIP("this build has the CPU backend only");
+    }
+
+    // The Estimate dock's numbers: three significant figures everywhere, a change in the unit
+    // of its value, and the durations of one layout in the step time's unit.
+    void estimate_numbers_share_units_and_precision() {
+        using U = Figure::Unit;
+        const std::vector<Figure> figures{{"step_time_s", "Step time", 3.2, U::Seconds},
+                                          {"exposed_comm_s", "Exposed communication", 0.85, U::Seconds},
+                                          {"model_tflops", "Model TFLOP/s per GPU", 412.3456, U::Plain},
+                                          {"micro_batches", "Micro-batches per pipeline", 8, U::Plain},
+                                          {"peak_bytes", "Peak memory per GPU", 79.6 * (1ull << 30), U::Bytes},
+                                          {"mfu", "MFU", 0.4531, U::Fraction}};
+        auto text = [&figures](int i) { return figure_text(figures[i], figure_scale(figures[i], figures)); };
+        auto change = [&figures](int i, double before) {
+            return change_text(figures[i], before, figure_scale(figures[i], figures));
+        };
+        QCOMPARE(text(0), QString("3.20 s"));
+        QCOMPARE(text(1), QString("0.85 s"));  // not "850 ms" beside a step time in seconds
+        QCOMPARE(change(0, 3.05), QString("+0.15 s"));  // not "+150 ms"
+        QCOMPARE(change(1, 0.85), QString());
+        QCOMPARE(text(2), QString("412"));  // not "412.346"
+        QCOMPARE(text(3), QString("8"));
+        QCOMPARE(change(3, 4), QString("+4"));
+        QCOMPARE(text(4), QString("79.6 GiB"));
+        QCOMPARE(change(4, 79.1 * (1ull << 30)), QString("+0.5 GiB"));  // not "+512 MiB"
+        QCOMPARE(text(5), QString("45.3 %"));
+        QCOMPARE(change(5, 0.4411), QString("+1.2 pt"));
+        QCOMPARE(change(0, 3.2 - 1e-6), QString("+<0.01 s"));
     }
 
     // Started with nothing, the window says what to do and lists the bundled examples.
