@@ -171,17 +171,32 @@ void MeshCanvas::paint_stage(QPainter& p, const StageColumn& column) {
     bold.setBold(true);
     p.setFont(bold);
     p.setPen(stage_colour(column.stage).lighter(current_theme() == Theme::Dark ? 125 : 90));
-    p.drawText(QRectF(title.left(), title.top(), title.width(), line), Qt::AlignLeft | Qt::AlignVCenter,
-               tr("Stage %1").arg(column.stage));
-    p.setFont(font());
-    p.setPen(c.text_dim);
     const double share = column.stage < static_cast<int>(stage_flops_share_.size())
                              ? stage_flops_share_[static_cast<std::size_t>(column.stage)] : 0;
     const QString right = tr("%1%").arg(share * 100, 0, 'f', 1);
-    p.drawText(QRectF(title.left(), title.top(), title.width(), line), Qt::AlignRight | Qt::AlignVCenter, right);
-    const QString detail = layers > 0 ? (layers == 1 ? tr("1 layer · block %1") : tr("%1 layers · blocks %2").arg(layers))
-                                            .arg(ranges.join(", "))
-                                      : tr("no layers");
+    // Narrow columns (16 stages in a window) cannot hold "Stage 12" and "6.3%" side by side:
+    // fall back to "S12", then drop the share (each tile's tooltip and the share bar still say it),
+    // rather than painting one over the other.
+    const QFontMetricsF bold_metrics(bold);
+    const QFontMetricsF plain_metrics(font());
+    const double gap = plain_metrics.horizontalAdvance(QStringLiteral("  "));
+    QString name = tr("Stage %1").arg(column.stage);
+    if (bold_metrics.horizontalAdvance(name) + gap + plain_metrics.horizontalAdvance(right) > title.width())
+        name = tr("S%1").arg(column.stage);
+    const bool share_fits =
+        bold_metrics.horizontalAdvance(name) + gap + plain_metrics.horizontalAdvance(right) <= title.width();
+    p.drawText(QRectF(title.left(), title.top(), title.width(), line), Qt::AlignLeft | Qt::AlignVCenter, name);
+    p.setFont(font());
+    p.setPen(c.text_dim);
+    if (share_fits)
+        p.drawText(QRectF(title.left(), title.top(), title.width(), line), Qt::AlignRight | Qt::AlignVCenter, right);
+    QString detail = layers > 0 ? (layers == 1 ? tr("1 layer · block %1") : tr("%1 layers · blocks %2").arg(layers))
+                                      .arg(ranges.join(", "))
+                                : tr("no layers");
+    // Where even the count is cut, say the count alone ("8 L") instead of "8 …".
+    if (layers > 0 && plain_metrics.horizontalAdvance(detail) > title.width() &&
+        plain_metrics.horizontalAdvance(tr("%1 layers").arg(layers)) > title.width())
+        detail = tr("%1 L").arg(layers);
     p.drawText(QRectF(title.left(), title.top() + line, title.width(), line), Qt::AlignLeft | Qt::AlignVCenter,
                fontMetrics().elidedText(detail, Qt::ElideRight, static_cast<int>(title.width())));
     // Compute share bar under the title.
@@ -305,6 +320,10 @@ QString MeshCanvas::tile_tooltip(const RankTile& tile) const {
     QString html = tr("<b>Rank %1</b> — node %2, GPU %3<br>").arg(tile.rank).arg(mesh.node_of(tile.rank))
                        .arg(mesh.local_gpu_of(tile.rank));
     html += tr("tp %1 · cp %2 · dp %3 · pp %4").arg(k.tp).arg(k.cp).arg(k.dp).arg(k.pp);
+    // The stage's share of the FLOPs, which a narrow column header leaves out.
+    if (k.pp < static_cast<int>(stage_flops_share_.size()))
+        html += tr(" · stage %1 holds %2% of the FLOPs").arg(k.pp)
+                    .arg(stage_flops_share_[static_cast<std::size_t>(k.pp)] * 100, 0, 'f', 1);
     if (l.model.is_moe()) html += tr(" · ep %1 · etp %2 · edp %3").arg(k.ep).arg(k.etp).arg(k.edp);
     html += "<table cellspacing=0 cellpadding=1>";
     auto row = [&](const QString& name, Axis axis) {
