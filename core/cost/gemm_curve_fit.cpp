@@ -5,23 +5,22 @@
 #include <set>
 #include <vector>
 
+#include "core/common/weighted_line_fit.h"
+
 namespace meshwork::cost {
 
 GemmCurve fit_gemm_curve(std::span<const GemmTiming> timings, double peak) {
     GemmCurve c;
     // y = peak · t / F against u = 1/d; each sample weighted by 1/y², so that the fit
     // minimises relative error (small GEMMs count as much as large ones).
-    struct Pt {
-        double u, y, w;
-    };
-    std::vector<Pt> pts;
+    std::vector<WeightedPoint> pts;  // x = u = 1/d
     std::set<double> sizes;
     for (const auto& t : timings) {
         if (!(t.m > 0 && t.n > 0 && t.k > 0 && t.seconds > 0)) continue;
         const double d = std::min({t.m, t.n, t.k});
         const double flops = 2.0 * t.m * t.n * t.k;
         const double y = peak * t.seconds / flops;
-        pts.push_back({1.0 / d, y, 1.0 / (y * y)});
+        pts.push_back({.x = 1.0 / d, .y = y, .w = 1.0 / (y * y)});
         sizes.insert(d);
     }
     c.samples = static_cast<int>(pts.size());
@@ -34,17 +33,15 @@ GemmCurve fit_gemm_curve(std::span<const GemmTiming> timings, double peak) {
         c.reason = "the timings have " + std::to_string(c.sizes) + " distinct size d = min(m, n, k); the curve needs two or more";
         return c;
     }
-    double sw = 0, su = 0, sy = 0;
-    for (const auto& p : pts) sw += p.w, su += p.w * p.u, sy += p.w * p.y;
-    const double mu = su / sw, my = sy / sw;
-    double suu = 0, suy = 0;
-    for (const auto& p : pts) suu += p.w * (p.u - mu) * (p.u - mu), suy += p.w * (p.u - mu) * (p.y - my);
-    double slope = suy / suu;          // gemm_half_dim / gemm
-    double intercept = my - slope * mu;  // 1 / gemm
+    const WeightedLine line = fit_weighted_line(pts);
+    double slope = line.slope;          // gemm_half_dim / gemm
+    double intercept = line.intercept;  // 1 / gemm
     if (slope < 0) {
         // Larger GEMMs no faster per FLOP: the flat curve through the weighted mean.
+        double sy = 0;
+        for (const auto& p : pts) sy += p.w * p.y;
         slope = 0;
-        intercept = my;
+        intercept = sy / line.weight_sum;
     }
     if (!(intercept > 0)) {
         c.reason = "the timings give no positive asymptote (1/gemm = " + std::to_string(intercept) + ")";
@@ -52,7 +49,7 @@ GemmCurve fit_gemm_curve(std::span<const GemmTiming> timings, double peak) {
     }
     double se = 0;
     for (const auto& p : pts) {
-        const double rel = (intercept + slope * p.u) / p.y - 1;
+        const double rel = (intercept + slope * p.x) / p.y - 1;
         se += rel * rel;
         c.worst_error = std::max(c.worst_error, std::fabs(rel));
     }

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/common/weighted_line_fit.h"
 #include "core/cost/block_cost.h"
 #include "core/cost/gemm_shapes.h"
 #include "core/cost/model_profile.h"
@@ -140,15 +141,12 @@ GemmSizeFit fit_gemm_sizes(const TraceReader& measured, const Layout& layout, DT
     // operation preempted by another thread of a shared host moves a mean, not a median),
     // weighted by their share of the measured time: the line reproduces best the
     // operations a step spends its time in.
-    struct Point {
-        double u, r, w;
-    };
-    std::vector<Point> pts;
+    std::vector<WeightedPoint> pts;  // x = u, y = r
     std::vector<double> sizes;
     for (const auto& [key, c] : classes) {
         const double t = median(c.seconds);
-        pts.push_back({c.flops_over_size / c.flops, peak * t / c.flops,
-                       t * static_cast<double>(c.seconds.size())});
+        pts.push_back({.x = c.flops_over_size / c.flops, .y = peak * t / c.flops,
+                       .w = t * static_cast<double>(c.seconds.size())});
         sizes.push_back(c.flops / c.flops_over_size);
     }
     fit.op_classes = static_cast<int>(pts.size());
@@ -167,13 +165,9 @@ GemmSizeFit fit_gemm_sizes(const TraceReader& measured, const Layout& layout, DT
                      " distinct size; the curve needs two or more";
         return fit;
     }
-    double sw = 0, su = 0, sr = 0;
-    for (const auto& p : pts) sw += p.w, su += p.w * p.u, sr += p.w * p.r;
-    const double mu = su / sw, mr = sr / sw;
-    double suu = 0, sur = 0;
-    for (const auto& p : pts) suu += p.w * (p.u - mu) * (p.u - mu), sur += p.w * (p.u - mu) * (p.r - mr);
-    const double slope = sur / suu;      // gemm_half_dim / gemm
-    const double intercept = mr - slope * mu;  // 1 / gemm
+    const WeightedLine line = fit_weighted_line(pts);
+    const double slope = line.slope;          // gemm_half_dim / gemm
+    const double intercept = line.intercept;  // 1 / gemm
     if (!(intercept > 0) || !(slope >= 0)) {
         fit.reason = "the measured times do not fall with size as the model's curve does (1/gemm = " +
                      std::to_string(intercept) + ", half/gemm = " + std::to_string(slope) + ")";
@@ -181,10 +175,10 @@ GemmSizeFit fit_gemm_sizes(const TraceReader& measured, const Layout& layout, DT
     }
     double se = 0;
     for (const auto& p : pts) {
-        const double rel = (intercept + slope * p.u) / p.r - 1;
+        const double rel = (intercept + slope * p.x) / p.y - 1;
         se += p.w * rel * rel;
     }
-    fit.rms_error = std::sqrt(se / sw);
+    fit.rms_error = std::sqrt(se / line.weight_sum);
     if (fit.rms_error > kMaxRmsError) {
         fit.reason = "the curve misses the measured operations by " +
                      std::to_string(static_cast<int>(std::lround(100 * fit.rms_error))) +

@@ -88,6 +88,33 @@ void wait_for_estimate(MainWindow& w) {
 class TstUsability : public QObject {
     Q_OBJECT
     QTemporaryDir dir_;
+
+    // One rank's file of a two-rank CPU job: `gemms` compute events 100 µs apart on one
+    // compute lane, rank r starting r µs late (so the ranks' events differ).
+    QString write_rank_trace(const QString& job, int rank, int gemms) {
+        const QString path = dir_.filePath(QString("%1_rank%2.sqlite").arg(job).arg(rank));
+        auto writer = profiler::TraceWriter::create(path.toStdString());
+        TraceRunInfo info;
+        info.source = "meshwork-cpu";
+        info.world_size = 2;
+        info.start_time_unix_ns = 1'700'000'000'000'000'000;
+        writer->set_run_info(info);
+        const int track = writer->add_track({rank, TrackKind::ComputeStream, 0, "compute"});
+        TraceEvent e;
+        e.rank = rank;
+        e.track = track;
+        e.kind = EventKind::Compute;
+        e.name = "gemm";
+        e.start_ns = 1000 * rank;
+        e.end_ns = e.start_ns + 50'000;
+        for (int i = 0; i < gemms; ++i) {
+            writer->add_event(e);
+            e.start_ns += 100'000;
+            e.end_ns += 100'000;
+        }
+        writer->close();
+        return path;
+    }
     QString predicted_, measured_;
 
     // A window as a person has it on a 1280×720 screen.
@@ -682,26 +709,7 @@ private slots:
     // Several files opened together are the ranks of one view.
     void several_files_open_as_the_ranks_of_one_view() {
         QStringList paths;
-        for (int rank = 0; rank < 2; ++rank) {
-            const QString path = dir_.filePath(QString("job_rank%1.sqlite").arg(rank));
-            auto writer = profiler::TraceWriter::create(path.toStdString());
-            TraceRunInfo info;
-            info.source = "meshwork-cpu";
-            info.world_size = 2;
-            info.start_time_unix_ns = 1'700'000'000'000'000'000;
-            writer->set_run_info(info);
-            const int track = writer->add_track({rank, TrackKind::ComputeStream, 0, "compute"});
-            TraceEvent e;
-            e.rank = rank;
-            e.track = track;
-            e.kind = EventKind::Compute;
-            e.name = "gemm";
-            e.start_ns = 1000 * rank;
-            e.end_ns = e.start_ns + 50'000;
-            writer->add_event(e);
-            writer->close();
-            paths << path;
-        }
+        for (int rank = 0; rank < 2; ++rank) paths << write_rank_trace("job", rank, 1);
         MainWindow w;
         QSignalSpy opened(&w, &MainWindow::trace_opened);
         QSignalSpy failed(w.trace_menu(), &TraceMenu::failed);
@@ -751,30 +759,7 @@ private slots:
 
         // Two ranks of one job, dropped together.
         QStringList ranks;
-        for (int rank = 0; rank < 2; ++rank) {
-            const QString path = dir_.filePath(QString("dropped_rank%1.sqlite").arg(rank));
-            auto writer = profiler::TraceWriter::create(path.toStdString());
-            TraceRunInfo info;
-            info.source = "meshwork-cpu";
-            info.world_size = 2;
-            info.start_time_unix_ns = 1'700'000'000'000'000'000;
-            writer->set_run_info(info);
-            const int track = writer->add_track({rank, TrackKind::ComputeStream, 0, "compute"});
-            TraceEvent e;
-            e.rank = rank;
-            e.track = track;
-            e.kind = EventKind::Compute;
-            e.name = "gemm";
-            e.start_ns = 1000 * rank;
-            e.end_ns = e.start_ns + 50'000;
-            for (int i = 0; i < 3; ++i) {
-                writer->add_event(e);
-                e.start_ns += 100'000;
-                e.end_ns += 100'000;
-            }
-            writer->close();
-            ranks << path;
-        }
+        for (int rank = 0; rank < 2; ++rank) ranks << write_rank_trace("dropped", rank, 3);
         opened.clear();
         drop(ranks);
         QVERIFY2(opened.wait(30000), qPrintable(w.trace_menu()->last_error()));
