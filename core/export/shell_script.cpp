@@ -12,8 +12,8 @@
 #include "core/export/shell_arith.h"
 #include "core/export/shell_lexer.h"
 #include "core/export/shell_match.h"
+#include "core/export/shell_parse_cache.h"
 #include "core/export/shell_value.h"
-#include "core/export/text_file.h"
 
 namespace meshwork {
 
@@ -24,14 +24,8 @@ using shell::Node;
 using shell::Token;
 using shell::Value;
 
-bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
-bool is_name(const std::string& s) {
-    if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])) != 0) return false;
-    for (char c : s) {
-        if (!is_name_char(c)) return false;
-    }
-    return true;
-}
+using shell::is_name;
+using shell::is_name_char;
 bool is_number(const std::string& s) {
     if (s.empty() || s.size() > 18) return false;
     for (char c : s) {
@@ -91,8 +85,9 @@ constexpr char kMarker = '\0';
 
 class Interp : public shell::ArithHost {
 public:
-    Interp(const std::string& file, const ScriptOptions& options, const std::vector<bool>& choices, Budget& budget)
-        : options_(options), choices_(choices), budget_(budget) {
+    Interp(const std::string& file, const ScriptOptions& options, const std::vector<bool>& choices, Budget& budget,
+           shell::ParseCache& parsed)
+        : options_(options), choices_(choices), budget_(budget), parsed_(parsed) {
         files_.push_back(file);
     }
 
@@ -103,12 +98,11 @@ public:
             }
         }
         try {
-            const shell::Lexed lexed = shell::lex_shell(text, file());
-            sbatch(lexed.sbatch);
-            collect_assigned(lexed.tokens);
-            const shell::NodePtr tree = shell::parse_shell(lexed, file());
+            const shell::Parsed& script = parsed_.parse(text, file(), false, 0);
+            sbatch(script.sbatch);
+            collect_assigned(script.assigned);
             try {
-                exec_lines(*tree);
+                exec_lines(*script.tree);
             } catch (const ExitSignal& e) {
                 run_.exit_line = e.line;
             } catch (const ReturnSignal&) {
@@ -123,6 +117,10 @@ public:
             }
         } catch (const shell::BudgetExhausted&) {
             const long long total = budget_.total();
+            if (line_ == 0) {  // spent while reading the script, before any line ran
+                throw InputError(file(), "script", "the script needs more than " + std::to_string(total) +
+                                                       " steps of work to read: import-args stops here");
+            }
             fail(line_, "the script needs more than " +
                             (total >= 1000000 ? std::to_string(total / 1000000) + " million" : std::to_string(total)) +
                             " steps of work (a runaway loop, recursion or expansion): import-args stops here");
@@ -276,50 +274,11 @@ private:
         set_from("--ntasks", {"SLURM_NTASKS"});
     }
 
-    // Names the script assigns somewhere: unset there means empty, not "from the environment".
-    void collect_assigned(const std::vector<Token>& tokens) {
-        for (std::size_t k = 0; k < tokens.size(); ++k) {
-            const Token& t = tokens[k];
-            spend(static_cast<long long>(t.text.size()) + 1);
-            if (t.kind == Token::Array) assigned_.insert(t.text);
-            if (t.kind == Token::Arith) {  // ((X = ...)), ((X++)), for ((i = 0; ...))
-                arith_assigned(t.text);
-                continue;
-            }
-            if (t.kind != Token::Word) continue;
-            const auto eq = t.text.find('=');
-            if (eq != std::string::npos && eq > 0) {
-                std::string name = t.text.substr(0, eq);
-                if (!name.empty() && name.back() == '+') name.pop_back();
-                if (const auto open = name.find('['); open != std::string::npos) name = name.substr(0, open);
-                if (is_name(name)) assigned_.insert(name);
-            }
-            if ((t.text == "for" || t.text == "local" || t.text == "declare" || t.text == "typeset") &&
-                k + 1 < tokens.size()) {
-                assigned_.insert(tokens[k + 1].text);
-            }
-        }
-    }
-
-    // The names an arithmetic command assigns: NAME followed by an assignment operator, or
-    // next to ++ / --.
-    void arith_assigned(const std::string& e) {
-        for (std::size_t i = 0; i < e.size();) {
-            if (!is_name_char(e[i]) || std::isdigit(static_cast<unsigned char>(e[i])) != 0) {
-                ++i;
-                continue;
-            }
-            const std::size_t start = i;
-            while (i < e.size() && is_name_char(e[i])) ++i;
-            std::size_t j = i;
-            while (j < e.size() && e[j] == ' ') ++j;
-            const std::string after = e.substr(j, 3);
-            const bool assigns = (after.rfind('=', 0) == 0 && after.rfind("==", 0) != 0) ||
-                                 (after.size() >= 2 && after[1] == '=' && std::string("+-*/%&|^").find(after[0]) != std::string::npos) ||
-                                 after.rfind("<<=", 0) == 0 || after.rfind(">>=", 0) == 0 || after.rfind("++", 0) == 0 ||
-                                 after.rfind("--", 0) == 0 || (start >= 2 && (e.compare(start - 2, 2, "++") == 0 || e.compare(start - 2, 2, "--") == 0));
-            if (assigns) assigned_.insert(e.substr(start, i - start));
-        }
+    // Names the script assigns somewhere (shell::assigned_names): unset there means empty,
+    // not "from the environment".
+    void collect_assigned(const std::vector<std::string>& names) {
+        spend(static_cast<long long>(names.size()) + 1);
+        assigned_.insert(names.begin(), names.end());
     }
 
     // ---- variables -------------------------------------------------------------------------
@@ -1526,12 +1485,10 @@ private:
     // eval's text (or a child shell's), read as script text on the line that runs it.
     Status nested(const std::string& text, int line, bool job) {
         const Nest nest(depth_, kMaxCallDepth, *this, line, "function calls, eval, sh -c and source");
-        shell::Lexed lexed = shell::lex_shell(text, file(), true);
-        if (job) sbatch(lexed.sbatch);
-        for (auto& t : lexed.tokens) t.line = line;
-        collect_assigned(lexed.tokens);
-        trees_.push_back(shell::parse_shell(lexed, file()));
-        return exec_lines(*trees_.back());
+        const shell::Parsed& p = parsed_.parse(text, file(), true, line);
+        if (job) sbatch(p.sbatch);
+        collect_assigned(p.assigned);
+        return exec_lines(*p.tree);
     }
 
     Status source(const std::vector<Value>& fields, int line) {
@@ -1547,19 +1504,18 @@ private:
         }
         const Nest nest(depth_, kMaxCallDepth, *this, line, "function calls, eval, sh -c and source");
         // The file the user named: a regular file, at most kMaxImportBytes, UTF-8.
-        std::string text;
+        const std::string* text = nullptr;
         try {
-            text = read_text_input(it->second);
+            text = &parsed_.file_text(it->second);
         } catch (const InputError& e) {
             fail(line, "--source " + base + "=" + it->second + ": " + e.issues().front().message);
         }
         files_.push_back(it->second);
-        const shell::Lexed lexed = shell::lex_shell(text, file());
-        collect_assigned(lexed.tokens);
-        trees_.push_back(shell::parse_shell(lexed, file()));
+        const shell::Parsed& p = parsed_.parse(*text, file(), false, 0);
+        collect_assigned(p.assigned);
         Status s;
         try {
-            s = exec_lines(*trees_.back());
+            s = exec_lines(*p.tree);
         } catch (const ReturnSignal& r) {  // `return` ends a sourced file
             s = {r.status, ""};
         }
@@ -1720,14 +1676,15 @@ private:
     const ScriptOptions& options_;
     const std::vector<bool>& choices_;
     Budget& budget_;
+    shell::ParseCache& parsed_;  // every text read as bash, parsed once per import
     std::vector<std::string> files_;
     std::map<std::string, Var> vars_;
     std::map<std::string, std::string> slurm_env_;
     std::set<std::string> assigned_;
     std::vector<Value> positional_;
     std::vector<Unknown> unknowns_;
+    // Into the trees of parsed_, which outlives every path.
     std::map<std::string, const Node*> functions_;
-    std::vector<shell::NodePtr> trees_;
     std::vector<Value> prefix_;  // words a `srun ... sh -c STRING` puts before STRING's commands
     // One frame per running function: the names made local, with the value each had before.
     std::vector<std::map<std::string, std::optional<Var>>> scopes_;
@@ -1746,8 +1703,8 @@ private:
 };
 
 ScriptRun run_with_budget(const std::string& text, const std::string& file, const ScriptOptions& options,
-                          const std::vector<bool>& choices, Budget& budget) {
-    return Interp(file, options, choices, budget).run(text);
+                          const std::vector<bool>& choices, Budget& budget, shell::ParseCache& parsed) {
+    return Interp(file, options, choices, budget, parsed).run(text);
 }
 
 }  // namespace
@@ -1755,16 +1712,18 @@ ScriptRun run_with_budget(const std::string& text, const std::string& file, cons
 ScriptRun run_shell_script(const std::string& text, const std::string& file,
                            const ScriptOptions& options, const std::vector<bool>& choices) {
     Budget budget(options.work_budget > 0 ? options.work_budget : kBudgetUnits);
-    return run_with_budget(text, file, options, choices, budget);
+    shell::ParseCache parsed(budget);
+    return run_with_budget(text, file, options, choices, budget, parsed);
 }
 
 void explore_shell_script(const std::string& text, const std::string& file,
                           const ScriptOptions& options, int max_runs,
                           const std::function<void(const ScriptRun&)>& visit) {
     Budget budget(options.work_budget > 0 ? options.work_budget : kBudgetUnits);  // one for every path
+    shell::ParseCache parsed(budget);  // so is every text read: parsed once, on the first path
     std::vector<bool> choices;
     for (int runs = 0;; ++runs) {
-        const ScriptRun run = run_with_budget(text, file, options, choices, budget);
+        const ScriptRun run = run_with_budget(text, file, options, choices, budget, parsed);
         if (runs >= max_runs) {
             std::string list;
             for (const auto& d : run.decisions) list += "\n  line " + std::to_string(d.line) + ": " + d.reason;

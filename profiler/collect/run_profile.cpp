@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "profiler/collect/cupti_collector.h"
+#include "profiler/collect/free_space.h"
 #include "core/common/error.h"
 #include "profiler/store/trace_output.h"
 #include "profiler/store/trace_writer.h"
@@ -11,25 +12,6 @@
 namespace meshwork::profiler {
 
 namespace {
-
-// Free space a profile needs to start: below it the run is refused before any step. A
-// short CPU-engine run's profile (tiny model, 20 steps) takes about 1 MiB (docs/RELIABILITY.md,
-// "Writers"); 64 MiB leaves room for runs fifty times longer, and a run that still fills the
-// disk stops at the next event (TraceWriter throws once its thread failed).
-constexpr std::uintmax_t kMinFreeBytes = std::uintmax_t{64} << 20;
-
-void check_free_space(const std::string& path) {
-    std::error_code ec;
-    const std::filesystem::path target(path);
-    const auto folder = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
-    const auto space = std::filesystem::space(folder, ec);
-    if (ec) return;  // no answer (an unusual file system): the writer reports a full disk itself
-    if (space.available < kMinFreeBytes) {
-        throw RuntimeError(path + ": only " + std::to_string(space.available >> 20) + " MiB free on its disk; a " +
-                           "profile needs at least " + std::to_string(kMinFreeBytes >> 20) +
-                           " MiB to start (free some space or write the profile elsewhere)");
-    }
-}
 
 // The profile is written under PATH.partial.PID and renamed over PATH only once closed: an
 // existing profile stays until the new one is complete, a killed run leaves the partial file

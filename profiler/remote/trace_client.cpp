@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "core/common/resources.h"
+#include "profiler/analysis/rank_step_bound.h"
 #include "profiler/remote/peer_json.h"
 
 extern char** environ;
@@ -336,7 +337,8 @@ void TraceClient::send_line(const std::string& line) {
     }
 }
 
-json TraceClient::read_answer(std::int64_t id, const std::string& op, std::string* binary, std::size_t max_binary) {
+json TraceClient::read_answer(std::int64_t id, const std::string& op, std::string* binary, std::size_t max_binary,
+                              const std::function<std::size_t(const PeerObject&)>& limit_of) {
     const std::string line = read_line();
     const std::string where = "the server's answer to " + op;
     json answer;
@@ -344,7 +346,8 @@ json TraceClient::read_answer(std::int64_t id, const std::string& op, std::strin
         answer = parse_peer_json(line, where, kMaxAnswerValues);
         const PeerObject a(answer, where, "");
         if (a.has("binary")) {
-            if (max_binary == 0) a.wrong("binary", "absent (only a window answer carries bytes)");
+            if (max_binary == 0 && !limit_of) a.wrong("binary", "absent (only window and rank_steps answers carry bytes)");
+            if (limit_of) max_binary = limit_of(a);
             const auto n = static_cast<std::size_t>(a.integer("binary", 0, static_cast<std::int64_t>(max_binary)));
             std::string bytes;
             read_exact(bytes, n);
@@ -504,9 +507,33 @@ json TraceClient::stats(std::size_t top_kernels) {
 }
 
 RankStepMatrix TraceClient::rank_steps() {
-    const json answer = call({{"op", "rank_steps"}});
+    if (!broken_.empty()) throw RuntimeError(broken_);
+    const std::int64_t id = next_id_++;
+    send_line(json{{"id", id}, {"op", "rank_steps"}}.dump() + "\n");
+    // The server computes the matrix only within rank_step_cell_bound of its trace's event
+    // count, which the hello told: the same bound here, checked on the counts before a byte
+    // of the matrix is read.
+    const std::int64_t max_cells = rank_step_cell_bound(summary_.event_count);
+    std::int64_t ranks = 0, steps = 0;
+    std::string packed;
+    const json answer = read_answer(id, "rank_steps", &packed, 0, [&](const PeerObject& a) {
+        const PeerObject counts = a.object("rank_steps");
+        ranks = counts.integer("ranks", 0, max_cells);
+        steps = counts.integer("steps", 0, max_cells);
+        if (steps > 0 && ranks > max_cells / steps) {
+            counts.wrong("steps", "at most " + std::to_string(max_cells / std::max<std::int64_t>(ranks, 1)) + " for " +
+                                      std::to_string(ranks) + " ranks (rank_step_cell_bound of the hello's " +
+                                      std::to_string(summary_.event_count) + " events: " + std::to_string(max_cells) +
+                                      " cells)");
+        }
+        return max_rank_steps_bytes(ranks * steps + ranks + steps);
+    });
+    if (!answer["ok"].get<bool>()) throw RuntimeError(what_ + ": the server refused rank_steps: " + error_of(answer));
     try {
-        return rank_steps_from_json(PeerObject(answer, "the server's answer to rank_steps", "").raw("rank_steps"));
+        if (!answer.contains("binary")) {
+            PeerObject(answer, "the server's answer to rank_steps", "").wrong("binary", "the byte count of the matrix");
+        }
+        return decode_rank_steps(packed, ranks, steps, max_cells);
     } catch (const PeerError& e) {
         fail_protocol(e.what());
     }

@@ -23,6 +23,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -33,6 +34,7 @@
 
 #include "core/common/error.h"
 #include "profiler/analysis/timeline_queries.h"
+#include "profiler/remote/peer_json.h"
 #include "profiler/analysis/trace_layout.h"
 #include "profiler/remote/ssh_command.h"
 #include "profiler/remote/trace_protocol.h"
@@ -101,8 +103,11 @@ private:
     void read_hello();
     void send_line(const std::string& line);
     // Reads the answer to request `id` (-1: any) to `op`; a binary part of at most
-    // `max_binary` bytes is allowed (0: none) and returned in `binary`.
-    nlohmann::json read_answer(std::int64_t id, const std::string& op, std::string* binary, std::size_t max_binary);
+    // `max_binary` bytes is allowed (0: none) and returned in `binary`. `limit_of`, when
+    // given, checks the answer's other fields first and returns the limit they allow (a
+    // rank_steps answer's counts), throwing PeerError when they are out of range.
+    nlohmann::json read_answer(std::int64_t id, const std::string& op, std::string* binary, std::size_t max_binary,
+                               const std::function<std::size_t(const PeerObject&)>& limit_of = {});
     nlohmann::json call(nlohmann::json request);  // throws RuntimeError when not ok
     // The session cannot go on: the server sent what the protocol does not allow.
     [[noreturn]] void fail_protocol(const std::string& why);

@@ -1,6 +1,10 @@
 #include "profiler/remote/trace_protocol.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <limits>
+#include <tuple>
 #include <set>
 
 #include "core/common/error.h"
@@ -190,55 +194,119 @@ std::vector<DrawItem> decode_window(std::string_view bytes, std::size_t count, s
     return items;
 }
 
-json rank_steps_to_json(const RankStepMatrix& m) {
-    json cells = json::array();
-    for (const auto& c : m.cells) {
-        cells.push_back({c.present, c.step_s, c.compute_s, c.exposed_comm_s, c.collective_wait_s, c.waited_for_rank,
-                         c.compute_on_cpu_s});
-    }
-    return {{"ranks", m.ranks}, {"steps", m.steps}, {"cells", cells}};
+namespace {
+
+void put_double(std::string& out, double v) {
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &v, sizeof bits);
+    for (int k = 0; k < 8; ++k) out.push_back(static_cast<char>((bits >> (8 * k)) & 0xff));
 }
 
-RankStepMatrix rank_steps_from_json(const json& j) {
+bool is_default(const RankStepCell& c) {
+    const RankStepCell d;
+    return c.step_s == d.step_s && c.compute_s == d.compute_s && c.compute_on_cpu_s == d.compute_on_cpu_s &&
+           c.exposed_comm_s == d.exposed_comm_s && c.collective_wait_s == d.collective_wait_s &&
+           c.waited_for_rank == d.waited_for_rank;
+}
+
+}  // namespace
+
+std::string encode_rank_steps(const RankStepMatrix& m) {
+    std::string out;
+    out.reserve((m.ranks.size() + m.steps.size()) * 2 + m.cells.size() * 16);
+    for (const auto* list : {&m.ranks, &m.steps}) {
+        std::int64_t prev = 0;
+        for (const int v : *list) {
+            put_varint(out, zigzag(wrapping_sub(v, prev)));
+            prev = v;
+        }
+    }
+    for (const auto& c : m.cells) {
+        if (!c.present && is_default(c)) {
+            out.push_back(0);
+            continue;
+        }
+        out.push_back(c.present ? 1 : 2);
+        for (const double v : {c.step_s, c.compute_s, c.compute_on_cpu_s, c.exposed_comm_s, c.collective_wait_s}) {
+            put_double(out, v);
+        }
+        put_varint(out, zigzag(c.waited_for_rank));
+    }
+    return out;
+}
+
+std::size_t max_rank_steps_bytes(std::int64_t cells) {
+    // Ranks and steps each at most `cells` (a matrix with no step has no cell but its ranks,
+    // and every rank has an event: rank_step_cell_bound covers them too), 10 bytes a varint.
+    const auto n = static_cast<std::size_t>(std::max<std::int64_t>(cells, 0));
+    return n * (2 * 10 + kMaxPackedCellBytes);
+}
+
+RankStepMatrix decode_rank_steps(std::string_view bytes, std::int64_t ranks, std::int64_t steps, std::int64_t max_cells) {
     const std::string where = "the server's rank_steps answer";
-    const PeerObject o(j, where, "rank_steps");
-    RankStepMatrix m;
-    // Ascending, as compute_rank_steps makes them (the overview looks rows up by rank).
-    auto ascending = [&](const char* key, std::vector<int>& out) {
-        const json& a = o.array(key);
-        for (std::size_t i = 0; i < a.size(); ++i) {
-            const auto v = peer_integer(a[i], where, o.field(key) + "[" + std::to_string(i) + "]", kIntMin, kIntMax);
-            if (!out.empty() && v <= out.back()) o.wrong(key, "ascending integers without repeats");
-            out.push_back(static_cast<int>(v));
-        }
+    // Checked one at a time, so that the product cannot overflow.
+    if (ranks < 0 || steps < 0 || ranks > max_cells || steps > max_cells || (steps > 0 && ranks > max_cells / steps)) {
+        throw PeerError(where + ": " + std::to_string(ranks) + " ranks × " + std::to_string(steps) +
+                        " steps, over the " + std::to_string(max_cells) +
+                        " cells a trace of the hello's event count may have (rank_step_cell_bound)");
+    }
+    if (bytes.size() > max_rank_steps_bytes(ranks * steps + ranks + steps)) {
+        throw PeerError(where + ": " + std::to_string(bytes.size()) + " bytes for " + std::to_string(ranks) + " × " +
+                        std::to_string(steps) + " cells");
+    }
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+    const auto* end = p + bytes.size();
+    auto next = [&] {
+        std::uint64_t v = 0;
+        if (!get_varint(p, end, v)) throw PeerError(where + ": the packed matrix ends early or holds a bad varint");
+        return v;
     };
-    ascending("ranks", m.ranks);
-    ascending("steps", m.steps);
-    const json& cells = o.array("cells");
-    // Sizes are bounded by the answer's values, so the product cannot overflow.
-    if (cells.size() != m.ranks.size() * m.steps.size()) {
-        throw PeerError(where + ": field 'rank_steps.cells' holds " + std::to_string(cells.size()) + " cells, not ranks × steps = " +
-                        std::to_string(m.ranks.size() * m.steps.size()));
-    }
-    m.cells.reserve(cells.size());
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-        const json& c = cells[i];
-        const std::string at = "rank_steps.cells[" + std::to_string(i) + "]";
-        // 7 items; a server from before compute_on_cpu_s sends 6.
-        if (!c.is_array() || (c.size() != 6 && c.size() != 7)) {
-            throw PeerError(where + ": field '" + at + "' should be an array of 6 or 7 values (it is " + json_type_words(c) + ")");
+    RankStepMatrix m;
+    for (auto [list, count, name] : {std::tuple{&m.ranks, ranks, "rank"}, std::tuple{&m.steps, steps, "step"}}) {
+        list->reserve(static_cast<std::size_t>(count));
+        std::int64_t prev = 0;
+        for (std::int64_t i = 0; i < count; ++i) {
+            const std::int64_t v = wrapping_add(prev, unzigzag(next()));
+            // Ascending, as compute_rank_steps makes them (the overview looks rows up by rank).
+            if (v < kIntMin || v > kIntMax || (i > 0 && v <= prev)) {
+                throw PeerError(where + ": " + name + " " + std::to_string(i) + " is " + std::to_string(v) +
+                                ", not an int above the previous one (they ascend without repeats)");
+            }
+            list->push_back(static_cast<int>(v));
+            prev = v;
         }
-        if (!c[0].is_boolean()) {
-            throw PeerError(where + ": field '" + at + "[0]' should be true or false (it is " + json_type_words(c[0]) + ")");
-        }
-        m.cells.push_back({.present = c[0].get<bool>(),
-                           .step_s = peer_number(c[1], where, at + "[1]"),
-                           .compute_s = peer_number(c[2], where, at + "[2]"),
-                           .compute_on_cpu_s = c.size() == 7 ? peer_number(c[6], where, at + "[6]") : -1.0,
-                           .exposed_comm_s = peer_number(c[3], where, at + "[3]"),
-                           .collective_wait_s = peer_number(c[4], where, at + "[4]"),
-                           .waited_for_rank = static_cast<int>(peer_integer(c[5], where, at + "[5]", -1, kIntMax))});
     }
+    const auto cells = static_cast<std::size_t>(ranks * steps);
+    // Every cell takes a byte at least: a count the bytes cannot hold is refused before the
+    // cells are allocated.
+    if (static_cast<std::size_t>(end - p) < cells) {
+        throw PeerError(where + ": " + std::to_string(end - p) + " bytes cannot hold " + std::to_string(cells) + " cells");
+    }
+    m.cells.reserve(cells);
+    for (std::size_t i = 0; i < cells; ++i) {
+        if (p >= end) throw PeerError(where + ": the packed matrix ends at cell " + std::to_string(i));
+        const unsigned char flag = *p++;
+        RankStepCell c;
+        if (flag > 2) throw PeerError(where + ": cell " + std::to_string(i) + " has flag " + std::to_string(flag) + " (0, 1 or 2)");
+        if (flag != 0) {
+            c.present = flag == 1;
+            for (double* v : {&c.step_s, &c.compute_s, &c.compute_on_cpu_s, &c.exposed_comm_s, &c.collective_wait_s}) {
+                if (end - p < 8) throw PeerError(where + ": the packed matrix ends in cell " + std::to_string(i));
+                std::uint64_t bits = 0;
+                for (int k = 0; k < 8; ++k) bits |= static_cast<std::uint64_t>(*p++) << (8 * k);
+                std::memcpy(v, &bits, sizeof bits);
+                if (!std::isfinite(*v)) throw PeerError(where + ": cell " + std::to_string(i) + " holds a value that is not finite");
+            }
+            const std::int64_t waited = unzigzag(next());
+            if (waited < -1 || waited > kIntMax) {
+                throw PeerError(where + ": cell " + std::to_string(i) + " waited for rank " + std::to_string(waited) +
+                                " (-1 or a rank)");
+            }
+            c.waited_for_rank = static_cast<int>(waited);
+        }
+        m.cells.push_back(c);
+    }
+    if (p != end) throw PeerError(where + ": the packed matrix is followed by stray bytes");
     return m;
 }
 

@@ -19,7 +19,10 @@ namespace meshwork::profiler::remote {
 
 inline constexpr const char* kProtocolName = "meshwork-trace";
 // Raised whenever a message changes meaning; both sides refuse any other version.
-inline constexpr int kProtocolVersion = 1;
+// 2: the rank_steps answer is a binary part (version 1 sent its cells as JSON values, which
+//    the client's 8 Mi-value limit refused past ~1 M cells while the server may send
+//    rank_step_cell_bound's 4 M and more).
+inline constexpr int kProtocolVersion = 2;
 // A request line longer than this is refused (the rest of the line is skipped).
 inline constexpr std::size_t kMaxRequestBytes = 64 * 1024;
 // The most items one window answer may hold: the timeline asks one per pixel.
@@ -40,6 +43,8 @@ inline constexpr std::int64_t kMaxStringCount = 0xFFFFFFFF;
 inline constexpr std::size_t kMaxNameBytesPerConnection = std::size_t{256} << 20;
 // A packed window item is 7 varints of at most 10 bytes (profiler/store/varint.h).
 inline constexpr std::size_t kMaxPackedItemBytes = 7 * 10;
+// A packed rank × step cell: a flag byte, 5 doubles of 8 bytes and a varint of at most 10.
+inline constexpr std::size_t kMaxPackedCellBytes = 1 + 5 * 8 + 10;
 
 // What the hello tells about the trace served: enough to lay out the timeline.
 struct TraceSummary {
@@ -70,12 +75,19 @@ std::string encode_window(const std::vector<DrawItem>& items, std::int64_t base_
 std::vector<DrawItem> decode_window(std::string_view bytes, std::size_t count, std::int64_t base_ns,
                                     std::int64_t string_count = kMaxStringCount);
 
-// The rank overview's matrix: ranks, steps, and one row per cell, ranks × steps row-major:
-// [present, step_s, compute_s, exposed_comm_s, collective_wait_s, waited_for_rank].
-nlohmann::json rank_steps_to_json(const RankStepMatrix& m);
-// Throws PeerError when the cells do not match the ranks and steps, or ranks or steps are not
-// ascending.
-RankStepMatrix rank_steps_from_json(const nlohmann::json& j);
+// The rank overview's matrix as a binary part (docs/remote-protocol.md, "Packed rank × step
+// matrix"): the ranks, then the steps, as varints of zigzag deltas (ascending, so small), then
+// the ranks × steps cells row-major, each a flag (0: absent with every value at its default,
+// nothing follows; 1: present; 2: absent with values), then step_s, compute_s,
+// compute_on_cpu_s, exposed_comm_s, collective_wait_s as little-endian IEEE doubles and
+// zigzag(waited_for_rank). The answer's JSON carries only the two counts.
+std::string encode_rank_steps(const RankStepMatrix& m);
+// The most bytes a matrix of at most `cells` cells (and as many ranks and steps) packs into.
+std::size_t max_rank_steps_bytes(std::int64_t cells);
+// Throws PeerError when `ranks` × `steps` is over `max_cells` (or either count is), when the
+// bytes are not exactly that matrix, ranks or steps are not ascending ints, a flag is not
+// 0..2, a value is not finite, or waited_for_rank is not -1..INT_MAX.
+RankStepMatrix decode_rank_steps(std::string_view bytes, std::int64_t ranks, std::int64_t steps, std::int64_t max_cells);
 
 nlohmann::json event_to_json(std::int64_t id, const TraceEvent& e);
 // Throws PeerError naming the field that is missing, mistyped or out of range.

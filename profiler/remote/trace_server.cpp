@@ -179,7 +179,14 @@ public:
                 answer["stats"] = stats_report_json(reader_, static_cast<std::size_t>(top));
             } else if (op == "rank_steps") {
                 check_keys(request, {});
-                answer["rank_steps"] = rank_steps_to_json(compute_rank_steps_bounded(reader_));
+                // A binary part: a JSON array of 7 values a cell would pass the client's value
+                // limit past ~1 M cells, while the bound allows 4 M and more.
+                const RankStepMatrix m = compute_rank_steps_bounded(reader_);
+                const std::string packed = encode_rank_steps(m);
+                answer["rank_steps"] = {{"ranks", m.ranks.size()}, {"steps", m.steps.size()}};
+                answer["binary"] = packed.size();
+                ok = send(answer, packed);
+                return ok;
             } else if (op == "range_stats") {
                 check_keys(request, {"tracks", "t0_ns", "t1_ns"});
                 const auto totals = range_totals(reader_, tracks(request), int_field(request, "t0_ns", kMinTime, kMaxTime),

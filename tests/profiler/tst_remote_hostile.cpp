@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <fstream>
 #include <thread>
 
@@ -21,6 +22,7 @@
 #include "core/common/resources.h"
 #include "profiler/remote/ssh_command.h"
 #include "profiler/remote/trace_client.h"
+#include "profiler/remote/trace_protocol.h"
 #include "profiler/store/trace_writer.h"
 #include "tests/profiler/trace_test_util.h"
 #include "tests/support/run_cli.h"
@@ -89,13 +91,19 @@ json good_trace() {
 }
 
 std::string hello_line(const json& trace) {
-    return json{{"protocol", "meshwork-trace"}, {"version", 1}, {"ok", true}, {"server", "fake"}, {"trace", trace}}.dump() +
+    return json{{"protocol", "meshwork-trace"}, {"version", kProtocolVersion}, {"ok", true}, {"server", "fake"}, {"trace", trace}}.dump() +
            "\n";
 }
 
 // The hello, the answer to the client's hello request (id 1), then `rest`.
 std::string session(const json& trace, const std::string& rest = {}) {
     return hello_line(trace) + "{\"id\":1,\"ok\":true}\n" + rest;
+}
+
+// A rank_steps answer (request id 2): the counts, then `binary` announced and `bytes` sent.
+std::string rank_steps_answer(std::int64_t ranks, std::int64_t steps, const std::string& bytes, std::size_t binary) {
+    return json{{"id", 2}, {"ok", true}, {"rank_steps", {{"ranks", ranks}, {"steps", steps}}}, {"binary", binary}}.dump() +
+           "\n" + bytes;
 }
 
 long max_rss_kib() {
@@ -310,7 +318,8 @@ private slots:
         }
         {
             // The hello's own fields: "ok" as a string was "[json.exception.type_error.302]".
-            FakeServer server("{\"protocol\":\"meshwork-trace\",\"version\":1,\"ok\":\"yes\"}\n");
+            FakeServer server("{\"protocol\":\"meshwork-trace\",\"version\":" + std::to_string(kProtocolVersion) +
+                              ",\"ok\":\"yes\"}\n");
             const std::string why = error_of([&] { connect_fake(server); });
             QVERIFY2(has(why, "the server's hello: field 'ok' should be true or false (it is the string \"yes\")"), why.c_str());
         }
@@ -334,11 +343,44 @@ private slots:
             QVERIFY2(has(why, "the server's event answer: field 'event.track' should be an integer"), why.c_str());
         }
         {
-            FakeServer server(session(good_trace(), "{\"id\":2,\"ok\":true,\"rank_steps\":{\"ranks\":[0,1],\"steps\":[0],"
-                                                    "\"cells\":[[true,1,1,0,0,-1]]}}\n"));
+            // rank_steps (a binary part since protocol 2): counts over the bound that the
+            // hello's event count allows (10 events: rank_step_cell_bound = 4 M cells) are
+            // refused before a byte of the matrix is read.
+            FakeServer server(session(good_trace(), rank_steps_answer(3000, 3000, "", 1)));
             auto client = connect_fake(server);
             const std::string why = error_of([&] { client->rank_steps(); });
-            QVERIFY2(has(why, "holds 1 cells, not ranks × steps = 2"), why.c_str());
+            QVERIFY2(has(why, "field 'rank_steps.steps' should be at most 1398 for 3000 ranks"), why.c_str());
+        }
+        {
+            // A byte count past what the counts can pack into.
+            FakeServer server(session(good_trace(), rank_steps_answer(2, 1, "", std::size_t{1} << 40)));
+            auto client = connect_fake(server);
+            const std::string why = error_of([&] { client->rank_steps(); });
+            QVERIFY2(has(why, "field 'binary' should be an integer in 0.."), why.c_str());
+        }
+        {
+            // Fewer bytes than cells; a flag that is not 0..2; a NaN; ranks not ascending.
+            RankStepMatrix m;
+            m.ranks = {0, 1};
+            m.steps = {0};
+            m.cells = {RankStepCell{.present = true, .step_s = 1}, RankStepCell{.present = true, .step_s = 2}};
+            std::string good = encode_rank_steps(m);
+            std::string flag = good;
+            flag[3] = 7;  // after ranks (2 bytes) and steps (1): the first cell's flag
+            m.cells[1].step_s = std::nan("");
+            const std::pair<std::string, const char*> matrices[] = {
+                {good.substr(0, 15), "ends in cell 0"},  // the flag, one double and 3 bytes
+                {flag, "cell 0 has flag 7"},
+                {encode_rank_steps(m), "cell 1 holds a value that is not finite"},
+                {std::string("\x02\x01\x00", 3) + good.substr(3), "rank 1 is 0, not an int above the previous one"},
+                {good + "x", "followed by stray bytes"},
+            };
+            for (const auto& [bytes, why_part] : matrices) {
+                FakeServer server(session(good_trace(), rank_steps_answer(2, 1, bytes, bytes.size())));
+                auto client = connect_fake(server);
+                const std::string why = error_of([&] { client->rank_steps(); });
+                QVERIFY2(has(why, why_part), why.c_str());
+            }
         }
         {
             // Names for ids that were not asked for.

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profiler/analysis/rank_step_bound.h"
 #include "profiler/analysis/timeline_queries.h"
 #include "profiler/remote/trace_client.h"
 #include "profiler/store/trace_reader.h"
@@ -227,6 +228,56 @@ private slots:
         QCOMPARE(client->stats(5), json::parse(cli.out.toStdString()));
     }
 
+    void rank_steps_past_a_million_cells() {
+        // 1,100 ranks × 1,000 steps = 1.1 M cells from 2,200 events: within the 4 M cells
+        // that rank_step_cell_bound allows any trace, so stats --stragglers and the Ranks view
+        // hold it locally. Protocol 1 sent it as JSON, 8 values a cell, which the client's
+        // 8 Mi-value limit refused; the binary part carries it whole.
+        const std::string path = test::temp_path(dir_, "wide.sqlite");
+        {
+            auto writer = TraceWriter::create(path);
+            TraceRunInfo info;
+            info.source = "meshwork-cpu";
+            info.world_size = 1100;
+            writer->set_run_info(info);
+            for (int r = 0; r < 1100; ++r) {
+                const int track = writer->add_track({r, TrackKind::ComputeStream, 0, "compute"});
+                const int first = r % 500;  // steps first and first + 500: in time order
+                for (int k = 0; k < 2; ++k) {
+                    const int step = first + 500 * k;
+                    auto e = test::make_event(track, EventKind::Compute, "block.mlp.fwd", 1000 * step + r,
+                                              1000 * step + r + 300 + k);
+                    e.rank = r;
+                    e.step = step;
+                    writer->add_event(e);
+                }
+            }
+            writer->close();
+        }
+        const auto local = TraceReader::open(path);
+        const auto want = compute_rank_steps_bounded(local);
+        QCOMPARE(want.cells.size(), std::size_t{1100} * 1000);
+        auto client = connect(path);
+        const auto got = client->rank_steps();
+        QCOMPARE(got.ranks, want.ranks);
+        QCOMPARE(got.steps, want.steps);
+        QCOMPARE(got.cells.size(), want.cells.size());
+        std::size_t present = 0;
+        for (std::size_t i = 0; i < want.cells.size(); ++i) {
+            const auto& a = got.cells[i];
+            const auto& b = want.cells[i];
+            if (a.present != b.present || a.step_s != b.step_s || a.compute_s != b.compute_s ||
+                a.compute_on_cpu_s != b.compute_on_cpu_s || a.exposed_comm_s != b.exposed_comm_s ||
+                a.collective_wait_s != b.collective_wait_s || a.waited_for_rank != b.waited_for_rank) {
+                QFAIL(qPrintable(QString("cell %1 differs").arg(i)));
+            }
+            present += a.present ? 1 : 0;
+        }
+        QCOMPARE(present, std::size_t{2200});
+        // The session goes on after the binary part.
+        QVERIFY(client->step_span(3, -1).has_value());
+    }
+
     void bad_requests_are_refused_and_serving_goes_on() {
         auto client = connect(trace_);
         const int track = client->summary().tracks[0].id;
@@ -253,7 +304,13 @@ private slots:
             QVERIFY(answer["error"].is_string() && !answer["error"].get<std::string>().empty());
         }
         QVERIFY(client->raw(refused[0])["error"].get<std::string>().find("\"path\" is refused") != std::string::npos);
-        QVERIFY(client->raw(refused[14])["error"].get<std::string>().find("version 2") != std::string::npos);
+        QVERIFY(client->raw(refused[14])["error"].get<std::string>().find("version " + std::to_string(kProtocolVersion + 1)) !=
+                std::string::npos);
+        // An older client (version 1 read rank_steps as JSON) is refused in words.
+        const std::string older = client->raw({{"op", "hello"}, {"version", 1}})["error"].get<std::string>();
+        QVERIFY2(older.find("the client speaks protocol version 1; this meshwork-cli serves version " +
+                            std::to_string(kProtocolVersion)) != std::string::npos,
+                 older.c_str());
         for (const char* line : {"not json", "[1,2]", "{\"id\": \"x\", \"op\": \"bye\"}", "{}"}) {
             const json answer = client->raw_line(line);
             QVERIFY2(!answer.value("ok", true), line);
@@ -317,15 +374,23 @@ private slots:
     }
 
     void other_protocol_version_is_serve_unavailable() {
-        // An older or newer meshwork-cli: its hello names another version.
-        const QString fake = write_script("meshwork-cli-v99", "echo '{\"protocol\":\"meshwork-trace\",\"version\":99,\"ok\":true}'\n"
-                                                              "read line\n");
-        try {
-            TraceClient client(ssh_serve_command("node01", trace_, fake.toStdString()), "node01:" + trace_);
-            QFAIL("accepted version 99");
-        } catch (const ServeUnavailable& e) {
-            QVERIFY2(std::string(e.what()).find("version 99") != std::string::npos, e.what());
-            QVERIFY2(std::string(e.what()).find("version 1") != std::string::npos, e.what());
+        // An older or newer meshwork-cli: its hello names another version. Version 1 sent
+        // rank_steps as JSON, which this client would misread as a missing binary part.
+        for (const int other : {1, 99}) {
+            const QString fake = write_script(QString("meshwork-cli-v%1").arg(other),
+                                              QString("echo '{\"protocol\":\"meshwork-trace\",\"version\":%1,\"ok\":true}'\n"
+                                                      "read line\n")
+                                                  .arg(other)
+                                                  .toUtf8());
+            try {
+                TraceClient client(ssh_serve_command("node01", trace_, fake.toStdString()), "node01:" + trace_);
+                QFAIL(qPrintable(QString("accepted version %1").arg(other)));
+            } catch (const ServeUnavailable& e) {
+                const std::string why = e.what();
+                QVERIFY2(why.find("speaks remote protocol version " + std::to_string(other) + ";") != std::string::npos, e.what());
+                QVERIFY2(why.find("this Meshwork speaks version " + std::to_string(kProtocolVersion)) != std::string::npos,
+                         e.what());
+            }
         }
         // Something that is no serve-trace at all (a login banner, another program).
         const QString other = write_script("not-meshwork", "echo 'Welcome to node01'\nsleep 1\n");

@@ -17,6 +17,12 @@
 #include <QTest>
 #include <QThread>
 
+#include <sys/statvfs.h>
+
+#include <optional>
+
+#include "core/common/error.h"
+#include "profiler/collect/free_space.h"
 #include "tests/reliability/crash_check.h"
 
 using namespace meshwork::reliability;
@@ -71,6 +77,7 @@ private slots:
     void sigintClosesTheProfileOfCliRun();
     void sigkillOfCliRunLeavesTheOldProfile();
     void fullDiskStopsTheRunAndKeepsTheOldProfile();
+    void freeSpaceCheckRefusesTooLittle();
 };
 
 void TestCrashSafety::sigkillAtRandomPointsLosesNothingCommitted() {
@@ -289,6 +296,57 @@ void TestCrashSafety::fullDiskStopsTheRunAndKeepsTheOldProfile() {
              qPrintable(out));
     QVERIFY2(bytes_of(trace) == old, "the failed run damaged the previous profile");
     QVERIFY2(partials_of(trace).isEmpty(), qPrintable(partials_of(trace).join(' ')));
+}
+
+void TestCrashSafety::freeSpaceCheckRefusesTooLittle() {
+    // The decision, at free space no test could arrange without root (a small tmpfs):
+    // refused under 64 MiB with the path and both figures, allowed at 64 MiB and when the file
+    // system gives no answer.
+    using meshwork::profiler::check_free_space;
+    using meshwork::profiler::free_bytes_for;
+    using meshwork::profiler::kMinProfileFreeBytes;
+    QCOMPARE(kMinProfileFreeBytes, std::uintmax_t{64} << 20);
+    QString refused;
+    try {
+        check_free_space("/data/run.sqlite", kMinProfileFreeBytes - 1);
+    } catch (const meshwork::RuntimeError& e) {
+        refused = e.what();
+    }
+    QVERIFY2(refused.contains("/data/run.sqlite: only 63 MiB free on its disk") && refused.contains("at least 64 MiB"),
+             qPrintable(refused));
+    check_free_space("/data/run.sqlite", kMinProfileFreeBytes);  // throws nothing
+    check_free_space("/data/run.sqlite", std::nullopt);
+
+    // The query: what statvfs(3) says of the folder that will hold the file (f_bavail, the
+    // blocks an unprivileged writer may use), read just before and just after, give or take
+    // what other processes write meanwhile (1 GiB).
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("run.sqlite").toStdString();
+    const auto statvfs_bytes = [&] {
+        struct statvfs s {};
+        return ::statvfs(dir.path().toLocal8Bit().constData(), &s) == 0
+                   ? std::optional<std::uintmax_t>(std::uintmax_t{s.f_bavail} * s.f_frsize)
+                   : std::nullopt;
+    };
+    const auto before = statvfs_bytes();
+    const auto got = free_bytes_for(path);
+    const auto after = statvfs_bytes();
+    QVERIFY(before && got && after);
+    const std::uintmax_t slack = std::uintmax_t{1} << 30;
+    const std::uintmax_t low = std::min(*before, *after), high = std::max(*before, *after);
+    QVERIFY2(*got + slack >= low && *got <= high + slack,
+             qPrintable(QString("free_bytes_for %1, statvfs %2..%3").arg(*got).arg(low).arg(high)));
+    // A folder that does not exist: no answer, so no refusal (creating the file reports it).
+    QVERIFY(!free_bytes_for(dir.filePath("missing/run.sqlite").toStdString()));
+    // The check with the real query of this disk: refused exactly when statvfs says < 64 MiB.
+    bool threw = false;
+    try {
+        check_free_space(path);
+    } catch (const meshwork::RuntimeError&) {
+        threw = true;
+    }
+    if (low >= kMinProfileFreeBytes + slack) QVERIFY(!threw);
+    if (high + slack < kMinProfileFreeBytes) QVERIFY(threw);
 }
 
 QTEST_GUILESS_MAIN(TestCrashSafety)

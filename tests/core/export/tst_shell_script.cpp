@@ -82,6 +82,7 @@ private slots:
     void file_tests_both_ways();
     void heredoc_job();
     void limits();
+    void parsed_once_and_charged();
 };
 
 void TestShellScript::hostile_table() {
@@ -352,6 +353,49 @@ void TestShellScript::limits() {
         refused = std::string(e.what()).find("million steps") != std::string::npos;
     }
     QVERIFY(refused);
+}
+
+void TestShellScript::parsed_once_and_charged() {
+    // Reading text is work: a script whose text alone costs more than the budget is refused
+    // before any line runs (parsing was free before, and fuzz inputs spent seconds in it).
+    const std::string comments = repeat("# a launch script's long comment, read and thrown away\n", 20000) + kTorchrun;
+    ScriptOptions small;
+    small.work_budget = 5'000'000;  // the fuzz target's; 12 units a byte of ~1.1 MB > 5 M
+    std::string refused;
+    try {
+        (void)run_shell_script(comments, "job.sh", small, {});
+    } catch (const InputError& e) {
+        refused = e.what();
+    }
+    QVERIFY2(refused.find("steps of work to read") != std::string::npos, refused.c_str());
+    ScriptOptions large;
+    large.work_budget = 50'000'000;
+    QCOMPARE(last(run_shell_script(comments, "job.sh", large, {}), "torchrun").back(), std::string("2"));
+
+    // Each path reads the same trees: a function an eval defined, and an eval's commands on the
+    // eval's line, are the same on every path (the trees outlive the path that read them).
+    const std::string script = "eval 'f() { " + kTorchrun.substr(0, kTorchrun.size() - 1) +
+                               " \"$@\"; }'\nif [ -f /ckpt ]; then X=1; else X=2; fi\nif [ -n \"$E\" ]; then :; fi\n"
+                               "for i in 1 2 3; do eval 'f --seed $X'; done\n";
+    std::vector<std::vector<std::string>> seen;
+    explore_shell_script(script, "job.sh", {}, 16, [&](const ScriptRun& r) {
+        QCOMPARE(static_cast<int>(r.commands.size()), 3);
+        for (const auto& c : r.commands) QCOMPARE(c.line, 1);  // f's body: the eval's line
+        seen.push_back(last(r, "torchrun"));
+    });
+    QCOMPARE(static_cast<int>(seen.size()), 4);
+    QCOMPARE(seen[0].back(), std::string("1"));  // [ -f ] taken first: X=1
+    QCOMPARE(seen[3].back(), std::string("2"));
+
+    // An eval in a loop reads its string once: 10,000 evals of a 1 KB string (a comment, cheap
+    // to run) stay within a budget that 10,000 readings of it (12 units a byte: 120 M) exceed.
+    const std::string body = "Y=1 #" + repeat("abcdefghij", 100);
+    std::string items;
+    for (int i = 0; i < 10000; ++i) items += " " + std::to_string(i);
+    const std::string loop = "CMD='" + body + "'\nfor i in" + items + "; do eval \"$CMD\"; done\n" + kTorchrun;
+    ScriptOptions budget;
+    budget.work_budget = 100'000'000;
+    QCOMPARE(last(run_shell_script(loop, "job.sh", budget, {}), "torchrun").back(), std::string("2"));
 }
 
 QTEST_APPLESS_MAIN(TestShellScript)
