@@ -9,37 +9,37 @@ namespace meshwork::cost {
 // Counted in Megatron-LM d98e8a64 (megatron/core/transformer/moe/), the path Megatron-Bridge's
 // performance recipes run: Transformer Engine present, moe_router_fusion and moe_permute_fusion
 // on, bias_activation_fusion on, grouped experts (TEGroupedMLP), router logits forced balanced
-// as every published MoE benchmark is (router.py:865-867, moe_utils.py:1295 RandomSTE). One
+// as every published MoE benchmark is (router.py:863, moe_utils.py:1295 RandomSTE). One
 // count per Python-level call that launches a kernel (or a collective, or a device-to-host
 // copy); a fused Transformer Engine call whose internal kernel count the mirror does not show
 // counts once, so the counts are lower bounds.
 MoeHostOps moe_host_ops(const MoeHostShape& s) {
     const int local = std::max(1, s.local_experts);
     int fwd = 2;  // the MoE half's fused pre-MLP norm and its fused bias-dropout-add
-    // Router (router.py:845-884, routing :746-833): the gating GEMM (:111, moe_utils.py:1390
+    // Router (router.py:845-884, routing :746-833): the gating GEMM (:859, moe_utils.py:1394
     // te_general_gemm, fp32 output), the forced-balance random logits, the fused top-k with
     // score function (moe_utils.py:838).
     fwd += 3;
-    // Auxiliary loss (router.py:797-827): fused scores for the loss (moe_utils.py:960), tokens
+    // Auxiliary loss (router.py:804-833): fused scores for the loss (moe_utils.py:960), tokens
     // per expert (routing_map.sum and the all-reduce over tp×cp, moe_utils.py:269-297), the
     // fused loss (moe_utils.py:137), the loss attached and logged (router.py:440-447).
     if (s.aux_loss) fwd += 5;
     switch (s.dispatcher) {
         case MoeDispatcher::AllToAll:
             if (s.ep) {
-                // token_dispatcher.py:538-567: routing_map.sum().long() (2), input splits (1),
+                // token_dispatcher.py:543-592: routing_map.sum().long() (2), input splits (1),
                 // the counts all-gathered over tp×ep (1), the local experts' slice made
                 // contiguous (1), tokens per rank, per tp rank and per local expert (3); the
                 // device-to-host copies of the splits and counts before the all-to-all
-                // (:651-654, :594-605; the synchronisation is charged apart, launch_cost.h): 4.
+                // (:661, :702, :754, :790; the synchronisation is charged apart, launch_cost.h): 4.
                 fwd += 8 + 4;
-                fwd += 2;  // all-to-all of the tokens and of the probabilities (:700-726)
-                fwd += 1;  // combine all-to-all (:869-875)
+                fwd += 2;  // all-to-all of the tokens and of the probabilities (:705, :718)
+                fwd += 1;  // combine all-to-all (:864)
             } else {
-                fwd += 2 + 1;  // counts (:568-572) and their copy to the host
+                fwd += 2 + 1;  // counts (:543, :597-602) and their copy to the host
             }
-            fwd += 2 + 1;  // fused permute with probabilities (:657-666, moe_utils.py:430): row map, permute; unpermute (:889-897)
-            // Sort the received chunks by local expert and restore them (:783-790, :811-817).
+            fwd += 2 + 1;  // fused permute with probabilities (:671, moe_utils.py:430): row map, permute; unpermute (:891)
+            // Sort the received chunks by local expert and restore them (:782, :817).
             if (local > 1) fwd += 2;
             break;
         case MoeDispatcher::AllGather:
@@ -58,10 +58,10 @@ MoeHostOps moe_host_ops(const MoeHostShape& s) {
             if (s.backend == MoeFlexBackend::DeepEP) fwd += 4;
             break;
     }
-    // Experts (experts.py:840-1040): the weighted bias-SwiGLU (1, :934-941); fp8 padding of the
-    // tokens and probabilities and the unpadding (:878-885, :1040-1041); the clamped GLU's two
+    // Experts (experts.py:840-1045): the weighted bias-SwiGLU (1, :966); fp8 padding of the
+    // tokens and probabilities and the unpadding (:899-905, :1043); the clamped GLU's two
     // clamps and cat (moe_eager_passes.h); the experts' biases per local expert (_apply_bias
-    // :345-380: b·p and t + b·p per expert, one cat).
+    // :345-380, called at :1039: b·p and t + b·p per expert, one cat).
     fwd += 1;
     if (s.quant_padding) fwd += 3;
     if (s.clamped_glu) fwd += 3;
@@ -101,7 +101,7 @@ RouterBytes router_bytes_per_token(double hidden, int experts, bool aux_loss) {
     RouterBytes b;
     b.fwd = scores;
     // Backward: the same score passes' gradients, and RouterGatingLinearFunction.backward
-    // (moe_utils.py:1425-1433 at d98e8a64) casts the saved bf16 input to fp32 (read 2, write 4)
+    // (moe_utils.py:1428-1432 at d98e8a64) casts the saved bf16 input to fp32 (read 2, write 4)
     // and the input gradient back to bf16 (read 4, write 2).
     b.bwd = scores + 12.0 * std::max(0.0, hidden);
     return b;
