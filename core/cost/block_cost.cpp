@@ -238,6 +238,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     double moe_quant_fwd = 0, moe_quant_bwd = 0;  // fp8 casts of the expert GEMMs' operands
     MoeEagerBytes eager_moe;                       // the experts' eager passes, per token copy
     double moe_copies = 0;                         // token copies per rank
+    bool moe_quant_padding = false;                // fp8 padding copies outside the dispatcher
     if (b.moe) {
         mlp_gemm += gemm_s(k, g.router) + gemm_s(k, g.expert_fc1) + gemm_s(k, g.expert_fc2);
         const double copies = T * m.top_k * c.etp / t * x.capacity;  // token copies per rank
@@ -249,6 +250,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
         passes.expert_bias = m.expert_bias;
         passes.quant_padding = tr.dtype == DType::Fp8 &&
                                !(c.moe_dispatcher == MoeDispatcher::Flex && c.moe_flex_backend == MoeFlexBackend::HybridEP);
+        moe_quant_padding = passes.quant_padding;
         eager_moe = moe_eager_bytes_per_copy(passes, g.expert_fc1.n, h, e);
         // Permute and unpermute (read + write h-wide copies, twice), expert activations.
         mlp_fwd += memory_s(k, 4.0 * e * h * copies + act_rw * e * m.expert_ffn / c.etp * copies);
@@ -388,8 +390,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
             hs.ep = c.ep > 1;
             hs.local_experts = g.expert_fc1.count;
             hs.fp8 = tr.dtype == DType::Fp8;
-            hs.quant_padding = hs.fp8 && !(c.moe_dispatcher == MoeDispatcher::Flex &&
-                                           c.moe_flex_backend == MoeFlexBackend::HybridEP);
+            hs.quant_padding = moe_quant_padding;
             hs.expert_bias = m.expert_bias;
             hs.clamped_glu = m.glu_clamped;
             const MoeHostOps ops = moe_host_ops(hs);
