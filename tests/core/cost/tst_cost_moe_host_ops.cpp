@@ -7,6 +7,8 @@
 #include <cmath>
 
 #include "core/cost/block_cost.h"
+#include "core/cost/cost_model.h"
+#include "core/cost/estimate_json.h"
 #include "core/cost/kernel_time.h"
 #include "core/cost/launch_cost.h"
 #include "core/cost/model_profile.h"
@@ -142,6 +144,26 @@ class TestCostMoeHostOps : public QObject {
         QVERIFY(near(c.moe.bwd.host_s, std::max(0.0, bwd.host_s() - b.total_s()), 1e-9));
         const RouterBytes r = router_bytes_per_token(2880, 32, true);
         QVERIFY(c.moe.fwd.mlp_s > memory_s(c.kernel, r.fwd * 1024));
+    }
+    // The estimate carries the per-layer parts (estimate --json "layers"): gpt-oss-20b is MoE
+    // in every layer, so only "moe", and its figures are the block cost's.
+    void layers_in_the_estimate() {
+        Layout l = make_layout(load_model("gpt-oss-20b"), "dgx-h100", 1, 1, 8, 1, 8, 1024);
+        l.parallel.mesh.ep = 8;
+        l.parallel.mesh.etp = 1;
+        const LayoutCosts c = costs_of(l);
+        const Estimate e = estimate_layout(l);
+        QVERIFY(e.moe_layer.present && !e.dense_layer.present);
+        QCOMPARE(e.moe_layer.fwd.host_s, c.moe.fwd.host_s);
+        QCOMPARE(e.moe_layer.bwd.mlp_s, c.moe.bwd.mlp_s);
+        QCOMPARE(e.moe_layer.fwd.ep_s, c.moe.fwd.ep_s);
+        const nlohmann::json j = estimate_to_json(e);
+        QVERIFY(j.at("layers").contains("moe") && !j.at("layers").contains("dense"));
+        QCOMPARE(j["layers"]["moe"]["forward"]["host_s"].get<double>(), c.moe.fwd.host_s);
+        QCOMPARE(j["layers"]["moe"]["backward"]["attention_s"].get<double>(), c.moe.bwd.attention_s);
+        // A dense model: "dense" only.
+        const Estimate d = estimate_layout(make_layout(load_model("llama3-8b"), "dgx-h100", 1, 1, 8, 1, 8, 1024));
+        QVERIFY(d.dense_layer.present && !d.moe_layer.present && d.dense_layer.fwd.mlp_s > 0);
     }
 };
 
