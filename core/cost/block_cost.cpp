@@ -12,6 +12,7 @@
 #include "core/cost/launch_cost.h"
 #include "core/cost/moe_dispatch.h"
 #include "core/cost/moe_eager_passes.h"
+#include "core/cost/moe_host_ops.h"
 #include "core/layout/layout_rules.h"
 
 namespace meshwork::cost {
@@ -237,6 +238,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     double moe_quant_fwd = 0, moe_quant_bwd = 0;  // fp8 casts of the expert GEMMs' operands
     MoeEagerBytes eager_moe;                       // the experts' eager passes, per token copy
     double moe_copies = 0;                         // token copies per rank
+    bool moe_quant_padding = false;                // fp8 padding copies outside the dispatcher
     if (b.moe) {
         mlp_gemm += gemm_s(k, g.router) + gemm_s(k, g.expert_fc1) + gemm_s(k, g.expert_fc2);
         const double copies = T * m.top_k * c.etp / t * x.capacity;  // token copies per rank
@@ -248,6 +250,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
         passes.expert_bias = m.expert_bias;
         passes.quant_padding = tr.dtype == DType::Fp8 &&
                                !(c.moe_dispatcher == MoeDispatcher::Flex && c.moe_flex_backend == MoeFlexBackend::HybridEP);
+        moe_quant_padding = passes.quant_padding;
         eager_moe = moe_eager_bytes_per_copy(passes, g.expert_fc1.n, h, e);
         // Permute and unpermute (read + write h-wide copies, twice), expert activations.
         mlp_fwd += memory_s(k, 4.0 * e * h * copies + act_rw * e * m.expert_ffn / c.etp * copies);
@@ -285,8 +288,15 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
         }
         expert_model_flops = (b.router_flops + m.top_k * b.expert_gemm_flops) * T / t;
     }
-    out.fwd.mlp_s = mlp_gemm + mlp_fwd + moe_quant_fwd + memory_s(k, eager_moe.fwd * moe_copies);
-    out.bwd.mlp_s = 2.0 * mlp_gemm + 2.0 * mlp_fwd + moe_quant_bwd + memory_s(k, eager_moe.bwd * moe_copies);
+    // The router's score passes and, in the backward, its gating casts (moe_host_ops.h), on
+    // the rank's tokens (its sequence shard with SP).
+    const RouterBytes router =
+        b.moe ? router_bytes_per_token(h, m.experts, /*aux_loss=*/true) : RouterBytes{};
+    const double router_tokens = T / (x.sp ? t : 1.0);
+    out.fwd.mlp_s = mlp_gemm + mlp_fwd + moe_quant_fwd + memory_s(k, eager_moe.fwd * moe_copies) +
+                    memory_s(k, router.fwd * router_tokens);
+    out.bwd.mlp_s = 2.0 * mlp_gemm + 2.0 * mlp_fwd + moe_quant_bwd + memory_s(k, eager_moe.bwd * moe_copies) +
+                    memory_s(k, router.bwd * router_tokens);
     wgrad_s += mlp_gemm;
 
     // --- collectives --------------------------------------------------------------------
@@ -369,12 +379,35 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
         const int syncs = b.moe && dropless ? 1 : 0;
         const int attn_bwd = static_cast<int>(kAttentionKernelsFwd * kBackwardKernelsPerForward);
         const int mlp_bwd = static_cast<int>(kMlpKernelsFwd * kBackwardKernelsPerForward);
-        out.fwd.host_s =
-            exposed_launch_s({out.fwd.attention_s + out.fwd.cp_s + out.fwd.tp_s / 2, kAttentionKernelsFwd, attn_captured, 0}) +
-            exposed_launch_s({out.fwd.mlp_s + out.fwd.ep_s + out.fwd.tp_s / 2, kMlpKernelsFwd, mlp_captured, syncs});
-        out.bwd.host_s =
-            exposed_launch_s({out.bwd.attention_s + out.bwd.cp_s + out.bwd.tp_s / 2, attn_bwd, attn_captured, 0}) +
-            exposed_launch_s({out.bwd.mlp_s + out.bwd.ep_s + out.bwd.tp_s / 2, mlp_bwd, mlp_captured, 0});
+        if (b.moe) {
+            // An MoE layer: Megatron-LM's own op counts and the host time per op of a
+            // production MoE trace (moe_host_ops.h), over the whole layer: the forward's
+            // synchronisation drains the queue once per layer, so what the host lost in one
+            // half the other half's long kernels can win back, and no more.
+            MoeHostShape hs;
+            hs.dispatcher = c.moe_dispatcher;
+            hs.backend = c.moe_flex_backend;
+            hs.ep = c.ep > 1;
+            hs.local_experts = g.expert_fc1.count;
+            hs.fp8 = tr.dtype == DType::Fp8;
+            hs.quant_padding = moe_quant_padding;
+            hs.expert_bias = m.expert_bias;
+            hs.clamped_glu = m.glu_clamped;
+            const MoeHostOps ops = moe_host_ops(hs);
+            const MoeLayerHost fwd_host{attn_captured ? 1 : 0, attn_captured ? 0 : kAttentionKernelsFwd,
+                                        mlp_captured, ops.framework_ops_fwd, ops.expert_launches_fwd};
+            const MoeLayerHost bwd_host{attn_captured ? 1 : 0, attn_captured ? 0 : attn_bwd, mlp_captured,
+                                        ops.framework_ops_bwd, ops.expert_launches_bwd};
+            out.fwd.host_s = moe_layer_exposed_host_s(fwd_host, out.fwd.total_s(), syncs);
+            out.bwd.host_s = moe_layer_exposed_host_s(bwd_host, out.bwd.total_s(), 0);
+        } else {
+            out.fwd.host_s =
+                exposed_launch_s({out.fwd.attention_s + out.fwd.cp_s + out.fwd.tp_s / 2, kAttentionKernelsFwd, attn_captured, 0}) +
+                exposed_launch_s({out.fwd.mlp_s + out.fwd.ep_s + out.fwd.tp_s / 2, kMlpKernelsFwd, mlp_captured, syncs});
+            out.bwd.host_s =
+                exposed_launch_s({out.bwd.attention_s + out.bwd.cp_s + out.bwd.tp_s / 2, attn_bwd, attn_captured, 0}) +
+                exposed_launch_s({out.bwd.mlp_s + out.bwd.ep_s + out.bwd.tp_s / 2, mlp_bwd, mlp_captured, 0});
+        }
     }
 
     // --- recomputation ------------------------------------------------------------------

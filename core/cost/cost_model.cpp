@@ -500,6 +500,13 @@ void CostModel::estimate(const ParallelConfig& par, const Placement& pl, const T
     out.model_tflops_per_gpu = finite_nonneg(c.model_flops_per_step / world / step / 1e12);
     out.hardware_tflops_per_gpu = finite_nonneg(hw_flops_step / pp / step / 1e12);
     out.mfu = finite_nonneg(c.model_flops_per_step / world / step / c.peak_flops_per_s);
+    // Per-layer parts, for audits (estimate --json "layers").
+    auto parts = [](const PassParts& p, double recompute_s) {
+        return LayerPassParts{p.attention_s, p.mlp_s, recompute_s, p.tp_s, p.ep_s, p.cp_s, p.host_s};
+    };
+    const bool dense_present = profile_.dense.present, moe_present = profile_.moe.present;
+    out.dense_layer = {dense_present, parts(c.dense.fwd, 0), parts(c.dense.bwd, c.dense.selective_recompute_s)};
+    out.moe_layer = {moe_present, parts(c.moe.fwd, 0), parts(c.moe.bwd, c.moe.selective_recompute_s)};
     worst_stage(out);
 }
 

@@ -54,6 +54,20 @@ struct TimeBreakdown {
     double host_launch_s = 0;
 };
 
+// One layer pass of one micro-batch on one rank, one direction (core/cost/block_cost.h
+// PassParts): what the step's per-layer figures are made of, for audits of a layer's cost.
+struct LayerPassParts {
+    double attention_s = 0;  // attention half's kernels
+    double mlp_s = 0;        // MLP / MoE half's kernels (router, experts, memory passes)
+    double recompute_s = 0;  // selective recomputation rerun before this block's backward
+    double tp_s = 0, ep_s = 0, cp_s = 0;  // collectives left exposed
+    double host_s = 0;       // GPU time lost to the host (launches, synchronisations)
+};
+struct LayerBreakdown {
+    bool present = false;  // the model has layers of this kind
+    LayerPassParts fwd, bwd;
+};
+
 struct Estimate {
     double step_time_s = 0;
     double tokens_per_s = 0;
@@ -69,6 +83,8 @@ struct Estimate {
     int busiest_stage = 0;               // the pipeline rank with the most work per micro-batch
     std::vector<StageMemory> stages;     // one entry per pipeline stage
     TimeBreakdown time;
+    LayerBreakdown dense_layer;  // one dense block, one micro-batch (no full recomputation)
+    LayerBreakdown moe_layer;    // one MoE block, likewise
 };
 
 }  // namespace meshwork

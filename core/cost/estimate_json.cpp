@@ -2,6 +2,21 @@
 
 namespace meshwork {
 
+namespace {
+nlohmann::json pass_json(const LayerPassParts& p) {
+    return {{"attention_s", p.attention_s}, {"mlp_s", p.mlp_s}, {"recompute_s", p.recompute_s},
+            {"tp_s", p.tp_s}, {"ep_s", p.ep_s}, {"cp_s", p.cp_s}, {"host_s", p.host_s}};
+}
+nlohmann::json layers_json(const Estimate& e) {
+    nlohmann::json layers = nlohmann::json::object();
+    if (e.dense_layer.present)
+        layers["dense"] = {{"forward", pass_json(e.dense_layer.fwd)}, {"backward", pass_json(e.dense_layer.bwd)}};
+    if (e.moe_layer.present)
+        layers["moe"] = {{"forward", pass_json(e.moe_layer.fwd)}, {"backward", pass_json(e.moe_layer.bwd)}};
+    return layers;
+}
+}  // namespace
+
 nlohmann::json estimate_to_json(const Estimate& e) {
     nlohmann::json stages = nlohmann::json::array();
     for (const auto& s : e.stages) {
@@ -37,6 +52,7 @@ nlohmann::json estimate_to_json(const Estimate& e) {
             {"busiest_stage", e.busiest_stage},
             {"max_overflow_bytes", e.max_overflow_bytes},
             {"stages", stages},
+            {"layers", layers_json(e)},
             {"time",
              {{"pipeline_s", t.pipeline_s},
               {"compute_s", t.compute_s},

@@ -108,18 +108,22 @@ struct Run {
 // worst error of the tst_cost_h100_runs Megatron-family held-back rows (+8.4 %) rounded up.
 constexpr double kMegatron = 0.15;
 // MoE with EP inside the NVLink domain: the estimate is optimistic on every such row (3 to
-// 30 % here, with the rows' recipe dispatchers stated, the experts' eager passes priced,
-// core/cost/moe_eager_passes.h, and the flex kernels at their published rate,
-// core/cost/flex_kernel_rate.h). What such a layer runs that the model leaves out: the router's top-k, score
-// and auxiliary-loss kernels, the dropless dispatcher's device-to-host synchronisation of
-// the token counts in every layer (Megatron-LM d98e8a64 moe/token_dispatcher.py:594-605,
-// :754-756, "A synchronization is needed"; since issue 28 charged as core/cost/launch_cost.h
-// measures it on one eager trace, with the launches of short halves), the rest of the launch
-// cost of many small kernels (the recipes CUDA-graph the router and the dispatch
-// preprocessing to cut it), and grouped GEMMs over many small per-expert matrices. 34 %: the
-// worst (-30.1 % before issue 28, -28.0 % after) plus a margin.
+// 30 % before issue 28 pattern 2, with the rows' recipe dispatchers stated, the experts' eager
+// passes priced, core/cost/moe_eager_passes.h, and the flex kernels at their published rate,
+// core/cost/flex_kernel_rate.h). Issue 28 pattern 2 charges what the layer asks of the host:
+// Megatron-LM's framework ops per MoE layer (router, auxiliary loss, dispatcher metadata and
+// host copies, per-expert grouped-GEMM launches) at the host time per op of DeepSeek's
+// published training trace, over the whole layer, and the router's memory passes
+// (core/cost/moe_host_ops.h). That moved the rows whose layers are short (micro-batch 1:
+// H100 GPT-OSS -14.8 % -> -0.0 %; B200 Qwen3 235B -25.1 % -> -8.4 %) and left the
+// micro-batch-4 rows, whose layers outlast their host's launches, within a point (worst
+// -28.3 % -> -27.9 %, GB200 GPT-OSS). Left out: CUDA graphs of the router and dispatch
+// preprocessing (not stated), a host slower than x86 (GB200's Grace: the GB200 Qwen3 30B run
+// is slower than the B200 one of the same layout, the model has it faster), and grouped GEMMs
+// over many small per-expert matrices. 34 %: the worst (-30.1 % before issue 28, -28.0 %
+// after its launch cost, -27.9 % after pattern 2) plus a margin.
 constexpr double kMoeIntraNode = 0.34;
-constexpr const char* kMoeWhy = "MoE: router, per-layer host sync and small kernels not modelled";
+constexpr const char* kMoeWhy = "MoE: host speed (Grace), router CUDA graphs and small expert GEMMs not modelled";
 // MoE with EP across nodes. The rows state their recipes' dispatchers (DeepEP/HybridEP: the
 // "flex" token dispatcher, one copy per token and destination node across nodes, fanned out
 // over NVLink there) and MoE all-to-all overlap (moe_a2a_overlap: the dispatch and combine of
@@ -128,11 +132,12 @@ constexpr const char* kMoeWhy = "MoE: router, per-layer host sync and small kern
 // in-domain rows (0 to -39 %), for the same unmodelled kernels. The two rows with the
 // overlap moved by 5 and 7 points when its compute ran on the SMs the dispatcher's kernels
 // leave (core/cost/ep_comm_sms.h) rather than beside InfiniBand's 0.02, and by 3 and 4 more
-// with Megatron's four pairings per layer (core/cost/moe_dispatch.h). 45 %: the worst
-// (-39.4 %, the H100 Qwen3 30B row, no overlap) plus a margin.
-constexpr double kMoeCrossNode = 0.45;
+// with Megatron's four pairings per layer (core/cost/moe_dispatch.h). 45 % was the worst
+// (-39.4 %, the H100 Qwen3 30B row, no overlap) plus a margin; that row is -29.3 % before and
+// -22.9 % after issue 28 pattern 2's MoE host ops (core/cost/moe_host_ops.h): 30 %.
+constexpr double kMoeCrossNode = 0.30;
 constexpr const char* kCrossNodeWhy =
-    "EP across nodes, dispatcher and A2A overlap stated: router, host sync, small kernels not modelled";
+    "EP across nodes, dispatcher and A2A overlap stated: host speed, router CUDA graphs not modelled";
 // Megatron-Bridge's own measured A/B pair on the shape of the H100 Qwen3 30B row (EP 16 over
 // two DGX-H100), which isolates the dispatcher, fp8 and the MoE all-to-all overlap: bf16,
 // the all-to-all dispatcher, GBS 1024, CUDA graphs off and moe_permute_fusion off, steady
@@ -146,10 +151,14 @@ constexpr const char* kCrossNodeWhy =
 // overlap model still hides more of the all-to-all than Megatron does (the model saves 13.1 s,
 // the run 9.9 s); and against the fp8 HybridEP row (:248, 29.26 s) the model credits fp8 and
 // per-node dispatch with 20.9 s of savings where the runs show 12.0 s. 22 %: the worst
-// (-18.3 %) plus a margin (35 % before the SM share and the four pairings).
-constexpr double kMoeMeasuredAB = 0.22;
+// (-18.3 %) plus a margin (35 % before the SM share and the four pairings). With issue 28
+// pattern 2's MoE host ops (core/cost/moe_host_ops.h) the pair is -5.6 % and -8.6 % (from
+// -3.4 % and -14.3 %). 16 % (kept apart from kMegatron's 15 %: summary() tells the groups
+// apart by their tolerance).
+constexpr double kMoeMeasuredAB = 0.16;
 // summary() tells the groups apart by their tolerance.
-static_assert(kMoeIntraNode != kMoeCrossNode && kMoeIntraNode != kMoeMeasuredAB && kMoeCrossNode != kMoeMeasuredAB);
+static_assert(kMoeIntraNode != kMoeCrossNode && kMoeIntraNode != kMoeMeasuredAB && kMoeCrossNode != kMoeMeasuredAB &&
+              kMoeMeasuredAB > kMegatron && kMoeCrossNode > kMegatron && kMoeIntraNode > kMegatron);
 constexpr const char* kMeasuredABWhy =
     "Bridge's measured EP-overlap A/B (bf16, alltoall): unfused permutation not statable";
 // The rows: the DGX-H100, DGX-B200 and DGX-GB200 pre-training rows of release 26.04.01
@@ -495,12 +504,14 @@ class TestCostPublishedHeldout : public QObject {
         // (core/cost/flex_kernel_rate.h: the four HybridEP rows move by 6 to 10 points).
         // 18.0 % with issue 28's launch cost per layer pass (core/cost/launch_cost.h) and the
         // kernel tables' bf16 ratio (core/cost/gemm_efficiency.h).
-        QVERIFY(intra.n > 0 && intra.sum / intra.n < 0.21);
+        // 13.8 % with issue 28 pattern 2's MoE host ops and router (core/cost/moe_host_ops.h).
+        QVERIFY(intra.n > 0 && intra.sum / intra.n < 0.16);
         // With their dispatchers and overlap stated (61.5 % mean before, +143 % worst): 23.3 %;
         // 19.5 % with the overlapped compute on the SMs the dispatcher leaves, 17.2 % with
         // Megatron's four pairings per layer.
         // 13.2 % with issue 28's launch cost per layer pass.
-        QVERIFY(cross.n > 0 && cross.sum / cross.n < 0.20);
+        // 11.7 % with issue 28 pattern 2's MoE host ops and router (core/cost/moe_host_ops.h).
+        QVERIFY(cross.n > 0 && cross.sum / cross.n < 0.15);
     }
 };
 

@@ -1,0 +1,171 @@
+// What one MoE layer pass asks of the host (core/cost/moe_host_ops.h; docs/cost-model.md, "MoE
+// layer host ops and router"): Megatron-LM's op counts per dispatcher, the per-expert launches
+// of Transformer Engine's grouped GEMMs, the router's bytes, and how block_cost charges them
+// over the whole layer. Hand-counted figures from the upstream lines the header cites.
+#include <QtTest>
+
+#include <cmath>
+
+#include "core/cost/block_cost.h"
+#include "core/cost/cost_model.h"
+#include "core/cost/estimate_json.h"
+#include "core/cost/kernel_time.h"
+#include "core/cost/launch_cost.h"
+#include "core/cost/model_profile.h"
+#include "core/cost/moe_host_ops.h"
+#include "tests/core/cost/cost_test_util.h"
+
+using namespace meshwork;
+using namespace meshwork::cost;
+using namespace meshwork::test;
+
+namespace {
+
+bool near(double a, double b, double rel = 1e-9) { return std::fabs(a - b) <= rel * std::max(std::fabs(b), 1e-30); }
+
+LayoutCosts costs_of(const Layout& l) {
+    LayoutCosts c;
+    prepare_layout_costs(build_model_profile(l.model), l.cluster, l.parallel, l.training, c);
+    return c;
+}
+
+}  // namespace
+
+class TestCostMoeHostOps : public QObject {
+    Q_OBJECT
+  private slots:
+    // Hand counts. Common to every dispatcher: norm + bias-dropout-add 2, router 3, auxiliary
+    // loss 5, weighted SwiGLU 1 = 11.
+    // alltoall with EP, 16 local experts, bf16: 11 + metadata 8 + host copies 4 + two
+    // all-to-alls 2 + combine 1 + permute 2 + unpermute 1 + sort/unsort 2 = 31; GEMM launches
+    // 2 linears × 16 experts forward, 2 × 16 × 2 backward.
+    void alltoall_counts() {
+        MoeHostShape s;
+        s.ep = true;
+        s.local_experts = 16;
+        const MoeHostOps o = moe_host_ops(s);
+        QCOMPARE(o.framework_ops_fwd, 31);
+        QCOMPARE(o.framework_ops_bwd, 62);
+        QCOMPARE(o.expert_launches_fwd, 32);
+        QCOMPARE(o.expert_launches_bwd, 64);
+        // One local expert: no sort and unsort.
+        s.local_experts = 1;
+        QCOMPARE(moe_host_ops(s).framework_ops_fwd, 29);
+        // No EP: counts (2) and their copy (1) instead of the metadata, copies and exchanges.
+        s.ep = false;
+        QCOMPARE(moe_host_ops(s).framework_ops_fwd, 11 + 3 + 3);
+        // No auxiliary loss: 5 fewer.
+        s.aux_loss = false;
+        QCOMPARE(moe_host_ops(s).framework_ops_fwd, 11 + 3 + 3 - 5);
+    }
+    // fp8 quantises each expert's input per linear (forward) and its output gradient
+    // (backward); padding outside the dispatcher adds pad, probability pad and unpad; gpt-oss's
+    // biases add b·p and t + b·p per local expert and one cat, its clamp two clamps and a cat.
+    void expert_counts() {
+        MoeHostShape s;
+        s.ep = true;
+        s.local_experts = 8;
+        s.fp8 = true;
+        s.quant_padding = true;
+        const MoeHostOps fp8 = moe_host_ops(s);
+        QCOMPARE(fp8.expert_launches_fwd, 2 * 8 * 2);
+        QCOMPARE(fp8.expert_launches_bwd, 2 * 8 * 3);
+        QCOMPARE(fp8.framework_ops_fwd, 31 + 3);
+        MoeHostShape oss;
+        oss.ep = true;
+        oss.local_experts = 16;
+        oss.expert_bias = true;
+        oss.clamped_glu = true;
+        QCOMPARE(moe_host_ops(oss).framework_ops_fwd, 31 + 3 + 2 * 16 + 1);
+    }
+    // Flex: metadata 3, dispatch and combine 2, the counts' copy 1 beside the common 11;
+    // DeepEP adds the layout, permute and unpermute (4); HybridEP permutes inside.
+    // allgather: 8 beside the common 11.
+    void other_dispatchers() {
+        MoeHostShape s;
+        s.ep = true;
+        s.local_experts = 16;
+        s.dispatcher = MoeDispatcher::Flex;
+        s.backend = MoeFlexBackend::HybridEP;
+        QCOMPARE(moe_host_ops(s).framework_ops_fwd, 11 + 6);
+        s.backend = MoeFlexBackend::DeepEP;
+        QCOMPARE(moe_host_ops(s).framework_ops_fwd, 11 + 6 + 4);
+        s.dispatcher = MoeDispatcher::AllGather;
+        QCOMPARE(moe_host_ops(s).framework_ops_fwd, 11 + 8);
+    }
+    // Router bytes per token, 128 experts, h 2048: forward (4+4+4+1+1) + (4+4+1+4) = 27 bytes
+    // per expert; backward the same plus 12 bytes per hidden element of fp32 casts.
+    void router_bytes() {
+        const RouterBytes b = router_bytes_per_token(2048, 128, true);
+        QVERIFY(near(b.fwd, 27.0 * 128));
+        QVERIFY(near(b.bwd, 27.0 * 128 + 12.0 * 2048));
+        const RouterBytes plain = router_bytes_per_token(2048, 128, false);
+        QVERIFY(near(plain.fwd, 14.0 * 128));
+    }
+    // The layer's exposure: host minus GPU when the host is slower, never negative, plus the
+    // synchronisation gap; a captured MoE half costs one graph launch.
+    void layer_exposure() {
+        MoeLayerHost h;
+        h.attention_ops = 32;
+        h.moe_framework_ops = 31;
+        h.moe_expert_launches = 32;
+        const double host = 63 * kMoeHostPerOpS + 32 * kGraphLaunchS;
+        QVERIFY(near(h.host_s(), host));
+        QVERIFY(near(moe_layer_exposed_host_s(h, 1e-3, 1), host - 1e-3 + kSyncGapS));
+        QVERIFY(near(moe_layer_exposed_host_s(h, 1.0, 1), kSyncGapS));
+        QCOMPARE(moe_layer_exposed_host_s(h, 1.0, 0), 0.0);
+        h.moe_captured = true;
+        QVERIFY(near(h.host_s(), 32 * kMoeHostPerOpS + kGraphLaunchS));
+    }
+    // In the block: an MoE layer whose GPU time is shorter than its host's launches (gpt-oss-20b,
+    // 32 experts with biases and a clamped GLU, at one 1,024-token sequence on an H100, EP 8:
+    // 4 local experts) pays exactly host − GPU per direction, the forward plus one
+    // synchronisation gap; the router's bytes are in the MoE half's time.
+    void in_the_block() {
+        Layout l = make_layout(load_model("gpt-oss-20b"), "dgx-h100", 1, 1, 8, 1, 8, 1024);
+        l.parallel.mesh.ep = 8;
+        l.parallel.mesh.etp = 1;
+        const LayoutCosts c = costs_of(l);
+        const ModelProfile p = build_model_profile(l.model);
+        QVERIFY(p.expert_bias && p.glu_clamped && p.experts == 32);
+        MoeHostShape s;
+        s.ep = true;
+        s.local_experts = 4;
+        s.expert_bias = true;
+        s.clamped_glu = true;
+        const MoeHostOps o = moe_host_ops(s);
+        const MoeLayerHost fwd{0, kAttentionKernelsFwd, false, o.framework_ops_fwd, o.expert_launches_fwd};
+        const MoeLayerHost bwd{0, static_cast<int>(kAttentionKernelsFwd * kBackwardKernelsPerForward), false,
+                               o.framework_ops_bwd, o.expert_launches_bwd};
+        PassParts f = c.moe.fwd, b = c.moe.bwd;
+        f.host_s = b.host_s = 0;
+        QVERIFY2(fwd.host_s() > f.total_s(), "the example must be host-bound");
+        QVERIFY(near(c.moe.fwd.host_s, fwd.host_s() - f.total_s() + kSyncGapS, 1e-9));
+        QVERIFY(near(c.moe.bwd.host_s, std::max(0.0, bwd.host_s() - b.total_s()), 1e-9));
+        const RouterBytes r = router_bytes_per_token(2880, 32, true);
+        QVERIFY(c.moe.fwd.mlp_s > memory_s(c.kernel, r.fwd * 1024));
+    }
+    // The estimate carries the per-layer parts (estimate --json "layers"): gpt-oss-20b is MoE
+    // in every layer, so only "moe", and its figures are the block cost's.
+    void layers_in_the_estimate() {
+        Layout l = make_layout(load_model("gpt-oss-20b"), "dgx-h100", 1, 1, 8, 1, 8, 1024);
+        l.parallel.mesh.ep = 8;
+        l.parallel.mesh.etp = 1;
+        const LayoutCosts c = costs_of(l);
+        const Estimate e = estimate_layout(l);
+        QVERIFY(e.moe_layer.present && !e.dense_layer.present);
+        QCOMPARE(e.moe_layer.fwd.host_s, c.moe.fwd.host_s);
+        QCOMPARE(e.moe_layer.bwd.mlp_s, c.moe.bwd.mlp_s);
+        QCOMPARE(e.moe_layer.fwd.ep_s, c.moe.fwd.ep_s);
+        const nlohmann::json j = estimate_to_json(e);
+        QVERIFY(j.at("layers").contains("moe") && !j.at("layers").contains("dense"));
+        QCOMPARE(j["layers"]["moe"]["forward"]["host_s"].get<double>(), c.moe.fwd.host_s);
+        QCOMPARE(j["layers"]["moe"]["backward"]["attention_s"].get<double>(), c.moe.bwd.attention_s);
+        // A dense model: "dense" only.
+        const Estimate d = estimate_layout(make_layout(load_model("llama3-8b"), "dgx-h100", 1, 1, 8, 1, 8, 1024));
+        QVERIFY(d.dense_layer.present && !d.moe_layer.present && d.dense_layer.fwd.mlp_s > 0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCostMoeHostOps)
+#include "tst_cost_moe_host_ops.moc"
