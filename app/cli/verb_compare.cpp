@@ -107,7 +107,7 @@ Verb add_compare_verb(CLI::App& app) {
         "beside the measured peak (reserved, else allocated); it does not count towards --max-error.\n"
         "Exit codes: 0 success, 1 runtime failure, 2 bad input (the message names the file), "
         "3 --max-error not met.");
-    return {cmd, [predicted, measured, layout, max_error, json, warmup_steps]() {
+    return {cmd, [predicted, measured, layout, max_error, json, warmup_steps, cluster]() {
                 const auto p = profiler::TraceReader::open(*predicted);
                 const auto m = profiler::TraceReader::open(*measured);
                 const auto lay = layout_for(*layout, p, m);

@@ -1,6 +1,6 @@
 // meshwork: the GUI. Opens the layout given on the command line, or shows its start page.
 // --screenshot FILE renders the window offscreen to a PNG and exits (documentation, checks);
-// --trace, --compare-trace, --view, --dock, --theme and --size choose what it shows.
+// --trace, --compare-trace, --compare-tab, --view, --dock, --theme and --size choose what it shows.
 #include <QApplication>
 #include <QByteArray>
 #include <QCoreApplication>

@@ -24,14 +24,14 @@ public:
     // backend holds from the system after it (allocated plus its cache of freed blocks).
     void alloc(const void* addr, std::size_t bytes, MemoryKind kind, std::size_t allocated_after,
                std::size_t reserved_after) {
-        emit(MemoryAction::Alloc, addr, bytes, allocated_after, reserved_after, memory_kind_frame(kind));
+        write_event(MemoryAction::Alloc, addr, bytes, allocated_after, reserved_after, memory_kind_frame(kind));
     }
     void free(const void* addr, std::size_t bytes, std::size_t allocated_after, std::size_t reserved_after) {
-        emit(MemoryAction::FreeRequested, addr, bytes, allocated_after, reserved_after, {});
+        write_event(MemoryAction::FreeRequested, addr, bytes, allocated_after, reserved_after, {});
     }
 
 private:
-    void emit(MemoryAction action, const void* addr, std::size_t bytes, std::size_t allocated,
+    void write_event(MemoryAction action, const void* addr, std::size_t bytes, std::size_t allocated,
               std::size_t reserved, std::string frames) {
         MemoryEvent e;
         e.rank = rank_;
