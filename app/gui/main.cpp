@@ -55,7 +55,8 @@ struct Options {
                                "table; a simulated trace is the prediction whichever of the two it is", "FILE"};
     QCommandLineOption compare_tab{"compare-tab",
                                    "With --compare-trace: the tab raised below the timelines: table, memory "
-                                   "(predicted memory by kind beside the measured peak per rank), "
+                                   "(predicted memory by kind beside the measured peak per rank), memory-timeline "
+                                   "(measured memory over time beside the predicted peaks), "
                                    "predicted-stats or measured-stats", "TAB"};
     QCommandLineOption find{"find",
                             "With --trace: list the events whose name contains TEXT below the timeline and "
@@ -258,7 +259,7 @@ int main(int argc, char** argv) {
         if (parser.isSet(o.compare_tab)) {
             const QString tab = parser.value(o.compare_tab);
             if (!window.timeline()->comparison()->show_tab(tab)) {
-                std::fprintf(stderr, "meshwork: --compare-tab: unknown tab '%s' (table, memory, predicted-stats, "
+                std::fprintf(stderr, "meshwork: --compare-tab: unknown tab '%s' (table, memory, memory-timeline, predicted-stats, "
                                      "measured-stats)\n", qPrintable(tab));
                 return 2;
             }

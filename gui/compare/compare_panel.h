@@ -19,6 +19,7 @@ namespace meshwork::gui {
 class AxisLink;
 class ComparisonTable;
 class MemoryTable;
+class MemoryTimelineChart;
 class StatsTable;
 class TimelineView;
 
@@ -33,8 +34,9 @@ public:
     [[nodiscard]] TimelineView* measured_view() const { return measured_view_; }
     [[nodiscard]] ComparisonTable* comparison_table() const { return table_; }
     [[nodiscard]] MemoryTable* memory_table() const { return memory_; }
-    // Raises the tab of that name below the timelines: "table", "memory", "predicted-stats",
-    // "measured-stats"; false for another name.
+    [[nodiscard]] MemoryTimelineChart* memory_timeline() const { return memory_timeline_; }
+    // Raises the tab of that name below the timelines: "table", "memory", "memory-timeline",
+    // "predicted-stats", "measured-stats"; false for another name.
     bool show_tab(const QString& name);
     [[nodiscard]] QToolButton* calibrate_button() const { return calibrate_; }
     [[nodiscard]] QSpinBox* warmup_box() const { return warmup_; }
@@ -66,6 +68,7 @@ private:
     QTabWidget* tabs_ = nullptr;
     ComparisonTable* table_ = nullptr;
     MemoryTable* memory_ = nullptr;
+    MemoryTimelineChart* memory_timeline_ = nullptr;
     StatsTable* predicted_stats_ = nullptr;
     StatsTable* measured_stats_ = nullptr;
 };

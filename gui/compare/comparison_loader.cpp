@@ -74,6 +74,7 @@ std::shared_ptr<const ComparisonData> ComparisonLoader::load_now(const QString& 
     if (const auto layout = profiler::first_trace_layout({&predicted, &measured})) {
         try {
             data->memory = profiler::compare_memory(*layout, measured);
+            if (data->memory.has_memory) data->memory_series = profiler::memory_series(measured);
         } catch (const InputError& e) {
             data->memory.note = std::string("the layout the traces carry cannot be estimated: ") + e.what();
         }

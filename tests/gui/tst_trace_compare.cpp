@@ -14,6 +14,7 @@
 #include "gui/compare/comparison_loader.h"
 #include "gui/compare/comparison_table.h"
 #include "gui/compare/memory_table.h"
+#include "gui/compare/memory_timeline_chart.h"
 #include "core/cost/cost_model.h"
 #include "core/layout/layout_run_info.h"
 #include "core/mesh/device_mesh.h"
@@ -250,8 +251,19 @@ private slots:
             const double error = static_cast<double>(s.peak_bytes - (peak + kCache)) / static_cast<double>(peak + kCache);
             QVERIFY(std::abs(p->data(MemoryTable::Error, Qt::UserRole).toDouble() - error) < 1e-12);
         }
+        // The memory timeline: one curve per measured rank, the peaks kept.
+        QCOMPARE(panel.memory_timeline()->ranks_drawn(), mesh.world_size());
+        QCOMPARE(static_cast<int>(data->memory_series.size()), mesh.world_size());
+        for (const auto& s : data->memory_series) {
+            std::int64_t most = 0;
+            for (const auto& q : s.points) most = std::max(most, q.allocated_bytes);
+            QCOMPARE(most, data->memory.ranks.at(static_cast<std::size_t>(s.rank)).allocated_peak_bytes);
+        }
+        QVERIFY(panel.show_tab("memory-timeline"));
+        QVERIFY(!panel.memory_timeline()->grab().isNull());
         // No memory events in the measurement: one row in words.
         panel.set_data(ComparisonLoader::load_now(predicted, predicted));
+        QCOMPARE(panel.memory_timeline()->ranks_drawn(), 0);
         QCOMPARE(table->topLevelItemCount(), 1);
         QVERIFY(table->topLevelItem(0)->text(0).contains("no memory events"));
     }

@@ -10,6 +10,7 @@
 
 #include "core/layout/layout_json.h"
 #include "profiler/analysis/memory_compare.h"
+#include "profiler/analysis/memory_series.h"
 #include "profiler/analysis/memory_stats.h"
 #include "profiler/store/trace_reader.h"
 #include "profiler/store/trace_writer.h"
@@ -77,6 +78,24 @@ private slots:
             std::int64_t sum = 0;
             for (const auto& [category, bytes] : r.at_peak_by_category) sum += bytes;
             QCOMPARE(sum, r.allocated_peak_bytes);  // nothing allocated outside the history
+        }
+    }
+
+    // The series for the memory timeline: reduced to at most the points asked for, each
+    // device's largest allocated total kept (the peak memory_stats finds).
+    void memory_series_keep_the_peaks() {
+        const auto trace = TraceReader::open(run_);
+        const MemoryStats stats = memory_stats(trace);
+        const auto series = memory_series(trace, 50);
+        QCOMPARE(series.size(), stats.devices.size());
+        for (std::size_t i = 0; i < series.size(); ++i) {
+            QVERIFY(series[i].points.size() <= 50);
+            QVERIFY(series[i].points.size() >= 2);
+            std::int64_t most = 0;
+            for (const auto& p : series[i].points) most = std::max(most, p.allocated_bytes);
+            QCOMPARE(most, stats.devices[i].allocated_peak_bytes);
+            QVERIFY(std::is_sorted(series[i].points.begin(), series[i].points.end(),
+                                   [](const auto& a, const auto& b) { return a.time_ns < b.time_ns; }));
         }
     }
 
