@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "profiler/analysis/calibrate.h"
+#include "profiler/analysis/memory_compare.h"
 #include "core/engine/cpu/gemm_pace.h"
 #include "profiler/analysis/trace_compare.h"
 #include "core/common/error.h"
@@ -87,7 +88,8 @@ Verb add_calibrate_verb(CLI::App& app) {
                   "the level. Needs the layout (or --layout) and a cluster whose device is the host's CPU");
     cmd->add_flag("--json", *json, "Print JSON: out, warmup_steps, fit (gemm_efficiency, gemm_half_dim, gemm_size_fit, gemm_curve, "
                                    "compute_scale, host_cores, host_cpu_per_layer_pass_s, scheduler, intra_node, "
-                                   "inter_node), cluster, "
+                                   "inter_node), memory (fitted, ranks, fixed_bytes, fragmentation, rule, "
+                                   "max_abs_error_before, max_abs_error_after), cluster, "
                                    "error_before, error_after");
     cmd->footer("With the layout that ran, the GEMM efficiency and its half size (gemm_half_dim) are "
                 "fitted to the measured operations' sizes; with fewer than two sizes, one scale. With "
@@ -96,7 +98,10 @@ Verb add_calibrate_verb(CLI::App& app) {
                 "the host cores (the recorded ones less what other processes at nice <= 0 used "
                 "meanwhile) and the threads' CPU outside compute ops and collectives per layer-pass.\n"
                 "Collectives within one node's GPU count fit the intra-node link, larger groups the "
-                "inter-node link.\nExit codes: 0 success, 1 runtime failure, 2 bad input (the message "
+                "inter-node link.\nWith the layout that ran and memory events in the trace (run --profile, a "
+                "memory snapshot), the memory reserve (memory_reserve: fixed_bytes + fragmentation x "
+                "(activations + buffers)) is fitted to each rank's measured peak less the predicted kinds "
+                "(docs/profiler.md, \"Predicted memory beside measured\").\nExit codes: 0 success, 1 runtime failure, 2 bad input (the message "
                 "names the file and what is wrong).");
     return {cmd, [=]() {
                 const auto measured = profiler::TraceReader::open(*trace_path);
@@ -128,12 +133,22 @@ Verb add_calibrate_verb(CLI::App& app) {
                 const auto fit = profiler::fit_calibration(measured, cluster, dtype,
                                                            layout ? &*layout : nullptr, *warmup_steps,
                                                            curve ? &*curve : nullptr);
-                if (fit.gemm_efficiency <= 0 && !fit.intra_node.fitted && !fit.inter_node.fitted) {
-                    throw InputError(*trace_path, "events",
-                                     "nothing to fit: no compute event carries FLOPs and no collective carries "
-                                     "bytes and a group size");
+                // Memory: the reserve beyond the predicted kinds, with the layout that ran
+                // (profiler/analysis/memory_compare.h).
+                profiler::MemoryReserveFit memory_fit;
+                if (layout) {
+                    Layout l = *layout;
+                    l.cluster = cluster;
+                    memory_fit = profiler::fit_memory_reserve(l, measured);
+                } else {
+                    memory_fit.rule = "not fitted: the layout that ran is needed (--layout)";
                 }
-                ClusterSpec calibrated = profiler::apply_calibration(cluster, fit);
+                if (fit.gemm_efficiency <= 0 && !fit.intra_node.fitted && !fit.inter_node.fitted && !memory_fit.fitted) {
+                    throw InputError(*trace_path, "events",
+                                     "nothing to fit: no compute event carries FLOPs, no collective carries "
+                                     "bytes and a group size, and no memory events with the layout that ran");
+                }
+                ClusterSpec calibrated = profiler::apply_memory_reserve(profiler::apply_calibration(cluster, fit), memory_fit);
                 calibrated.description = cluster.description + " (calibrated from " + *trace_path + ")";
                 std::optional<profiler::TraceComparison> before, after;
                 if (layout) {
@@ -147,6 +162,7 @@ Verb add_calibrate_verb(CLI::App& app) {
                 if (*json) {
                     nlohmann::json j{{"out", *out}, {"warmup_steps", *warmup_steps},
                                      {"fit", profiler::calibration_to_json(fit)},
+                                     {"memory", profiler::memory_reserve_fit_to_json(memory_fit)},
                                      {"cluster", cluster_to_json(calibrated)}};
                     j["error_before"] = before ? profiler::comparison_to_json(*before) : nlohmann::json();
                     j["error_after"] = after ? profiler::comparison_to_json(*after) : nlohmann::json();
@@ -247,6 +263,16 @@ Verb add_calibrate_verb(CLI::App& app) {
                          calibrated.efficiency.intra_node_link);
                     link("inter-node link   ", fit.inter_node, cluster.efficiency.inter_node_link,
                          calibrated.efficiency.inter_node_link);
+                    if (memory_fit.fitted) {
+                        std::cout << "memory reserve     fixed " << static_cast<double>(cluster.memory_reserve.fixed_bytes) / (1 << 20)
+                                  << " -> " << static_cast<double>(calibrated.memory_reserve.fixed_bytes) / (1 << 20)
+                                  << " MiB, fragmentation " << cluster.memory_reserve.fragmentation << " -> "
+                                  << calibrated.memory_reserve.fragmentation << " (" << memory_fit.rule
+                                  << "; peak max |error| " << percent(memory_fit.max_abs_error_before) << " -> "
+                                  << percent(memory_fit.max_abs_error_after) << ")\n";
+                    } else {
+                        std::cout << "memory reserve     kept (" << memory_fit.rule << ")\n";
+                    }
                     if (before && after) {
                         std::cout << "prediction error   step " << percent(before->categories[0].error) << " -> "
                                   << percent(after->categories[0].error) << ", max |error| "

@@ -1,6 +1,6 @@
 // meshwork: the GUI. Opens the layout given on the command line, or shows its start page.
 // --screenshot FILE renders the window offscreen to a PNG and exits (documentation, checks);
-// --trace, --compare-trace, --view, --dock, --theme and --size choose what it shows.
+// --trace, --compare-trace, --compare-tab, --view, --dock, --theme and --size choose what it shows.
 #include <QApplication>
 #include <QByteArray>
 #include <QCoreApplication>
@@ -20,6 +20,7 @@
 #include "gui/mainwindow/main_window.h"
 #include "gui/mainwindow/dropped_files.h"
 #include "gui/mainwindow/trace_menu.h"
+#include "gui/compare/compare_panel.h"
 #include "gui/timeline/timeline_panel.h"
 #include "gui/timeline/timeline_view.h"
 
@@ -52,6 +53,11 @@ struct Options {
     QCommandLineOption compare{"compare-trace",
                                "Trace to show beside --trace (predicted beside measured), with the comparison "
                                "table; a simulated trace is the prediction whichever of the two it is", "FILE"};
+    QCommandLineOption compare_tab{"compare-tab",
+                                   "With --compare-trace: the tab raised below the timelines: table, memory "
+                                   "(predicted memory by kind beside the measured peak per rank), memory-timeline "
+                                   "(measured memory over time beside the predicted peaks), "
+                                   "predicted-stats or measured-stats", "TAB"};
     QCommandLineOption find{"find",
                             "With --trace: list the events whose name contains TEXT below the timeline and "
                             "select the first (its flow arrow drawn)", "TEXT"};
@@ -69,7 +75,7 @@ void describe(QCommandLineParser& parser, const Options& o) {
     parser.addVersionOption();
     parser.addPositionalArgument("files", "A layout file to open and/or trace files (several: the ranks of one job, "
                                           "merged into one view)", "[LAYOUT] [TRACE...]");
-    parser.addOptions({o.layout, o.trace, o.screenshot, o.view, o.theme, o.size, o.tool, o.ready, o.compare, o.dock, o.find, o.select});
+    parser.addOptions({o.layout, o.trace, o.screenshot, o.view, o.theme, o.size, o.tool, o.ready, o.compare, o.compare_tab, o.dock, o.find, o.select});
 }
 
 void name_application() {
@@ -250,6 +256,14 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "meshwork: %s\n", qPrintable(message));
             if (shooting) QApplication::exit(2);
         });
+        if (parser.isSet(o.compare_tab)) {
+            const QString tab = parser.value(o.compare_tab);
+            if (!window.timeline()->comparison()->show_tab(tab)) {
+                std::fprintf(stderr, "meshwork: --compare-tab: unknown tab '%s' (table, memory, memory-timeline, predicted-stats, "
+                                     "measured-stats)\n", qPrintable(tab));
+                return 2;
+            }
+        }
         if (shooting) QObject::connect(menu, &meshwork::gui::TraceMenu::comparison_shown, &app, take_screenshot);
         menu->compare_by_role(traces.front(), parser.value(compare_opt));
         return app.exec();

@@ -19,7 +19,9 @@
 #include <memory>
 #include <string>
 
+#include "core/engine/memory_recorder.h"
 #include "core/engine/precision.h"
+#include "core/trace/memory_kind.h"
 
 namespace meshwork::engine {
 
@@ -162,6 +164,19 @@ public:
     virtual void push_range(const std::string& /*name*/) {}
     virtual void pop_range() {}
 
+    // ---- allocation recording (run --profile) ----------------------------------------------
+    // The kind of what allocations from now on hold (MemoryKindScope sets it around the
+    // places that allocate weights, gradients, optimizer state and activations; the rest is
+    // buffers), and where they are recorded (nullptr: not recorded; the recorder outlives
+    // the backend's use). Backends call record_alloc / record_free from allocate/deallocate.
+    [[nodiscard]] MemoryKind memory_kind() const { return memory_kind_; }
+    MemoryKind set_memory_kind(MemoryKind k) {
+        const MemoryKind old = memory_kind_;
+        memory_kind_ = k;
+        return old;
+    }
+    void set_memory_recorder(MemoryRecorder* r) { memory_recorder_ = r; }
+
     // ---- numerics --------------------------------------------------------------------------
     // Which tensors are read as bf16 (engine/precision.h); set by the engine from the
     // layout's dtype before the first op of a run. Backends override it to change how they
@@ -177,8 +192,32 @@ public:
     virtual void adamw(float* param, const float* grad, float* m, float* v, std::size_t count,
                        const AdamW& hp, Stream s) = 0;
 
+protected:
+    // `allocated_after` / `reserved_after`: the backend's totals after the event.
+    void record_alloc(const DeviceBuffer& b, std::size_t allocated_after, std::size_t reserved_after) {
+        if (memory_recorder_) memory_recorder_->alloc(b.ptr, b.bytes, memory_kind_, allocated_after, reserved_after);
+    }
+    void record_free(const DeviceBuffer& b, std::size_t allocated_after, std::size_t reserved_after) {
+        if (memory_recorder_) memory_recorder_->free(b.ptr, b.bytes, allocated_after, reserved_after);
+    }
+
 private:
     Precision precision_ = Precision::Fp32;
+    MemoryKind memory_kind_ = MemoryKind::Buffers;
+    MemoryRecorder* memory_recorder_ = nullptr;
+};
+
+// Allocations inside the scope hold `kind` (Backend::memory_kind); the previous kind after it.
+class MemoryKindScope {
+public:
+    MemoryKindScope(Backend& be, MemoryKind kind) : be_(be), previous_(be.set_memory_kind(kind)) {}
+    ~MemoryKindScope() { be_.set_memory_kind(previous_); }
+    MemoryKindScope(const MemoryKindScope&) = delete;
+    MemoryKindScope& operator=(const MemoryKindScope&) = delete;
+
+private:
+    Backend& be_;
+    MemoryKind previous_;
 };
 
 }  // namespace meshwork::engine

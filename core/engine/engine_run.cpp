@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "core/common/error.h"
@@ -49,6 +50,15 @@ RunResult run_on(const Layout& layout, const EngineOptions& options, const RunHo
                  Backend& be, Communicator& world, const TokenStream& tokens, bool whole_job_here = false) {
     RunResult out;
     be.set_precision(precision_of(layout));  // the layout's dtype: fp32, or bf16 emulated
+    // A profiled run records its allocations with their kinds (memory_recorder.h); declared
+    // before the trainer, so the trainer's frees at the end are recorded too.
+    std::optional<MemoryRecorder> memory;
+    if (hooks.sink) memory.emplace(*hooks.sink, world.world_rank(), be.device_index());
+    struct Detach {
+        Backend& be;
+        ~Detach() { be.set_memory_recorder(nullptr); }
+    } detach{be};
+    if (memory) be.set_memory_recorder(&*memory);
     RankContext ctx(layout, be, world, hooks.sink, hooks.stop,
                     /*host_compute=*/options.backend == BackendKind::Cpu);
     ctx.records_host = whole_job_here && world.world_rank() == 0 && options.backend == BackendKind::Cpu;

@@ -23,6 +23,7 @@ Optimizer::Optimizer(RankContext& ctx, ParamStore& store, const EngineOptions& o
             for (int r = 0; r < rank; ++r) st.begin += st.counts[static_cast<std::size_t>(r)];
             st.count = st.counts[static_cast<std::size_t>(rank)];
         }
+        const MemoryKindScope kind(ctx.be, MemoryKind::Optimizer);
         st.m = Floats(ctx.be, st.count);
         st.v = Floats(ctx.be, st.count);
         ctx.be.fill(st.m.data(), st.count, 0.0f, ctx.compute);

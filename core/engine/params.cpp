@@ -27,8 +27,14 @@ int ParamStore::add(ParamInfo p) {
 
 void ParamStore::finalize(Backend& be, Stream s, std::uint64_t seed, float init_std) {
     for (int g = 0; g < kReduceGroups; ++g) {
-        values_[g] = Floats(be, counts_[g]);
-        grads_[g] = Floats(be, counts_[g]);
+        {
+            const MemoryKindScope kind(be, MemoryKind::Weights);
+            values_[g] = Floats(be, counts_[g]);
+        }
+        {
+            const MemoryKindScope kind(be, MemoryKind::Gradients);
+            grads_[g] = Floats(be, counts_[g]);
+        }
         be.fill(grads_[g].data(), counts_[g], 0.0f, s);
     }
     for (int id = 0; id < static_cast<int>(params_.size()); ++id) {

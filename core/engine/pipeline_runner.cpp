@@ -23,6 +23,9 @@ void run_pipeline(RankContext& ctx, ParamStore& store, const ModelDims& d,
         ctx.micro_batch = op.micro_batch;
         const ScopedRange range(ctx.be, range_name::micro_batch(op.micro_batch));
         if (op.kind == PipeOpKind::Forward) {
+            // What a forward pass allocates is what it keeps for its backward (its transients
+            // too, while they live); the backward's allocations stay buffers.
+            const MemoryKindScope kind(ctx.be, MemoryKind::Activations);
             Tensor input;
             if (!chunk.first()) {
                 input = Tensor(ctx.be, d.region_rows, d.hidden);

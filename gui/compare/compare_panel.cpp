@@ -16,6 +16,8 @@
 #include "gui/app/theme.h"
 #include "gui/compare/axis_link.h"
 #include "gui/compare/comparison_table.h"
+#include "gui/compare/memory_table.h"
+#include "gui/compare/memory_timeline_chart.h"
 #include "gui/compare/stats_table.h"
 #include "gui/timeline/timeline_view.h"
 
@@ -76,7 +78,11 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
     table_ = new ComparisonTable(tabs_);
     predicted_stats_ = new StatsTable(tabs_);
     measured_stats_ = new StatsTable(tabs_);
+    memory_ = new MemoryTable(tabs_);
     tabs_->addTab(table_, tr("Predicted vs measured"));
+    memory_timeline_ = new MemoryTimelineChart(tabs_);
+    tabs_->addTab(memory_, tr("Memory"));
+    tabs_->addTab(memory_timeline_, tr("Memory timeline"));
     tabs_->addTab(predicted_stats_, tr("Stats: predicted"));
     tabs_->addTab(measured_stats_, tr("Stats: measured"));
     split->addWidget(tabs_);
@@ -154,6 +160,8 @@ void ComparePanel::set_data(std::shared_ptr<const ComparisonData> data) {
     describe(measured_title_, data_->measured.simulated ? tr("Compared (simulated)") : tr("Measured"),
              data_->measured);
     table_->set_comparison(data_->comparison, data_->stages_from_layout);
+    memory_->set_comparison(data_->memory);
+    memory_timeline_->set_data(data_->memory_series, data_->memory);
     predicted_stats_->set_stats(data_->predicted.stats);
     measured_stats_->set_stats(data_->measured.stats);
 
@@ -173,6 +181,18 @@ void ComparePanel::set_data(std::shared_ptr<const ComparisonData> data) {
         data_->calibrated_cluster_path.isEmpty()
             ? QString()
             : tr("Calibrated cluster written to %1").arg(data_->calibrated_cluster_path));
+}
+
+bool ComparePanel::show_tab(const QString& name) {
+    QWidget* page = name == "table"            ? static_cast<QWidget*>(table_)
+                    : name == "memory"         ? static_cast<QWidget*>(memory_)
+                    : name == "memory-timeline" ? static_cast<QWidget*>(memory_timeline_)
+                    : name == "predicted-stats" ? static_cast<QWidget*>(predicted_stats_)
+                    : name == "measured-stats"  ? static_cast<QWidget*>(measured_stats_)
+                                                : nullptr;
+    if (!page) return false;
+    tabs_->setCurrentWidget(page);
+    return true;
 }
 
 QString ComparePanel::summary_text() const { return summary_->text(); }

@@ -18,6 +18,8 @@ namespace meshwork::gui {
 
 class AxisLink;
 class ComparisonTable;
+class MemoryTable;
+class MemoryTimelineChart;
 class StatsTable;
 class TimelineView;
 
@@ -31,6 +33,11 @@ public:
     [[nodiscard]] TimelineView* predicted_view() const { return predicted_view_; }
     [[nodiscard]] TimelineView* measured_view() const { return measured_view_; }
     [[nodiscard]] ComparisonTable* comparison_table() const { return table_; }
+    [[nodiscard]] MemoryTable* memory_table() const { return memory_; }
+    [[nodiscard]] MemoryTimelineChart* memory_timeline() const { return memory_timeline_; }
+    // Raises the tab of that name below the timelines: "table", "memory", "memory-timeline",
+    // "predicted-stats", "measured-stats"; false for another name.
+    bool show_tab(const QString& name);
     [[nodiscard]] QToolButton* calibrate_button() const { return calibrate_; }
     [[nodiscard]] QSpinBox* warmup_box() const { return warmup_; }
     [[nodiscard]] QString summary_text() const;
@@ -60,6 +67,8 @@ private:
     AxisLink* link_ = nullptr;
     QTabWidget* tabs_ = nullptr;
     ComparisonTable* table_ = nullptr;
+    MemoryTable* memory_ = nullptr;
+    MemoryTimelineChart* memory_timeline_ = nullptr;
     StatsTable* predicted_stats_ = nullptr;
     StatsTable* measured_stats_ = nullptr;
 };

@@ -8,6 +8,8 @@
 
 #include <memory>
 
+#include "profiler/analysis/memory_compare.h"
+#include "profiler/analysis/memory_series.h"
 #include "profiler/analysis/trace_compare.h"
 #include "profiler/analysis/trace_stats.h"
 #include "gui/timeline/timeline_source.h"
@@ -29,6 +31,12 @@ struct ComparisonData {
     ComparedTrace measured;
     profiler::TraceComparison comparison;
     bool stages_from_layout = false;  // else each rank is its own "stage"
+    // Predicted memory by kind beside the measured peak per rank (`compare`'s memory part),
+    // with the layout the prediction carries (else the measurement's); `memory.note` says
+    // why there is nothing to compare.
+    profiler::MemoryComparison memory;
+    // The measured trace's memory over time per rank and device, for the memory timeline.
+    std::vector<profiler::MemorySeries> memory_series;
     // The first steps of each trace left out of its per-step figures (warmup_steps.h).
     int warmup_steps = profiler::kDefaultWarmupSteps;
     // Set when the prediction was re-made on a cluster calibrated to the measured trace:

@@ -9,6 +9,7 @@
 #include "core/cluster/cluster_spec.h"
 #include "core/common/error.h"
 #include "core/common/json_reader.h"
+#include "gui/app/format.h"
 #include "gui/compare/step_origin.h"
 #include "gui/compare/trace_roles.h"
 #include "core/layout/layout_json.h"
@@ -68,6 +69,18 @@ std::shared_ptr<const ComparisonData> ComparisonLoader::load_now(const QString& 
     };
     data->warmup_steps = warmup_steps;
     data->comparison = profiler::compare_traces(predicted, measured, stage_of, warmup_steps);
+    // Memory with the prediction's layout first: its cluster is the one the prediction was
+    // made on (a calibrated one after Calibrate & Re-predict).
+    if (const auto layout = profiler::first_trace_layout({&predicted, &measured})) {
+        try {
+            data->memory = profiler::compare_memory(*layout, measured);
+            if (data->memory.has_memory) data->memory_series = profiler::memory_series(measured);
+        } catch (const InputError& e) {
+            data->memory.note = std::string("the layout the traces carry cannot be estimated: ") + e.what();
+        }
+    } else {
+        data->memory.note = "neither trace carries its layout: nothing to predict memory with";
+    }
     data->predicted = describe(predicted_path, std::move(predicted), warmup_steps);
     data->measured = describe(measured_path, std::move(measured), warmup_steps);
     return data;
@@ -114,7 +127,11 @@ std::shared_ptr<const ComparisonData> ComparisonLoader::calibrate_now(const QStr
             // A preset that states no GEMM efficiency takes the kernel table's (core/cost/gemm_efficiency.h).
             .arg(was.efficiency.gemm > 0 ? QString::number(was.efficiency.gemm, 'g', 3) : QObject::tr("the kernel table's"))
             .arg(r.cluster.efficiency.gemm, 0, 'g', 3)
-            .arg(link(r.fit.intra_node), link(r.fit.inter_node));
+            .arg(link(r.fit.intra_node), link(r.fit.inter_node)) +
+        (r.memory.fitted ? QObject::tr("; memory reserve %1 fixed + %2 % of activations and buffers")
+                               .arg(format_bytes(static_cast<double>(r.memory.fixed_bytes)))
+                               .arg(100 * r.memory.fragmentation, 0, 'f', 1)
+                         : QString());
     data->calibrated_cluster_path = cluster_path;
     return data;
 }

@@ -1,4 +1,5 @@
 #include "profiler/analysis/calibrate.h"
+#include "profiler/analysis/memory_compare.h"
 
 #include <algorithm>
 #include <cmath>
@@ -386,12 +387,13 @@ Reprediction calibrate_and_repredict(const TraceReader& measured, const Layout& 
                                      const std::string& predicted_out, int warmup_steps) {
     Reprediction r;
     r.fit = fit_calibration(measured, layout.cluster, layout.training.dtype, &layout, warmup_steps);
-    if (r.fit.gemm_efficiency <= 0 && !r.fit.intra_node.fitted && !r.fit.inter_node.fitted) {
+    r.memory = fit_memory_reserve(layout, measured);
+    if (r.fit.gemm_efficiency <= 0 && !r.fit.intra_node.fitted && !r.fit.inter_node.fitted && !r.memory.fitted) {
         throw InputError(measured.path(), "events",
-                         "nothing to fit: no compute event carries FLOPs and no collective carries "
-                         "bytes and a group size");
+                         "nothing to fit: no compute event carries FLOPs, no collective carries "
+                         "bytes and a group size, and there are no memory events");
     }
-    r.cluster = apply_calibration(layout.cluster, r.fit);
+    r.cluster = apply_memory_reserve(apply_calibration(layout.cluster, r.fit), r.memory);
     r.cluster.description =
         layout.cluster.description + " (calibrated from " + measured.path() + ")";
     Layout calibrated = layout;

@@ -11,6 +11,7 @@
 #include "core/cost/gemm_curve_fit.h"
 #include "core/layout/layout.h"
 #include "profiler/analysis/gemm_size_fit.h"
+#include "profiler/analysis/memory_compare.h"
 #include "profiler/analysis/warmup_steps.h"
 #include "profiler/store/trace_reader.h"
 
@@ -125,10 +126,11 @@ ClusterSpec apply_calibration(ClusterSpec cluster, const CalibrationFit& fit);
 
 struct Reprediction {
     CalibrationFit fit;
+    MemoryReserveFit memory;  // the memory reserve, when the trace has memory events
     ClusterSpec cluster;  // the calibrated cluster
 };
 // Closes the loop in one call (the GUI's compare view): fits `layout`'s cluster to the
-// measured trace (in `layout`'s precision, with `layout` as the layout that ran) and
+// measured trace (its memory reserve too, fit_memory_reserve) (in `layout`'s precision, with `layout` as the layout that ran) and
 // simulates the layout on the calibrated cluster into a new trace at `predicted_out`.
 // Throws InputError when there is nothing to fit.
 Reprediction calibrate_and_repredict(const TraceReader& measured, const Layout& layout,

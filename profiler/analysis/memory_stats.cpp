@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/trace/memory_kind.h"
 #include "profiler/store/trace_reader.h"
 
 namespace meshwork::profiler {
@@ -35,6 +36,8 @@ std::int64_t allocated_before(const MemoryEvent& m, std::int64_t after, std::int
 
 std::string memory_category(const std::string& frames) {
     if (frames.empty()) return "no stack recorded";
+    // A Meshwork engine's own allocation names its kind (core/trace/memory_kind.h).
+    if (const auto kind = memory_kind_of_frames(frames)) return std::string(memory_kind_name(*kind));
     const std::string f = lower(frames);
     // In order: the first rule that matches any frame wins.
     if (f.find("nccl") != std::string::npos || f.find("c10d") != std::string::npos ||

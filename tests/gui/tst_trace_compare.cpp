@@ -13,6 +13,14 @@
 #include "gui/compare/compare_panel.h"
 #include "gui/compare/comparison_loader.h"
 #include "gui/compare/comparison_table.h"
+#include "gui/compare/memory_table.h"
+#include "gui/compare/memory_timeline_chart.h"
+#include "core/cost/cost_model.h"
+#include "core/layout/layout_run_info.h"
+#include "core/mesh/device_mesh.h"
+#include "core/trace/memory_event.h"
+#include "core/trace/memory_kind.h"
+#include "profiler/analysis/memory_compare.h"
 #include "core/layout/layout_json.h"
 #include "gui/mainwindow/trace_menu.h"
 #include "core/sim/simulate.h"
@@ -177,6 +185,89 @@ private slots:
     // (Not exact: the simulator's "send(pp)" event of a TP layout without SP also covers
     // Megatron's scatter-gather all-gather, two latency steps where calibrate counts one, so
     // the link fit falls back to bandwidth only; observed −8 %.)
+    // The Memory tab: per rank the predicted kinds beside the measured peak, the measured
+    // kinds in their columns (a trace written as run --profile writes it: one frame naming
+    // the kind), the error of the peaks; in words when the measurement has no memory.
+    void memory_tab_shows_predicted_kinds_beside_the_measured_peak() {
+        const Layout layout = load_layout(std::string(MESHWORK_RESOURCES_DIR) + "/layouts/tiny-cpu.json");
+        const QString predicted = dir_.filePath("mem-predicted.sqlite");
+        const QString measured = dir_.filePath("mem-measured.sqlite");
+        {
+            auto w = profiler::TraceWriter::create(predicted.toStdString());
+            simulate_layout(layout, w.get());
+            w->close();
+        }
+        const Estimate e = estimate_layout(layout);
+        const DeviceMesh mesh = layout.mesh();
+        constexpr std::int64_t kActivations = 3 << 20, kOther = 1 << 20, kCache = 2 << 20;
+        {
+            auto w = profiler::TraceWriter::create(measured.toStdString());
+            w->set_run_info(layout_run_info(layout, "meshwork-cpu", "steady"));
+            for (int r = 0; r < mesh.world_size(); ++r) {
+                const std::int64_t weights = e.stages.at(static_cast<std::size_t>(mesh.coords(r).pp)).params_bytes;
+                std::int64_t allocated = 0, t = 0;
+                auto add = [&](MemoryAction a, std::int64_t addr, std::int64_t bytes, const std::string& frames) {
+                    allocated += a == MemoryAction::Alloc ? bytes : -bytes;
+                    MemoryEvent m;
+                    m.rank = r;
+                    m.device = r;
+                    m.time_ns = ++t * 1000;
+                    m.action = a;
+                    m.addr = addr;
+                    m.bytes = bytes;
+                    m.allocated_bytes = allocated;
+                    m.reserved_bytes = allocated + kCache;
+                    m.frames = frames;
+                    w->add_memory_event(m);
+                };
+                add(MemoryAction::Alloc, 0x1000, weights, memory_kind_frame(MemoryKind::Weights));
+                add(MemoryAction::Alloc, 0x2000, kActivations, memory_kind_frame(MemoryKind::Activations));
+                add(MemoryAction::Alloc, 0x3000, kOther, "step train.py:10");  // a real stack's category
+                add(MemoryAction::FreeRequested, 0x2000, kActivations, "");
+            }
+            w->close();
+        }
+        auto data = ComparisonLoader::load_now(predicted, measured);
+        ComparePanel panel;
+        panel.set_data(data);
+        QVERIFY(panel.show_tab("memory"));
+        QVERIFY(!panel.show_tab("no-such-tab"));
+        auto* table = panel.memory_table();
+        QCOMPARE(table->topLevelItemCount(), mesh.world_size());
+        for (int r = 0; r < mesh.world_size(); ++r) {
+            const StageMemory& s = e.stages.at(static_cast<std::size_t>(mesh.coords(r).pp));
+            auto* p = table->topLevelItem(r);
+            QCOMPARE(p->data(MemoryTable::Weights, Qt::UserRole).toLongLong(), s.params_bytes);
+            QCOMPARE(p->data(MemoryTable::Activations, Qt::UserRole).toLongLong(), s.activations_bytes);
+            QCOMPARE(p->data(MemoryTable::Peak, Qt::UserRole).toLongLong(), s.peak_bytes);
+            QCOMPARE(p->childCount(), 1);
+            auto* m = p->child(0);
+            const std::int64_t peak = s.params_bytes + kActivations + kOther;  // before the free
+            QCOMPARE(m->data(MemoryTable::Weights, Qt::UserRole).toLongLong(), s.params_bytes);
+            QCOMPARE(m->data(MemoryTable::Activations, Qt::UserRole).toLongLong(), kActivations);
+            QCOMPARE(m->data(MemoryTable::Other, Qt::UserRole).toLongLong(), kOther);
+            QCOMPARE(m->data(MemoryTable::Reserve, Qt::UserRole).toLongLong(), kCache);
+            QCOMPARE(m->data(MemoryTable::Peak, Qt::UserRole).toLongLong(), peak + kCache);
+            const double error = static_cast<double>(s.peak_bytes - (peak + kCache)) / static_cast<double>(peak + kCache);
+            QVERIFY(std::abs(p->data(MemoryTable::Error, Qt::UserRole).toDouble() - error) < 1e-12);
+        }
+        // The memory timeline: one curve per measured rank, the peaks kept.
+        QCOMPARE(panel.memory_timeline()->ranks_drawn(), mesh.world_size());
+        QCOMPARE(static_cast<int>(data->memory_series.size()), mesh.world_size());
+        for (const auto& s : data->memory_series) {
+            std::int64_t most = 0;
+            for (const auto& q : s.points) most = std::max(most, q.allocated_bytes);
+            QCOMPARE(most, data->memory.ranks.at(static_cast<std::size_t>(s.rank)).allocated_peak_bytes);
+        }
+        QVERIFY(panel.show_tab("memory-timeline"));
+        QVERIFY(!panel.memory_timeline()->grab().isNull());
+        // No memory events in the measurement: one row in words.
+        panel.set_data(ComparisonLoader::load_now(predicted, predicted));
+        QCOMPARE(panel.memory_timeline()->ranks_drawn(), 0);
+        QCOMPARE(table->topLevelItemCount(), 1);
+        QVERIFY(table->topLevelItem(0)->text(0).contains("no memory events"));
+    }
+
     void calibrate_and_repredict_in_place() {
         Layout layout = load_layout(std::string(MESHWORK_RESOURCES_DIR) + "/layouts/tiny-cpu.json");
         const QString predicted = dir_.filePath("tiny-predicted.sqlite");

@@ -43,13 +43,17 @@ DeviceBuffer CpuBackend::allocate(std::size_t bytes) {
     }
     in_use_ += bytes;
     if (in_use_ > peak_) peak_ = in_use_;
-    return {p, bytes};
+    const DeviceBuffer b{p, bytes};
+    // Reserved: what the backend holds from the system, the blocks in use and its cache.
+    record_alloc(b, in_use_, in_use_ + blocks_.cached_bytes());
+    return b;
 }
 
 void CpuBackend::deallocate(DeviceBuffer buffer) {
     if (buffer.ptr == nullptr) return;
     blocks_.give(buffer.ptr, buffer.bytes);
     in_use_ -= buffer.bytes;
+    record_free(buffer, in_use_, in_use_ + blocks_.cached_bytes());
 }
 
 void CpuBackend::check_stream(Stream s) const {

@@ -118,14 +118,17 @@ cudaEvent_t CudaBackend::native_event(Event e) const {
 DeviceBuffer CudaBackend::allocate(std::size_t bytes) {
     if (bytes == 0) return {};
     activate();
-    return {alloc_.allocate(bytes, ranges_.empty() ? std::string() : "'" + ranges_.back() + "'"),
-            bytes};
+    const DeviceBuffer b{alloc_.allocate(bytes, ranges_.empty() ? std::string() : "'" + ranges_.back() + "'"),
+                         bytes};
+    record_alloc(b, alloc_.bytes_in_use(), alloc_.bytes_reserved());
+    return b;
 }
 
 void CudaBackend::deallocate(DeviceBuffer buffer) {
     if (buffer.ptr == nullptr) return;
     activate();
     alloc_.deallocate(buffer.ptr, streams_);
+    record_free(buffer, alloc_.bytes_in_use(), alloc_.bytes_reserved());
 }
 
 void* CudaBackend::scratch(std::size_t bytes, int slot, int stream_id) {
