@@ -454,6 +454,7 @@ private:
             add(where(i, script), "expected the training script (e.g. pretrain_gpt.py)");
             return argv.size();
         }
+        entry_script_ = basename(script);
         if (basename(script) != "pretrain_gpt.py") {
             result_.notes.push_back("training script " + script +
                                     " read with pretrain_gpt.py's arguments");
@@ -944,7 +945,12 @@ private:
             }
         } else {
             m.num_layers = static_cast<int>(required("--num-layers", 1, 10000));
-            if (!has("--is-hybrid-model") && !has("--hybrid-attention-ratio") && !has("--hybrid-mlp-ratio")) return;
+            // pretrain_mamba.py builds a MambaModel from the ratios even when none is given
+            // (pretrain_mamba.py:73-75 at core_v0.12.0).
+            if (!has("--is-hybrid-model") && !has("--hybrid-attention-ratio") && !has("--hybrid-mlp-ratio") &&
+                entry_script_ != "pretrain_mamba.py") {
+                return;
+            }
             const double attention = real("--hybrid-attention-ratio", 0.0, 0, 1);
             const double mlp = real("--hybrid-mlp-ratio", 0.0, 0, 1);
             if (attention + mlp > 1) {
@@ -1766,6 +1772,8 @@ private:
     bool ds_gpus_given_ = false;
     std::map<std::string, std::string> srun_;  // --nodes, --ntasks, --ntasks-per-node, --gpus-per-node
     int command_line_ = 0;
+    // The training script's file name (pretrain_gpt.py, pretrain_mamba.py, ...); "" for bare arguments.
+    std::string entry_script_;
 };
 
 }  // namespace

@@ -31,6 +31,11 @@ distinct samples per step (train_batch_size / replicas that see the same samples
 ZeRO stage, offload devices, bf16/fp16, autotp_size, autoep_size/ETP.
 Layouts DeepSpeed refuses (ZeRO-2/3 with pp > 1) must make the export exit 2 naming
 training.zero_stage ("refusal").
+Every accepted export is then read back as a user would (issue 34, harness.reimport):
+`import-args` on the config with what a DeepSpeed config cannot carry (--model, --seq,
+--pipeline-stages, --gpus), the layout exported again and given to the same calls, compared
+with the re-imported layout ("NAME (re-imported)"); a second export that differs from the
+first is printed as CHANGED and counted, not failed.
 
 --corpus DIR (shared/realworld/deepspeed): each real config is imported with
 `meshwork-cli import-args` (the world from its three batch keys, else --gpus 8) and given to

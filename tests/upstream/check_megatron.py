@@ -22,7 +22,11 @@ meshwork-cli's layout flags) it:
      dp, cp, ep, etp, vpp, micro-batches, the layers each (pp rank, virtual stage) builds
      (upstream's get_num_layers_to_build or the parsed --pipeline-model-parallel-layout),
      ZeRO, recompute, dtype, sequence parallelism, and the model's sizes against its
-     Hugging Face config.json.
+     Hugging Face config.json;
+  4. reads the export back as a user would (issue 34: `import-args` on the script, the
+     layout exported again, harness.reimport) and runs steps 2-3 on that second export,
+     compared with the re-imported layout ("NAME (re-imported)"); a second export that
+     differs from the first is printed as CHANGED and counted, not failed.
 
 The GPU is the layout's cluster's (compute capability from the table below): there is no
 GPU here, so torch.cuda.get_device_capability/get_device_properties answer for it.

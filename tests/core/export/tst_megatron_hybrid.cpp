@@ -130,8 +130,12 @@ void TestMegatronHybrid::ratios_build_upstreams_pattern() {
              QString("MMMM-*MMM-"));
     QCOMPARE(QString::fromStdString(pattern("--num-layers 8 --hybrid-attention-ratio 0.25")), QString("MM*MM*MM"));
     QCOMPARE(QString::fromStdString(pattern("--num-layers 6 --is-hybrid-model")), QString("MMMMMM"));
-    // Without any hybrid flag the same command is a GPT model: no per-block kinds.
-    QVERIFY(!import_megatron(command("--num-layers 6 --swiglu"), "cmd.sh", options()).layout.model.is_hybrid());
+    // pretrain_mamba.py without a hybrid flag builds all Mamba-2 layers (its ratios default to
+    // 0); pretrain_gpt.py with the same arguments is a GPT model without per-block kinds.
+    QCOMPARE(QString::fromStdString(pattern("--num-layers 6")), QString("MMMMMM"));
+    std::string gpt = command("--num-layers 6 --swiglu");
+    gpt.replace(gpt.find("pretrain_mamba.py"), 17, "pretrain_gpt.py");
+    QVERIFY(!import_megatron(gpt, "cmd.sh", options()).layout.model.is_hybrid());
 }
 
 void TestMegatronHybrid::refusals_name_the_flag() {
