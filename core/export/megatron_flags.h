@@ -15,7 +15,7 @@ namespace meshwork {
 // import does not read (megatron_unread_layout_flag).
 const char* megatron_ignored_flag_reason(const std::string& flag);
 
-// Why a Megatron-LM flag that changes the layout is not imported (hybrid Mamba patterns,
+// Why a Megatron-LM flag that changes the layout is not imported (hybrid context parallelism,
 // heterogeneous layers); nullptr otherwise.
 const char* megatron_unread_layout_flag(const std::string& flag);
 

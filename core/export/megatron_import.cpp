@@ -13,12 +13,14 @@
 #include "core/export/canonical_layout.h"
 #include "core/export/import_common.h"
 #include "core/export/megatron_flags.h"
+#include "core/export/megatron_hybrid.h"
 #include "core/export/model_match.h"
 #include "core/export/moe_layer_pattern.h"
 #include "core/export/pipeline_layout.h"
 #include "core/export/shell_script.h"
 #include "core/layout/layout_json.h"
 #include "core/layout/pipeline_split.h"
+#include "core/model/hf_hybrid_config.h"
 #include "core/schedule/pipeline_schedule.h"
 
 namespace meshwork {
@@ -109,6 +111,13 @@ constexpr std::array kLayoutFlags = std::to_array<FlagSpec>({
     {"--glu-linear-offset", true}, {"--activation-func-clamp-value", true},
     {"--mtp-num-layers", true}, {"--moe-router-score-function", true},
     {"--hidden-dropout", true}, {"--attention-dropout", true},
+    // hybrid models (pretrain_mamba.py, pretrain_hybrid.py): the layer pattern, the ratios
+    // of core_v0.12 … core_v0.16, the Mamba-2 sizes (transformer_config.py:1256-1270 at
+    // d98e8a64) and the squared-ReLU MLP (arguments.py:2448)
+    {"--is-hybrid-model", false}, {"--hybrid-layer-pattern", true}, {"--hybrid-override-pattern", true},
+    {"--hybrid-attention-ratio", true}, {"--hybrid-mlp-ratio", true}, {"--mamba-state-dim", true},
+    {"--mamba-head-dim", true}, {"--mamba-num-groups", true}, {"--mamba-num-heads", true},
+    {"--squared-relu", false},
 });
 
 const FlagSpec* layout_flag(const std::string& name) {
@@ -293,12 +302,16 @@ private:
 
     // No command launches training: the Megatron-LM arguments of a variable (a config file
     // that a job script sources), when exactly one variable holds a model: --num-layers,
-    // which Megatron-LM requires.
+    // which Megatron-LM requires, or a hybrid layer pattern, which gives the layer count.
     std::size_t from_variable(const ScriptRun& script, ShellCommand& argv) {
         std::vector<std::string> candidates;
         for (const auto& [name, words] : script.variables) {
             bool model = false;
-            for (const auto& w : words) model = model || w.text.substr(0, w.text.find('=')) == "--num-layers";
+            for (const auto& w : words) {
+                const std::string flag = w.text.substr(0, w.text.find('='));
+                model = model || flag == "--num-layers" || flag == "--hybrid-layer-pattern" ||
+                        flag == "--hybrid-override-pattern";
+            }
             if (model) candidates.push_back(name);
         }
         // A variable whose words are all inside another candidate (GPT_ARGS in ALL_ARGS) is a part.
@@ -441,6 +454,7 @@ private:
             add(where(i, script), "expected the training script (e.g. pretrain_gpt.py)");
             return argv.size();
         }
+        entry_script_ = basename(script);
         if (basename(script) != "pretrain_gpt.py") {
             result_.notes.push_back("training script " + script +
                                     " read with pretrain_gpt.py's arguments");
@@ -731,7 +745,7 @@ private:
     // ---- building the layout -----------------------------------------------------------------
     ModelSpec model(bool& vocab_known) {
         ModelSpec m;
-        m.num_layers = static_cast<int>(required("--num-layers", 1, 10000));
+        hybrid_layers(m);
         m.hidden_size = required("--hidden-size", 1, kMaxWidth);
         m.num_heads = static_cast<int>(required("--num-attention-heads", 1, 1 << 14));
         const bool swiglu = has("--swiglu");
@@ -807,7 +821,12 @@ private:
         // --quick-geglu: gated, x·σ(1.702x) (argument_utils.py:323-326); gpt-oss adds the
         // offset and the clamp (mlp.py:325-332).
         conflict("--swiglu", "--quick-geglu", "one MLP activation");
+        // --squared-relu: relu(x)² in an ungated MLP; Megatron-LM asserts it without --swiglu
+        // (argument_utils.py:320-322 at d98e8a64).
+        conflict("--swiglu", "--squared-relu", "one MLP activation");
+        conflict("--quick-geglu", "--squared-relu", "one MLP activation");
         m.mlp = swiglu || has("--quick-geglu") ? MlpKind::Gated : MlpKind::Dense;
+        if (has("--squared-relu")) m.mlp_activation = "relu2";
         if (has("--quick-geglu")) m.glu_activation = "quick_gelu";
         if (m.mlp == MlpKind::Gated) {
             m.glu_linear_offset = real("--glu-linear-offset", 0.0, -1e6, 1e6);
@@ -890,7 +909,101 @@ private:
                 needs(f, "--num-experts", "an MoE setting on a dense model");
             }
         }
+        if (m.is_hybrid()) {
+            mamba_and_experts(m);
+        } else {
+            for (const char* f : {"--mamba-state-dim", "--mamba-head-dim", "--mamba-num-groups", "--mamba-num-heads"}) {
+                if (has(f)) result_.notes.push_back(field(f) + " is not used: not a hybrid model (no --hybrid-layer-pattern)");
+            }
+        }
         return m;
+    }
+
+    // Megatron-LM's hybrid model: --hybrid-layer-pattern (main) or --hybrid-override-pattern
+    // (deprecated, forwarded to it; both at once assert, arguments.py:743-752 at d98e8a64)
+    // decides the layers and their count (:786-796: --num-layers is ignored with a warning);
+    // without a pattern, --is-hybrid-model or the ratios of core_v0.12 … core_v0.16 build one
+    // (all Mamba-2 at the ratios' default 0).
+    void hybrid_layers(ModelSpec& m) {
+        conflict("--hybrid-layer-pattern", "--hybrid-override-pattern", "one layer pattern (Megatron-LM asserts)");
+        const std::string flag = has("--hybrid-layer-pattern") ? "--hybrid-layer-pattern" : "--hybrid-override-pattern";
+        std::string pattern = text(flag);
+        if (has(flag)) {
+            if (const std::string problem = megatron_hybrid_pattern_problem(pattern); !problem.empty()) {
+                add(field(flag), problem);
+                return;
+            }
+            m.num_layers = static_cast<int>(pattern.size());
+            const long long given = integer("--num-layers", m.num_layers, 1, 10000);
+            if (given != m.num_layers) {
+                result_.notes.push_back(field("--num-layers") + " " + text("--num-layers") + " is not used: " +
+                                        field(flag) + " has " + std::to_string(m.num_layers) +
+                                        " layers (Megatron-LM takes the pattern's count)");
+            }
+            for (const char* f : {"--hybrid-attention-ratio", "--hybrid-mlp-ratio"}) {
+                if (has(f)) result_.notes.push_back(field(f) + " is not used: " + flag + " gives every layer");
+            }
+        } else {
+            m.num_layers = static_cast<int>(required("--num-layers", 1, 10000));
+            // pretrain_mamba.py builds a MambaModel from the ratios even when none is given
+            // (pretrain_mamba.py:73-75 at core_v0.12.0).
+            if (!has("--is-hybrid-model") && !has("--hybrid-attention-ratio") && !has("--hybrid-mlp-ratio") &&
+                entry_script_ != "pretrain_mamba.py") {
+                return;
+            }
+            const double attention = real("--hybrid-attention-ratio", 0.0, 0, 1);
+            const double mlp = real("--hybrid-mlp-ratio", 0.0, 0, 1);
+            if (attention + mlp > 1) {
+                add(field("--hybrid-mlp-ratio"), "the attention and MLP ratios add up to more than 1 (Megatron-LM asserts)");
+                return;
+            }
+            pattern = megatron_pattern_from_ratios(m.num_layers, attention, mlp);
+            result_.notes.push_back("hybrid layer pattern " + pattern + " from the ratios (attention " +
+                                    text("--hybrid-attention-ratio", "0") + ", MLP " + text("--hybrid-mlp-ratio", "0") +
+                                    ") as Megatron-LM's pattern_from_ratios builds it");
+        }
+        try {
+            m.block_kinds = block_kinds_from_pattern(pattern, file_, field(flag));
+        } catch (const InputError& e) {
+            add(field(flag), e.issues().front().message);
+        }
+    }
+
+    // The Mamba-2 sizes (TransformerConfig defaults: state 128, head 64, groups 8, heads
+    // hidden·expand / head with expand 2, mamba_mixer.py:217-251 at d98e8a64) and the
+    // pattern's E layers against --num-experts.
+    void mamba_and_experts(ModelSpec& m) {
+        bool any_moe = false;
+        for (const auto& k : m.block_kinds) any_moe = any_moe || k.ffn == FfnKind::Moe;
+        const std::string pattern_field = field(has("--hybrid-layer-pattern") ? "--hybrid-layer-pattern" : "--hybrid-override-pattern");
+        if (any_moe && !m.is_moe()) add(pattern_field, "E (MoE) layers need --num-experts");
+        if (!any_moe && m.is_moe()) {
+            result_.notes.push_back(field("--num-experts") + " is not used: the hybrid pattern has no E (MoE) layer");
+            m.moe = MoeSpec{};
+        }
+        if (!m.has_mixer(MixerKind::Mamba2)) {
+            for (const char* f : {"--mamba-state-dim", "--mamba-head-dim", "--mamba-num-groups", "--mamba-num-heads"}) {
+                if (has(f)) result_.notes.push_back(field(f) + " is not used: the hybrid pattern has no Mamba (M) layer");
+            }
+            return;
+        }
+        auto& d = m.mamba;
+        d.state_dim = integer("--mamba-state-dim", 128, 1, kMaxWidth);
+        d.head_dim = integer("--mamba-head-dim", 64, 1, kMaxWidth);
+        d.num_groups = static_cast<int>(integer("--mamba-num-groups", 8, 1, 1 << 14));
+        if (has("--mamba-num-heads")) {
+            d.num_heads = static_cast<int>(integer("--mamba-num-heads", 1, 1, 1 << 16));
+        } else if ((2 * m.hidden_size) % d.head_dim != 0) {
+            add(field("--mamba-head-dim"), "does not divide the Mamba inner width 2 × --hidden-size (Megatron-LM asserts)");
+        } else {
+            d.num_heads = static_cast<int>(2 * m.hidden_size / d.head_dim);
+            result_.notes.push_back("--mamba-num-heads not given: hidden size × 2 / head dim = " +
+                                    std::to_string(d.num_heads) + " (Megatron-LM's default)");
+        }
+        if (d.num_heads > 0 && d.num_heads % d.num_groups != 0) {
+            add(field("--mamba-num-groups"), std::to_string(d.num_groups) + " groups do not divide " +
+                                                 std::to_string(d.num_heads) + " Mamba heads (Megatron-LM asserts)");
+        }
     }
 
     // Megatron-DeepSpeed's MoE (DeepSpeed-MoE): --num-experts is a list (nargs "+", default
@@ -1659,6 +1772,8 @@ private:
     bool ds_gpus_given_ = false;
     std::map<std::string, std::string> srun_;  // --nodes, --ntasks, --ntasks-per-node, --gpus-per-node
     int command_line_ = 0;
+    // The training script's file name (pretrain_gpt.py, pretrain_mamba.py, ...); "" for bare arguments.
+    std::string entry_script_;
 };
 
 }  // namespace

@@ -19,6 +19,9 @@ bool same_architecture(ModelSpec a, ModelSpec b, bool vocab_known) {
 
 // The Hugging Face model_type that spells this architecture (hf_config.cpp's families).
 std::string infer_family(const ModelSpec& m) {
+    // Per-block kinds: the family whose config spells them (hf_hybrid_config.h).
+    if (m.has_mixer(MixerKind::Mamba2)) return "nemotron_h";
+    if (m.has_mixer(MixerKind::LinearAttention)) return "qwen3_next";
     if (m.uses_mla) return m.moe.router_bias ? "deepseek_v3" : "deepseek_v2";
     if (m.is_moe()) {
         if (m.attention_sinks) return "gpt_oss";

@@ -205,24 +205,17 @@ TorchtitanDataParallel plan_torchtitan_data_parallel(const Layout& layout, Torch
     } else if (fits(m.dp, 1)) {
         p.replicate = m.dp;
     } else {
-        // Replication alone is refused: shard parameters in the smallest groups that work.
+        // Replication alone is refused: FSDP over every data-parallel rank, without resharding
+        // after forward (ZeRO-2). HSDP in smaller shard groups would be nearer to replication,
+        // but a layout holds no shard-group size: its import reads ZeRO-2 over all ranks and the
+        // next export would write that, so HSDP here would not survive a round trip (issue 34).
         const std::string why =
             torchtitan_mesh_problem(target, m.dp, 1, m.tp, m.pp, m.cp, m.ep, etp);
-        for (int s = 2; s <= m.dp; ++s) {
-            if (m.dp % s == 0 && fits(m.dp / s, s)) {
-                p.shard = s;
-                p.replicate = m.dp / s;
-                break;
-            }
-        }
-        if (p.shard == 1) p.shard = m.dp;  // unreachable for a valid layout (ep·etp | dp·cp·tp)
-        p.replicate = m.dp / p.shard;
+        p.shard = m.dp;
+        p.replicate = 1;
         p.reshard = "never";
-        lost.push_back("ZeRO-0 (replicated parameters): " + why + "; written as " +
-                       (p.replicate > 1 ? "HSDP (replicate " + std::to_string(p.replicate) +
-                                              " × shard " + std::to_string(p.shard) + ")"
-                                        : std::string("FSDP")) +
-                       " without resharding after forward (ZeRO-2)");
+        lost.push_back("ZeRO-0 (replicated parameters): " + why + "; written as FSDP over all " +
+                       std::to_string(m.dp) + " data-parallel ranks without resharding after forward (ZeRO-2)");
     }
     if (m.cp > 1 && zero < 2 && p.shard == 1) {
         lost.push_back("ZeRO-" + std::to_string(zero) +
@@ -307,13 +300,13 @@ TorchtitanSplit torchtitan_split(int layers, int pp,
     return out;
 }
 
-TorchtitanStages torchtitan_stages(const Layout& layout, std::vector<std::string>& lost) {
+namespace {
+
+// The keys that make torchtitan build `split` (layers_per_stage with the first/last stages
+// lighter), or written = false when none does.
+TorchtitanStages stages_for(const std::vector<int>& split, int layers, int pp, bool multi) {
     TorchtitanStages out;
-    const auto split = layout.stage_layers();
-    const int layers = layout.model.num_layers;
-    const int pp = layout.parallel.mesh.pp;
     const auto chunks = static_cast<long long>(split.size());
-    const bool multi = layout.parallel.vpp > 1;
     const auto builds = [&](long long first_less, long long last_less, long long& per) {
         const long long effective = layers + first_less + last_less;
         per = (effective + chunks - 1) / chunks;
@@ -345,9 +338,36 @@ TorchtitanStages torchtitan_stages(const Layout& layout, std::vector<std::string
             }
         }
     }
+    return out;
+}
+
+std::string joined(const std::vector<int>& v) {
+    std::string s;
+    for (int n : v) s += (s.empty() ? "" : ",") + std::to_string(n);
+    return s;
+}
+
+}  // namespace
+
+TorchtitanStages torchtitan_stages(const Layout& layout, std::vector<std::string>& lost) {
+    const auto split = layout.stage_layers();
+    const int layers = layout.model.num_layers;
+    const int pp = layout.parallel.mesh.pp;
+    const bool multi = layout.parallel.vpp > 1;
+    TorchtitanStages out = stages_for(split, layers, pp, multi);
+    if (out.written) return out;
+    // Not expressible: the split torchtitan builds without the keys (as many stages as the
+    // schedule needs, dealt out evenly) is written explicitly, so that the file states what
+    // runs and importing it then exporting again writes the same keys (issue 34).
+    const TorchtitanSplit fallback = torchtitan_split(layers, pp, std::nullopt, 0, 0, multi);
+    std::string written_as;
+    if (fallback.error.empty()) {
+        out = stages_for(fallback.layers, layers, pp, multi);
+        if (out.written) written_as = "; written as torchtitan's even split " + joined(fallback.layers);
+    }
     lost.push_back(
-        "layers per stage: torchtitan deals the layers out evenly (the remainder to the first "
-        "stages) with the first and last stages lighter only");
+        "layers per stage " + joined(split) + ": torchtitan deals the layers out evenly (the remainder to the first "
+        "stages) with the first and last stages lighter only" + written_as);
     return out;
 }
 

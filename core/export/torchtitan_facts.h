@@ -96,7 +96,9 @@ TorchtitanSplit torchtitan_split(int layers, int pp,
                                  bool multi_stage_schedule);
 
 // pipeline_parallel_layers_per_stage and the first/last-stage reductions that make torchtitan
-// build the layout's split; `written` is false (and the reason in `lost`) when none does.
+// build the layout's split. When none does, the reason goes to `lost` and the keys of the
+// split torchtitan builds without them are returned (written explicitly, so that export of
+// the re-imported file is the same text); `written` is false only when even that fails.
 struct TorchtitanStages {
     bool written = false;
     int layers_per_stage = 0, first_less = 0, last_less = 0;

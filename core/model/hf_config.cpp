@@ -317,12 +317,14 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
             }
             m.linear_bias = true;
         } else if (fam == Family::NemotronH) {
-            // Squared-ReLU MLPs and experts, up and down only (mlp_hidden_act "relu2").
+            // Squared-ReLU MLPs and experts, up and down only (mlp_hidden_act "relu2"); GELU
+            // (transformers' ACT2FN "gelu") is Megatron-LM's default for a hybrid model's MLP
+            // layers without --squared-relu (examples/mamba/train.sh at d98e8a64).
             m.norm = NormKind::RmsNorm;
             m.mlp = MlpKind::Dense;
             const std::string act = r.get_string_or("mlp_hidden_act", "relu2");
-            if (act != "relu2") throw InputError(file, r.field("mlp_hidden_act"), "expected relu2");
-            m.mlp_activation = act;
+            if (act != "relu2" && act != "gelu") throw InputError(file, r.field("mlp_hidden_act"), "expected relu2 or gelu");
+            m.mlp_activation = act == "gelu" ? "" : act;
             m.qkv_bias = r.get_bool_or("attention_bias", false);
             if (r.get_bool_or("mlp_bias", false)) throw InputError(file, r.field("mlp_bias"), "MLP biases are not modelled");
         } else {
@@ -648,7 +650,7 @@ Json model_to_hf_config(const ModelSpec& m) {
         j["use_qk_norm"] = m.qk_norm;
         j["qk_norm_type"] = m.qk_norm_full_width ? "per_layer" : "per_head";
     } else if (m.family == "nemotron_h") {
-        j["mlp_hidden_act"] = m.mlp_activation.empty() ? "relu2" : m.mlp_activation;
+        j["mlp_hidden_act"] = m.mlp_activation.empty() ? "gelu" : m.mlp_activation;
         j["layer_norm_epsilon"] = m.norm_eps;
         j.erase("rms_norm_eps");
         if (m.is_moe()) {

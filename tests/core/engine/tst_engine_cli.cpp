@@ -1,6 +1,8 @@
 // meshwork-cli run end to end: exit codes and messages of CLI.md.
 #include <QtTest>
 
+#include <QTemporaryDir>
+
 #include "tests/support/run_cli.h"
 
 class TestEngineCli : public QObject {
@@ -14,6 +16,7 @@ private slots:
     void memory_limit_refuses();
     void rank_failure_exits_1();
     void json_output();
+    void unrunnable_block_kind_exits_2();
 };
 
 namespace {
@@ -85,6 +88,28 @@ void TestEngineCli::json_output() {
     QVERIFY(doc["steps"].toArray()[0].toObject()["loss"].toDouble() > 5);
     QVERIFY(doc["steps"].toArray()[0].toObject().contains("tokens_per_s"));
     QCOMPARE(doc["memory"].toArray().size(), 2);
+}
+
+// Issue 33: a model with a block kind the engine has no kernels for (a small Nemotron-H:
+// Mamba-2, attention and MLP layers) is refused by name before any rank starts; the estimate
+// takes the same model.
+void TestEngineCli::unrunnable_block_kind_exits_2() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString model = dir.filePath("nemotron-h-small.json");
+    QFile f(model);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"({"model_type": "nemotron_h", "hybrid_override_pattern": "M*-M-", "hidden_size": 64, "num_hidden_layers": 5,
+        "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+        "mamba_num_heads": 4, "mamba_head_dim": 32, "n_groups": 2, "ssm_state_size": 16,
+        "vocab_size": 128, "max_position_embeddings": 64, "tie_word_embeddings": false})");
+    f.close();
+    const QStringList layout{"--model", model, "--seq", "32", "--mbs", "1", "--gbs", "1"};
+    const auto r = cli(layout + QStringList{"--steps", "1"});
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY2(r.err.contains("model.layers[0]") && r.err.contains("mamba2"), r.err.constData());
+    const auto estimate = meshwork::test::run_cli(QStringList{"estimate"} + layout);
+    QVERIFY2(estimate.exit_code == 0, estimate.err.constData());
 }
 
 QTEST_APPLESS_MAIN(TestEngineCli)

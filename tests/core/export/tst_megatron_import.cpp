@@ -314,8 +314,8 @@ void TestMegatronImport::launchers() {
         "torchrun --nproc-per-node 2 " + args + " --eval-micro-batch-size 2 --no-check-for-nan-in-loss-and-grad",
         "up.sh", cluster("dgx-h100"));
     QVERIFY(ignored(up, "--eval-micro-batch-size 2") != nullptr);
-    EXPECT_ISSUE("torchrun --nproc-per-node 2 " + args + " --hybrid-layer-pattern M*4", "argv[18] --hybrid-layer-pattern",
-                 "does not read");
+    EXPECT_ISSUE("torchrun --nproc-per-node 2 " + args + " --heterogeneous-layers-config-path h.json",
+                 "argv[18] --heterogeneous-layers-config-path", "does not read");
 }
 
 void TestMegatronImport::pipeline_layout() {
