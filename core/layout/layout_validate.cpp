@@ -334,6 +334,20 @@ void check_sequence_and_batch(const Layout& l, Checker& c) {
     if (!rules::capacity_factor_needs_experts(t.moe_capacity_factor, l.model.is_moe())) {
         c.warning("training.moe_capacity_factor", l.model.name + " has no experts");
     }
+    if (!rules::per_layer_graphs_without_full_recompute(t.cuda_graphs, t.recompute)) {
+        c.error("training.cuda_graphs", "per-layer CUDA graphs cannot capture full recomputation (Megatron-LM "
+                                        "allows it only with full-iteration graphs); use full-iteration or "
+                                        "selective recomputation");
+    }
+    if (!rules::per_layer_graphs_without_fsdp_a2a_overlap(t.cuda_graphs, t.zero_stage, l.parallel.moe_a2a_overlap)) {
+        c.error("training.cuda_graphs", "per-layer CUDA graphs do not run with ZeRO-3 (Megatron FSDP) and the MoE "
+                                        "all-to-all overlap (parallel.moe_a2a_overlap); use full-iteration or none");
+    }
+    if (!rules::full_iteration_graphs_capturable(t.cuda_graphs, l.model.is_moe(), t.moe_capacity_factor)) {
+        c.warning("training.cuda_graphs", "a full-iteration graph cannot capture " + l.model.name +
+                                              "'s dropless MoE layers (dynamic shapes); their kernels are "
+                                              "costed as launched one by one");
+    }
 }
 
 }  // namespace
