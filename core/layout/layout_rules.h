@@ -101,6 +101,25 @@ using meshwork::experts_fold;
 [[nodiscard]] inline bool full_iteration_graphs_capturable(CudaGraphs graphs, bool moe, double capacity_factor) {
     return graphs != CudaGraphs::FullIteration || !moe || capacity_factor > 0;
 }
+// Activation offload to the host (training.offload_activation_layers, Megatron-LM's
+// --cpu-offloading-num-layers), each rule as Megatron-LM d98e8a64 transformer_config.py
+// raises it. Errors.
+// Fewer offloaded layers than the model has (:1884-1889).
+[[nodiscard]] inline bool activation_offload_within_layers(int offload_layers, int layers) {
+    return offload_layers < layers;
+}
+// One pipeline stage only (:1891-1894).
+[[nodiscard]] inline bool activation_offload_without_pp(int offload_layers, int pp) {
+    return offload_layers <= 0 || pp <= 1;
+}
+// No activation recomputation of any granularity (:1896-1899).
+[[nodiscard]] inline bool activation_offload_without_recompute(int offload_layers, Recompute recompute) {
+    return offload_layers <= 0 || recompute == Recompute::None;
+}
+// CUDA graphs only as a full-iteration graph (:2800-2801).
+[[nodiscard]] inline bool activation_offload_graphs(int offload_layers, CudaGraphs graphs) {
+    return offload_layers <= 0 || graphs == CudaGraphs::None || graphs == CudaGraphs::FullIteration;
+}
 // The interleaved schedule needs vpp ≥ 2 and pp ≥ 2.
 [[nodiscard]] inline bool interleaved_has_chunks(Schedule schedule, int pp, int vpp) {
     return schedule != Schedule::Interleaved || (vpp >= 2 && pp >= 2);
