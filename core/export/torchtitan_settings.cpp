@@ -204,6 +204,11 @@ void layout_from_torchtitan(const TorchtitanSettings& s, const std::string& file
 
     if (s.precision == "bfloat16")
         tr.dtype = s.fp8 ? DType::Fp8 : DType::Bf16;
+    else if (s.precision == "float32")
+        tr.dtype = DType::Fp32;
+    else
+        throw InputError(file, s.at("training.mixed_precision_param"),
+                         "'" + s.precision + "': expected bfloat16 or float32");
     // torchao's recipe names (pytorch/ao 36027d82 torchao/float8/config.py:141-160):
     // tensorwise, rowwise, and rowwise_with_gw_hp, whose weight-gradient GEMM stays in bf16
     // (read as rowwise: that GEMM's slower rate is not modelled).
@@ -221,11 +226,6 @@ void layout_from_torchtitan(const TorchtitanSettings& s, const std::string& file
                              "unknown float8 recipe '" + name + "' (tensorwise, rowwise, rowwise_with_gw_hp)");
         }
     }
-    else if (s.precision == "float32")
-        tr.dtype = DType::Fp32;
-    else
-        throw InputError(file, s.at("training.mixed_precision_param"),
-                         "'" + s.precision + "': expected bfloat16 or float32");
 
     tr.seq_length = static_cast<int>(s.seq_len);
     // torch.compile of the blocks fuses their element-wise ops; without it they run eager,

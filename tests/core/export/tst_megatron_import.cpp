@@ -538,7 +538,7 @@ void TestMegatronImport::fp8_recipe_and_cuda_graphs() {
     EXPECT_ISSUE(base + "--bf16 --fp8-format hybrid --fp8-recipe rowwise", "argv[19] --fp8-recipe", "expected tensorwise");
     Layout rowwise = imported("--bf16 --fp8-format hybrid");
     rowwise.training.fp8_recipe = Fp8Recipe::Rowwise;
-    const MegatronCommand rc = export_megatron(rowwise);
+    const ExportResult rc = export_megatron(rowwise);
     QVERIFY2(rc.text.find("--fp8-recipe tensorwise") != std::string::npos, rc.text.c_str());
     bool named = false;
     for (const auto& lost : rc.lost) named = named || lost.find("rowwise") != std::string::npos;
