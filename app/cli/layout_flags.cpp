@@ -10,7 +10,7 @@ struct LayoutFlags::Values {
     std::string overlap_grad, overlap_param, moe_dispatcher, moe_flex_backend, moe_a2a_overlap;
     std::string fp8_recipe, cuda_graphs;
     int gpus = 0, nodes = 0, tp = 0, pp = 0, dp = 0, cp = 0, ep = 0, etp = 0, vpp = 0;
-    int mbs = 0, gbs = 0, seq = 0, zero = 0, first_stage = 0, last_stage = 0;
+    int mbs = 0, gbs = 0, seq = 0, zero = 0, first_stage = 0, last_stage = 0, offload_activation_layers = 0;
     bool sp = false, no_sp = false, account_embedding = false, account_loss = false;
     std::map<std::string, CLI::Option*> options;
 };
@@ -103,11 +103,17 @@ LayoutFlags::LayoutFlags(CLI::App* c) : v_(std::make_shared<Values>()) {
     add("--fp8-recipe", v.fp8_recipe,
         "Scaling of the fp8 GEMMs with --dtype fp8 (Megatron-LM's --fp8-recipe): tensorwise (one "
         "scale per tensor; Megatron's delayed is read as it), blockwise (1x128 / 128x128 blocks), "
-        "mxfp8 (1x32 blocks, Blackwell) (default " + to_string(t.fp8_recipe) + ")");
+        "mxfp8 (1x32 blocks, Blackwell), rowwise (one scale per row, torchao's rowwise) (default " +
+            to_string(t.fp8_recipe) + ")");
     add("--cuda-graphs", v.cuda_graphs,
         "CUDA-graph capture (Megatron-LM's --cuda-graph-impl): none, per-layer (local or "
         "transformer_engine: each layer's kernels, not a dropless MoE layer's experts), "
         "full-iteration (the whole forward-backward) (default " + to_string(t.cuda_graphs) + ")");
+    add("--offload-activation-layers", v.offload_activation_layers,
+        "Copy the activations of the first N transformer layers to host memory after their forward "
+        "and back before their backward (Megatron-LM's --cpu-offloading-num-layers; needs pp 1, "
+        "recompute none, no per-layer CUDA graphs, fewer than the model's layers) (default " +
+            std::to_string(t.offload_activation_layers) + ")");
     add("--layers-per-stage", v.layers_per_stage,
         "Uneven pipeline split, e.g. 7,8,8,7 (default: even, "
         "the end stages one layer less when it does not divide)");
@@ -169,6 +175,7 @@ LayoutOverrides LayoutFlags::overrides() const {
     if (given("--moe-a2a-overlap")) o.moe_a2a_overlap = v.moe_a2a_overlap;
     if (given("--fp8-recipe")) o.fp8_recipe = v.fp8_recipe;
     if (given("--cuda-graphs")) o.cuda_graphs = v.cuda_graphs;
+    if (given("--offload-activation-layers")) o.offload_activation_layers = v.offload_activation_layers;
     if (given("--first-stage-layers")) o.first_stage_layers = v.first_stage;
     if (given("--last-stage-layers")) o.last_stage_layers = v.last_stage;
     o.account_for_embedding = given("--account-for-embedding");

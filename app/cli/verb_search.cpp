@@ -25,6 +25,7 @@ namespace {
 struct SearchFlags {
     std::string model, cluster, dtype, out, order, tp_overlap, grad_reduce = "fp32", recompute_modules;
     std::string moe_dispatcher, moe_flex_backend, moe_a2a_overlap, overlap_grad_reduce, overlap_param_gather;
+    std::string cuda_graphs;
     int gpus = 0, nodes = 0, gbs = 0, seq = 0, top = 10, max_tp = 0, threads = 0;
     int max_mbs = 16, max_vpp = 8, max_lighter = 2;
     double min_mfu = 0;
@@ -113,6 +114,13 @@ search::SearchRequest build_request(const SearchFlags& f) {
         k.overlap_param_gather = parse_on_off_flag(f.overlap_param_gather, "--overlap-param-gather");
     if (k.overlap_param_gather.value_or(false) && !k.overlap_grad_reduce.value_or(true)) {
         throw InputError("<flags>", "--overlap-param-gather", "on needs --overlap-grad-reduce on (Megatron-LM asserts it)");
+    }
+    if (!f.cuda_graphs.empty()) {
+        CudaGraphs g{};
+        if (!parse_cuda_graphs(f.cuda_graphs, g)) {
+            throw InputError("<flags>", "--cuda-graphs", "'" + f.cuda_graphs + "' is not none, per-layer or full-iteration");
+        }
+        k.cuda_graphs = g;
     }
     if (f.order_opt->count()) o.order = f.order;
     for (const auto& a : f.fix) search::apply_fix(a, o.fixed);
@@ -227,6 +235,10 @@ Verb add_search_verb(CLI::App& app) {
     cmd->add_option("--overlap-param-gather", f->overlap_param_gather,
                     "Pin the distributed optimizer's parameter gather beside the forward (Megatron-LM's "
                     "--overlap-param-gather): on, off (default: searched)");
+    cmd->add_option("--cuda-graphs", f->cuda_graphs,
+                    "Pin CUDA-graph capture (Megatron-LM's --cuda-graph-impl): none, per-layer (not with full "
+                    "recomputation: those candidates keep none), full-iteration (default: searched where the "
+                    "capture rules allow it)");
     f->order_opt = cmd->add_option("--order", f->order,
                                    "Axis order for rank mapping (default tp-cp-ep-dp-pp)");
     cmd->add_option("--top", f->top, "How many layouts to print (default 10)");

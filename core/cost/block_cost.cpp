@@ -8,6 +8,7 @@
 #include "core/cost/comm_overlap.h"
 #include "core/cost/ep_comm_sms.h"
 #include "core/schedule/pipeline_schedule.h"
+#include "core/cost/fp8_cast.h"
 #include "core/cost/gemm_shapes.h"
 #include "core/cost/launch_cost.h"
 #include "core/cost/moe_dispatch.h"
@@ -297,6 +298,14 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
                     memory_s(k, router.fwd * router_tokens);
     out.bwd.mlp_s = 2.0 * mlp_gemm + 2.0 * mlp_fwd + moe_quant_bwd + memory_s(k, eager_moe.bwd * moe_copies) +
                     memory_s(k, router.bwd * router_tokens);
+    // fp8 recipes whose dense-GEMM casts move more bytes than per-tensor scaling's
+    // (fp8_cast.h: torchao's rowwise), charged to the backward, which reads the extra copies.
+    if (tr.dtype == DType::Fp8) {
+        out.bwd.attention_s += memory_s(k, fp8_extra_cast_bytes(g.qkv, tr.fp8_recipe) +
+                                               fp8_extra_cast_bytes(g.proj, tr.fp8_recipe));
+        out.bwd.mlp_s += memory_s(k, fp8_extra_cast_bytes(g.fc1, tr.fp8_recipe) +
+                                         fp8_extra_cast_bytes(g.fc2, tr.fp8_recipe));
+    }
     wgrad_s += mlp_gemm;
 
     // --- collectives --------------------------------------------------------------------
@@ -642,6 +651,7 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     c.offload_params = tr.offload_params != Offload::None;
     c.host_bytes_per_s = cl.host_link.bandwidth_bytes_per_s;
     c.host_latency_s = cl.host_link.latency_s;
+    c.offload_activation_layers = std::max(0, tr.offload_activation_layers);
     c.dtype = tr.dtype;
     c.state_bytes = param_state_bytes(tr.dtype, tr.grad_reduce_in_bf16);
     c.kernel = kernel_model(cl, tr.dtype, tr.fp8_recipe);

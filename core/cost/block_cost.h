@@ -27,10 +27,13 @@ struct PassParts {
     // GPU time lost to the host: launches it cannot issue as fast as the kernels run, and
     // device-to-host synchronisations (core/cost/launch_cost.h); 0 on host-computing ranks.
     double host_s = 0;
+    // Activation copies to or from the host that the next layer's compute does not hide
+    // (core/cost/activation_offload.h); 0 without activation offload.
+    double offload_s = 0;
 
     [[nodiscard]] double compute_s() const { return attention_s + mlp_s + recompute_s; }
     [[nodiscard]] double comm_s() const { return tp_s + ep_s + cp_s; }
-    [[nodiscard]] double total_s() const { return compute_s() + comm_s() + host_s; }
+    [[nodiscard]] double total_s() const { return compute_s() + comm_s() + host_s + offload_s; }
     // Inline: the search sums these for every chunk of every candidate (out of line they
     // were a fifth of a search's time under perf).
     PassParts& operator+=(const PassParts& o) {
@@ -43,6 +46,7 @@ struct PassParts {
         tp_total_s += o.tp_total_s;
         cp_total_s += o.cp_total_s;
         host_s += o.host_s;
+        offload_s += o.offload_s;
         return *this;
     }
 };
@@ -57,6 +61,7 @@ inline PassParts operator*(const PassParts& p, double k) {
     r.tp_total_s = p.tp_total_s * k;
     r.cp_total_s = p.cp_total_s * k;
     r.host_s = p.host_s * k;
+    r.offload_s = p.offload_s * k;
     return r;
 }
 
@@ -114,6 +119,9 @@ struct LayoutCosts : AxisSizes {
     bool offload_params = false;     // ZeRO-3 parameter shards on the host
     double host_bytes_per_s = 0;     // the cluster's GPU <-> host link, per direction
     double host_latency_s = 0;
+    // Activations of the model's first N layers on the host (TrainingConfig::
+    // offload_activation_layers; core/cost/activation_offload.h).
+    int offload_activation_layers = 0;
     DType dtype = DType::Bf16;
     // Layer passes lose GPU time to the host's launches and synchronisations (GPU ranks;
     // core/cost/launch_cost.h), less what CUDA graphs capture.

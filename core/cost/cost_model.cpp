@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/cost/dp_overlap.h"
+#include "core/cost/activation_offload.h"
 #include "core/cost/host_sharing.h"
 #include "core/layout/layout_validate.h"
 
@@ -141,6 +142,20 @@ ChunkCost CostModel::chunk_cost(const LayoutCosts& c, const Placement& pl, int g
                           c.dense.checkpoint_bytes * rec_dense + c.moe.checkpoint_bytes * rec_moe;
     if (n_rec > 0) {
         cc.working_bytes = rec_moe > 0 ? c.moe.activation_bytes : c.dense.activation_bytes;
+    }
+    // Activation offload (activation_offload.h; validation allows it only without
+    // recomputation): the offloaded layers' activations leave HBM but one layer's, the copy in
+    // flight; each copy shows where the layer beside it does not hide it.
+    if (const int n_off = offloaded_layers_in(first, n, c.offload_activation_layers); n_off > 0) {
+        const int off_moe = moe_blocks(first, n_off);
+        const int off_dense = n_off - off_moe;
+        cc.activation_bytes -= c.dense.activation_bytes * off_dense + c.moe.activation_bytes * off_moe;
+        cc.working_bytes = std::max(cc.working_bytes, off_moe > 0 ? c.moe.activation_bytes : c.dense.activation_bytes);
+        auto exposed = [&](const BlockCost& b, const PassParts& beside) {
+            return offload_exposed_s(b.activation_bytes, beside.total_s(), c.host_bytes_per_s, c.host_latency_s);
+        };
+        cc.fwd.offload_s += off_dense * exposed(c.dense, c.dense.fwd) + off_moe * exposed(c.moe, c.moe.fwd);
+        cc.bwd.offload_s += off_dense * exposed(c.dense, c.dense.bwd) + off_moe * exposed(c.moe, c.moe.bwd);
     }
     if (c.recompute == Recompute::SelectiveOp) {
         cc.working_bytes = n_moe > 0 ? c.moe.recompute_working_bytes : c.dense.recompute_working_bytes;
@@ -320,6 +335,7 @@ void busiest_breakdown(const LayoutCosts& c, const StageSums& s, const StageMemo
     t.compute_s = m * (s.fwd.compute_s() + s.bwd.compute_s());
     t.recompute_s = m * s.bwd.recompute_s;
     t.host_launch_s = m * (s.fwd.host_s + s.bwd.host_s);
+    t.activation_offload_s = m * (s.fwd.offload_s + s.bwd.offload_s);
     t.tp_comm_s = m * (s.fwd.tp_s + s.bwd.tp_s);
     t.cp_comm_s = m * (s.fwd.cp_s + s.bwd.cp_s);
     t.ep_comm_s = m * (s.fwd.ep_s + s.bwd.ep_s);

@@ -52,6 +52,9 @@ struct TimeBreakdown {
     // GPU time lost to the host's kernel launches and device-to-host synchronisations in the
     // layer passes (core/cost/launch_cost.h), less what CUDA graphs capture.
     double host_launch_s = 0;
+    // Activation copies to and from the host not hidden behind the neighbouring layer
+    // (training.offload_activation_layers, core/cost/activation_offload.h).
+    double activation_offload_s = 0;
 };
 
 // One layer pass of one micro-batch on one rank, one direction (core/cost/block_cost.h

@@ -66,6 +66,7 @@ nlohmann::json estimate_to_json(const Estimate& e) {
               {"dp_comm_total_s", t.dp_comm_total_s},
               {"host_sharing_s", t.host_sharing_s},
               {"host_launch_s", t.host_launch_s},
+              {"activation_offload_s", t.activation_offload_s},
               {"optimizer_s", t.optimizer_s}}}};
 }
 

@@ -93,6 +93,7 @@ std::string format_estimate_report(const Estimate& e, double hbm) {
     row("data-parallel comm (exposed)", t.dp_comm_s);
     row("optimizer step", t.optimizer_s);
     if (t.host_launch_s > 0) row("host launches and syncs", t.host_launch_s);
+    if (t.activation_offload_s > 0) row("activation copies to and from the host", t.activation_offload_s);
     if (t.host_sharing_s > 0) row("waiting for a shared host core", t.host_sharing_s);
     row("step", e.step_time_s);
     return out;

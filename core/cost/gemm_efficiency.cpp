@@ -85,6 +85,12 @@ GemmPrecision gemm_precision(DType dtype, Fp8Recipe recipe) {
                 case Fp8Recipe::Tensorwise: return GemmPrecision::Fp8Tensorwise;
                 case Fp8Recipe::Blockwise: return GemmPrecision::Fp8Blockwise;
                 case Fp8Recipe::Mxfp8: return GemmPrecision::Mxfp8;
+                // torchao's rowwise GEMM (CUTLASS, per-row scales) has no published kernel
+                // table; it is taken at the per-tensor rate, as torchao's own roofline does for
+                // every float8 recipe (one pct_achievable_gemm_tops, pytorch/ao 36027d82
+                // torchao/testing/training/roofline_utils.py:311-330). An assumption; its extra
+                // cast traffic is charged apart (core/cost/fp8_cast.h).
+                case Fp8Recipe::Rowwise: return GemmPrecision::Fp8Tensorwise;
             }
     }
     return GemmPrecision::Bf16;

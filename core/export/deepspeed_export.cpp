@@ -124,6 +124,12 @@ nlohmann::json deepspeed_config_json(const Layout& layout, std::vector<std::stri
     if (t.cuda_graphs != CudaGraphs::None) {
         lost.push_back("CUDA graphs " + to_string(t.cuda_graphs) + ": not written into a DeepSpeed config");
     }
+    if (t.offload_activation_layers > 0) {
+        // DeepSpeed's activation_checkpointing.cpu_checkpointing moves checkpoints of
+        // recomputed layers, not the saved activations of layers that are not recomputed.
+        lost.push_back("activation offload of " + std::to_string(t.offload_activation_layers) +
+                       " layers: DeepSpeed offloads only activation checkpoints (cpu_checkpointing)");
+    }
     if (t.dtype == DType::Tf32) lost.push_back("tf32: DeepSpeed's config has no TF32 switch");
     if (t.recompute == Recompute::Selective || t.recompute == Recompute::SelectiveOp) {
         lost.push_back(t.recompute_modules.empty() || t.recompute == Recompute::SelectiveOp

@@ -370,8 +370,17 @@ void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
                     refuses_delayed = refuses_delayed || mod == RecomputeModule::MoeAct || mod == RecomputeModule::Layernorm;
                 }
             }
-            if (t.fp8_recipe != Fp8Recipe::Tensorwise) a.value("--fp8-recipe", to_string(t.fp8_recipe));
-            else if (refuses_delayed) a.value("--fp8-recipe", "tensorwise");
+            // Megatron-LM has no row-wise recipe (core/enums.py:12-19 at d98e8a64): the run is
+            // written with current per-tensor scaling, and the difference named.
+            if (t.fp8_recipe == Fp8Recipe::Rowwise) {
+                a.value("--fp8-recipe", "tensorwise");
+                lost.push_back("fp8 recipe rowwise (torchao's): Megatron-LM has delayed, tensorwise, mxfp8 and "
+                               "blockwise only; written as tensorwise");
+            } else if (t.fp8_recipe != Fp8Recipe::Tensorwise) {
+                a.value("--fp8-recipe", to_string(t.fp8_recipe));
+            } else if (refuses_delayed) {
+                a.value("--fp8-recipe", "tensorwise");
+            }
             break;
         }
         case DType::Fp32: break;
@@ -403,6 +412,12 @@ void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
     // with MCore's own implementation; a dropless MoE layer cannot be captured whole
     // (moe/README.md:514), so such a model captures attention and the router, as the README
     // advises. The full iteration needs the NaN check off (arguments.py:1235-1237).
+    // Activation offload: --cpu-offloading-num-layers alone turns it on (arguments.py:1950-1951
+    // at d98e8a64; cpu_offloading and cpu_offloading_activations have no flag of their own,
+    // arguments.py:2320-2321, and activations are offloaded by default, model_parallel_config.py:471).
+    if (t.offload_activation_layers > 0) {
+        a.value("--cpu-offloading-num-layers", std::to_string(t.offload_activation_layers));
+    }
     switch (t.cuda_graphs) {
         case CudaGraphs::None: break;
         case CudaGraphs::PerLayer:

@@ -82,6 +82,9 @@ constexpr std::array kLayoutFlags = std::to_array<FlagSpec>({
     // speed-only knobs (core/layout/speed_knobs.h): the fp8 recipe and CUDA-graph capture
     {"--fp8-recipe", true}, {"--cuda-graph-impl", true}, {"--enable-cuda-graph", false},
     {"--external-cuda-graph", false},
+    // activation offload to the host: the one CPU-offloading flag Megatron-LM's parser has
+    // (model_parallel_config.py:461; cpu_offloading follows from it, arguments.py:1950-1951)
+    {"--cpu-offloading-num-layers", true},
     // optimizer offload: Megatron-LM's hybrid device optimizer (arguments.py:2918-2922) and
     // Pai-Megatron-Patch's hybridadam with its policy (megatron_patch/arguments.py:467-478)
     {"--optimizer", true}, {"--optimizer-cpu-offload", false}, {"--optimizer-offload-fraction", true},
@@ -1704,7 +1707,8 @@ private:
 
         if (has("--fp8-recipe")) {
             const std::string r = text("--fp8-recipe");
-            if (!parse_fp8_recipe(r, t.fp8_recipe)) {
+            // Megatron-LM's names (core/enums.py:12-19 at d98e8a64): torchao's rowwise is not one.
+            if (r == "rowwise" || !parse_fp8_recipe(r, t.fp8_recipe)) {
                 add(field("--fp8-recipe"), "'" + r + "': expected tensorwise, delayed, blockwise or mxfp8");
             }
         }
@@ -1721,6 +1725,11 @@ private:
         } else if (has("--enable-cuda-graph") || has("--external-cuda-graph")) {
             conflict("--enable-cuda-graph", "--external-cuda-graph", "one CUDA-graph implementation");
             t.cuda_graphs = CudaGraphs::PerLayer;
+        }
+        // --cpu-offloading-num-layers N > 0 turns CPU offloading on (arguments.py:1950-1951 at
+        // d98e8a64); validation then holds Megatron's own rules (layout_rules.h).
+        if (has("--cpu-offloading-num-layers")) {
+            t.offload_activation_layers = static_cast<int>(integer("--cpu-offloading-num-layers", 0, 0, 100000));
         }
         // Honoured for bf16 parameters only (arguments.py:1204-1216 at d98e8a64).
         t.grad_reduce_in_bf16 = has("--grad-reduce-in-bf16") && (t.dtype == DType::Bf16 || t.dtype == DType::Fp8);

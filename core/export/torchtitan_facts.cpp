@@ -405,7 +405,11 @@ void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost
     if (t.moe_capacity_factor > 0) lost.push_back("MoE capacity factor");
     // The speed-only knobs (core/layout/speed_knobs.h) have no torchtitan key written here.
     if (t.cuda_graphs != CudaGraphs::None) lost.push_back("CUDA graphs " + to_string(t.cuda_graphs));
-    if (t.dtype == DType::Fp8 && t.fp8_recipe != Fp8Recipe::Tensorwise) {
+    // training.enable_cpu_offload is FSDP's parameter, gradient and optimizer offload
+    // (torchtitan/config/configs.py:70-73), not activations.
+    if (t.offload_activation_layers > 0)
+        lost.push_back("activation offload of " + std::to_string(t.offload_activation_layers) + " layers");
+    if (t.dtype == DType::Fp8 && t.fp8_recipe != Fp8Recipe::Tensorwise && t.fp8_recipe != Fp8Recipe::Rowwise) {
         lost.push_back("fp8 recipe " + to_string(t.fp8_recipe));
     }
     if (t.recompute == Recompute::Selective) {

@@ -465,6 +465,7 @@ void read_pre02_parallelism(TomlReader& t, TorchtitanSettings& s, const std::str
                          "explicit split points are not imported");
     }
     s.fp8 = t.boolean("float8", "enable_float8_linear").value_or(false);
+    t.string("float8", "recipe_name", s.fp8_recipe_name, "float8.recipe_name");
     // 2024-07's float8 switches under [training] (config_manager.py at a4b2ee3c0, 3c77e9fa2).
     for (const char* k : {"enable_float8_linear", "enable_fp8_linear", "fp8_linear"}) {
         s.fp8 = s.fp8 || t.boolean("training", k).value_or(false);
@@ -570,6 +571,15 @@ ImportResult import_torchtitan_toml(const std::string& text, const std::string& 
     } else {
         read_v02_parallelism(t, s, file);
         read_v02_converters(t, s, r);
+        // [quantize.linear.float8] recipe_name (torchtitan e347b1e5e config/job_config.py).
+        if (const toml::node* n = root.at_path("quantize.linear.float8.recipe_name").node()) {
+            const std::string w = "quantize.linear.float8.recipe_name" +
+                                  (n->source().begin.line > 0 ? " (line " + std::to_string(n->source().begin.line) + ")"
+                                                              : std::string());
+            if (!n->is_string()) throw InputError(file, w, "expected a string");
+            s.fp8_recipe_name = *n->value<std::string>();
+            s.where["float8.recipe_name"] = w;
+        }
     }
     s.where.try_emplace("model.flavor", "model.flavor");
     if (s.ac_mode == "memory_budget") {

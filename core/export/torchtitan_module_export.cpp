@@ -103,7 +103,10 @@ ExportResult export_torchtitan(const Layout& layout) {
     s += "    config = config_registry." + base + "()\n";
     s += "    config.model_spec = model_registry(" + torchtitan_quoted(flavor);
     if (fp8) {
-        s += ", converters=[Float8LinearConverter.Config()";
+        // recipe_name (torchtitan b5bcd76c components/quantization/float8.py:58): written for
+        // torchao's rowwise; the other recipes keep the class default.
+        s += l.training.fp8_recipe == Fp8Recipe::Rowwise ? ", converters=[Float8LinearConverter.Config(recipe_name=\"rowwise\")"
+                                                         : ", converters=[Float8LinearConverter.Config()";
         if (l.model.is_moe()) s += ", Float8GroupedExpertsConverter.Config()";
         s += "]";
     }

@@ -421,6 +421,13 @@ class ModuleReader {
                 s.where["model.flavor"] = at(st.line, "model_registry(\"" + s.flavor + "\")");
                 s.fp8 = t.find("Float8LinearConverter") != std::string::npos ||
                         t.find("Float8GroupedExpertsConverter") != std::string::npos;
+                // Float8LinearConverter.Config(recipe_name="rowwise") (float8.py:58 at b5bcd76c).
+                static const std::regex recipe(R"(recipe_name\s*=\s*["']([A-Za-z_]+)["'])");
+                std::smatch rm;
+                if (std::regex_search(t, rm, recipe)) {
+                    s.fp8_recipe_name = rm[1];
+                    s.where["float8.recipe_name"] = at(st.line, "recipe_name=\"" + s.fp8_recipe_name + "\"");
+                }
                 flavor_seen_ = true;
                 used = true;
             }

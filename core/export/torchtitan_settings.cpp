@@ -209,6 +209,23 @@ void layout_from_torchtitan(const TorchtitanSettings& s, const std::string& file
     else
         throw InputError(file, s.at("training.mixed_precision_param"),
                          "'" + s.precision + "': expected bfloat16 or float32");
+    // torchao's recipe names (pytorch/ao 36027d82 torchao/float8/config.py:141-160):
+    // tensorwise, rowwise, and rowwise_with_gw_hp, whose weight-gradient GEMM stays in bf16
+    // (read as rowwise: that GEMM's slower rate is not modelled).
+    if (s.fp8 && !s.fp8_recipe_name.empty()) {
+        const std::string& name = s.fp8_recipe_name;
+        if (name == "tensorwise") {
+            tr.fp8_recipe = Fp8Recipe::Tensorwise;
+        } else if (name == "rowwise" || name == "rowwise_with_gw_hp") {
+            tr.fp8_recipe = Fp8Recipe::Rowwise;
+            if (name != "rowwise")
+                r.notes.push_back("float8 recipe rowwise_with_gw_hp read as rowwise: its bf16 weight-gradient GEMM "
+                                  "is costed at the fp8 rate");
+        } else {
+            throw InputError(file, s.at("float8.recipe_name"),
+                             "unknown float8 recipe '" + name + "' (tensorwise, rowwise, rowwise_with_gw_hp)");
+        }
+    }
 
     tr.seq_length = static_cast<int>(s.seq_len);
     // torch.compile of the blocks fuses their element-wise ops; without it they run eager,

@@ -16,6 +16,10 @@ struct TorchtitanSettings {
     std::string model_name = "llama3";
     std::string flavor = "debugmodel";
     bool fp8 = false;
+    // The float8 recipe as written (float8.recipe_name before v0.2, quantize.linear.float8.
+    // recipe_name in v0.2.x, recipe_name= of Float8LinearConverter.Config on main); empty:
+    // not stated.
+    std::string fp8_recipe_name;
     long long replicate = 1, shard = -1, tp = 1, pp = 1, cp = 1, ep = 1, etp = 1;
     std::string reshard = "default";
     bool sequence_parallel = true;

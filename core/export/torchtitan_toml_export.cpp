@@ -114,7 +114,8 @@ ExportResult export_torchtitan_toml(const Layout& layout) {
     }
     if (t.dtype == DType::Fp8) {
         // deepseek_v3's parallelize refuses tensorwise float8 (the default recipe) with TP.
-        if (name == "deepseek_v3" && m.tp > 1)
+        // torchao's rowwise recipe is written as such (training.fp8_recipe rowwise).
+        if ((name == "deepseek_v3" && m.tp > 1) || t.fp8_recipe == Fp8Recipe::Rowwise)
             s += "\n[quantize.linear.float8]\nrecipe_name = \"rowwise\"\n";
         // The grouped-GEMM converter converts only the MoE modules named here (none by default).
         if (l.model.is_moe()) s += "\n[quantize.grouped_mm.float8]\nfqns = [\"experts\"]\n";

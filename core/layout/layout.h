@@ -150,6 +150,10 @@ struct TrainingConfig {
     // CUDA-graph capture (core/layout/speed_knobs.h): removes the host's launch cost of what
     // is captured (core/cost/launch_cost.h).
     CudaGraphs cuda_graphs = CudaGraphs::None;
+    // Activations of the first N transformer layers copied to host memory after their forward
+    // and back before their backward (Megatron-LM's --cpu-offloading-num-layers, Transformer
+    // Engine's CPU offload; core/layout/speed_knobs.h). 0: none.
+    int offload_activation_layers = 0;
     bool operator==(const TrainingConfig&) const = default;
 };
 

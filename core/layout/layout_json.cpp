@@ -205,13 +205,14 @@ Layout layout_from_json(const Json& j, const std::string& file) {
     }
     const std::string recipe = t.get_string_or("fp8_recipe", to_string(TrainingConfig{}.fp8_recipe));
     if (!parse_fp8_recipe(recipe, tr.fp8_recipe)) {
-        throw InputError(file, t.field("fp8_recipe"), "unknown fp8_recipe '" + recipe + "' (tensorwise, blockwise, mxfp8)");
+        throw InputError(file, t.field("fp8_recipe"), "unknown fp8_recipe '" + recipe + "' (tensorwise, blockwise, mxfp8, rowwise)");
     }
     const std::string graphs = t.get_string_or("cuda_graphs", to_string(TrainingConfig{}.cuda_graphs));
     if (!parse_cuda_graphs(graphs, tr.cuda_graphs)) {
         throw InputError(file, t.field("cuda_graphs"),
                          "unknown cuda_graphs '" + graphs + "' (none, per-layer, full-iteration)");
     }
+    tr.offload_activation_layers = static_cast<int>(t.get_int_or("offload_activation_layers", 0, 0, 100000));
     for (const auto& [key, target] : {std::pair<const char*, Offload*>{"offload_optimizer", &tr.offload_optimizer},
                                       std::pair<const char*, Offload*>{"offload_params", &tr.offload_params}}) {
         const std::string text = t.get_string_or(key, "none");
@@ -282,6 +283,7 @@ Json layout_to_json(const Layout& l) {
     if (t.grad_reduce_in_bf16) j["training"]["grad_reduce_in_bf16"] = true;
     if (t.fp8_recipe != Fp8Recipe::Tensorwise) j["training"]["fp8_recipe"] = to_string(t.fp8_recipe);
     if (t.cuda_graphs != CudaGraphs::None) j["training"]["cuda_graphs"] = to_string(t.cuda_graphs);
+    if (t.offload_activation_layers > 0) j["training"]["offload_activation_layers"] = t.offload_activation_layers;
     if (!t.recompute_modules.empty()) {
         Json mods = Json::array();
         for (RecomputeModule mod : t.recompute_modules) mods.push_back(to_string(mod));

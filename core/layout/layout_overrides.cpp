@@ -56,7 +56,8 @@ bool LayoutOverrides::empty() const {
            !sequence_parallel && !zero && !flash_attention && !grad_reduce_dtype && !tp_comm_overlap &&
            !overlap_grad_reduce && !overlap_param_gather && !layers_per_stage && !account_for_embedding &&
            !account_for_loss && !first_stage_layers && !last_stage_layers && !moe_dispatcher &&
-           !moe_flex_backend && !moe_a2a_overlap && !fp8_recipe && !cuda_graphs;
+           !moe_flex_backend && !moe_a2a_overlap && !fp8_recipe && !cuda_graphs &&
+           !offload_activation_layers;
 }
 
 Layout build_layout(const std::optional<std::string>& layout_file, const LayoutOverrides& f) {
@@ -197,10 +198,16 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
     parse_moe_dispatch_flags(f.moe_dispatcher, f.moe_flex_backend, l.parallel.moe_dispatcher, l.parallel.moe_flex_backend);
     two_way(f.moe_a2a_overlap, "--moe-a2a-overlap", l.parallel.moe_a2a_overlap);
     if (f.fp8_recipe && !parse_fp8_recipe(*f.fp8_recipe, t.fp8_recipe)) {
-        throw InputError(kFlags, "--fp8-recipe", "'" + *f.fp8_recipe + "' is not tensorwise, blockwise or mxfp8");
+        throw InputError(kFlags, "--fp8-recipe", "'" + *f.fp8_recipe + "' is not tensorwise, blockwise, mxfp8 or rowwise");
     }
     if (f.cuda_graphs && !parse_cuda_graphs(*f.cuda_graphs, t.cuda_graphs)) {
         throw InputError(kFlags, "--cuda-graphs", "'" + *f.cuda_graphs + "' is not none, per-layer or full-iteration");
+    }
+    if (f.offload_activation_layers) {
+        if (*f.offload_activation_layers < 0) {
+            throw InputError(kFlags, "--offload-activation-layers", "must be 0 (none) or more");
+        }
+        t.offload_activation_layers = *f.offload_activation_layers;
     }
     if (f.layers_per_stage) {
         l.placement.layers_per_stage = *f.layers_per_stage;

@@ -31,6 +31,7 @@ struct LayoutOverrides {
     std::optional<std::string> moe_a2a_overlap;    // "on" or "off"
     std::optional<std::string> fp8_recipe;         // "tensorwise", "blockwise" or "mxfp8"
     std::optional<std::string> cuda_graphs;        // "none", "per-layer" or "full-iteration"
+    std::optional<int> offload_activation_layers;  // Megatron-LM's --cpu-offloading-num-layers
     std::optional<std::vector<int>> layers_per_stage;
     // Megatron-LM's splits (core/layout/pipeline_split.h), computed after the mesh flags:
     // the embedding / the LM head and loss counted as a layer, or uneven first / last ranks.

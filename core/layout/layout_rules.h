@@ -79,6 +79,47 @@ using meshwork::experts_fold;
     return ep > 1 && dispatcher != MoeDispatcher::AllGather && (pp == 1 || vpp > 1) &&
            recompute != Recompute::Full && dtype != DType::Fp32 && dtype != DType::Tf32 && mtp_layers <= 1;
 }
+// CUDA graphs per layer need a layer that runs once per pass: full recomputation reruns it
+// inside the backward, which only the full-iteration graph captures (Megatron-LM d98e8a64
+// transformer_config.py:2855-2858, "full recompute is only supported with full iteration CUDA
+// graph"). An error.
+[[nodiscard]] inline bool per_layer_graphs_without_full_recompute(CudaGraphs graphs, Recompute recompute) {
+    return graphs != CudaGraphs::PerLayer || recompute != Recompute::Full;
+}
+// Megatron FSDP (ZeRO-3) with the MoE all-to-all overlap accepts no per-layer graphs
+// (core/distributed/fsdp/mcore_fsdp_adapter.py:177-187 at d98e8a64). An error.
+[[nodiscard]] inline bool per_layer_graphs_without_fsdp_a2a_overlap(CudaGraphs graphs, int zero_stage,
+                                                                   bool moe_a2a_overlap) {
+    return graphs != CudaGraphs::PerLayer || zero_stage != 3 || !moe_a2a_overlap;
+}
+// A full-iteration graph must capture every kernel of the step, which a dropless MoE layer's
+// token-count synchronisation and dynamic shapes forbid (moe/README.md:514, "the resulting
+// dynamic shapes make MoE layers uncapturable"; docs/user-guide/features/cuda_graph.md:161-175,
+// "MoE expert dispatch involves dynamic shapes and cannot be captured": full-iteration capture
+// of MoE needs the paged stash of Megatron's dev branch). Megatron asserts nothing at start-up;
+// the capture fails, so validation warns and the search never picks it.
+[[nodiscard]] inline bool full_iteration_graphs_capturable(CudaGraphs graphs, bool moe, double capacity_factor) {
+    return graphs != CudaGraphs::FullIteration || !moe || capacity_factor > 0;
+}
+// Activation offload to the host (training.offload_activation_layers, Megatron-LM's
+// --cpu-offloading-num-layers), each rule as Megatron-LM d98e8a64 transformer_config.py
+// raises it. Errors.
+// Fewer offloaded layers than the model has (:1884-1889).
+[[nodiscard]] inline bool activation_offload_within_layers(int offload_layers, int layers) {
+    return offload_layers < layers;
+}
+// One pipeline stage only (:1891-1894).
+[[nodiscard]] inline bool activation_offload_without_pp(int offload_layers, int pp) {
+    return offload_layers <= 0 || pp <= 1;
+}
+// No activation recomputation of any granularity (:1896-1899).
+[[nodiscard]] inline bool activation_offload_without_recompute(int offload_layers, Recompute recompute) {
+    return offload_layers <= 0 || recompute == Recompute::None;
+}
+// CUDA graphs only as a full-iteration graph (:2800-2801).
+[[nodiscard]] inline bool activation_offload_graphs(int offload_layers, CudaGraphs graphs) {
+    return offload_layers <= 0 || graphs == CudaGraphs::None || graphs == CudaGraphs::FullIteration;
+}
 // The interleaved schedule needs vpp ≥ 2 and pp ≥ 2.
 [[nodiscard]] inline bool interleaved_has_chunks(Schedule schedule, int pp, int vpp) {
     return schedule != Schedule::Interleaved || (vpp >= 2 && pp >= 2);

@@ -334,6 +334,43 @@ void check_sequence_and_batch(const Layout& l, Checker& c) {
     if (!rules::capacity_factor_needs_experts(t.moe_capacity_factor, l.model.is_moe())) {
         c.warning("training.moe_capacity_factor", l.model.name + " has no experts");
     }
+    const int off = t.offload_activation_layers;
+    if (!rules::activation_offload_within_layers(off, l.model.num_layers)) {
+        c.error("training.offload_activation_layers", str(off) + " offloaded layers, but " + l.model.name + " has " +
+                                                          str(l.model.num_layers) + " (at most " +
+                                                          str(l.model.num_layers - 1) + ")");
+    }
+    if (!rules::activation_offload_without_pp(off, l.parallel.mesh.pp)) {
+        c.error("training.offload_activation_layers", "activation offload needs pp 1 (Megatron-LM has no pipeline "
+                                                      "parallelism with CPU offloading)");
+    }
+    if (!rules::activation_offload_without_recompute(off, t.recompute)) {
+        c.error("training.offload_activation_layers", "activation offload needs recompute none (Megatron-LM does not "
+                                                      "offload with activation recomputation)");
+    }
+    if (!rules::activation_offload_graphs(off, t.cuda_graphs)) {
+        c.error("training.offload_activation_layers", "activation offload runs with no CUDA graphs or a full-iteration "
+                                                      "graph only (training.cuda_graphs is " +
+                                                          to_string(t.cuda_graphs) + ")");
+    }
+    if (off > 0 && !(host_bw > 0)) {
+        c.error("training.offload_activation_layers",
+                "the cluster " + l.cluster.name + " describes no host_link (GPU to host memory) to offload over");
+    }
+    if (!rules::per_layer_graphs_without_full_recompute(t.cuda_graphs, t.recompute)) {
+        c.error("training.cuda_graphs", "per-layer CUDA graphs cannot capture full recomputation (Megatron-LM "
+                                        "allows it only with full-iteration graphs); use full-iteration or "
+                                        "selective recomputation");
+    }
+    if (!rules::per_layer_graphs_without_fsdp_a2a_overlap(t.cuda_graphs, t.zero_stage, l.parallel.moe_a2a_overlap)) {
+        c.error("training.cuda_graphs", "per-layer CUDA graphs do not run with ZeRO-3 (Megatron FSDP) and the MoE "
+                                        "all-to-all overlap (parallel.moe_a2a_overlap); use full-iteration or none");
+    }
+    if (!rules::full_iteration_graphs_capturable(t.cuda_graphs, l.model.is_moe(), t.moe_capacity_factor)) {
+        c.warning("training.cuda_graphs", "a full-iteration graph cannot capture " + l.model.name +
+                                              "'s dropless MoE layers (dynamic shapes); their kernels are "
+                                              "costed as launched one by one");
+    }
 }
 
 }  // namespace

@@ -46,6 +46,7 @@ enum Applies : std::uint8_t {
     kDispatcher = 8,
     kA2a = 16,
     kModules = 32,
+    kGraphs = 64,
 };
 
 // A data-parallel gradient reduction exists: dense gradients over dp × cp, experts' over
@@ -73,6 +74,7 @@ void apply_tuning(const Tuning& t, const std::vector<RecomputeModule>& modules, 
     p.moe_flex_backend = t.moe_flex_backend;
     p.moe_a2a_overlap = t.moe_a2a_overlap;
     tr.recompute_modules.assign(modules.begin(), modules.end());
+    tr.cuda_graphs = t.cuda_graphs;
 }
 
 std::string tuning_label(const Candidate& c) {
@@ -95,6 +97,8 @@ std::string tuning_label(const Candidate& c) {
         if (t.moe_dispatcher == MoeDispatcher::Flex) s += "/" + to_string(t.moe_flex_backend);
     }
     if ((t.applicable & kA2a) != 0) s += t.moe_a2a_overlap ? ", a2a overlap" : ", no a2a overlap";
+    if ((t.applicable & kGraphs) != 0)
+        s += t.cuda_graphs == CudaGraphs::None ? ", no cuda graphs" : ", cuda graphs " + to_string(t.cuda_graphs);
     return s;
 }
 
@@ -124,6 +128,15 @@ int Tuner::tune(Candidate& c, const CostModel& cost, ParallelConfig& par, const 
     const bool gather_applies = dp_applies && (c.zero_stage == 1 || c.zero_stage == 2);
     const bool dispatch_applies = moe_ && c.ep > 1;
     const bool modules_apply = c.recompute == Recompute::Selective;
+    // The capture values the candidate's rules allow (none always is).
+    auto graphs_allowed = [&](CudaGraphs g, bool a2a_overlap) {
+        return rules::per_layer_graphs_without_full_recompute(g, c.recompute) &&
+               rules::per_layer_graphs_without_fsdp_a2a_overlap(g, c.zero_stage, a2a_overlap) &&
+               rules::full_iteration_graphs_capturable(g, moe_, tr.moe_capacity_factor);
+    };
+    const bool graphs_apply =
+        graphs_allowed(CudaGraphs::PerLayer, false) || graphs_allowed(CudaGraphs::FullIteration, false);
+    const CudaGraphs graphs_pin = pins_.cuda_graphs.value_or(CudaGraphs::None);
     best.tp_comm_overlap = tp_applies ? pins_.tp_comm_overlap.value_or(TpOverlap::None) : TpOverlap::None;
     best.overlap_grad_reduce = pins_.overlap_grad_reduce.value_or(true);
     best.overlap_param_gather = best.overlap_grad_reduce && pins_.overlap_param_gather.value_or(true);
@@ -133,11 +146,13 @@ int Tuner::tune(Candidate& c, const CostModel& cost, ParallelConfig& par, const 
         return rules::moe_a2a_overlap_runs(c.ep, t.moe_dispatcher, c.pp, c.vpp, c.recompute, dtype_, mtp_layers_);
     };
     best.moe_a2a_overlap = pins_.moe_a2a_overlap.value_or(false) && a2a_runs(best);
+    best.cuda_graphs = graphs_allowed(graphs_pin, best.moe_a2a_overlap) ? graphs_pin : CudaGraphs::None;
     // The least memory: every applicable module (only the modules change memory).
     if (modules_apply) best.recompute_modules = pins_.recompute_modules ? bits_of(pinned_modules_) : searched_modules_;
     best.applicable = static_cast<std::uint8_t>((tp_applies ? kTpOverlap : 0) | (dp_applies ? kGradReduce : 0) |
                                                 (gather_applies ? kParamGather : 0) |
-                                                (dispatch_applies ? kDispatcher : 0) | (modules_apply ? kModules : 0));
+                                                (dispatch_applies ? kDispatcher : 0) | (modules_apply ? kModules : 0) |
+                                                (graphs_apply ? kGraphs : 0));
 
     auto evaluate = [&](const Tuning& t, Estimate& e) {
         apply_tuning(t, modules_apply ? modules(t.recompute_modules) : lists_[0], par, tr);
@@ -232,7 +247,20 @@ int Tuner::tune(Candidate& c, const CostModel& cost, ParallelConfig& par, const 
     if (!pins_.moe_a2a_overlap && !best.moe_a2a_overlap && a2a_runs(best)) {
         Tuning t = best;
         t.moe_a2a_overlap = true;
+        if (!graphs_allowed(t.cuda_graphs, true)) t.cuda_graphs = CudaGraphs::None;
         consider(t, false);
+    }
+    // CUDA graphs last: they remove launch time the GPU waits for, which the knobs above
+    // change by changing the halves' GPU time. Per layer first; full iteration is kept only
+    // when faster (the cost model charges both alike, so it wins only where per layer is
+    // not allowed: full recomputation).
+    if (graphs_apply && !pins_.cuda_graphs) {
+        for (const CudaGraphs g : {CudaGraphs::PerLayer, CudaGraphs::FullIteration}) {
+            if (!graphs_allowed(g, best.moe_a2a_overlap)) continue;
+            Tuning t = best;
+            t.cuda_graphs = g;
+            consider(t, false);
+        }
     }
     return finish();
 }

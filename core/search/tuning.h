@@ -34,13 +34,14 @@ struct Tuning {
     // Selective candidates: the recomputed modules as bits (1 << RecomputeModule); 0 is
     // Megatron-LM's default (core_attn) or the job's pinned list.
     std::uint32_t recompute_modules = 0;
+    // CUDA-graph capture (training.cuda_graphs, core/layout/speed_knobs.h): per layer where
+    // the layer runs once per pass (no full recomputation), full iteration where no dropless
+    // MoE layer forbids it (rules::per_layer_graphs_without_full_recompute,
+    // rules::full_iteration_graphs_capturable).
+    CudaGraphs cuda_graphs = CudaGraphs::None;
     // Which of the knobs above apply to the candidate (bits set by Tuner::tune; the label
     // shows only these).
     std::uint8_t applicable = 0;
-    // Not searched yet: CUDA-graph capture (training.cuda_graphs, core/layout/speed_knobs.h)
-    // stays at the job's value. Searching it takes a field here, a pin in KnobPins, the copy in
-    // apply_tuning, a label entry and a step in Tuner::tune (values where its rules allow
-    // capture, starting from none).
     bool operator==(const Tuning&) const = default;
 };
 
@@ -53,6 +54,9 @@ struct KnobPins {
     std::optional<MoeFlexBackend> moe_flex_backend;
     std::optional<bool> moe_a2a_overlap;
     std::optional<std::vector<RecomputeModule>> recompute_modules;
+    // A pinned value the candidate's rules forbid (per-layer with full recomputation) leaves
+    // that candidate without graphs, as Megatron-LM would refuse the pair.
+    std::optional<CudaGraphs> cuda_graphs;
 };
 
 // Writes `t` over the layout fields the cost model reads. `modules` is the list
@@ -61,7 +65,8 @@ struct KnobPins {
 void apply_tuning(const Tuning& t, const std::vector<RecomputeModule>& modules, ParallelConfig& parallel,
                   TrainingConfig& training);
 
-// ", tp overlap ring, dp overlap grad+param, dispatcher flex/hybridep, a2a overlap" etc.: the
+// ", tp overlap ring, dp overlap grad+param, dispatcher flex/hybridep, a2a overlap, cuda graphs
+// per-layer" etc.: the
 // knobs that apply to the candidate, for its label.
 std::string tuning_label(const Candidate& c);
 

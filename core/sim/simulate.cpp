@@ -208,6 +208,7 @@ int breakdown_of_busiest(const LayoutCosts& c, const PipelineSchedule& schedule,
         tb.tp_comm_s += p.tp_s;
         tb.cp_comm_s += p.cp_s;
         tb.ep_comm_s += p.ep_s;
+        tb.activation_offload_s += p.offload_s;
         tb.dp_comm_s += fwd ? ct.zero_fwd_s[g] : ct.zero_bwd_s[g];
         sends += tm[i].release_s - tm[i].end_s;
     }

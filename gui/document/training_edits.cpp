@@ -93,6 +93,11 @@ ProposedEdit set_fp8_recipe(const Layout& layout, Fp8Recipe recipe) {
     return set_setting(layout, "fp8 recipe", to_string(recipe), [&](Layout& l) { l.training.fp8_recipe = recipe; });
 }
 
+ProposedEdit set_offload_activation_layers(const Layout& layout, int layers) {
+    return set_setting(layout, "activation offload", std::to_string(layers) + " layers",
+                       [&](Layout& l) { l.training.offload_activation_layers = layers; });
+}
+
 ProposedEdit set_cuda_graphs(const Layout& layout, CudaGraphs graphs) {
     return set_setting(layout, "CUDA graphs", to_string(graphs), [&](Layout& l) { l.training.cuda_graphs = graphs; });
 }

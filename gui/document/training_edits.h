@@ -33,6 +33,8 @@ ProposedEdit set_recompute_num_layers(const Layout& layout, int layers);  // 0: 
 ProposedEdit set_recompute_modules(const Layout& layout, const std::vector<RecomputeModule>& modules);
 ProposedEdit set_offload_optimizer(const Layout& layout, Offload where);
 ProposedEdit set_offload_params(const Layout& layout, Offload where);
+// Activations of the first `layers` layers on the host (training.offload_activation_layers).
+ProposedEdit set_offload_activation_layers(const Layout& layout, int layers);
 ProposedEdit set_dtype(const Layout& layout, DType dtype);
 // Gradients kept and reduced in bf16 (training.grad_reduce_in_bf16) or in fp32.
 ProposedEdit set_grad_reduce_in_bf16(const Layout& layout, bool on);

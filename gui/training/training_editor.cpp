@@ -204,6 +204,20 @@ void TrainingEditor::build_memory(QFormLayout* form) {
         if (syncing_ || !parse_offload(offload_params_->itemData(index).toString().toStdString(), where)) return;
         apply(set_offload_params(document_->layout(), where));
     });
+    offload_activations_ = new QSpinBox(this);
+    offload_activations_->setAccessibleName("offload_activation_layers");
+    offload_activations_->setKeyboardTracking(false);
+    offload_activations_->setSpecialValueText(tr("none"));
+    offload_activations_->setSuffix(tr(" layers"));
+    offload_activations_->setToolTip(
+        tr("Activations of the first N layers copied to host memory after their forward and back before their "
+           "backward (training.offload_activation_layers; --offload-activation-layers; Megatron-LM's "
+           "--cpu-offloading-num-layers): their HBM freed, the copy over the host link charged where the next "
+           "layer does not hide it. Needs pp 1, recompute none, no per-layer CUDA graphs. Default: %1")
+            .arg(kDefaults.offload_activation_layers));
+    form->addRow(tr("&Activation offload"), offload_activations_);
+    connect(offload_activations_, &QSpinBox::valueChanged, this,
+            [this](int n) { if (!syncing_) apply(set_offload_activation_layers(document_->layout(), n)); });
 }
 
 void TrainingEditor::build_numerics(QFormLayout* form) {
@@ -300,6 +314,9 @@ void TrainingEditor::build_kernels(QFormLayout* form) {
                tr("1×128 and 128×128 blocks as DeepSeek-V3 trains (Megatron-LM's blockwise): slower GEMMs on Hopper"));
     add_choice(fp8_recipe_, tr("MXFP8"), spelt(to_string(Fp8Recipe::Mxfp8)),
                tr("1×32 blocks with power-of-two scales, applied by Blackwell's tensor cores (Megatron-LM's mxfp8)"));
+    add_choice(fp8_recipe_, tr("Row-wise"), spelt(to_string(Fp8Recipe::Rowwise)),
+               tr("One scale per row (torchao's and torchtitan's rowwise): the per-tensor GEMM rate, plus a "
+                  "transposed bf16 copy of every operand for the backward"));
     set_box_tip(fp8_recipe_, tr("How fp8 GEMM operands are scaled, read with fp8 precision (training.fp8_recipe; "
                                "--fp8-recipe): the GEMM efficiency of the GPU's published kernel table. Default: %1")
                                 .arg(QString::fromStdString(to_string(kDefaults.fp8_recipe))));

@@ -36,6 +36,7 @@ public:
     [[nodiscard]] RecomputeControls* recompute() const { return recompute_; }
     [[nodiscard]] QComboBox* offload_optimizer_box() const { return offload_optimizer_; }
     [[nodiscard]] QComboBox* offload_params_box() const { return offload_params_; }
+    [[nodiscard]] QSpinBox* offload_activations_box() const { return offload_activations_; }
     [[nodiscard]] QComboBox* dtype_box() const { return dtype_; }
     [[nodiscard]] QComboBox* grad_reduce_box() const { return grad_reduce_; }  // fp32, bf16
     [[nodiscard]] QComboBox* loss_box() const { return loss_; }
@@ -76,6 +77,7 @@ private:
     RecomputeControls* recompute_ = nullptr;
     QComboBox* offload_optimizer_ = nullptr;
     QComboBox* offload_params_ = nullptr;
+    QSpinBox* offload_activations_ = nullptr;
     QComboBox* dtype_ = nullptr;
     QComboBox* grad_reduce_ = nullptr;
     QComboBox* loss_ = nullptr;

@@ -91,6 +91,16 @@ void TrainingEditor::sync_memory() {
         }
         refresh_box(box);
     }
+    // Megatron-LM offloads fewer layers than the model has (layout_rules.h); validation
+    // refuses the other rules with their reasons.
+    offload_activations_->setRange(0, std::max(0, l.model.num_layers - 1));
+    offload_activations_->setValue(t.offload_activation_layers);
+    // Offered where Megatron-LM would run it (a host link, pp 1, no recomputation, no per-layer
+    // graphs), and always to clear a value set.
+    const bool offload_runs = host_bw > 0 && rules::activation_offload_without_pp(1, l.parallel.mesh.pp) &&
+                              rules::activation_offload_without_recompute(1, t.recompute) &&
+                              rules::activation_offload_graphs(1, t.cuda_graphs);
+    offload_activations_->setEnabled(offload_runs || t.offload_activation_layers > 0);
 }
 
 void TrainingEditor::sync_numerics() {

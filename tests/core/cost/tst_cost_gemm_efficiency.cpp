@@ -184,7 +184,7 @@ class TestCostGemmEfficiency : public QObject {
             QVERIFY2(std::string(e.what()).find("training.cuda_graphs") != std::string::npos, e.what());
         }
         bad = j;
-        bad["training"]["fp8_recipe"] = "rowwise";
+        bad["training"]["fp8_recipe"] = "colwise";
         QVERIFY_THROWS_EXCEPTION(InputError, (void)layout_from_json(bad, "l.json"));
         // Megatron-LM's spellings are read too.
         CudaGraphs g = CudaGraphs::None;

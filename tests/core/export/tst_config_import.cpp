@@ -151,6 +151,22 @@ void TestConfigImport::torchtitan_v02_fields() {
     QCOMPARE(pre.layout.parallel.mesh.dp, 8);
     QCOMPARE(pre.layout.training.micro_batch_size, 2);
     QVERIFY(pre.layout.training.dtype == DType::Fp8);
+    QVERIFY(pre.layout.training.fp8_recipe == Fp8Recipe::Tensorwise);  // no recipe stated
+    // The float8 recipe (torchao's names): v0.2.x's quantize table, v0.1's [float8].
+    const ImportResult row = import_config(head + "converters = [\"quantize.linear.float8\"]\n"
+                                                  "[quantize.linear.float8]\nrecipe_name = \"rowwise\"\n",
+                                           "g.toml", ImportFormat::Auto, o);
+    QVERIFY(row.layout.training.fp8_recipe == Fp8Recipe::Rowwise);
+    QVERIFY(first_field(head + "converters = [\"quantize.linear.float8\"]\n"
+                               "[quantize.linear.float8]\nrecipe_name = \"colwise\"\n", o)
+                .find("quantize.linear.float8.recipe_name") == 0);
+    const ImportResult gw = import_config("[model]\nname = \"llama3\"\nflavor = \"8B\"\nnorm_type = \"rmsnorm\"\n"
+                                          "[training]\nbatch_size = 2\ndata_parallel_degree = -1\n"
+                                          "[float8]\nenable_float8_linear = true\nrecipe_name = \"rowwise_with_gw_hp\"\n",
+                                          "h.toml", ImportFormat::Auto, o);
+    QVERIFY(gw.layout.training.fp8_recipe == Fp8Recipe::Rowwise);
+    QVERIFY(std::any_of(gw.notes.begin(), gw.notes.end(),
+                        [](const std::string& n) { return n.find("rowwise_with_gw_hp") != std::string::npos; }));
     // A key no release had is still an error with its line.
     QVERIFY(first_field(head + "[training]\nlocal_batch = 2\n", o).find("training.local_batch") == 0);
 }

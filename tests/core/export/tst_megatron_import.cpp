@@ -533,6 +533,26 @@ void TestMegatronImport::fp8_recipe_and_cuda_graphs() {
     const Layout back = import_megatron(script, "exported.sh", cluster("dgx-h100")).layout;
     QCOMPARE(back.training.fp8_recipe, Fp8Recipe::Mxfp8);
     QCOMPARE(back.training.cuda_graphs, CudaGraphs::FullIteration);
+    // torchao's rowwise is no Megatron-LM recipe (core/enums.py:12-19): refused on import,
+    // written as tensorwise and named lost on export.
+    EXPECT_ISSUE(base + "--bf16 --fp8-format hybrid --fp8-recipe rowwise", "argv[19] --fp8-recipe", "expected tensorwise");
+    Layout rowwise = imported("--bf16 --fp8-format hybrid");
+    rowwise.training.fp8_recipe = Fp8Recipe::Rowwise;
+    const ExportResult rc = export_megatron(rowwise);
+    QVERIFY2(rc.text.find("--fp8-recipe tensorwise") != std::string::npos, rc.text.c_str());
+    bool named = false;
+    for (const auto& lost : rc.lost) named = named || lost.find("rowwise") != std::string::npos;
+    QVERIFY(named);
+    // --cpu-offloading-num-layers (model_parallel_config.py:461; N > 0 turns offloading on,
+    // arguments.py:1950-1951): the layout's activation offload, both ways.
+    const Layout offloaded = imported("--bf16 --cpu-offloading-num-layers 2");
+    QCOMPARE(offloaded.training.offload_activation_layers, 2);
+    const std::string off_script = export_megatron(offloaded).text;
+    QVERIFY2(off_script.find("--cpu-offloading-num-layers 2") != std::string::npos, off_script.c_str());
+    QCOMPARE(import_megatron(off_script, "exported.sh", cluster("dgx-h100")).layout.training.offload_activation_layers, 2);
+    QCOMPARE(imported("--bf16").training.offload_activation_layers, 0);
+    EXPECT_ISSUE(base + "--bf16 --cpu-offloading-num-layers two", "argv[17] --cpu-offloading-num-layers",
+                 "is not an integer");
 }
 
 // --moe-token-dispatcher-type (default allgather), --moe-flex-dispatcher-backend,

@@ -213,6 +213,7 @@ void pin_layout_defaults(SearchRequest& req) {
     k.moe_flex_backend = p.moe_flex_backend;
     k.moe_a2a_overlap = p.moe_a2a_overlap;
     k.recompute_modules = std::vector<RecomputeModule>{};
+    k.cuda_graphs = TrainingConfig{}.cuda_graphs;
 }
 
 void compare_with_brute_force(SearchRequest req) {
@@ -298,6 +299,7 @@ class TestSearch : public QObject {
     void nothing_feasible_lists_the_closest();
     void speed_only_knobs_are_searched_unless_pinned();
     void recompute_modules_are_the_fewest_that_fit();
+    void cuda_graphs_are_searched_where_capture_is_allowed();
 };
 
 void TestSearch::matches_brute_force_dense_pipeline() {
@@ -660,6 +662,52 @@ void TestSearch::recompute_modules_are_the_fewest_that_fit() {
     qInfo("%d of %zu results recompute several modules; best: %s", several, r.results.size(),
           candidate_label(r.results.front().candidate).c_str());
     QVERIFY(several > 0);  // the case above must exercise the rule
+}
+
+// CUDA graphs: Llama 3 8B on 8 H100 at 1,024 tokens a micro-batch leaves halves whose
+// kernels take less time than the host needs to launch them, so capture is chosen where the
+// rules allow it, the label says so, and a pin holds.
+void TestSearch::cuda_graphs_are_searched_where_capture_is_allowed() {
+    SearchRequest req = request("llama3-8b", "dgx-h100", 8, 8, 1024);
+    req.options.top_k = 10;
+    const SearchResult r = run_search(req);
+    QVERIFY(!r.results.empty());
+    for (const SearchHit& h : r.results) {
+        const std::string label = candidate_label(h.candidate);
+        const CudaGraphs g = h.layout.training.cuda_graphs;
+        QVERIFY2(label.find(g == CudaGraphs::None ? std::string(", no cuda graphs")
+                                                  : ", cuda graphs " + to_string(g)) != std::string::npos,
+                 label.c_str());
+        QVERIFY2(g != CudaGraphs::None, label.c_str());
+        QVERIFY(validate_layout(h.layout, "graphs").valid());
+        QCOMPARE(estimate_layout(h.layout).tokens_per_s, h.tokens_per_s);
+        Layout eager = h.layout;
+        eager.training.cuda_graphs = CudaGraphs::None;
+        QVERIFY2(estimate_layout(eager).tokens_per_s < h.tokens_per_s, label.c_str());
+    }
+    // Full recomputation: Megatron-LM captures it only in a full-iteration graph.
+    SearchRequest full = req;
+    full.options.fixed.recompute = Recompute::Full;
+    for (const SearchHit& h : run_search(full).results) {
+        QVERIFY(h.layout.training.cuda_graphs == CudaGraphs::FullIteration);
+        QVERIFY(validate_layout(h.layout, "full").valid());
+    }
+    // A pin holds.
+    SearchRequest pinned = req;
+    pinned.options.knobs.cuda_graphs = CudaGraphs::None;
+    const SearchResult eager = run_search(pinned);
+    QVERIFY(!eager.results.empty());
+    for (const SearchHit& h : eager.results) QVERIFY(h.layout.training.cuda_graphs == CudaGraphs::None);
+    QVERIFY(eager.results.front().tokens_per_s < r.results.front().tokens_per_s);
+    // Dropless MoE: never a full-iteration graph (its layers cannot be captured).
+    SearchRequest moe = request("mixtral-8x7b", "dgx-h100", 16, 64, 4096);
+    moe.options.top_k = 10;
+    moe.options.fixed.ep = 8;
+    moe.options.fixed.recompute = Recompute::Full;
+    for (const SearchHit& h : run_search(moe).results) {
+        QVERIFY(h.layout.training.cuda_graphs == CudaGraphs::None);
+        QVERIFY(candidate_label(h.candidate).find("cuda graphs") == std::string::npos);
+    }
 }
 
 QTEST_APPLESS_MAIN(TestSearch)
