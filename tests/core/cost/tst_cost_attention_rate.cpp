@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <tuple>
 
 #include "core/cluster/cluster_spec.h"
 #include "core/cost/attention_rate.h"
@@ -108,6 +109,16 @@ class TestCostAttentionRate : public QObject {
         const double w4k = attention_rate("hopper", 128, {16384, 4096, false}).fwd_flops_per_s;
         QVERIFY(w4k > tabled_attention_rate("hopper", 128, 2048, true).fwd_flops_per_s);
         QVERIFY(w4k < tabled_attention_rate("hopper", 128, 16384, true).fwd_flops_per_s);
+        // The figures docs/cost-model.md quotes (printed, not asserted beyond the above).
+        for (const auto& [name, d, mask] :
+             {std::tuple{"hopper d64 window 128 at 4k", 64.0, w}, {"hopper d64 causal 4k", 64.0, AttentionMask{4096, 0, false}},
+              {"hopper d128 causal 4k", 128.0, AttentionMask{4096, 0, false}},
+              {"hopper d128 causal 8k", 128.0, AttentionMask{8192, 0, false}},
+              {"hopper d128 window 4096 at 16k", 128.0, AttentionMask{16384, 4096, false}}}) {
+            const AttentionRate x = attention_rate("hopper", d, mask);
+            qInfo("%s: forward %.0f, backward %.0f TFLOP/s (counted)", name, x.fwd_flops_per_s / 1e12,
+                  x.bwd_flops_per_s / 1e12);
+        }
         // Chunks: the causal table at the chunk length.
         QVERIFY(near(attention_rate("hopper", 128, {8192, 1024, true}).fwd_flops_per_s, 423e12));
     }
