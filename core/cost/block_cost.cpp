@@ -59,10 +59,16 @@ CoreAttention core_attention(const Ctx& x, const BlockProfile& b, const BlockGem
     a.model_flops_fwd += scan;
     if (x.flash) {
         // Fused kernels skip the masked half of the causal score matrix, and the tiles
-        // outside a sliding window or chunk.
+        // outside a sliding window or chunk; their rate depends on head dim, length and mask
+        // (attention_rate.h): the full-causal and the local blocks are timed apart.
         a.executed_flops_fwd = a.model_flops_fwd;
-        a.fwd_s = fused_attention_s(c.kernel, a.executed_flops_fwd);
-        a.bwd_s = kFusedAttentionBwdFactor * a.fwd_s;
+        const double per_context = b.score_flops_per_context * c.tokens / t;
+        const double local = b.local_share * per_context * causal_context_tokens(seq, b.local_tokens, b.chunked);
+        const double full = (1.0 - b.local_share) * per_context * seq / 2.0;
+        const AttentionTimes f = fused_attention_times(c.kernel, full, x.m.head_dim, {seq, 0, false});
+        const AttentionTimes l = fused_attention_times(c.kernel, local, x.m.head_dim, {seq, b.local_tokens, b.chunked});
+        a.fwd_s = f.fwd_s + l.fwd_s + fused_attention_s(c.kernel, scan);
+        a.bwd_s = f.bwd_s + l.bwd_s + kFusedAttentionBwdFactor * fused_attention_s(c.kernel, scan);
         return a;
     }
     // Unfused: batched GEMMs over (micro-batch × local heads), full s×s, plus the softmax

@@ -20,6 +20,11 @@ KernelModel kernel_model(const ClusterSpec& c, DType dtype, Fp8Recipe recipe) {
     double attention_peak = dtype == DType::Fp8 ? c.gpu.peak_flops(DType::Bf16) : peak;
     if (attention_peak <= 0) attention_peak = k.peak_flops_per_s;
     k.attention_flops_per_s = std::max(1.0, attention_peak * std::clamp(c.efficiency.attention, 1e-3, 1.0));
+    k.attention_arch = attention_architecture(c.gpu.kind);
+    if (!k.attention_arch.empty()) {
+        const double bf16 = c.gpu.peak_flops(DType::Bf16);
+        k.attention_peak_scale = bf16 > 0 ? bf16 / attention_table_peak_flops(k.attention_arch) : 1.0;
+    }
     k.memory_bytes_per_s =
         std::max(1.0, c.gpu.hbm_bandwidth_bytes_per_s * std::clamp(c.efficiency.memory, 1e-3, 1.0));
     k.element_bytes = dtype == DType::Fp32 || dtype == DType::Tf32 ? 4.0 : 2.0;
@@ -49,6 +54,22 @@ double memory_s(const KernelModel& k, double bytes) {
 
 double fused_attention_s(const KernelModel& k, double flops) {
     return flops <= 0 ? 0 : flops / k.attention_flops_per_s;
+}
+
+AttentionTimes fused_attention_times(const KernelModel& k, double flops_fwd, double head_dim,
+                                     const AttentionMask& mask) {
+    // FlashAttention-2's backward: five matrix products against the forward's two.
+    constexpr double kBwdFlopsPerFwd = 2.5;
+    if (flops_fwd <= 0) return {};
+    if (!k.attention_arch.empty()) {
+        const AttentionRate r = attention_rate(k.attention_arch, head_dim, mask);
+        if (r.fwd_flops_per_s > 0 && r.bwd_flops_per_s > 0) {
+            return {flops_fwd / (r.fwd_flops_per_s * k.attention_peak_scale),
+                    kBwdFlopsPerFwd * flops_fwd / (r.bwd_flops_per_s * k.attention_peak_scale)};
+        }
+    }
+    const double fwd = fused_attention_s(k, flops_fwd);
+    return {fwd, kBwdFlopsPerFwd * fwd};
 }
 
 }  // namespace meshwork::cost

@@ -3,7 +3,10 @@
 // fused attention at its own fraction of peak. See docs/cost-model.md, "Compute".
 #pragma once
 
+#include <string>
+
 #include "core/cluster/cluster_spec.h"
+#include "core/cost/attention_rate.h"
 #include "core/layout/speed_knobs.h"
 
 namespace meshwork::cost {
@@ -15,7 +18,13 @@ struct KernelModel {
     // The GPU has a per-shape GEMM table (gemm_shape_factor.h): it sets the efficiency's
     // fall-off with shape instead of gemm_half_dim.
     bool gemm_shape_table = false;
+    // Fused attention without a published table for the GPU (and the Mamba / DeltaNet scans):
+    // bf16 peak × Efficiency::attention.
     double attention_flops_per_s = 1;
+    // The GPU's published attention table (attention_rate.h; empty: none) and its bf16 peak
+    // over the peak of the GPU the table was measured on (same SMs at other clocks or power).
+    std::string attention_arch;
+    double attention_peak_scale = 1;
     double memory_bytes_per_s = 1;   // HBM bandwidth × Efficiency::memory
     double element_bytes = 2;        // bytes of one activation element in the training dtype
 };
@@ -44,7 +53,15 @@ inline double gemm_s(const KernelModel& k, const GemmShape& g) {
 }
 // A memory-bound kernel that reads and writes `bytes` in total.
 double memory_s(const KernelModel& k, double bytes);
-// Fused attention doing `flops` FLOPs.
+// Fused attention doing `flops` FLOPs at the flat rate (attention_flops_per_s).
 double fused_attention_s(const KernelModel& k, double flops);
+
+// Fused softmax attention, forward and backward (2.5× the forward FLOPs), for `flops_fwd`
+// counted forward FLOPs under `mask` at `head_dim`: the published table's rate where the GPU
+// has one (attention_rate.h), else the flat rate.
+struct AttentionTimes {
+    double fwd_s = 0, bwd_s = 0;
+};
+AttentionTimes fused_attention_times(const KernelModel& k, double flops_fwd, double head_dim, const AttentionMask& mask);
 
 }  // namespace meshwork::cost

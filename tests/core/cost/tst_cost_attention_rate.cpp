@@ -1,0 +1,144 @@
+// The attention rate by head dim, length and mask (core/cost/attention_rate.h): the published
+// tables' interpolation, the tile counting of causal, chunked and sliding-window masks, the
+// window's rate from the causal table, and the kernel model taking it where the GPU has a
+// table (and the cluster's efficiency.attention where it has none).
+#include <QtTest>
+
+#include <cmath>
+#include <tuple>
+
+#include "core/cluster/cluster_spec.h"
+#include "core/cost/attention_rate.h"
+#include "core/cost/kernel_time.h"
+#include "tests/core/cost/cost_test_util.h"
+
+using namespace meshwork;
+using namespace meshwork::cost;
+
+namespace {
+
+bool near(double a, double b, double rel = 1e-9) { return std::abs(a - b) <= rel * std::abs(b); }
+
+}  // namespace
+
+class TestCostAttentionRate : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void architectures() {
+        QCOMPARE(QString::fromStdString(attention_architecture("h100-sxm")), QString("hopper"));
+        QCOMPARE(QString::fromStdString(attention_architecture("h200")), QString("hopper"));
+        QCOMPARE(QString::fromStdString(attention_architecture("a100-80gb")), QString("ampere"));
+        QVERIFY(attention_architecture("b200").empty());
+        QVERIFY(attention_architecture("cpu").empty());
+        QCOMPARE(tabled_attention_rate("", 128, 4096, true).fwd_flops_per_s, 0.0);
+    }
+
+    void tabled_points_and_interpolation() {
+        // Published points come back exactly (FA3 Figure 5(d): 579 at 4k, head dim 128).
+        const AttentionRate r = tabled_attention_rate("hopper", 128, 4096, true);
+        QVERIFY(near(r.fwd_flops_per_s, 579e12));
+        // Causal backward: Figure 6's 542 scaled by the forward's causal loss 579 / 638.
+        QVERIFY(near(r.bwd_flops_per_s, 542e12 * 579.0 / 638.0));
+        QVERIFY(near(tabled_attention_rate("hopper", 128, 4096, false).fwd_flops_per_s, 638e12));
+        // Linear in head dim: 96 is halfway between 64 (371) and 128 (521) at 2k.
+        QVERIFY(near(tabled_attention_rate("hopper", 96, 2048, true).fwd_flops_per_s, (371 + 521) / 2.0 * 1e12));
+        // Linear in log2(seq): 2^11.5 halfway between 2k (521) and 4k (579).
+        QVERIFY(near(tabled_attention_rate("hopper", 128, std::sqrt(2048.0 * 4096.0), true).fwd_flops_per_s,
+                     (521 + 579) / 2.0 * 1e12));
+        // Held at the ends in length and head dim.
+        QVERIFY(near(tabled_attention_rate("hopper", 128, 256, true).fwd_flops_per_s, 292e12));
+        QVERIFY(near(tabled_attention_rate("hopper", 128, 65536, true).fwd_flops_per_s, 616e12));
+        QVERIFY(near(tabled_attention_rate("hopper", 32, 4096, true).fwd_flops_per_s, 420e12));
+        QVERIFY(near(tabled_attention_rate("hopper", 512, 4096, true).fwd_flops_per_s, 612e12));
+        // Above the backward's tabled head dims: head dim 128's backward / forward ratio.
+        const AttentionRate d256 = tabled_attention_rate("hopper", 256, 4096, false);
+        QVERIFY(near(d256.bwd_flops_per_s, 736e12 * 542.0 / 638.0));
+        // Ampere: one forward + backward figure for both passes.
+        const AttentionRate a = tabled_attention_rate("ampere", 64, 2048, true);
+        QVERIFY(near(a.fwd_flops_per_s, 140e12));
+        QVERIFY(near(a.bwd_flops_per_s, 140e12));
+    }
+
+    void tiles() {
+        // FA3's sm90 forward tiles under a causal or local mask (hopper/tile_size.h).
+        QCOMPARE(attention_tile("hopper", 64, true).block_m, 192);
+        QCOMPARE(attention_tile("hopper", 64, true).block_n, 128);
+        QCOMPARE(attention_tile("hopper", 128, true).block_n, 128);
+        QCOMPARE(attention_tile("hopper", 256, true).block_n, 64);
+        QCOMPARE(attention_tile("ampere", 128, false).block_n, 64);
+    }
+
+    void tile_counting() {
+        const AttentionTile t{128, 128};
+        const double tile = 128.0 * 128.0;
+        // Causal over 512: query block i computes i + 1 key blocks, 1 + 2 + 3 + 4.
+        QCOMPARE(executed_score_pairs({512, 0, false}, t), 10 * tile);
+        QCOMPARE(counted_score_pairs({512, 0, false}), 512.0 * 256.0);
+        // Window 128 over 1024: the first query block one key block, the other seven two
+        // (the window's oldest key lies in the block before).
+        QCOMPARE(executed_score_pairs({1024, 128, false}, t), 15 * tile);
+        // Chunks of 256 over 1024: each chunk a causal triangle of 1 + 2 blocks.
+        QCOMPARE(executed_score_pairs({1024, 256, true}, t), 12 * tile);
+        // A window as long as the sequence is full causal attention.
+        QCOMPARE(executed_score_pairs({512, 512, false}, t), 10 * tile);
+        // Tiles taller than wide (FA3 head dim 64, 192 × 128), window 128 over 4096: 22 query
+        // blocks; the first and the last (64 rows) need 2 key blocks, every other one 3 (its
+        // 319 keys start mid-block).
+        const AttentionTile wide{192, 128};
+        QCOMPARE(executed_score_pairs({4096, 128, false}, wide), (2 + 20 * 3 + 2) * 192.0 * 128.0);
+    }
+
+    void sliding_window_rate() {
+        // GPT-OSS's 128-token window at 4k, head dim 64: its query blocks iterate 2.9 key
+        // blocks on average, fewer than causal attention over 512 does on average (9 / 3 = 3.0
+        // at 512 with 192 × 128 tiles): the rate is the causal 512 point's per executed pair,
+        // times the window's counted share of the pairs it executes.
+        const AttentionTile tile = attention_tile("hopper", 64, true);
+        const AttentionMask w{4096, 128, false};
+        const AttentionMask c512{512, 0, false};
+        const double per_executed_512 =
+            197e12 * executed_score_pairs(c512, tile) / counted_score_pairs(c512);
+        const double useful = counted_score_pairs(w) / executed_score_pairs(w, tile);
+        const AttentionRate r = attention_rate("hopper", 64, w);
+        QVERIFY(near(r.fwd_flops_per_s, per_executed_512 * useful, 1e-6));
+        // Far below full causal attention at the same length.
+        QVERIFY(r.fwd_flops_per_s < 0.4 * attention_rate("hopper", 64, {4096, 0, false}).fwd_flops_per_s);
+        // A long window runs near causal attention at a length with the same key loop: between
+        // the window's own length and the sequence's, and below the sequence's.
+        const double w4k = attention_rate("hopper", 128, {16384, 4096, false}).fwd_flops_per_s;
+        QVERIFY(w4k > tabled_attention_rate("hopper", 128, 2048, true).fwd_flops_per_s);
+        QVERIFY(w4k < tabled_attention_rate("hopper", 128, 16384, true).fwd_flops_per_s);
+        // The figures docs/cost-model.md quotes (printed, not asserted beyond the above).
+        for (const auto& [name, d, mask] :
+             {std::tuple{"hopper d64 window 128 at 4k", 64.0, w}, {"hopper d64 causal 4k", 64.0, AttentionMask{4096, 0, false}},
+              {"hopper d128 causal 4k", 128.0, AttentionMask{4096, 0, false}},
+              {"hopper d128 causal 8k", 128.0, AttentionMask{8192, 0, false}},
+              {"hopper d128 window 4096 at 16k", 128.0, AttentionMask{16384, 4096, false}}}) {
+            const AttentionRate x = attention_rate("hopper", d, mask);
+            qInfo("%s: forward %.0f, backward %.0f TFLOP/s (counted)", name, x.fwd_flops_per_s / 1e12,
+                  x.bwd_flops_per_s / 1e12);
+        }
+        // Chunks: the causal table at the chunk length.
+        QVERIFY(near(attention_rate("hopper", 128, {8192, 1024, true}).fwd_flops_per_s, 423e12));
+    }
+
+    void kernel_model_takes_the_table() {
+        ClusterSpec h100 = load_cluster("dgx-h100");
+        h100.efficiency.attention = 0.5;
+        const KernelModel k = kernel_model(h100, DType::Bf16);
+        const double flops = 1e12;
+        const AttentionTimes t = fused_attention_times(k, flops, 128, {4096, 0, false});
+        QVERIFY(near(t.fwd_s, flops / 579e12));
+        QVERIFY(near(t.bwd_s, 2.5 * flops / (542e12 * 579.0 / 638.0)));
+        // No table (Blackwell): the cluster's flat rate, backward 2.5× the forward.
+        const KernelModel b = kernel_model(load_cluster("dgx-b200"), DType::Bf16);
+        const AttentionTimes tb = fused_attention_times(b, flops, 128, {4096, 0, false});
+        QVERIFY(near(tb.fwd_s, flops / b.attention_flops_per_s));
+        QVERIFY(near(tb.bwd_s, 2.5 * tb.fwd_s));
+        QCOMPARE(fused_attention_times(k, 0, 128, {4096, 0, false}).fwd_s, 0.0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCostAttentionRate)
+#include "tst_cost_attention_rate.moc"
