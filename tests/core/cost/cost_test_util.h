@@ -1,13 +1,16 @@
 // Layouts for the cost-model tests: presets and GPT models of the Megatron-LM papers.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
 #include "core/cluster/cluster_spec.h"
 #include "core/common/resources.h"
+#include "core/cost/block_cost.h"
 #include "core/cost/estimate.h"
+#include "core/cost/model_profile.h"
 #include "core/layout/layout.h"
 #include "core/layout/layout_json.h"
 #include "core/layout/pipeline_split.h"
@@ -105,6 +108,19 @@ inline void use_bridge_405b_split(Layout& l) {
     l.placement.layers_per_stage =
         accounted_split(l.model.num_layers, l.parallel.mesh.pp, l.parallel.vpp, true, true, error);
     if (!error.empty()) throw std::logic_error(error);
+}
+
+// a equals b to `rel` of the larger magnitude (and to 1e-15 absolute, for zeros): the one
+// comparison of computed costs the cost tests share.
+inline bool near(double a, double b, double rel = 1e-9) {
+    return std::fabs(a - b) <= rel * std::max(std::fabs(a), std::fabs(b)) + 1e-15;
+}
+
+// The per-layer-pass costs of a layout, as the estimate prepares them.
+inline cost::LayoutCosts costs_of(const Layout& l) {
+    cost::LayoutCosts c;
+    cost::prepare_layout_costs(cost::build_model_profile(l.model), l.cluster, l.parallel, l.training, c);
+    return c;
 }
 
 }  // namespace meshwork::test

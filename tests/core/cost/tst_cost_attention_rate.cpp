@@ -14,12 +14,7 @@
 
 using namespace meshwork;
 using namespace meshwork::cost;
-
-namespace {
-
-bool near(double a, double b, double rel = 1e-9) { return std::abs(a - b) <= rel * std::abs(b); }
-
-}  // namespace
+using namespace meshwork::test;
 
 class TestCostAttentionRate : public QObject {
     Q_OBJECT

@@ -23,10 +23,6 @@ using namespace meshwork::test;
 
 namespace {
 
-bool near(double a, double b, double rel = 1e-9) {
-    return std::fabs(a - b) <= rel * std::max({std::fabs(a), std::fabs(b)}) + 1e-15;
-}
-
 // Llama 3 70B, TP8 PP4 over 16 DGX-H100 nodes' worth of data parallelism, short sequences:
 // a data-parallel reduction much longer than one micro-batch's backward, where overlap matters.
 Layout dp_heavy(Schedule schedule, int vpp, bool overlap) {

@@ -21,8 +21,6 @@ using namespace meshwork::test;
 
 namespace {
 
-bool near(double a, double b, double rel = 1e-9) { return std::fabs(a - b) <= rel * std::max(std::fabs(b), 1e-30); }
-
 // DeepSeek-V3 (256 experts, top 8) on two DGX-B200 nodes, EP 16 across both.
 Layout cross_node_moe() {
     Layout l = make_layout(load_model("deepseek-v3"), "dgx-b200", 1, 1, 16, 1, 64, 4096);

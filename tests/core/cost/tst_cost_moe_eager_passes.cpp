@@ -19,8 +19,6 @@ using namespace meshwork::test;
 
 namespace {
 
-bool near(double a, double b, double rel = 1e-9) { return std::fabs(a - b) <= rel * std::max(std::fabs(b), 1e-30); }
-
 // gpt-oss-120b as Megatron-Bridge's B200 recipe runs it: EP 8 inside one DGX-B200, MBS 4,
 // sequence 4096, bf16 (tst_cost_published_heldout's row, archive :237).
 Layout gpt_oss_b200(const ModelSpec& model) {
@@ -29,12 +27,6 @@ Layout gpt_oss_b200(const ModelSpec& model) {
     l.parallel.mesh.etp = 1;
     l.training.dtype = DType::Bf16;
     return l;
-}
-
-LayoutCosts costs_of(const Layout& l) {
-    LayoutCosts c;
-    prepare_layout_costs(build_model_profile(l.model), l.cluster, l.parallel, l.training, c);
-    return c;
 }
 
 }  // namespace

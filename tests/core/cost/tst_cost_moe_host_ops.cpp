@@ -19,18 +19,6 @@ using namespace meshwork;
 using namespace meshwork::cost;
 using namespace meshwork::test;
 
-namespace {
-
-bool near(double a, double b, double rel = 1e-9) { return std::fabs(a - b) <= rel * std::max(std::fabs(b), 1e-30); }
-
-LayoutCosts costs_of(const Layout& l) {
-    LayoutCosts c;
-    prepare_layout_costs(build_model_profile(l.model), l.cluster, l.parallel, l.training, c);
-    return c;
-}
-
-}  // namespace
-
 class TestCostMoeHostOps : public QObject {
     Q_OBJECT
   private slots:

@@ -18,10 +18,6 @@ using namespace meshwork::test;
 
 namespace {
 
-bool near(double a, double b) {
-    return std::fabs(a - b) <= 1e-9 * std::max({std::fabs(a), std::fabs(b)}) + 1e-15;
-}
-
 // Llama 3 70B, TP8 with sequence parallelism in one DGX-H100 node.
 Layout tp8_layout(TpOverlap overlap, bool sp = true) {
     Layout l = make_layout(load_model("llama3-70b"), "dgx-h100", 8, 1, 1, 1, 8, 8192);
