@@ -3,7 +3,7 @@
 
 Usage: bench/comm-cpu-per-layout.py TRACE.sqlite [TRACE.sqlite ...]
 (traces of `meshwork-cli run LAYOUT ... --profile TRACE.sqlite`, 20 steps or more; give
-several layouts, docs/BENCHMARKS.md, issue 19 eighth round).
+several layouts, docs/BENCHMARKS.md, "CPU outside and inside compute ops").
 
 Per trace, per rank thread and step (the first step, the warm-up, left out): the CPU time
 inside collectives, sends and receives (counter thread.comm_on_cpu_s), the collective calls

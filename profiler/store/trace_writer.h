@@ -31,7 +31,7 @@ struct TraceWriterOptions {
     // they leave idle. Runs set it: at nice 0 the writer's bursts (a batch every
     // flush_interval_ms, 1-5 ms of CPU per step's events) took up to one of a 2-core host's
     // cores from the CPU engine's ranks for tens of milliseconds, doubling the steps they hit
-    // (docs/BENCHMARKS.md, "Calibration on the CPU engine", seventh round).
+    // (docs/BENCHMARKS.md, "CPU outside and inside compute ops").
     bool yield_cores = false;
 };
 

@@ -305,7 +305,7 @@ private slots:
         const double latency_ms = assessed.takeFirst().at(0).toDouble();
         const double compute_ms = w.estimate_panel()->current()->elapsed_ms;
         qInfo("assessment %.2f ms; edit to result shown %.2f ms", compute_ms, latency_ms);
-        // Both figures are measured in docs/BENCHMARKS.md (bench_gui_cluster), not asserted
+        // Both figures are measured in docs/BENCHMARKS.md (bench_gui_workbench), not asserted
         // here: a loaded machine makes any bound on them fail a good build (issue 31). What
         // is checked is that the edit was assessed and shown.
         QVERIFY(compute_ms > 0 && latency_ms > 0);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""bench/comm-cpu-per-layout.py on real CPU-engine runs (docs/BENCHMARKS.md, issue 19 eighth
-round): two layouts of the tiny model whose collectives differ (TP2xPP2: TP all-reduces and
-stage-to-stage sends; DP4: one gradient all-reduce), 3 steps each. The script must read the
+"""bench/comm-cpu-per-layout.py on real CPU-engine runs (docs/BENCHMARKS.md, "CPU outside and
+inside compute ops"): two layouts of the tiny model whose collectives differ (TP2xPP2: TP
+all-reduces and stage-to-stage sends; DP4: one gradient all-reduce), 3 steps each. The script must read the
 CPU inside collectives of each (> 0 on Linux), the calls its collectives record a rank and
 step, the warm-up step left out (51 in TP2xPP2: 42 TP all-reduces, 4 sends, 4 receives, the
 loss all-reduce; 2 in DP4: the gradients' and the loss's all-reduces), fit a per-call and per-byte figure over the two, and refuse an unreadable trace with
