@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "core/trace/memory_event.h"
 #include "core/trace/memory_kind.h"
@@ -26,8 +27,14 @@ public:
                std::size_t reserved_after) {
         write_event(MemoryAction::Alloc, addr, bytes, allocated_after, reserved_after, memory_kind_frame(kind));
     }
-    void free(const void* addr, std::size_t bytes, std::size_t allocated_after, std::size_t reserved_after) {
-        write_event(MemoryAction::FreeRequested, addr, bytes, allocated_after, reserved_after, {});
+    // Frees come from Tensor's destructor (core/engine/tensor.h), which must not throw: a sink
+    // that fails here (a full disk) is not lost, because the writer stays failed and the next
+    // allocation or op event the run adds throws the same error from a place that may throw.
+    void free(const void* addr, std::size_t bytes, std::size_t allocated_after, std::size_t reserved_after) noexcept {
+        try {
+            write_event(MemoryAction::FreeRequested, addr, bytes, allocated_after, reserved_after, {});
+        } catch (...) {
+        }
     }
 
 private:

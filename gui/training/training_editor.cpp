@@ -281,7 +281,9 @@ void TrainingEditor::build_numerics(QFormLayout* form) {
 }
 
 void TrainingEditor::build_kernels(QFormLayout* form) {
-    flash_ = new QCheckBox(tr("Fl&ash attention"), this);
+    // No mnemonic: every letter of "Flash attention" already opens a menu or another setting
+    // of this window (tst_training mnemonics_are_unique); Tab reaches it within this group.
+    flash_ = new QCheckBox(tr("Flash attention"), this);
     flash_->setAccessibleName("flash_attention");
     flash_->setToolTip(tr("Fused attention kernels (FlashAttention, cuDNN): no s×s scores kept, attention at the "
                           "fused kernels' efficiency. Off: the scores stored as 2022-era runs did "
