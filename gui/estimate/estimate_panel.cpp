@@ -1,5 +1,7 @@
 #include "gui/estimate/estimate_panel.h"
 
+#include "gui/app/wrapping_delegate.h"
+
 #include "gui/document/issue_words.h"
 
 #include <QElapsedTimer>
@@ -67,11 +69,8 @@ EstimatePanel::EstimatePanel(LayoutDocument* document, QWidget* parent)
     // The problem takes the rest of the width and wraps there rather than being cut.
     issues_->header()->setSectionResizeMode(1, QHeaderView::Stretch);
     issues_->header()->setStretchLastSection(true);
-    issues_->setWordWrap(true);
-    issues_->setTextElideMode(Qt::ElideNone);
-    issues_->setUniformRowHeights(false);
-    // Rows take the height of their wrapped text again when the column's width changes.
-    connect(issues_->header(), &QHeaderView::sectionResized, issues_, [this] { issues_->doItemsLayout(); });
+    // Each row as tall as its problem wrapped at the column's width, again on every resize.
+    new WrappingDelegate(issues_);
     layout->addWidget(issues_, 2);
 
     timing_ = new QLabel(this);

@@ -869,6 +869,23 @@ private slots:
             const QString about = table->topLevelItem(i)->text(0);
             QVERIFY2(!about.contains('.') && !about.contains('_'), qPrintable(about));
         }
+        // The Problem column wraps: every row is as tall as its text at the column's width,
+        // in a window as narrow as a laptop's, so no problem is cut to one line.
+        w.resize(1280, 720);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        const int problem_width = table->header()->sectionSize(1);
+        QVERIFY(problem_width > 40);
+        for (int i = 0; i < table->topLevelItemCount(); ++i) {
+            const QModelIndex index = table->model()->index(i, 1);
+            const QString text = index.data().toString();
+            const QRect wrapped = table->fontMetrics().boundingRect(QRect(0, 0, problem_width - 8, 1 << 20),
+                                                                    Qt::TextWordWrap, text);
+            QVERIFY2(table->visualRect(index).height() >= wrapped.height(),
+                     qPrintable(QString("row %1 is %2 px, its text needs %3 px at %4 px: %5")
+                                    .arg(i).arg(table->visualRect(index).height()).arg(wrapped.height())
+                                    .arg(problem_width).arg(text)));
+        }
         QCOMPARE(issue_subject("training.global_batch_size", edit.layout), QString("Global batch"));
         QCOMPARE(issue_subject("training.some_new_setting", edit.layout), QString("Some new setting"));
     }
