@@ -10,7 +10,7 @@ struct LayoutFlags::Values {
     std::string overlap_grad, overlap_param, moe_dispatcher, moe_flex_backend, moe_a2a_overlap;
     std::string fp8_recipe, cuda_graphs;
     int gpus = 0, nodes = 0, tp = 0, pp = 0, dp = 0, cp = 0, ep = 0, etp = 0, vpp = 0;
-    int mbs = 0, gbs = 0, seq = 0, zero = 0, first_stage = 0, last_stage = 0, offload_activation_layers = 0;
+    int mbs = 0, gbs = 0, seq = 0, zero = 0, zero_replicas = 0, first_stage = 0, last_stage = 0, offload_activation_layers = 0;
     bool sp = false, no_sp = false, account_embedding = false, account_loss = false;
     std::map<std::string, CLI::Option*> options;
 };
@@ -61,6 +61,10 @@ LayoutFlags::LayoutFlags(CLI::App* c) : v_(std::make_shared<Values>()) {
     add("--zero", v.zero,
         "ZeRO stage 0-3; 1 = Megatron's distributed optimizer (default " +
             std::to_string(t.zero_stage) + ")");
+    add("--zero-replicas", v.zero_replicas,
+        "Hybrid sharding (HSDP): replicas of the ZeRO shard group, which then spans dp/N data-parallel "
+        "ranks (Megatron-LM's --num-distributed-optimizer-instances, torchtitan's "
+        "data_parallel_replicate_degree) (default " + std::to_string(t.zero_replicas) + ": one group over all)");
     add("--dtype", v.dtype,
         "Training precision: bf16, fp16, fp8, fp32 (default " + to_string(t.dtype) +
             "; fp32 on a cluster without a bf16 peak, e.g. cpu-local)");
@@ -165,6 +169,7 @@ LayoutOverrides LayoutFlags::overrides() const {
     if (given("--recompute")) o.recompute = v.recompute;
     if (given("--recompute-modules")) o.recompute_modules = v.recompute_modules;
     if (given("--zero")) o.zero = v.zero;
+    if (given("--zero-replicas")) o.zero_replicas = v.zero_replicas;
     if (given("--dtype")) o.dtype = v.dtype;
     if (given("--flash-attention")) o.flash_attention = v.flash;
     if (given("--tp-comm-overlap")) o.tp_comm_overlap = v.tp_overlap;

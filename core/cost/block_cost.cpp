@@ -687,6 +687,15 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     c.ep_span = group_span(c.ep, st.ep, gpn);
     c.etp_span = group_span(c.etp, st.etp, gpn);
     c.edp_span = group_span(c.edp, st.edp, gpn);
+    c.zero_replicas = c.zero_stage >= 1 ? std::max(1, tr.zero_replicas) : 1;
+    {
+        const int r = c.zero_replicas;
+        const int dp_shard = std::max(1, c.dp / r), edp_shard = std::max(1, c.edp / r);
+        c.dense_shard_span = c.cp > 1 ? group_span2(dp_shard, st.dp, c.cp, st.cp, gpn) : group_span(dp_shard, st.dp, gpn);
+        c.dense_replica_span = group_span(r, st.dp * dp_shard, gpn);
+        c.expert_shard_span = group_span(edp_shard, st.edp, gpn);
+        c.expert_replica_span = group_span(r, st.edp * edp_shard, gpn);
+    }
     c.pp_crosses_nodes = c.pp > 1 && group_span(2, st.pp, gpn).crosses_nodes();
     auto interference = [&](const GroupSpan& g) {
         return std::clamp(g.crosses_nodes() ? cl.efficiency.inter_node_interference
@@ -761,10 +770,21 @@ GradSyncCost grad_sync_cost(const LayoutCosts& c, double dense_params, double ex
                      all_reduce_s(c.link, c.edp_span, expert_params * b.grad);
         return g;
     }
-    const double reduce = reduce_scatter_s(c.link, dense, dense_params * b.grad) +
-                          reduce_scatter_s(c.link, c.edp_span, expert_params * b.grad);
-    const double gather = all_gather_s(c.link, dense, dense_params * b.weight) +
-                          all_gather_s(c.link, c.edp_span, expert_params * b.weight);
+    // ZeRO: reduce-scatter inside each shard group; with replicas (hybrid sharding) each
+    // rank's shard is then all-reduced across them (Megatron-LM d98e8a64,
+    // param_and_grad_buffer.py:700-760: reduce-scatter in the intra-instance group, all-reduce
+    // of the local shard in the inter-instance group; FSDP2's HSDP likewise). The gathers stay
+    // inside the shard group.
+    const GroupSpan& dshard = c.dense_shard_span;
+    const GroupSpan& eshard = c.expert_shard_span;
+    double reduce = reduce_scatter_s(c.link, dshard, dense_params * b.grad) +
+                    reduce_scatter_s(c.link, eshard, expert_params * b.grad);
+    if (c.zero_replicas > 1) {
+        reduce += all_reduce_s(c.link, c.dense_replica_span, dense_params * b.grad / dshard.size) +
+                  all_reduce_s(c.link, c.expert_replica_span, expert_params * b.grad / eshard.size);
+    }
+    const double gather = all_gather_s(c.link, dshard, dense_params * b.weight) +
+                          all_gather_s(c.link, eshard, expert_params * b.weight);
     if (c.zero_stage == 1) {
         g.reduce_s = reduce;
         g.gather_s = gather;
@@ -780,8 +800,8 @@ GradSyncCost grad_sync_cost(const LayoutCosts& c, double dense_params, double ex
 
 double optimizer_step_s(const LayoutCosts& c, double dense_params, double expert_params) {
     const ParamStateBytes& b = c.state_bytes;
-    const double dense_shard = c.zero_stage >= 1 ? (c.cp > 1 ? c.dpcp_span.size : c.dp) : 1;
-    const double expert_shard = c.zero_stage >= 1 ? c.edp : 1;
+    const double dense_shard = c.zero_stage >= 1 ? c.dense_shard_span.size : 1;
+    const double expert_shard = c.zero_stage >= 1 ? c.expert_shard_span.size : 1;
     const double params = dense_params / dense_shard + expert_params / expert_shard;
     // Adam reads and writes every optimizer byte, reads the gradient, reads and writes the
     // weight.
@@ -790,8 +810,8 @@ double optimizer_step_s(const LayoutCosts& c, double dense_params, double expert
 
 namespace {
 double rank_shard_params(const LayoutCosts& c, double dense_params, double expert_params) {
-    const double dense_shard = c.zero_stage >= 1 ? (c.cp > 1 ? c.dpcp_span.size : c.dp) : 1;
-    const double expert_shard = c.zero_stage >= 1 ? c.edp : 1;
+    const double dense_shard = c.zero_stage >= 1 ? c.dense_shard_span.size : 1;
+    const double expert_shard = c.zero_stage >= 1 ? c.expert_shard_span.size : 1;
     return dense_params / dense_shard + expert_params / expert_shard;
 }
 }  // namespace

@@ -131,6 +131,13 @@ struct LayoutCosts : AxisSizes {
     KernelModel kernel;
     LinkModel link;
     GroupSpan tp_span, cp_span, dp_span, dpcp_span, ep_span, etp_span, edp_span;
+    // ZeRO's shard groups and their replicas (TrainingConfig::zero_replicas; one group over
+    // all data-parallel ranks when 1): the dense state's shard group is dp/replicas × cp
+    // ranks, the inner part of the data-parallel axis (Megatron-LM slices the dp-cp rank
+    // list, parallel_state.py:984-992; torchtitan's mesh puts dp_shard inside
+    // dp_replicate); the replicas are `zero_replicas` ranks, one in each shard group.
+    int zero_replicas = 1;
+    GroupSpan dense_shard_span, dense_replica_span, expert_shard_span, expert_replica_span;
     bool pp_crosses_nodes = false;
     BlockCost dense;
     BlockCost moe;

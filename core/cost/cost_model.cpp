@@ -265,7 +265,7 @@ StageSums stage_sums(const CostModel& model, const LayoutCosts& c, const Placeme
 // step, in the gradient dtype (FSDP2's reduce dtype, fp32 in torchtitan).
 double zero3_gathered_bytes(const LayoutCosts& c, const StageSums& s, double dense_shard) {
     if (c.zero_stage < 3) return 0;
-    const double expert_shard = c.edp;
+    const double expert_shard = c.expert_shard_span.size;
     if (dense_shard <= 1 && expert_shard <= 1) return 0;
     const ParamStateBytes& b = c.state_bytes;
     if (c.pp > 1) return (s.dense_params + s.expert_params) * (b.weight + b.grad);
@@ -279,9 +279,10 @@ double zero3_gathered_bytes(const LayoutCosts& c, const StageSums& s, double den
 // activations of the micro-batches in flight, buffers and the reserve.
 void stage_memory(const LayoutCosts& c, const ModelProfile& profile, const StageSums& s, StageMemory& st) {
     const int pp = c.pp, v = c.vpp;
-    const double dense_shard = c.cp > 1 ? c.dpcp_span.size : c.dp;
+    // ZeRO shards over a shard group: all data-parallel ranks, or dp/replicas with hybrid sharding.
+    const double dense_shard = c.dense_shard_span.size;
     const ParamMemory dense_mem = param_memory(s.dense_params, c.state_bytes, c.zero_stage, dense_shard);
-    const ParamMemory expert_mem = param_memory(s.expert_params, c.state_bytes, c.zero_stage, c.edp);
+    const ParamMemory expert_mem = param_memory(s.expert_params, c.state_bytes, c.zero_stage, c.expert_shard_span.size);
     const double activations = st.in_flight * s.activation_bytes / v;
     double buffers = s.working_bytes + s.transient_bytes;
     if (pp > 1) buffers += 4.0 * c.p2p_bytes;  // send and receive, forward and backward

@@ -65,6 +65,20 @@ nlohmann::json deepspeed_config_json(const Layout& layout, std::vector<std::stri
     j["train_micro_batch_size_per_gpu"] = t.micro_batch_size;
     j["gradient_accumulation_steps"] = l.num_micro_batches();
     j["zero_optimization"] = {{"stage", t.zero_stage}};
+    // Hybrid sharding is DeepSpeed's MiCS: ZeRO-3 only (runtime/engine.py:2468 at edaa722), its
+    // shard groups cut from the whole world (runtime/zero/mics_utils.py:70-86), so only a
+    // layout whose ranks are all data-parallel says what MiCS would run.
+    if (t.zero_replicas > 1) {
+        if (t.zero_stage == 3 && m.tp == 1 && m.pp == 1 && m.cp == 1 && m.ep == 1) {
+            j["zero_optimization"]["mics_shard_size"] = m.dp / t.zero_replicas;
+        } else {
+            lost.push_back("hybrid sharding (" + std::to_string(t.zero_replicas) +
+                           " replicas of the ZeRO shard group): DeepSpeed's MiCS shards ZeRO-3 over groups cut "
+                           "from the whole world (mics_utils.py:70-86), not ZeRO-" + std::to_string(t.zero_stage) +
+                           (t.zero_stage == 3 ? " beside tp, pp, cp or ep" : "") +
+                           "; written as one shard group over all data-parallel ranks");
+        }
+    }
     // ZeRO-Offload / ZeRO-Infinity (deepspeed/runtime/zero/offload_config.py: device none|cpu|nvme).
     if (t.offload_optimizer != Offload::None) {
         j["zero_optimization"]["offload_optimizer"] = {{"device", to_string(t.offload_optimizer)}};

@@ -305,6 +305,21 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
         return o;
     };
     t.offload_optimizer = device("offload_optimizer", "cpu_offload");
+    // MiCS: ZeRO-3 sharded over groups of mics_shard_size ranks, replicated across them
+    // (runtime/zero/mics_utils.py:48-90 at edaa722: shard and replicate groups); the engine
+    // builds the MiCS optimizer only under stage 3 (runtime/engine.py:2468); unset or -1 is off.
+    const long long mics = optional_int(zero, "mics_shard_size", "zero_optimization.mics_shard_size", -1, kMaxAxis).value_or(-1);
+    if (mics > 0 && t.zero_stage != 3) {
+        r.ignored.push_back({"zero_optimization.mics_shard_size", std::to_string(mics),
+                             "MiCS applies with ZeRO stage 3 only (runtime/engine.py:2468)"});
+    } else if (mics > 0 && mics != mesh.dp) {
+        if (mics > mesh.dp || mesh.dp % mics != 0) {
+            throw InputError(file, "zero_optimization.mics_shard_size",
+                             std::to_string(mics) + " does not divide the " + std::to_string(mesh.dp) +
+                                 " data-parallel ranks into equal shard groups");
+        }
+        t.zero_replicas = static_cast<int>(mesh.dp / mics);
+    }
     // cpu_offload_param is today's (deprecated) name, cpu_offload_params that of DeepSpeed 0.3.
     t.offload_params = device("offload_param", zero.contains("cpu_offload_param") ? "cpu_offload_param"
                                                                                     : "cpu_offload_params");
@@ -355,7 +370,7 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
         if (key == "zero_optimization") {
             ignore_rest(value, key,
                         {"stage", "offload_optimizer", "offload_param", "cpu_offload", "cpu_offload_param",
-                         "cpu_offload_params"},
+                         "cpu_offload_params", "mics_shard_size"},
                         r, std::vector<std::string>(std::begin(kZeroKeys), std::end(kZeroKeys)));
         }
         else if (key == "bf16" || key == "bfloat16" || key == "fp16") ignore_rest(value, key, {"enabled"}, r);

@@ -349,6 +349,9 @@ void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
             a.value("--ckpt-format", "fsdp_dtensor");
             break;
     }
+    // Hybrid sharding: N copies of the distributed optimizer (or of Megatron-FSDP's shards,
+    // mcore_fsdp_adapter.py:346), each over dp·cp/N ranks.
+    if (t.zero_stage >= 1 && t.zero_replicas > 1) a.value("--num-distributed-optimizer-instances", t.zero_replicas);
     // Data-parallel overlap, off in Megatron-LM unless asked for (arguments.py:3121, 3148 at
     // d98e8a64); the parameter gather overlaps only with the distributed optimizer.
     if (l.parallel.overlap_grad_reduce) a.flag("--overlap-grad-reduce");

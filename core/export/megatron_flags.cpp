@@ -110,7 +110,7 @@ constexpr std::array kIgnored = std::to_array<Entry>({
     {"--no-async-tensor-model-parallel-allreduce", kOverlap}, {"--ddp-bucket-size", kOverlap},
     {"--ddp-average-in-collective", kOverlap},
     {"--defer-embedding-wgrad-compute", kOverlap}, {"--delay-wgrad-compute", kOverlap},
-    {"--num-distributed-optimizer-instances", kOverlap}, {"--use-nccl-ub", kOverlap},
+    {"--use-nccl-ub", kOverlap},
     {"--fsdp-double-buffer", kOverlap}, {"--outer-dp-sharding-strategy", kOverlap},
     {"--disable-gloo-process-groups", kRuntime}, {"--nccl-communicator-config-path", kRuntime},
     {"--microbatch-group-size-per-virtual-pipeline-stage", kOverlap},

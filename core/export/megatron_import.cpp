@@ -74,7 +74,8 @@ constexpr std::array kLayoutFlags = std::to_array<FlagSpec>({
     {"--recompute-method", true}, {"--recompute-num-layers", true}, {"--recompute-modules", true, true},
     {"--recompute-activations", false}, {"--use-distributed-optimizer", false},
     {"--use-megatron-fsdp", false}, {"--use-custom-fsdp", false}, {"--use-torch-fsdp2", false},
-    {"--data-parallel-sharding-strategy", true}, {"--bf16", false}, {"--fp16", false},
+    {"--data-parallel-sharding-strategy", true}, {"--num-distributed-optimizer-instances", true},
+    {"--bf16", false}, {"--fp16", false},
     {"--fp8-format", true}, {"--use-flash-attn", false}, {"--attention-backend", true},
     {"--grad-reduce-in-bf16", false}, {"--moe-token-dispatcher-type", true},
     {"--moe-flex-dispatcher-backend", true}, {"--moe-enable-deepep", false},
@@ -1677,6 +1678,20 @@ private:
             t.zero_stage = distopt ? 1 : 0;
         }
 
+        // Hybrid sharding: the distributed optimizer (or Megatron-FSDP) in N copies across the
+        // data-parallel domain, each sharded over dp·cp/N ranks (parallel_state.py:922-929).
+        // Without either, DDP all-reduces over the whole group and N changes nothing.
+        if (has("--num-distributed-optimizer-instances")) {
+            const int n = static_cast<int>(integer("--num-distributed-optimizer-instances", 1, 1, 1 << 20));
+            if (t.zero_stage >= 1) {
+                t.zero_replicas = n;
+            } else if (n > 1) {
+                result_.ignored.push_back({position("--num-distributed-optimizer-instances"),
+                                           "--num-distributed-optimizer-instances " + std::to_string(n),
+                                           "has no effect without --use-distributed-optimizer or "
+                                           "--use-megatron-fsdp: DDP all-reduces over the whole data-parallel group"});
+            }
+        }
         overlap(l, fsdp || distopt);
         moe_dispatch(l);
         optimizer_offload(t);

@@ -186,6 +186,10 @@ TorchtitanDataParallel plan_torchtitan_data_parallel(const Layout& layout, Torch
         etp = 1;
     }
     p.etp = etp;
+    // A layout's replicas divide dp (validation, layout_rules.h zero_replicas_divide).
+    const int replicas = zero >= 1 && layout.training.zero_replicas > 1 && m.dp % layout.training.zero_replicas == 0
+                             ? layout.training.zero_replicas
+                             : 1;
     const auto fits = [&](long long replicate, long long shard) {
         return torchtitan_mesh_problem(target, replicate, shard, m.tp, m.pp, m.cp, m.ep, etp)
             .empty();
@@ -193,10 +197,13 @@ TorchtitanDataParallel plan_torchtitan_data_parallel(const Layout& layout, Torch
     if (m.dp == 1) {
         if (zero >= 2) lost.push_back("ZeRO-" + std::to_string(zero) + " without data parallelism");
     } else if (zero >= 2) {
-        p.shard = m.dp;
+        // Hybrid sharding (training.zero_replicas): HSDP, dp_replicate × dp_shard.
+        p.replicate = replicas;
+        p.shard = m.dp / replicas;
         p.reshard = zero == 2 ? "never" : "always";
     } else if (zero == 1) {
-        p.shard = m.dp;
+        p.replicate = replicas;
+        p.shard = m.dp / replicas;
         p.reshard = "never";
         lost.push_back(
             "ZeRO-1 (distributed optimizer): torchtitan has no optimizer-only sharding; "
@@ -206,9 +213,8 @@ TorchtitanDataParallel plan_torchtitan_data_parallel(const Layout& layout, Torch
         p.replicate = m.dp;
     } else {
         // Replication alone is refused: FSDP over every data-parallel rank, without resharding
-        // after forward (ZeRO-2). HSDP in smaller shard groups would be nearer to replication,
-        // but a layout holds no shard-group size: its import reads ZeRO-2 over all ranks and the
-        // next export would write that, so HSDP here would not survive a round trip (issue 34).
+        // after forward (ZeRO-2), as the layout's ZeRO-0 is nearest to (the gradients and
+        // optimizer states are then sharded; a replica count would not make it replication).
         const std::string why =
             torchtitan_mesh_problem(target, m.dp, 1, m.tp, m.pp, m.cp, m.ep, etp);
         p.shard = m.dp;

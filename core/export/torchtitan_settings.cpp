@@ -173,12 +173,8 @@ void layout_from_torchtitan(const TorchtitanSettings& s, const std::string& file
                          "'" + s.reshard + "': expected default, always or never");
     }
     tr.zero_stage = torchtitan_zero_stage(shard, s.reshard, mesh.pp);
-    if (shard > 1 && s.replicate > 1) {
-        r.notes.push_back("HSDP (replicate " + std::to_string(s.replicate) + " × shard " +
-                          std::to_string(shard) + ") read as ZeRO-" +
-                          std::to_string(tr.zero_stage) + " over all " + std::to_string(mesh.dp) +
-                          " data-parallel ranks");
-    }
+    // HSDP: FSDP over dp_shard ranks, replicated dp_replicate times (training.zero_replicas).
+    if (shard > 1 && s.replicate > 1) tr.zero_replicas = static_cast<int>(s.replicate);
     if (s.cpu_offload) {
         // FSDP2's CPUOffloadPolicy is applied in apply_fsdp only: without sharded data
         // parallelism torchtitan offloads nothing.

@@ -128,6 +128,14 @@ struct TrainingConfig {
     // production recipe of Megatron-Core, NeMo and torchtitan shards the optimizer, and with
     // dp = 1 it changes nothing.
     int zero_stage = 1;
+    // Hybrid sharding (HSDP): the ZeRO state is sharded over (dp·cp) / zero_replicas ranks
+    // and that shard group is replicated zero_replicas times; gradients are reduce-scattered
+    // inside a shard group, then the shard all-reduced across the replicas. 1 = one shard
+    // group over all data-parallel ranks. Megatron-LM's --num-distributed-optimizer-instances
+    // (parallel_state.py:922-929, 984-1000 at d98e8a64), torchtitan's
+    // data_parallel_replicate_degree, DeepSpeed's MiCS (dp / mics_shard_size). Expert state
+    // is split the same way over the expert-data-parallel group (parallel_state.py:1448-1451).
+    int zero_replicas = 1;
     bool flash_attention = true;    // fused attention: no s×s score activations stored
     CrossEntropy cross_entropy = CrossEntropy::VocabParallel;
     // Element-wise work (norms, rotary embedding, activation function, residual adds) in

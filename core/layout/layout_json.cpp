@@ -194,6 +194,7 @@ Layout layout_from_json(const Json& j, const std::string& file) {
         }
     }
     tr.zero_stage = static_cast<int>(t.get_int_or("zero_stage", TrainingConfig{}.zero_stage, 0, 3));
+    tr.zero_replicas = static_cast<int>(t.get_int_or("zero_replicas", TrainingConfig{}.zero_replicas, 1, 1 << 20));
     tr.flash_attention = t.get_bool_or("flash_attention", TrainingConfig{}.flash_attention);
     tr.grad_reduce_in_bf16 = t.get_bool_or("grad_reduce_in_bf16", TrainingConfig{}.grad_reduce_in_bf16);
     tr.moe_capacity_factor = t.get_number_or("moe_capacity_factor", 0.0, 0.0, 1000.0);
@@ -281,6 +282,7 @@ Json layout_to_json(const Layout& l) {
     if (t.cross_entropy != CrossEntropy::VocabParallel) j["training"]["cross_entropy"] = to_string(t.cross_entropy);
     if (!t.fused_elementwise) j["training"]["fused_elementwise"] = false;
     if (t.grad_reduce_in_bf16) j["training"]["grad_reduce_in_bf16"] = true;
+    if (t.zero_replicas != 1) j["training"]["zero_replicas"] = t.zero_replicas;
     if (t.fp8_recipe != Fp8Recipe::Tensorwise) j["training"]["fp8_recipe"] = to_string(t.fp8_recipe);
     if (t.cuda_graphs != CudaGraphs::None) j["training"]["cuda_graphs"] = to_string(t.cuda_graphs);
     if (t.offload_activation_layers > 0) j["training"]["offload_activation_layers"] = t.offload_activation_layers;

@@ -53,7 +53,7 @@ void apply_megatron_split(const LayoutOverrides& f, Layout& l) {
 bool LayoutOverrides::empty() const {
     return !model && !cluster && !gpus && !nodes && !tp && !pp && !dp && !cp && !ep && !etp &&
            !vpp && !order && !mbs && !gbs && !seq && !schedule && !recompute && !recompute_modules && !dtype &&
-           !sequence_parallel && !zero && !flash_attention && !grad_reduce_dtype && !tp_comm_overlap &&
+           !sequence_parallel && !zero && !zero_replicas && !flash_attention && !grad_reduce_dtype && !tp_comm_overlap &&
            !overlap_grad_reduce && !overlap_param_gather && !layers_per_stage && !account_for_embedding &&
            !account_for_loss && !first_stage_layers && !last_stage_layers && !moe_dispatcher &&
            !moe_flex_backend && !moe_a2a_overlap && !fp8_recipe && !cuda_graphs &&
@@ -64,7 +64,7 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
     for (const auto& [v, name] :
          {std::pair{f.gpus, "--gpus"}, {f.nodes, "--nodes"}, {f.tp, "--tp"}, {f.pp, "--pp"},
           {f.dp, "--dp"}, {f.cp, "--cp"}, {f.ep, "--ep"}, {f.etp, "--etp"}, {f.vpp, "--vpp"},
-          {f.mbs, "--mbs"}, {f.gbs, "--gbs"}, {f.seq, "--seq"}}) {
+          {f.mbs, "--mbs"}, {f.gbs, "--gbs"}, {f.seq, "--seq"}, {f.zero_replicas, "--zero-replicas"}}) {
         require_positive(v, name);
     }
     Layout l;
@@ -177,6 +177,7 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
         }
         t.zero_stage = *f.zero;
     }
+    if (f.zero_replicas) t.zero_replicas = *f.zero_replicas;
     if (f.tp_comm_overlap && !parse_tp_overlap(*f.tp_comm_overlap, l.parallel.tp_comm_overlap)) {
         throw InputError(kFlags, "--tp-comm-overlap",
                          "'" + *f.tp_comm_overlap + "' is not none, pipe or ring");

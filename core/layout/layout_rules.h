@@ -140,6 +140,17 @@ using meshwork::experts_fold;
 }
 // DeepSpeed refuses ZeRO-2/3 with pipeline parallelism; Megatron offers ZeRO-1 only with pp.
 [[nodiscard]] inline bool zero_allows_pipeline(int zero_stage, int pp) { return zero_stage < 2 || pp <= 1; }
+// Hybrid sharding replicates a ZeRO shard group: it needs ZeRO (stage 1-3).
+[[nodiscard]] inline bool zero_replicas_need_zero(int zero_replicas, int zero_stage) {
+    return zero_replicas <= 1 || zero_stage >= 1;
+}
+// The replicas split the data-parallel group (and the expert-data-parallel group, edp > 0
+// when experts fold) into equal shard groups: zero_replicas divides both. Megatron-LM asserts
+// it of dp·cp and of edp (parallel_state.py:922-926, 1448-1450 at d98e8a64); a layout asks it
+// of dp, so that a shard group holds whole context-parallel groups.
+[[nodiscard]] inline bool zero_replicas_divide(int zero_replicas, int dp, int edp) {
+    return zero_replicas >= 1 && dp % zero_replicas == 0 && (edp <= 0 || edp % zero_replicas == 0);
+}
 // The GPU has units for the training type: a peak listed for it (no fp8 on an A100).
 [[nodiscard]] inline bool gpu_runs_dtype(const GpuKind& gpu, DType dtype) { return gpu.peak_flops(dtype) > 0; }
 // recompute_num_layers counts fully recomputed layers per stage: only full recomputation has it.

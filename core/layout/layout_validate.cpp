@@ -290,6 +290,17 @@ void check_sequence_and_batch(const Layout& l, Checker& c) {
                                              "runs it only as Megatron-FSDP (--use-megatron-fsdp, not its "
                                              "distributed optimizer), torchtitan as FSDP");
     }
+    if (!rules::zero_replicas_need_zero(t.zero_replicas, t.zero_stage)) {
+        c.error("training.zero_replicas", "replicas of the ZeRO shard group (" + str(t.zero_replicas) +
+                                              ") need zero_stage 1, 2 or 3: ZeRO-0 shards nothing");
+    } else if (!rules::zero_replicas_divide(t.zero_replicas, m.dp, l.model.is_moe() ? m.expert_data_parallel() : 0)) {
+        c.error("training.zero_replicas",
+                str(t.zero_replicas) + " replicas do not divide dp " + str(m.dp) +
+                    (l.model.is_moe() && m.expert_data_parallel() > 0
+                         ? " and the expert-data-parallel size " + str(m.expert_data_parallel())
+                         : "") +
+                    " into equal shard groups");
+    }
     if (!rules::recompute_layers_need_full(t.recompute, t.recompute_num_layers)) {
         c.error("training.recompute_num_layers", "only meaningful with full recomputation");
     }

@@ -33,10 +33,18 @@ ProposedEdit set_seq_length(const Layout& layout, int tokens) {
 }
 
 ProposedEdit set_zero_stage(const Layout& layout, int stage) {
-    auto edit = set_setting(layout, "ZeRO stage", std::to_string(stage),
-                            [&](Layout& l) { l.training.zero_stage = stage; });
+    // ZeRO-0 shards nothing, so it has no shard group to replicate.
+    auto edit = set_setting(layout, "ZeRO stage", std::to_string(stage), [&](Layout& l) {
+        l.training.zero_stage = stage;
+        if (stage == 0) l.training.zero_replicas = 1;
+    });
     if (stage < 0 || stage > 3) edit.refused = "ZeRO stage " + std::to_string(stage) + " is not 0, 1, 2 or 3";
     return edit;
+}
+
+ProposedEdit set_zero_replicas(const Layout& layout, int replicas) {
+    return set_setting(layout, "ZeRO replicas", std::to_string(replicas),
+                       [&](Layout& l) { l.training.zero_replicas = replicas; });
 }
 
 ProposedEdit set_recompute(const Layout& layout, Recompute recompute) {

@@ -23,6 +23,8 @@ ProposedEdit set_micro_batch_size(const Layout& layout, int sequences);
 ProposedEdit set_global_batch_size(const Layout& layout, int sequences);
 ProposedEdit set_seq_length(const Layout& layout, int tokens);
 ProposedEdit set_zero_stage(const Layout& layout, int stage);
+// Hybrid sharding: the ZeRO shard group replicated `replicas` times (training.zero_replicas).
+ProposedEdit set_zero_replicas(const Layout& layout, int replicas);
 // Leaving full recomputation also clears recompute_num_layers (it counts fully recomputed
 // layers: layout_rules.h recompute_layers_need_full), as SP off turns the TP overlap off.
 ProposedEdit set_recompute(const Layout& layout, Recompute recompute);

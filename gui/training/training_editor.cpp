@@ -165,9 +165,26 @@ void TrainingEditor::build_memory(QFormLayout* form) {
     set_box_tip(zero_, tr("What the data-parallel ranks shard (training.zero_stage; --zero). Changes nothing with "
                          "dp 1. Default: %1, as every production recipe of Megatron-Core, NeMo and torchtitan")
                           .arg(kDefaults.zero_stage));
-    form->addRow(tr("&ZeRO stage"), zero_);
     connect(zero_, &QComboBox::activated, this, [this](int index) {
         if (!syncing_ && index >= 0) apply(set_zero_stage(document_->layout(), zero_->itemData(index).toInt()));
+    });
+
+    // Its items are the replica counts the layout accepts, rebuilt on every sync (sync_memory).
+    zero_replicas_ = new QComboBox(this);
+    zero_replicas_->setAccessibleName("zero_replicas");
+    set_box_tip(zero_replicas_,
+                tr("Hybrid sharding (HSDP): the ZeRO state sharded over dp / N ranks, that group replicated N times; "
+                   "gradients reduce-scattered in the group, then all-reduced across the replicas "
+                   "(training.zero_replicas; --zero-replicas; Megatron-LM's --num-distributed-optimizer-instances, "
+                   "torchtitan's data_parallel_replicate_degree). Default: %1, one group over all data-parallel ranks")
+                    .arg(kDefaults.zero_replicas));
+    // One row: the stage and, beside it, its replicas (the dock has no letter left for a row
+    // of their own, and the two are one decision). The row's mnemonic focuses the stage.
+    add_row_of(form, tr("&ZeRO stage"), {zero_, zero_replicas_}, this);
+    connect(zero_replicas_, &QComboBox::activated, this, [this](int index) {
+        if (!syncing_ && index >= 0) {
+            apply(set_zero_replicas(document_->layout(), zero_replicas_->itemData(index).toInt()));
+        }
     });
 
     recompute_ = new RecomputeControls(

@@ -33,6 +33,7 @@ public:
     [[nodiscard]] QSpinBox* seq_length_box() const { return seq_length_; }
     [[nodiscard]] QDoubleSpinBox* capacity_box() const { return capacity_; }
     [[nodiscard]] QComboBox* zero_box() const { return zero_; }
+    [[nodiscard]] QComboBox* zero_replicas_box() const { return zero_replicas_; }
     [[nodiscard]] RecomputeControls* recompute() const { return recompute_; }
     [[nodiscard]] QComboBox* offload_optimizer_box() const { return offload_optimizer_; }
     [[nodiscard]] QComboBox* offload_params_box() const { return offload_params_; }
@@ -74,6 +75,7 @@ private:
     QSpinBox* seq_length_ = nullptr;
     QDoubleSpinBox* capacity_ = nullptr;
     QComboBox* zero_ = nullptr;
+    QComboBox* zero_replicas_ = nullptr;  // the divisors of dp that a layout accepts
     RecomputeControls* recompute_ = nullptr;
     QComboBox* offload_optimizer_ = nullptr;
     QComboBox* offload_params_ = nullptr;

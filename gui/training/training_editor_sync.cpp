@@ -68,6 +68,25 @@ void TrainingEditor::sync_memory() {
         }
     }
     refresh_box(zero_);
+
+    // The replica counts a layout accepts: divisors of dp (and of the expert-data-parallel
+    // size), with ZeRO on (layout_rules.h zero_replicas_*).
+    zero_replicas_->clear();
+    const int dp = l.parallel.mesh.dp;
+    const int edp = l.model.is_moe() ? l.parallel.mesh.expert_data_parallel() : 0;
+    for (int n = 1; n <= std::max(1, dp); ++n) {
+        if (!rules::zero_replicas_divide(n, dp, edp) && n != t.zero_replicas) continue;
+        const QString label = n == 1 ? tr("1 replica") : tr("%1 replicas").arg(n);
+        add_choice(zero_replicas_, label, QString::number(n),
+                   n == 1 ? tr("The ZeRO state sharded over all %1 data-parallel ranks").arg(dp)
+                          : tr("Sharded over %1 ranks, replicated %2 times").arg(dp / n).arg(n));
+        set_choice_allowed(zero_replicas_, zero_replicas_->count() - 1,
+                           rules::zero_replicas_need_zero(n, t.zero_stage) && rules::zero_replicas_divide(n, dp, edp),
+                           t.zero_stage == 0 ? tr("ZeRO-0 shards nothing: choose a ZeRO stage first")
+                                             : tr("Does not divide the data-parallel ranks into equal groups"));
+    }
+    select_choice(zero_replicas_, QString::number(t.zero_replicas));
+    refresh_box(zero_replicas_);
     recompute_->sync(l);
 
     const double host_bw = l.cluster.host_link.bandwidth_bytes_per_s;

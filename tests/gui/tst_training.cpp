@@ -247,6 +247,40 @@ private slots:
     // the stage's weights gathered from forward to backward: docs/cost-model.md). Weight
     // offload then opens and frees more; while it is on, the stages below 3 are closed,
     // saying why.
+    // Hybrid sharding beside the stage: its choices are the replica counts that divide dp,
+    // closed under ZeRO-0; choosing one is an undoable edit that raises the memory.
+    void hybrid_sharding_is_an_edit() {
+        Workbench w("llama3-70b-h100-64");  // ZeRO-1
+        w.window.axis_editor()->spin_box("pp")->setValue(1);  // tp 8 × dp 8
+        QCOMPARE(w.layout().parallel.mesh.dp, 8);
+        w.window.estimate_panel()->runner()->wait();
+        QTRY_COMPARE(w.figure("dp"), 8.0);
+        const double peak = w.figure("peak_bytes");
+        auto* replicas = w.editor()->zero_replicas_box();
+        QStringList offered;
+        for (int i = 0; i < replicas->count(); ++i) offered << replicas->itemData(i).toString();
+        QCOMPARE(offered.join(' '), QString("1 2 4 8"));
+        QVERIFY(replicas->isEnabled());
+        edit_and_wait(w, [&] {
+            replicas->setFocus();
+            QTest::keyClick(replicas, Qt::Key_Down);
+        });
+        QCOMPARE(w.layout().training.zero_replicas, 2);
+        QCOMPARE(w.undo()->undoText(), QString("Set ZeRO replicas to 2"));
+        QVERIFY2(w.figure("peak_bytes") > peak, qPrintable(QString("%1 vs %2").arg(w.figure("peak_bytes")).arg(peak)));
+        // ZeRO-0 has no shard group: choosing it resets the replicas, which then close.
+        auto* zero = w.editor()->zero_box();
+        edit_and_wait(w, [&] {
+            zero->setFocus();
+            QTest::keyClick(zero, Qt::Key_Home);
+        });
+        QCOMPARE(w.layout().training.zero_stage, 0);
+        QCOMPARE(w.layout().training.zero_replicas, 1);
+        QVERIFY(!replicas->isEnabled());
+        w.undo()->undo();
+        QCOMPARE(w.layout().training.zero_replicas, 2);
+    }
+
     void zero3_and_weight_offload_lower_memory() {
         Workbench w("llama3-70b-h100-64");  // ZeRO-1
         w.window.axis_editor()->spin_box("pp")->setValue(1);  // tp 8 × dp 8
@@ -608,7 +642,7 @@ private slots:
             seen << named->accessibleName();
             QTest::keyClick(f, Qt::Key_Tab);
         }
-        const QStringList expected{"micro_batch_size", "global_batch_size", "seq_length", "zero_stage", "recompute",
+        const QStringList expected{"micro_batch_size", "global_batch_size", "seq_length", "zero_stage", "zero_replicas", "recompute",
                                    "recompute_modules", "offload_optimizer", "dtype", "grad_reduce_dtype", "cross_entropy",
                                    "flash_attention", "fused_elementwise", "cuda_graphs", "schedule", "first_stage_layers", "last_stage_layers"};
         QCOMPARE(seen.join(' '), expected.join(' '));

@@ -49,6 +49,8 @@ ModelDims make_dims(const Layout& l, const EngineOptions& o) {
                std::to_string(m.vocab_size) + ")");
     refuse(l.training.zero_stage > 2, "training.zero_stage",
            "the engine shards optimizer states and gradients (ZeRO 1 and 2), not parameters");
+    refuse(l.training.zero_replicas > 1, "training.zero_replicas",
+           "the engine shards over all data-parallel ranks: hybrid sharding is estimated, not run");
 
     ModelDims d;
     d.hidden = static_cast<int>(m.hidden_size);

@@ -12,6 +12,7 @@
 #include "core/export/importer.h"
 #include "core/export/megatron_export.h"
 #include "core/export/megatron_import.h"
+#include "core/layout/layout_validate.h"
 #include "core/model/hf_config.h"
 #include "core/model/model_spec.h"
 
@@ -123,6 +124,7 @@ private slots:
     void upstream_gptoss_example();
     void torchtitan_schemas();
     void torchtitan_cpu_offload();
+    void hybrid_sharding();
     void torchtitan_flavors();
     void torchtitan_module_names();
 };
@@ -399,6 +401,57 @@ void TestImportRules::torchtitan_cpu_offload() {
     // Under ZeRO-2 (never resharding) a layout cannot hold the parameters on the host.
     QVERIFY(has_issue(any_issues(toml + "fsdp_reshard_after_forward = \"never\"\n", opts(8)),
                       "training.enable_cpu_offload (line 5)", "ZeRO-3 only"));
+}
+
+// Hybrid sharding moves memory (the ZeRO state is sharded over a shard group, not all of
+// dp), so it is read from every format into training.zero_replicas and written back.
+void TestImportRules::hybrid_sharding() {
+    // Megatron-LM: N distributed-optimizer instances (parallel_state.py:922-929 at d98e8a64).
+    const ImportResult m = import_ok(kBase + "--use-distributed-optimizer --num-distributed-optimizer-instances 4");
+    QCOMPARE(m.layout.parallel.mesh.dp, 8);
+    QCOMPARE(m.layout.training.zero_stage, 1);
+    QCOMPARE(m.layout.training.zero_replicas, 4);
+    const ExportResult me = export_layout(m.layout, ExportFormat::Megatron);
+    QVERIFY2(me.text.find("--num-distributed-optimizer-instances 4") != std::string::npos, me.text.c_str());
+    // Without the distributed optimizer DDP all-reduces over everything: listed, not read.
+    const ImportResult ddp = import_ok(kBase + "--num-distributed-optimizer-instances 4");
+    QCOMPARE(ddp.layout.training.zero_replicas, 1);
+    QVERIFY(ignored(ddp, "--num-distributed-optimizer-instances 4") != nullptr);
+    // A count that does not divide the data-parallel ranks is read, and refused by validation
+    // (import-args validates what it imports: exit 2 naming training.zero_replicas).
+    const ImportResult three = import_ok(kBase + "--use-distributed-optimizer --num-distributed-optimizer-instances 3");
+    QVERIFY(has_issue(validate_layout(three.layout, "cmd.sh").errors, "training.zero_replicas", "do not divide dp 8"));
+
+    // torchtitan: HSDP, replicate × shard.
+    const std::string toml = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nseq_len = 4096\n"
+                             "local_batch_size = 1\n[parallelism]\ndata_parallel_replicate_degree = 4\n"
+                             "data_parallel_shard_degree = 8\n";
+    const ImportResult t = import_any(toml, "c.toml", opts(32));
+    QCOMPARE(t.layout.parallel.mesh.dp, 32);
+    QCOMPARE(t.layout.training.zero_stage, 3);
+    QCOMPARE(t.layout.training.zero_replicas, 4);
+    const ExportResult te = export_layout(t.layout, ExportFormat::TorchtitanToml);
+    QVERIFY2(te.text.find("data_parallel_replicate_degree = 4") != std::string::npos, te.text.c_str());
+    QVERIFY2(te.text.find("data_parallel_shard_degree = 8") != std::string::npos, te.text.c_str());
+
+    // DeepSpeed: MiCS shard groups of 8 under ZeRO-3 on 32 data-parallel ranks.
+    ImportOptions ds = opts(32);
+    ds.model = "llama3-8b";
+    ds.seq = 4096;
+    const std::string mics = R"({"train_batch_size": 32, "train_micro_batch_size_per_gpu": 1,
+        "zero_optimization": {"stage": 3, "mics_shard_size": 8}, "bf16": {"enabled": true}})";
+    const ImportResult d = import_any(mics, "ds.json", ds);
+    QCOMPARE(d.layout.training.zero_replicas, 4);
+    const ExportResult de = export_layout(d.layout, ExportFormat::DeepSpeed);
+    QVERIFY2(de.text.find("\"mics_shard_size\": 8") != std::string::npos, de.text.c_str());
+    // MiCS is a ZeRO-3 optimizer: under stage 2 the key is listed, not read.
+    const std::string stage2 = R"({"train_batch_size": 32, "train_micro_batch_size_per_gpu": 1,
+        "zero_optimization": {"stage": 2, "mics_shard_size": 8}, "bf16": {"enabled": true}})";
+    const ImportResult d2 = import_any(stage2, "ds.json", ds);
+    QCOMPARE(d2.layout.training.zero_replicas, 1);
+    bool listed = false;
+    for (const auto& i : d2.ignored) listed = listed || i.where == "zero_optimization.mics_shard_size";
+    QVERIFY(listed);
 }
 
 void TestImportRules::torchtitan_flavors() {

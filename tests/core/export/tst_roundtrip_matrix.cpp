@@ -66,6 +66,11 @@ std::vector<Case> cases() {
              l.training.offload_optimizer = Offload::Cpu;
              l.training.offload_params = Offload::Cpu;
          }},
+        // Hybrid sharding (training.zero_replicas): Megatron's distributed-optimizer
+        // instances, torchtitan's HSDP, DeepSpeed's MiCS (ZeRO-3, data parallel only).
+        {"hsdp-zero3", "llama3-8b", 16, [](LayoutOverrides& o) { o.zero = 3; o.zero_replicas = 2; o.gbs = 32; }},
+        {"hsdp-zero1-tp2", "llama3-8b", 16, [](LayoutOverrides& o) { o.tp = 2; o.zero = 1; o.zero_replicas = 4; o.gbs = 32; }},
+        {"hsdp-ep4", "mixtral-8x7b", 16, [](LayoutOverrides& o) { o.ep = 4; o.etp = 1; o.zero = 1; o.zero_replicas = 2; o.gbs = 32; }},
         {"offload-opt-zero2", "llama3-8b", 8, [](LayoutOverrides& o) { o.zero = 2; o.gbs = 16; },
          [](Layout& l) { l.training.offload_optimizer = Offload::Cpu; }},
     };
@@ -101,6 +106,7 @@ const std::map<std::string, std::vector<std::string>>& declared_words() {
         {"training.recompute_num_layers", {"recompute"}},
         {"training.recompute_modules", {"recompute"}},
         {"training.zero_stage", {"ZeRO", "zero"}},
+        {"training.zero_replicas", {"replica", "shard group", "HSDP"}},
         {"training.offload", {"offload"}},
         {"training.dtype", {"fp16", "tf32", "fp8", "precision"}},
         {"training.grad_reduce_in_bf16", {"bf16", "reduc"}},
