@@ -41,11 +41,14 @@ QFormLayout* add_group(QVBoxLayout* column, const QString& title, QWidget* paren
 
 // A row of several widgets whose label's mnemonic focuses the first (a label's buddy must
 // take focus itself: a container with a focus proxy does not).
-void add_row_of(QFormLayout* form, const QString& label, std::initializer_list<QWidget*> widgets, QWidget* parent) {
+// `stretches`: each widget's share of the row's width (equal when empty).
+void add_row_of(QFormLayout* form, const QString& label, std::initializer_list<QWidget*> widgets, QWidget* parent,
+                std::initializer_list<int> stretches = {}) {
     auto* row = new QWidget(parent);
     auto* h = new QHBoxLayout(row);
     h->setContentsMargins(0, 0, 0, 0);
-    for (auto* w : widgets) h->addWidget(w, 1);
+    auto stretch = stretches.begin();
+    for (auto* w : widgets) h->addWidget(w, stretch != stretches.end() ? *stretch++ : 1);
     auto* text = new QLabel(label, parent);
     text->setBuddy(*widgets.begin());
     form->addRow(text, row);
@@ -180,7 +183,13 @@ void TrainingEditor::build_memory(QFormLayout* form) {
                     .arg(kDefaults.zero_replicas));
     // One row: the stage and, beside it, its replicas (the dock has no letter left for a row
     // of their own, and the two are one decision). The row's mnemonic focuses the stage.
-    add_row_of(form, tr("&ZeRO stage"), {zero_, zero_replicas_}, this);
+    // Two choosers in one row must not widen the dock (its minimum is the groups' minimum):
+    // each asks for a few characters and shows the rest of its text when the dock is wider.
+    for (QComboBox* box : {zero_, zero_replicas_}) {
+        box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        box->setMinimumContentsLength(3);
+    }
+    add_row_of(form, tr("&ZeRO stage"), {zero_, zero_replicas_}, this, {3, 2});
     connect(zero_replicas_, &QComboBox::activated, this, [this](int index) {
         if (!syncing_ && index >= 0) {
             apply(set_zero_replicas(document_->layout(), zero_replicas_->itemData(index).toInt()));
