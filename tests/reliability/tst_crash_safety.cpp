@@ -9,6 +9,7 @@
 #include <csignal>
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QProcess>
@@ -64,6 +65,20 @@ bool read_numbers(const QString& trace, std::vector<std::int64_t>& numbers, bool
         error = e.what();
         return false;
     }
+}
+
+// How many events a live writer's file holds committed, read from a copy of it and its log
+// in a folder of its own (recovery then writes beside the copy, never beside the live file);
+// 0 when the copy cannot be read (caught mid-checkpoint: the caller asks again).
+std::size_t committed_events(const QString& path) {
+    QTemporaryDir copy_dir;
+    const QString copy = copy_dir.filePath("copy.sqlite");
+    if (!QFile::copy(path, copy)) return 0;
+    QFile::copy(path + "-wal", copy + "-wal");
+    std::vector<std::int64_t> numbers;
+    bool complete = false;
+    QString error;
+    return read_numbers(copy, numbers, complete, error) ? numbers.size() : 0;
 }
 
 }  // namespace
@@ -246,7 +261,13 @@ void TestCrashSafety::sigkillOfCliRunLeavesTheOldProfile() {
         log += p.readAll();
     }
     QVERIFY2(log.contains("step"), log.constData());
-    QThread::msleep(1500);  // a commit or more in the partial file
+    // Killed once its partial file holds a commit: how soon the writer thread commits depends
+    // on the machine's load (a fixed sleep was too short under ctest -j2 beside other runs).
+    const QString partial_of_run = trace + ".partial." + QString::number(p.processId());
+    QElapsedTimer waited;
+    waited.start();
+    while (committed_events(partial_of_run) == 0 && waited.elapsed() < 120000) QThread::msleep(100);
+    QVERIFY2(committed_events(partial_of_run) > 0, "no event committed to the run's partial file in 120 s");
     const auto killed_pid = static_cast<pid_t>(p.processId());
     ::kill(killed_pid, SIGKILL);
     QVERIFY(p.waitForFinished(30000));
