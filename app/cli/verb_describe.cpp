@@ -51,6 +51,12 @@ void print_human(const nlohmann::json& model, const nlohmann::json& mesh, bool s
                   << (g["crosses_nodes"].get<bool>() ? ", crossing nodes" : ", inside a node")
                   << "\n";
     }
+    if (mesh.contains("zero")) {
+        const auto& z = mesh["zero"];
+        std::cout << "  ZeRO-" << z["stage"] << " shard groups of " << z["shard_group_size"] << " ("
+                  << z["replicas"] << " replicas)"
+                  << (z["shard_group_crosses_nodes"].get<bool>() ? ", crossing nodes" : ", inside a node") << "\n";
+    }
     if (show_ranks) {
         std::cout << "  rank  node gpu   tp  cp  dp  pp  ep etp edp\n";
         for (const auto& r : mesh["ranks"]) {

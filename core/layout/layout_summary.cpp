@@ -1,5 +1,7 @@
 #include "core/layout/layout_summary.h"
 
+#include <algorithm>
+
 #include "core/model/layer_graph.h"
 
 namespace meshwork {
@@ -72,6 +74,26 @@ nlohmann::json mesh_summary_json(const Layout& l, bool with_ranks) {
                                 {"crosses_nodes", mesh.axis_crosses_nodes(a)}};
     }
     j["groups"] = groups;
+    // Hybrid sharding: rank 0's dense ZeRO shard group, the inner dp / replicas data-parallel ranks
+    // with every cp rank (training.zero_replicas; docs/cost-model.md).
+    const int replicas = std::max(1, l.training.zero_replicas);
+    if (replicas > 1 && s.dp % replicas == 0) {
+        const int shard_dp = s.dp / replicas;
+        const RankCoords first = mesh.coords(0);
+        int size = 0;
+        bool crosses = false;
+        for (int r = 0; r < mesh.world_size(); ++r) {
+            const RankCoords c = mesh.coords(r);
+            if (c.tp != first.tp || c.pp != first.pp) continue;
+            if (c.dp >= shard_dp) continue;
+            ++size;
+            crosses = crosses || mesh.node_of(r) != mesh.node_of(0);
+        }
+        j["zero"] = {{"stage", l.training.zero_stage},
+                     {"replicas", replicas},
+                     {"shard_group_size", size},
+                     {"shard_group_crosses_nodes", crosses}};
+    }
     if (with_ranks) {
         nlohmann::json ranks = nlohmann::json::array();
         for (int r = 0; r < mesh.world_size(); ++r) {

@@ -91,6 +91,8 @@ VARIANTS = [
     ("zero0-pp4", LLAMA, ["--zero", "0"], {}),
     ("zero2-pp1", LLAMA, ["--pp", "1", "--dp", "8", "--zero", "2"], {}),
     ("zero3-pp1", LLAMA, ["--tp", "1", "--pp", "1", "--dp", "64", "--zero", "3", "--no-sp"], {}),
+    # MiCS: ZeRO-3 shard groups of 8 on 64 data-parallel ranks
+    ("mics-zero3", LLAMA, ["--tp", "1", "--pp", "1", "--dp", "64", "--zero", "3", "--no-sp", "--zero-replicas", "8"], {}),
     ("zero3-pp4-refused", LLAMA, ["--zero", "3"], {}),
     ("zero2-pp2-refused", LLAMA, ["--pp", "2", "--dp", "4", "--zero", "2"], {}),
     ("offload-optimizer-cpu", LLAMA, ["--tp", "1", "--pp", "1", "--dp", "64", "--zero", "2", "--no-sp"],
@@ -267,6 +269,9 @@ def check_in_child(M, config_dict, layout, describe, lost, num_stages_only=False
         replicas = cfg.world_size / axes["dp"]  # ranks counted in world_size that see the same samples
         same("samples per step", cfg.train_batch_size / replicas, training["global_batch_size"])
         same("ZeRO stage", int(cfg.zero_optimization_stage), training["zero_stage"])
+        # MiCS (zero/config.py mics_shard_size, -1 off): shard groups of dp / zero_replicas.
+        if training.get("zero_replicas", 1) > 1 and cfg.mics_shard_size > 0:
+            same("MiCS shard group", cfg.mics_shard_size, axes["dp"] // training["zero_replicas"])
         for key, section in (("offload_optimizer", cfg.zero_config.offload_optimizer),
                              ("offload_params", cfg.zero_config.offload_param)):
             device = getattr(section.device, "value", section.device) if section is not None else "none"

@@ -84,6 +84,9 @@ VARIANTS = [
     ("zero3", LLAMA, ["--zero", "3", "--pp", "1", "--dp", "8"]),
     ("zero3-pp4", LLAMA, ["--zero", "3"]),
     ("zero3-tp1", LLAMA, ["--zero", "3", "--tp", "1", "--pp", "1", "--dp", "64", "--no-sp"]),
+    # hybrid sharding: distributed-optimizer instances (ZeRO-1) and Megatron-FSDP's HSDP (ZeRO-3)
+    ("hsdp-zero1", LLAMA, ["--tp", "4", "--dp", "4", "--zero-replicas", "2"]),
+    ("hsdp-zero3", LLAMA, ["--zero", "3", "--pp", "1", "--dp", "8", "--zero-replicas", "4"]),
     ("full-recompute", LLAMA, ["--recompute", "full"]),
     ("no-recompute", LLAMA, ["--recompute", "none"]),
     ("recompute-modules", LLAMA, ["--recompute-modules", "core_attn,layernorm,mlp"]),
@@ -325,6 +328,8 @@ def compare_layout(M, args, config, info, hf):
     zero = training["zero_stage"]
     same("distributed optimizer", bool(args.use_distributed_optimizer), zero >= 1)
     same("Megatron-FSDP", bool(args.use_megatron_fsdp), zero >= 2)
+    same("distributed-optimizer instances", args.num_distributed_optimizer_instances,
+         training.get("zero_replicas", 1))
     if zero >= 2:
         same("FSDP sharding", args.data_parallel_sharding_strategy,
              "optim_grads" if zero == 2 else "optim_grads_params")

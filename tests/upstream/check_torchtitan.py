@@ -544,6 +544,12 @@ def main():
                      "--cp", str(cp), "--ep", str(ep), "--etp", str(etp), "--zero", str(zero), "--mbs", "1",
                      "--gbs", "512", *extra]
             cases.append((" ".join(flags[1:]), gpus, flags))
+    # Hybrid sharding (training.zero_replicas): HSDP, dp_replicate x dp_shard.
+    for model, gpus, tp, ep, zero, replicas in [("llama3-8b", 16, 1, 1, 3, 2), ("llama3-8b", 16, 2, 1, 3, 4),
+                                               ("llama3-8b", 16, 1, 1, 2, 8), ("mixtral-8x7b", 64, 2, 8, 3, 2)]:
+        flags = ["--model", model, "--cluster", "dgx-h100", "--gpus", str(gpus), "--tp", str(tp), "--ep", str(ep),
+                 "--zero", str(zero), "--zero-replicas", str(replicas), "--mbs", "1", "--gbs", "512"]
+        cases.append((" ".join(flags[1:]), gpus, flags))
     # TP communication overlap: written as async TP with the model compiled.
     for model, gpus, tp, pp in [("llama3-8b", 16, 2, 1), ("llama3-70b", 64, 8, 4)]:
         flags = ["--model", model, "--cluster", "dgx-h100", "--gpus", str(gpus), "--tp", str(tp), "--pp", str(pp),
