@@ -64,6 +64,9 @@ struct Options {
     QCommandLineOption select{"select",
                               "With --trace: select the time range START:END (ms from the trace's start) over "
                               "every lane, with its statistics per event name", "START:END"};
+    QCommandLineOption flags{"flags",
+                             "With --trace: timestamp flags at T1,T2,... (ms from the trace's start), as M sets "
+                             "them", "T1,T2"};
     QCommandLineOption dock{"dock",
                             "Show and raise a dock: model, parallelism, training, estimate or history "
                             "(the Training dock shares its place with the Model dock)", "DOCK"};
@@ -75,7 +78,7 @@ void describe(QCommandLineParser& parser, const Options& o) {
     parser.addVersionOption();
     parser.addPositionalArgument("files", "A layout file to open and/or trace files (several: the ranks of one job, "
                                           "merged into one view)", "[LAYOUT] [TRACE...]");
-    parser.addOptions({o.layout, o.trace, o.screenshot, o.view, o.theme, o.size, o.tool, o.ready, o.compare, o.compare_tab, o.dock, o.find, o.select});
+    parser.addOptions({o.layout, o.trace, o.screenshot, o.view, o.theme, o.size, o.tool, o.ready, o.compare, o.compare_tab, o.dock, o.find, o.select, o.flags});
 }
 
 void name_application() {
@@ -97,9 +100,14 @@ bool asks_for_help_or_version(int argc, char** argv) {
     return false;
 }
 
-// --find TEXT and --select START:END (ms) on the trace just opened.
-void show_find_and_select(meshwork::gui::MainWindow& window, const QString& find, const QString& range) {
+// --find TEXT, --select START:END and --flags T1,T2 (ms) on the trace just opened.
+void show_find_and_select(meshwork::gui::MainWindow& window, const QString& find, const QString& range,
+                          const QString& flags) {
     auto* panel = window.timeline();
+    if (!flags.isEmpty() && panel->view()->source()) {
+        const double begin = static_cast<double>(panel->view()->source()->begin_ns());
+        for (const QString& at : flags.split(',', Qt::SkipEmptyParts)) panel->view()->toggle_flag(begin + at.toDouble() * 1e6);
+    }
     if (!find.isEmpty()) {
         panel->list_matches(find);
         panel->find_next(find);
@@ -292,8 +300,9 @@ int main(int argc, char** argv) {
         } else {
             // --find and --select act on the trace once it is open (documentation pictures, checks).
             QObject::connect(&window, &MainWindow::trace_opened, &window,
-                             [&window, find = parser.value(o.find), range = parser.value(o.select)] {
-                                 show_find_and_select(window, find, range);
+                             [&window, find = parser.value(o.find), range = parser.value(o.select),
+                              flags = parser.value(o.flags)] {
+                                 show_find_and_select(window, find, range, flags);
                              });
             if (shooting) QObject::connect(&window, &MainWindow::trace_opened, &app, take_screenshot);
         }

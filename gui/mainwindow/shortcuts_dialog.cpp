@@ -39,6 +39,7 @@ QString shortcuts_html() {
         "<tr><td><b>Shift+drag</b></td><td>select a time range: its statistics per event name (Ctrl+C copies them)</td></tr>"
         "<tr><td><b>Click</b></td><td>select an event: its details</td></tr>"
         "<tr><td><b>Home / F</b></td><td>whole trace / zoom to selection</td></tr>"
+        "<tr><td><b>M / Shift+M</b></td><td>set (or remove) a timestamp flag at the cursor / clear the flags; neighbouring flags show the time between them</td></tr>"
         "<tr><td><b>Ctrl+F, Enter, F3</b></td><td>find an event by name: every match listed, next match</td></tr>"
         "<tr><td><b>Ctrl+G</b></td><td>go to a step or a micro-batch (3.1)</td></tr>"
         "<tr><td><b>Click a group header, Space</b></td><td>collapse or expand a pipeline stage or dp replica (Ctrl+↑/↓ between groups)</td></tr>"

@@ -1,5 +1,6 @@
 #include "gui/timeline/timeline_view.h"
 
+#include <QCursor>
 #include <QFontMetricsF>
 #include <QHelpEvent>
 #include <QKeyEvent>
@@ -388,6 +389,8 @@ void TimelineView::paint_selection(QPainter& p, QSize size) {
     const auto& c = view_colours();
     p.setClipRect(QRect(header_w_, ruler_h_, size.width() - header_w_, size.height() - ruler_h_));
     paint_step_lines(p, size);
+    flags_.paint_lines(p, QRectF(header_w_, ruler_h_, size.width() - header_w_, size.height() - ruler_h_),
+                       [this](double t) { return x_of(t); }, c.warning);
     if (selected_range_) {
         const double x0 = x_of(selected_range_->first), x1 = x_of(selected_range_->second);
         const double y0 = ruler_h_ + selected_lanes_.first * lane_h_ - lane_offset_px_;
@@ -482,6 +485,8 @@ void TimelineView::paint_ruler(QPainter& p, QSize size) {
         p.drawText(QRectF(x + 3, 2, step / ns_per_px_ - 6, axis_h - 10), Qt::AlignLeft | Qt::AlignVCenter,
                    ruler_label(t - origin, step));
     }
+    flags_.paint_ruler(p, QRectF(header_w_, 0, size.width() - header_w_, axis_h), [this](double at) { return x_of(at); },
+                       origin, c.warning, c.text);
     // Header corner: the window span.
     p.fillRect(QRect(0, 0, header_w_, ruler_h_ - 1), c.panel);
     p.setPen(c.text);
@@ -824,6 +829,16 @@ void TimelineView::select_event(std::int64_t event) {
     viewport()->update();
 }
 
+void TimelineView::toggle_flag(double t_ns) {
+    flags_.toggle(t_ns, 4 * ns_per_px_);
+    viewport()->update();
+}
+
+void TimelineView::clear_flags() {
+    flags_.clear();
+    viewport()->update();
+}
+
 void TimelineView::keyPressEvent(QKeyEvent* e) {
     const double centre = header_w_ + track_width() / 2;
     const double pan = track_width() / 8;
@@ -869,6 +884,17 @@ void TimelineView::keyPressEvent(QKeyEvent* e) {
         case Qt::Key_BraceLeft: set_all_groups_collapsed(true); break;
         case Qt::Key_BraceRight: set_all_groups_collapsed(false); break;
         case Qt::Key_Backspace: groups_back(); break;
+        case Qt::Key_M: {
+            if (e->modifiers() & Qt::ShiftModifier) {
+                clear_flags();
+                break;
+            }
+            // At the cursor when it is over the lanes, else at the middle of the window.
+            const QPoint at = viewport()->mapFromGlobal(QCursor::pos());
+            const bool over_track = viewport()->rect().contains(at) && at.x() >= header_w_;
+            toggle_flag(t_of(over_track ? at.x() : centre));
+            break;
+        }
         case Qt::Key_Escape:
             selected_event_.reset();
             selected_details_.reset();

@@ -2,7 +2,8 @@
 // items from a TimelineSource drawn for the visible window only. Wheel zooms around the
 // cursor, dragging pans, Shift+drag selects a time range, a click selects an event.
 // Keyboard: W/S or +/− zoom, A/D or arrows pan, Home shows everything, F frames the
-// selection, Esc clears it.
+// selection, Esc clears it; M sets a timestamp flag at the cursor (or removes the one there),
+// Shift+M clears them (time_flags.h).
 // When the source carries a mesh, lanes are grouped under a header row per pipeline stage
 // and data-parallel replica (lane_groups.h): a click on a header, or Space/Enter on the
 // current one (Ctrl+Up/Down), collapses or expands it; [ and ] collapse and expand it,
@@ -20,6 +21,7 @@
 
 #include "gui/timeline/lane_groups.h"
 #include "gui/timeline/peer_flows.h"
+#include "gui/timeline/time_flags.h"
 #include "gui/timeline/timeline_colours.h"
 #include "gui/timeline/timeline_source.h"
 
@@ -43,6 +45,10 @@ public:
     // Selects [t0_ns, t1_ns) over every row, as a Shift+drag across all lanes does
     // (range_selected follows): --select and tests.
     void select_range(double t0_ns, double t1_ns);
+    // Timestamp flags: M's toggle at `t_ns` (removing a flag within 4 px of it), and clearing.
+    void toggle_flag(double t_ns);
+    void clear_flags();
+    [[nodiscard]] const TimeFlags& time_flags() const { return flags_; }
     // Whether the step row and step lines are drawn for a source with steps (default on; a
     // remote trace has none: its protocol carries no steps).
     void set_steps_shown(bool shown);
@@ -183,6 +189,7 @@ private:
     bool steps_shown_ = true;  // set_steps_shown
     std::optional<TimelineEventDetails> flow_partner_;
     PeerFlows peer_flows_;
+    TimeFlags flags_;
     bool flow_checked_ = false;
     int lane_offset_px_ = 0;  // vertical scroll
     bool syncing_scrollbars_ = false;

@@ -8,6 +8,7 @@
 
 #include <QDialog>
 #include <QFile>
+#include <QCursor>
 #include <QHeaderView>
 #include <QLabel>
 #include <QComboBox>
@@ -33,6 +34,7 @@
 #include "core/engine/backend_registry.h"
 #include "core/layout/layout_json.h"
 #include "core/sim/simulate.h"
+#include "gui/app/theme.h"
 #include "gui/compare/compare_panel.h"
 #include "gui/compare/comparison_loader.h"
 #include "gui/compare/trace_roles.h"
@@ -569,6 +571,54 @@ private slots:
         }
         QVERIFY2(largest <= 60, qPrintable(QString("a pixel changed by %1 of 255").arg(largest)));
         QVERIFY(colours_under_box.size() > 1);  // events and gaps still tell apart
+    }
+
+    // Timestamp flags: M sets one (at the window's middle when the cursor is elsewhere), a
+    // second M there removes it, Shift+M clears; a flag is a line across the lanes in the
+    // warning colour, and two flags show the time between them on the ruler.
+    void timestamp_flags_mark_and_measure() {
+        auto source = std::make_shared<MemoryTimelineSource>();
+        const int lane = source->add_lane({0, TrackKind::ComputeStream, "compute"});
+        TraceEvent e;
+        e.kind = EventKind::Compute;
+        e.name = "gemm";
+        for (int i = 0; i < 10; ++i) {
+            e.start_ns = i * 1'000'000;
+            e.end_ns = e.start_ns + 600'000;
+            source->add_event(lane, e);
+        }
+        TimelineView view;
+        view.resize(900, 300);
+        view.set_source(source);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.fit_all();
+        QCursor::setPos(view.mapToGlobal(QPoint(-50, -50)));  // not over the lanes
+        const auto [t0, t1] = view.visible_window();
+        QTest::keyClick(&view, Qt::Key_M);
+        QCOMPARE(view.time_flags().flags_ns().size(), std::size_t{1});
+        const double middle = (t0 + t1) / 2;
+        QVERIFY2(std::fabs(view.time_flags().flags_ns().front() - middle) <= view.ns_per_pixel(),
+                 qPrintable(QString("flag at %1, middle %2").arg(view.time_flags().flags_ns().front()).arg(middle)));
+        QTest::keyClick(&view, Qt::Key_M);  // the same place: removed
+        QVERIFY(view.time_flags().empty());
+
+        view.toggle_flag(2'000'000);
+        view.toggle_flag(5'000'000);
+        QCOMPARE(view.time_flags().flags_ns(), (std::vector<double>{2'000'000, 5'000'000}));
+        const QSize size = view.viewport()->size();
+        QImage image(size, QImage::Format_RGB32);
+        {
+            QPainter p(&image);
+            view.render_frame(p, size);
+        }
+        const int x = view.lane_header_width() + static_cast<int>(std::floor((2'000'000 - t0) / view.ns_per_pixel()));
+        const QColor warning = view_colours().warning;
+        const int y = view.ruler_height() + view.lane_height() + 10;  // below the lane, on the background
+        QCOMPARE(QColor(image.pixel(x, y)).name(), warning.name());
+        QVERIFY(QColor(image.pixel(x + 3, y)).name() != warning.name());
+        QTest::keyClick(&view, Qt::Key_M, Qt::ShiftModifier);
+        QVERIFY(view.time_flags().empty());
     }
 
     // A measured trace's steps: a row under the time axis and a tick at each start.
