@@ -140,6 +140,7 @@ AxisEditor::AxisEditor(LayoutDocument* document, QWidget* parent) : QWidget(pare
     message_->hide();
     form->addRow(message_);
     connect(document_, &LayoutDocument::changed, this, &AxisEditor::sync_from_document);
+    sync_from_document();
 }
 
 QSpinBox* AxisEditor::spin_box(const std::string& axis) const {
@@ -150,6 +151,7 @@ QSpinBox* AxisEditor::spin_box(const std::string& axis) const {
 QString AxisEditor::last_refusal() const { return message_->isVisible() ? message_->text() : QString(); }
 
 void AxisEditor::sync_from_document() {
+    setEnabled(document_->has_layout());  // a trace alone has no layout to edit
     if (!document_->has_layout()) return;
     const Layout& l = document_->layout();
     syncing_ = true;

@@ -49,10 +49,17 @@ ModelPalette::ModelPalette(LayoutDocument* document, QWidget* parent)
         if (!path.isEmpty()) use_hf_config(path);
     });
     connect(document_, &LayoutDocument::changed, this, &ModelPalette::sync_from_document);
+    sync_from_document();
 }
 
 void ModelPalette::sync_from_document() {
-    if (!document_->has_layout()) return;
+    // With only a trace open there is no model to show or edit: no preset pretends to be it.
+    setEnabled(document_->has_layout());
+    if (!document_->has_layout()) {
+        presets_->setCurrentIndex(-1);
+        presets_->setPlaceholderText(tr("no layout open"));
+        return;
+    }
     const Layout& l = document_->layout();
     tree_->set_layout(l);
     syncing_ = true;

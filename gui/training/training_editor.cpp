@@ -102,6 +102,7 @@ TrainingEditor::TrainingEditor(LayoutDocument* document, QWidget* parent) : QWid
     message_->hide();
     outer->addWidget(message_);
     connect(document_, &LayoutDocument::changed, this, &TrainingEditor::sync_from_document);
+    sync_from_document();
 }
 
 void TrainingEditor::build_batch(QFormLayout* form) {

@@ -21,6 +21,7 @@
 namespace meshwork::gui {
 
 void TrainingEditor::sync_from_document() {
+    setEnabled(document_->has_layout());  // a trace alone has no layout to edit
     if (!document_->has_layout()) return;
     const Layout& l = document_->layout();
     const auto& t = l.training;

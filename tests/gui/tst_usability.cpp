@@ -999,6 +999,10 @@ private slots:
     void first_start_shows_the_start_page() {
         MainWindow w;
         QVERIFY(w.showing_start_page());
+        // No layout yet: its editors hold nothing to edit and say so by being disabled (a
+        // trace opened alone leaves them so), not by showing a preset's values.
+        QVERIFY(!w.axis_editor()->isEnabled());
+        QVERIFY(!w.training_editor()->isEnabled());
         auto* examples = w.start_page()->examples();
         QVERIFY(examples->count() >= 4);
         QList<QListWidgetItem*> tiny = examples->findItems("tiny-cpu", Qt::MatchExactly);
@@ -1007,6 +1011,8 @@ private slots:
         QVERIFY(w.document()->has_layout());
         QVERIFY(!w.showing_start_page());
         QVERIFY(w.document()->path().endsWith("tiny-cpu.json"));
+        QVERIFY(w.axis_editor()->isEnabled());
+        QVERIFY(w.training_editor()->isEnabled());
     }
 };
 
