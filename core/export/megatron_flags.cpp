@@ -111,7 +111,7 @@ constexpr std::array kIgnored = std::to_array<Entry>({
     {"--ddp-average-in-collective", kOverlap},
     {"--defer-embedding-wgrad-compute", kOverlap}, {"--delay-wgrad-compute", kOverlap},
     {"--use-nccl-ub", kOverlap},
-    {"--fsdp-double-buffer", kOverlap}, {"--outer-dp-sharding-strategy", kOverlap},
+    {"--fsdp-double-buffer", kOverlap},
     {"--disable-gloo-process-groups", kRuntime}, {"--nccl-communicator-config-path", kRuntime},
     {"--microbatch-group-size-per-virtual-pipeline-stage", kOverlap},
     // precision details

@@ -75,6 +75,7 @@ constexpr std::array kLayoutFlags = std::to_array<FlagSpec>({
     {"--recompute-activations", false}, {"--use-distributed-optimizer", false},
     {"--use-megatron-fsdp", false}, {"--use-custom-fsdp", false}, {"--use-torch-fsdp2", false},
     {"--data-parallel-sharding-strategy", true}, {"--num-distributed-optimizer-instances", true},
+    {"--outer-dp-sharding-strategy", true},
     {"--bf16", false}, {"--fp16", false},
     {"--fp8-format", true}, {"--use-flash-attn", false}, {"--attention-backend", true},
     {"--grad-reduce-in-bf16", false}, {"--moe-token-dispatcher-type", true},
@@ -1690,6 +1691,24 @@ private:
                                            "--num-distributed-optimizer-instances " + std::to_string(n),
                                            "has no effect without --use-distributed-optimizer or "
                                            "--use-megatron-fsdp: DDP all-reduces over the whole data-parallel group"});
+            }
+        }
+        // Megatron-FSDP's HSDP can shard the optimizer states across the replicas too
+        // (`optim`, "HFSDP": mcore_fsdp_adapter.py:420 at d98e8a64). That moves memory a
+        // layout's replicas cannot state, so it is refused rather than read as plain HSDP.
+        if (has("--outer-dp-sharding-strategy")) {
+            const std::string outer = text("--outer-dp-sharding-strategy", "no_shard");
+            if (outer != "no_shard" && fsdp && t.zero_replicas > 1) {
+                add(field("--outer-dp-sharding-strategy"),
+                    "'" + outer + "': Megatron-FSDP then shards the optimizer states across the " +
+                        std::to_string(t.zero_replicas) +
+                        " replicas as well; a layout's hybrid sharding (training.zero_replicas) keeps each "
+                        "replica's state whole, so it cannot hold this");
+            } else {
+                result_.ignored.push_back({position("--outer-dp-sharding-strategy"),
+                                           "--outer-dp-sharding-strategy " + outer,
+                                           "has effect only with Megatron-FSDP's hybrid sharding "
+                                           "(--use-megatron-fsdp and --num-distributed-optimizer-instances > 1)"});
             }
         }
         overlap(l, fsdp || distopt);

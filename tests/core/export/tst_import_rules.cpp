@@ -419,6 +419,13 @@ void TestImportRules::hybrid_sharding() {
     QVERIFY(ignored(ddp, "--num-distributed-optimizer-instances 4") != nullptr);
     // A count that does not divide the data-parallel ranks is read, and refused by validation
     // (import-args validates what it imports: exit 2 naming training.zero_replicas).
+    // Megatron-FSDP's HFSDP (optimizer states sharded across the replicas too) is refused;
+    // without hybrid sharding the flag is listed.
+    QVERIFY(has_issue(issues_of(kBase + "--use-megatron-fsdp --num-distributed-optimizer-instances 2 "
+                                        "--outer-dp-sharding-strategy optim"),
+                      "argv[19] --outer-dp-sharding-strategy", "across the 2 replicas"));
+    const ImportResult outer = import_ok(kBase + "--use-megatron-fsdp --outer-dp-sharding-strategy optim");
+    QVERIFY(ignored(outer, "--outer-dp-sharding-strategy optim") != nullptr);
     const ImportResult three = import_ok(kBase + "--use-distributed-optimizer --num-distributed-optimizer-instances 3");
     QVERIFY(has_issue(validate_layout(three.layout, "cmd.sh").errors, "training.zero_replicas", "do not divide dp 8"));
 
