@@ -85,6 +85,21 @@ void wait_for_estimate(MainWindow& w) {
     w.estimate_panel()->runner()->wait();
     QTRY_VERIFY(w.estimate_panel()->current().has_value());
 }
+// One compute lane of `count` "gemm" events, one every `period_ns`, each `duration_ns` long.
+std::shared_ptr<MemoryTimelineSource> gemm_lane(int count, std::int64_t period_ns, std::int64_t duration_ns) {
+    auto source = std::make_shared<MemoryTimelineSource>();
+    const int lane = source->add_lane({0, TrackKind::ComputeStream, "compute"});
+    TraceEvent e;
+    e.kind = EventKind::Compute;
+    e.name = "gemm";
+    for (int i = 0; i < count; ++i) {
+        e.start_ns = i * period_ns;
+        e.end_ns = e.start_ns + duration_ns;
+        source->add_event(lane, e);
+    }
+    return source;
+}
+
 }  // namespace
 
 class TstUsability : public QObject {
@@ -526,16 +541,7 @@ private slots:
 
     // Shift+drag draws a translucent range: the events under it stay visible.
     void range_selection_is_translucent() {
-        auto source = std::make_shared<MemoryTimelineSource>();
-        const int lane = source->add_lane({0, TrackKind::ComputeStream, "compute"});
-        TraceEvent e;
-        e.kind = EventKind::Compute;
-        e.name = "gemm";
-        for (int i = 0; i < 20; ++i) {
-            e.start_ns = i * 100'000;
-            e.end_ns = e.start_ns + 60'000;
-            source->add_event(lane, e);
-        }
+        auto source = gemm_lane(20, 100'000, 60'000);
         TimelineView view;
         view.resize(900, 300);
         view.set_source(source);
@@ -577,16 +583,7 @@ private slots:
     // second M there removes it, Shift+M clears; a flag is a line across the lanes in the
     // warning colour, and two flags show the time between them on the ruler.
     void timestamp_flags_mark_and_measure() {
-        auto source = std::make_shared<MemoryTimelineSource>();
-        const int lane = source->add_lane({0, TrackKind::ComputeStream, "compute"});
-        TraceEvent e;
-        e.kind = EventKind::Compute;
-        e.name = "gemm";
-        for (int i = 0; i < 10; ++i) {
-            e.start_ns = i * 1'000'000;
-            e.end_ns = e.start_ns + 600'000;
-            source->add_event(lane, e);
-        }
+        auto source = gemm_lane(10, 1'000'000, 600'000);
         TimelineView view;
         view.resize(900, 300);
         view.set_source(source);
