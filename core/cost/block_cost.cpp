@@ -221,8 +221,10 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     const EagerBytes eager = tr.fused_elementwise ? EagerBytes{} : eager_bytes(x, b);
     const double attn_mem_fwd = norm_bytes(x) + residual_bytes(x) + eager.attention;
     out.fwd.attention_s = qkv_s + proj_s + core.fwd_s + memory_s(k, attn_mem_fwd);
-    out.bwd.attention_s = 2.0 * (qkv_s + proj_s) + core.bwd_s + memory_s(k, 2.0 * attn_mem_fwd);
-    double wgrad_s = qkv_s + proj_s;  // weight-gradient GEMMs the backward TP comm can hide behind
+    // The backward's GEMMs at their own shapes (kernel_time.h: input and weight gradient).
+    out.bwd.attention_s = gemm_bwd_s(k, g.qkv) + gemm_bwd_s(k, g.proj) + core.bwd_s + memory_s(k, 2.0 * attn_mem_fwd);
+    // Weight-gradient GEMMs the backward TP comm can hide behind.
+    double wgrad_s = gemm_wgrad_s(k, g.qkv) + gemm_wgrad_s(k, g.proj);
 
     // --- MLP or MoE half --------------------------------------------------------------
     const double act_rw = m.gated_mlp ? 3.0 : 2.0;   // activation kernel traffic per width
@@ -230,12 +232,15 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     double mlp_mem_bytes = norm_bytes(x) + residual_bytes(x) + eager.mlp;
     double mlp_fwd = memory_s(k, mlp_mem_bytes);
     double mlp_gemm = 0;
+    double mlp_gemm_bwd = 0, mlp_wgrad = 0;  // their backward, and its weight gradients
     double fc1_s = 0, fc2_s = 0;  // the dense (or shared-expert) MLP's two GEMMs
     const double shared_ffn = b.moe ? m.shared_ffn : m.ffn;
     if (shared_ffn > 0) {
         fc1_s = gemm_s(k, g.fc1);
         fc2_s = gemm_s(k, g.fc2);
         mlp_gemm += fc1_s + fc2_s;
+        mlp_gemm_bwd += gemm_bwd_s(k, g.fc1) + gemm_bwd_s(k, g.fc2);
+        mlp_wgrad += gemm_wgrad_s(k, g.fc1) + gemm_wgrad_s(k, g.fc2);
         mlp_fwd += memory_s(k, act_rw * e * shared_ffn / t * T);
         mlp_mem_bytes += act_rw * e * shared_ffn / t * T;
     }
@@ -248,6 +253,10 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     bool moe_quant_padding = false;                // fp8 padding copies outside the dispatcher
     if (b.moe) {
         mlp_gemm += gemm_s(k, g.router) + gemm_s(k, g.expert_fc1) + gemm_s(k, g.expert_fc2);
+        for (const GemmShape* gs : {&g.router, &g.expert_fc1, &g.expert_fc2}) {
+            mlp_gemm_bwd += gemm_bwd_s(k, *gs);
+            mlp_wgrad += gemm_wgrad_s(k, *gs);
+        }
         const double copies = T * m.top_k * c.etp / t * x.capacity;  // token copies per rank
         moe_copies = copies;
         // Bias, clamp and fp8 padding passes outside the fused kernels (moe_eager_passes.h); FC1's output
@@ -302,7 +311,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     const double router_tokens = T / (x.sp ? t : 1.0);
     out.fwd.mlp_s = mlp_gemm + mlp_fwd + moe_quant_fwd + memory_s(k, eager_moe.fwd * moe_copies) +
                     memory_s(k, router.fwd * router_tokens);
-    out.bwd.mlp_s = 2.0 * mlp_gemm + 2.0 * mlp_fwd + moe_quant_bwd + memory_s(k, eager_moe.bwd * moe_copies) +
+    out.bwd.mlp_s = mlp_gemm_bwd + 2.0 * mlp_fwd + moe_quant_bwd + memory_s(k, eager_moe.bwd * moe_copies) +
                     memory_s(k, router.bwd * router_tokens);
     // fp8 recipes whose dense-GEMM casts move more bytes than per-tensor scaling's
     // (fp8_cast.h: torchao's rowwise), charged to the backward, which reads the extra copies.
@@ -312,7 +321,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
         out.bwd.mlp_s += memory_s(k, fp8_extra_cast_bytes(g.fc1, tr.fp8_recipe) +
                                          fp8_extra_cast_bytes(g.fc2, tr.fp8_recipe));
     }
-    wgrad_s += mlp_gemm;
+    wgrad_s += mlp_wgrad;
 
     // --- collectives --------------------------------------------------------------------
     // Attention half: one TP collective each way. MLP half: one more for a dense MLP or
@@ -596,7 +605,7 @@ EdgeCost head_cost(const Ctx& x, int pp, CrossEntropy loss) {
     const double bwd_bytes = upcast ? 24.0 + c.element_bytes : 8.0 + c.element_bytes;
     out.fwd.mlp_s = head + memory_s(c.kernel, logits * fwd_bytes);
     out.bwd.attention_s = 2.0 * out.fwd.attention_s;
-    out.bwd.mlp_s = 2.0 * head + memory_s(c.kernel, logits * bwd_bytes);
+    out.bwd.mlp_s = gemm_bwd_s(c.kernel, head_gemm(m, c)) + memory_s(c.kernel, logits * bwd_bytes);
     if (t > 1) {
         // SP: all-gather before the head, reduce-scatter of its input gradient. Without SP
         // the input gradient is all-reduced. Three tiny all-reduces (max, sum, target).

@@ -17,12 +17,14 @@ namespace meshwork::cost {
 // GPUs no table covers (they keep the gemm_half_dim curve).
 bool has_gemm_shape_table(const std::string& gpu_kind);
 
-// The factor, in (0, 1], for a GEMM whose output has `rows` × `n` elements and whose inner
-// dimension is `k`. `rows` is the output rows of all the GEMMs that run together (a batched or
-// grouped GEMM's total: tokens per expert × local experts). Interpolated in log2 between the
-// table's points; outside them the nearest edge (rows below 4096 take the 4096-row figures,
-// which makes smaller GEMMs optimistic; dimensions above 4096 count as 4096, where the table
-// has saturated).
-double gemm_shape_factor(double rows, double n, double k);
+// The factor, in (0, 1], for `together` equal GEMMs running side by side (1: a lone GEMM; a
+// batched call: its batch; Transformer Engine's grouped experts: the GEMMs its compute
+// streams run at once), each with `m` output rows, `n` output columns and inner dimension
+// `k`. Interpolated in log2 between the table's points over batch, m, n and k; GEMMs of 4,096
+// rows or more each are read by total rows (the table's b × 4096 entries); concurrency beyond
+// the table's batch of 4 counts as more rows. Outside the grid the nearest edge: dimensions
+// above 4096 count as 4096 (where the table has saturated), fewer than 256 rows, columns or
+// inner length as 256 (optimistic for such slivers).
+double gemm_shape_factor(double m, double n, double k, double together = 1);
 
 }  // namespace meshwork::cost

@@ -43,8 +43,8 @@ BlockGemms block_gemms(const ModelProfile& m, const BlockProfile& b, const Layou
         const double local_experts = std::max(1.0, static_cast<double>(m.experts) / c.ep);
         const double copies = T * m.top_k * c.etp / t * capacity;  // token copies per rank
         const double per_expert = copies / local_experts;
-        g.expert_fc1 = {per_expert, gate * m.expert_ffn / c.etp, h, local_experts};
-        g.expert_fc2 = {per_expert, h, m.expert_ffn / c.etp, local_experts};
+        g.expert_fc1 = {per_expert, gate * m.expert_ffn / c.etp, h, local_experts, kTeGroupedGemmStreams};
+        g.expert_fc2 = {per_expert, h, m.expert_ffn / c.etp, local_experts, kTeGroupedGemmStreams};
     }
     return g;
 }

@@ -13,6 +13,14 @@ namespace meshwork::cost {
 struct LayoutCosts;
 
 // Forward shapes; the backward runs each twice (input and weight gradients), the same size.
+// Transformer Engine's GroupedLinear (Megatron-LM's TEGroupedMLP experts) issues one cuBLAS
+// GEMM per local expert, round-robin over 4 compute streams, so at most 4 run side by side:
+// `multi_stream_cublas_gemm`, transformer_engine/common/gemm/cublaslt_gemm.cu:969-1010, with
+// `num_compute_streams = 4` in common/util/multi_stream.cpp:52-54 (TE v2.15, 42b84005; the
+// same at v2.9, 70f53666, :924-965). `nvte_multi_tensor_gemm` (:1051-1070) takes that path on
+// every GPU but Hopper with NVTE_USE_CUTLASS_GROUPED_GEMM set.
+constexpr double kTeGroupedGemmStreams = 4;
+
 struct BlockGemms {
     GemmShape qkv;      // Q, K, V in-projection (column-parallel)
     GemmShape proj;     // attention output projection (row-parallel)

@@ -33,11 +33,11 @@ KernelModel kernel_model(const ClusterSpec& c, DType dtype, Fp8Recipe recipe) {
 
 double GemmShape::size() const { return std::min({m, n, k}); }
 
-double gemm_s(const KernelModel& k, double m, double n, double kdim, double count) {
+double gemm_s(const KernelModel& k, double m, double n, double kdim, double count, double together) {
     if (m <= 0 || n <= 0 || kdim <= 0 || count <= 0) return 0;
     double eff = k.gemm_efficiency;
     if (k.gemm_shape_table) {
-        eff *= gemm_shape_factor(m * count, n, kdim);
+        eff *= gemm_shape_factor(m, n, kdim, together > 0 ? std::min(together, count) : count);
     } else {
         const double d = std::min({m, n, kdim});
         eff *= d / (d + k.gemm_half_dim);
@@ -46,6 +46,14 @@ double gemm_s(const KernelModel& k, double m, double n, double kdim, double coun
     const double compute = flops / (k.peak_flops_per_s * eff);
     const double traffic = (m * kdim + kdim * n + m * n) * k.element_bytes * count;
     return std::max(compute, traffic / k.memory_bytes_per_s);
+}
+
+double gemm_dgrad_s(const KernelModel& k, const GemmShape& g) {
+    return g.present() ? gemm_s(k, g.m, g.k, g.n, g.count, g.together) : 0.0;
+}
+
+double gemm_wgrad_s(const KernelModel& k, const GemmShape& g) {
+    return g.present() ? gemm_s(k, g.k, g.n, g.m, g.count, g.together) : 0.0;
 }
 
 double memory_s(const KernelModel& k, double bytes) {

@@ -33,9 +33,11 @@ struct KernelModel {
 // cluster's stated one or the kernel table's for the GPU and precision (gemm_efficiency.h).
 KernelModel kernel_model(const ClusterSpec& cluster, DType dtype, Fp8Recipe recipe = Fp8Recipe::Tensorwise);
 
-// A GEMM (m × k)·(k × n) repeated `count` times (batched); count 0 = no such GEMM.
+// A GEMM (m × k)·(k × n) repeated `count` times; count 0 = no such GEMM. `together`: how many
+// of the `count` run side by side (0: all of them, a batched call; Transformer Engine's
+// grouped experts: its compute streams, kTeGroupedGemmStreams in gemm_shapes.h).
 struct GemmShape {
-    double m = 0, n = 0, k = 0, count = 0;
+    double m = 0, n = 0, k = 0, count = 0, together = 0;
 
     [[nodiscard]] bool present() const { return m > 0 && n > 0 && k > 0 && count > 0; }
     [[nodiscard]] double flops() const { return present() ? 2.0 * m * n * k * count : 0.0; }
@@ -44,13 +46,21 @@ struct GemmShape {
 };
 
 // A GEMM of shape (m × k)·(k × n) repeated `count` times (batched or grouped), FLOPs
-// 2·m·n·k·count. Efficiency = gemm × gemm_shape_factor(m·count, n, k) on a GPU with a
+// 2·m·n·k·count, `together` of them at once (0: all). Efficiency = gemm ×
+// gemm_shape_factor(m, n, k, together) on a GPU with a
 // per-shape table, else gemm · d / (d + gemm_half_dim) with d = min(m, n, k); the time is
 // never below the HBM traffic of its operands.
-double gemm_s(const KernelModel& k, double m, double n, double kdim, double count = 1);
+double gemm_s(const KernelModel& k, double m, double n, double kdim, double count = 1, double together = 0);
 inline double gemm_s(const KernelModel& k, const GemmShape& g) {
-    return g.present() ? gemm_s(k, g.m, g.n, g.k, g.count) : 0.0;
+    return g.present() ? gemm_s(k, g.m, g.n, g.k, g.count, g.together) : 0.0;
 }
+// The backward of a GEMM Y = X·W of shape (m × k)·(k × n), each product at its own shape: the
+// input gradient dX = dY·Wᵀ, (m × n)·(n × k), and the weight gradient dW = Xᵀ·dY,
+// (k × m)·(m × n), whose inner dimension is the forward's rows (the tokens: per expert for
+// grouped experts). Same FLOPs as two forwards; the shape factor of each may differ.
+double gemm_dgrad_s(const KernelModel& k, const GemmShape& g);
+double gemm_wgrad_s(const KernelModel& k, const GemmShape& g);
+inline double gemm_bwd_s(const KernelModel& k, const GemmShape& g) { return gemm_dgrad_s(k, g) + gemm_wgrad_s(k, g); }
 // A memory-bound kernel that reads and writes `bytes` in total.
 double memory_s(const KernelModel& k, double bytes);
 // Fused attention doing `flops` FLOPs at the flat rate (attention_flops_per_s).

@@ -11,6 +11,7 @@
 #include "core/cost/cost_model.h"
 #include "core/cost/gemm_efficiency.h"
 #include "core/cost/gemm_shape_factor.h"
+#include "core/cost/gemm_shapes.h"
 #include "core/cost/kernel_time.h"
 #include "core/cost/launch_cost.h"
 #include "core/layout/layout_json.h"
@@ -79,7 +80,18 @@ class TestCostGemmEfficiency : public QObject {
         // 1·4096×256×256 at 82.24 TFLOP/s, 4·4096×2048×512 at 607.49, of 793.13.
         QVERIFY(std::fabs(gemm_shape_factor(4096, 256, 256) - 82.24 / 793.13) < 1e-12);
         QVERIFY(std::fabs(gemm_shape_factor(16384, 2048, 512) - 607.49 / 793.13) < 1e-12);
-        QVERIFY(std::fabs(gemm_shape_factor(1024, 256, 256) - 82.24 / 793.13) < 1e-12);  // rows clamp
+        // Fewer than 4,096 rows: the table's own small-m entries (1·1024×256×256 at 21.96,
+        // 4·1024×2048×2048 at 712.74), below 256 the 256-row edge (1·256×256×256 at 6.45).
+        QVERIFY(std::fabs(gemm_shape_factor(1024, 256, 256) - 21.96 / 793.13) < 1e-12);
+        QVERIFY(std::fabs(gemm_shape_factor(1024, 2048, 2048, 4) - 712.74 / 793.13) < 1e-12);
+        QVERIFY(std::fabs(gemm_shape_factor(128, 256, 256) - 6.45 / 793.13) < 1e-12);
+        // Continuous where the small-m entries meet the b × 4096-row ones, for every batch.
+        for (double b : {1.0, 2.0, 3.0, 4.0})
+            QVERIFY(std::fabs(gemm_shape_factor(4095.999, 1536, 768, b) - gemm_shape_factor(4096, 1536, 768, b)) < 1e-4);
+        // Side by side beats one at a time, and concurrency beyond 4 counts as rows: 16 GEMMs of
+        // 1024 rows at once are one of 16,384 rows.
+        QVERIFY(gemm_shape_factor(1024, 1536, 2048, 4) > gemm_shape_factor(1024, 1536, 2048, 1));
+        QCOMPARE(gemm_shape_factor(1024, 1536, 2048, 16), gemm_shape_factor(16384, 1536, 2048));
         // Between points, in log2: k = 768 lies between the 512 and 1024 columns.
         const double mid = gemm_shape_factor(16384, 2048, 768);
         QVERIFY(mid > 607.49 / 793.13 && mid < 687.86 / 793.13);
@@ -99,6 +111,22 @@ class TestCostGemmEfficiency : public QObject {
         QVERIFY(std::fabs(big - 2.0 * 4096 * 4096 * 4096 * 4 / (1e15 * 0.5)) < 1e-15);
         const double thin = gemm_s(k, 4096, 2048, 512, 4);
         QVERIFY(std::fabs(thin - 2.0 * 4096 * 2048 * 512 * 4 / (1e15 * 0.5 * 607.49 / 793.13)) < 1e-15);
+        // Grouped experts under Transformer Engine: 16 GEMMs of 1,024 rows, 4 at a time, take
+        // the 4-batch entries and are slower than if all 16 ran as one batch.
+        const GemmShape experts{1024, 1536, 2048, 16, kTeGroupedGemmStreams};
+        QVERIFY(std::fabs(gemm_s(k, experts) - 2.0 * 1024 * 1536 * 2048 * 16 /
+                                                  (1e15 * 0.5 * gemm_shape_factor(1024, 1536, 2048, 4))) < 1e-15);
+        QVERIFY(gemm_s(k, experts) > gemm_s(k, 1024, 1536, 2048, 16));
+        // The backward at its own shapes: a large square GEMM costs two forwards; a forward with
+        // a short inner dimension (an expert's FC2, k = 768) has a weight gradient whose inner
+        // dimension is the tokens, faster than its input gradient (inner 2048 but 768 wide).
+        const GemmShape square{16384, 16384, 16384, 1};
+        QVERIFY(std::fabs(gemm_bwd_s(k, square) - 2 * gemm_s(k, square)) < 1e-15);
+        const GemmShape fc2{8192, 2048, 768, 16, kTeGroupedGemmStreams};
+        QVERIFY(std::fabs(gemm_bwd_s(k, fc2) - gemm_dgrad_s(k, fc2) - gemm_wgrad_s(k, fc2)) < 1e-15);
+        QCOMPARE(gemm_wgrad_s(k, fc2), gemm_s(k, 768, 2048, 8192, 16, 4));
+        QCOMPARE(gemm_dgrad_s(k, fc2), gemm_s(k, 8192, 768, 2048, 16, 4));
+        QVERIFY(gemm_wgrad_s(k, fc2) < gemm_s(k, fc2));
     }
     void precision_of_training() {
         QCOMPARE(gemm_precision(DType::Bf16, Fp8Recipe::Mxfp8), GemmPrecision::Bf16);  // recipe read for fp8 only
@@ -118,8 +146,8 @@ class TestCostGemmEfficiency : public QObject {
         QCOMPARE(gemm_efficiency(h100, DType::Fp8, Fp8Recipe::Blockwise), 0.45 * 0.60 / 0.75);
         QCOMPARE(kernel_model(h100, DType::Fp8, Fp8Recipe::Blockwise).gemm_efficiency, 0.45 * 0.60 / 0.75);
         const ClusterSpec b200 = load_cluster("dgx-b200");
-        QCOMPARE(gemm_efficiency(b200, DType::Fp8, Fp8Recipe::Mxfp8), 0.43);
-        QCOMPARE(gemm_efficiency(b200, DType::Bf16, Fp8Recipe::Tensorwise), 0.43 * 0.61 / 0.58);
+        QCOMPARE(gemm_efficiency(b200, DType::Fp8, Fp8Recipe::Mxfp8), 0.42);
+        QCOMPARE(gemm_efficiency(b200, DType::Bf16, Fp8Recipe::Tensorwise), 0.42 * 0.61 / 0.58);
         h100.efficiency.gemm = 0.5;
         QCOMPARE(gemm_efficiency(h100, DType::Bf16, Fp8Recipe::Tensorwise), 0.5);
         QCOMPARE(gemm_efficiency(h100, DType::Fp8, Fp8Recipe::Blockwise), 0.5);

@@ -1,6 +1,6 @@
 // Step times of H100-era runs. Three rows are *fitted*: the per-tensor fp8 GEMM efficiency a
 // step sustains on Hopper (0.45, kSustained in core/cost/gemm_efficiency.cpp) was chosen on
-// the Megatron-Bridge H100 LLAMA3_70B and LLAMA3.1_405B rows, that of Blackwell (0.43) on the
+// the Megatron-Bridge H100 LLAMA3_70B and LLAMA3.1_405B rows, that of Blackwell (0.42) on the
 // B200 LLAMA3.1_405B row: the value, in steps of 0.01, with the smallest largest |error| of the
 // fitted estimates (bench/refit-gemm.py; until issue 28 the presets' efficiency.gemm, refitted
 // when these rows gained their recipes' TP overlap, 0.55 and 0.5 → 0.47 and 0.46, and again

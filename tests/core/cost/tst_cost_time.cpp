@@ -1,9 +1,12 @@
 // Time side of the cost model: collective closed forms, pipeline bubbles, monotonicity.
 #include <QtTest>
 
+#include <array>
+
 #include "core/cost/collective_time.h"
 #include "core/cost/cost_model.h"
 #include "core/cost/group_topology.h"
+#include "core/cost/gemm_shapes.h"
 #include "core/cost/kernel_time.h"
 #include "core/cost/moe_host_ops.h"
 #include "tests/core/cost/cost_test_util.h"
@@ -159,9 +162,23 @@ private slots:
         const LayoutCosts one = moe_costs(1, DType::Bf16);
         const LayoutCosts two = moe_costs(2, DType::Bf16);
         const KernelModel& k = one.kernel;
-        auto experts = [&](double local) {
+        // The local experts' GEMMs, 4 at a time (Transformer Engine's compute streams).
+        auto expert_gemms = [&](double local) {
             const double per = copies / local;
-            return gemm_s(k, per, 2 * f, h, local) + gemm_s(k, per, h, f, local);
+            return std::array<GemmShape, 3>{GemmShape{per, 2 * f, h, local, kTeGroupedGemmStreams},
+                                            GemmShape{per, h, f, local, kTeGroupedGemmStreams},
+                                            GemmShape{4096, 8, h, 1}};  // and the router's
+        };
+        auto experts = [&](double local) {
+            const auto g = expert_gemms(local);
+            return gemm_s(k, g[0]) + gemm_s(k, g[1]);
+        };
+        // The backward's GEMMs at their own shapes (input and weight gradient), against twice
+        // the forward's.
+        auto gemm_gap = [&](const KernelModel& km, double local) {
+            double gap = 0;
+            for (const GemmShape& g : expert_gemms(local)) gap += gemm_bwd_s(km, g) - 2 * gemm_s(km, g);
+            return gap;
         };
         const double sort_s = memory_s(k, 4.0 * 2 * h * copies);
         QVERIFY(sort_s > 0);
@@ -169,7 +186,8 @@ private slots:
         QVERIFY2(std::fabs((two.moe.fwd.mlp_s - one.moe.fwd.mlp_s) - expected) <
                      1e-9 * one.moe.fwd.mlp_s,
                  "ep 2 adds the sort by local expert and back");
-        // bf16: the backward is twice the forward but for the router's passes, whose backward
+        // bf16: the backward is twice the forward but for its GEMMs' own shapes and the
+        // router's passes, whose backward
         // moves the forward's score bytes plus its fp32 casts (moe_host_ops.h) on the rank's
         // 4,096 tokens; fp8 adds the casts, backward h + 2f and forward h + f per copy, so
         // backward − 2 × forward = −4·h·copies bytes of traffic; and, with the all-to-all
@@ -179,9 +197,11 @@ private slots:
         auto router_gap = [&](const KernelModel& km) {
             return memory_s(km, router.bwd * 4096) - 2 * memory_s(km, router.fwd * 4096);
         };
-        QVERIFY(std::fabs(one.moe.bwd.mlp_s - 2 * one.moe.fwd.mlp_s - router_gap(k)) < 1e-9 * one.moe.fwd.mlp_s);
+        QVERIFY(std::fabs(one.moe.bwd.mlp_s - 2 * one.moe.fwd.mlp_s - router_gap(k) - gemm_gap(k, 8)) <
+                1e-9 * one.moe.fwd.mlp_s);
         const LayoutCosts fp8 = moe_costs(2, DType::Fp8);
-        const double cast_gap = fp8.moe.bwd.mlp_s - 2 * fp8.moe.fwd.mlp_s - router_gap(fp8.kernel);
+        const double cast_gap =
+            fp8.moe.bwd.mlp_s - 2 * fp8.moe.fwd.mlp_s - router_gap(fp8.kernel) - gemm_gap(fp8.kernel, 4);
         QVERIFY2(std::fabs(cast_gap + memory_s(fp8.kernel, 4.0 * h * copies) +
                            memory_s(fp8.kernel, 4.0 * 2 * h * copies)) < 1e-9 * fp8.moe.fwd.mlp_s,
                  "fp8 casts: backward (h + 2f) − 2 × forward (h + f) per copy; padding 4eh both ways");
