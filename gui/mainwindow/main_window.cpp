@@ -15,6 +15,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QProgressBar>
+#include <QScreen>
 #include <QSettings>
 #include <QSpinBox>
 #include <QStatusBar>
@@ -24,6 +25,7 @@
 #include <QToolBar>
 #include <QUndoView>
 
+#include "gui/app/keyboard_conventions.h"
 #include "gui/app/theme.h"
 #include "core/common/error.h"
 #include "core/common/resources.h"
@@ -178,7 +180,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         // The same GPU count as the mesh's legend, and the same verdict as the Estimate dock.
         status_->setText(tr("%1 · %2").arg(gpu_count_text(document_->layout()), verdict_text(*a, false)));
     });
-    resize(1500, 900);
+    // A first start on a small screen (1280×720) must not open past its edges.
+    QSize first_size(1500, 900);
+    if (const QScreen* s = screen()) first_size = first_size.boundedTo(s->availableGeometry().size());
+    resize(first_size);
+    install_keyboard_conventions(this);
     restore_settings();
     update_title();
 }
@@ -209,6 +215,18 @@ void MainWindow::build_docks() {
     history->setEmptyLabel(tr("<opened layout>"));
     auto* history_dock = add_dock(tr("History"), "history_dock", history, Qt::RightDockWidgetArea);
     splitDockWidget(estimate_dock, history_dock, Qt::Vertical);
+    // A dock tabbed behind another still counts as visible to Qt: Tab and its mnemonics reach
+    // its widgets. Whatever takes the focus there brings its dock to the front, so no key
+    // ever changes what cannot be seen.
+    connect(qApp, &QApplication::focusChanged, this, [this](QWidget*, QWidget* now) {
+        if (!now || now->window() != this) return;
+        for (QWidget* w = now->parentWidget(); w; w = w->parentWidget()) {
+            if (auto* dock = qobject_cast<QDockWidget*>(w)) {
+                if (dock->widget() && dock->widget()->visibleRegion().isEmpty()) dock->raise();
+                return;
+            }
+        }
+    });
     resizeDocks({model_dock, estimate_dock}, {360, 380}, Qt::Horizontal);
     resizeDocks({model_dock, axes_dock}, {560, 300}, Qt::Vertical);
     resizeDocks({estimate_dock, history_dock}, {640, 220}, Qt::Vertical);
@@ -258,7 +276,12 @@ void MainWindow::build_actions() {
     undo_->setShortcut(QKeySequence::Undo);
     undo_->setIcon(style->standardIcon(QStyle::SP_ArrowBack));
     redo_ = document_->undo_stack()->createRedoAction(this, tr("&Redo"));
-    redo_->setShortcuts({QKeySequence::Redo, QKeySequence(Qt::CTRL | Qt::Key_Y)});
+    // The platform's redo keys plus both common ones, each once: a key bound twice is
+    // ambiguous to Qt and then does nothing.
+    QList<QKeySequence> redo_keys = QKeySequence::keyBindings(QKeySequence::Redo);
+    for (const QKeySequence& k : {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), QKeySequence(Qt::CTRL | Qt::Key_Y)})
+        if (!redo_keys.contains(k)) redo_keys << k;
+    redo_->setShortcuts(redo_keys);
     redo_->setIcon(style->standardIcon(QStyle::SP_ArrowForward));
     // The toolbar shows "Undo" / "Redo" (iconText) and the menu the whole "Undo Set recompute
     // to full": a long label must not push the toolbar's other actions off its end.
@@ -603,6 +626,11 @@ void MainWindow::show_view(View view) {
     views_->setCurrentWidget(view == View::Canvas ? static_cast<QWidget*>(canvas_)
                              : view == View::Timeline ? static_cast<QWidget*>(timeline_)
                                                       : static_cast<QWidget*>(ranks_));
+    // The view shown takes the keyboard, so its own keys (the timeline's Ctrl+F, the mesh's
+    // arrows) work at once, as after a click into it.
+    if (view == View::Canvas) canvas_->setFocus(Qt::OtherFocusReason);
+    else if (view == View::Timeline) timeline_->view()->setFocus(Qt::OtherFocusReason);
+    else ranks_->setFocus(Qt::OtherFocusReason);
 }
 
 void MainWindow::load_rank_overview() {

@@ -17,7 +17,7 @@ QString shortcuts_html() {
         "<table cellpadding=3>"
         "<tr><td><b>Ctrl+N / Ctrl+O / Ctrl+S</b></td><td>new, open, save layout</td></tr>"
         "<tr><td><b>Ctrl+Shift+S</b></td><td>save as</td></tr>"
-        "<tr><td><b>Ctrl+Z / Ctrl+Shift+Z</b></td><td>undo, redo</td></tr>"
+        "<tr><td><b>Ctrl+Z / Ctrl+Shift+Z or Ctrl+Y</b></td><td>undo, redo (also with the keyboard in a spin box)</td></tr>"
         "<tr><td><b>Ctrl+Shift+O</b></td><td>open a trace: Meshwork, Kineto JSON (.gz) or nsys SQLite; several files: the ranks of one job</td></tr>"
         "<tr><td><b>Ctrl+Shift+C</b></td><td>open a trace for comparison (predicted beside measured)</td></tr>"
         "<tr><td><b>Ctrl+Shift+I / Ctrl+Shift+P</b></td><td>import an Nsight Systems / PyTorch trace</td></tr>"

@@ -168,7 +168,13 @@ void TimelinePanel::set_source(std::shared_ptr<const TimelineSource> source, con
     title_ = title;
     close_comparison();
     find_from_ns_ = -1;
+    // What the panel said about the previous trace (an event, a range's statistics, the
+    // matches of a search) does not hold for this one.
     details_->clear();
+    details_->setMaximumHeight(QWIDGETSIZE_MAX);
+    stats_->hide();
+    matches_->hide();
+    listed_.clear();
     view_->set_source(std::move(source));
     update_info();
 }

@@ -76,17 +76,11 @@ TrainingEditor::TrainingEditor(LayoutDocument* document, QWidget* parent) : QWid
     scroll->setWidget(content);
     outer->addWidget(scroll, 1);
     // Tab scrolls the focus into view by itself (QScrollArea::focusNextPrevChild); a
-    // mnemonic or a click on a half-hidden row must too. A mnemonic also reaches the dock
-    // while another dock's tab is in front (a tab behind still counts as visible to Qt's
-    // shortcuts): the dock comes to the front with it.
-    connect(qApp, &QApplication::focusChanged, scroll, [this, scroll, content](QWidget*, QWidget* now) {
+    // mnemonic or a click on a half-hidden row must too. (A mnemonic that reaches the dock
+    // while another dock's tab is in front brings it to the front: MainWindow's rule for
+    // every dock.)
+    connect(qApp, &QApplication::focusChanged, scroll, [scroll, content](QWidget*, QWidget* now) {
         if (!now || !content->isAncestorOf(now)) return;
-        for (QWidget* w = parentWidget(); w; w = w->parentWidget()) {
-            if (auto* dock = qobject_cast<QDockWidget*>(w)) {
-                if (visibleRegion().isEmpty()) dock->raise();
-                break;
-            }
-        }
         scroll->ensureWidgetVisible(now);
         // The groups are as wide as the dock (below); a row never scrolls the dock sideways,
         // which would leave every label clipped on its left.

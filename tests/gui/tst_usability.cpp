@@ -7,6 +7,10 @@
 #include <QtTest>
 
 #include <QDialog>
+#include <QDockWidget>
+#include <QLineEdit>
+#include <QScreen>
+#include <QTimer>
 #include <QFile>
 #include <QCursor>
 #include <QHeaderView>
@@ -993,6 +997,132 @@ private slots:
     }
 
     // Started with nothing, the window says what to do and lists the bundled examples.
+    // A first start (no saved geometry) opens within the screen, whatever its size.
+    void a_first_start_fits_the_screen() {
+        QSettings().clear();
+        MainWindow w;
+        const QSize room = w.screen()->availableGeometry().size();
+        QVERIFY2(w.width() <= room.width() && w.height() <= room.height(),
+                 qPrintable(QString("%1×%2 on %3×%4").arg(w.width()).arg(w.height()).arg(room.width()).arg(room.height())));
+    }
+
+    // Ctrl+Z with the keyboard in a spin box undoes the layout's last edit (the spin box's
+    // line edit does not keep it for its own text), and Ctrl+Y or Ctrl+Shift+Z redoes it.
+    void undo_keys_in_a_spin_box_undo_the_layout() {
+        MainWindow w;
+        QVERIFY(w.open_layout(bundled("llama3-70b-h100-64")));
+        w.show();
+        w.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        auto* tp = w.axis_editor()->spin_box("tp");
+        tp->setFocus();
+        const int before = w.document()->layout().parallel.mesh.tp;
+        QTest::keyClick(tp, Qt::Key_Down);
+        const int after = w.document()->layout().parallel.mesh.tp;
+        QVERIFY(after != before);
+        QTest::keyClick(QApplication::focusWidget(), Qt::Key_Z, Qt::ControlModifier);
+        QCOMPARE(w.document()->layout().parallel.mesh.tp, before);
+        QCOMPARE(tp->value(), before);
+        QVERIFY(w.document()->undo_stack()->canRedo());
+        QTest::keyClick(QApplication::focusWidget(), Qt::Key_Y, Qt::ControlModifier);
+        QCOMPARE(w.document()->layout().parallel.mesh.tp, after);
+        // And Ctrl+Shift+Z, the other common redo key.
+        QTest::keyClick(QApplication::focusWidget(), Qt::Key_Z, Qt::ControlModifier);
+        QCOMPARE(w.document()->layout().parallel.mesh.tp, before);
+        QTest::keyClick(QApplication::focusWidget(), Qt::Key_Z, Qt::ControlModifier | Qt::ShiftModifier);
+        QCOMPARE(w.document()->layout().parallel.mesh.tp, after);
+    }
+
+    // With the Training dock in front, Tab reaching the Model dock tabbed behind it brings
+    // that dock to the front: no key can change the model unseen.
+    void tab_never_reaches_a_hidden_dock() {
+        MainWindow w;
+        QVERIFY(w.open_layout(bundled("llama3-70b-h100-64")));
+        w.show();
+        w.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        QVERIFY(w.raise_dock("training"));
+        QCoreApplication::processEvents();
+        auto* model = w.findChild<QDockWidget*>("model_dock");
+        QVERIFY(model != nullptr);
+        w.axis_editor()->spin_box("tp")->setFocus();
+        bool reached_model = false;
+        for (int i = 0; i < 150; ++i) {
+            QWidget* focus = QApplication::focusWidget();
+            QVERIFY(focus != nullptr);
+            QVERIFY2(focus->isVisible(), qPrintable(focus->objectName() + " " + focus->metaObject()->className()));
+            QVERIFY2(!model->isAncestorOf(focus) || !focus->visibleRegion().isEmpty(),
+                     qPrintable(QString("Tab %1 reached the hidden Model dock: %2").arg(i).arg(focus->metaObject()->className())));
+            reached_model = reached_model || model->isAncestorOf(focus);
+            QTest::keyClick(focus, Qt::Key_Tab);
+            QCoreApplication::processEvents();
+        }
+        QVERIFY(reached_model);  // the walk did pass through it
+    }
+
+    // Opening another trace takes away what the panel said about the previous one: a range's
+    // statistics, the search's matches.
+    void another_trace_clears_the_statistics() {
+        const QString path = dir_.filePath("stale.sqlite");
+        test::write_step_trace(path, "meshwork-cpu", 2, 0, 100'000, 50'000);
+        TimelinePanel panel;
+        panel.resize(1000, 700);
+        panel.set_source(std::make_shared<TraceReaderSource>(profiler::TraceReader::open(path.toStdString())), "a");
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        auto* view = panel.view();
+        view->fit_all();
+        const int y = view->ruler_height() + view->lane_height() / 2;
+        QTest::mousePress(view->viewport(), Qt::LeftButton, Qt::ShiftModifier, QPoint(view->lane_header_width() + 2, y));
+        const int x1 = view->viewport()->width() - 2;
+        QMouseEvent move(QEvent::MouseMove, QPointF(x1, y + 2), view->viewport()->mapToGlobal(QPointF(x1, y + 2)),
+                         Qt::LeftButton, Qt::LeftButton, Qt::ShiftModifier);
+        QApplication::sendEvent(view->viewport(), &move);
+        QTest::mouseRelease(view->viewport(), Qt::LeftButton, Qt::ShiftModifier, QPoint(x1, y + 2));
+        QTRY_VERIFY(panel.selection_stats()->isVisible());
+        panel.set_source(std::make_shared<TraceReaderSource>(profiler::TraceReader::open(predicted_.toStdString())), "b");
+        QVERIFY(!panel.selection_stats()->isVisible());
+    }
+
+    // Ctrl+2 gives the timeline the keyboard: Ctrl+F then goes to its find box at once.
+    void the_view_shown_takes_the_keyboard() {
+        MainWindow w;
+        QVERIFY(w.open_layout(bundled("tiny-cpu")));
+        QSignalSpy opened(&w, &MainWindow::trace_opened);
+        w.open_trace(measured_);
+        QVERIFY(opened.wait(10000));
+        w.show();
+        w.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        w.show_view(MainWindow::View::Canvas);
+        QCOMPARE(QApplication::focusWidget(), static_cast<QWidget*>(w.canvas()));
+        w.show_view(MainWindow::View::Timeline);
+        QVERIFY(w.timeline()->isAncestorOf(QApplication::focusWidget()));
+        QTest::keyClick(QApplication::focusWidget(), Qt::Key_F, Qt::ControlModifier);
+        auto* find = qobject_cast<QLineEdit*>(QApplication::focusWidget());
+        QVERIFY2(find != nullptr && w.timeline()->isAncestorOf(find),
+                 QApplication::focusWidget() ? QApplication::focusWidget()->metaObject()->className() : "none");
+    }
+
+    // Shift+F10 opens the focused widget's context menu, as the Menu key does.
+    void shift_f10_opens_the_context_menu() {
+        MainWindow w;
+        QVERIFY(w.open_layout(bundled("tiny-cpu")));
+        w.show();
+        w.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        w.show_view(MainWindow::View::Canvas);
+        bool opened = false;
+        QTimer::singleShot(200, &w, [&opened] {
+            if (auto* popup = QApplication::activePopupWidget()) {
+                opened = qobject_cast<QMenu*>(popup) != nullptr;
+                popup->close();
+            }
+        });
+        QTest::keyClick(w.canvas(), Qt::Key_F10, Qt::ShiftModifier);
+        QTRY_VERIFY(opened);
+    }
+
     void first_start_shows_the_start_page() {
         MainWindow w;
         QVERIFY(w.showing_start_page());

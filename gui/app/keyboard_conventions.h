@@ -1,0 +1,16 @@
+// Keyboard conventions the whole window keeps, whichever widget has focus (one event filter
+// on the application, owned by the window that installs it):
+// - Undo and redo (Ctrl+Z; Ctrl+Shift+Z and Ctrl+Y, the window's redo keys) in a spin box undo the layout's last edit,
+//   as everywhere else in the window. A spin box's line edit would otherwise claim the keys
+//   for its own text history, which its edits (committed to the layout at once) never use.
+// - Shift+F10 opens the focused widget's context menu, as the Menu key does (the convention
+//   of Windows and GNOME; Qt delivers only the Menu key as a keyboard context-menu event).
+#pragma once
+
+class QWidget;
+
+namespace meshwork::gui {
+
+void install_keyboard_conventions(QWidget* window);
+
+}  // namespace meshwork::gui
