@@ -36,6 +36,18 @@ constexpr const char* kLlmJp = "llm-jp's Megatron-LM fork (llm-jp/Megatron-LM): 
 constexpr const char* kPai =
     "Pai-Megatron-Patch's argument (alibaba/Pai-Megatron-Patch a098ca5a, megatron_patch/arguments.py): "
     "not part of the layout";
+constexpr const char* kPaiData =
+    "Pai-Megatron-Patch's sequence-to-sequence data lengths (megatron_patch/arguments.py:237-242 at a098ca5a): "
+    "data, not part of the layout";
+constexpr const char* kPaiRope =
+    "Pai-Megatron-Patch's RoPE interpolation factor (megatron_patch/arguments.py:296 at a098ca5a, default 1): "
+    "no change to shapes or FLOPs";
+constexpr const char* kPaiEmbedNorm =
+    "Pai-Megatron-Patch's LayerNorm after the embedding (megatron_patch/arguments.py:229 at a098ca5a): "
+    "2·h parameters and one norm per token, not modelled";
+constexpr const char* kMultimodal =
+    "Megatron-LM's multimodal example argument (examples/multimodal/multimodal_args.py): the vision side, "
+    "not part of the language model's layout";
 constexpr const char* kDeepSpeed =
     "Megatron-DeepSpeed's DeepSpeed setting: import the DeepSpeed config itself with --format deepspeed";
 
@@ -171,7 +183,8 @@ constexpr std::array kIgnored = std::to_array<Entry>({
     {"--cpu-optimizer", kOptim}, {"--cpu-torch-adam", kOptim},
     {"--log-optimizer-states-to-tensorboard", kMds}, {"--create-moe-param-group", kMds},
     {"--moe-eval-capacity-factor", kMds}, {"--moe-min-capacity", kMds}, {"--moe-loss-coeff", kMds},
-    {"--use-tutel", kMds}, {"--disable-moe-top2-2nd-expert-sampling", kMds}, {"--universal-checkpoint", kMds},
+    {"--use-tutel", kMds}, {"--ds-sequence-parallel-fpdt-chunk-size", kMds},
+    {"--ds-sequence-parallel-fpdt-offloading", kMds}, {"--disable-moe-top2-2nd-expert-sampling", kMds}, {"--universal-checkpoint", kMds},
     // BigScience's fork (Megatron-DeepSpeed with its logging and data options)
     {"--valid-num-workers", kBigScience}, {"--log-level-replica", kBigScience}, {"--log-level", kBigScience},
     {"--abort-on-unmet-fused-kernel-constraints", kBigScience},
@@ -179,6 +192,11 @@ constexpr std::array kIgnored = std::to_array<Entry>({
     {"--wandb-name", kLlmJp}, {"--use-mpi", kLlmJp}, {"--wandb-group", kLlmJp},
     // Pai-Megatron-Patch
     {"--optimizer-offload-auto-threshold", kPai}, {"--optimizer-offload-chunk-size", kPai},
+    {"--source-seq-len", kPaiData}, {"--target-seq-len", kPaiData},
+    {"--rotary-scale-factor", kPaiRope}, {"--embed-layernorm", kPaiEmbedNorm},
+    // Megatron-LM's multimodal example (examples/multimodal/multimodal_args.py:105, :111 at
+    // d98e8a64, an extra arguments provider of examples/multimodal/train.py)
+    {"--packing-seq-length", kMultimodal}, {"--recompute-vision", kMultimodal},
     // forks: Pai-Megatron-Patch, ROCm Megatron-LM
     {"--patch-tokenizer-type", kFork}, {"--extra-vocab-size", kFork}, {"--dataset", kFork},
     {"--max-padding-length", kFork}, {"--train-mode", kFork}, {"--enable-shared-expert", kFork},
@@ -232,6 +250,11 @@ constexpr std::array kUnread = std::to_array<Entry>({
     {"--fine-grained-activation-offloading", "activation offloading to the CPU"},
     {"--fp4-format", "FP4 training"},
     {"--moe-latent-size", "experts working in a latent width"},
+    // Megatron-DeepSpeed (megatron/arguments.py at 4efb479d)
+    {"--num-layers-teacher", "a teacher model for knowledge distillation (Megatron-DeepSpeed, arguments.py:1543)"},
+    {"--ds-sequence-parallel-fpdt",
+     "DeepSpeed's FPDT chunked long-context attention (Megatron-DeepSpeed, arguments.py:979)"},
+    {"--enable-zbh1-pipeline", "the zero-bubble ZB-H1 pipeline schedule (Megatron-DeepSpeed, arguments.py:856)"},
 });
 
 }  // namespace

@@ -107,6 +107,14 @@ constexpr std::array kLayoutFlags = std::to_array<FlagSpec>({
     {"--activations-checkpoint-num-layers", true}, {"--fp8-hybrid", false}, {"--fp8-e4m3", false},
     // Pai-Megatron-Patch's name for the shared-expert width
     {"--shared-moe-ffn-hidden-size", true},
+    // Pai-Megatron-Patch's RoPE switch, "Deprecated: use --position-embedding-type", its MLA
+    // head widths and its attention-head type (megatron_patch/arguments.py:256-260, :453-454,
+    // :169-174 at a098ca5a)
+    {"--use-llama2-rotary-position-embeddings", false}, {"--qk-nope-head-dim", true},
+    {"--qk-rope-head-dim", true}, {"--attention-head-type", true},
+    // Megatron-DeepSpeed's DeepSpeed-Ulysses sequence parallelism (megatron/arguments.py:974
+    // at 4efb479d, default 1)
+    {"--ds-sequence-parallel-size", true},
     // model details ModelSpec holds (RoPE, norm epsilon, QK norm, window, MTP, router, dropout)
     {"--rotary-base", true}, {"--rotary-percent", true}, {"--use-rope-scaling", false},
     {"--rope-scaling-factor", true}, {"--rotary-scaling-factor", true}, {"--rope-type", true},
@@ -199,10 +207,16 @@ private:
     // an argument only a training command takes. Ignored flags such as --split or --seed
     // are shared with data-preparation scripts and do not make a command training.
     static bool carries_layout_arguments(const std::vector<ScriptWord>& w, std::size_t k) {
+        // Flags that data preparation and checking tools share with training
+        // (tools/preprocess_data.py's --tokenizer-type and --vocab-size, a parity check's
+        // --bf16) do not make a command training.
+        static constexpr std::string_view kShared[] = {"--tokenizer-type", "--vocab-size", "--bf16", "--fp16"};
         for (std::size_t j = k; j < w.size(); ++j) {
-            if (starts_with(w[j].text, "--") && layout_flag(w[j].text.substr(0, w[j].text.find('='))) != nullptr) {
-                return true;
-            }
+            if (!starts_with(w[j].text, "--")) continue;
+            const std::string flag = w[j].text.substr(0, w[j].text.find('='));
+            if (layout_flag(flag) == nullptr) continue;
+            if (std::find(std::begin(kShared), std::end(kShared), flag) != std::end(kShared)) continue;
+            return true;
         }
         return false;
     }
@@ -783,6 +797,12 @@ private:
             m.head_dim = m.hidden_size / m.num_heads;
         }
         const long long seq = integer("--seq-length", 0, 1, 1ll << 26);
+        if (seq == 0 && !has("--max-position-embeddings")) {
+            // Neither length is stated (a Retro or encoder script's usage line left empty):
+            // say what is missing rather than build a model of no positions.
+            required("--seq-length", 1, 1ll << 26);
+            throw InputError(issues_);
+        }
         m.max_position_embeddings = integer("--max-position-embeddings", seq, 1, 1ll << 26);
         if (!has("--max-position-embeddings") && seq > 0) {
             result_.notes.push_back("--max-position-embeddings not given: taken as --seq-length");
@@ -837,14 +857,41 @@ private:
             m.glu_linear_offset = real("--glu-linear-offset", 0.0, -1e6, 1e6);
             m.glu_clamp = real("--activation-func-clamp-value", 0.0, 0.0, 1e6);
         }
-        const std::string pos = text("--position-embedding-type", "learned_absolute");
+        std::string pos = text("--position-embedding-type", "learned_absolute");
+        // mrope (multimodal RoPE, Qwen2-VL's sections of the rotary dimensions) has RoPE's
+        // shapes and no parameters (Megatron-LM training/arguments.py:2397-2398, :1643-1645 at
+        // d98e8a64): read as rope.
+        if (pos == "mrope") {
+            result_.notes.push_back(field("--position-embedding-type") +
+                                    " mrope: multimodal RoPE, the shapes and FLOPs of rope (read as rope)");
+            pos = "rope";
+        }
         if (pos != "learned_absolute" && pos != "rope" && pos != "yarn" && pos != "none") {
             add(field("--position-embedding-type"),
-                "'" + pos + "': expected learned_absolute, rope, yarn or none");
+                "'" + pos + "': expected learned_absolute, rope, mrope, yarn or none");
         }
+        // Pai-Megatron-Patch's --use-llama2-rotary-position-embeddings is its older name for
+        // RoPE (megatron_patch/arguments.py:256-260 at a098ca5a).
         m.learned_position_embeddings = pos == "learned_absolute" &&
                                         !has("--use-rotary-position-embeddings") &&
+                                        !has("--use-llama2-rotary-position-embeddings") &&
                                         !has("--no-position-embedding");
+        if (has("--attention-head-type") && text("--attention-head-type") != "multihead") {
+            // Pai's multiquery: one K/V head (megatron_patch/arguments.py:169-174).
+            if (text("--attention-head-type") == "multiquery") {
+                add(field("--attention-head-type"),
+                    "multiquery (Pai-Megatron-Patch: one K/V head) is not read: state it as "
+                    "--group-query-attention --num-query-groups 1");
+            } else {
+                add(field("--attention-head-type"), "'" + text("--attention-head-type") +
+                                                         "': expected multihead or multiquery (Pai-Megatron-Patch)");
+            }
+        }
+        if (has("--ds-sequence-parallel-size") && text("--ds-sequence-parallel-size") != "1") {
+            add(field("--ds-sequence-parallel-size"),
+                "changes the layout in a way import-args does not read: DeepSpeed-Ulysses sequence parallelism "
+                "(Megatron-DeepSpeed; 1, its default, is read as none)");
+        }
         m.tie_embeddings = !has("--untie-embeddings-and-output-weights");
         rope_and_details(m, pos);
         m.linear_bias = !has("--disable-bias-linear");
@@ -855,14 +902,20 @@ private:
             // Defaults of arguments.py's MLA group.
             m.mla.q_lora_rank = integer("--q-lora-rank", 0, 1, kMaxWidth);
             m.mla.kv_lora_rank = integer("--kv-lora-rank", 32, 1, kMaxWidth);
-            m.mla.qk_nope_head_dim = integer("--qk-head-dim", 128, 1, kMaxWidth);
-            m.mla.qk_rope_head_dim = integer("--qk-pos-emb-head-dim", 64, 0, kMaxWidth);
+            // Pai-Megatron-Patch names the two head widths --qk-nope-head-dim and
+            // --qk-rope-head-dim (megatron_patch/arguments.py:453-454 at a098ca5a).
+            conflict("--qk-head-dim", "--qk-nope-head-dim", "one Q/K head width");
+            conflict("--qk-pos-emb-head-dim", "--qk-rope-head-dim", "one positional head width");
+            m.mla.qk_nope_head_dim =
+                integer(has("--qk-nope-head-dim") ? "--qk-nope-head-dim" : "--qk-head-dim", 128, 1, kMaxWidth);
+            m.mla.qk_rope_head_dim =
+                integer(has("--qk-rope-head-dim") ? "--qk-rope-head-dim" : "--qk-pos-emb-head-dim", 64, 0, kMaxWidth);
             m.mla.v_head_dim = integer("--v-head-dim", 128, 1, kMaxWidth);
             m.head_dim = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
             m.num_kv_heads = m.num_heads;
         } else {
-            for (const char* f : {"--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
-                                  "--qk-pos-emb-head-dim", "--v-head-dim"}) {
+            for (const char* f : {"--q-lora-rank", "--kv-lora-rank", "--qk-head-dim", "--qk-pos-emb-head-dim",
+                                  "--v-head-dim", "--qk-nope-head-dim", "--qk-rope-head-dim"}) {
                 needs(f, "--multi-latent-attention", "an MLA dimension");
             }
         }
@@ -1348,6 +1401,13 @@ private:
             }
         }
         const long long model_parallel = static_cast<long long>(mesh.tp) * mesh.pp * mesh.cp;
+        if (world % model_parallel != 0 && assumed && !source.empty()) {
+            // The launcher's count is a default the script does not state: ask for the world.
+            add("world size", "the script does not state how many GPUs run it (" + source +
+                                  " is the launcher's default), and that is not divisible by tp × pp × cp = " +
+                                  std::to_string(model_parallel) + ": pass --gpus N or --nodes N");
+            return;
+        }
         if (world % model_parallel != 0) {
             add(field("--tensor-model-parallel-size"),
                 "the world size " + std::to_string(world) + (source.empty() ? "" : " (" + source + ")") +

@@ -127,6 +127,7 @@ private slots:
     void hybrid_sharding();
     void torchtitan_flavors();
     void torchtitan_module_names();
+    void sweep_of_real_scripts();
 };
 
 void TestImportRules::repeated_flags_last_wins() {
@@ -501,6 +502,63 @@ void TestImportRules::torchtitan_module_names() {
     const ExportResult e = export_layout(l, ExportFormat::Torchtitan);
     QVERIFY2(e.text.find("def config_registry(") == std::string::npos, e.text.c_str());
     QVERIFY(e.text.find("def layout_config_registry(") != std::string::npos);
+}
+
+
+void TestImportRules::sweep_of_real_scripts() {
+    // Issue 33: refusals found by importing 313 real scripts of Megatron-LM's releases,
+    // Pai-Megatron-Patch, Megatron-DeepSpeed and Megatron-Bridge (the wrong ones, fixed).
+    // Pai's --use-llama2-rotary-position-embeddings is its older name for RoPE, its
+    // --rotary-scale-factor 1 the default interpolation (megatron_patch/arguments.py:256-260,
+    // :296 at a098ca5a): 17 of its scripts.
+    const ImportResult pai = import_ok(kBase + "--swiglu --normalization RMSNorm --disable-bias-linear "
+                                               "--use-llama2-rotary-position-embeddings --rotary-scale-factor 1 "
+                                               "--embed-layernorm --source-seq-len 8");
+    QVERIFY(!pai.layout.model.learned_position_embeddings);
+    QVERIFY(ignored(pai, "--rotary-scale-factor 1")->reason.find("Pai-Megatron-Patch") != std::string::npos);
+    QVERIFY(ignored(pai, "--embed-layernorm") != nullptr);
+    // Pai's multi-query heads change the K/V heads: refused with the upstream spelling.
+    QVERIFY(has_issue(issues_of(kBase + "--attention-head-type multiquery"), "argv[16] --attention-head-type",
+                      "--num-query-groups 1"));
+    QVERIFY(issues_of(kBase + "--attention-head-type multihead").empty());
+    // Pai's MLA head widths are upstream's --qk-head-dim and --qk-pos-emb-head-dim.
+    const std::string mla = "--multi-latent-attention --kv-lora-rank 64 --v-head-dim 16 --swiglu "
+                            "--normalization RMSNorm --disable-bias-linear --position-embedding-type rope "
+                            "--num-experts 4 --moe-router-topk 2 --moe-ffn-hidden-size 32 --ffn-hidden-size 128 ";
+    const ImportResult a = import_ok(kBase + mla + "--qk-head-dim 16 --qk-pos-emb-head-dim 8");
+    const ImportResult b = import_ok(kBase + mla + "--qk-nope-head-dim 16 --qk-rope-head-dim 8");
+    QCOMPARE(b.layout.model.mla.qk_nope_head_dim, a.layout.model.mla.qk_nope_head_dim);
+    QCOMPARE(b.layout.model.mla.qk_rope_head_dim, std::int64_t{8});
+    QCOMPARE(a.layout.model.mla.qk_rope_head_dim, std::int64_t{8});
+    // mrope (multimodal RoPE) has RoPE's shapes: 6 Qwen-VL scripts.
+    const ImportResult mrope = import_ok(kBase + "--swiglu --normalization RMSNorm --disable-bias-linear "
+                                                 "--position-embedding-type mrope --mrope-section 2 3 3");
+    QVERIFY(has_note(mrope, "read as rope"));
+    // Megatron-DeepSpeed's Ulysses degree 1 is its default; more is a layout import-args
+    // does not read, and its fork's other layout flags are named as such.
+    QVERIFY(issues_of(kBase + "--ds-sequence-parallel-size 1").empty());
+    QVERIFY(has_issue(issues_of(kBase + "--ds-sequence-parallel-size 2"), "argv[16] --ds-sequence-parallel-size",
+                      "Ulysses"));
+    QVERIFY(has_issue(issues_of(kBase + "--enable-zbh1-pipeline"), "argv[16] --enable-zbh1-pipeline", "zero-bubble"));
+    QVERIFY(has_issue(issues_of(kBase + "--num-layers-teacher 4"), "argv[16] --num-layers-teacher", "distillation"));
+    // The multimodal example's own arguments are known (the vision side).
+    const ImportResult mm = import_ok(kBase + "--packing-seq-length 64 --recompute-vision");
+    QVERIFY(ignored(mm, "--recompute-vision")->reason.find("multimodal") != std::string::npos);
+    // A world the launcher only assumes (srun without -n or -N) asks for --gpus instead of
+    // refusing tp × pp.
+    QVERIFY(has_issue(issues_of("srun python pretrain_gpt.py " + kArgs + " --tensor-model-parallel-size 8", opts(0)),
+                      "world size", "--gpus N"));
+    // tools/preprocess_data.py's --tokenizer-type does not make data preparation a training
+    // command.
+    const ImportResult prep =
+        import_ok("python tools/preprocess_data.py --input x.json --output-prefix b --vocab-file v --merge-file m "
+                  "--tokenizer-type GPT2BPETokenizer --workers 32 --append-eod\n"
+                  "torchrun --nproc-per-node 8 pretrain_gpt.py " + kArgs + "\n");
+    QCOMPARE(prep.layout.gpus, 8);
+    // No length at all: asked for by name, not "0 is outside the allowed range".
+    QVERIFY(has_issue(issues_of("torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4 --hidden-size 64 "
+                                "--num-attention-heads 4 --micro-batch-size 1 --vocab-size 256"),
+                      "--seq-length", "required"));
 }
 
 QTEST_GUILESS_MAIN(TestImportRules)
