@@ -74,6 +74,22 @@ using namespace meshwork::gui;
 
 namespace {
 QString bundled(const char* name) { return QString(MESHWORK_RESOURCES_DIR) + "/layouts/" + name + ".json"; }
+
+// A Shift+drag on the timeline from (x0, y) to (x1, y_end): the range selection.
+void shift_drag(TimelineView* view, int x0, int y, int x1, int y_end) {
+    QTest::mousePress(view->viewport(), Qt::LeftButton, Qt::ShiftModifier, QPoint(x0, y));
+    QMouseEvent move(QEvent::MouseMove, QPointF(x1, y_end), view->viewport()->mapToGlobal(QPointF(x1, y_end)),
+                     Qt::LeftButton, Qt::LeftButton, Qt::ShiftModifier);
+    QApplication::sendEvent(view->viewport(), &move);
+    QTest::mouseRelease(view->viewport(), Qt::LeftButton, Qt::ShiftModifier, QPoint(x1, y_end));
+}
+
+// Shift+drag across every lane's full width, one lane height below the ruler.
+void select_whole_range(TimelineView* view) {
+    view->fit_all();
+    const int y = view->ruler_height() + view->lane_height() / 2;
+    shift_drag(view, view->lane_header_width() + 2, y, view->viewport()->width() - 2, y + 2);
+}
 QString fixture(const char* name) { return QString(MESHWORK_TEST_FIXTURES) + "/" + name; }
 constexpr int kScreenW = 1280, kScreenH = 720;
 
@@ -469,16 +485,7 @@ private slots:
         panel.set_source(std::make_shared<TraceReaderSource>(profiler::TraceReader::open(path.toStdString())), "names");
         panel.show();
         QVERIFY(QTest::qWaitForWindowExposed(&panel));
-        auto* view = panel.view();
-        view->fit_all();
-        const int x0 = view->lane_header_width() + 2;
-        const int x1 = view->viewport()->width() - 2;
-        const int y = view->ruler_height() + view->lane_height() / 2;
-        QTest::mousePress(view->viewport(), Qt::LeftButton, Qt::ShiftModifier, QPoint(x0, y));
-        QMouseEvent move(QEvent::MouseMove, QPointF(x1, y + 2), view->viewport()->mapToGlobal(QPointF(x1, y + 2)),
-                         Qt::LeftButton, Qt::LeftButton, Qt::ShiftModifier);
-        QApplication::sendEvent(view->viewport(), &move);
-        QTest::mouseRelease(view->viewport(), Qt::LeftButton, Qt::ShiftModifier, QPoint(x1, y + 2));
+        select_whole_range(panel.view());
         auto* table = panel.selection_stats();
         QTRY_VERIFY(table->isVisible());
         QCOMPARE(table->rowCount(), 2);
@@ -562,11 +569,7 @@ private slots:
         const QImage before = frame();
         const int y = view.ruler_height() + view.lane_height() / 2;
         const int x0 = view.lane_header_width() + 100, x1 = view.lane_header_width() + 500;
-        QTest::mousePress(view.viewport(), Qt::LeftButton, Qt::ShiftModifier, QPoint(x0, y));
-        QMouseEvent move(QEvent::MouseMove, QPointF(x1, y), view.viewport()->mapToGlobal(QPointF(x1, y)), Qt::LeftButton,
-                         Qt::LeftButton, Qt::ShiftModifier);
-        QApplication::sendEvent(view.viewport(), &move);
-        QTest::mouseRelease(view.viewport(), Qt::LeftButton, Qt::ShiftModifier, QPoint(x1, y));
+        shift_drag(&view, x0, y, x1, y);
         const QImage after = frame();
         // Inside the box (off its dashed outline) each pixel is the one before, tinted.
         int largest = 0;
@@ -1070,15 +1073,7 @@ private slots:
         panel.set_source(std::make_shared<TraceReaderSource>(profiler::TraceReader::open(path.toStdString())), "a");
         panel.show();
         QVERIFY(QTest::qWaitForWindowExposed(&panel));
-        auto* view = panel.view();
-        view->fit_all();
-        const int y = view->ruler_height() + view->lane_height() / 2;
-        QTest::mousePress(view->viewport(), Qt::LeftButton, Qt::ShiftModifier, QPoint(view->lane_header_width() + 2, y));
-        const int x1 = view->viewport()->width() - 2;
-        QMouseEvent move(QEvent::MouseMove, QPointF(x1, y + 2), view->viewport()->mapToGlobal(QPointF(x1, y + 2)),
-                         Qt::LeftButton, Qt::LeftButton, Qt::ShiftModifier);
-        QApplication::sendEvent(view->viewport(), &move);
-        QTest::mouseRelease(view->viewport(), Qt::LeftButton, Qt::ShiftModifier, QPoint(x1, y + 2));
+        select_whole_range(panel.view());
         QTRY_VERIFY(panel.selection_stats()->isVisible());
         panel.set_source(std::make_shared<TraceReaderSource>(profiler::TraceReader::open(predicted_.toStdString())), "b");
         QVERIFY(!panel.selection_stats()->isVisible());
