@@ -160,6 +160,12 @@ class TstUsability : public QObject {
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
     }
+    // Shown and active, as a window a person types into (shortcuts need an active window).
+    static void show_active(MainWindow& w) {
+        w.show();
+        w.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+    }
     static void check_fits_the_screen(MainWindow& w, const char* after) {
         QCoreApplication::processEvents();
         QVERIFY2(w.width() <= kScreenW, qPrintable(QString("%1: window %2 px wide").arg(after).arg(w.width())));
@@ -1014,9 +1020,7 @@ private slots:
     void undo_keys_in_a_spin_box_undo_the_layout() {
         MainWindow w;
         QVERIFY(w.open_layout(bundled("llama3-70b-h100-64")));
-        w.show();
-        w.activateWindow();
-        QVERIFY(QTest::qWaitForWindowActive(&w));
+        show_active(w);
         auto* tp = w.axis_editor()->spin_box("tp");
         tp->setFocus();
         const int before = w.document()->layout().parallel.mesh.tp;
@@ -1041,9 +1045,7 @@ private slots:
     void tab_never_reaches_a_hidden_dock() {
         MainWindow w;
         QVERIFY(w.open_layout(bundled("llama3-70b-h100-64")));
-        w.show();
-        w.activateWindow();
-        QVERIFY(QTest::qWaitForWindowActive(&w));
+        show_active(w);
         QVERIFY(w.raise_dock("training"));
         QCoreApplication::processEvents();
         auto* model = w.findChild<QDockWidget*>("model_dock");
@@ -1086,9 +1088,7 @@ private slots:
         QSignalSpy opened(&w, &MainWindow::trace_opened);
         w.open_trace(measured_);
         QVERIFY(opened.wait(10000));
-        w.show();
-        w.activateWindow();
-        QVERIFY(QTest::qWaitForWindowActive(&w));
+        show_active(w);
         w.show_view(MainWindow::View::Canvas);
         QCOMPARE(QApplication::focusWidget(), static_cast<QWidget*>(w.canvas()));
         w.show_view(MainWindow::View::Timeline);
@@ -1103,9 +1103,7 @@ private slots:
     void shift_f10_opens_the_context_menu() {
         MainWindow w;
         QVERIFY(w.open_layout(bundled("tiny-cpu")));
-        w.show();
-        w.activateWindow();
-        QVERIFY(QTest::qWaitForWindowActive(&w));
+        show_active(w);
         w.show_view(MainWindow::View::Canvas);
         bool opened = false;
         QTimer::singleShot(200, &w, [&opened] {
