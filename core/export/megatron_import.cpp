@@ -258,12 +258,18 @@ private:
                 if (j + 1 < w.size() && w[j].text == "-m" && starts_with(w[j + 1].text, "torch.distributed.")) {
                     return trains(w, k) ? k : std::string::npos;
                 }
+                // A training entry point trains even when its arguments come from a variable
+                // the script does not set (`python pretrain_gpt.py ${ARGS}`): the import then
+                // asks for that variable, as for torchrun.
                 if (j < w.size() && py_script(w[j].text)) {
-                    return has_flags_after(j) && trains(w, k) ? k : std::string::npos;
+                    return (has_flags_after(j) || training_entry_point(w[j].text)) && trains(w, k) ? k
+                                                                                                  : std::string::npos;
                 }
                 return std::string::npos;
             }
-            if (py_script(b)) return has_flags_after(k) && trains(w, k) ? k : std::string::npos;
+            if (py_script(b)) {
+                return (has_flags_after(k) || training_entry_point(b)) && trains(w, k) ? k : std::string::npos;
+            }
         }
         return std::string::npos;
     }

@@ -555,6 +555,9 @@ void TestImportRules::sweep_of_real_scripts() {
                   "--tokenizer-type GPT2BPETokenizer --workers 32 --append-eod\n"
                   "torchrun --nproc-per-node 8 pretrain_gpt.py " + kArgs + "\n");
     QCOMPARE(prep.layout.gpus, 8);
+    // A training entry point whose arguments are a variable the environment sets asks for it
+    // (it is still the training command).
+    QVERIFY(has_issue(issues_of("python pretrain_gpt.py ${P}\n"), "argv[2]", "--set P=VALUE"));
     // No length at all: asked for by name, not "0 is outside the allowed range".
     QVERIFY(has_issue(issues_of("torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4 --hidden-size 64 "
                                 "--num-attention-heads 4 --micro-batch-size 1 --vocab-size 256"),
