@@ -323,6 +323,18 @@ ImportResult import_deepspeed(const std::string& text, const std::string& file,
     // cpu_offload_param is today's (deprecated) name, cpu_offload_params that of DeepSpeed 0.3.
     t.offload_params = device("offload_param", zero.contains("cpu_offload_param") ? "cpu_offload_param"
                                                                                     : "cpu_offload_params");
+    // DeepSpeed documents parameter offload as "Valid only with stage 3" (runtime/zero/config.py:157-160
+    // at edaa722) and only the ZeRO-3 and MiCS optimizers read it (runtime/engine.py:2454, :2502,
+    // :2555): at stages 0-2 the engine runs with the parameters on the GPU, as the layout then says.
+    if (t.offload_params != Offload::None && t.zero_stage != 3) {
+        const char* spelled = zero.contains("offload_param")       ? "offload_param"
+                              : zero.contains("cpu_offload_param") ? "cpu_offload_param"
+                                                                   : "cpu_offload_params";
+        r.ignored.push_back({std::string("zero_optimization.") + spelled, to_string(t.offload_params),
+                             "DeepSpeed offloads parameters under ZeRO stage 3 only (runtime/zero/config.py:157-160); "
+                             "stage " + std::to_string(t.zero_stage) + " keeps them on the GPU"});
+        t.offload_params = Offload::None;
+    }
     if (mesh.ep > 1) {
         const std::string refused = deepspeed_autoep_refusal(l);
         if (!refused.empty()) throw InputError(file, "expert_parallel", "DeepSpeed refuses it: " + refused);

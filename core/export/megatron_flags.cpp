@@ -219,6 +219,9 @@ constexpr std::array kTorchrun = std::to_array<LauncherOption>({
     {"--logs-specs", true}, {"--logs_specs", true}, {"--standalone", false},
     {"--no-python", false}, {"--no_python", false}, {"--run-path", false},
     {"--run_path", false},
+    // -m / --module: the script is a module run as `python -m` does (torch/distributed/run.py,
+    // "Change each process to interpret the launch script as a Python module").
+    {"-m", false}, {"--module", false},
     // torch.distributed.launch (the deprecated launcher) only
     {"--use_env", false}, {"--use-env", false},
 });

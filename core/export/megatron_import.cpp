@@ -203,6 +203,16 @@ private:
     // A training entry point of Megatron-LM and its forks: pretrain_gpt.py, pretrain_mamba.py,
     // Megatron-DeepSpeed's pretrain_gpt.py, Pai-Megatron-Patch's pretrain_qwen.py, ...
     static bool training_entry_point(const std::string& script) { return starts_with(basename(script), "pretrain_"); }
+    // A module run as the entry point (`python -m megatron.training.pretrain_gpt`, torchrun's
+    // -m): its file is the last dotted component with .py (`pretrain_gpt.py`); "" for a word
+    // that is not a dotted module name.
+    static std::string module_script(const std::string& module) {
+        if (module.empty() || module.find('/') != std::string::npos || py_script(module)) return "";
+        for (char c : module) {
+            if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '_' && c != '.') return "";
+        }
+        return module.substr(module.rfind('.') == std::string::npos ? 0 : module.rfind('.') + 1) + ".py";
+    }
     // Whether the words from `k` carry a layout argument (--num-layers, --micro-batch-size, ...):
     // an argument only a training command takes. Ignored flags such as --split or --seed
     // are shared with data-preparation scripts and do not make a command training.
@@ -224,6 +234,9 @@ private:
     static std::size_t script_after(const std::vector<ScriptWord>& w, std::size_t k) {
         for (std::size_t j = k + 1; j < w.size(); ++j) {
             if (py_script(w[j].text)) return j;
+            if ((w[j].text == "-m" || w[j].text == "--module") && j + 1 < w.size() &&
+                training_entry_point(module_script(w[j + 1].text)))
+                return j + 1;
             if (starts_with(w[j].text, "--") && layout_flag(w[j].text.substr(0, w[j].text.find('='))) != nullptr) break;
         }
         return std::string::npos;
@@ -233,7 +246,8 @@ private:
     // data preparation.
     static bool trains(const std::vector<ScriptWord>& w, std::size_t k) {
         const std::size_t s = script_after(w, k);
-        if (s != std::string::npos && training_entry_point(w[s].text)) return true;
+        if (s != std::string::npos && (training_entry_point(w[s].text) || training_entry_point(module_script(w[s].text))))
+            return true;
         return carries_layout_arguments(w, k);
     }
 
@@ -256,6 +270,9 @@ private:
             if (python_name(b)) {
                 const std::size_t j = skip_python_options(w, k + 1);
                 if (j + 1 < w.size() && w[j].text == "-m" && starts_with(w[j + 1].text, "torch.distributed.")) {
+                    return trains(w, k) ? k : std::string::npos;
+                }
+                if (j + 1 < w.size() && w[j].text == "-m" && training_entry_point(module_script(w[j + 1].text))) {
                     return trains(w, k) ? k : std::string::npos;
                 }
                 // A training entry point trains even when its arguments come from a variable
@@ -453,13 +470,17 @@ private:
             }
             if (i < argv.size() && argv[i].text == "-m") {
                 const std::string module = i + 1 < argv.size() ? argv[i + 1].text : "";
-                if (module != "torch.distributed.run" && module != "torch.distributed.launch") {
+                if (module == "torch.distributed.run" || module == "torch.distributed.launch") {
+                    launched_ = true;
+                    i = torchrun_options(argv, i + 2);
+                } else if (!module_script(module).empty()) {
+                    entry_module_ = true;
+                    ++i;  // the module is the training script
+                } else {
                     add(where(i + 1), "python -m '" + module +
-                                          "': expected torch.distributed.run or a training script");
+                                          "': expected torch.distributed.run, a training module or a training script");
                     return argv.size();
                 }
-                launched_ = true;
-                i = torchrun_options(argv, i + 2);
             }
         } else if (!py_script(name)) {
             add(where(0), "'" + first +
@@ -473,7 +494,16 @@ private:
         }
         // `$DIR/pretrain_gpt.py`: an unknown directory decides nothing of the layout, the name does.
         const bool unknown_dir = !argv[i].unresolved.empty() && starts_with(argv[i].known_tail, "/");
-        const std::string script = unknown_dir ? argv[i].known_tail.substr(1) : argv[i].text;
+        std::string script = unknown_dir ? argv[i].known_tail.substr(1) : argv[i].text;
+        if (entry_module_ && !unknown_dir) {
+            const std::string file = module_script(script);
+            if (file.empty()) {
+                add(where(i, script), "expected the training module (e.g. megatron.training.pretrain_gpt)");
+                return argv.size();
+            }
+            result_.notes.push_back("training module " + script + " read as " + file);
+            script = file;
+        }
         if (!unknown_dir && !expanded_ok(i, script)) return argv.size();
         if (!py_script(script)) {
             add(where(i, script), "expected the training script (e.g. pretrain_gpt.py)");
@@ -565,7 +595,9 @@ private:
             }
             ++i;
             const std::string norm = flag == "--nproc_per_node" ? "--nproc-per-node" : flag;
-            if (norm == "--nnodes") {
+            if (norm == "-m" || norm == "--module") {
+                entry_module_ = true;
+            } else if (norm == "--nnodes") {
                 if (!parse_int_text(value, 1, kMaxGpus, nnodes_)) {
                     add(where(at, flag), "'" + value +
                                              "': expected a fixed number of nodes (elastic "
@@ -1869,6 +1901,7 @@ private:
     std::vector<InputIssue> issues_;
     ImportResult result_;
     bool launched_ = false;  // torchrun or python -m torch.distributed.run
+    bool entry_module_ = false;  // the training script is a module (python -m, torchrun -m)
     long long nnodes_ = 1;
     long long nproc_ = 1;
     const ScriptRun* script_ = nullptr;

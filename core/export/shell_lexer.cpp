@@ -61,6 +61,10 @@ public:
                 if (c == '(' || c == ')' || c == '<' || c == '>') { word_token(std::string(1, c), 1); continue; }
             }
             if (std::isdigit(static_cast<unsigned char>(c)) != 0 && redirect_after_digits()) continue;
+            if ((c == '<' || c == '>') && next() == '(') {
+                process_substitution();
+                continue;
+            }
             if (is_op_char(c)) {
                 operator_token();
                 continue;
@@ -387,6 +391,46 @@ private:
         if (i_ >= s_.size()) fail(start_line, "unterminated \" quote");
         ++i_;
         return w + "\"";
+    }
+
+    // <(list) and >(list): bash runs the list beside the command and passes a pipe's path
+    // as the word (`exec > >(tee log)`, `diff <(a) <(b)`). The list only reads or writes
+    // that pipe, so it is skipped, and the word is the path bash would pass.
+    void process_substitution() {
+        const int start_line = line_;
+        const Nest nest(*this, start_line);
+        int depth = 0;
+        ++i_;  // '<' or '>'
+        while (i_ < s_.size()) {
+            const char c = s_[i_];
+            if (c == '\\') {
+                i_ += 2;
+                continue;
+            }
+            if (c == '\'') {
+                (void)single_quoted();
+                continue;
+            }
+            if (c == '"') {
+                (void)double_quoted();
+                continue;
+            }
+            if (c == '$' || c == '`') {
+                (void)dollar();
+                continue;
+            }
+            if (c == '\n') ++line_;
+            if (c == '(') ++depth;
+            if (c == ')' && --depth == 0) {
+                ++i_;
+                out_.tokens.push_back(tok(Token::Word, "/dev/fd/63", start_line));
+                command_start_ = false;
+                after_for_ = false;
+                return;
+            }
+            ++i_;
+        }
+        fail(start_line, "unterminated process substitution");
     }
 
     // $NAME, ${...}, $(...), $((...)), `...`, copied with their nesting.

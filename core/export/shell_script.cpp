@@ -1348,11 +1348,31 @@ private:
             const std::string base = std::filesystem::path(text_of(a)).filename().string();
             return base == "sh" || base == "bash";
         };
+        // The word after a shell's options that holds its -c string: bash -x -c S, bash -ec S,
+        // bash -o pipefail -c S (bash reads -c as a flag and takes the first operand as S).
+        const auto command_string_at = [&](std::size_t a) -> std::size_t {
+            bool has_c = false;
+            std::size_t j = a + 1;
+            for (; j < fields.size(); ++j) {
+                const std::string& o = text_of(j);
+                if (o == "--") return has_c && j + 1 < fields.size() ? j + 1 : fields.size();
+                if (o.size() < 2 || (o[0] != '-' && o[0] != '+')) break;
+                if (o[1] == '-') continue;  // --norc, --login, --noprofile
+                if (o == "-o" || o == "+o" || o == "-O" || o == "+O") {
+                    ++j;  // the option's name
+                    continue;
+                }
+                has_c = has_c || (o[0] == '-' && o.find('c') != std::string::npos);
+            }
+            return has_c && j < fields.size() ? j : fields.size();
+        };
         for (std::size_t a = 0; a + 2 < fields.size(); ++a) {
-            if (shell_name(a) && text_of(a + 1) == "-c") {
+            if (!shell_name(a)) continue;
+            if (const std::size_t at_string = command_string_at(a); at_string < fields.size()) {
                 // bash -c STRING NAME ARGS...: $0 is NAME, $1... the ARGS.
-                const std::vector<Value> args(fields.begin() + static_cast<std::ptrdiff_t>(std::min(a + 4, fields.size())), fields.end());
-                return child(fields, a, encode(fields[a + 2]), args, n.line, false);
+                const std::vector<Value> args(
+                    fields.begin() + static_cast<std::ptrdiff_t>(std::min(at_string + 2, fields.size())), fields.end());
+                return child(fields, a, encode(fields[at_string]), args, n.line, false);
             }
         }
         if (n.has_heredoc) {

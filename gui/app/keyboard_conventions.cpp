@@ -4,6 +4,8 @@
 #include <QAbstractSpinBox>
 #include <QApplication>
 #include <QContextMenuEvent>
+#include <QDockWidget>
+#include <QFocusEvent>
 #include <QKeyEvent>
 #include <QKeySequence>
 
@@ -29,6 +31,19 @@ QPoint keyboard_menu_pos(QWidget* w) {
     return w->rect().center();
 }
 
+// A dock tabbed behind another still counts as visible to Qt: Tab and the mnemonics reach its
+// widgets. Focus that a key moved there brings the dock to the front, so no key ever changes
+// what cannot be seen. Focus moved for other reasons (a view hidden, a window activated) leaves
+// the docks as the user arranged them.
+void raise_hidden_dock_of(QWidget* focused) {
+    for (QWidget* w = focused->parentWidget(); w != nullptr; w = w->parentWidget()) {
+        if (auto* dock = qobject_cast<QDockWidget*>(w)) {
+            if (dock->widget() != nullptr && dock->widget()->visibleRegion().isEmpty()) dock->raise();
+            return;
+        }
+    }
+}
+
 class KeyboardConventions : public QObject {
   public:
     explicit KeyboardConventions(QWidget* window) : QObject(window), window_(window) {}
@@ -36,7 +51,12 @@ class KeyboardConventions : public QObject {
     bool eventFilter(QObject* watched, QEvent* event) override {
         auto* widget = qobject_cast<QWidget*>(watched);
         if (widget == nullptr || widget->window() != window_) return false;
-        if (event->type() == QEvent::ShortcutOverride) {
+        if (event->type() == QEvent::FocusIn) {
+            const Qt::FocusReason reason = static_cast<QFocusEvent*>(event)->reason();
+            if (reason == Qt::TabFocusReason || reason == Qt::BacktabFocusReason ||
+                reason == Qt::ShortcutFocusReason)
+                raise_hidden_dock_of(widget);
+        } else if (event->type() == QEvent::ShortcutOverride) {
             const auto* key = static_cast<QKeyEvent*>(event);
             // Not accepted: the window's Undo / Redo shortcuts take the key.
             const QKeySequence pressed(key->keyCombination());

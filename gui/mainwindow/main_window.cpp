@@ -215,18 +215,6 @@ void MainWindow::build_docks() {
     history->setEmptyLabel(tr("<opened layout>"));
     auto* history_dock = add_dock(tr("History"), "history_dock", history, Qt::RightDockWidgetArea);
     splitDockWidget(estimate_dock, history_dock, Qt::Vertical);
-    // A dock tabbed behind another still counts as visible to Qt: Tab and its mnemonics reach
-    // its widgets. Whatever takes the focus there brings its dock to the front, so no key
-    // ever changes what cannot be seen.
-    connect(qApp, &QApplication::focusChanged, this, [this](QWidget*, QWidget* now) {
-        if (!now || now->window() != this) return;
-        for (QWidget* w = now->parentWidget(); w; w = w->parentWidget()) {
-            if (auto* dock = qobject_cast<QDockWidget*>(w)) {
-                if (dock->widget() && dock->widget()->visibleRegion().isEmpty()) dock->raise();
-                return;
-            }
-        }
-    });
     resizeDocks({model_dock, estimate_dock}, {360, 380}, Qt::Horizontal);
     resizeDocks({model_dock, axes_dock}, {560, 300}, Qt::Vertical);
     resizeDocks({estimate_dock, history_dock}, {640, 220}, Qt::Vertical);
@@ -622,6 +610,11 @@ bool MainWindow::save_as() {
 bool MainWindow::showing_start_page() const { return central_->currentWidget() == start_page_; }
 
 void MainWindow::show_view(View view) {
+    // Focus leaves the page before it hides: a hidden focus widget hands the focus on as Tab
+    // would, to the next widget in the chain (a dock's), which would raise that dock.
+    if (QWidget* focused = QApplication::focusWidget(); focused && views_->isVisible() &&
+                                                         views_->currentWidget()->isAncestorOf(focused))
+        views_->setFocus(Qt::OtherFocusReason);
     central_->setCurrentWidget(views_);
     views_->setCurrentWidget(view == View::Canvas ? static_cast<QWidget*>(canvas_)
                              : view == View::Timeline ? static_cast<QWidget*>(timeline_)

@@ -1065,6 +1065,26 @@ private slots:
         QVERIFY(reached_model);  // the walk did pass through it
     }
 
+    // Switching views by key leaves the docks as the user arranged them: the focus leaving a
+    // hidden view does not fall into (and raise) the Model dock tabbed behind Training.
+    void switching_views_keeps_the_docks_in_front() {
+        MainWindow w;
+        QVERIFY(w.open_layout(bundled("llama3-70b-h100-64")));
+        show_active(w);
+        QVERIFY(w.raise_dock("training"));
+        QCoreApplication::processEvents();
+        auto* training = w.findChild<QDockWidget*>("training_dock");
+        QVERIFY(training != nullptr);
+        const int keys[] = {Qt::Key_2, Qt::Key_1, Qt::Key_2, Qt::Key_3, Qt::Key_1};
+        for (int key : keys) {
+            QTest::keyClick(QApplication::focusWidget() ? QApplication::focusWidget() : &w, static_cast<Qt::Key>(key),
+                            Qt::ControlModifier);
+            QCoreApplication::processEvents();
+            QVERIFY2(!training->widget()->visibleRegion().isEmpty(),
+                     qPrintable(QString("Ctrl+%1 hid the Training dock").arg(key - Qt::Key_0)));
+        }
+    }
+
     // Opening another trace takes away what the panel said about the previous one: a range's
     // statistics, the search's matches.
     void another_trace_clears_the_statistics() {

@@ -460,6 +460,20 @@ void TestImportRules::hybrid_sharding() {
     bool listed = false;
     for (const auto& i : d2.ignored) listed = listed || i.where == "zero_optimization.mics_shard_size";
     QVERIFY(listed);
+    // Parameter offload is a ZeRO-3 setting ("Valid only with stage 3"): configs of stages 0-2
+    // that carry it (HF Trainer templates do) import with the parameters on the GPU and the
+    // key listed, in both its spellings.
+    for (const char* zero : {R"({"stage": 0, "offload_param": {"device": "cpu"}})",
+                             R"({"stage": 2, "offload_param": {"device": "nvme"}, "offload_optimizer": {"device": "cpu"}})",
+                             R"({"stage": 1, "cpu_offload_param": true})"}) {
+        const std::string text = std::string(R"({"train_batch_size": 32, "train_micro_batch_size_per_gpu": 1, "zero_optimization": )") +
+                                 zero + R"(, "bf16": {"enabled": true}})";
+        const ImportResult p = import_any(text, "ds.json", ds);
+        QCOMPARE(static_cast<int>(p.layout.training.offload_params), static_cast<int>(Offload::None));
+        bool param_listed = false;
+        for (const auto& i : p.ignored) param_listed = param_listed || i.where.find("offload_param") != std::string::npos;
+        QVERIFY2(param_listed, zero);
+    }
 }
 
 void TestImportRules::torchtitan_flavors() {
@@ -562,6 +576,36 @@ void TestImportRules::sweep_of_real_scripts() {
     QVERIFY(has_issue(issues_of("torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4 --hidden-size 64 "
                                 "--num-attention-heads 4 --micro-batch-size 1 --vocab-size 256"),
                       "--seq-length", "required"));
+    // A command string run by a shell with options before -c (`bash -x -c "$CMD"`, the
+    // -o form, options clustered with c) is the script's command.
+    for (const char* shell : {"bash -x -c", "bash -ec", "sh -o pipefail -c", "/bin/bash --noprofile -x -c"}) {
+        const ImportResult run = import_ok("CMD=\"torchrun --nproc-per-node 8 pretrain_gpt.py " + kArgs +
+                                           " --tensor-model-parallel-size 2\"\n" + shell + " \"$CMD\"\n");
+        QVERIFY2(run.layout.parallel.mesh.tp == 2, shell);
+    }
+    // Process substitution: `exec > >(tee -a log) 2>&1` and `| tee >(grep loss > l)` pass a
+    // pipe's path; the list inside launches nothing.
+    const ImportResult tee = import_ok("LOG=train.log\nexec > >(tee -a \"$LOG\") 2>&1\n"
+                                       "exec 2> >(tee -a err.log >&2)\n"
+                                       "torchrun --nproc-per-node 8 pretrain_gpt.py " + kArgs +
+                                       " --tensor-model-parallel-size 2 2>&1 | tee >(grep loss > loss.log)\n");
+    QCOMPARE(tee.layout.parallel.mesh.tp, 2);
+    QVERIFY(has_issue(issues_of("exec > >(tee log\n"), "line 1", "unterminated process substitution"));
+    // A training module in place of the script: torchrun's -m / --module (torch/distributed/
+    // run.py) and python -m, as Megatron-LM's mimo examples launch (`python -m
+    // torch.distributed.run ... -m examples.mimo.pretrain_mimo`).
+    for (const std::string launch : {"torchrun --nproc-per-node 8 -m megatron.training.pretrain_gpt ",
+                                     "python -m torch.distributed.run --nproc-per-node 8 --module pretrain_gpt ",
+                                     "uv run --extra ssm python -m torch.distributed.run --nproc-per-node 8 -m "
+                                     "examples.pretrain_gpt "}) {
+        const ImportResult m = import_ok(launch + kArgs + " --tensor-model-parallel-size 2\n");
+        QCOMPARE(m.layout.parallel.mesh.tp, 2);
+        QVERIFY2(has_note(m, "read as pretrain_gpt.py"), launch.c_str());
+    }
+    const ImportResult single = import_ok("python -u -m megatron.training.pretrain_gpt " + kArgs + "\n", opts(1));
+    QCOMPARE(single.layout.gpus, 1);
+    QVERIFY(has_issue(issues_of("torchrun --nproc-per-node 8 -m not/a/module.py " + kArgs), "argv[4] not/a/module.py",
+                      "training module"));
 }
 
 QTEST_GUILESS_MAIN(TestImportRules)
