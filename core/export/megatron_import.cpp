@@ -342,6 +342,44 @@ private:
         return launcher(argv);
     }
 
+    // The Python programs the script runs instead of a training entry point, for the message
+    // when nothing trains: "scripts/training/run_recipe.py (line 204)". A program is the first
+    // *.py word of a command (after python, torchrun or a wrapper) or the module of `python -m`.
+    static std::string launched_programs(const ScriptRun& script) {
+        std::vector<std::string> programs;
+        std::vector<std::string> seen;  // each program once, with the line it first runs on
+        bool recipe = false;
+        for (const auto& c : script.commands) {
+            const auto& w = c.words;
+            std::string program;
+            for (std::size_t j = 0; j < w.size() && program.empty(); ++j) {
+                const std::string& t = w[j].text;
+                // A path with an unknown directory reads as its known tail: ".../run_recipe.py".
+                if (py_script(t)) program = w[j].unresolved.empty() ? t : "..." + w[j].known_tail;
+                if (t == "-m" && j + 1 < w.size() && !starts_with(w[j + 1].text, "torch.distributed.") &&
+                    j > 0 && (python_name(basename(w[j - 1].text)) || starts_with(w[j - 1].text, "-")))
+                    program = "-m " + w[j + 1].text;
+            }
+            if (program.empty()) continue;
+            for (const auto& word : w) recipe = recipe || word.text == "--recipe" || starts_with(word.text, "--recipe=");
+            recipe = recipe || basename(program) == "run_recipe.py";
+            if (std::find(programs.begin(), programs.end(), program) != programs.end()) continue;
+            programs.push_back(program);
+            seen.push_back(program + " (line " + std::to_string(c.line) + ")");
+        }
+        if (seen.empty()) return "";
+        std::string out = "; it runs ";
+        for (std::size_t i = 0; i < seen.size() && i < 4; ++i) out += (i ? ", " : "") + seen[i];
+        if (seen.size() > 4) out += " and " + std::to_string(seen.size() - 4) + " more";
+        out += ": none is a Megatron-LM training entry point (pretrain_*.py) or takes its layout arguments";
+        if (recipe) {
+            out += ". A Megatron-Bridge recipe (--recipe, scripts/training/run_recipe.py) holds its layout in "
+                   "Python and KEY=VALUE overrides, which import-args does not read: state its axes to "
+                   "`meshwork-cli estimate` (--tp, --pp, --ep, --mbs, --gbs, ...)";
+        }
+        return out;
+    }
+
     // No command launches training: the Megatron-LM arguments of a variable (a config file
     // that a job script sources), when exactly one variable holds a model: --num-layers,
     // which Megatron-LM requires, or a hybrid layer pattern, which gives the layer count.
@@ -375,6 +413,7 @@ private:
             std::string msg = "no training command (torchrun, python -m torch.distributed.run, deepspeed, "
                               "srun or python with a training script)";
             if (script.exit_line > 0) msg += ": the script stops at exit on line " + std::to_string(script.exit_line);
+            if (outer.empty()) msg += launched_programs(script);
             if (outer.size() > 1) {
                 msg += ", and several variables hold Megatron-LM arguments:";
                 for (const auto& o : outer) msg += " " + o;

@@ -606,6 +606,18 @@ void TestImportRules::sweep_of_real_scripts() {
     QCOMPARE(single.layout.gpus, 1);
     QVERIFY(has_issue(issues_of("torchrun --nproc-per-node 8 -m not/a/module.py " + kArgs), "argv[4] not/a/module.py",
                       "training module"));
+    // Nothing trains: the message names what the script does run, once each, and says what a
+    // Megatron-Bridge recipe is (its examples launch scripts/training/run_recipe.py --recipe).
+    const auto none = issues_of("python -m torch.distributed.run --nproc_per_node=8 scripts/training/run_recipe.py "
+                                "--recipe llama3_8b_pretrain model.tensor_model_parallel_size=2\n"
+                                "python examples/conversion/convert.py --hf-model x\n"
+                                "python examples/conversion/convert.py --hf-model y\n");
+    QVERIFY2(has_issue(none, "script", "it runs scripts/training/run_recipe.py (line 1), examples/conversion/convert.py "
+                                       "(line 2): none is"),
+             dump(none).c_str());
+    QVERIFY(has_issue(none, "script", "Megatron-Bridge recipe"));
+    QVERIFY(has_issue(issues_of("python tools/checkpoint/convert.py --model-type GPT\n"), "script",
+                      "it runs tools/checkpoint/convert.py (line 1)"));
 }
 
 QTEST_GUILESS_MAIN(TestImportRules)
