@@ -248,13 +248,17 @@ void TimelineView::prepare_lanes(QSize size) {
     }
 }
 
+QString TimelineView::empty_message() {
+    return tr("No trace open.\nOpen one with File → Open Trace… (Ctrl+Shift+O) or drop trace files on the "
+              "window; Run Layout… (F5) records one.");
+}
+
 void TimelineView::paint_frame(QPainter& p, QSize size) {
     const auto& c = view_colours();
     p.fillRect(QRect(QPoint(0, 0), size), c.background);
     if (!source_ || source_->lane_count() == 0) {
         p.setPen(c.text_dim);
-        p.drawText(QRect(QPoint(0, 0), size), Qt::AlignCenter | Qt::TextWordWrap,
-                   tr("No trace open.\nTraces recorded by runs and simulations open here once the trace store is part of this build."));
+        p.drawText(QRect(QPoint(0, 0), size), Qt::AlignCenter | Qt::TextWordWrap, empty_message());
         drawn_.clear();
         last_frame_items_ = 0;
         return;

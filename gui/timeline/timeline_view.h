@@ -31,6 +31,8 @@ class TimelineView : public QAbstractScrollArea {
     Q_OBJECT
 public:
     explicit TimelineView(QWidget* parent = nullptr);
+    // What the view says with no trace: how to open or record one.
+    [[nodiscard]] static QString empty_message();
     void set_source(std::shared_ptr<const TimelineSource> source);
     [[nodiscard]] const TimelineSource* source() const { return source_.get(); }
 
