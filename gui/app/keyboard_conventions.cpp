@@ -1,7 +1,9 @@
 #include "gui/app/keyboard_conventions.h"
 
 #include <QAbstractItemView>
+#include <QAbstractScrollArea>
 #include <QAbstractSpinBox>
+#include <QComboBox>
 #include <QApplication>
 #include <QContextMenuEvent>
 #include <QDockWidget>
@@ -44,13 +46,46 @@ void raise_hidden_dock_of(QWidget* focused) {
     }
 }
 
+// The value widget (spin box, combo box) a wheel event over `o` would change, or null.
+QWidget* value_widget_of(QObject* o) {
+    for (; o != nullptr; o = o->parent()) {
+        if (qobject_cast<QAbstractSpinBox*>(o) != nullptr || qobject_cast<QComboBox*>(o) != nullptr)
+            return static_cast<QWidget*>(o);
+        if (o->isWidgetType() && static_cast<QWidget*>(o)->isWindow()) return nullptr;
+    }
+    return nullptr;
+}
+
 class KeyboardConventions : public QObject {
   public:
     explicit KeyboardConventions(QWidget* window) : QObject(window), window_(window) {}
 
     bool eventFilter(QObject* watched, QEvent* event) override {
         auto* widget = qobject_cast<QWidget*>(watched);
-        if (widget == nullptr || widget->window() != window_) return false;
+        if (widget == nullptr) return false;
+        if (event->type() == QEvent::Polish && (qobject_cast<QAbstractSpinBox*>(watched) != nullptr ||
+                                                 qobject_cast<QComboBox*>(watched) != nullptr)) {
+            // Every window of the application: Qt gives a spin box the focus when the wheel merely passes over it (WheelFocus),
+            // before any filter sees the wheel: only a click or Tab focuses one here.
+            if ((widget->focusPolicy() & Qt::WheelFocus) == Qt::WheelFocus) widget->setFocusPolicy(Qt::StrongFocus);
+            return false;
+        }
+        if (widget->window() != window_) return false;
+        if (event->type() == QEvent::Wheel) {
+            // The wheel over a spin box or chooser that does not have the focus scrolls the
+            // panel it sits in, as the wheel does everywhere else there: scrolling the
+            // Training dock past the global batch must not change the batch. With the focus
+            // (clicked or tabbed into), the wheel steps its value as usual.
+            QWidget* value = value_widget_of(watched);
+            if (value == nullptr || value->hasFocus()) return false;
+            for (QWidget* w = value->parentWidget(); w != nullptr && !w->isWindow(); w = w->parentWidget()) {
+                if (auto* area = qobject_cast<QAbstractScrollArea*>(w)) {
+                    QCoreApplication::sendEvent(area->viewport(), event);
+                    break;
+                }
+            }
+            return true;
+        }
         if (event->type() == QEvent::FocusIn) {
             const Qt::FocusReason reason = static_cast<QFocusEvent*>(event)->reason();
             if (reason == Qt::TabFocusReason || reason == Qt::BacktabFocusReason ||

@@ -5,6 +5,9 @@
 //   for its own text history, which its edits (committed to the layout at once) never use.
 // - Focus moved by a key (Tab, Shift+Tab, a mnemonic) into a dock tabbed behind another raises
 //   that dock; focus moved otherwise (a view hidden, a click elsewhere) raises nothing.
+// - The mouse wheel over a spin box or chooser without the focus scrolls the panel around it
+//   instead of changing the value (scrolling a dock never edits the layout); with the focus it
+//   steps the value.
 // - Shift+F10 opens the focused widget's context menu, as the Menu key does (the convention
 //   of Windows and GNOME; Qt delivers only the Menu key as a keyboard context-menu event).
 #pragma once

@@ -65,6 +65,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     init_meshwork_resources();
     setWindowIcon(QIcon(":/icons/meshwork.svg"));
     setAcceptDrops(true);  // files dropped anywhere on the window (open_files)
+    // Before any child exists: the conventions see every widget's first polish.
+    install_keyboard_conventions(this);
     document_ = new LayoutDocument(this);
     views_ = new QTabWidget(this);
     views_->setDocumentMode(true);
@@ -184,7 +186,6 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     QSize first_size(1500, 900);
     if (const QScreen* s = screen()) first_size = first_size.boundedTo(s->availableGeometry().size());
     resize(first_size);
-    install_keyboard_conventions(this);
     restore_settings();
     update_title();
 }

@@ -176,15 +176,23 @@ void TrainingEditor::build_memory(QFormLayout* form) {
                    "(training.zero_replicas; --zero-replicas; Megatron-LM's --num-distributed-optimizer-instances, "
                    "torchtitan's data_parallel_replicate_degree). Default: %1, one group over all data-parallel ranks")
                     .arg(kDefaults.zero_replicas));
-    // One row: the stage and, beside it, its replicas (the dock has no letter left for a row
-    // of their own, and the two are one decision). The row's mnemonic focuses the stage.
-    // Two choosers in one row must not widen the dock (its minimum is the groups' minimum):
-    // each asks for a few characters and shows the rest of its text when the dock is wider.
+    // The stage and, under it, its replicas: one form row (the dock has no letter left for a
+    // row of its own, and the two are one decision), the row's mnemonic focusing the stage.
+    // Side by side, neither showed its choice whole in the dock's width at 1280 × 720
+    // ("1 · optim", "1 replic"). Neither may widen the dock (its minimum is the groups'
+    // minimum): each asks for a few characters and shows the rest in the dock's width.
     for (QComboBox* box : {zero_, zero_replicas_}) {
         box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
         box->setMinimumContentsLength(3);
     }
-    add_row_of(form, tr("&ZeRO stage"), {zero_, zero_replicas_}, this, {3, 2});
+    auto* zero_row = new QWidget(this);
+    auto* zero_column = new QVBoxLayout(zero_row);
+    zero_column->setContentsMargins(0, 0, 0, 0);
+    zero_column->addWidget(zero_);
+    zero_column->addWidget(zero_replicas_);
+    auto* zero_label = new QLabel(tr("&ZeRO stage"), this);
+    zero_label->setBuddy(zero_);
+    form->addRow(zero_label, zero_row);
     connect(zero_replicas_, &QComboBox::activated, this, [this](int index) {
         if (!syncing_ && index >= 0) {
             apply(set_zero_replicas(document_->layout(), zero_replicas_->itemData(index).toInt()));

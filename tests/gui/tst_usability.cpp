@@ -24,6 +24,7 @@
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSpinBox>
+#include <QWheelEvent>
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QTextBrowser>
@@ -1063,6 +1064,40 @@ private slots:
             QCoreApplication::processEvents();
         }
         QVERIFY(reached_model);  // the walk did pass through it
+    }
+
+    // The wheel over a spin box that does not have the focus scrolls the dock instead of
+    // editing the layout (it stepped the global batch 128 → 124 while scrolling the dock);
+    // with the focus, the wheel steps the value.
+    void wheel_scrolls_the_dock_not_the_values() {
+        MainWindow w;
+        QVERIFY(w.open_layout(bundled("llama3-70b-h100-64")));
+        w.resize(1280, 720);
+        show_active(w);
+        QVERIFY(w.raise_dock("training"));
+        QCoreApplication::processEvents();
+        QSpinBox* batch = w.training_editor()->global_batch_box();
+        const int before = batch->value();
+        const int edits = w.document()->undo_stack()->count();
+        auto wheel = [&](QWidget* target) {
+            const QPoint at = target->rect().center();
+            QWheelEvent e(at, target->mapToGlobal(at), QPoint(), QPoint(0, -120), Qt::NoButton, Qt::NoModifier,
+                          Qt::NoScrollPhase, false);
+            QApplication::sendEvent(target, &e);
+            QCoreApplication::processEvents();
+        };
+        QWidget* edit = batch->findChild<QLineEdit*>();
+        QVERIFY(edit != nullptr);
+        w.axis_editor()->spin_box("tp")->setFocus();
+        QVERIFY(!batch->hasFocus());
+        QVERIFY(batch->focusPolicy() == Qt::StrongFocus);  // the wheel passing over gives no focus
+        wheel(edit);
+        QCOMPARE(batch->value(), before);
+        QCOMPARE(w.document()->undo_stack()->count(), edits);
+        batch->setFocus();
+        QTRY_VERIFY(batch->hasFocus());
+        wheel(batch);
+        QVERIFY(batch->value() != before);  // focused: the wheel steps it
     }
 
     // The empty timeline says how to get a trace, with the keys the window really binds (it
