@@ -294,9 +294,30 @@ private:
     std::size_t pick_command(const ScriptRun& script, ShellCommand& argv) {
         const ScriptCommand* chosen = nullptr;
         std::size_t at = 0;
+        // A checkpoint conversion takes the layout's arguments to shard what it writes
+        // (tools/checkpoint/convert.py; ModelOpt's convert_model.py before its finetune.py in
+        // Megatron-LM's examples/post_training/modelopt/eagle3.sh) but runs no training step:
+        // beside a command that trains, it is not the training command.
+        const auto conversion = [](const ScriptCommand& c, std::size_t k) {
+            for (std::size_t j = k; j < c.words.size(); ++j) {
+                const ScriptWord& w = c.words[j];
+                if (!py_script(w.text)) continue;
+                return starts_with(basename(w.unresolved.empty() ? w.text : w.known_tail), "convert");
+            }
+            return false;
+        };
+        std::size_t trainers = 0;
+        for (const auto& c : script.commands) {
+            const std::size_t k = launcher_index(c);
+            trainers += k != std::string::npos && !conversion(c, k) ? 1 : 0;
+        }
         for (const auto& c : script.commands) {
             const std::size_t k = launcher_index(c);
             if (k == std::string::npos) continue;
+            if (trainers > 0 && conversion(c, k)) {
+                result_.notes.push_back("line " + std::to_string(c.line) + ": a checkpoint conversion, not the training command");
+                continue;
+            }
             if (chosen != nullptr) {
                 add("line " + std::to_string(c.line),
                     "a second training command ('" + c.words[k].text + "') after the one on line " +
@@ -486,8 +507,12 @@ private:
     // index of the first Megatron argument.
     std::size_t launcher(const ShellCommand& argv) {
         std::size_t i = 0;
-        const std::string first = argv[0].text;
-        if (!expanded_ok(0, first)) return argv.size();
+        // `$DIR/finetune.py ARGS` run directly: the unknown directory decides nothing (as for a
+        // script after python or torchrun below), the name does.
+        const bool script_in_unknown_dir = !argv[0].unresolved.empty() && starts_with(argv[0].known_tail, "/") &&
+                                           py_script(argv[0].known_tail);
+        const std::string first = script_in_unknown_dir ? argv[0].known_tail.substr(1) : argv[0].text;
+        if (!script_in_unknown_dir && !expanded_ok(0, first)) return argv.size();
         if (starts_with(first, "--")) return 0;  // the bare arguments
         const std::string name = basename(first);
         if (name == "torchrun") {

@@ -606,6 +606,21 @@ void TestImportRules::sweep_of_real_scripts() {
     QCOMPARE(single.layout.gpus, 1);
     QVERIFY(has_issue(issues_of("torchrun --nproc-per-node 8 -m not/a/module.py " + kArgs), "argv[4] not/a/module.py",
                       "training module"));
+    // Megatron-LM's examples/post_training/modelopt/eagle3.sh (d98e8a64): a checkpoint
+    // conversion with the layout's arguments, then the training script run directly from a
+    // directory the script computes (`${LAUNCH_SCRIPT} ${SCRIPT_DIR}/finetune.py`): the
+    // conversion is not training, and the unknown directory decides nothing.
+    const ImportResult modelopt = import_ok("SCRIPT_DIR=\"$(dirname \"$(readlink -f \"$0\")\")\"\n"
+                                            "${SCRIPT_DIR}/convert_model.py " + kArgs +
+                                            " --tensor-model-parallel-size 4\n"
+                                            "${SCRIPT_DIR}/finetune.py " + kArgs + " --tensor-model-parallel-size 2\n",
+                                            opts(8));
+    QCOMPARE(modelopt.layout.parallel.mesh.tp, 2);
+    QVERIFY(has_note(modelopt, "line 2: a checkpoint conversion"));
+    // Alone, a conversion's layout is still read (the parallelism it shards for).
+    QCOMPARE(import_ok("python tools/checkpoint/convert_model.py " + kArgs + " --tensor-model-parallel-size 4\n", opts(8))
+                 .layout.parallel.mesh.tp,
+             4);
     // Nothing trains: the message names what the script does run, once each, and says what a
     // Megatron-Bridge recipe is (its examples launch scripts/training/run_recipe.py --recipe).
     const auto none = issues_of("python -m torch.distributed.run --nproc_per_node=8 scripts/training/run_recipe.py "
