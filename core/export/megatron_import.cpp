@@ -370,6 +370,7 @@ private:
         std::vector<std::string> programs;
         std::vector<std::string> seen;  // each program once, with the line it first runs on
         bool recipe = false;
+        bool child_script = false;
         for (const auto& c : script.commands) {
             const auto& w = c.words;
             std::string program;
@@ -380,6 +381,17 @@ private:
                 if (t == "-m" && j + 1 < w.size() && !starts_with(w[j + 1].text, "torch.distributed.") &&
                     j > 0 && (python_name(basename(w[j - 1].text)) || starts_with(w[j - 1].text, "-")))
                     program = "-m " + w[j + 1].text;
+            }
+            // `bash ds_pretrain_gpt2.sh $CONFIG ...`: another script, with its arguments.
+            if (program.empty() && w.size() > 1 && (basename(w[0].text) == "bash" || basename(w[0].text) == "sh")) {
+                for (std::size_t j = 1; j < w.size() && program.empty(); ++j) {
+                    if (starts_with(w[j].text, "-")) continue;
+                    if (w[j].text.size() > 3 && w[j].text.compare(w[j].text.size() - 3, 3, ".sh") == 0) {
+                        program = "bash " + w[j].text;
+                        child_script = true;
+                    }
+                    break;
+                }
             }
             if (program.empty()) continue;
             for (const auto& word : w) recipe = recipe || word.text == "--recipe" || starts_with(word.text, "--recipe=");
@@ -393,6 +405,10 @@ private:
         for (std::size_t i = 0; i < seen.size() && i < 4; ++i) out += (i ? ", " : "") + seen[i];
         if (seen.size() > 4) out += " and " + std::to_string(seen.size() - 4) + " more";
         out += ": none is a Megatron-LM training entry point (pretrain_*.py) or takes its layout arguments";
+        if (child_script) {
+            out += ". A script run by bash is a file of its own: import that file (its arguments with "
+                   "--set 1=VALUE, --set 2=VALUE, ...)";
+        }
         if (recipe) {
             out += ". A Megatron-Bridge recipe (--recipe, scripts/training/run_recipe.py) holds its layout in "
                    "Python and KEY=VALUE overrides, which import-args does not read: state its axes to "

@@ -633,6 +633,10 @@ void TestImportRules::sweep_of_real_scripts() {
     QVERIFY(has_issue(none, "script", "Megatron-Bridge recipe"));
     QVERIFY(has_issue(issues_of("python tools/checkpoint/convert.py --model-type GPT\n"), "script",
                       "it runs tools/checkpoint/convert.py (line 1)"));
+    // Megatron-DeepSpeed's curriculum_learning/ds_train.sh runs its training script with bash.
+    QVERIFY(has_issue(issues_of("CONFIG=x\nbash ds_pretrain_gpt2.sh $CONFIG 8\n"), "script",
+                      "it runs bash ds_pretrain_gpt2.sh (line 2)"));
+    QVERIFY(has_issue(issues_of("bash -x run.sh\n"), "script", "import that file"));
 }
 
 QTEST_GUILESS_MAIN(TestImportRules)
