@@ -399,15 +399,25 @@ private:
     void process_substitution() {
         const int start_line = line_;
         const Nest nest(*this, start_line);
-        int depth = 0;
         ++i_;  // '<' or '>'
+        skip_group('(', start_line, "unterminated process substitution");
+        out_.tokens.push_back(tok(Token::Word, "/dev/fd/63", start_line));
+        command_start_ = false;
+        after_for_ = false;
+    }
+
+    // From the `open` at i_ past its matching close: ( ) or { }, with quotes (single quotes in
+    // ( ) only, as bash reads ${...}) and escapes skipped; `unterminated` when none closes it.
+    void skip_group(char open, int start_line, const std::string& unterminated) {
+        const char close = open == '{' ? '}' : ')';
+        int depth = 0;
         while (i_ < s_.size()) {
             const char c = s_[i_];
             if (c == '\\') {
                 i_ += 2;
                 continue;
             }
-            if (c == '\'') {
+            if (c == '\'' && open == '(') {
                 (void)single_quoted();
                 continue;
             }
@@ -415,22 +425,15 @@ private:
                 (void)double_quoted();
                 continue;
             }
-            if (c == '$' || c == '`') {
-                (void)dollar();
-                continue;
-            }
             if (c == '\n') ++line_;
-            if (c == '(') ++depth;
-            if (c == ')' && --depth == 0) {
+            if (c == open) ++depth;
+            if (c == close && --depth == 0) {
                 ++i_;
-                out_.tokens.push_back(tok(Token::Word, "/dev/fd/63", start_line));
-                command_start_ = false;
-                after_for_ = false;
                 return;
             }
             ++i_;
         }
-        fail(start_line, "unterminated process substitution");
+        fail(start_line, unterminated);
     }
 
     // $NAME, ${...}, $(...), $((...)), `...`, copied with their nesting.
@@ -451,33 +454,9 @@ private:
         }
         const char n = next();
         if (n == '{' || n == '(') {
-            const char open = n;
-            const char close = n == '{' ? '}' : ')';
-            int depth = 0;
             ++i_;
-            while (i_ < s_.size()) {
-                const char c = s_[i_];
-                if (c == '\\') {
-                    i_ += 2;
-                    continue;
-                }
-                if (c == '\'' && open == '(') {
-                    (void)single_quoted();
-                    continue;
-                }
-                if (c == '"') {
-                    (void)double_quoted();
-                    continue;
-                }
-                if (c == '\n') ++line_;
-                if (c == open) ++depth;
-                if (c == close && --depth == 0) {
-                    ++i_;
-                    return s_.substr(start, i_ - start);
-                }
-                ++i_;
-            }
-            fail(start_line, std::string("unterminated $") + open);
+            skip_group(n, start_line, std::string("unterminated $") + n);
+            return s_.substr(start, i_ - start);
         }
         if (is_name_char(n)) {
             i_ += 2;

@@ -65,8 +65,9 @@ class KeyboardConventions : public QObject {
         if (widget == nullptr) return false;
         if (event->type() == QEvent::Polish && (qobject_cast<QAbstractSpinBox*>(watched) != nullptr ||
                                                  qobject_cast<QComboBox*>(watched) != nullptr)) {
-            // Every window of the application: Qt gives a spin box the focus when the wheel merely passes over it (WheelFocus),
-            // before any filter sees the wheel: only a click or Tab focuses one here.
+            // In every window of the application: Qt gives a spin box the focus when the wheel
+            // merely passes over it (WheelFocus), before any filter sees the wheel; here only a
+            // click or Tab focuses one.
             if ((widget->focusPolicy() & Qt::WheelFocus) == Qt::WheelFocus) widget->setFocusPolicy(Qt::StrongFocus);
             return false;
         }

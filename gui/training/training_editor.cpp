@@ -41,14 +41,13 @@ QFormLayout* add_group(QVBoxLayout* column, const QString& title, QWidget* paren
 
 // A row of several widgets whose label's mnemonic focuses the first (a label's buddy must
 // take focus itself: a container with a focus proxy does not).
-// `stretches`: each widget's share of the row's width (equal when empty).
+// `direction`: side by side (equal shares of the width) or one under another.
 void add_row_of(QFormLayout* form, const QString& label, std::initializer_list<QWidget*> widgets, QWidget* parent,
-                std::initializer_list<int> stretches = {}) {
+                QBoxLayout::Direction direction = QBoxLayout::LeftToRight) {
     auto* row = new QWidget(parent);
-    auto* h = new QHBoxLayout(row);
+    auto* h = new QBoxLayout(direction, row);
     h->setContentsMargins(0, 0, 0, 0);
-    auto stretch = stretches.begin();
-    for (auto* w : widgets) h->addWidget(w, stretch != stretches.end() ? *stretch++ : 1);
+    for (auto* w : widgets) h->addWidget(w, 1);
     auto* text = new QLabel(label, parent);
     text->setBuddy(*widgets.begin());
     form->addRow(text, row);
@@ -185,14 +184,7 @@ void TrainingEditor::build_memory(QFormLayout* form) {
         box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
         box->setMinimumContentsLength(3);
     }
-    auto* zero_row = new QWidget(this);
-    auto* zero_column = new QVBoxLayout(zero_row);
-    zero_column->setContentsMargins(0, 0, 0, 0);
-    zero_column->addWidget(zero_);
-    zero_column->addWidget(zero_replicas_);
-    auto* zero_label = new QLabel(tr("&ZeRO stage"), this);
-    zero_label->setBuddy(zero_);
-    form->addRow(zero_label, zero_row);
+    add_row_of(form, tr("&ZeRO stage"), {zero_, zero_replicas_}, this, QBoxLayout::TopToBottom);
     connect(zero_replicas_, &QComboBox::activated, this, [this](int index) {
         if (!syncing_ && index >= 0) {
             apply(set_zero_replicas(document_->layout(), zero_replicas_->itemData(index).toInt()));
