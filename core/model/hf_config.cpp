@@ -310,12 +310,20 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
             // router and every expert's projections.
             m.norm = NormKind::RmsNorm;
             m.mlp = MlpKind::Gated;
+            // transformers' GptOssExperts always carry biases; Megatron-LM's gpt-oss with
+            // --disable-bias-linear (examples/gptoss/02_train.sh:128 at d98e8a64) has none at
+            // all: no attention, expert or router bias (moe/router.py:67-72). Meshwork spells
+            // that model "attention_bias": false with "mlp_bias": false, a key transformers'
+            // GptOssConfig does not have; the half-biased forms are one ModelSpec cannot hold.
             m.qkv_bias = r.get_bool_or("attention_bias", true);
-            if (!m.qkv_bias) {
-                throw InputError(file, r.field("attention_bias"),
-                                 "gpt-oss without attention biases is not supported (its experts keep theirs)");
+            m.linear_bias = r.get_bool_or("mlp_bias", true);
+            if (m.qkv_bias != m.linear_bias) {
+                throw InputError(file, r.field(m.qkv_bias ? "mlp_bias" : "attention_bias"),
+                                 m.qkv_bias ? "gpt-oss with attention biases but no expert biases is not supported"
+                                            : "gpt-oss without attention biases is supported only without expert "
+                                              "biases too (add \"mlp_bias\": false, as Megatron-LM's "
+                                              "--disable-bias-linear builds it)");
             }
-            m.linear_bias = true;
         } else if (fam == Family::NemotronH) {
             // Squared-ReLU MLPs and experts, up and down only (mlp_hidden_act "relu2"); GELU
             // (transformers' ACT2FN "gelu") is Megatron-LM's default for a hybrid model's MLP
@@ -633,6 +641,7 @@ Json model_to_hf_config(const ModelSpec& m) {
     if (m.family != "qwen2" && m.family != "qwen2_moe" && m.family != "gpt_neox") {
         j["attention_bias"] = m.qkv_bias;
     }
+    if (m.family == "gpt_oss" && !m.linear_bias) j["mlp_bias"] = false;  // Meshwork's key (reader above)
     if (m.family == "mixtral" || m.family == "gpt_oss") {
         j["num_local_experts"] = m.moe.num_experts;
         j["num_experts_per_tok"] = m.moe.top_k;

@@ -320,22 +320,15 @@ void TestImportRules::megatron_deepspeed_moe() {
 
 void TestImportRules::upstream_gptoss_example() {
     // Megatron-LM's own examples/gptoss/02_train.sh: post-training's flags (--enable-gpt-oss,
-    // --export-force-local-attention, megatron/post_training/arguments.py) are known, so the
-    // only refusal left is the model's: a gpt-oss block without linear biases, which no
-    // config.json Meshwork reads describes (transformers' gpt_oss has attention biases).
+    // --export-force-local-attention, megatron/post_training/arguments.py) are known, and its
+    // gpt-oss blocks without any bias (--disable-bias-linear, line 128) are a model Meshwork
+    // holds: it imports as written, with the axes the script writes (lines 104-120, 196-236):
+    // 4 GPUs as 4 pipeline stages, fp8, --recompute-activations.
     const std::string text = upstream_file("mlm__gptoss_02_train.sh");
     QVERIFY(!text.empty());
     ImportOptions o = opts();
     o.set["GPUS_PER_NODE"] = "4";
-    const auto issues = issues_of(text, o);
-    QVERIFY2(issues.size() == 1 && issues.front().field == "model" &&
-                 issues.front().message.find("gpt-oss without attention biases") != std::string::npos,
-             dump(issues).c_str());
-    // The same lines with attention biases import with the axes the script writes (lines
-    // 104-120, 196-236): 4 GPUs as 4 pipeline stages, fp8, --recompute-activations.
-    std::string biased = text;
-    biased.replace(biased.find("    --disable-bias-linear\n"), std::string("    --disable-bias-linear\n").size(), "");
-    const ImportResult r = import_ok(biased, o);
+    const ImportResult r = import_ok(text, o);
     const Layout& l = r.layout;
     QCOMPARE(l.gpus, 4);
     QCOMPARE(l.parallel.mesh.pp, 4);
@@ -351,6 +344,41 @@ void TestImportRules::upstream_gptoss_example() {
                                                         i.reason.find("post_training") != std::string::npos);
     QVERIFY(gptoss);
     QVERIFY(r.warnings.empty());
+    // The model: gpt-oss's sinks, 4 experts top-2, and no bias anywhere (router included:
+    // moe/router.py:67-72), so the router holds h·E weights and no more.
+    const ModelSpec& m = l.model;
+    QVERIFY(m.attention_sinks);
+    QVERIFY(!m.qkv_bias && !m.linear_bias);
+    QCOMPARE(m.moe.num_experts, 4);
+    QCOMPARE(m.moe.top_k, 2);
+    QCOMPARE(m.family, std::string("gpt_oss"));
+    // It reads back from the config.json Meshwork writes for it ("mlp_bias": false), and the
+    // Megatron export states --disable-bias-linear again.
+    const nlohmann::json hf = model_to_hf_config(m);
+    QCOMPARE(hf.value("mlp_bias", true), false);
+    QCOMPARE(hf.value("attention_bias", true), false);
+    QVERIFY(model_from_hf_config(hf, "gptoss.json", m.name) == m);
+    const ExportResult e = export_megatron(l);
+    QVERIFY2(e.text.find("--disable-bias-linear") != std::string::npos, e.text.c_str());
+    QVERIFY(e.text.find("--add-qkv-bias") == std::string::npos);
+    // transformers' gpt_oss with "attention_bias": false alone keeps its experts' biases: a
+    // half-biased model ModelSpec cannot hold, refused naming the key that would complete it.
+    nlohmann::json half = hf;
+    half.erase("mlp_bias");
+    bool refused = false;
+    try {
+        (void)model_from_hf_config(half, "half.json", "half");
+    } catch (const InputError& err) {
+        refused = std::string(err.what()).find("mlp_bias") != std::string::npos &&
+                  err.issues().front().field == "attention_bias";
+    }
+    QVERIFY(refused);
+    // The biased form (transformers' gpt_oss) stays biased.
+    std::string biased = text;
+    biased.replace(biased.find("    --disable-bias-linear\n"), std::string("    --disable-bias-linear\n").size(), "");
+    const ImportResult b = import_ok(biased, o);
+    QVERIFY(b.layout.model.qkv_bias && b.layout.model.linear_bias);
+    QVERIFY(model_to_hf_config(b.layout.model).count("mlp_bias") == 0);
 }
 
 void TestImportRules::torchtitan_schemas() {
