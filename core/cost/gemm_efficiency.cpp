@@ -33,8 +33,8 @@ constexpr std::array<GemmEfficiencyRow, 5> kRows{{
     // 1.1-1.2× slower on the same rows).
     {"hopper", GemmPrecision::Fp8Blockwise, 0.60,
      "DeepGEMM a6d97a1 README, H800, M=4096 rows with N,K >= 2048: 1025-1358 TFLOP/s of 1978.9"},
-    // OpenXLA's table for sm_100 (B200), the version whose table begins with sm_100 and
-    // carries f8e4m3fn keys (same path): bf16 1·4096×4096×4096 1,416.9 and 1·4096×2048×4096
+    // OpenXLA's table for sm_100 (B200), openxla/xla 71feeddf7c (2025-10-21, the version that
+    // added f8e4m3fn keys; same path): bf16 1·4096×4096×4096 1,416.9 and 1·4096×2048×4096
     // 1,343.5 TFLOP/s; mean 1,380 of 2,250.
     {"blackwell", GemmPrecision::Bf16, 0.61,
      "OpenXLA matmul_interpolator_data.h sm_100 bf16, 4096x4096x4096 and 4096x2048x4096: 1344-1417 TFLOP/s of 2250"},

@@ -10,15 +10,19 @@ namespace meshwork::cost {
 
 namespace {
 
-// OpenXLA's default matmul performance table for sm_90 (H100 SXM, cuBLAS through XLA),
-// tensorflow/tensorflow third_party/xla/xla/service/gpu/model/matmul_interpolator_data.h at
-// 372d578b (kDefaultMatmulPTable, key "sm_90", flops "bf16xbf16->bf16"): all 375 entries,
-// batch b = 1, 2, 4 and each of m, n, k = 256, 512, 1024, 2048, 4096, in TFLOP/s (the file's
-// FLOP/s over 1e12, rounded to 0.01). Indices: [b][m][n][k]. A batch of b GEMMs runs as one
-// cuBLAS batched call, its tiles side by side on the SMs.
+// OpenXLA's default matmul performance tables (kDefaultMatmulPTable), measured by the XLA team
+// with cuBLAS on each GPU: batch b = 1, 2, 4 and each of m, n, k = 256, 512, 1024, 2048, 4096,
+// in TFLOP/s (the file's FLOP/s over 1e12, rounded to 0.01). Indices: [b][m][n][k]. A batch of
+// b GEMMs runs as one cuBLAS batched call, its tiles side by side on the SMs.
 constexpr std::array<double, 3> kBatches{1, 2, 4};
 constexpr std::array<double, 5> kDims{256, 512, 1024, 2048, 4096};
-constexpr double kTflops[3][5][5][5] = {
+using Grid = double[3][5][5][5];
+
+// Hopper: key "sm_90" (H100 SXM), flops "bf16xbf16->bf16", all 375 entries, at
+// tensorflow/tensorflow third_party/xla/xla/service/gpu/model/matmul_interpolator_data.h
+// 372d578b. (OpenXLA's later sm_90 table adds f8e4m3fn entries, but its largest reach 2,593
+// TFLOP/s, above the H100 SXM's dense fp8 peak of 1,979: not used.)
+constexpr Grid kSm90Bf16 = {
     // b = 1
     {
      {  // m = 256
@@ -134,13 +138,40 @@ constexpr double kTflops[3][5][5][5] = {
      },
     },
 };
+// Blackwell: key "sm_100" (B200), flops "bf16xbf16->bf16" (kSm100Bf16) and
+// "f8e4m3fnxf8e4m3fn->bf16" (kSm100Fp8, per-tensor scales; every fp8 recipe reads it), all 375
+// entries each, at openxla/xla 71feeddf7c (generated file, its source in its first lines).
+// Blackwell fills later than Hopper: bf16 1·4096×4096×1024 runs at 78 % of the reference
+// below on B200, 87 % on H100.
+#include "core/cost/gemm_shape_tables_sm100.inc"
+
 // Output rows of the table's largest GEMMs of each batch: b × 4096.
 constexpr std::array<double, 3> kRows{4096, 8192, 16384};
 constexpr std::size_t kLargestM = 4;  // index of m = 4096
-// The largest GEMMs of the table: 16,384 rows, n = k = 4096 (4·4096×4096×4096). The kernel
-// tables behind gemm_efficiency.h time GEMMs of that size, so a GEMM this large or larger
-// keeps the large-GEMM efficiency (factor 1).
-constexpr double kReferenceTflops = 793.13;
+
+// The entries kRows in gemm_efficiency.cpp averages for the precision's large-GEMM figure:
+// sm_90 bf16 783.3, 786.0, 783.2, 764.1 (mean 779.2); sm_100 bf16 1·4096×4096×4096 1,416.9 and
+// 1·4096×2048×4096 1,343.5 (mean 1,380.2); sm_100 e4m3 the same entries, 2,765.0 and 2,499.4
+// (mean 2,632.2).
+double reference_tflops(GemmShapeTable t) {
+    switch (t) {
+        case GemmShapeTable::BlackwellBf16: return 1380.2;
+        case GemmShapeTable::BlackwellFp8: return 2632.2;
+        case GemmShapeTable::HopperBf16:
+        case GemmShapeTable::None: break;
+    }
+    return 779.2;
+}
+
+const Grid& grid_of(GemmShapeTable t) {
+    switch (t) {
+        case GemmShapeTable::BlackwellBf16: return kSm100Bf16;
+        case GemmShapeTable::BlackwellFp8: return kSm100Fp8;
+        case GemmShapeTable::HopperBf16:
+        case GemmShapeTable::None: break;
+    }
+    return kSm90Bf16;
+}
 
 // Position of x on a log2 grid: lower index and weight of the upper point, clamped to the grid.
 template <std::size_t N>
@@ -155,16 +186,20 @@ std::pair<std::size_t, double> locate(const std::array<double, N>& grid, double 
 
 }  // namespace
 
-bool has_gemm_shape_table(const std::string& gpu_kind) {
-    // Hopper is the table's GPU. Blackwell (B200, GB200) takes the same factors: no per-shape
-    // table of its own was found (OpenXLA's sm_100 table has the 4096-sized entries of
-    // gemm_efficiency.h only as far as they were read); its larger SM count makes small shapes
-    // fill it worse, so for it the factor is an upper bound.
-    return !gpu_architecture(gpu_kind).empty();
+GemmShapeTable gemm_shape_table(const std::string& gpu_kind, DType dtype) {
+    const std::string arch = gpu_architecture(gpu_kind);
+    if (arch == "hopper") return GemmShapeTable::HopperBf16;
+    if (arch == "blackwell") return dtype == DType::Fp8 ? GemmShapeTable::BlackwellFp8 : GemmShapeTable::BlackwellBf16;
+    return GemmShapeTable::None;
 }
 
-double gemm_shape_factor(double m, double n, double k, double together) {
-    if (!(m > 0) || !(n > 0) || !(k > 0)) return 1.0;
+double gemm_shape_factor(GemmShapeTable table, double m, double n, double k, double together) {
+    if (table == GemmShapeTable::None || !(m > 0) || !(n > 0) || !(k > 0)) return 1.0;
+    const Grid& tflops = grid_of(table);
+    // Factor 1 is the rate the precision's row of gemm_efficiency.cpp reads from the same table
+    // (its largest b = 1 and 2 entries), so a GEMM that large or larger keeps the large-GEMM
+    // efficiency and the two tables never count the same shortfall twice.
+    const double reference = reference_tflops(table);
     together = std::max(1.0, together);
     const auto [ni, nw] = locate(kDims, n);
     const auto [ki, kw] = locate(kDims, k);
@@ -180,7 +215,7 @@ double gemm_shape_factor(double m, double n, double k, double together) {
             for (int dn = 0; dn < 2; ++dn) {
                 for (int dk = 0; dk < 2; ++dk) {
                     const double w = (dr ? rw : 1 - rw) * (dn ? nw : 1 - nw) * (dk ? kw : 1 - kw);
-                    if (w > 0) v += w * kTflops[ri + dr][kLargestM][ni + dn][ki + dk];
+                    if (w > 0) v += w * tflops[ri + dr][kLargestM][ni + dn][ki + dk];
                 }
             }
         }
@@ -194,13 +229,13 @@ double gemm_shape_factor(double m, double n, double k, double together) {
                     for (int dk = 0; dk < 2; ++dk) {
                         const double w = (db ? bw : 1 - bw) * (dm ? mw : 1 - mw) *
                                          (dn ? nw : 1 - nw) * (dk ? kw : 1 - kw);
-                        if (w > 0) v += w * kTflops[bi + db][mi + dm][ni + dn][ki + dk];
+                        if (w > 0) v += w * tflops[bi + db][mi + dm][ni + dn][ki + dk];
                     }
                 }
             }
         }
     }
-    return std::clamp(v / kReferenceTflops, 1e-3, 1.0);
+    return std::clamp(v / reference, 1e-3, 1.0);
 }
 
 }  // namespace meshwork::cost

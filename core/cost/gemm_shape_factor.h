@@ -11,20 +11,32 @@
 
 #include <string>
 
+#include "core/cluster/cluster_spec.h"
+
 namespace meshwork::cost {
 
-// Whether a GPU kind (resources/gpus) has a per-shape table; false for the A100, CPUs and
-// GPUs no table covers (they keep the gemm_half_dim curve).
-bool has_gemm_shape_table(const std::string& gpu_kind);
+// Which published per-shape table a GPU and precision read (gemm_shape_factor.cpp holds them
+// with their sources). None: the A100, CPUs and GPUs no table covers (the gemm_half_dim curve).
+enum class GemmShapeTable { None, HopperBf16, BlackwellBf16, BlackwellFp8 };
+
+// The table for a GPU kind (resources/gpus) and training dtype. Hopper reads its bf16 table
+// for every precision (OpenXLA's sm_90 fp8 entries exceed the H100's dense fp8 peak, so they
+// are not used); Blackwell reads its fp8 table for fp8 (every recipe) and its bf16 table
+// otherwise.
+GemmShapeTable gemm_shape_table(const std::string& gpu_kind, DType dtype);
+inline bool has_gemm_shape_table(const std::string& gpu_kind) {
+    return gemm_shape_table(gpu_kind, DType::Bf16) != GemmShapeTable::None;
+}
 
 // The factor, in (0, 1], for `together` equal GEMMs running side by side (1: a lone GEMM; a
 // batched call: its batch; Transformer Engine's grouped experts: the GEMMs its compute
 // streams run at once), each with `m` output rows, `n` output columns and inner dimension
-// `k`. Interpolated in log2 between the table's points over batch, m, n and k; GEMMs of 4,096
-// rows or more each are read by total rows (the table's b × 4096 entries); concurrency beyond
-// the table's batch of 4 counts as more rows. Outside the grid the nearest edge: dimensions
-// above 4096 count as 4096 (where the table has saturated), fewer than 256 rows, columns or
-// inner length as 256 (optimistic for such slivers).
-double gemm_shape_factor(double m, double n, double k, double together = 1);
+// `k`: the table's rate at that shape over its rate at 4·4096×4096×4096. Interpolated in log2
+// between the table's points over batch, m, n and k; GEMMs of 4,096 rows or more each are
+// read by total rows (the table's b × 4096 entries); concurrency beyond the table's batch of 4
+// counts as more rows. Outside the grid the nearest edge: dimensions above 4096 count as 4096
+// (where the tables reach their largest entry), fewer than 256 rows, columns or inner length
+// as 256 (optimistic for such slivers). GemmShapeTable::None gives 1.
+double gemm_shape_factor(GemmShapeTable table, double m, double n, double k, double together = 1);
 
 }  // namespace meshwork::cost

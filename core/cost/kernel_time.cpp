@@ -15,7 +15,7 @@ KernelModel kernel_model(const ClusterSpec& c, DType dtype, Fp8Recipe recipe) {
     k.peak_flops_per_s = std::max(1.0, peak);
     k.gemm_efficiency = gemm_efficiency(c, dtype, recipe);
     k.gemm_half_dim = std::max(0.0, c.efficiency.gemm_half_dim);
-    k.gemm_shape_table = has_gemm_shape_table(c.gpu.kind);
+    k.gemm_shape_table = gemm_shape_table(c.gpu.kind, dtype);
     // Fused attention runs in 16 bits even in fp8 training.
     double attention_peak = dtype == DType::Fp8 ? c.gpu.peak_flops(DType::Bf16) : peak;
     if (attention_peak <= 0) attention_peak = k.peak_flops_per_s;
@@ -36,8 +36,8 @@ double GemmShape::size() const { return std::min({m, n, k}); }
 double gemm_s(const KernelModel& k, double m, double n, double kdim, double count, double together) {
     if (m <= 0 || n <= 0 || kdim <= 0 || count <= 0) return 0;
     double eff = k.gemm_efficiency;
-    if (k.gemm_shape_table) {
-        eff *= gemm_shape_factor(m, n, kdim, together > 0 ? std::min(together, count) : count);
+    if (k.gemm_shape_table != GemmShapeTable::None) {
+        eff *= gemm_shape_factor(k.gemm_shape_table, m, n, kdim, together > 0 ? std::min(together, count) : count);
     } else {
         const double d = std::min({m, n, kdim});
         eff *= d / (d + k.gemm_half_dim);

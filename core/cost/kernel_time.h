@@ -7,6 +7,7 @@
 
 #include "core/cluster/cluster_spec.h"
 #include "core/cost/attention_rate.h"
+#include "core/cost/gemm_shape_factor.h"
 #include "core/layout/speed_knobs.h"
 
 namespace meshwork::cost {
@@ -15,9 +16,9 @@ struct KernelModel {
     double peak_flops_per_s = 1;     // dense peak in the training dtype
     double gemm_efficiency = 0.7;    // gemm_efficiency(): the cluster's, or the kernel table's
     double gemm_half_dim = 64;       // Efficiency::gemm_half_dim
-    // The GPU has a per-shape GEMM table (gemm_shape_factor.h): it sets the efficiency's
-    // fall-off with shape instead of gemm_half_dim.
-    bool gemm_shape_table = false;
+    // The GPU's per-shape GEMM table for the training dtype (gemm_shape_factor.h): it sets the
+    // efficiency's fall-off with shape instead of gemm_half_dim (None: the curve).
+    GemmShapeTable gemm_shape_table = GemmShapeTable::None;
     // Fused attention without a published table for the GPU (and the Mamba / DeltaNet scans):
     // bf16 peak × Efficiency::attention.
     double attention_flops_per_s = 1;
@@ -47,7 +48,7 @@ struct GemmShape {
 
 // A GEMM of shape (m × k)·(k × n) repeated `count` times (batched or grouped), FLOPs
 // 2·m·n·k·count, `together` of them at once (0: all). Efficiency = gemm ×
-// gemm_shape_factor(m, n, k, together) on a GPU with a
+// gemm_shape_factor(table, m, n, k, together) on a GPU with a
 // per-shape table, else gemm · d / (d + gemm_half_dim) with d = min(m, n, k); the time is
 // never below the HBM traffic of its operands.
 double gemm_s(const KernelModel& k, double m, double n, double kdim, double count = 1, double together = 0);

@@ -75,47 +75,75 @@ class TestCostGemmEfficiency : public QObject {
     // the largest shape is the reference, short inner dimensions lose, GPUs without a table
     // keep the gemm_half_dim curve.
     void shape_factor_from_table() {
-        QCOMPARE(gemm_shape_factor(16384, 4096, 4096), 1.0);
-        QCOMPARE(gemm_shape_factor(1e6, 1e5, 1e5), 1.0);  // beyond the table: saturated
-        // 1·4096×256×256 at 82.24 TFLOP/s, 4·4096×2048×512 at 607.49, of 793.13.
-        QVERIFY(std::fabs(gemm_shape_factor(4096, 256, 256) - 82.24 / 793.13) < 1e-12);
-        QVERIFY(std::fabs(gemm_shape_factor(16384, 2048, 512) - 607.49 / 793.13) < 1e-12);
+        constexpr auto kH100 = GemmShapeTable::HopperBf16;
+        QCOMPARE(gemm_shape_factor(kH100, 16384, 4096, 4096), 1.0);
+        QCOMPARE(gemm_shape_factor(kH100, 1e6, 1e5, 1e5), 1.0);  // beyond the table: saturated
+        // 1·4096×256×256 at 82.24 TFLOP/s, 4·4096×2048×512 at 607.49, of 779.2 (the mean of the
+        // entries gemm_efficiency.cpp's Hopper bf16 row reads; 4·4096³ at 793.13 is above it).
+        QVERIFY(std::fabs(gemm_shape_factor(kH100, 4096, 256, 256) - 82.24 / 779.2) < 1e-12);
+        QVERIFY(std::fabs(gemm_shape_factor(kH100, 16384, 2048, 512) - 607.49 / 779.2) < 1e-12);
         // Fewer than 4,096 rows: the table's own small-m entries (1·1024×256×256 at 21.96,
         // 4·1024×2048×2048 at 712.74), below 256 the 256-row edge (1·256×256×256 at 6.45).
-        QVERIFY(std::fabs(gemm_shape_factor(1024, 256, 256) - 21.96 / 793.13) < 1e-12);
-        QVERIFY(std::fabs(gemm_shape_factor(1024, 2048, 2048, 4) - 712.74 / 793.13) < 1e-12);
-        QVERIFY(std::fabs(gemm_shape_factor(128, 256, 256) - 6.45 / 793.13) < 1e-12);
+        QVERIFY(std::fabs(gemm_shape_factor(kH100, 1024, 256, 256) - 21.96 / 779.2) < 1e-12);
+        QVERIFY(std::fabs(gemm_shape_factor(kH100, 1024, 2048, 2048, 4) - 712.74 / 779.2) < 1e-12);
+        QVERIFY(std::fabs(gemm_shape_factor(kH100, 128, 256, 256) - 6.45 / 779.2) < 1e-12);
         // Continuous where the small-m entries meet the b × 4096-row ones, for every batch.
         for (double b : {1.0, 2.0, 3.0, 4.0})
-            QVERIFY(std::fabs(gemm_shape_factor(4095.999, 1536, 768, b) - gemm_shape_factor(4096, 1536, 768, b)) < 1e-4);
+            QVERIFY(std::fabs(gemm_shape_factor(kH100, 4095.999, 1536, 768, b) - gemm_shape_factor(kH100, 4096, 1536, 768, b)) < 1e-4);
         // Side by side beats one at a time, and concurrency beyond 4 counts as rows: 16 GEMMs of
         // 1024 rows at once are one of 16,384 rows.
-        QVERIFY(gemm_shape_factor(1024, 1536, 2048, 4) > gemm_shape_factor(1024, 1536, 2048, 1));
-        QCOMPARE(gemm_shape_factor(1024, 1536, 2048, 16), gemm_shape_factor(16384, 1536, 2048));
+        QVERIFY(gemm_shape_factor(kH100, 1024, 1536, 2048, 4) > gemm_shape_factor(kH100, 1024, 1536, 2048, 1));
+        QCOMPARE(gemm_shape_factor(kH100, 1024, 1536, 2048, 16), gemm_shape_factor(kH100, 16384, 1536, 2048));
         // Between points, in log2: k = 768 lies between the 512 and 1024 columns.
-        const double mid = gemm_shape_factor(16384, 2048, 768);
-        QVERIFY(mid > 607.49 / 793.13 && mid < 687.86 / 793.13);
-        for (double k = 256; k < 4096; k *= 2) QVERIFY(gemm_shape_factor(8192, 1024, 2 * k) > gemm_shape_factor(8192, 1024, k));
+        const double mid = gemm_shape_factor(kH100, 16384, 2048, 768);
+        QVERIFY(mid > 607.49 / 779.2 && mid < 687.86 / 779.2);
+        for (double k = 256; k < 4096; k *= 2) QVERIFY(gemm_shape_factor(kH100, 8192, 1024, 2 * k) > gemm_shape_factor(kH100, 8192, 1024, k));
         QVERIFY(has_gemm_shape_table("h100-sxm"));
         QVERIFY(has_gemm_shape_table("b200"));
         QVERIFY(!has_gemm_shape_table("a100-80gb"));
         QVERIFY(!has_gemm_shape_table("cpu"));
+        QCOMPARE(gemm_shape_factor(GemmShapeTable::None, 256, 256, 256), 1.0);
+        // Per GPU and precision: Hopper reads its bf16 table for fp8 too; Blackwell its own
+        // bf16 and fp8 (e4m3) tables (OpenXLA 71feeddf7c "sm_100").
+        QVERIFY(gemm_shape_table("h100-sxm", DType::Fp8) == GemmShapeTable::HopperBf16);
+        QVERIFY(gemm_shape_table("b200", DType::Bf16) == GemmShapeTable::BlackwellBf16);
+        QVERIFY(gemm_shape_table("gb200", DType::Fp8) == GemmShapeTable::BlackwellFp8);
+        QVERIFY(gemm_shape_table("a100-80gb", DType::Bf16) == GemmShapeTable::None);
+        // B200's own points: bf16 1·4096×4096×1024 at 1,075.62 of 1,380.2 (the mean of
+        // 1·4096×4096×4096 and 1·4096×2048×4096, which the Blackwell bf16 row reads), fp8
+        // 1·4096×4096×1024 at 1,895.40 of 2,632.2; 4·4096³ (above the reference) is 1 in each.
+        constexpr auto kB200 = GemmShapeTable::BlackwellBf16;
+        constexpr auto kB200Fp8 = GemmShapeTable::BlackwellFp8;
+        QCOMPARE(gemm_shape_factor(kB200, 16384, 4096, 4096), 1.0);
+        QCOMPARE(gemm_shape_factor(kB200Fp8, 16384, 4096, 4096), 1.0);
+        QVERIFY2(std::fabs(gemm_shape_factor(kB200, 4096, 4096, 1024) - 1075.62 / 1380.2) < 1e-12,
+                 std::to_string(gemm_shape_factor(kB200, 4096, 4096, 1024) * 1380.2).c_str());
+        QVERIFY2(std::fabs(gemm_shape_factor(kB200Fp8, 4096, 4096, 1024) - 1895.40 / 2632.2) < 1e-12,
+                 std::to_string(gemm_shape_factor(kB200Fp8, 4096, 4096, 1024) * 2632.2).c_str());
+        // Blackwell's larger and faster SMs fill later: a medium GEMM keeps less of the largest
+        // GEMMs' rate there than on Hopper.
+        QVERIFY(gemm_shape_factor(kB200, 4096, 4096, 1024) < gemm_shape_factor(kH100, 4096, 4096, 1024) - 0.05);
+        // kernel_model picks the table by GPU and dtype.
+        ClusterSpec b200;
+        b200.gpu.kind = "b200";
+        QVERIFY(kernel_model(b200, DType::Fp8).gemm_shape_table == GemmShapeTable::BlackwellFp8);
+        QVERIFY(kernel_model(b200, DType::Bf16).gemm_shape_table == GemmShapeTable::BlackwellBf16);
         // gemm_s on a GPU with the table: a 16,384×4096×4096 GEMM runs at the plain efficiency;
         // one with k = 512 at the table's fraction of it.
         KernelModel k;
         k.peak_flops_per_s = 1e15;
         k.gemm_efficiency = 0.5;
         k.memory_bytes_per_s = 1e30;
-        k.gemm_shape_table = true;
+        k.gemm_shape_table = GemmShapeTable::HopperBf16;
         const double big = gemm_s(k, 4096, 4096, 4096, 4);
         QVERIFY(std::fabs(big - 2.0 * 4096 * 4096 * 4096 * 4 / (1e15 * 0.5)) < 1e-15);
         const double thin = gemm_s(k, 4096, 2048, 512, 4);
-        QVERIFY(std::fabs(thin - 2.0 * 4096 * 2048 * 512 * 4 / (1e15 * 0.5 * 607.49 / 793.13)) < 1e-15);
+        QVERIFY(std::fabs(thin - 2.0 * 4096 * 2048 * 512 * 4 / (1e15 * 0.5 * 607.49 / 779.2)) < 1e-15);
         // Grouped experts under Transformer Engine: 16 GEMMs of 1,024 rows, 4 at a time, take
         // the 4-batch entries and are slower than if all 16 ran as one batch.
         const GemmShape experts{1024, 1536, 2048, 16, kTeGroupedGemmStreams};
         QVERIFY(std::fabs(gemm_s(k, experts) - 2.0 * 1024 * 1536 * 2048 * 16 /
-                                                  (1e15 * 0.5 * gemm_shape_factor(1024, 1536, 2048, 4))) < 1e-15);
+                                                  (1e15 * 0.5 * gemm_shape_factor(kH100, 1024, 1536, 2048, 4))) < 1e-15);
         QVERIFY(gemm_s(k, experts) > gemm_s(k, 1024, 1536, 2048, 16));
         // The backward at its own shapes: a large square GEMM costs two forwards; a forward with
         // a short inner dimension (an expert's FC2, k = 768) has a weight gradient whose inner
