@@ -27,6 +27,12 @@ void print_human(const nlohmann::json& model, const nlohmann::json& mesh, bool s
               << " total, " << human_count(model["params_active"].get<double>()) << " active\n"
               << "  training FLOPs per token at seq " << model["seq_length"] << ": "
               << human_flops(model["flops_per_token"].get<double>()) << "\n";
+    if (model.contains("full_attention_blocks")) {
+        const auto& f = model["full_attention_blocks"];
+        std::cout << "  full-attention blocks " << f["layers"] << ": head dim " << f["head_dim"] << ", "
+                  << f["num_kv_heads"] << " KV heads" << (f["values_are_keys"].get<bool>() ? ", keys as values" : "")
+                  << "\n";
+    }
     if (model.contains("moe")) {
         const auto& moe = model["moe"];
         std::cout << "  experts " << moe["num_experts"] << " (top-" << moe["top_k"] << ", "

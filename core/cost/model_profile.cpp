@@ -101,6 +101,23 @@ ModelProfile build_model_profile(const ModelSpec& s) {
         }
         m.mla_kv_lora = static_cast<double>(d.kv_lora_rank);
         m.mla_kv_up_width = m.heads * static_cast<double>(d.qk_nope_head_dim + d.v_head_dim);
+    } else if (s.global_attention.head_dim > 0) {
+        // Gemma 4: the full-attention blocks are wider than the sliding ones; the profile's
+        // one attention block takes the mean over the attention blocks. Keys reused as values
+        // (no v_proj) count half their K and V width, as the K/V projection's GEMM does; the
+        // stored V of those blocks is undercounted by as much (one block in six).
+        int blocks = 0;
+        double head_dim = 0, kv = 0;
+        for (int b = 0; b < s.num_layers; ++b) {
+            if (s.mixer_kind(b) != MixerKind::Attention) continue;
+            ++blocks;
+            const double d = static_cast<double>(s.head_dim_of(b));
+            head_dim += d;
+            kv += static_cast<double>(s.kv_heads_of(b)) * d * (s.values_are_keys(b) ? 0.5 : 1.0);
+        }
+        m.head_dim = blocks > 0 ? head_dim / blocks : static_cast<double>(s.head_dim);
+        m.q_width = m.heads * m.head_dim;
+        m.kv_width = blocks > 0 ? kv / blocks : static_cast<double>(s.num_kv_heads) * m.head_dim;
     } else {
         m.head_dim = static_cast<double>(s.head_dim);
         m.q_width = m.heads * m.head_dim;

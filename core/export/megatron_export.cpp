@@ -151,6 +151,14 @@ void model_args(const ModelSpec& m, ArgList& a, std::vector<std::string>& lost) 
     if (m.final_logit_softcap > 0) {
         lost.push_back("final logit soft-cap " + number(m.final_logit_softcap) + ": Megatron-LM has no flag for it");
     }
+    if (m.global_attention.head_dim > 0) {
+        // Gemma 4: --kv-channels and --num-query-groups are one value for every layer.
+        lost.push_back("the full-attention blocks' own geometry (head dim " + str(m.global_attention.head_dim) +
+                       (m.global_attention.num_kv_heads > 0 ? ", " + str(m.global_attention.num_kv_heads) + " KV heads" : "") +
+                       (m.global_attention.values_are_keys ? ", keys reused as values" : "") +
+                       "): Megatron-LM's --kv-channels and --num-query-groups hold one for every layer (the "
+                       "sliding blocks' are written)");
+    }
     if (m.mtp_layers > 0) a.value("--mtp-num-layers", m.mtp_layers);
     if (!m.tie_embeddings) a.flag("--untie-embeddings-and-output-weights");
     if (!m.linear_bias) {

@@ -29,6 +29,19 @@ nlohmann::json model_summary_json(const ModelSpec& m, int seq_length) {
         // Training FLOPs per token: backward costs twice the forward pass.
         {"flops_per_token", 3.0 * fwd},
     };
+    // Gemma 4's full-attention blocks, where their geometry differs from the others'.
+    if (m.global_attention.head_dim > 0) {
+        int full = 0, first = -1;
+        for (int b = 0; b < m.num_layers; ++b) {
+            if (!m.has_global_attention_geometry(b)) continue;
+            ++full;
+            if (first < 0) first = b;
+        }
+        j["full_attention_blocks"] = {{"layers", full},
+                                      {"head_dim", m.global_attention.head_dim},
+                                      {"num_kv_heads", first >= 0 ? m.kv_heads_of(first) : m.num_kv_heads},
+                                      {"values_are_keys", m.global_attention.values_are_keys}};
+    }
     // Local attention and the other attention details, only where the model has them.
     if (m.sliding_window > 0 || m.attention_chunk > 0) {
         int local = 0;

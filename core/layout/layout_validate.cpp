@@ -67,6 +67,12 @@ void check_tensor_parallel(const Layout& l, Checker& c) {
                                      " KV heads: each KV head is replicated on " +
                                      str(tp / md.num_kv_heads) + " ranks");
     }
+    if (md.global_attention.num_kv_heads > 0 &&
+        !rules::tp_fits_kv_heads(md.global_attention.num_kv_heads, tp, md.uses_mla)) {
+        c.error("parallel.tp", "tp " + str(tp) + " and the " + str(md.global_attention.num_kv_heads) +
+                                   " KV heads of " + md.name +
+                                   "'s full-attention blocks neither divide one another");
+    }
     const bool has_dense_mlp = md.num_moe_blocks() < md.num_layers;
     if (!rules::tp_divides_mlp(md.ffn_hidden_size, tp, has_dense_mlp)) {
         c.error("parallel.tp", "tp " + str(tp) + " does not divide the MLP hidden size " +

@@ -6,6 +6,7 @@
 #include "core/common/error.h"
 #include "core/common/json_reader.h"
 #include "core/common/resources.h"
+#include "core/model/hf_gemma4_config.h"
 #include "core/model/hf_hybrid_config.h"
 
 namespace meshwork {
@@ -31,7 +32,8 @@ Family family_of(const std::string& model_type, const std::string& file,
         return Family::LlamaLike;
     // Gemma 2/3: a Llama-like block with GeGLU, a tied LM head and extra norms whose few
     // parameters (2·h per layer) are not counted.
-    if (model_type == "gemma2" || model_type == "gemma3_text") return Family::Gemma;
+    // Gemma 4's text model: Gemma 3's block, its full-attention blocks wider (hf_gemma4_config.h).
+    if (model_type == "gemma2" || model_type == "gemma3_text" || model_type == "gemma4_text") return Family::Gemma;
     if (model_type == "mixtral") return Family::Mixtral;
     // DeepSeek-MoE (v1): DeepSeek's experts with standard multi-head attention.
     if (model_type == "deepseek") return Family::DeepSeekMoe;
@@ -60,12 +62,7 @@ Family family_of(const std::string& model_type, const std::string& file,
     // Families refused by name with what they need (issue 33 item 5).
     static const std::pair<const char*, const char*> kNotYet[] = {
         {"gemma3", "a Gemma 3 config without text_config (the text model is read from text_config)"},
-        {"gemma4", "Gemma 4's blocks differ in geometry from layer to layer (global_head_dim and "
-                   "num_global_key_value_heads in full-attention layers, attention_k_eq_v, per-layer input "
-                   "embeddings, KV shared across layers); ModelSpec holds one attention geometry"},
-        {"gemma4_text", "Gemma 4's blocks differ in geometry from layer to layer (global_head_dim and "
-                        "num_global_key_value_heads in full-attention layers, attention_k_eq_v, per-layer input "
-                        "embeddings, KV shared across layers); ModelSpec holds one attention geometry"},
+        {"gemma4", "a Gemma 4 config without text_config (the text model is read from text_config)"},
     };
     for (const auto& [type, why] : kNotYet) {
         if (model_type == type) {
@@ -76,8 +73,8 @@ Family family_of(const std::string& model_type, const std::string& file,
                      "unsupported model_type '" + model_type +
                          "' (supported: llama, mistral, qwen2, qwen3, gemma2, gemma3_text, mixtral, "
                          "qwen2_moe, qwen3_moe, qwen3_next, deepseek, deepseek_v2, deepseek_v3, deepseek_v32, "
-                         "glm_moe_dsa, kimi_k2, gpt_oss, minimax_m2, nemotron_h, llama4, llama4_text, gemma3 (its "
-                         "text_config), gpt2, gpt_neox)");
+                         "glm_moe_dsa, kimi_k2, gpt_oss, minimax_m2, nemotron_h, llama4, llama4_text, gemma3 and gemma4 "
+                         "(their text_config), gemma4_text, gpt2, gpt_neox)");
 }
 
 void check_divides(std::int64_t a, std::int64_t b, const std::string& file,
@@ -170,7 +167,7 @@ void read_local_attention(JsonObjectReader& r, const Json& config, Family fam,
     } else if (fam == Family::Gemma || fam == Family::GptOss) {
         // Gemma 2 and gpt-oss alternate local and full (block 0 local); Gemma 3 has one full
         // block in sliding_window_pattern (6).
-        const std::int64_t every = model_type == "gemma3_text"
+        const std::int64_t every = model_type == "gemma3_text" || model_type == "gemma4_text"
                                        ? r.get_int_or("sliding_window_pattern", 6, 1, kMaxLayers)
                                        : 2;
         for (int i = 0; i < m.num_layers; ++i) local.push_back((i + 1) % every != 0);
@@ -201,8 +198,11 @@ void read_local_attention(JsonObjectReader& r, const Json& config, Family fam,
         }
         m.attention_chunk = r.get_int_or("attention_chunk_size", 8192, 1, kMaxPositions);
     } else {
-        // Defaults of the config classes: Gemma 2/3 4096, gpt-oss 128.
-        const std::int64_t fallback = fam == Family::Gemma ? 4096 : fam == Family::GptOss ? 128 : 0;
+        // Defaults of the config classes: Gemma 2/3 4096, Gemma 4 512, gpt-oss 128.
+        const std::int64_t fallback = model_type == "gemma4_text" ? 512
+                                      : fam == Family::Gemma      ? 4096
+                                      : fam == Family::GptOss     ? 128
+                                                                  : 0;
         if (!present("sliding_window") && fallback == 0) {
             throw InputError(r.file(), r.field("sliding_window"), "sliding blocks need a window size");
         }
@@ -250,15 +250,18 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
     // Gemma 3 as shipped (Gemma3ForConditionalGeneration) wraps Gemma3TextConfig the same way
     // (transformers configuration_gemma3.py: text_config, model_type "gemma3_text").
     const std::string wrapper = r.get_string_or("model_type", "");
-    if (wrapper == "llama4" || (wrapper == "gemma3" && r.has("text_config"))) {
+    // Gemma 4 (Gemma4ForConditionalGeneration) too: text_config, model_type "gemma4_text"; its
+    // vision and audio towers are not modelled.
+    if (wrapper == "llama4" || ((wrapper == "gemma3" || wrapper == "gemma4") && r.has("text_config"))) {
         const Json& text = r.raw("text_config");
         if (!text.is_object()) throw InputError(file, r.field("text_config"), "expected an object");
         Json inner = text;
-        if (!inner.contains("model_type")) inner["model_type"] = wrapper == "llama4" ? "llama4_text" : "gemma3_text";
-        if (wrapper == "gemma3") {
+        if (!inner.contains("model_type")) inner["model_type"] = wrapper == "llama4" ? "llama4_text" : wrapper + "_text";
+        if (wrapper == "gemma3" || wrapper == "gemma4") {
             // Shipped Gemma 3 configs leave these to Gemma3TextConfig's defaults
-            // (configuration_gemma3.py: vocab_size 262_208, max_position_embeddings 131_072).
-            if (!inner.contains("vocab_size")) inner["vocab_size"] = 262208;
+            // (configuration_gemma3.py: vocab_size 262_208, max_position_embeddings 131_072);
+            // Gemma4TextConfig's are 262_144 and 131_072.
+            if (!inner.contains("vocab_size")) inner["vocab_size"] = wrapper == "gemma3" ? 262208 : 262144;
             if (!inner.contains("max_position_embeddings")) inner["max_position_embeddings"] = 131072;
         }
         return model_from_hf_config(inner, file, name, r.field("text_config"));
@@ -534,6 +537,7 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
     m.qk_norm = m.qk_norm || model_type == "qwen3" || model_type == "qwen3_moe" || model_type == "gemma3_text" ||
                 model_type == "qwen3_next";
     read_local_attention(r, config, fam, model_type, m);
+    if (model_type == "gemma4_text") read_gemma4_text(r, config, m);
     m.attention_sinks = fam == Family::GptOss;  // one learned logit per head (GptOssAttention.sinks)
     // Gemma 2's tanh soft-caps (Gemma 3 states them as null).
     for (auto [key, out] : {std::pair<const char*, double*>{"attn_logit_softcapping", &m.attn_logit_softcap},
@@ -612,7 +616,7 @@ Json model_to_hf_config(const ModelSpec& m) {
     j["attention_dropout"] = m.attention_dropout;
     // Local attention as transformers' layer_types, which every family's reader takes; the
     // families whose defaults are local get the list even when all blocks are full.
-    const bool local_default = m.family == "gemma2" || m.family == "gemma3_text" ||
+    const bool local_default = m.family == "gemma2" || m.family == "gemma3_text" || m.family == "gemma4_text" ||
                                m.family == "gpt_oss" || m.family == "llama4_text";
     if (m.sliding_window > 0 || m.attention_chunk > 0 || local_default) {
         Json types = Json::array();
@@ -697,6 +701,7 @@ Json model_to_hf_config(const ModelSpec& m) {
     }
     if (m.family == "qwen3_next") j["num_nextn_predict_layers"] = m.mtp_layers;
     write_hybrid_fields(m, j);
+    if (m.family == "gemma4_text") write_gemma4_text(m, j);
     return j;
 }
 

@@ -69,14 +69,18 @@ Layer attention_layer(const ModelSpec& m, int block) {
         gemm_params += static_cast<std::int64_t>(m.num_heads) * d.v_head_dim * h;
         score_dims = static_cast<double>(m.num_heads) * static_cast<double>(qk_head + d.v_head_dim);
     } else {
-        const std::int64_t q = static_cast<std::int64_t>(m.num_heads) * m.head_dim;
-        const std::int64_t kv = static_cast<std::int64_t>(m.num_kv_heads) * m.head_dim;
-        // An output gate (Qwen3-Next) doubles q_proj: query and gate per head.
+        // Per block: Gemma 4's full-attention blocks have their own head width and KV heads.
+        const std::int64_t head_dim = m.head_dim_of(block);
+        const std::int64_t q = static_cast<std::int64_t>(m.num_heads) * head_dim;
+        const std::int64_t kv = static_cast<std::int64_t>(m.kv_heads_of(block)) * head_dim;
+        // An output gate (Qwen3-Next) doubles q_proj: query and gate per head. Keys reused as
+        // values (Gemma 4's attention_k_eq_v) leave out v_proj.
         const std::int64_t q_out = m.attention_output_gate ? 2 * q : q;
-        gemm_params = h * q_out + 2 * h * kv + q * h;
-        if (m.qkv_bias || m.linear_bias) other += q_out + 2 * kv;
+        const std::int64_t kv_projections = m.values_are_keys(block) ? 1 : 2;
+        gemm_params = h * q_out + kv_projections * h * kv + q * h;
+        if (m.qkv_bias || m.linear_bias) other += q_out + kv_projections * kv;
         if (m.linear_bias) other += h;
-        if (m.qk_norm) other += m.qk_norm_full_width ? q + kv : 2 * m.head_dim;  // Q's and K's norm weights
+        if (m.qk_norm) other += m.qk_norm_full_width ? q + kv : 2 * head_dim;  // Q's and K's norm weights
         score_dims = 2.0 * static_cast<double>(q);
     }
     if (m.attention_sinks) other += m.num_heads;  // one learned sink logit per head

@@ -90,6 +90,24 @@ double ModelSpec::causal_context(int block, double seq) const {
                                : causal_context_tokens(seq, sliding_window, false);
 }
 
+bool ModelSpec::has_global_attention_geometry(int block) const {
+    return global_attention.head_dim > 0 && mixer_kind(block) == MixerKind::Attention &&
+           !is_local_attention_block(block);
+}
+
+std::int64_t ModelSpec::head_dim_of(int block) const {
+    return has_global_attention_geometry(block) ? global_attention.head_dim : head_dim;
+}
+
+int ModelSpec::kv_heads_of(int block) const {
+    return has_global_attention_geometry(block) && global_attention.num_kv_heads > 0 ? global_attention.num_kv_heads
+                                                                                      : num_kv_heads;
+}
+
+bool ModelSpec::values_are_keys(int block) const {
+    return has_global_attention_geometry(block) && global_attention.values_are_keys;
+}
+
 std::string ModelSpec::attention_kind() const {
     if (uses_mla) return "MLA";
     if (num_kv_heads == num_heads) return "MHA";

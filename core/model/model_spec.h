@@ -89,6 +89,17 @@ struct SparseAttentionDims {
     bool operator==(const SparseAttentionDims&) const = default;
 };
 
+// Gemma 4's full-attention blocks (transformers configuration_gemma4.py / modeling_gemma4.py,
+// Gemma4TextAttention): their own head width (global_head_dim), and with attention_k_eq_v
+// their own KV heads (num_global_key_value_heads) and keys reused as values (no v_proj: V is
+// the K projection, normed without a scale). head_dim 0: every block has the model's geometry.
+struct GlobalAttentionDims {
+    std::int64_t head_dim = 0;
+    int num_kv_heads = 0;       // 0: the model's num_kv_heads
+    bool values_are_keys = false;
+    bool operator==(const GlobalAttentionDims&) const = default;
+};
+
 // Rotary position embeddings (not used with learned positions).
 struct RopeSpec {
     double theta = 10000;      // base (rope_theta; Megatron-LM --rotary-base)
@@ -151,6 +162,7 @@ struct ModelSpec {
     Mamba2Dims mamba;
     SparseAttentionDims sparse_attention;
     bool attention_output_gate = false;        // Qwen3-Next: sigmoid(gate)·attention, q_proj twice as wide
+    GlobalAttentionDims global_attention;      // Gemma 4: the full-attention blocks' own geometry
     // A dense (ungated) MLP's activation: "" = GELU, "relu2" (squared ReLU; Nemotron-H).
     std::string mlp_activation;
     // Dropout probabilities in training. A mask is stored for the backward only when the
@@ -177,6 +189,12 @@ struct ModelSpec {
     // DeltaNet and S sparse attention. A block with both a mixer and an MLP gives its mixer's
     // letter then the MLP's ("*-", "GE").
     [[nodiscard]] std::string block_letters(int block) const;
+    // Attention geometry of block `block`: Gemma 4's full-attention blocks take
+    // global_attention's where it is set, every other block the model's.
+    [[nodiscard]] bool has_global_attention_geometry(int block) const;
+    [[nodiscard]] std::int64_t head_dim_of(int block) const;
+    [[nodiscard]] int kv_heads_of(int block) const;
+    [[nodiscard]] bool values_are_keys(int block) const;
     // Attention variant in words: "MHA", "GQA", "MQA" or "MLA".
     [[nodiscard]] std::string attention_kind() const;
 

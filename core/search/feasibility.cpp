@@ -8,6 +8,7 @@ RuleContext rule_context(const ModelSpec& m, const SearchOptions& o) {
     RuleContext r;
     r.heads = m.num_heads;
     r.kv_heads = m.num_kv_heads;
+    r.global_kv_heads = m.global_attention.num_kv_heads;
     r.uses_mla = m.uses_mla;
     r.has_dense_mlp = m.num_moe_blocks() < m.num_layers;
     r.ffn_hidden = m.ffn_hidden_size;
@@ -23,6 +24,7 @@ RuleContext rule_context(const ModelSpec& m, const SearchOptions& o) {
 Reject check_tensor(const RuleContext& r, int tp) {
     if (!rules::tp_divides_heads(r.heads, tp)) return Reject::Tp;
     if (!rules::tp_fits_kv_heads(r.kv_heads, tp, r.uses_mla)) return Reject::Tp;
+    if (r.global_kv_heads > 0 && !rules::tp_fits_kv_heads(r.global_kv_heads, tp, r.uses_mla)) return Reject::Tp;
     if (!rules::tp_divides_mlp(r.ffn_hidden, tp, r.has_dense_mlp)) return Reject::Tp;
     return Reject::None;
 }

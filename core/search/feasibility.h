@@ -21,6 +21,7 @@ namespace meshwork::search {
 // What the rules read from the model and the job.
 struct RuleContext {
     int heads = 1, kv_heads = 1;
+    int global_kv_heads = 0;  // Gemma 4's full-attention blocks' own KV heads; 0 = none
     bool uses_mla = false;
     bool has_dense_mlp = true;
     std::int64_t ffn_hidden = 1;

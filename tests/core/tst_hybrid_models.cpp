@@ -12,8 +12,12 @@
 #include "core/model/layer_graph.h"
 #include "core/cost/layer_kind_cost.h"
 #include "core/cost/model_profile.h"
+#include "core/cost/cost_model.h"
+#include "core/layout/layout_validate.h"
+#include "tests/core/cost/cost_test_util.h"
 
 using namespace meshwork;
+using meshwork::test::make_layout;
 
 namespace {
 
@@ -40,7 +44,8 @@ private slots:
     void nemotron_h_pattern();
     void sparse_attention();
     void minimax_m2();
-    void gemma3_wrapper_and_gemma4_refused();
+    void gemma3_wrapper();
+    void gemma4();
     void round_trip_data();
     void round_trip();
     void pattern_errors();
@@ -167,7 +172,7 @@ void TestHybridModels::minimax_m2() {
     QVERIFY(refused);
 }
 
-void TestHybridModels::gemma3_wrapper_and_gemma4_refused() {
+void TestHybridModels::gemma3_wrapper() {
     const ModelSpec g = load_fixture("gemma-3-27b-it.config.json");
     QCOMPARE(g.family, std::string("gemma3_text"));
     QCOMPARE(g.num_layers, 62);
@@ -176,16 +181,88 @@ void TestHybridModels::gemma3_wrapper_and_gemma4_refused() {
     // Text model only; the card's 27B includes a ~0.4B SigLIP encoder.
     const double total = static_cast<double>(build_layer_graph(g).params_total);
     QVERIFY(total > 26.5e9 && total < 27.1e9);
-    const Json gemma4 = {{"model_type", "gemma4"},
-                         {"text_config", {{"model_type", "gemma4_text"}, {"hidden_size", 2816}}}};
-    bool named = false;
-    try {
-        (void)model_from_hf_config(gemma4, "g4.json", "g4");
-    } catch (const InputError& e) {
-        named = std::string(e.what()).find("gemma4") != std::string::npos &&
-                std::string(e.what()).find("global_head_dim") != std::string::npos;
+}
+
+void TestHybridModels::gemma4() {
+    // Gemma 4 31B as shipped (Gemma4ForConditionalGeneration, text_config): every sixth block
+    // full attention with 512-wide heads, 4 KV heads and keys reused as values (no v_proj).
+    const ModelSpec d = load_fixture("gemma-4-31b-it.config.json");
+    QCOMPARE(d.family, std::string("gemma4_text"));
+    QCOMPARE(d.num_layers, 60);
+    QCOMPARE(d.global_attention_every, 6);
+    QCOMPARE(d.sliding_window, std::int64_t{1024});
+    QCOMPARE(d.head_dim_of(0), std::int64_t{256});
+    QCOMPARE(d.kv_heads_of(0), 16);
+    QVERIFY(!d.values_are_keys(0));
+    QCOMPARE(d.head_dim_of(5), std::int64_t{512});
+    QCOMPARE(d.kv_heads_of(5), 4);
+    QVERIFY(d.values_are_keys(5));
+    QVERIFY(d.tie_embeddings && d.qk_norm && d.glu_activation == "gelu_tanh");
+    QCOMPARE(d.final_logit_softcap, 30.0);
+    // The text model's parameters from the checkpoint's own shapes (SOURCES.txt):
+    // 30,697,345,280 (every weight of the text model, norms included; the vision tower's
+    // ~0.57B, which the card's 31B includes, is not modelled). Within 0.5 %.
+    const LayerGraph dg = build_layer_graph(d);
+    QVERIFY2(std::fabs(static_cast<double>(dg.params_total) / 30697345280.0 - 1) < 0.005,
+             std::to_string(dg.params_total).c_str());
+    // Per block: a full-attention block's attention, 16384-wide Q and O, one 2048-wide K.
+    for (const auto& l : dg.layers) {
+        if (l.kind != LayerKind::Attention) continue;
+        const std::int64_t h = 5376;
+        if (l.block == 5) QCOMPARE(l.params, h * 16384 * 2 + h * 2048 + 2 * 512);
+        if (l.block == 0) QCOMPARE(l.params, h * 8192 * 2 + 2 * h * 4096 + 2 * 256);
     }
-    QVERIFY(named);
+
+    // 26B-A4B: the same attention, and in every block 128 experts (top 8, 704 wide) beside a
+    // dense GeGLU MLP of 2112 (a shared expert, always on).
+    const ModelSpec m = load_fixture("gemma-4-26b-a4b-it.config.json");
+    QVERIFY(m.is_moe());
+    QCOMPARE(m.num_moe_blocks(), 30);
+    QCOMPARE(m.moe.num_experts, 128);
+    QCOMPARE(m.moe.top_k, 8);
+    QCOMPARE(m.moe.expert_ffn_hidden, std::int64_t{704});
+    QCOMPARE(m.moe.num_shared_experts, 1);
+    QCOMPARE(m.moe.shared_ffn_hidden, std::int64_t{2112});
+    QCOMPARE(m.kv_heads_of(5), 2);
+    // From the shapes: 25,233,141,760 total and 3,822,530,560 active (text model; the card
+    // says 26B total, 4B active with the vision tower). Within 0.5 %.
+    const LayerGraph mg = build_layer_graph(m);
+    QVERIFY2(std::fabs(static_cast<double>(mg.params_total) / 25233141760.0 - 1) < 0.005,
+             std::to_string(mg.params_total).c_str());
+    QVERIFY2(std::fabs(static_cast<double>(mg.params_active) / 3822530560.0 - 1) < 0.005,
+             std::to_string(mg.params_active).c_str());
+
+    // The config Meshwork writes reads back to the same model.
+    for (const ModelSpec& g : {d, m}) {
+        const ModelSpec again = model_from_hf_config(model_to_hf_config(g), "again.json", g.name);
+        QVERIFY(again == g);
+    }
+
+    // Refused by name: per-layer input embeddings (E2B/E4B; 256 wide when the key is absent,
+    // Gemma4TextConfig's default), KV shared across layers, a bare "gemma4" without text_config.
+    Json ple = load_json_file(fixture("gemma-4-31b-it.config.json"));
+    ple["text_config"].erase("hidden_size_per_layer_input");
+    Json shared = load_json_file(fixture("gemma-4-31b-it.config.json"));
+    shared["text_config"]["num_kv_shared_layers"] = 20;
+    const Json bare = {{"model_type", "gemma4"}, {"hidden_size", 2816}};
+    const std::pair<Json, std::string> refusals[] = {
+        {ple, "text_config.hidden_size_per_layer_input"},
+        {shared, "text_config.num_kv_shared_layers"},
+        {bare, "model_type"}};
+    for (const auto& [j, field] : refusals) {
+        bool named = false;
+        try {
+            (void)model_from_hf_config(j, "g4.json", "g4");
+        } catch (const InputError& e) {
+            named = e.issues().front().field == field;
+        }
+        QVERIFY2(named, field.c_str());
+    }
+    // TP must fit both KV head counts: 16 and 4 fit tp 8, and the 2 of 26B's full blocks too.
+    Layout l = make_layout(d, "dgx-h100", 8, 1, 1, 1, 8, 4096);
+    QVERIFY(validate_layout(l, "g4").valid());
+    // The estimate prices the wider blocks (it does not refuse them).
+    QVERIFY(estimate_layout(l).step_time_s > 0);
 }
 
 void TestHybridModels::round_trip_data() {

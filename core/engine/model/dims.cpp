@@ -24,6 +24,8 @@ ModelDims make_dims(const Layout& l, const EngineOptions& o) {
     }
     refuse(m.attention_output_gate, "model.attention", "the engine runs attention without an output gate");
     refuse(m.uses_mla, "model.attention", "the engine runs MHA/GQA attention, not MLA");
+    refuse(m.global_attention.head_dim > 0, "model.global_head_dim",
+           "the engine runs one attention geometry in every block, not Gemma 4's wider full-attention blocks");
     refuse(m.norm != NormKind::RmsNorm, "model.norm", "the engine runs RMSNorm models");
     refuse(m.mlp != MlpKind::Gated, "model.mlp", "the engine runs gated (SwiGLU) MLPs");
     refuse(m.learned_position_embeddings, "model.position_embeddings",
