@@ -96,13 +96,25 @@ void megatron_args(const std::uint8_t* data, std::size_t size) {
     });
 }
 
+// The interpreter's work budget under the fuzzer: 5 M units (1/50 of import-args': the same
+// bound, reached sooner), or MESHWORK_FUZZ_WORK_BUDGET for a campaign that wants more inputs
+// a second (an input that spends the budget costs ~3 ns a unit, docs/RELIABILITY.md).
+long long fuzz_work_budget() {
+    static const long long budget = [] {
+        const char* v = std::getenv("MESHWORK_FUZZ_WORK_BUDGET");
+        const unsigned long long n = v != nullptr ? std::strtoull(v, nullptr, 10) : 0;
+        return n > 0 ? static_cast<long long>(n) : 5'000'000LL;
+    }();
+    return budget;
+}
+
 // The bash interpreter alone, every path (as import-args explores them): a run or an
 // InputError, within the work budget. Every unknown word must carry its reason: an unknown
 // without one, or a marker the script forged, would show here (decode() throws logic_error).
 void shell_script(const std::uint8_t* data, std::size_t size) {
     expect_value_or_input_error([&] {
         ScriptOptions options;
-        options.work_budget = 5'000'000;  // 1/50 of import-args': the same bound, reached sooner
+        options.work_budget = fuzz_work_budget();
         explore_shell_script(as_text(data, size), "fuzz.sh", options, 64, [](const ScriptRun& run) {
             for (const auto& c : run.commands) {
                 for (const auto& w : c.words) {
