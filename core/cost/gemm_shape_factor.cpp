@@ -149,28 +149,23 @@ constexpr Grid kSm90Bf16 = {
 constexpr std::array<double, 3> kRows{4096, 8192, 16384};
 constexpr std::size_t kLargestM = 4;  // index of m = 4096
 
-// The entries kRows in gemm_efficiency.cpp averages for the precision's large-GEMM figure:
-// sm_90 bf16 783.3, 786.0, 783.2, 764.1 (mean 779.2); sm_100 bf16 1·4096×4096×4096 1,416.9 and
-// 1·4096×2048×4096 1,343.5 (mean 1,380.2); sm_100 e4m3 the same entries, 2,765.0 and 2,499.4
-// (mean 2,632.2).
-double reference_tflops(GemmShapeTable t) {
-    switch (t) {
-        case GemmShapeTable::BlackwellBf16: return 1380.2;
-        case GemmShapeTable::BlackwellFp8: return 2632.2;
-        case GemmShapeTable::HopperBf16:
-        case GemmShapeTable::None: break;
-    }
-    return 779.2;
-}
+// A table and its reference: the rate the precision's row of gemm_efficiency.cpp (kRows) reads
+// from the same table for its large-GEMM figure, which is factor 1. sm_90 bf16: 783.3, 786.0,
+// 783.2, 764.1 (mean 779.2); sm_100 bf16: 1·4096×4096×4096 1,416.9 and 1·4096×2048×4096
+// 1,343.5 (mean 1,380.2); sm_100 e4m3: the same entries, 2,765.0 and 2,499.4 (mean 2,632.2).
+struct ShapeTable {
+    const Grid& tflops;
+    double reference_tflops;
+};
 
-const Grid& grid_of(GemmShapeTable t) {
+ShapeTable shape_table(GemmShapeTable t) {
     switch (t) {
-        case GemmShapeTable::BlackwellBf16: return kSm100Bf16;
-        case GemmShapeTable::BlackwellFp8: return kSm100Fp8;
+        case GemmShapeTable::BlackwellBf16: return {kSm100Bf16, 1380.2};
+        case GemmShapeTable::BlackwellFp8: return {kSm100Fp8, 2632.2};
         case GemmShapeTable::HopperBf16:
         case GemmShapeTable::None: break;
     }
-    return kSm90Bf16;
+    return {kSm90Bf16, 779.2};
 }
 
 // Position of x on a log2 grid: lower index and weight of the upper point, clamped to the grid.
@@ -195,11 +190,10 @@ GemmShapeTable gemm_shape_table(const std::string& gpu_kind, DType dtype) {
 
 double gemm_shape_factor(GemmShapeTable table, double m, double n, double k, double together) {
     if (table == GemmShapeTable::None || !(m > 0) || !(n > 0) || !(k > 0)) return 1.0;
-    const Grid& tflops = grid_of(table);
     // Factor 1 is the rate the precision's row of gemm_efficiency.cpp reads from the same table
     // (its largest b = 1 and 2 entries), so a GEMM that large or larger keeps the large-GEMM
     // efficiency and the two tables never count the same shortfall twice.
-    const double reference = reference_tflops(table);
+    const auto [tflops, reference] = shape_table(table);
     together = std::max(1.0, together);
     const auto [ni, nw] = locate(kDims, n);
     const auto [ki, kw] = locate(kDims, k);

@@ -24,14 +24,12 @@ enum class GemmShapeTable { None, HopperBf16, BlackwellBf16, BlackwellFp8 };
 // are not used); Blackwell reads its fp8 table for fp8 (every recipe) and its bf16 table
 // otherwise.
 GemmShapeTable gemm_shape_table(const std::string& gpu_kind, DType dtype);
-inline bool has_gemm_shape_table(const std::string& gpu_kind) {
-    return gemm_shape_table(gpu_kind, DType::Bf16) != GemmShapeTable::None;
-}
 
 // The factor, in (0, 1], for `together` equal GEMMs running side by side (1: a lone GEMM; a
 // batched call: its batch; Transformer Engine's grouped experts: the GEMMs its compute
 // streams run at once), each with `m` output rows, `n` output columns and inner dimension
-// `k`: the table's rate at that shape over its rate at 4·4096×4096×4096. Interpolated in log2
+// `k`: the table's rate at that shape over the rate the precision's large-GEMM figure reads
+// from it (gemm_efficiency.h), at most 1. Interpolated in log2
 // between the table's points over batch, m, n and k; GEMMs of 4,096 rows or more each are
 // read by total rows (the table's b × 4096 entries); concurrency beyond the table's batch of 4
 // counts as more rows. Outside the grid the nearest edge: dimensions above 4096 count as 4096

@@ -31,15 +31,15 @@ nlohmann::json model_summary_json(const ModelSpec& m, int seq_length) {
     };
     // Gemma 4's full-attention blocks, where their geometry differs from the others'.
     if (m.global_attention.head_dim > 0) {
-        int full = 0, first = -1;
+        int full = 0, kv_heads = m.num_kv_heads;
         for (int b = 0; b < m.num_layers; ++b) {
             if (!m.has_global_attention_geometry(b)) continue;
             ++full;
-            if (first < 0) first = b;
+            kv_heads = m.kv_heads_of(b);
         }
         j["full_attention_blocks"] = {{"layers", full},
                                       {"head_dim", m.global_attention.head_dim},
-                                      {"num_kv_heads", first >= 0 ? m.kv_heads_of(first) : m.num_kv_heads},
+                                      {"num_kv_heads", kv_heads},
                                       {"values_are_keys", m.global_attention.values_are_keys}};
     }
     // Local attention and the other attention details, only where the model has them.

@@ -6,6 +6,7 @@
 #include "core/common/error.h"
 #include "core/common/json_reader.h"
 #include "core/common/resources.h"
+#include "core/model/hf_config_limits.h"
 #include "core/model/hf_gemma4_config.h"
 #include "core/model/hf_hybrid_config.h"
 
@@ -13,13 +14,7 @@ namespace meshwork {
 
 namespace {
 
-// Limits that no real model exceeds; larger values are refused as absurd (hostile input).
-constexpr std::int64_t kMaxWidth = 1 << 20;        // hidden, ffn, head dims
-constexpr std::int64_t kMaxLayers = 10000;
-constexpr std::int64_t kMaxHeads = 1 << 14;
-constexpr std::int64_t kMaxVocab = 1 << 24;
-constexpr std::int64_t kMaxPositions = 1ll << 26;
-constexpr std::int64_t kMaxExperts = 1 << 16;
+using namespace hf_limits;
 
 // The families whose config.json fields this reader knows.
 enum class Family { LlamaLike, Gemma, Mixtral, Qwen2Moe, DeepSeek, DeepSeekMoe, GptOss, Llama4, Gpt2, GptNeoX,
@@ -137,18 +132,17 @@ std::vector<bool> read_layer_types(JsonObjectReader& r, int layers, bool& chunke
 // transformers' config classes set them.
 void read_local_attention(JsonObjectReader& r, const Json& config, Family fam,
                           const std::string& model_type, ModelSpec& m) {
-    const auto present = [&](const char* key) { return r.has(key) && !config.at(key).is_null(); };
     // Their layer_types name mixers, not windows (hf_hybrid_config.cpp reads them).
     if (fam == Family::Qwen3Next || fam == Family::NemotronH) return;
     std::vector<bool> local;
     bool chunked = false;
-    if (present("layer_types")) {
+    if (stated(config, "layer_types")) {
         local = read_layer_types(r, m.num_layers, chunked);
     } else if (fam == Family::Llama4) {
         // no_rope_layers[i] = 1: block i uses RoPE and chunked attention; the others (every
         // no_rope_layer_interval-th) neither. [] means the default (configuration_llama4.py).
         std::vector<bool> rope;
-        if (present("no_rope_layers") && !config.at("no_rope_layers").empty()) {
+        if (stated(config, "no_rope_layers") && !config.at("no_rope_layers").empty()) {
             const Json& v = r.raw("no_rope_layers");
             if (!v.is_array() || static_cast<int>(v.size()) != m.num_layers) {
                 throw InputError(r.file(), r.field("no_rope_layers"),
@@ -171,7 +165,7 @@ void read_local_attention(JsonObjectReader& r, const Json& config, Family fam,
                                        ? r.get_int_or("sliding_window_pattern", 6, 1, kMaxLayers)
                                        : 2;
         for (int i = 0; i < m.num_layers; ++i) local.push_back((i + 1) % every != 0);
-    } else if (present("sliding_window") && r.get_bool_or("use_sliding_window", true)) {
+    } else if (stated(config, "sliding_window") && r.get_bool_or("use_sliding_window", true)) {
         local.assign(static_cast<std::size_t>(m.num_layers), true);
         if (model_type.rfind("qwen", 0) == 0 && r.has("max_window_layers")) {
             // Qwen: blocks from max_window_layers on slide (modeling_qwen2's layer_types).
@@ -184,7 +178,7 @@ void read_local_attention(JsonObjectReader& r, const Json& config, Family fam,
             }
         }
     }
-    const int period = local_pattern_period(local, r.file(), r.field(present("layer_types") ? "layer_types" : "no_rope_layers"));
+    const int period = local_pattern_period(local, r.file(), r.field(stated(config, "layer_types") ? "layer_types" : "no_rope_layers"));
     if (period < 0) return;
     m.global_attention_every = period;
     if (chunked) {
@@ -203,10 +197,10 @@ void read_local_attention(JsonObjectReader& r, const Json& config, Family fam,
                                       : fam == Family::Gemma      ? 4096
                                       : fam == Family::GptOss     ? 128
                                                                   : 0;
-        if (!present("sliding_window") && fallback == 0) {
+        if (!stated(config, "sliding_window") && fallback == 0) {
             throw InputError(r.file(), r.field("sliding_window"), "sliding blocks need a window size");
         }
-        m.sliding_window = present("sliding_window") ? r.get_int("sliding_window", 1, kMaxPositions) : fallback;
+        m.sliding_window = stated(config, "sliding_window") ? r.get_int("sliding_window", 1, kMaxPositions) : fallback;
     }
 }
 
@@ -221,9 +215,8 @@ void read_glu_activation(JsonObjectReader& r, const Json& config, Family fam, Mo
         r.ignore("hidden_act");
         return;
     }
-    const char* key = r.has("hidden_activation") && !config.at("hidden_activation").is_null() ? "hidden_activation"
-                                                                                                : "hidden_act";
-    if (!r.has(key) || config.at(key).is_null()) {
+    const char* key = stated(config, "hidden_activation") ? "hidden_activation" : "hidden_act";
+    if (!stated(config, key)) {
         // Gemma's default is the tanh GELU; the others' SiLU.
         if (fam == Family::Gemma) m.glu_activation = "gelu_tanh";
         return;
@@ -350,7 +343,7 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
                          std::to_string(m.num_kv_heads) + " KV heads do not divide " +
                              std::to_string(m.num_heads) + " attention heads");
     }
-    if (r.has("head_dim") && !config.at("head_dim").is_null()) {
+    if (stated(config, "head_dim")) {
         m.head_dim = r.get_int("head_dim", 1, kMaxWidth);
     } else if (fam == Family::NemotronH && r.has("attention_head_dim")) {
         m.head_dim = r.get_int("attention_head_dim", 1, kMaxWidth);  // Nemotron-H's first configs
@@ -377,7 +370,7 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
             // NemotronHTopkRouter: sigmoid scores with e_score_correction_bias.
             m.moe.router_score = "sigmoid";
             m.moe.router_bias = true;
-            if (r.has("moe_latent_size") && !config.at("moe_latent_size").is_null()) {
+            if (stated(config, "moe_latent_size")) {
                 throw InputError(file, r.field("moe_latent_size"), "latent MoE projections are not modelled");
             }
         }
@@ -430,7 +423,7 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
         const int step = static_cast<int>(r.get_int_or("interleave_moe_layer_step", 1, 1, kMaxLayers));
         m.moe.first_k_dense = step - 1;
         m.moe.layer_freq = step;
-        if (r.has("moe_layers") && !config.at("moe_layers").is_null()) {
+        if (stated(config, "moe_layers")) {
             const Json& v = r.raw("moe_layers");
             std::vector<int> expected;
             for (int b = 0; b < m.num_layers; ++b) {
@@ -502,10 +495,10 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
         // Qwen3-Next's default is a quarter (configuration_qwen3_next.py, __post_init__).
         const double percent_default = from_params("partial_rotary_factor", fam == Family::Qwen3Next ? 0.25 : 1.0);
         if (fam == Family::GptNeoX) m.rope.percent = r.get_number_or("rotary_pct", 1.0, 0.0, 1.0);
-        else if (fam == Family::MiniMaxM2 && r.has("rotary_dim") && !config.at("rotary_dim").is_null())
+        else if (fam == Family::MiniMaxM2 && stated(config, "rotary_dim"))
             m.rope.percent = static_cast<double>(r.get_int("rotary_dim", 1, m.head_dim)) / static_cast<double>(m.head_dim);
         else m.rope.percent = r.get_number_or("partial_rotary_factor", percent_default, 0.0, 1.0);
-        if (r.has("rope_scaling") && !config.at("rope_scaling").is_null()) {
+        if (stated(config, "rope_scaling")) {
             const Json& sc = r.raw("rope_scaling");
             if (!sc.is_object()) throw InputError(file, r.field("rope_scaling"), "expected an object or null");
             std::string type = sc.value("rope_type", sc.value("type", std::string()));
@@ -542,7 +535,7 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
     // Gemma 2's tanh soft-caps (Gemma 3 states them as null).
     for (auto [key, out] : {std::pair<const char*, double*>{"attn_logit_softcapping", &m.attn_logit_softcap},
                             {"final_logit_softcapping", &m.final_logit_softcap}}) {
-        if (r.has(key) && !config.at(key).is_null()) *out = r.get_number(key, 0.0, 1e6);
+        if (stated(config, key)) *out = r.get_number(key, 0.0, 1e6);
     }
     if (fam == Family::DeepSeek) {
         m.mtp_layers = static_cast<int>(r.get_int_or("num_nextn_predict_layers", 0, 0, 64));

@@ -3,27 +3,18 @@
 #include <string>
 
 #include "core/common/error.h"
+#include "core/model/hf_config_limits.h"
 
 namespace meshwork {
 
-namespace {
-
-constexpr std::int64_t kMaxWidth = 1 << 20;
-constexpr int kMaxHeads = 1 << 14;
-constexpr int kMaxExperts = 1 << 14;
-
-bool stated(JsonObjectReader& r, const nlohmann::json& config, const char* key) {
-    return r.has(key) && !config.at(key).is_null();
-}
-
-}  // namespace
+using namespace hf_limits;
 
 void read_gemma4_text(JsonObjectReader& r, const nlohmann::json& config, ModelSpec& m) {
     // Refused by name (modeling_gemma4.py): the E2B/E4B models' per-layer input embeddings
     // (a vocabulary-sized table of num_layers × hidden_size_per_layer_input and a gate and
     // projection in every block), their later blocks reading the K/V of earlier ones, and
     // attention without a causal mask.
-    const std::int64_t ple = stated(r, config, "hidden_size_per_layer_input")
+    const std::int64_t ple = stated(config, "hidden_size_per_layer_input")
                                  ? r.get_int("hidden_size_per_layer_input", 0, kMaxWidth)
                                  : (r.has("hidden_size_per_layer_input") ? 0 : 256);
     if (ple > 0) {
@@ -33,21 +24,21 @@ void read_gemma4_text(JsonObjectReader& r, const nlohmann::json& config, ModelSp
                              "modelled: the 31B and 26B-A4B configs state 0");
     }
     r.ignore("vocab_size_per_layer_input");
-    if (stated(r, config, "num_kv_shared_layers") && r.get_int("num_kv_shared_layers", 0, m.num_layers) > 0) {
+    if (stated(config, "num_kv_shared_layers") && r.get_int("num_kv_shared_layers", 0, m.num_layers) > 0) {
         throw InputError(r.file(), r.field("num_kv_shared_layers"),
                          "Gemma 4's blocks that reuse an earlier block's keys and values are not modelled");
     }
     r.ignore("use_double_wide_mlp");  // widens only the KV-sharing blocks' MLP
-    if (stated(r, config, "use_bidirectional_attention") && r.get_string("use_bidirectional_attention") == "all") {
+    if (stated(config, "use_bidirectional_attention") && r.get_string("use_bidirectional_attention") == "all") {
         throw InputError(r.file(), r.field("use_bidirectional_attention"),
                          "attention without a causal mask is not modelled (\"vision\" is: text stays causal)");
     }
 
     // Full-attention blocks: Gemma4TextConfig.__post_init__ pops global_head_dim (default 512)
     // and, only with attention_k_eq_v, num_global_key_value_heads into their per-layer config.
-    m.global_attention.head_dim = stated(r, config, "global_head_dim") ? r.get_int("global_head_dim", 1, kMaxWidth) : 512;
+    m.global_attention.head_dim = stated(config, "global_head_dim") ? r.get_int("global_head_dim", 1, kMaxWidth) : 512;
     m.global_attention.values_are_keys = r.get_bool_or("attention_k_eq_v", false);
-    if (m.global_attention.values_are_keys && stated(r, config, "num_global_key_value_heads")) {
+    if (m.global_attention.values_are_keys && stated(config, "num_global_key_value_heads")) {
         m.global_attention.num_kv_heads = static_cast<int>(r.get_int("num_global_key_value_heads", 1, kMaxHeads));
         if (m.num_heads % m.global_attention.num_kv_heads != 0) {
             throw InputError(r.file(), r.field("num_global_key_value_heads"),
@@ -71,8 +62,6 @@ void read_gemma4_text(JsonObjectReader& r, const nlohmann::json& config, ModelSp
                                                            1.0, 1e12);
             }
         }
-    } else if (!r.has("rope_theta")) {
-        m.rope.theta = 10000.0;  // the sliding blocks' default
     }
 
     // The MoE block (Gemma4TextDecoderLayer with enable_moe_block): router and experts on the

@@ -3,18 +3,13 @@
 #include <cctype>
 
 #include "core/common/error.h"
+#include "core/model/hf_config_limits.h"
 
 namespace meshwork {
 
 namespace {
 
-constexpr std::int64_t kMaxWidth = 1 << 20;
-constexpr std::int64_t kMaxHeads = 1 << 14;
-constexpr std::int64_t kMaxLayers = 10000;
-
-bool present(const nlohmann::json& config, const char* key) {
-    return config.contains(key) && !config.at(key).is_null();
-}
+using namespace hf_limits;
 
 // A list of per-layer type strings, each mapped by `kind_of` (which returns false for an
 // unknown name).
@@ -49,7 +44,7 @@ void read_qwen3_next_layers(JsonObjectReader& r, const nlohmann::json& config, M
                          std::to_string(d.num_value_heads) + " value heads are not a multiple of " +
                              std::to_string(d.num_key_heads) + " key heads");
     }
-    if (present(config, "layer_types")) {
+    if (stated(config, "layer_types")) {
         m.block_kinds = read_type_list(r, "layer_types", "linear_attention or full_attention",
                                        [](const std::string& t, BlockKind& k) {
                                            if (t == "linear_attention") k.mixer = MixerKind::LinearAttention;
@@ -113,7 +108,7 @@ std::string hybrid_pattern(const ModelSpec& m) {
 }
 
 void read_nemotron_h_layers(JsonObjectReader& r, const nlohmann::json& config, ModelSpec& m) {
-    if (present(config, "hybrid_override_pattern")) {
+    if (stated(config, "hybrid_override_pattern")) {
         m.block_kinds = block_kinds_from_pattern(r.get_string("hybrid_override_pattern"), r.file(),
                                                  r.field("hybrid_override_pattern"));
         r.ignore("layers_block_type");
@@ -121,8 +116,8 @@ void read_nemotron_h_layers(JsonObjectReader& r, const nlohmann::json& config, M
     } else {
         // configuration_nemotron_h.py's names; "mamba" and "attention" are the legacy ones
         // remap_legacy_layer_types renames (Mamba-2 is its "linear_attention").
-        const char* key = present(config, "layers_block_type") ? "layers_block_type" : "layer_types";
-        if (!present(config, key)) {
+        const char* key = stated(config, "layers_block_type") ? "layers_block_type" : "layer_types";
+        if (!stated(config, key)) {
             throw InputError(r.file(), r.field("hybrid_override_pattern"),
                              "a nemotron_h config needs hybrid_override_pattern or layers_block_type");
         }
@@ -144,9 +139,9 @@ void read_nemotron_h_layers(JsonObjectReader& r, const nlohmann::json& config, M
     d.head_dim = r.get_int_or("mamba_head_dim", 64, 1, kMaxWidth);
     d.state_dim = r.get_int_or("ssm_state_size", 128, 1, kMaxWidth);
     // Old spellings (mamba_n_groups, mamba_d_conv, mamba_chunk_size) as __post_init__ maps them.
-    d.num_groups = static_cast<int>(r.get_int_or(present(config, "mamba_n_groups") ? "mamba_n_groups" : "n_groups", 8, 1, kMaxHeads));
-    d.conv_kernel = static_cast<int>(r.get_int_or(present(config, "mamba_d_conv") ? "mamba_d_conv" : "conv_kernel", 4, 1, 64));
-    d.chunk_size = static_cast<int>(r.get_int_or(present(config, "mamba_chunk_size") ? "mamba_chunk_size" : "chunk_size", 128, 1, 1 << 16));
+    d.num_groups = static_cast<int>(r.get_int_or(stated(config, "mamba_n_groups") ? "mamba_n_groups" : "n_groups", 8, 1, kMaxHeads));
+    d.conv_kernel = static_cast<int>(r.get_int_or(stated(config, "mamba_d_conv") ? "mamba_d_conv" : "conv_kernel", 4, 1, 64));
+    d.chunk_size = static_cast<int>(r.get_int_or(stated(config, "mamba_chunk_size") ? "mamba_chunk_size" : "chunk_size", 128, 1, 1 << 16));
     if (d.num_heads % d.num_groups != 0) {
         throw InputError(r.file(), r.field("n_groups"),
                          std::to_string(d.num_groups) + " groups do not divide " + std::to_string(d.num_heads) +
@@ -166,7 +161,7 @@ void read_sparse_attention(JsonObjectReader& r, const nlohmann::json& config, Mo
     d.index_head_dim = r.get_int("index_head_dim", 1, kMaxWidth);
     d.topk = r.get_int("index_topk", 1, 1ll << 26);
     m.block_kinds.assign(static_cast<std::size_t>(m.num_layers), BlockKind{MixerKind::SparseAttention, FfnKind::Auto});
-    if (present(config, "mlp_layer_types")) {
+    if (stated(config, "mlp_layer_types")) {
         const auto kinds = read_type_list(r, "mlp_layer_types", "dense or sparse", [](const std::string& t, BlockKind& k) {
             if (t == "dense") k.ffn = FfnKind::Dense;
             else if (t == "sparse") k.ffn = FfnKind::Moe;
@@ -180,7 +175,7 @@ void read_sparse_attention(JsonObjectReader& r, const nlohmann::json& config, Mo
         }
         for (std::size_t i = 0; i < kinds.size(); ++i) m.block_kinds[i].ffn = kinds[i].ffn;
     }
-    if (present(config, "indexer_types")) {
+    if (stated(config, "indexer_types")) {
         const auto kinds = read_type_list(r, "indexer_types", "full or shared", [](const std::string& t, BlockKind& k) {
             // A shared block reuses the previous block's top-k: attention as sparse, no scores.
             k.mixer = t == "full" ? MixerKind::SparseAttention : MixerKind::Attention;
