@@ -13,6 +13,7 @@
 #include "core/cost/layer_kind_cost.h"
 #include "core/cost/model_profile.h"
 #include "core/cost/cost_model.h"
+#include "core/layout/layout_summary.h"
 #include "core/layout/layout_validate.h"
 #include "tests/core/cost/cost_test_util.h"
 
@@ -205,6 +206,13 @@ void TestHybridModels::gemma4() {
     const LayerGraph dg = build_layer_graph(d);
     QVERIFY2(std::fabs(static_cast<double>(dg.params_total) / 30697345280.0 - 1) < 0.005,
              std::to_string(dg.params_total).c_str());
+    // describe's summary names the full-attention blocks' own geometry.
+    const nlohmann::json summary = model_summary_json(d, 2048);
+    QCOMPARE(summary["full_attention_blocks"]["layers"].get<int>(), 10);
+    QCOMPARE(summary["full_attention_blocks"]["head_dim"].get<int>(), 512);
+    QCOMPARE(summary["full_attention_blocks"]["num_kv_heads"].get<int>(), 4);
+    QVERIFY(summary["full_attention_blocks"]["values_are_keys"].get<bool>());
+    QVERIFY(!model_summary_json(load_fixture("gemma-3-27b-it.config.json"), 2048).contains("full_attention_blocks"));
     // Per block: a full-attention block's attention, 16384-wide Q and O, one 2048-wide K.
     for (const auto& l : dg.layers) {
         if (l.kind != LayerKind::Attention) continue;
