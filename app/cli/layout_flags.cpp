@@ -106,7 +106,8 @@ LayoutFlags::LayoutFlags(CLI::App* c) : v_(std::make_shared<Values>()) {
             (par.moe_a2a_overlap ? "on" : "off") + ")");
     add("--fp8-recipe", v.fp8_recipe,
         "Scaling of the fp8 GEMMs with --dtype fp8 (Megatron-LM's --fp8-recipe): tensorwise (one "
-        "scale per tensor; Megatron's delayed is read as it), blockwise (1x128 / 128x128 blocks), "
+        "scale per tensor from its amax, current scaling), delayed (one scale per tensor from the "
+        "amax history, Megatron's default), blockwise (1x128 / 128x128 blocks), "
         "mxfp8 (1x32 blocks, Blackwell), rowwise (one scale per row, torchao's rowwise) (default " +
             to_string(t.fp8_recipe) + ")");
     add("--cuda-graphs", v.cuda_graphs,

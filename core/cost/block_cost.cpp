@@ -247,7 +247,6 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     double ep_fwd = 0;
     double ep_bytes = 0;
     double expert_model_flops = 0;
-    double moe_quant_fwd = 0, moe_quant_bwd = 0;  // fp8 casts of the expert GEMMs' operands
     MoeEagerBytes eager_moe;                       // the experts' eager passes, per token copy
     double moe_copies = 0;                         // token copies per rank
     bool moe_quant_padding = false;                // fp8 padding copies outside the dispatcher
@@ -280,19 +279,6 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
         if (c.moe_dispatcher == MoeDispatcher::AllToAll && c.ep > 1 && g.expert_fc1.count > 1) {
             mlp_fwd += memory_s(k, 4.0 * e * h * copies);  // count: local experts
         }
-        if (tr.dtype == DType::Fp8) {
-            // fp8 expert GEMMs quantize their inputs and, in the backward, their output
-            // gradients in a pass of their own: read 16 bits, write the row-wise and the
-            // column-wise fp8 copies (Transformer Engine d0067d0d,
-            // pytorch/module/grouped_linear.py:459-471 and :1071-1093); the permuted tokens
-            // and the expert activations come from no fusable norm. Per-tensor scaling's
-            // amax read is not counted. (Dense GEMMs: TE fuses two of their four input casts
-            // into the norm, the rest are inside the fitted GEMM efficiency.)
-            constexpr double kQuantBytes = 2.0 + 2.0 * kFp8Bytes;
-            const double f_local = m.expert_ffn / c.etp;
-            moe_quant_fwd = memory_s(k, kQuantBytes * copies * (h + f_local));
-            moe_quant_bwd = memory_s(k, kQuantBytes * copies * (h + g.expert_fc1.n));  // n: (gated) width
-        }
         const MoeDispatchCost d = moe_dispatch_cost(c.link, c.ep_span, c.moe_dispatcher, c.moe_flex_backend, m.experts, m.top_k,
                                                     T / t * x.capacity, h * e);
         ep_fwd = d.dispatch_s + d.combine_s;
@@ -309,17 +295,24 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     const RouterBytes router =
         b.moe ? router_bytes_per_token(h, m.experts, /*aux_loss=*/true) : RouterBytes{};
     const double router_tokens = T / (x.sp ? t : 1.0);
-    out.fwd.mlp_s = mlp_gemm + mlp_fwd + moe_quant_fwd + memory_s(k, eager_moe.fwd * moe_copies) +
+    out.fwd.mlp_s = mlp_gemm + mlp_fwd + memory_s(k, eager_moe.fwd * moe_copies) +
                     memory_s(k, router.fwd * router_tokens);
-    out.bwd.mlp_s = mlp_gemm_bwd + 2.0 * mlp_fwd + moe_quant_bwd + memory_s(k, eager_moe.bwd * moe_copies) +
+    out.bwd.mlp_s = mlp_gemm_bwd + 2.0 * mlp_fwd + memory_s(k, eager_moe.bwd * moe_copies) +
                     memory_s(k, router.bwd * router_tokens);
-    // fp8 recipes whose dense-GEMM casts move more bytes than per-tensor scaling's
-    // (fp8_cast.h: torchao's rowwise), charged to the backward, which reads the extra copies.
+    // The fp8 casts of every fp8 GEMM's operands (fp8_cast.h): inputs in the forward (rerun
+    // with it), output gradients in the backward, weights once a step.
     if (tr.dtype == DType::Fp8) {
-        out.bwd.attention_s += memory_s(k, fp8_extra_cast_bytes(g.qkv, tr.fp8_recipe) +
-                                               fp8_extra_cast_bytes(g.proj, tr.fp8_recipe));
-        out.bwd.mlp_s += memory_s(k, fp8_extra_cast_bytes(g.fc1, tr.fp8_recipe) +
-                                         fp8_extra_cast_bytes(g.fc2, tr.fp8_recipe));
+        Fp8CastContext cast;
+        cast.recipe = tr.fp8_recipe;
+        cast.transposed_copy = k.fp8_transposed_copy;
+        cast.sp_shards = x.sp ? t : 1.0;
+        cast.norm_feeds_fc1 = !b.moe;
+        cast.micro_batches = c.micro_batches;
+        const Fp8CastBytes bytes = fp8_cast_bytes(g, cast);
+        out.fwd.attention_s += memory_s(k, bytes.attention_fwd);
+        out.bwd.attention_s += memory_s(k, bytes.attention_bwd);
+        out.fwd.mlp_s += memory_s(k, bytes.mlp_fwd);
+        out.bwd.mlp_s += memory_s(k, bytes.mlp_bwd);
     }
     wgrad_s += mlp_wgrad;
 

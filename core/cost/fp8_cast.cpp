@@ -2,16 +2,81 @@
 
 namespace meshwork::cost {
 
-double fp8_extra_cast_bytes_per_element(Fp8Recipe recipe) {
-    // roofline_utils.py:176-211 less :146-175 (fp8_cast.h): 10n − 8n for the weight,
-    // 8n − 6n for the input and the output gradient.
-    return recipe == Fp8Recipe::Rowwise ? 2.0 : 0.0;
+namespace {
+
+constexpr double kWideBytes = 2;  // the 16-bit tensor a cast reads
+constexpr double kFp8Byte = 1;    // one fp8 copy written
+
+// Reads of the 16-bit tensor: current scaling's amax pass and its cast (fp8_cast.h).
+double reads(Fp8Recipe recipe) {
+    return recipe == Fp8Recipe::Tensorwise || recipe == Fp8Recipe::Rowwise ? 2 : 1;
 }
 
-double fp8_extra_cast_bytes(const GemmShape& g, Fp8Recipe recipe) {
-    if (!g.present()) return 0;
-    const double elements = (g.m * g.k + g.k * g.n + g.m * g.n) * g.count;
-    return fp8_extra_cast_bytes_per_element(recipe) * elements;
+// fp8 copies written: the row-wise one, and the column-wise one where it is other bytes.
+double copies(Fp8Recipe recipe, bool transposed_copy) {
+    switch (recipe) {
+        case Fp8Recipe::Mxfp8:
+        case Fp8Recipe::Blockwise: return 2;  // 1×32 / 32×1 (1×128 / 128×1) scales differ
+        case Fp8Recipe::Tensorwise:
+        case Fp8Recipe::Delayed:
+        case Fp8Recipe::Rowwise: return transposed_copy ? 2 : 1;
+    }
+    return 2;
+}
+
+// torchao's row-wise recipe: a bf16 copy transposed for the backward's column-wise scales
+// (roofline_utils.py:176-211 less :146-175).
+double rowwise_extra(Fp8Recipe recipe) { return recipe == Fp8Recipe::Rowwise ? 2 : 0; }
+
+double sum_mk(const GemmShape& g) { return g.present() ? g.m * g.k * g.count : 0; }  // input
+double sum_mn(const GemmShape& g) { return g.present() ? g.m * g.n * g.count : 0; }  // output gradient
+double sum_kn(const GemmShape& g) { return g.present() ? g.k * g.n * g.count : 0; }  // weight
+
+}  // namespace
+
+double fp8_cast_bytes_per_element(Fp8Recipe recipe, bool transposed_copy, Fp8CastInput input) {
+    const double written = kFp8Byte * copies(recipe, transposed_copy) + rowwise_extra(recipe);
+    if (input == Fp8CastInput::NormOutput) {
+        // normalization.cpp:105-119: delayed scaling writes fp8 from the norm itself (the
+        // norm's own 16-bit write, priced with the norm, becomes the row-wise copy); current
+        // scaling's norm computes the amax and leaves the cast to one more read.
+        switch (recipe) {
+            case Fp8Recipe::Delayed: return transposed_copy ? kFp8Byte + kFp8Byte : 0;  // transpose: read, write
+            case Fp8Recipe::Tensorwise: return kWideBytes + written;
+            default: break;
+        }
+    }
+    return kWideBytes * reads(recipe) + written;
+}
+
+Fp8CastBytes fp8_cast_bytes(const BlockGemms& g, const Fp8CastContext& x) {
+    const Fp8Recipe r = x.recipe;
+    const bool transposed = x.transposed_copy;
+    const double shards = x.sp_shards > 1 ? x.sp_shards : 1;
+    const bool per_tensor = r == Fp8Recipe::Tensorwise || r == Fp8Recipe::Delayed || r == Fp8Recipe::Rowwise;
+    auto cast = [&](double elements, Fp8CastInput input) {
+        return fp8_cast_bytes_per_element(r, transposed, input) * elements;
+    };
+    // An operand sequence parallelism gathers: cast on the rank's shard; a per-tensor
+    // column-wise copy that is a transpose is made after the gather, over the whole operand
+    // (read and write one byte each).
+    auto gathered = [&](double elements, Fp8CastInput input) {
+        if (shards <= 1) return cast(elements, input);
+        const bool transpose_after = transposed && per_tensor;
+        const double shard_bytes = fp8_cast_bytes_per_element(r, transposed && !per_tensor, input);
+        return shard_bytes * elements / shards + (transpose_after ? 2 * kFp8Byte * elements : 0);
+    };
+    const Fp8CastInput alone = Fp8CastInput::Standalone;
+    const Fp8CastInput fc1_in = x.norm_feeds_fc1 ? Fp8CastInput::NormOutput : alone;
+    const double weight_share = 1.0 / (x.micro_batches > 1 ? x.micro_batches : 1);
+    Fp8CastBytes out;
+    out.attention_fwd = gathered(sum_mk(g.qkv), Fp8CastInput::NormOutput) + cast(sum_mk(g.proj), alone) +
+                        weight_share * cast(sum_kn(g.qkv) + sum_kn(g.proj), alone);
+    out.attention_bwd = cast(sum_mn(g.qkv), alone) + gathered(sum_mn(g.proj), alone);
+    out.mlp_fwd = gathered(sum_mk(g.fc1), fc1_in) + cast(sum_mk(g.fc2) + sum_mk(g.expert_fc1) + sum_mk(g.expert_fc2), alone) +
+                  weight_share * cast(sum_kn(g.fc1) + sum_kn(g.fc2) + sum_kn(g.expert_fc1) + sum_kn(g.expert_fc2), alone);
+    out.mlp_bwd = cast(sum_mn(g.fc1) + sum_mn(g.expert_fc1) + sum_mn(g.expert_fc2), alone) + gathered(sum_mn(g.fc2), alone);
+    return out;
 }
 
 }  // namespace meshwork::cost

@@ -28,6 +28,7 @@ KernelModel kernel_model(const ClusterSpec& c, DType dtype, Fp8Recipe recipe) {
     k.memory_bytes_per_s =
         std::max(1.0, c.gpu.hbm_bandwidth_bytes_per_s * std::clamp(c.efficiency.memory, 1e-3, 1.0));
     k.element_bytes = dtype == DType::Fp32 || dtype == DType::Tf32 ? 4.0 : 2.0;
+    k.fp8_transposed_copy = gpu_architecture(c.gpu.kind) != "blackwell";
     return k;
 }
 

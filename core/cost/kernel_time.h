@@ -28,6 +28,9 @@ struct KernelModel {
     double attention_peak_scale = 1;
     double memory_bytes_per_s = 1;   // HBM bandwidth × Efficiency::memory
     double element_bytes = 2;        // bytes of one activation element in the training dtype
+    // An fp8 operand's column-wise copy (the backward's) is a physical transpose, not the
+    // row-wise bytes: every GPU but Blackwell (fp8_cast.h).
+    bool fp8_transposed_copy = true;
 };
 
 // `recipe` is the layout's fp8 recipe (read only for fp8): the GEMM efficiency is the

@@ -372,9 +372,11 @@ void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
         case DType::Fp8: {
             a.flag("--bf16");
             a.value("--fp8-format", "hybrid");
-            // moe_act and layernorm recompute refuse fp8's default delayed scaling
-            // (transformer_config.py:2000-2012 at d98e8a64); current (tensor-wise) scaling is
-            // what the Megatron-Bridge recipes that recompute them run ("fp8_cs").
+            // Every recipe is written, delayed scaling (Megatron-LM's default,
+            // transformer_config.py:594-596 at d98e8a64) too, so the job does not depend on a
+            // default. moe_act and layernorm recompute refuse delayed scaling (:2000-2006);
+            // current (tensor-wise) scaling is what the Megatron-Bridge recipes that recompute
+            // them run ("fp8_cs").
             bool refuses_delayed = false;
             if (t.recompute == Recompute::Selective) {
                 for (RecomputeModule mod : t.recompute_modules) {
@@ -387,10 +389,12 @@ void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
                 a.value("--fp8-recipe", "tensorwise");
                 lost.push_back("fp8 recipe rowwise (torchao's): Megatron-LM has delayed, tensorwise, mxfp8 and "
                                "blockwise only; written as tensorwise");
-            } else if (t.fp8_recipe != Fp8Recipe::Tensorwise) {
-                a.value("--fp8-recipe", to_string(t.fp8_recipe));
-            } else if (refuses_delayed) {
+            } else if (t.fp8_recipe == Fp8Recipe::Delayed && refuses_delayed) {
                 a.value("--fp8-recipe", "tensorwise");
+                lost.push_back("fp8 recipe delayed: Megatron-LM refuses it with moe_act or layernorm recomputation "
+                               "(transformer_config.py:2000-2006); written as tensorwise");
+            } else {
+                a.value("--fp8-recipe", to_string(t.fp8_recipe));
             }
             break;
         }

@@ -1917,6 +1917,9 @@ private:
             t.dtype = DType::Fp32;
         }
 
+        // Without --fp8-recipe Megatron-LM scales with delayed scaling (transformer_config.py:
+        // 594-596 at d98e8a64); the layout's own default is current scaling.
+        if (t.dtype == DType::Fp8 && !has("--fp8-recipe")) t.fp8_recipe = Fp8Recipe::Delayed;
         if (has("--fp8-recipe")) {
             const std::string r = text("--fp8-recipe");
             // Megatron-LM's names (core/enums.py:12-19 at d98e8a64): torchao's rowwise is not one.

@@ -206,7 +206,7 @@ Layout layout_from_json(const Json& j, const std::string& file) {
     }
     const std::string recipe = t.get_string_or("fp8_recipe", to_string(TrainingConfig{}.fp8_recipe));
     if (!parse_fp8_recipe(recipe, tr.fp8_recipe)) {
-        throw InputError(file, t.field("fp8_recipe"), "unknown fp8_recipe '" + recipe + "' (tensorwise, blockwise, mxfp8, rowwise)");
+        throw InputError(file, t.field("fp8_recipe"), "unknown fp8_recipe '" + recipe + "' (tensorwise, delayed, blockwise, mxfp8, rowwise)");
     }
     const std::string graphs = t.get_string_or("cuda_graphs", to_string(TrainingConfig{}.cuda_graphs));
     if (!parse_cuda_graphs(graphs, tr.cuda_graphs)) {

@@ -199,7 +199,7 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
     parse_moe_dispatch_flags(f.moe_dispatcher, f.moe_flex_backend, l.parallel.moe_dispatcher, l.parallel.moe_flex_backend);
     two_way(f.moe_a2a_overlap, "--moe-a2a-overlap", l.parallel.moe_a2a_overlap);
     if (f.fp8_recipe && !parse_fp8_recipe(*f.fp8_recipe, t.fp8_recipe)) {
-        throw InputError(kFlags, "--fp8-recipe", "'" + *f.fp8_recipe + "' is not tensorwise, blockwise, mxfp8 or rowwise");
+        throw InputError(kFlags, "--fp8-recipe", "'" + *f.fp8_recipe + "' is not tensorwise, delayed, blockwise, mxfp8 or rowwise");
     }
     if (f.cuda_graphs && !parse_cuda_graphs(*f.cuda_graphs, t.cuda_graphs)) {
         throw InputError(kFlags, "--cuda-graphs", "'" + *f.cuda_graphs + "' is not none, per-layer or full-iteration");

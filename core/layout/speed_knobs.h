@@ -10,14 +10,17 @@ namespace meshwork {
 
 // How fp8 GEMM operands are scaled (Megatron-LM's --fp8-recipe,
 // megatron/core/transformer/transformer_config.py:594 at d98e8a64; enums.py:12-19):
-// Tensorwise, one scale per tensor (Megatron's "tensorwise" current scaling and "delayed"
-// scaling, torchao's Float8 "tensorwise"); Blockwise, 1×128 / 128×128 blocks as DeepSeek-V3
+// Tensorwise, one scale per tensor from the tensor itself (Megatron's "tensorwise" current
+// scaling, Transformer Engine's Float8CurrentScaling, torchao's Float8 "tensorwise"); Delayed,
+// one scale per tensor from earlier steps' amax history (Megatron's "delayed", its default,
+// transformer_config.py:594-596; TE's DelayedScaling): the same GEMM kernel, a cheaper cast
+// (core/cost/fp8_cast.h); Blockwise, 1×128 / 128×128 blocks as DeepSeek-V3
 // trains (Megatron's "blockwise", Transformer Engine's Float8BlockScaling); Mxfp8, 1×32
 // blocks with power-of-two scales applied by Blackwell's tensor cores (Megatron's "mxfp8");
 // Rowwise, one scale per row of each operand (torchao's float8 "rowwise", torchtitan's
 // float8.recipe_name; pytorch/ao 36027d82 torchao/float8/config.py Float8LinearRecipeName).
 // Read only when training.dtype is fp8.
-enum class Fp8Recipe { Tensorwise, Blockwise, Mxfp8, Rowwise };
+enum class Fp8Recipe { Tensorwise, Delayed, Blockwise, Mxfp8, Rowwise };
 
 // Which kernels are captured in CUDA graphs (Megatron-LM's --cuda-graph-impl,
 // megatron/core/transformer/transformer_config.py:1075-1088 at d98e8a64): None, every kernel
@@ -32,6 +35,7 @@ enum class CudaGraphs { None, PerLayer, FullIteration };
 inline std::string to_string(Fp8Recipe r) {
     switch (r) {
         case Fp8Recipe::Tensorwise: return "tensorwise";
+        case Fp8Recipe::Delayed: return "delayed";
         case Fp8Recipe::Blockwise: return "blockwise";
         case Fp8Recipe::Mxfp8: return "mxfp8";
         case Fp8Recipe::Rowwise: return "rowwise";
@@ -39,10 +43,10 @@ inline std::string to_string(Fp8Recipe r) {
     return "?";
 }
 
-// "tensorwise", "blockwise", "mxfp8", "rowwise"; Megatron's "delayed" is per-tensor scaling
-// too.
+// "tensorwise", "delayed", "blockwise", "mxfp8", "rowwise".
 inline bool parse_fp8_recipe(const std::string& text, Fp8Recipe& out) {
-    if (text == "tensorwise" || text == "delayed") out = Fp8Recipe::Tensorwise;
+    if (text == "tensorwise") out = Fp8Recipe::Tensorwise;
+    else if (text == "delayed") out = Fp8Recipe::Delayed;
     else if (text == "blockwise") out = Fp8Recipe::Blockwise;
     else if (text == "mxfp8") out = Fp8Recipe::Mxfp8;
     else if (text == "rowwise") out = Fp8Recipe::Rowwise;

@@ -332,7 +332,11 @@ void TrainingEditor::build_kernels(QFormLayout* form) {
     fp8_recipe_ = new QComboBox(this);
     fp8_recipe_->setAccessibleName("fp8_recipe");
     add_choice(fp8_recipe_, tr("Tensor-wise"), spelt(to_string(Fp8Recipe::Tensorwise)),
-               tr("One scale per tensor (Megatron-LM's tensorwise and delayed scaling, torchao's tensorwise)"));
+               tr("One scale per tensor from its own amax (Megatron-LM's tensorwise, Transformer Engine's current "
+                  "scaling, torchao's tensorwise): each cast reads its tensor twice"));
+    add_choice(fp8_recipe_, tr("Delayed"), spelt(to_string(Fp8Recipe::Delayed)),
+               tr("One scale per tensor from earlier steps' amax history (Megatron-LM's delayed, its default): the "
+                  "same GEMMs, a cast that reads its tensor once and fuses into the norm"));
     add_choice(fp8_recipe_, tr("Block-wise"), spelt(to_string(Fp8Recipe::Blockwise)),
                tr("1×128 and 128×128 blocks as DeepSeek-V3 trains (Megatron-LM's blockwise): slower GEMMs on Hopper"));
     add_choice(fp8_recipe_, tr("MXFP8"), spelt(to_string(Fp8Recipe::Mxfp8)),

@@ -520,7 +520,9 @@ void TestMegatronImport::fp8_recipe_and_cuda_graphs() {
         return import_megatron(base + extra, "cmd.sh", cluster("dgx-h100")).layout;
     };
     QCOMPARE(imported("--bf16 --fp8-format hybrid --fp8-recipe blockwise").training.fp8_recipe, Fp8Recipe::Blockwise);
-    QCOMPARE(imported("--bf16 --fp8-format hybrid --fp8-recipe delayed").training.fp8_recipe, Fp8Recipe::Tensorwise);
+    QCOMPARE(imported("--bf16 --fp8-format hybrid --fp8-recipe delayed").training.fp8_recipe, Fp8Recipe::Delayed);
+    // Megatron-LM's default recipe (transformer_config.py:594-596 at d98e8a64).
+    QCOMPARE(imported("--bf16 --fp8-format hybrid").training.fp8_recipe, Fp8Recipe::Delayed);
     QCOMPARE(imported("--bf16 --cuda-graph-impl transformer_engine").training.cuda_graphs, CudaGraphs::PerLayer);
     QCOMPARE(imported("--bf16 --enable-cuda-graph").training.cuda_graphs, CudaGraphs::PerLayer);
     QCOMPARE(imported("--bf16 --cuda-graph-impl full_iteration").training.cuda_graphs, CudaGraphs::FullIteration);
@@ -533,6 +535,15 @@ void TestMegatronImport::fp8_recipe_and_cuda_graphs() {
     const Layout back = import_megatron(script, "exported.sh", cluster("dgx-h100")).layout;
     QCOMPARE(back.training.fp8_recipe, Fp8Recipe::Mxfp8);
     QCOMPARE(back.training.cuda_graphs, CudaGraphs::FullIteration);
+    // Current and delayed scaling are written by name, whatever Megatron-LM's default, and
+    // read back as themselves.
+    for (const Fp8Recipe r : {Fp8Recipe::Tensorwise, Fp8Recipe::Delayed}) {
+        Layout per_tensor = imported("--bf16 --fp8-format hybrid");
+        per_tensor.training.fp8_recipe = r;
+        const std::string text = export_megatron(per_tensor).text;
+        QVERIFY2(text.find("--fp8-recipe " + to_string(r)) != std::string::npos, text.c_str());
+        QCOMPARE(import_megatron(text, "exported.sh", cluster("dgx-h100")).layout.training.fp8_recipe, r);
+    }
     // torchao's rowwise is no Megatron-LM recipe (core/enums.py:12-19): refused on import,
     // written as tensorwise and named lost on export.
     EXPECT_ISSUE(base + "--bf16 --fp8-format hybrid --fp8-recipe rowwise", "argv[19] --fp8-recipe", "expected tensorwise");
