@@ -590,7 +590,17 @@ private:
             return argv.size();
         }
         entry_script_ = basename(script);
-        if (basename(script) != "pretrain_gpt.py") {
+        const std::string entry = basename(script);
+        if (starts_with(entry, "generate") || entry.find("text_generation") != std::string::npos ||
+            entry.find("inference") != std::string::npos) {
+            // Generation and inference entry points (examples/academic_paper_scripts/detxoify_lm/
+            // generate_samples_gpt.py, tools/run_text_generation_server.py) run the model on the
+            // same argparse and parallel axes; their own flags (--out-seq-length, --temperature)
+            // are listed as ignored with the file that defines them.
+            result_.notes.push_back("script " + script +
+                                    " generates text rather than training: the layout is its model and parallel "
+                                    "axes, trained with its micro-batch as the batch");
+        } else if (entry != "pretrain_gpt.py") {
             result_.notes.push_back("training script " + script +
                                     " read with pretrain_gpt.py's arguments");
         }

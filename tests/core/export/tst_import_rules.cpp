@@ -122,6 +122,7 @@ private slots:
     void unknown_and_fork_flags();
     void megatron_deepspeed_moe();
     void upstream_gptoss_example();
+    void upstream_generation_scripts();
     void torchtitan_schemas();
     void torchtitan_cpu_offload();
     void hybrid_sharding();
@@ -379,6 +380,41 @@ void TestImportRules::upstream_gptoss_example() {
     const ImportResult b = import_ok(biased, o);
     QVERIFY(b.layout.model.qkv_bias && b.layout.model.linear_bias);
     QVERIFY(model_to_hf_config(b.layout.model).count("mlp_bias") == 0);
+}
+
+void TestImportRules::upstream_generation_scripts() {
+    // Megatron-LM's own text-generation scripts (examples/academic_paper_scripts/detxoify_lm):
+    // generate_samples_gpt.py runs Megatron-LM's argparse with a provider of its own
+    // (--out-seq-length, --temperature, --top_p, --sample-input-file, --num-samples,
+    // --genfile, lines 84-106 at d98e8a64). Those are listed as ignored with the file that
+    // defines them; the model and the axes are the layout. Only $1 and $2 (input file and
+    // checkpoint) are asked for: $RANDOM and $(wc -l < $1) reach no layout argument.
+    for (const char* file : {"mlm__detxoify_generate-1.3b.sh", "mlm__detxoify_selfgenerate-1.3b-unconditional.sh"}) {
+        const std::string text = upstream_file(file);
+        QVERIFY2(!text.empty(), file);
+        ImportOptions o = opts();
+        o.set["1"] = "prompts.txt";
+        o.set["2"] = "/ckpt/gpt-1.3b";
+        o.set["3"] = "1234";
+        o.set["SHARE_DATA"] = "/data";
+        const ImportResult r = import_ok(text, o);
+        const Layout& l = r.layout;
+        QCOMPARE(l.gpus, 1);
+        QCOMPARE(l.parallel.mesh.tp, 1);
+        QCOMPARE(l.model.num_layers, 24);
+        QCOMPARE(l.model.hidden_size, 2048);
+        QCOMPARE(l.model.num_heads, 32);
+        QCOMPARE(l.training.seq_length, 2048);
+        QVERIFY(l.training.dtype == DType::Fp16);
+        bool out_seq = false;
+        for (const auto& i : r.ignored) {
+            out_seq = out_seq || (i.text.rfind("--out-seq-length", 0) == 0 &&
+                                  i.reason.find("generate_samples_gpt.py") != std::string::npos);
+        }
+        QVERIFY2(out_seq, file);
+        QVERIFY(has_note(r, "generates text rather than training"));
+        QVERIFY(r.warnings.empty());
+    }
 }
 
 void TestImportRules::torchtitan_schemas() {
