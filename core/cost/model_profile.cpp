@@ -88,6 +88,18 @@ ModelProfile build_model_profile(const ModelSpec& s) {
         }
         if (dense > 0) m.ffn *= static_cast<double>(with_mlp) / dense;
     }
+    if (s.double_wide_shared_mlp && s.kv_shared_layers > 0) {
+        // Gemma 4 E2B: the KV-sharing blocks' MLP is twice as wide; the profile's dense
+        // block takes the mean width (its GEMM shapes and activations scale with it).
+        double ffn = 0;
+        int dense = 0;
+        for (int b = 0; b < s.num_layers; ++b) {
+            if (s.is_moe_block(b) || !s.has_mlp(b)) continue;
+            ++dense;
+            ffn += static_cast<double>(s.ffn_of(b));
+        }
+        if (dense > 0) m.ffn = ffn / dense;
+    }
     if (s.uses_mla) {
         const auto& d = s.mla;
         m.head_dim = static_cast<double>(d.qk_nope_head_dim + d.qk_rope_head_dim);
@@ -101,11 +113,13 @@ ModelProfile build_model_profile(const ModelSpec& s) {
         }
         m.mla_kv_lora = static_cast<double>(d.kv_lora_rank);
         m.mla_kv_up_width = m.heads * static_cast<double>(d.qk_nope_head_dim + d.v_head_dim);
-    } else if (s.global_attention.head_dim > 0) {
+    } else if (s.global_attention.head_dim > 0 || s.kv_shared_layers > 0) {
         // Gemma 4: the full-attention blocks are wider than the sliding ones; the profile's
         // one attention block takes the mean over the attention blocks. Keys reused as values
         // (no v_proj) count half their K and V width, as the K/V projection's GEMM does; the
-        // stored V of those blocks is undercounted by as much (one block in six).
+        // stored V of those blocks is undercounted by as much (one block in six). Blocks that
+        // reuse an earlier block's keys and values (E2B, E4B) count none: no K/V projection,
+        // nothing of their own to store.
         int blocks = 0;
         double head_dim = 0, kv = 0;
         for (int b = 0; b < s.num_layers; ++b) {
@@ -113,7 +127,7 @@ ModelProfile build_model_profile(const ModelSpec& s) {
             ++blocks;
             const double d = static_cast<double>(s.head_dim_of(b));
             head_dim += d;
-            kv += static_cast<double>(s.kv_heads_of(b)) * d * (s.values_are_keys(b) ? 0.5 : 1.0);
+            if (!s.shares_kv(b)) kv += static_cast<double>(s.kv_heads_of(b)) * d * (s.values_are_keys(b) ? 0.5 : 1.0);
         }
         m.head_dim = blocks > 0 ? head_dim / blocks : static_cast<double>(s.head_dim);
         m.q_width = m.heads * m.head_dim;
@@ -163,7 +177,10 @@ ModelProfile build_model_profile(const ModelSpec& s) {
             m.chunked = l.chunked;
         }
         if (l.kind == LayerKind::Embedding) {
-            m.embedding_params = static_cast<double>(s.vocab_size * s.hidden_size);
+            // Word embeddings and Gemma 4 E2B/E4B's per-layer table, both vocabulary-parallel.
+            m.embedding_params = static_cast<double>(s.vocab_size * s.hidden_size) +
+                                 static_cast<double>(s.per_layer_input.vocab) * s.num_layers *
+                                     static_cast<double>(s.per_layer_input.width);
             m.position_params = static_cast<double>(l.params) - m.embedding_params;
         } else if (l.kind == LayerKind::LmHead) {
             m.head_params = static_cast<double>(l.params);

@@ -159,6 +159,15 @@ void model_args(const ModelSpec& m, ArgList& a, std::vector<std::string>& lost) 
                        "): Megatron-LM's --kv-channels and --num-query-groups hold one for every layer (the "
                        "sliding blocks' are written)");
     }
+    if (m.per_layer_input.width > 0) {
+        lost.push_back("per-layer input embeddings (" + str(m.per_layer_input.width) +
+                       " wide per block): Megatron-LM's GPT model has none");
+    }
+    if (m.kv_shared_layers > 0) {
+        lost.push_back("the last " + str(m.kv_shared_layers) + " blocks' shared keys and values" +
+                       (m.double_wide_shared_mlp ? " and their twice-as-wide MLP" : "") +
+                       ": Megatron-LM's layers each project their own");
+    }
     if (m.mtp_layers > 0) a.value("--mtp-num-layers", m.mtp_layers);
     if (!m.tie_embeddings) a.flag("--untie-embeddings-and-output-weights");
     if (!m.linear_bias) {

@@ -10,25 +10,26 @@ namespace meshwork {
 using namespace hf_limits;
 
 void read_gemma4_text(JsonObjectReader& r, const nlohmann::json& config, ModelSpec& m) {
-    // Refused by name (modeling_gemma4.py): the E2B/E4B models' per-layer input embeddings
-    // (a vocabulary-sized table of num_layers × hidden_size_per_layer_input and a gate and
-    // projection in every block), their later blocks reading the K/V of earlier ones, and
-    // attention without a causal mask.
-    const std::int64_t ple = stated(config, "hidden_size_per_layer_input")
-                                 ? r.get_int("hidden_size_per_layer_input", 0, kMaxWidth)
-                                 : (r.has("hidden_size_per_layer_input") ? 0 : 256);
-    if (ple > 0) {
-        throw InputError(r.file(), r.field("hidden_size_per_layer_input"),
-                         "Gemma 4's per-layer input embeddings (" + std::to_string(ple) +
-                             " wide; 256 when the key is absent, as Gemma4TextConfig defaults) are not "
-                             "modelled: the 31B and 26B-A4B configs state 0");
+    // The E2B/E4B models (modeling_gemma4.py): per-layer input embeddings, 256 wide when the
+    // key is absent and of a 262,144-token table (Gemma4TextConfig's defaults), and the last
+    // num_kv_shared_layers blocks reading the keys and values of earlier ones, their MLP
+    // twice as wide with use_double_wide_mlp (default false).
+    m.per_layer_input.width = stated(config, "hidden_size_per_layer_input")
+                                  ? r.get_int("hidden_size_per_layer_input", 0, kMaxWidth)
+                                  : (r.has("hidden_size_per_layer_input") ? 0 : 256);
+    m.per_layer_input.vocab = 0;
+    if (m.per_layer_input.width > 0) {
+        m.per_layer_input.vocab = stated(config, "vocab_size_per_layer_input")
+                                      ? r.get_int("vocab_size_per_layer_input", 1, kMaxVocab)
+                                      : 262144;
+    } else {
+        r.ignore("vocab_size_per_layer_input");
     }
-    r.ignore("vocab_size_per_layer_input");
-    if (stated(config, "num_kv_shared_layers") && r.get_int("num_kv_shared_layers", 0, m.num_layers) > 0) {
-        throw InputError(r.file(), r.field("num_kv_shared_layers"),
-                         "Gemma 4's blocks that reuse an earlier block's keys and values are not modelled");
-    }
-    r.ignore("use_double_wide_mlp");  // widens only the KV-sharing blocks' MLP
+    m.kv_shared_layers = stated(config, "num_kv_shared_layers")
+                             ? static_cast<int>(r.get_int("num_kv_shared_layers", 0, m.num_layers - 1))
+                             : 0;
+    m.double_wide_shared_mlp = m.kv_shared_layers > 0 && r.get_bool_or("use_double_wide_mlp", false);
+    if (m.kv_shared_layers == 0) r.ignore("use_double_wide_mlp");
     if (stated(config, "use_bidirectional_attention") && r.get_string("use_bidirectional_attention") == "all") {
         throw InputError(r.file(), r.field("use_bidirectional_attention"),
                          "attention without a causal mask is not modelled (\"vision\" is: text stays causal)");
@@ -82,8 +83,10 @@ void read_gemma4_text(JsonObjectReader& r, const nlohmann::json& config, ModelSp
 void write_gemma4_text(const ModelSpec& m, nlohmann::json& j) {
     j["hidden_activation"] = m.glu_activation == "gelu_tanh" ? "gelu_pytorch_tanh" : j.value("hidden_act", "silu");
     j.erase("hidden_act");
-    j["hidden_size_per_layer_input"] = 0;
-    j["num_kv_shared_layers"] = 0;
+    j["hidden_size_per_layer_input"] = m.per_layer_input.width;
+    if (m.per_layer_input.width > 0) j["vocab_size_per_layer_input"] = m.per_layer_input.vocab;
+    j["num_kv_shared_layers"] = m.kv_shared_layers;
+    j["use_double_wide_mlp"] = m.double_wide_shared_mlp;
     j["global_head_dim"] = m.global_attention.head_dim > 0 ? m.global_attention.head_dim : m.head_dim;
     j["attention_k_eq_v"] = m.global_attention.values_are_keys;
     if (m.global_attention.values_are_keys && m.global_attention.num_kv_heads > 0) {

@@ -75,12 +75,22 @@ Layer attention_layer(const ModelSpec& m, int block) {
         const std::int64_t kv = static_cast<std::int64_t>(m.kv_heads_of(block)) * head_dim;
         // An output gate (Qwen3-Next) doubles q_proj: query and gate per head. Keys reused as
         // values (Gemma 4's attention_k_eq_v) leave out v_proj.
+        // Gemma 4 E2B/E4B's KV-sharing blocks project queries only.
         const std::int64_t q_out = m.attention_output_gate ? 2 * q : q;
-        const std::int64_t kv_projections = m.values_are_keys(block) ? 1 : 2;
+        const bool shared = m.shares_kv(block);
+        const std::int64_t kv_projections = shared ? 0 : (m.values_are_keys(block) ? 1 : 2);
         gemm_params = h * q_out + kv_projections * h * kv + q * h;
         if (m.qkv_bias || m.linear_bias) other += q_out + kv_projections * kv;
         if (m.linear_bias) other += h;
-        if (m.qk_norm) other += m.qk_norm_full_width ? q + kv : 2 * head_dim;  // Q's and K's norm weights
+        if (m.qk_norm) {
+            // Q's and K's norm weights (a KV-sharing block has no k_norm).
+            other += m.qk_norm_full_width ? q + (shared ? 0 : kv) : (shared ? 1 : 2) * head_dim;
+        }
+        if (m.per_layer_input.width > 0) {
+            // The block's per-layer input: gate (h → width), projection (width → h), norm of h.
+            gemm_params += 2 * h * m.per_layer_input.width;
+            other += h;
+        }
         score_dims = 2.0 * static_cast<double>(q);
     }
     if (m.attention_sinks) other += m.num_heads;  // one learned sink logit per head
@@ -165,10 +175,11 @@ Layer dense_mlp_layer(const ModelSpec& m, int block) {
     l.kind = LayerKind::Mlp;
     l.block = block;
     l.name = "block." + std::to_string(block) + ".mlp";
-    l.params = mlp_params(m, m.ffn_hidden_size);
+    const std::int64_t ffn = m.ffn_of(block);
+    l.params = mlp_params(m, ffn);
     l.active_params = l.params;
     const std::int64_t matrices = m.mlp == MlpKind::Gated ? 3 : 2;
-    l.gemm_flops_per_token = 2.0 * static_cast<double>(matrices * m.hidden_size * m.ffn_hidden_size);
+    l.gemm_flops_per_token = 2.0 * static_cast<double>(matrices * m.hidden_size * ffn);
     return l;
 }
 
@@ -252,6 +263,15 @@ LayerGraph build_layer_graph(const ModelSpec& m) {
     // active weight, as the gpt-oss model card counts (arXiv:2508.10925, table 1: 5.13B active
     // of 116.83B). Tied, the same matrix is the LM head's, which every token multiplies.
     emb.active_params = m.tie_embeddings ? m.vocab_size * h : 0;
+    if (m.per_layer_input.width > 0) {
+        // Gemma 4 E2B/E4B: the per-layer table (read, not multiplied), the projection of the
+        // input embedding to every block's slice (multiplied) and its norm.
+        const std::int64_t slices = static_cast<std::int64_t>(m.num_layers) * m.per_layer_input.width;
+        const std::int64_t projection = h * slices;
+        emb.params += m.per_layer_input.vocab * slices + projection + m.per_layer_input.width;
+        emb.active_params += projection + m.per_layer_input.width;
+        emb.gemm_flops_per_token = 2.0 * static_cast<double>(projection);
+    }
     g.layers.push_back(emb);
     g.params_embedding = emb.params;
 

@@ -108,6 +108,14 @@ bool ModelSpec::values_are_keys(int block) const {
     return has_global_attention_geometry(block) && global_attention.values_are_keys;
 }
 
+bool ModelSpec::shares_kv(int block) const {
+    return kv_shared_layers > 0 && block >= num_layers - kv_shared_layers && block < num_layers;
+}
+
+std::int64_t ModelSpec::ffn_of(int block) const {
+    return double_wide_shared_mlp && shares_kv(block) ? 2 * ffn_hidden_size : ffn_hidden_size;
+}
+
 std::string ModelSpec::attention_kind() const {
     if (uses_mla) return "MLA";
     if (num_kv_heads == num_heads) return "MHA";

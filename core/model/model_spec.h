@@ -100,6 +100,17 @@ struct GlobalAttentionDims {
     bool operator==(const GlobalAttentionDims&) const = default;
 };
 
+// Gemma 4's small models (E2B, E4B; transformers Gemma4TextModel / Gemma4TextDecoderLayer with
+// hidden_size_per_layer_input > 0): per-layer inputs. A second embedding table of
+// `vocab` × (num_layers · width) is read per token and added to a projection of the input
+// embedding (h → num_layers · width, normed over width); each block gates its slice
+// (h → width), projects it back (width → h) and norms it into the residual. width 0: none.
+struct PerLayerInputDims {
+    std::int64_t width = 0;
+    std::int64_t vocab = 0;
+    bool operator==(const PerLayerInputDims&) const = default;
+};
+
 // Rotary position embeddings (not used with learned positions).
 struct RopeSpec {
     double theta = 10000;      // base (rope_theta; Megatron-LM --rotary-base)
@@ -163,6 +174,12 @@ struct ModelSpec {
     SparseAttentionDims sparse_attention;
     bool attention_output_gate = false;        // Qwen3-Next: sigmoid(gate)·attention, q_proj twice as wide
     GlobalAttentionDims global_attention;      // Gemma 4: the full-attention blocks' own geometry
+    PerLayerInputDims per_layer_input;         // Gemma 4 E2B/E4B: per-layer input embeddings
+    // Gemma 4 E2B/E4B: the last `kv_shared_layers` blocks attend with the keys and values of
+    // the last earlier block of their attention type (no k_proj, v_proj, k_norm of their own);
+    // with `double_wide_shared_mlp` their MLP is twice ffn_hidden_size wide.
+    int kv_shared_layers = 0;
+    bool double_wide_shared_mlp = false;
     // A dense (ungated) MLP's activation: "" = GELU, "relu2" (squared ReLU; Nemotron-H).
     std::string mlp_activation;
     // Dropout probabilities in training. A mask is stored for the backward only when the
@@ -195,6 +212,10 @@ struct ModelSpec {
     [[nodiscard]] std::int64_t head_dim_of(int block) const;
     [[nodiscard]] int kv_heads_of(int block) const;
     [[nodiscard]] bool values_are_keys(int block) const;
+    // Whether block `block` reuses an earlier block's keys and values (kv_shared_layers).
+    [[nodiscard]] bool shares_kv(int block) const;
+    // The dense MLP width of block `block` (doubled in the KV-sharing blocks where asked).
+    [[nodiscard]] std::int64_t ffn_of(int block) const;
     // Attention variant in words: "MHA", "GQA", "MQA" or "MLA".
     [[nodiscard]] std::string attention_kind() const;
 

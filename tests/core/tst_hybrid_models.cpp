@@ -47,6 +47,7 @@ private slots:
     void minimax_m2();
     void gemma3_wrapper();
     void gemma4();
+    void gemma4_per_layer_inputs();
     void round_trip_data();
     void round_trip();
     void pattern_errors();
@@ -246,16 +247,12 @@ void TestHybridModels::gemma4() {
         QVERIFY(again == g);
     }
 
-    // Refused by name: per-layer input embeddings (E2B/E4B; 256 wide when the key is absent,
-    // Gemma4TextConfig's default), KV shared across layers, a bare "gemma4" without text_config.
-    Json ple = load_json_file(fixture("gemma-4-31b-it.config.json"));
-    ple["text_config"].erase("hidden_size_per_layer_input");
-    Json shared = load_json_file(fixture("gemma-4-31b-it.config.json"));
-    shared["text_config"]["num_kv_shared_layers"] = 20;
+    // Refused by name: attention without a causal mask, a bare "gemma4" without text_config.
+    Json bidirectional = load_json_file(fixture("gemma-4-31b-it.config.json"));
+    bidirectional["text_config"]["use_bidirectional_attention"] = "all";
     const Json bare = {{"model_type", "gemma4"}, {"hidden_size", 2816}};
     const std::pair<Json, std::string> refusals[] = {
-        {ple, "text_config.hidden_size_per_layer_input"},
-        {shared, "text_config.num_kv_shared_layers"},
+        {bidirectional, "text_config.use_bidirectional_attention"},
         {bare, "model_type"}};
     for (const auto& [j, field] : refusals) {
         bool named = false;
@@ -266,10 +263,70 @@ void TestHybridModels::gemma4() {
         }
         QVERIFY2(named, field.c_str());
     }
+    // Without hidden_size_per_layer_input the model has Gemma4TextConfig's 256-wide per-layer
+    // inputs of a 262,144-token table.
+    Json ple = load_json_file(fixture("gemma-4-31b-it.config.json"));
+    ple["text_config"].erase("hidden_size_per_layer_input");
+    const ModelSpec defaulted = model_from_hf_config(ple, "g4.json", "g4");
+    QCOMPARE(defaulted.per_layer_input.width, std::int64_t{256});
+    QCOMPARE(defaulted.per_layer_input.vocab, std::int64_t{262144});
     // TP must fit both KV head counts: 16 and 4 fit tp 8, and the 2 of 26B's full blocks too.
     Layout l = make_layout(d, "dgx-h100", 8, 1, 1, 1, 8, 4096);
     QVERIFY(validate_layout(l, "g4").valid());
     // The estimate prices the wider blocks (it does not refuse them).
+    QVERIFY(estimate_layout(l).step_time_s > 0);
+}
+
+void TestHybridModels::gemma4_per_layer_inputs() {
+    // Gemma 4 E2B and E4B (tests/fixtures/hf/families-2026/SOURCES.txt): per-layer inputs of
+    // 256 per block from a 262,144-token table, and the last 20 (E2B) / 18 (E4B) blocks reusing
+    // earlier blocks' keys and values; E2B doubles those blocks' MLP.
+    const ModelSpec e2b = load_fixture("gemma-4-e2b-it.config.json");
+    const ModelSpec e4b = load_fixture("gemma-4-e4b-it.config.json");
+    QCOMPARE(e2b.per_layer_input.width, std::int64_t{256});
+    QCOMPARE(e2b.per_layer_input.vocab, std::int64_t{262144});
+    QCOMPARE(e2b.kv_shared_layers, 20);
+    QVERIFY(e2b.double_wide_shared_mlp);
+    QCOMPARE(e4b.kv_shared_layers, 18);
+    QVERIFY(!e4b.double_wide_shared_mlp);
+    QVERIFY(!e2b.shares_kv(14) && e2b.shares_kv(15) && e2b.shares_kv(34));
+    QCOMPARE(e2b.ffn_of(14), std::int64_t{6144});
+    QCOMPARE(e2b.ffn_of(15), std::int64_t{12288});
+    QCOMPARE(e4b.ffn_of(41), std::int64_t{10240});
+
+    // Parameters of the text model against a count from transformers' modules
+    // (modeling_gemma4.py: tied embedding; per-layer table, model projection and its norm;
+    // per block q_proj, o_proj, q_norm, and k_proj, v_proj, k_norm where it has its own K/V;
+    // the GeGLU MLP at its width; four norms; the per-layer gate, projection and norm; the
+    // final norm): E2B 4,628,569,344, E4B 7,463,013,376. Meshwork counts two norms a block,
+    // not Gemma's four (the post-attention and post-MLP norms' 2·h, as for the 31B above):
+    // 107,520 and 215,040 fewer, within 0.01 %.
+    QCOMPARE(build_layer_graph(e2b).params_total, std::int64_t{4628569344} - 35 * 2 * 1536);
+    QCOMPARE(build_layer_graph(e4b).params_total, std::int64_t{7463013376} - 42 * 2 * 2560);
+    // A KV-sharing sliding block: queries and output only (and q_norm), plus its per-layer
+    // input's gate, projection and norm.
+    const LayerGraph g = build_layer_graph(e2b);
+    const std::int64_t h = 1536, q = 8 * 256, ple = 256;
+    bool seen = false;
+    for (const Layer& l : g.layers) {
+        if (l.block != 15 || l.kind != LayerKind::Attention) continue;
+        seen = true;
+        QCOMPARE(l.params, h * q + q * h + 256 + 2 * h * ple + h);
+    }
+    QVERIFY(seen);
+
+    // Round trip through the config.json Meshwork writes.
+    for (const ModelSpec& m : {e2b, e4b}) {
+        QVERIFY(model_from_hf_config(model_to_hf_config(m), "again.json", m.name) == m);
+    }
+    // The profile: the dense block's MLP at the mean width, K/V at the mean over blocks that
+    // project their own; the per-layer table is vocabulary-parallel with the embedding.
+    const cost::ModelProfile p = cost::build_model_profile(e2b);
+    QCOMPARE(p.ffn, (15.0 * 6144 + 20.0 * 12288) / 35);
+    QCOMPARE(p.embedding_params, 262144.0 * 1536 + 262144.0 * 35 * 256);
+    // Estimated and searched like any model; the CPU engine refuses them by name (not here).
+    Layout l = make_layout(e2b, "dgx-h100", 1, 1, 1, 1, 8, 4096);
+    QVERIFY(validate_layout(l, "e2b").valid());
     QVERIFY(estimate_layout(l).step_time_s > 0);
 }
 

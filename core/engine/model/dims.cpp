@@ -26,6 +26,10 @@ ModelDims make_dims(const Layout& l, const EngineOptions& o) {
     refuse(m.uses_mla, "model.attention", "the engine runs MHA/GQA attention, not MLA");
     refuse(m.global_attention.head_dim > 0, "model.global_head_dim",
            "the engine runs one attention geometry in every block, not Gemma 4's wider full-attention blocks");
+    refuse(m.per_layer_input.width > 0, "model.hidden_size_per_layer_input",
+           "the engine has no per-layer input embeddings (Gemma 4 E2B/E4B)");
+    refuse(m.kv_shared_layers > 0, "model.num_kv_shared_layers",
+           "the engine gives every block its own keys and values");
     refuse(m.norm != NormKind::RmsNorm, "model.norm", "the engine runs RMSNorm models");
     refuse(m.mlp != MlpKind::Gated, "model.mlp", "the engine runs gated (SwiGLU) MLPs");
     refuse(m.learned_position_embeddings, "model.position_embeddings",
