@@ -247,6 +247,17 @@ constexpr std::array kUnread = std::to_array<Entry>({
     {"--hierarchical-context-parallel-sizes", "hierarchical context parallelism"},
     {"--hybrid-context-parallel", "hybrid context parallelism"},
     {"--encoder-num-layers", "an encoder stack"},
+    // MIMO's per-module parallel grids (examples/mimo/training/args.py:15-43 at d98e8a64): the
+    // encoder and the language model on separate rank ranges with their own axes.
+    {"--encoder-tp", "MIMO's encoder grid, its own ranks and axes"},
+    {"--encoder-dp", "MIMO's encoder grid, its own ranks and axes"},
+    {"--llm-offset", "MIMO's language grid, its own ranks and axes"},
+    {"--llm-tp", "MIMO's language grid, its own ranks and axes"},
+    {"--llm-cp", "MIMO's language grid, its own ranks and axes"},
+    {"--llm-pp", "MIMO's language grid, its own ranks and axes"},
+    {"--llm-dp", "MIMO's language grid, its own ranks and axes"},
+    {"--llm-ep", "MIMO's language grid, its own ranks and axes"},
+    {"--llm-expt-tp", "MIMO's language grid, its own ranks and axes"},
     {"--tensor-parallel-num-weight-shards", "weight sharding within tensor parallelism"},
     {"--expert-tensor-parallel-num-weight-shards", "weight sharding within expert tensor parallelism"},
     {"--cpu-offloading", "activation and weight offloading to the CPU"},

@@ -1399,6 +1399,15 @@ private:
                                     "): no bundled preset has this architecture");
         }
         apply_import_defaults(l, options_, file_, "Megatron-LM arguments", result_.notes);
+        // Megatron-LM's multimodal models (examples/multimodal: --vision-model-type, --img-h)
+        // put a vision encoder before the language model; Meshwork models the language model.
+        for (const char* vision : {"--vision-model-type", "--img-h"}) {
+            if (!megatron_arg_given(vision)) continue;
+            result_.warnings.push_back(std::string(vision) +
+                                       ": a multimodal model; its vision encoder is not modelled, the layout "
+                                       "holds the language model only");
+            break;
+        }
 
         auto& mesh = l.parallel.mesh;
         mesh.tp = static_cast<int>(integer("--tensor-model-parallel-size", 1, 1, kMaxAxis));

@@ -45,7 +45,10 @@ def providers():
             # scripts carry the model's and the layout's flags too; after the training
             # providers, so a flag keeps the training provider's citation.
             text = show(f)
-            if text is not None and "extra_args_provider" in text:
+            # ... and the argument modules such providers import (examples/multimodal/
+            # multimodal_args.py: --vision-model-type, --img-h, --use-te for run_text_generation.py
+            # and train.py).
+            if text is not None and ("extra_args_provider" in text or name.endswith("args.py")):
                 other.append(f)
     return FIXED_PROVIDERS + sorted(extra) + sorted(other)
 # Newest first: a flag is cited where the newest of them defines it.

@@ -415,6 +415,27 @@ void TestImportRules::upstream_generation_scripts() {
         QVERIFY(has_note(r, "generates text rather than training"));
         QVERIFY(r.warnings.empty());
     }
+    // NVLM's generation script (examples/multimodal/nvlm): the launch sits in a for-loop over
+    // `$( eval echo {$START..$END} )`, run once with PARTITION_ID unknown (it reaches only the
+    // generation's own --partition-id); its vision and multimodal flags are defined in
+    // examples/multimodal/multimodal_args.py; the layout is the language model's, with a warning.
+    ImportOptions o = opts();
+    o.vocab_size = 152064;  // Qwen2.5-7B's; the script takes it from its tokenizer
+    const ImportResult nvlm = import_ok(upstream_file("mlm__nvlm_run_text_generation_qwen25_7b_siglip.sh"), o);
+    QCOMPARE(nvlm.layout.parallel.mesh.tp, 4);
+    QCOMPARE(nvlm.layout.model.num_layers, 28);
+    QVERIFY(has_note(nvlm, "ran once with PARTITION_ID unknown"));
+    bool vision = false;
+    for (const auto& w : nvlm.warnings) vision = vision || w.find("vision encoder is not modelled") != std::string::npos;
+    QVERIFY(vision);
+    // MIMO's per-module grids (examples/mimo/training/args.py) change the layout: refused by name.
+    bool refused = false;
+    try {
+        (void)import_megatron(kBase + "--llm-tp 2", "cmd.sh", opts());
+    } catch (const InputError& e) {
+        refused = std::string(e.what()).find("MIMO's language grid") != std::string::npos;
+    }
+    QVERIFY(refused);
 }
 
 void TestImportRules::torchtitan_schemas() {

@@ -78,6 +78,7 @@ private slots:
     void patterns_linear();
     void control_characters();
     void arithmetic_for();
+    void for_over_unknown_words();
     void unknown_directory_of_the_training_script();
     void file_tests_both_ways();
     void heredoc_job();
@@ -284,6 +285,29 @@ void TestShellScript::arithmetic_for() {
                             "for ((k=0; k<3; k++)) do ARGS+=(--x$k); done\nrun.py ${ARGS[@]} $N\n");
     QCOMPARE(words_of(r.commands[0]), (std::vector<std::string>{"run.py", "--x0", "--x1", "--x2", "6"}));
     QVERIFY(error_of("for ((i=0; 1; i++)); do :; done\n").find("10000 iterations") != std::string::npos);
+}
+
+void TestShellScript::for_over_unknown_words() {
+    // issue 33 (Megatron-LM's examples/multimodal/nvlm/run_text_generation_*.sh): a launch inside
+    // `for PARTITION_ID in $( eval echo {$START..$END} )`, a list import-args cannot expand, runs
+    // once with the variable unknown; it is asked for only where it reaches a layout argument.
+    const std::string body = kTorchrun.substr(0, kTorchrun.size() - 1);
+    const std::string script = "for P in $(seq 0 $N); do\n" + body + " --partition-id $P\ndone\n";
+    const ScriptRun r = run(script);
+    QCOMPARE(r.commands.size(), std::size_t(1));
+    bool noted = false;
+    for (const auto& n : r.notes) noted = noted || n.find("ran once with P unknown") != std::string::npos;
+    QVERIFY(noted);
+    QCOMPARE(import_megatron(script, "job.sh", {}).layout.parallel.mesh.tp, 2);
+    // Where the variable reaches a layout argument, the import names it.
+    const std::string layout = "for TP in $(cat sizes); do\n" + body + " --context-parallel-size $TP\ndone\n";
+    bool asked = false;
+    try {
+        (void)import_megatron(layout, "job.sh", {});
+    } catch (const InputError& e) {
+        asked = std::string(e.what()).find("TP, the variable of the for-loop on line 1") != std::string::npos;
+    }
+    QVERIFY(asked);
 }
 
 void TestShellScript::unknown_directory_of_the_training_script() {
