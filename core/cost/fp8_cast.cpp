@@ -53,18 +53,19 @@ Fp8CastBytes fp8_cast_bytes(const BlockGemms& g, const Fp8CastContext& x) {
     const Fp8Recipe r = x.recipe;
     const bool transposed = x.transposed_copy;
     const double shards = x.sp_shards > 1 ? x.sp_shards : 1;
-    const bool per_tensor = r == Fp8Recipe::Tensorwise || r == Fp8Recipe::Delayed || r == Fp8Recipe::Rowwise;
+    // The column-wise copy is a transpose of the row-wise one (per-tensor scales on Hopper),
+    // not a copy with scales of its own.
+    const bool transposes = transposed && copies(r, true) > copies(r, false);
     auto cast = [&](double elements, Fp8CastInput input) {
         return fp8_cast_bytes_per_element(r, transposed, input) * elements;
     };
-    // An operand sequence parallelism gathers: cast on the rank's shard; a per-tensor
-    // column-wise copy that is a transpose is made after the gather, over the whole operand
-    // (read and write one byte each).
+    // An operand sequence parallelism gathers: cast on the rank's shard; a transposed
+    // column-wise copy is made after the gather, over the whole operand (read and write one
+    // byte each).
     auto gathered = [&](double elements, Fp8CastInput input) {
         if (shards <= 1) return cast(elements, input);
-        const bool transpose_after = transposed && per_tensor;
-        const double shard_bytes = fp8_cast_bytes_per_element(r, transposed && !per_tensor, input);
-        return shard_bytes * elements / shards + (transpose_after ? 2 * kFp8Byte * elements : 0);
+        if (!transposes) return cast(elements, input) / shards;
+        return fp8_cast_bytes_per_element(r, false, input) * elements / shards + 2 * kFp8Byte * elements;
     };
     const Fp8CastInput alone = Fp8CastInput::Standalone;
     const Fp8CastInput fc1_in = x.norm_feeds_fc1 ? Fp8CastInput::NormOutput : alone;

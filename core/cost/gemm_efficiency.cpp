@@ -50,10 +50,10 @@ constexpr std::array<GemmEfficiencyRow, 5> kRows{{
 // price (launch gaps inside a layer; the fp8 casts are priced apart, fp8_cast.h). That
 // difference has no published source, so it stays what it was before the table: one figure
 // per architecture, the per-tensor fp8 GEMM efficiency fitted on the three fitted rows of
-// tst_cost_h100_runs
-// (Megatron-Bridge 25.11 DGX-H100 LLAMA3_70B and LLAMA3.1_405B for Hopper, DGX-B200
-// LLAMA3.1_405B for Blackwell; the value in steps of 0.01 with the smallest largest |error|,
-// docs/cost-model.md "H100-era runs"). Every other precision keeps the tables' ratio to it.
+// tst_cost_h100_runs (Megatron-Bridge 25.11 DGX-H100 LLAMA3_70B and LLAMA3.1_405B for Hopper,
+// DGX-B200 LLAMA3.1_405B for Blackwell; the value in steps of 0.01 with the smallest largest
+// |error|, docs/cost-model.md "H100-era runs"). Every other precision keeps the tables' ratio
+// to it.
 struct Sustained {
     const char* architecture;
     double fp8_tensorwise;  // fitted

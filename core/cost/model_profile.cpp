@@ -77,26 +77,16 @@ ModelProfile build_model_profile(const ModelSpec& s) {
     m.hidden_dropout = s.hidden_dropout > 0;
     m.attention_dropout = s.attention_dropout > 0;
     m.ffn = static_cast<double>(s.ffn_hidden_size);
-    if (s.is_hybrid()) {
-        // The dense blocks' MLP width as a mean: Nemotron-H's Mamba and attention layers
-        // have none (the GEMM shapes and activations scale with it).
-        int dense = 0, with_mlp = 0;
+    if (s.is_hybrid() || s.double_wide_shared_mlp) {
+        // The dense blocks' MLP width as a mean (the GEMM shapes and activations scale with
+        // it): Nemotron-H's Mamba and attention layers have none, Gemma 4 E2B's KV-sharing
+        // blocks twice ffn_hidden_size (ModelSpec::ffn_of).
+        int dense = 0;
+        double ffn = 0;
         for (int b = 0; b < s.num_layers; ++b) {
             if (s.is_moe_block(b)) continue;
             ++dense;
-            with_mlp += s.has_mlp(b) ? 1 : 0;
-        }
-        if (dense > 0) m.ffn *= static_cast<double>(with_mlp) / dense;
-    }
-    if (s.double_wide_shared_mlp && s.kv_shared_layers > 0) {
-        // Gemma 4 E2B: the KV-sharing blocks' MLP is twice as wide; the profile's dense
-        // block takes the mean width (its GEMM shapes and activations scale with it).
-        double ffn = 0;
-        int dense = 0;
-        for (int b = 0; b < s.num_layers; ++b) {
-            if (s.is_moe_block(b) || !s.has_mlp(b)) continue;
-            ++dense;
-            ffn += static_cast<double>(s.ffn_of(b));
+            if (s.has_mlp(b)) ffn += static_cast<double>(s.ffn_of(b));
         }
         if (dense > 0) m.ffn = ffn / dense;
     }

@@ -590,7 +590,7 @@ private:
             return argv.size();
         }
         entry_script_ = basename(script);
-        const std::string entry = basename(script);
+        const std::string& entry = entry_script_;
         if (starts_with(entry, "generate") || entry.find("text_generation") != std::string::npos ||
             entry.find("inference") != std::string::npos) {
             // Generation and inference entry points (examples/academic_paper_scripts/detxoify_lm/

@@ -1068,24 +1068,21 @@ private:
         } else {
             items = positional_;
         }
+        // Its words unknown, the loop's body runs once with the variable unknown: a launch
+        // inside (one job per seed or data partition) is still found, and the variable is
+        // asked for only where it reaches a layout argument.
+        std::string why;
         for (const auto& it : items) {
-            if (const std::string r = reason_of(it); !r.empty()) {
-                // Its words unknown, the loop's body runs once with the variable unknown: a
-                // launch inside (one job per seed or data partition) is still found, and the
-                // variable is asked for only where it reaches a layout argument.
-                run_.notes.push_back(at(n.line) + ": the for-loop over unknown words ran once with " + n.name +
-                                     " unknown (" + r + ")");
-                const Nest loop(loop_depth_, 1 << 20, *this, n.line, "loops");
-                assign(n.name,
-                       {false, {unknown("$" + n.name,
-                                        n.name + ", the variable of the for-loop on line " + std::to_string(n.line) +
-                                            " over unknown words (" + r + ")",
-                                        /*named=*/true)}},
-                       n.line);
-                Status s;
-                (void)loop_body(*n.kids[0], s);
-                return s;
-            }
+            why = reason_of(it);
+            if (!why.empty()) break;
+        }
+        if (!why.empty()) {
+            run_.notes.push_back(at(n.line) + ": the for-loop over unknown words ran once with " + n.name +
+                                 " unknown (" + why + ")");
+            items = {unknown("$" + n.name,
+                             n.name + ", the variable of the for-loop on line " + std::to_string(n.line) +
+                                 " over unknown words (" + why + ")",
+                             /*named=*/true)};
         }
         if (static_cast<long long>(items.size()) > kMaxLoopIterations) {
             fail(n.line, "a for-loop over more than " + std::to_string(kMaxLoopIterations) + " words");
