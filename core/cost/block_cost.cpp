@@ -412,9 +412,11 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
             hs.clamped_glu = m.glu_clamped;
             const MoeHostOps ops = moe_host_ops(hs);
             const MoeLayerHost fwd_host{attn_captured ? 1 : 0, attn_captured ? 0 : kAttentionKernelsFwd,
-                                        mlp_captured, ops.framework_ops_fwd, ops.expert_launches_fwd};
+                                        mlp_captured, ops.framework_ops_fwd, ops.expert_launches_fwd,
+                                        kAttentionKernelsFwd + ops.framework_ops_fwd + ops.expert_launches_fwd};
             const MoeLayerHost bwd_host{attn_captured ? 1 : 0, attn_captured ? 0 : attn_bwd, mlp_captured,
-                                        ops.framework_ops_bwd, ops.expert_launches_bwd};
+                                        ops.framework_ops_bwd, ops.expert_launches_bwd,
+                                        attn_bwd + ops.framework_ops_bwd + ops.expert_launches_bwd};
             out.fwd.host_s = moe_layer_exposed_host_s(fwd_host, out.fwd.total_s(), syncs);
             out.bwd.host_s = moe_layer_exposed_host_s(bwd_host, out.bwd.total_s(), 0);
         } else {

@@ -5,6 +5,9 @@
 // (the dropless MoE dispatcher's token counts) drains the GPU's queue so that the host can no
 // longer run ahead. CUDA graphs replace the launches of what they capture by one graph launch.
 //
+// Between two kernels of one stream the GPU itself idles a little even when the host is ahead
+// (kKernelGapS): a pass pays that gap per kernel, or the host's excess, whichever is larger.
+//
 // Every constant is measured on one H100 trace (AMD-AGI/TraceLens 171dd747,
 // tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz, a PyTorch eager forward of a
 // 24-layer model on "NVIDIA H100 80GB HBM3"; the measurement is described beside each).
@@ -34,6 +37,14 @@ inline constexpr double kBackwardKernelsPerForward = 2.0;
 // kernel after it starts a median 6.5 µs after its launch call when the GPU is idle (24 such
 // launches in the trace); in between the host issues the next op (25.4 µs above).
 inline constexpr double kSyncGapS = 20.6e-6 + 6.5e-6 + kHostPerKernelS;
+// GPU idle time between two back-to-back kernels of one stream while the host is ahead: the
+// median over the trace's 838 kernel pairs whose second launch call returned before the first
+// kernel ended and with no other stream's work ending between them (bench/kernel-gaps.py),
+// 1.18 µs (quartiles 1.06, 1.89; ctest kernel_gap_measured re-measures it from
+// tests/fixtures/kineto). The same script gives 1.15 µs on HTA's NCCL test trace
+// (827 pairs) and 2 µs on DeepSeek's H800 training profile, whose timestamps are whole
+// microseconds (897 pairs). Assumed the same inside a CUDA graph (not measured here).
+inline constexpr double kKernelGapS = 1.18e-6;
 
 // One half of a layer (attention, or MLP / MoE) in one direction.
 struct HalfPass {
@@ -43,8 +54,9 @@ struct HalfPass {
     int syncs = 0;           // device-to-host synchronisations in it (not capturable)
 };
 
-// GPU time lost to the host in one half pass: max(0, host − gpu) for what is launched one by
-// one (a captured half costs one graph launch), plus kSyncGapS per synchronisation.
+// GPU time lost to launching one half pass: its kernels' gaps (kKernelGapS each) or, where the
+// host is slower, the host's excess over the GPU, max(0, host − gpu) (launched one by one, or a
+// captured half's one graph launch), whichever is larger; plus kSyncGapS per synchronisation.
 double exposed_launch_s(const HalfPass& half);
 
 // Whether CUDA graphs capture a dense half (attention or a dense MLP): per layer and full

@@ -50,11 +50,12 @@ struct MoeLayerHost {
     bool moe_captured = false;     // the MoE half inside a graph (capacity-padded routing only)
     int moe_framework_ops = 0;     // MoeHostOps, when not captured
     int moe_expert_launches = 0;
+    int gpu_kernels = 0;           // kernels the layer runs, captured or not (kKernelGapS each)
     [[nodiscard]] double host_s() const;
 };
 // GPU time the host leaves idle in one MoE layer pass whose kernels, collectives included,
-// take `gpu_s`: max(0, host − gpu) over the layer, plus launch_cost.h's gap per
-// device-to-host synchronisation.
+// take `gpu_s`: the larger of its kernels' gaps and max(0, host − gpu) over the layer, plus
+// launch_cost.h's gap per device-to-host synchronisation.
 double moe_layer_exposed_host_s(const MoeLayerHost& host, double gpu_s, int syncs);
 
 // Bytes the router's kernels outside its gating GEMM read and write per token: fp32 scores

@@ -90,17 +90,20 @@ class TestCostMoeHostOps : public QObject {
         const RouterBytes plain = router_bytes_per_token(2048, 128, false);
         QVERIFY(near(plain.fwd, 14.0 * 128));
     }
-    // The layer's exposure: host minus GPU when the host is slower, never negative, plus the
-    // synchronisation gap; a captured MoE half costs one graph launch.
+    // The layer's exposure: host minus GPU when the host is slower, else the kernels' gaps,
+    // plus the synchronisation gap; a captured MoE half costs one graph launch.
     void layer_exposure() {
         MoeLayerHost h;
         h.attention_ops = 32;
         h.moe_framework_ops = 31;
         h.moe_expert_launches = 32;
+        h.gpu_kernels = 95;
         const double host = 63 * kMoeHostPerOpS + 32 * kGraphLaunchS;
         QVERIFY(near(h.host_s(), host));
         QVERIFY(near(moe_layer_exposed_host_s(h, 1e-3, 1), host - 1e-3 + kSyncGapS));
-        QVERIFY(near(moe_layer_exposed_host_s(h, 1.0, 1), kSyncGapS));
+        QVERIFY(near(moe_layer_exposed_host_s(h, 1.0, 1), 95 * kKernelGapS + kSyncGapS));
+        QVERIFY(near(moe_layer_exposed_host_s(h, 1.0, 0), 95 * kKernelGapS));
+        h.gpu_kernels = 0;
         QCOMPARE(moe_layer_exposed_host_s(h, 1.0, 0), 0.0);
         h.moe_captured = true;
         QVERIFY(near(h.host_s(), 32 * kMoeHostPerOpS + kGraphLaunchS));
@@ -122,14 +125,16 @@ class TestCostMoeHostOps : public QObject {
         s.expert_bias = true;
         s.clamped_glu = true;
         const MoeHostOps o = moe_host_ops(s);
-        const MoeLayerHost fwd{0, kAttentionKernelsFwd, false, o.framework_ops_fwd, o.expert_launches_fwd};
-        const MoeLayerHost bwd{0, static_cast<int>(kAttentionKernelsFwd * kBackwardKernelsPerForward), false,
-                               o.framework_ops_bwd, o.expert_launches_bwd};
+        const int attn_bwd = static_cast<int>(kAttentionKernelsFwd * kBackwardKernelsPerForward);
+        const MoeLayerHost fwd{0, kAttentionKernelsFwd, false, o.framework_ops_fwd, o.expert_launches_fwd,
+                               kAttentionKernelsFwd + o.framework_ops_fwd + o.expert_launches_fwd};
+        const MoeLayerHost bwd{0, attn_bwd, false, o.framework_ops_bwd, o.expert_launches_bwd,
+                               attn_bwd + o.framework_ops_bwd + o.expert_launches_bwd};
         PassParts f = c.moe.fwd, b = c.moe.bwd;
         f.host_s = b.host_s = 0;
         QVERIFY2(fwd.host_s() > f.total_s(), "the example must be host-bound");
         QVERIFY(near(c.moe.fwd.host_s, fwd.host_s() - f.total_s() + kSyncGapS, 1e-9));
-        QVERIFY(near(c.moe.bwd.host_s, std::max(0.0, bwd.host_s() - b.total_s()), 1e-9));
+        QVERIFY(near(c.moe.bwd.host_s, std::max(bwd.gpu_kernels * kKernelGapS, bwd.host_s() - b.total_s()), 1e-9));
         const RouterBytes r = router_bytes_per_token(2880, 32, true);
         QVERIFY(c.moe.fwd.mlp_s > memory_s(c.kernel, r.fwd * 1024));
     }
