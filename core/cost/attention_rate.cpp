@@ -12,13 +12,15 @@ namespace meshwork::cost {
 
 namespace {
 
-// The sequence lengths every published table below is measured at.
-constexpr std::array<double, 6> kSeq{512, 1024, 2048, 4096, 8192, 16384};
+// Lengths of a published table (at most kMaxLengths, ascending).
+constexpr std::size_t kMaxLengths = 6;
+using Lengths = std::array<double, kMaxLengths>;
 
-// One published curve: TFLOP/s (counted FLOPs: 4·seq²·d·heads, halved when causal) at kSeq.
+// One published curve: TFLOP/s in counted FLOPs (2·heads·(d_qk + d_v) per query and key
+// attended: 4·seq²·d·heads without a mask, halved when causal) at its table's lengths.
 struct RateCurve {
     double head_dim;
-    std::array<double, 6> tflops;
+    std::array<double, kMaxLengths> tflops;
 };
 
 // --- Hopper: FlashAttention-3 on H100 80GB SXM5, BF16/FP16 --------------------------------
@@ -27,6 +29,7 @@ struct RateCurve {
 // = 16k tokens, hidden 2048 (heads = 2048 / d). The "FlashAttention-3" bars of
 // Figure 5 (forward; the same figure is github Dao-AILab/flash-attention
 // assets/flash3_fp16_fwd.png, added at 7ef24848) and Figure 6 (backward, no causal mask).
+constexpr Lengths kFlashAttentionSeq{512, 1024, 2048, 4096, 8192, 16384};
 //
 // Figure 5(a), (c), (e): forward without causal mask.
 constexpr std::array<RateCurve, 3> kHopperFwd{{
@@ -59,43 +62,98 @@ constexpr std::array<RateCurve, 2> kAmpereFwdBwdCausal{{
     {128, {99, 133, 155, 173, 182, 189}},
 }};
 
+// --- Blackwell: cuDNN SDPA on GB200, BF16 -------------------------------------------------
+// NVIDIA cudnn-frontend's training benchmark (benchmark/sdpa_benchmark_training, results at
+// 3929da2e, run 2026-04-24: cudnn-frontend 1.21.1, cuDNN 9.22.0, "NVIDIA GB200", median of 10
+// iterations, non-deterministic backward), the CSVs results/<config>/gb200/*.csv: `tflops`
+// counts 2·batch·heads·pairs·(d_qk + d_v) forward and 2·…·(3·d_qk + 2·d_v) backward with
+// pairs = s(s+1)/2 under `top_left` (causal) and s² without a mask
+// (benchmark_single_sdpa.py:1147-1191), the cost model's convention. Configs: llama3.1
+// (64 query, 8 KV heads, d 128, batch 2), dsv3 (128 heads, d_qk 192, d_v 128: MLA, keyed at
+// 192 as the cost model keys MLA), qwen35 (32 query, 2 KV heads, d 256, batch 1, forward only).
+// No full-attention row at d 64 (held at 128, as every table holds its ends).
+constexpr Lengths kCudnnSeq{2048, 4096, 8192, 16384, 32768};
+constexpr std::array<RateCurve, 2> kBlackwellFwd{{
+    {128, {1433, 1599, 1771, 1697, 1634}},
+    {192, {1492, 1666, 1759, 1812, 1584}},
+}};
+constexpr std::array<RateCurve, 3> kBlackwellFwdCausal{{
+    {128, {1097, 1408, 1574, 1708, 1622}},
+    {192, {1072, 1406, 1585, 1678, 1743}},
+    {256, {1126, 1441, 1708, 1804, 1734}},
+}};
+constexpr std::array<RateCurve, 2> kBlackwellBwd{{
+    {128, {1124, 1350, 1404, 1374, 1262}},
+    {192, {1048, 1175, 1125, 1088, 1086}},
+}};
+constexpr std::array<RateCurve, 2> kBlackwellBwdCausal{{
+    {128, {885, 1148, 1332, 1328, 1226}},
+    {192, {846, 1057, 1193, 1134, 1076}},
+}};
+// The gpt_oss config: a 128-key sliding window (`top_left`, sliding_window_size 128; pairs
+// W(W+1)/2 + (s − W)·W), 128 query and 128 KV heads of d 64, batch 2.
+constexpr double kBlackwellWindowKeys = 128;
+constexpr RateCurve kBlackwellWindowFwd{64, {153, 161, 165, 167, 104}};
+constexpr RateCurve kBlackwellWindowBwd{64, {176, 182, 187, 188, 186}};
+
 struct Family {
-    std::span<const RateCurve> fwd;         // no mask (may be empty)
-    std::span<const RateCurve> fwd_causal;  // causal
-    std::span<const RateCurve> bwd;         // no mask (may be empty: bwd = fwd)
+    std::span<const double> seq;             // the table's lengths
+    std::span<const RateCurve> fwd;          // no mask (may be empty)
+    std::span<const RateCurve> fwd_causal;   // causal
+    std::span<const RateCurve> bwd;          // no mask (may be empty: bwd = fwd)
+    std::span<const RateCurve> bwd_causal;   // causal (empty: derived from the no-mask backward)
+    // A measured sliding window (window 0: none; the tile rule of attention_rate instead).
+    double window_keys = 0;
+    const RateCurve* window_fwd = nullptr;
+    const RateCurve* window_bwd = nullptr;
 };
 
 Family family(const std::string& arch) {
-    if (arch == "hopper") return {kHopperFwd, kHopperFwdCausal, kHopperBwd};
-    if (arch == "ampere") return {{}, kAmpereFwdBwdCausal, {}};
+    if (arch == "hopper") return {std::span(kFlashAttentionSeq), kHopperFwd, kHopperFwdCausal, kHopperBwd, {}};
+    if (arch == "ampere") return {std::span(kFlashAttentionSeq), {}, kAmpereFwdBwdCausal, {}, {}};
+    if (arch == "blackwell") {
+        return {std::span(kCudnnSeq.data(), 5), kBlackwellFwd, kBlackwellFwdCausal, kBlackwellBwd,
+                kBlackwellBwdCausal, kBlackwellWindowKeys, &kBlackwellWindowFwd, &kBlackwellWindowBwd};
+    }
     return {};
 }
 
-// Linear in log2(seq) between published lengths, held at the ends.
-double at_seq(const std::array<double, 6>& t, double seq) {
-    if (seq <= kSeq.front()) return t.front();
-    if (seq >= kSeq.back()) return t.back();
-    for (std::size_t i = 1; i < kSeq.size(); ++i) {
-        if (seq > kSeq[i]) continue;
-        const double f = std::log2(seq / kSeq[i - 1]) / std::log2(kSeq[i] / kSeq[i - 1]);
+// Linear in log2(seq) between the table's lengths, held at the ends.
+double at_seq(std::span<const double> lengths, const std::array<double, kMaxLengths>& t, double seq) {
+    const std::size_t n = lengths.size();
+    if (seq <= lengths.front()) return t.front();
+    if (seq >= lengths.back()) return t[n - 1];
+    for (std::size_t i = 1; i < n; ++i) {
+        if (seq > lengths[i]) continue;
+        const double f = std::log2(seq / lengths[i - 1]) / std::log2(lengths[i] / lengths[i - 1]);
         return t[i - 1] + f * (t[i] - t[i - 1]);
     }
-    return t.back();
+    return t[n - 1];
 }
 
 // Linear in head dim between tabled curves, held at the ends; TFLOP/s → FLOP/s.
-double at(std::span<const RateCurve> curves, double head_dim, double seq) {
+double at(std::span<const double> lengths, std::span<const RateCurve> curves, double head_dim, double seq) {
     if (curves.empty()) return 0;
-    if (head_dim <= curves.front().head_dim) return at_seq(curves.front().tflops, seq) * 1e12;
-    if (head_dim >= curves.back().head_dim) return at_seq(curves.back().tflops, seq) * 1e12;
+    auto rate = [&](const RateCurve& c) { return at_seq(lengths, c.tflops, seq); };
+    if (head_dim <= curves.front().head_dim) return rate(curves.front()) * 1e12;
+    if (head_dim >= curves.back().head_dim) return rate(curves.back()) * 1e12;
     for (std::size_t i = 1; i < curves.size(); ++i) {
         if (head_dim > curves[i].head_dim) continue;
         const RateCurve& a = curves[i - 1];
         const RateCurve& b = curves[i];
         const double f = (head_dim - a.head_dim) / (b.head_dim - a.head_dim);
-        return (at_seq(a.tflops, seq) + f * (at_seq(b.tflops, seq) - at_seq(a.tflops, seq))) * 1e12;
+        return (rate(a) + f * (rate(b) - rate(a))) * 1e12;
     }
-    return at_seq(curves.back().tflops, seq) * 1e12;
+    return rate(curves.back()) * 1e12;
+}
+
+// A backward curve at `head_dim`; above its largest tabled dim, that dim's backward / forward
+// ratio times the forward at `head_dim`.
+double backward_at(std::span<const double> lengths, std::span<const RateCurve> bwd,
+                   std::span<const RateCurve> fwd, double head_dim, double seq) {
+    if (head_dim <= bwd.back().head_dim) return at(lengths, bwd, head_dim, seq);
+    const double d = bwd.back().head_dim;
+    return at(lengths, fwd, head_dim, seq) * at(lengths, bwd, d, seq) / at(lengths, fwd, d, seq);
 }
 
 // Mean key blocks a query block iterates.
@@ -108,17 +166,18 @@ double key_blocks_per_query_block(const AttentionMask& mask, const AttentionTile
 
 std::string attention_architecture(const std::string& gpu_kind) {
     const std::string arch = gpu_architecture(gpu_kind);
-    if (arch == "hopper") return arch;
+    // Hopper: FlashAttention-3's table; Blackwell: cuDNN's (Transformer Engine's fused
+    // attention backend there; FlashAttention-3 is Hopper-only).
+    if (arch == "hopper" || arch == "blackwell") return arch;
     if (gpu_kind.rfind("a100", 0) == 0) return "ampere";
-    // Blackwell: no FlashAttention-4 / cuDNN table with head dim, length and mask was at hand
-    // (docs/cost-model.md, "Attention rate…"); the cluster's efficiency.attention stays.
     return {};
 }
 
 double attention_table_peak_flops(const std::string& arch) {
-    // resources/gpus/h100-sxm.json and a100-80gb.json, bf16 dense (the datasheets).
+    // resources/gpus/h100-sxm.json, a100-80gb.json and gb200.json, bf16 dense (the datasheets).
     if (arch == "hopper") return 9.894e14;
     if (arch == "ampere") return 3.12e14;
+    if (arch == "blackwell") return 2.5e15;
     return 0;
 }
 
@@ -166,24 +225,29 @@ AttentionRate tabled_attention_rate(const std::string& arch, double head_dim, do
     const Family f = family(arch);
     if (f.fwd_causal.empty()) return {};
     AttentionRate r;
-    const double fwd_causal = at(f.fwd_causal, head_dim, seq);
+    const double fwd_causal = at(f.seq, f.fwd_causal, head_dim, seq);
     if (f.fwd.empty()) {
         // One fwd+bwd figure (Ampere): both passes at it, causal only.
         r.fwd_flops_per_s = r.bwd_flops_per_s = fwd_causal;
         return r;
     }
-    const double fwd = at(f.fwd, head_dim, seq);
-    // The backward above the tabled head dims keeps the largest tabled dim's backward /
-    // forward ratio.
-    double bwd = at(f.bwd, head_dim, seq);
-    if (head_dim > f.bwd.back().head_dim) {
-        const double d = f.bwd.back().head_dim;
-        bwd = fwd * at(f.bwd, d, seq) / at(f.fwd, d, seq);
+    // The no-mask forward is tabled to a smaller dim than the causal one on Blackwell: above
+    // it, the causal forward's growth with the dim carries it.
+    double fwd = at(f.seq, f.fwd, head_dim, seq);
+    if (head_dim > f.fwd.back().head_dim) {
+        const double d = f.fwd.back().head_dim;
+        fwd = at(f.seq, f.fwd, d, seq) * fwd_causal / at(f.seq, f.fwd_causal, d, seq);
     }
     r.fwd_flops_per_s = causal ? fwd_causal : fwd;
+    if (!f.bwd_causal.empty()) {
+        r.bwd_flops_per_s = causal ? backward_at(f.seq, f.bwd_causal, f.fwd_causal, head_dim, seq)
+                                   : backward_at(f.seq, f.bwd, f.fwd, head_dim, seq);
+        return r;
+    }
     // No causal backward is published: the backward loses to the mask what the forward does
     // at the same length and head dim (the same diagonal tiles, computed in full and masked,
     // and the same short key loops of the first query blocks).
+    const double bwd = backward_at(f.seq, f.bwd, f.fwd, head_dim, seq);
     r.bwd_flops_per_s = causal ? bwd * fwd_causal / fwd : bwd;
     return r;
 }
@@ -194,17 +258,35 @@ AttentionRate attention_rate(const std::string& arch, double head_dim, const Att
     if (!local) return tabled_attention_rate(arch, head_dim, mask.seq, true);
     // Chunks are causal attention over the chunk, restarted.
     if (mask.chunked) return tabled_attention_rate(arch, head_dim, static_cast<double>(mask.window), true);
+    const Family f = family(arch);
+    if (f.window_keys > 0) {
+        // A measured window (Blackwell): each query block pays a fixed part (loading its
+        // queries, the softmax epilogue, the output) and a part per key, so that the rate over
+        // W keys is W / (a + W / r_full), with r_full the causal table's at the sequence and a
+        // set by the measured window W0's rate r0: a = W0 / r0 − W0 / r_full. At W0 it is the
+        // measurement; long windows tend to causal attention. Head dims held at the measured one.
+        const AttentionRate full = tabled_attention_rate(arch, head_dim, mask.seq, true);
+        const double w = static_cast<double>(mask.window), w0 = f.window_keys;
+        auto rate = [&](const RateCurve* measured, double r_full) {
+            const double r0 = at_seq(f.seq, measured->tflops, mask.seq) * 1e12;
+            if (r0 <= 0 || r_full <= 0) return 0.0;
+            const double fixed = std::max(0.0, w0 / r0 - w0 / r_full);
+            return w / (fixed + w / r_full);
+        };
+        return {rate(f.window_fwd, full.fwd_flops_per_s), rate(f.window_bwd, full.bwd_flops_per_s)};
+    }
     // Sliding window: the tiles it computes, at the per-executed-pair rate of the causal kernel
     // (same tile) whose query blocks iterate as many key blocks on average: the published
     // causal length L with that mean (searched between the tabled lengths, held at the ends).
     const AttentionTile tile = attention_tile(arch, head_dim, true);
     const double blocks = key_blocks_per_query_block(mask, tile);
     auto causal_blocks = [&](double L) { return key_blocks_per_query_block({L, 0, false}, tile); };
-    double L = kSeq.front();
-    if (blocks >= causal_blocks(kSeq.back())) {
-        L = kSeq.back();
-    } else if (blocks > causal_blocks(kSeq.front())) {
-        double lo = kSeq.front(), hi = kSeq.back();
+    const double shortest = f.seq.front(), longest = f.seq.back();
+    double L = shortest;
+    if (blocks >= causal_blocks(longest)) {
+        L = longest;
+    } else if (blocks > causal_blocks(shortest)) {
+        double lo = shortest, hi = longest;
         for (int i = 0; i < 40; ++i) {  // the mean grows with L: bisect
             const double mid = std::sqrt(lo * hi);
             (causal_blocks(mid) < blocks ? lo : hi) = mid;

@@ -27,10 +27,11 @@ struct AttentionRate {
 };
 
 // The published-table kernel family a GPU kind uses ("hopper": FlashAttention-3 on H100;
-// "ampere": FlashAttention-2 on A100); empty when no table covers it.
+// "ampere": FlashAttention-2 on A100; "blackwell": cuDNN on GB200); empty when no table
+// covers it.
 std::string attention_architecture(const std::string& gpu_kind);
 
-// The dense bf16 peak of the GPU the `arch` table was measured on (H100 SXM5, A100 SXM4):
+// The dense bf16 peak of the GPU the `arch` table was measured on (H100 SXM5, A100 SXM4, GB200):
 // another GPU of the family scales the table by its own bf16 peak over this one.
 double attention_table_peak_flops(const std::string& arch);
 
@@ -50,14 +51,16 @@ double executed_score_pairs(const AttentionMask& mask, const AttentionTile& tile
 double counted_score_pairs(const AttentionMask& mask);
 
 // The published rate for `arch` at `head_dim` (linear between the tabled head dims, clamped
-// to the tabled range) and sequence length `seq` (linear in log2(seq) between the published
-// lengths 512 … 16k, held at the ends), causal or not. nullopt-like: {0, 0} without a table.
+// to the tabled range) and sequence length `seq` (linear in log2(seq) between the table's
+// lengths, 512 … 16k or 2k … 32k, held at the ends), causal or not. {0, 0} without a table.
 AttentionRate tabled_attention_rate(const std::string& arch, double head_dim, double seq, bool causal);
 
 // The rate for one mask: full causal attention is the causal table at `seq`; chunks are the
 // causal table at the chunk; a sliding window runs its executed tiles at the per-executed-pair
 // rate of the causal kernel whose query blocks iterate as many key blocks as the window's
-// do, and loses the masked part of those tiles. {0, 0} without a table.
+// do, and loses the masked part of those tiles; where a window was measured (Blackwell), a
+// fixed cost per query block set by that measurement plus the causal rate per key instead.
+// {0, 0} without a table.
 AttentionRate attention_rate(const std::string& arch, double head_dim, const AttentionMask& mask);
 
 }  // namespace meshwork::cost
