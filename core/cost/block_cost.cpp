@@ -341,11 +341,27 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
         auto extra = [&](double gemm, double comm) {
             return tiled_collective_extra_s(gemm, comm, c.tp, mode, u);
         };
-        double fwd = extra(qkv_s, ag) + extra(proj_s, rs);
-        double bwd = extra(proj_s, ag) + extra(qkv_s, rs);
+        // A tiled GEMM runs as tp GEMMs of a tp-th of its rows each, up to three at once on
+        // the overlap's compute streams (TE d0067d0d, transformer_engine/common/
+        // comm_gemm_overlap/comm_gemm_overlap.cpp:1044 split_overlap_ag, :611 and :1295
+        // split_overlap_rs; streams min(NVTE_COMM_OVERLAP_MAX_STREAMS, splits), :130 and
+        // include/transformer_engine/comm_gemm_overlap.h:20), at the chunks' own shape: what
+        // that costs beyond the whole GEMM. The backward's bulk reduce-scatters (:444) leave
+        // their GEMMs whole.
+        constexpr double kOverlapComputeStreams = 3;
+        auto chunked = [&](const GemmShape& whole) {
+            if (!whole.present()) return 0.0;
+            GemmShape tiles = whole;
+            tiles.m = whole.m / c.tp;
+            tiles.count = whole.count * c.tp;
+            tiles.together = std::min<double>(kOverlapComputeStreams, c.tp);
+            return std::max(0.0, gemm_s(k, tiles) - gemm_s(k, whole));
+        };
+        double fwd = extra(qkv_s, ag) + extra(proj_s, rs) + chunked(g.qkv) + chunked(g.proj);
+        double bwd = extra(proj_s, ag) + extra(qkv_s, rs) + chunked(g.proj);
         if (mlp_tp) {
-            fwd += extra(fc1_s, ag) + extra(fc2_s, rs);
-            bwd += extra(fc2_s, ag) + extra(fc1_s, rs);
+            fwd += extra(fc1_s, ag) + extra(fc2_s, rs) + chunked(g.fc1) + chunked(g.fc2);
+            bwd += extra(fc2_s, ag) + extra(fc1_s, rs) + chunked(g.fc2);
         }
         out.fwd.tp_s = fwd;
         out.bwd.tp_s = bwd;

@@ -8,6 +8,9 @@
 #include "core/cost/collective_time.h"
 #include "core/cost/comm_overlap.h"
 #include "core/cost/cost_model.h"
+#include "core/cost/gemm_shapes.h"
+#include "core/cost/kernel_time.h"
+#include "core/cost/model_profile.h"
 #include "core/layout/layout_json.h"
 #include "core/layout/layout_validate.h"
 #include "tests/core/cost/cost_test_util.h"
@@ -89,6 +92,39 @@ private slots:
         QVERIFY(e_ring.step_time_s < e_none.step_time_s);
         QVERIFY(e_ring.time.tp_comm_s < e_none.time.tp_comm_s);
         QVERIFY(near(e_ring.time.compute_s, e_none.time.compute_s));
+    }
+
+    // The tiled GEMMs run as tp chunks of a tp-th of the rows, three at once (TE's
+    // split_overlap_ag / _rs): forward QKV, projection, FC1 and FC2, backward the projection
+    // and FC2 (their output gradient's all-gather); what the chunks cost beyond the whole
+    // GEMMs is the ring's exposure above Calculon's tiling formula.
+    void tiled_gemms_run_as_chunks() {
+        const Layout l = tp8_layout(TpOverlap::Ring);
+        const LayoutCosts ring = prepared(l);
+        const ModelProfile p = build_model_profile(l.model);
+        const BlockGemms g = block_gemms(p, p.dense, ring, l.training);
+        const KernelModel& k = ring.kernel;
+        auto chunked = [&](const GemmShape& whole) {
+            GemmShape tiles = whole;
+            tiles.m = whole.m / 8;
+            tiles.count = whole.count * 8;
+            tiles.together = 3;
+            return gemm_s(k, tiles) - gemm_s(k, whole);
+        };
+        const double fwd_chunks = chunked(g.qkv) + chunked(g.proj) + chunked(g.fc1) + chunked(g.fc2);
+        const double bwd_chunks = chunked(g.proj) + chunked(g.fc2);
+        QVERIFY2(fwd_chunks > 0 && bwd_chunks > 0, "1,024-row chunks run below the whole GEMMs' rate");
+        const double bytes = ring.tokens * 8192 * ring.element_bytes;
+        const double ag = all_gather_s(ring.link, ring.tp_span, bytes);
+        const double rs = reduce_scatter_s(ring.link, ring.tp_span, bytes);
+        const double u = ring.tp_interference;
+        auto tiled = [&](const GemmShape& s, double comm) {
+            return tiled_collective_extra_s(gemm_s(k, s), comm, 8, TpOverlap::Ring, u);
+        };
+        const double fwd = tiled(g.qkv, ag) + tiled(g.proj, rs) + tiled(g.fc1, ag) + tiled(g.fc2, rs);
+        const double bwd = tiled(g.proj, ag) + tiled(g.qkv, rs) + tiled(g.fc2, ag) + tiled(g.fc1, rs);
+        QVERIFY(near(ring.dense.fwd.tp_s, fwd + fwd_chunks, 1e-9));
+        QVERIFY(near(ring.dense.bwd.tp_s, bwd + bwd_chunks, 1e-9));
     }
 
     // Megatron-LM asserts SP for --tp-comm-overlap and turns SP off at tp 1
