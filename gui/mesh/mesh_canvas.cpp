@@ -544,9 +544,16 @@ void MeshCanvas::fill_context_menu(QMenu& menu) {
         if (!edit.refused.empty()) action->setToolTip(QString::fromStdString(edit.refused));
         else if (const auto check = document_->check(edit); !check.accepted) action->setToolTip(check.reason);
     };
+    // An edge has no neighbour to name: the item says so (and stays disabled, the refusal in
+    // its tooltip) instead of naming stage −1 or a stage past the last.
     const int stage = current_stage_;
-    add(move_boundary_block(stage, -1), tr("Move the first block of stage %1 to stage %2\tShift+←").arg(stage).arg(stage - 1));
-    add(move_boundary_block(stage, 1), tr("Move the last block of stage %1 to stage %2\tShift+→").arg(stage).arg(stage + 1));
+    const int pp = document_->layout().parallel.mesh.pp;
+    add(move_boundary_block(stage, -1),
+        stage > 0 ? tr("Move the first block of stage %1 to stage %2\tShift+←").arg(stage).arg(stage - 1)
+                  : tr("Move the first block of stage %1 back (no stage before it)\tShift+←").arg(stage));
+    add(move_boundary_block(stage, 1),
+        stage + 1 < pp ? tr("Move the last block of stage %1 to stage %2\tShift+→").arg(stage).arg(stage + 1)
+                       : tr("Move the last block of stage %1 on (no stage after it)\tShift+→").arg(stage));
     if (document_->layout().model.is_moe()) {
         menu.addSeparator();
         const int ep = current_ep_rank_;
@@ -554,8 +561,13 @@ void MeshCanvas::fill_context_menu(QMenu& menu) {
         const bool any = ep < static_cast<int>(placed.size()) && !placed[static_cast<std::size_t>(ep)].empty();
         const QString first = any ? QString::number(placed[static_cast<std::size_t>(ep)].front()) : QString("—");
         const QString last = any ? QString::number(placed[static_cast<std::size_t>(ep)].back()) : QString("—");
-        add(move_edge_expert(ep, -1), tr("Move expert %1 of EP rank %2 to EP rank %3\tShift+↑").arg(first).arg(ep).arg(ep - 1));
-        add(move_edge_expert(ep, 1), tr("Move expert %1 of EP rank %2 to EP rank %3\tShift+↓").arg(last).arg(ep).arg(ep + 1));
+        const int ranks = static_cast<int>(placed.size());
+        add(move_edge_expert(ep, -1),
+            ep > 0 ? tr("Move expert %1 of EP rank %2 to EP rank %3\tShift+↑").arg(first).arg(ep).arg(ep - 1)
+                   : tr("Move expert %1 of EP rank %2 back (no EP rank before it)\tShift+↑").arg(first).arg(ep));
+        add(move_edge_expert(ep, 1),
+            ep + 1 < ranks ? tr("Move expert %1 of EP rank %2 to EP rank %3\tShift+↓").arg(last).arg(ep).arg(ep + 1)
+                           : tr("Move expert %1 of EP rank %2 on (no EP rank after it)\tShift+↓").arg(last).arg(ep));
     }
     menu.setToolTipsVisible(true);
 }

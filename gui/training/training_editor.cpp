@@ -62,6 +62,9 @@ TrainingEditor::TrainingEditor(LayoutDocument* document, QWidget* parent) : QWid
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    // Not a Tab stop of its own: Shift+Tab from the first control leaves the dock instead of
+    // stopping on the invisible frame (the controls scroll themselves into view, below).
+    scroll->setFocusPolicy(Qt::NoFocus);
     auto* content = new QWidget(scroll);
     auto* column = new QVBoxLayout(content);
     column->setContentsMargins(6, 4, 6, 4);
@@ -262,6 +265,32 @@ void TrainingEditor::build_numerics(QFormLayout* form) {
         apply(set_dtype(document_->layout(), d));
     });
 
+    // Next to the precision it refines (it matters only with fp8).
+    fp8_recipe_ = new QComboBox(this);
+    fp8_recipe_->setAccessibleName("fp8_recipe");
+    add_choice(fp8_recipe_, tr("Tensor-wise"), spelt(to_string(Fp8Recipe::Tensorwise)),
+               tr("One scale per tensor from its own amax (Megatron-LM's tensorwise, Transformer Engine's current "
+                  "scaling, torchao's tensorwise): each cast reads its tensor twice"));
+    add_choice(fp8_recipe_, tr("Delayed"), spelt(to_string(Fp8Recipe::Delayed)),
+               tr("One scale per tensor from earlier steps' amax history (Megatron-LM's delayed, its default): the "
+                  "same GEMMs, a cast that reads its tensor once and fuses into the norm"));
+    add_choice(fp8_recipe_, tr("Block-wise"), spelt(to_string(Fp8Recipe::Blockwise)),
+               tr("1×128 and 128×128 blocks as DeepSeek-V3 trains (Megatron-LM's blockwise): slower GEMMs on Hopper"));
+    add_choice(fp8_recipe_, tr("MXFP8"), spelt(to_string(Fp8Recipe::Mxfp8)),
+               tr("1×32 blocks with power-of-two scales, applied by Blackwell's tensor cores (Megatron-LM's mxfp8)"));
+    add_choice(fp8_recipe_, tr("Row-wise"), spelt(to_string(Fp8Recipe::Rowwise)),
+               tr("One scale per row (torchao's and torchtitan's rowwise): the per-tensor GEMM rate, plus a "
+                  "transposed bf16 copy of every operand for the backward"));
+    set_box_tip(fp8_recipe_, tr("How fp8 GEMM operands are scaled, read with fp8 precision (training.fp8_recipe; "
+                               "--fp8-recipe): the GEMM efficiency of the GPU's published kernel table. Default: %1")
+                                .arg(QString::fromStdString(to_string(kDefaults.fp8_recipe))));
+    form->addRow(tr("FP&8 recipe"), fp8_recipe_);
+    connect(fp8_recipe_, &QComboBox::activated, this, [this](int index) {
+        Fp8Recipe r = Fp8Recipe::Tensorwise;
+        if (syncing_ || !parse_fp8_recipe(fp8_recipe_->itemData(index).toString().toStdString(), r)) return;
+        apply(set_fp8_recipe(document_->layout(), r));
+    });
+
     grad_reduce_ = new QComboBox(this);
     grad_reduce_->setAccessibleName("grad_reduce_dtype");
     add_choice(grad_reduce_, "fp32", "fp32",
@@ -328,31 +357,6 @@ void TrainingEditor::build_kernels(QFormLayout* form) {
     form->addRow(row);
     connect(fused_, &QCheckBox::toggled, this,
             [this](bool on) { if (!syncing_) apply(set_fused_elementwise(document_->layout(), on)); });
-
-    fp8_recipe_ = new QComboBox(this);
-    fp8_recipe_->setAccessibleName("fp8_recipe");
-    add_choice(fp8_recipe_, tr("Tensor-wise"), spelt(to_string(Fp8Recipe::Tensorwise)),
-               tr("One scale per tensor from its own amax (Megatron-LM's tensorwise, Transformer Engine's current "
-                  "scaling, torchao's tensorwise): each cast reads its tensor twice"));
-    add_choice(fp8_recipe_, tr("Delayed"), spelt(to_string(Fp8Recipe::Delayed)),
-               tr("One scale per tensor from earlier steps' amax history (Megatron-LM's delayed, its default): the "
-                  "same GEMMs, a cast that reads its tensor once and fuses into the norm"));
-    add_choice(fp8_recipe_, tr("Block-wise"), spelt(to_string(Fp8Recipe::Blockwise)),
-               tr("1×128 and 128×128 blocks as DeepSeek-V3 trains (Megatron-LM's blockwise): slower GEMMs on Hopper"));
-    add_choice(fp8_recipe_, tr("MXFP8"), spelt(to_string(Fp8Recipe::Mxfp8)),
-               tr("1×32 blocks with power-of-two scales, applied by Blackwell's tensor cores (Megatron-LM's mxfp8)"));
-    add_choice(fp8_recipe_, tr("Row-wise"), spelt(to_string(Fp8Recipe::Rowwise)),
-               tr("One scale per row (torchao's and torchtitan's rowwise): the per-tensor GEMM rate, plus a "
-                  "transposed bf16 copy of every operand for the backward"));
-    set_box_tip(fp8_recipe_, tr("How fp8 GEMM operands are scaled, read with fp8 precision (training.fp8_recipe; "
-                               "--fp8-recipe): the GEMM efficiency of the GPU's published kernel table. Default: %1")
-                                .arg(QString::fromStdString(to_string(kDefaults.fp8_recipe))));
-    form->addRow(tr("FP&8 recipe"), fp8_recipe_);
-    connect(fp8_recipe_, &QComboBox::activated, this, [this](int index) {
-        Fp8Recipe r = Fp8Recipe::Tensorwise;
-        if (syncing_ || !parse_fp8_recipe(fp8_recipe_->itemData(index).toString().toStdString(), r)) return;
-        apply(set_fp8_recipe(document_->layout(), r));
-    });
 
     cuda_graphs_ = new QComboBox(this);
     cuda_graphs_->setAccessibleName("cuda_graphs");

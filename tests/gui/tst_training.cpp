@@ -646,6 +646,14 @@ private slots:
                                    "recompute_modules", "offload_optimizer", "dtype", "grad_reduce_dtype", "cross_entropy",
                                    "flash_attention", "fused_elementwise", "cuda_graphs", "schedule", "first_stage_layers", "last_stage_layers"};
         QCOMPARE(seen.join(' '), expected.join(' '));
+        // The scroll area around the groups is no Tab stop: Shift+Tab from the first control
+        // reaches no part of the dock that is not a control.
+        auto* area = e->findChild<QScrollArea*>();
+        QVERIFY(area);
+        QCOMPARE(area->focusPolicy(), Qt::NoFocus);
+        e->micro_batch_box()->setFocus();
+        QTest::keyClick(QApplication::focusWidget(), Qt::Key_Backtab);
+        QVERIFY(QApplication::focusWidget() != area);
         // At the default window size the Pipeline group lies below the fold: its mnemonic
         // brings it into view.
         w.window.resize(1600, 960);

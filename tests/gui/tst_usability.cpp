@@ -894,7 +894,10 @@ private slots:
         QAction* on = nullptr;
         for (auto* action : menu.actions()) {
             if (action->text().startsWith("Move expert 6 of EP rank 3 to EP rank 2")) back = action;
-            if (action->text().startsWith("Move expert 7 of EP rank 3 to EP rank 4")) on = action;
+            if (action->text().startsWith("Move expert 7 of EP rank 3 on (no EP rank after it)")) on = action;
+            // No item names a stage or an EP rank that does not exist.
+            QVERIFY2(!action->text().contains("stage -1") && !action->text().contains("EP rank 4"),
+                     qPrintable(action->text()));
         }
         QVERIFY(back && on);
         QVERIFY(!on->isEnabled());
