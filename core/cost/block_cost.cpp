@@ -99,10 +99,12 @@ double tp_half_s(const Ctx& x) {
 // Per-token memory traffic of a norm (read + write h) and a fused bias-dropout-add (read two
 // h-wide inputs, write one, write a 1-byte mask with hidden dropout), sharded over tp only
 // with SP.
-double norm_bytes(const Ctx& x) {
+double one_norm_bytes(const Ctx& x) {
     const double share = x.sp ? x.c.tp : 1.0;
     return 2.0 * x.c.element_bytes * x.m.hidden * x.c.tokens / share;
 }
+// The norms of one half: its input norm, and with Gemma's sandwich norms one on its output.
+double norm_bytes(const Ctx& x) { return (x.m.sandwich_norms ? 2.0 : 1.0) * one_norm_bytes(x); }
 double residual_bytes(const Ctx& x) {
     const double share = x.sp ? x.c.tp : 1.0;
     const double mask = x.m.hidden_dropout ? 1.0 : 0.0;
@@ -464,7 +466,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     if (modules.has(M::Layernorm)) {
         // Only the norms that are modules of their own rerun (recomputable_norms); the fused
         // ones are kept.
-        out.selective_recompute_s += memory_s(k, recomputable_norms(b.moe, m.mla_latent > 0) * norm_bytes(x));
+        out.selective_recompute_s += memory_s(k, recomputable_norms(b.moe, m.mla_latent > 0) * one_norm_bytes(x));
     }
     if (modules.has(M::MlaUpProj)) {
         // The two up-projection GEMMs; RoPE's element-wise pass on the rope dims is not counted.
@@ -531,6 +533,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     a.heads = m.heads;
     a.ffn = shared_ffn;
     a.gated = m.gated_mlp;
+    a.output_norms = m.sandwich_norms;
     a.tp = t;
     a.sequence_parallel = x.sp;
     a.flash_attention = x.flash;

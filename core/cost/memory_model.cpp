@@ -85,7 +85,9 @@ BlockActivations block_activations(const ActivationShape& a, bool moe_block) {
     // QKV and first MLP GEMMs (e·h each) and the two dropout masks (1 byte per element,
     // only with hidden dropout).
     const double sp = a.sequence_parallel ? t : 1.0;
-    b.norm_inputs = 2.0 * e * a.hidden / sp * T;
+    // Output norms (Gemma) keep their inputs too, the projection's and FC2's outputs; their
+    // outputs feed the residual adds and are not kept.
+    b.norm_inputs = (a.output_norms ? 4.0 : 2.0) * e * a.hidden / sp * T;
     b.norm_outputs = 2.0 * g * a.hidden / sp * T;
     b.dropout_masks = (a.hidden_dropout ? 2.0 * a.hidden : 0.0) / sp * T;
     // Sharded over TP: Q, K, V, and the input of the output projection (a GEMM input).

@@ -55,6 +55,7 @@ struct ActivationShape {
     double heads = 0;         // a
     double ffn = 0;           // MLP hidden (d_ff), or shared-expert hidden in an MoE block
     bool gated = false;       // SwiGLU: three ffn-wide tensors instead of two
+    bool output_norms = false;  // norms on the attention's and MLP's outputs (Gemma's sandwich)
     double tp = 1;            // t
     bool sequence_parallel = false;
     bool flash_attention = false;  // fused attention stores no s×s scores
@@ -78,7 +79,7 @@ struct ActivationShape {
 // the total (block_activation_bytes) and for what module-level recomputation frees
 // (module_recompute_freed_bytes). Per micro-batch, bytes.
 struct BlockActivations {
-    double norm_inputs = 0;      // the two norms' inputs, 2·e·h (÷t with SP)
+    double norm_inputs = 0;      // the two norms' inputs, 2·e·h (÷t with SP); four with output norms
     double norm_outputs = 0;     // their outputs, the QKV and first MLP / router GEMM inputs, 2·g·h
     double dropout_masks = 0;    // the two bias-dropout-add masks, 2·h bytes
     double qkv = 0;              // Q, K, V: e·(q + 2·kv) ÷ t

@@ -73,6 +73,7 @@ ModelProfile build_model_profile(const ModelSpec& s) {
     m.mtp_layers = s.mtp_layers;
     m.vocab = static_cast<double>(s.vocab_size);
     m.gated_mlp = s.mlp == MlpKind::Gated;
+    m.sandwich_norms = s.sandwich_norms;
     m.glu_clamped = m.gated_mlp && s.glu_clamp > 0;
     m.hidden_dropout = s.hidden_dropout > 0;
     m.attention_dropout = s.attention_dropout > 0;

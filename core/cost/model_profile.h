@@ -60,6 +60,7 @@ struct ModelProfile {
     double mla_q_lora = 0, mla_q_up_width = 0;
     double mla_kv_lora = 0, mla_kv_up_width = 0;
     bool gated_mlp = false;
+    bool sandwich_norms = false;  // ModelSpec::sandwich_norms: norms on the halves' outputs too
     // The routed experts' eager passes (moe_eager_passes.h): the activation clamps its
     // halves (gpt-oss's swiglu_limit), the experts' linear layers have biases.
     bool glu_clamped = false;

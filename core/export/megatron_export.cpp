@@ -159,6 +159,10 @@ void model_args(const ModelSpec& m, ArgList& a, std::vector<std::string>& lost) 
                        "): Megatron-LM's --kv-channels and --num-query-groups hold one for every layer (the "
                        "sliding blocks' are written)");
     }
+    if (m.sandwich_norms) {
+        lost.push_back("the norms on the attention's and the MLP's outputs (Gemma's four norms a block): "
+                       "Megatron-LM's GPT layer has two");
+    }
     if (m.per_layer_input.width > 0) {
         lost.push_back("per-layer input embeddings (" + str(m.per_layer_input.width) +
                        " wide per block): Megatron-LM's GPT model has none");

@@ -529,6 +529,7 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
     m.attention_dropout = r.get_number_or("attention_dropout", r.get_number_or("attn_pdrop", pdrop_default, 0.0, 1.0), 0.0, 1.0);
     m.qk_norm = m.qk_norm || model_type == "qwen3" || model_type == "qwen3_moe" || model_type == "gemma3_text" ||
                 model_type == "qwen3_next";
+    m.sandwich_norms = fam == Family::Gemma;
     read_local_attention(r, config, fam, model_type, m);
     if (model_type == "gemma4_text") read_gemma4_text(r, config, m);
     m.attention_sinks = fam == Family::GptOss;  // one learned logit per head (GptOssAttention.sinks)

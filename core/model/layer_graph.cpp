@@ -231,7 +231,8 @@ Layer mtp_layer(const ModelSpec& m, int index) {
     // defaults to attention then MoE), whatever the last block's mixer.
     const Layer attn = attention_layer(m, last);
     const Layer ffn = m.is_moe_block(last) ? moe_layer(m, last) : dense_mlp_layer(m, last);
-    const std::int64_t norms = 3 * norm_params(m, h) + 2 * norm_params(m, h);  // 3 own + the block's 2
+    // 3 own + the block's 2 (4 with sandwich norms)
+    const std::int64_t norms = 3 * norm_params(m, h) + (m.sandwich_norms ? 4 : 2) * norm_params(m, h);
     const std::int64_t proj = 2 * h * h;
     l.params = norms + proj + attn.params + ffn.params;
     l.active_params = norms + proj + attn.active_params + ffn.active_params;
@@ -282,10 +283,12 @@ LayerGraph build_layer_graph(const ModelSpec& m) {
         if (m.mixer_kind(b) != MixerKind::None) {
             g.layers.push_back(norm_layer(m, b, prefix + "input_norm"));
             g.layers.push_back(mixer_layer(m, b));
+            if (m.sandwich_norms) g.layers.push_back(norm_layer(m, b, prefix + "attention_output_norm"));
         }
         if (m.has_mlp(b)) {
             g.layers.push_back(norm_layer(m, b, prefix + (m.mixer_kind(b) != MixerKind::None ? "post_attention_norm" : "input_norm")));
             g.layers.push_back(m.is_moe_block(b) ? moe_layer(m, b) : dense_mlp_layer(m, b));
+            if (m.sandwich_norms) g.layers.push_back(norm_layer(m, b, prefix + "mlp_output_norm"));
         }
     }
     g.layers.push_back(norm_layer(m, -1, "final_norm"));

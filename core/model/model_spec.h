@@ -153,6 +153,11 @@ struct ModelSpec {
     RopeSpec rope;
     double norm_eps = 1e-5;                    // epsilon of every norm
     bool qk_norm = false;                      // RMSNorm of Q and K per head (Qwen3, Gemma 3)
+    // Gemma 2, 3 and 4: RMSNorms on the attention's and the MLP's outputs too, before their
+    // residual adds (transformers Gemma2DecoderLayer: post_attention_layernorm and
+    // post_feedforward_layernorm beside input_layernorm and pre_feedforward_layernorm): four
+    // norms a block instead of two.
+    bool sandwich_norms = false;
     bool qk_norm_full_width = false;           // ... over all heads' width at once (MiniMax-M2)
     // Local attention. A windowed block attends to the last `sliding_window` tokens (itself
     // included, as transformers' masks count it); a chunked block (Llama 4) attends within

@@ -45,6 +45,8 @@ ModelDims make_dims(const Layout& l, const EngineOptions& o) {
     refuse(m.attention_sinks || m.attn_logit_softcap > 0 || m.final_logit_softcap > 0, "model.attention",
            "the engine runs plain softmax attention (no sinks, no soft-caps)");
     refuse(m.qk_norm || m.mtp_layers > 0, "model", "the engine runs no QK norm and no MTP modules");
+    refuse(m.sandwich_norms, "model.norm",
+           "the engine runs two norms a block, not Gemma's four (no norms on the attention's and MLP's outputs)");
     refuse(m.head_dim % 2 != 0, "model.head_dim", "rotary embeddings need an even head_dim");
     refuse(mesh.etp != 1, "parallel.etp", "the engine runs experts without expert tensor parallelism (etp 1)");
     refuse(m.num_kv_heads % mesh.tp != 0, "parallel.tp",

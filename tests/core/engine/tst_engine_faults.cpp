@@ -243,6 +243,7 @@ void TestEngineFaults::unsupported_model_is_refused() {
         {[](ModelSpec& m) { m.attention_sinks = true; }, "model.attention"},
         {[](ModelSpec& m) { m.glu_activation = "gelu_tanh"; }, "model.hidden_act"},
         {[](ModelSpec& m) { m.mtp_layers = 1; }, "model"},
+        {[](ModelSpec& m) { m.sandwich_norms = true; }, "model.norm"},
     };
     for (const auto& [change, field] : cases) {
         Layout l = build_layout(std::nullopt, ov);

@@ -405,6 +405,9 @@ void TestRealworldImport::hf_attention_details() {
     QVERIFY(gemma.is_local_attention_block(0) && !gemma.is_local_attention_block(41));
     QCOMPARE(gemma.attn_logit_softcap, 50.0);
     QCOMPARE(gemma.final_logit_softcap, 30.0);
+    // Four norms a block: the parameters are google/gemma-2-9b's exactly.
+    QVERIFY(gemma.sandwich_norms);
+    QCOMPARE(build_layer_graph(gemma).params_total, std::int64_t{9241705984});
     for (const char* f : {"llmprof__Qwen2.5-7B.config.json", "llmprof__Qwen3-8B.config.json",
                           "derived__Qwen1.5-MoE-A2.7B-Chat-GPTQ.no_quant.config.json"}) {
         const ModelSpec q = load_model((kCorpus / "hf" / f).string());
