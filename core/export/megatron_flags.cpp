@@ -297,7 +297,7 @@ const char* megatron_upstream_flag_source(const std::string& flag) {
 }
 
 const char* megatron_layout_like_word(const std::string& flag) {
-    // The words of the layout arguments' names (megatron_import.cpp's kLayoutFlags).
+    // The words of the layout arguments' names (kLayoutFlags, megatron_import.cpp).
     static constexpr const char* kWords[] = {
         "parallel", "layer", "hidden", "head", "batch", "seq-len", "seq_len", "expert", "moe", "recompute",
         "checkpoint-activ", "zero", "offload", "fp8", "fp16", "bf16", "fp4", "precision", "vocab", "ffn",

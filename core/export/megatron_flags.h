@@ -1,5 +1,5 @@
 // The Megatron-LM (and torchrun) flags that import-args knows. Flags that describe the
-// layout are read by megatron_import.cpp; the flags below are known not to affect it (data,
+// layout are read by megatron_import*.cpp; the flags below are known not to affect it (data,
 // optimizer, logging, checkpoints, kernels) and are accepted and listed as ignored. A flag
 // in neither list is an error: nothing on an imported command line is silently dropped.
 #pragma once

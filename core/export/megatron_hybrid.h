@@ -2,7 +2,7 @@
 // letters of Symbols in megatron/core/models/hybrid/hybrid_layer_allocation.py (:14-25 at
 // d98e8a64) and the deprecated ratio arguments of core_v0.12 … core_v0.16
 // (--hybrid-attention-ratio, --hybrid-mlp-ratio) turned into a pattern as
-// pattern_from_ratios (:74-125) does. megatron_import.cpp reads the flags; this file owns
+// pattern_from_ratios (:74-125) does. megatron_import_model.cpp reads the flags; this file owns
 // the pattern's alphabet.
 #pragma once
 
