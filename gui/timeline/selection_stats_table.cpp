@@ -29,6 +29,13 @@ public:
 SelectionStatsTable::SelectionStatsTable(QWidget* parent) : QTableWidget(parent) {
     setColumnCount(ColumnCount);
     setHorizontalHeaderLabels({tr("Name"), tr("Count"), tr("Total"), tr("Mean"), tr("Min"), tr("Max")});
+    // The table counts every event that overlaps the selection with its whole duration, as
+    // Perfetto's and Nsight Systems' aggregation tables do; the busy times above the table
+    // are clipped to the range. Each header says so, since the two totals can differ.
+    const QString whole = tr("Events that overlap the selection, each with its whole duration (not clipped to "
+                             "the range, unlike the busy times above)");
+    horizontalHeaderItem(Count)->setToolTip(whole);
+    for (int c = Total; c < ColumnCount; ++c) horizontalHeaderItem(c)->setToolTip(whole);
     horizontalHeader()->setSectionResizeMode(Name, QHeaderView::Stretch);
     for (int c = Count; c < ColumnCount; ++c) horizontalHeader()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
     verticalHeader()->hide();

@@ -278,17 +278,19 @@ void TimelinePanel::show_range(int lane_first, int lane_last, double t0, double 
     for (EventKind k : kinds) {
         const auto busy = static_cast<double>(stats.busy_ns[static_cast<int>(k)]);
         if (busy <= 0) continue;
-        // Busy time per lane as a share of the range: how occupied those streams were.
+        // Busy time per lane as a share of the range: how occupied those streams were (clipped
+        // to the range; the table below counts whole events).
         parts << tr("%1 %2 (%3 % of lane time)")
                      .arg(QString::fromStdString(to_string(k)), format_duration_ns(busy))
                      .arg(100.0 * busy / (span * std::max(1, lanes)), 0, 'f', 1);
     }
     html += parts.join(" · ");
+    if (!stats.names.empty()) html += tr("<br><i>Busy times within the range; the table: whole events that overlap it</i>");
     details_->setHtml(html);
     matches_->hide();
     listed_.clear();
     // The totals take a few lines; the table per name the rest.
-    details_->setMaximumHeight(4 * details_->fontMetrics().lineSpacing() + 12);
+    details_->setMaximumHeight(5 * details_->fontMetrics().lineSpacing() + 12);
     stats_->set_stats(stats.names);
     stats_->setVisible(!stats.names.empty());
 }

@@ -496,6 +496,11 @@ private slots:
         auto* table = panel.selection_stats();
         QTRY_VERIFY(table->isVisible());
         QCOMPARE(table->rowCount(), 2);
+        // Whole events, as Perfetto and Nsight count them: the headers and the summary say so.
+        QVERIFY(table->horizontalHeaderItem(SelectionStatsTable::Total)->toolTip().contains("whole duration"));
+        bool said = false;
+        for (auto* b : panel.findChildren<QTextBrowser*>()) said = said || b->toPlainText().contains("whole events");
+        QVERIFY(said);
         // Sorted by total, the largest first: gemm 60 µs over 3, norm 10 µs over 2.
         QCOMPARE(table->item(0, SelectionStatsTable::Name)->text(), QString("gemm"));
         QCOMPARE(table->item(0, SelectionStatsTable::Count)->data(Qt::UserRole).toDouble(), 3.0);
