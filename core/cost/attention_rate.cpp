@@ -72,6 +72,7 @@ constexpr std::array<RateCurve, 2> kAmpereFwdBwdCausal{{
 // (64 query, 8 KV heads, d 128, batch 2), dsv3 (128 heads, d_qk 192, d_v 128: MLA, keyed at
 // 192 as the cost model keys MLA), qwen35 (32 query, 2 KV heads, d 256, batch 1, forward only).
 // No full-attention row at d 64 (held at 128, as every table holds its ends).
+// Five lengths: the arrays' sixth entries are unused (family() gives the table a 5-long span).
 constexpr Lengths kCudnnSeq{2048, 4096, 8192, 16384, 32768};
 constexpr std::array<RateCurve, 2> kBlackwellFwd{{
     {128, {1433, 1599, 1771, 1697, 1634}},
