@@ -8,7 +8,7 @@ struct LayoutFlags::Values {
     std::string file;
     std::string model, cluster, order, schedule, recompute, recompute_modules, dtype, layers_per_stage, flash, tp_overlap, grad_reduce;
     std::string overlap_grad, overlap_param, moe_dispatcher, moe_flex_backend, moe_a2a_overlap;
-    std::string fp8_recipe, cuda_graphs;
+    std::string fp8_recipe, cuda_graphs, attention_kernel;
     int gpus = 0, nodes = 0, tp = 0, pp = 0, dp = 0, cp = 0, ep = 0, etp = 0, vpp = 0;
     int mbs = 0, gbs = 0, seq = 0, zero = 0, zero_replicas = 0, first_stage = 0, last_stage = 0, offload_activation_layers = 0;
     bool sp = false, no_sp = false, account_embedding = false, account_loss = false;
@@ -110,6 +110,11 @@ LayoutFlags::LayoutFlags(CLI::App* c) : v_(std::make_shared<Values>()) {
         "amax history, Megatron's default), blockwise (1x128 / 128x128 blocks), "
         "mxfp8 (1x32 blocks, Blackwell), rowwise (one scale per row, torchao's rowwise) (default " +
             to_string(t.fp8_recipe) + ")");
+    add("--attention-kernel", v.attention_kernel,
+        "Fused attention kernel the framework runs: fused (Transformer Engine's: cuDNN, or "
+        "FlashAttention-3 on Hopper; Megatron-LM), sdpa (PyTorch's scaled_dot_product_attention: "
+        "FlashAttention-2 on Hopper and Ampere, cuDNN on Blackwell; torchtitan) (default " +
+            to_string(t.attention_kernel) + ")");
     add("--cuda-graphs", v.cuda_graphs,
         "CUDA-graph capture (Megatron-LM's --cuda-graph-impl): none, per-layer (local or "
         "transformer_engine: each layer's kernels, not a dropless MoE layer's experts), "
@@ -181,6 +186,7 @@ LayoutOverrides LayoutFlags::overrides() const {
     if (given("--moe-a2a-overlap")) o.moe_a2a_overlap = v.moe_a2a_overlap;
     if (given("--fp8-recipe")) o.fp8_recipe = v.fp8_recipe;
     if (given("--cuda-graphs")) o.cuda_graphs = v.cuda_graphs;
+    if (given("--attention-kernel")) o.attention_kernel = v.attention_kernel;
     if (given("--offload-activation-layers")) o.offload_activation_layers = v.offload_activation_layers;
     if (given("--first-stage-layers")) o.first_stage_layers = v.first_stage;
     if (given("--last-stage-layers")) o.last_stage_layers = v.last_stage;

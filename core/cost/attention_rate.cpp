@@ -62,6 +62,15 @@ constexpr std::array<RateCurve, 2> kAmpereFwdBwdCausal{{
     {128, {99, 133, 155, 173, 182, 189}},
 }};
 
+// --- Hopper, FlashAttention-2 (PyTorch's flash backend): H100 80GB SXM5, BF16/FP16 --------
+// github Dao-AILab/flash-attention assets/flash2_h100_fwd_bwd_benchmark.png (at 0251105a),
+// "Attention forward + backward speed (H100 80GB SXM5)", panels (c) and (d), the
+// "FlashAttention-2" bars: one forward + backward figure, as the A100 one above.
+constexpr std::array<RateCurve, 2> kHopperFa2FwdBwdCausal{{
+    {64, {141, 192, 232, 257, 273, 284}},
+    {128, {163, 221, 265, 294, 308, 328}},
+}};
+
 // --- Blackwell: cuDNN SDPA on GB200, BF16 -------------------------------------------------
 // NVIDIA cudnn-frontend's training benchmark (benchmark/sdpa_benchmark_training, results at
 // 3929da2e, run 2026-04-24: cudnn-frontend 1.21.1, cuDNN 9.22.0, "NVIDIA GB200", median of 10
@@ -112,6 +121,7 @@ struct Family {
 Family family(const std::string& arch) {
     if (arch == "hopper") return {std::span(kFlashAttentionSeq), kHopperFwd, kHopperFwdCausal, kHopperBwd, {}};
     if (arch == "ampere") return {std::span(kFlashAttentionSeq), {}, kAmpereFwdBwdCausal, {}, {}};
+    if (arch == "hopper-fa2") return {std::span(kFlashAttentionSeq), {}, kHopperFa2FwdBwdCausal, {}, {}};
     if (arch == "blackwell") {
         return {std::span(kCudnnSeq.data(), 5), kBlackwellFwd, kBlackwellFwdCausal, kBlackwellBwd,
                 kBlackwellBwdCausal, kBlackwellWindowKeys, &kBlackwellWindowFwd, &kBlackwellWindowBwd};
@@ -165,8 +175,10 @@ double key_blocks_per_query_block(const AttentionMask& mask, const AttentionTile
 
 }  // namespace
 
-std::string attention_architecture(const std::string& gpu_kind) {
+std::string attention_architecture(const std::string& gpu_kind, AttentionKernel kernel) {
     const std::string arch = gpu_architecture(gpu_kind);
+    // PyTorch's SDPA runs FlashAttention-2's kernels on Hopper (layout.h, AttentionKernel).
+    if (arch == "hopper" && kernel == AttentionKernel::Sdpa) return "hopper-fa2";
     // Hopper: FlashAttention-3's table; Blackwell: cuDNN's (Transformer Engine's fused
     // attention backend there; FlashAttention-3 is Hopper-only).
     if (arch == "hopper" || arch == "blackwell") return arch;
@@ -176,7 +188,7 @@ std::string attention_architecture(const std::string& gpu_kind) {
 
 double attention_table_peak_flops(const std::string& arch) {
     // resources/gpus/h100-sxm.json, a100-80gb.json and gb200.json, bf16 dense (the datasheets).
-    if (arch == "hopper") return 9.894e14;
+    if (arch == "hopper" || arch == "hopper-fa2") return 9.894e14;
     if (arch == "ampere") return 3.12e14;
     if (arch == "blackwell") return 2.5e15;
     return 0;

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/layout/layout.h"
+
 namespace meshwork::cost {
 
 // The mask of one attention call: causal over `seq` tokens, optionally restricted to a
@@ -26,10 +28,10 @@ struct AttentionRate {
     double bwd_flops_per_s = 0;
 };
 
-// The published-table kernel family a GPU kind uses ("hopper": FlashAttention-3 on H100;
-// "ampere": FlashAttention-2 on A100; "blackwell": cuDNN on GB200); empty when no table
-// covers it.
-std::string attention_architecture(const std::string& gpu_kind);
+// The published-table kernel family a GPU kind uses with `kernel` ("hopper": FlashAttention-3
+// on H100; "hopper-fa2": FlashAttention-2 on H100, PyTorch's SDPA; "ampere": FlashAttention-2
+// on A100; "blackwell": cuDNN on GB200); empty when no table covers it.
+std::string attention_architecture(const std::string& gpu_kind, AttentionKernel kernel = AttentionKernel::Fused);
 
 // The dense bf16 peak of the GPU the `arch` table was measured on (H100 SXM5, A100 SXM4, GB200):
 // another GPU of the family scales the table by its own bf16 peak over this one.

@@ -683,7 +683,7 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     c.offload_activation_layers = std::max(0, tr.offload_activation_layers);
     c.dtype = tr.dtype;
     c.state_bytes = param_state_bytes(tr.dtype, tr.grad_reduce_in_bf16);
-    c.kernel = kernel_model(cl, tr.dtype, tr.fp8_recipe);
+    c.kernel = kernel_model(cl, tr.dtype, tr.fp8_recipe, tr.attention_kernel);
     // Ranks that compute on the host (the CPU engine) have their own host model
     // (host_sharing.h); GPU ranks lose time to their host's launches.
     c.host_launches = cl.gpu.kind != "cpu" && cl.host_cores <= 0;

@@ -7,7 +7,7 @@
 
 namespace meshwork::cost {
 
-KernelModel kernel_model(const ClusterSpec& c, DType dtype, Fp8Recipe recipe) {
+KernelModel kernel_model(const ClusterSpec& c, DType dtype, Fp8Recipe recipe, AttentionKernel attention) {
     KernelModel k;
     // fp8 GEMMs run at the fp8 peak; fp8 training keeps activations in 16 bits.
     double peak = c.gpu.peak_flops(dtype);
@@ -20,7 +20,7 @@ KernelModel kernel_model(const ClusterSpec& c, DType dtype, Fp8Recipe recipe) {
     double attention_peak = dtype == DType::Fp8 ? c.gpu.peak_flops(DType::Bf16) : peak;
     if (attention_peak <= 0) attention_peak = k.peak_flops_per_s;
     k.attention_flops_per_s = std::max(1.0, attention_peak * std::clamp(c.efficiency.attention, 1e-3, 1.0));
-    k.attention_arch = attention_architecture(c.gpu.kind);
+    k.attention_arch = attention_architecture(c.gpu.kind, attention);
     if (!k.attention_arch.empty()) {
         const double bf16 = c.gpu.peak_flops(DType::Bf16);
         k.attention_peak_scale = bf16 > 0 ? bf16 / attention_table_peak_flops(k.attention_arch) : 1.0;

@@ -35,7 +35,8 @@ struct KernelModel {
 
 // `recipe` is the layout's fp8 recipe (read only for fp8): the GEMM efficiency is the
 // cluster's stated one or the kernel table's for the GPU and precision (gemm_efficiency.h).
-KernelModel kernel_model(const ClusterSpec& cluster, DType dtype, Fp8Recipe recipe = Fp8Recipe::Tensorwise);
+KernelModel kernel_model(const ClusterSpec& cluster, DType dtype, Fp8Recipe recipe = Fp8Recipe::Tensorwise,
+                         AttentionKernel attention = AttentionKernel::Fused);
 
 // A GEMM (m × k)·(k × n) repeated `count` times; count 0 = no such GEMM. `together`: how many
 // of the `count` run side by side (0: all of them, a batched call; Transformer Engine's

@@ -192,6 +192,11 @@ nlohmann::json deepspeed_config_json(const Layout& layout, std::vector<std::stri
                        "): the model code's choice; a DeepSpeed config has none (re-imported as " +
                        to_string(defaults.cross_entropy) + ")");
     }
+    if (t.attention_kernel != defaults.attention_kernel) {
+        lost.push_back("the attention kernel (" + to_string(t.attention_kernel) +
+                       "): the model code's choice; a DeepSpeed config has none (re-imported as " +
+                       to_string(defaults.attention_kernel) + ")");
+    }
     if (t.fused_elementwise != defaults.fused_elementwise) {
         lost.push_back("unfused element-wise kernels: the model code's choice; a DeepSpeed config has none");
     }

@@ -317,6 +317,10 @@ void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
         lost.push_back("eager element-wise kernels: Megatron-LM runs fused norms, rotary embedding "
                        "and activation kernels");
     }
+    if (t.attention_kernel == AttentionKernel::Sdpa) {
+        lost.push_back("attention_kernel sdpa: Megatron-LM runs Transformer Engine's fused attention "
+                       "(read back as fused)");
+    }
     if (t.cross_entropy == CrossEntropy::Upcast) {
         lost.push_back("cross_entropy upcast: Megatron-LM computes its vocabulary-parallel cross "
                        "entropy on one fp32 copy of the logits");

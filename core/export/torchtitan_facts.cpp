@@ -433,6 +433,11 @@ void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost
         lost.push_back("eager element-wise kernels: torchtitan's async TP needs the model compiled "
                        "(read back as fused)");
     }
+    if (t.attention_kernel != AttentionKernel::Sdpa) {
+        // torchtitan/models/attention.py (e7c0cae :183-214): PyTorch's SDPA.
+        lost.push_back("attention_kernel " + to_string(t.attention_kernel) +
+                       ": torchtitan runs PyTorch's scaled_dot_product_attention (read back as sdpa)");
+    }
     if (t.cross_entropy != CrossEntropy::Upcast) {
         // torchtitan/components/loss.py: cross_entropy(pred.float()) at v0.2.2 and b5bcd76c.
         lost.push_back("cross_entropy " + to_string(t.cross_entropy) +

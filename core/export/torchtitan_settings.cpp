@@ -231,6 +231,9 @@ void layout_from_torchtitan(const TorchtitanSettings& s, const std::string& file
     // Every torchtitan version computes the loss as cross_entropy(pred.float()) (9dec370
     // train.py:131-134; v0.2.2 and b5bcd76c torchtitan/components/loss.py).
     tr.cross_entropy = CrossEntropy::Upcast;
+    // Attention through PyTorch's scaled_dot_product_attention (torchtitan/models/attention.py,
+    // e7c0cae :183-214; 9dec370 models/llama/model.py:209): FlashAttention-2 on Hopper.
+    tr.attention_kernel = AttentionKernel::Sdpa;
     const long long global =
         s.global_batch == -1 ? s.local_batch * mesh.dp : s.global_batch;  // torchtitan's default
     if (global % (s.local_batch * mesh.dp) != 0) {

@@ -33,6 +33,18 @@ std::string to_string(CrossEntropy c) {
     return "?";
 }
 
+std::string to_string(AttentionKernel k) { return k == AttentionKernel::Sdpa ? "sdpa" : "fused"; }
+
+bool parse_attention_kernel(const std::string& text, AttentionKernel& out) {
+    for (AttentionKernel k : {AttentionKernel::Fused, AttentionKernel::Sdpa}) {
+        if (text == to_string(k)) {
+            out = k;
+            return true;
+        }
+    }
+    return false;
+}
+
 bool parse_cross_entropy(const std::string& text, CrossEntropy& out) {
     for (CrossEntropy c : {CrossEntropy::VocabParallel, CrossEntropy::Upcast, CrossEntropy::Te, CrossEntropy::TeInPlace}) {
         if (text == to_string(c)) {

@@ -31,6 +31,14 @@ enum class Recompute { None, Selective, Full, SelectiveOp };
 // TeInPlace, the same before TE 2.18, the gradient written over the logits (what the
 // Megatron-Bridge performance recipes of 2025-2026 ran).
 enum class CrossEntropy { VocabParallel, Upcast, Te, TeInPlace };
+// Which fused attention kernel the framework runs (docs/cost-model.md, "Attention rate by head
+// dim, length and mask"): Fused, Transformer Engine's fused attention (cuDNN, or
+// FlashAttention-3 on Hopper), what Megatron-LM and Megatron-Bridge run; Sdpa, PyTorch's
+// scaled_dot_product_attention at its default priority, flash first (aten/src/ATen/Context.h
+// sdp_priority_order): FlashAttention-2's kernels on Hopper and Ampere, what torchtitan runs
+// there (torchtitan e7c0cae torchtitan/models/attention.py:196-207 puts cuDNN first only on
+// Blackwell, where the two are the same kernel).
+enum class AttentionKernel { Fused, Sdpa };
 // Where DeepSpeed's ZeRO-Offload / ZeRO-Infinity keeps state instead of the GPU.
 enum class Offload { None, Cpu, Nvme };
 // How tensor-parallel collectives overlap the GEMMs beside them (docs/cost-model.md,
@@ -57,6 +65,8 @@ bool parse_schedule(const std::string& text, Schedule& out);
 bool parse_recompute(const std::string& text, Recompute& out);
 std::string to_string(CrossEntropy c);  // "vocab-parallel", "upcast", "te", "te-inplace"
 bool parse_cross_entropy(const std::string& text, CrossEntropy& out);
+std::string to_string(AttentionKernel k);  // "fused", "sdpa"
+bool parse_attention_kernel(const std::string& text, AttentionKernel& out);
 std::string to_string(Offload o);      // "none", "cpu", "nvme"
 bool parse_offload(const std::string& text, Offload& out);
 std::string to_string(TpOverlap o);    // "none", "pipe", "ring"
@@ -137,6 +147,7 @@ struct TrainingConfig {
     // is split the same way over the expert-data-parallel group (parallel_state.py:1448-1451).
     int zero_replicas = 1;
     bool flash_attention = true;    // fused attention: no s×s score activations stored
+    AttentionKernel attention_kernel = AttentionKernel::Fused;  // which fused kernel runs it
     CrossEntropy cross_entropy = CrossEntropy::VocabParallel;
     // Element-wise work (norms, rotary embedding, activation function, residual adds) in
     // fused kernels, as Megatron-LM / Transformer Engine and torch.compile run it; false:

@@ -204,6 +204,10 @@ Layout layout_from_json(const Json& j, const std::string& file) {
         throw InputError(file, t.field("cross_entropy"),
                          "unknown cross_entropy '" + loss + "' (vocab-parallel, upcast, te, te-inplace)");
     }
+    const std::string kernel = t.get_string_or("attention_kernel", to_string(TrainingConfig{}.attention_kernel));
+    if (!parse_attention_kernel(kernel, tr.attention_kernel)) {
+        throw InputError(file, t.field("attention_kernel"), "unknown attention_kernel '" + kernel + "' (fused, sdpa)");
+    }
     const std::string recipe = t.get_string_or("fp8_recipe", to_string(TrainingConfig{}.fp8_recipe));
     if (!parse_fp8_recipe(recipe, tr.fp8_recipe)) {
         throw InputError(file, t.field("fp8_recipe"), "unknown fp8_recipe '" + recipe + "' (tensorwise, delayed, blockwise, mxfp8, rowwise)");
@@ -281,6 +285,7 @@ Json layout_to_json(const Layout& l) {
     if (t.offload_params != Offload::None) j["training"]["offload_params"] = to_string(t.offload_params);
     if (t.cross_entropy != CrossEntropy::VocabParallel) j["training"]["cross_entropy"] = to_string(t.cross_entropy);
     if (!t.fused_elementwise) j["training"]["fused_elementwise"] = false;
+    if (t.attention_kernel != AttentionKernel::Fused) j["training"]["attention_kernel"] = to_string(t.attention_kernel);
     if (t.grad_reduce_in_bf16) j["training"]["grad_reduce_in_bf16"] = true;
     if (t.zero_replicas != 1) j["training"]["zero_replicas"] = t.zero_replicas;
     if (t.fp8_recipe != Fp8Recipe::Tensorwise) j["training"]["fp8_recipe"] = to_string(t.fp8_recipe);

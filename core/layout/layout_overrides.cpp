@@ -56,7 +56,7 @@ bool LayoutOverrides::empty() const {
            !sequence_parallel && !zero && !zero_replicas && !flash_attention && !grad_reduce_dtype && !tp_comm_overlap &&
            !overlap_grad_reduce && !overlap_param_gather && !layers_per_stage && !account_for_embedding &&
            !account_for_loss && !first_stage_layers && !last_stage_layers && !moe_dispatcher &&
-           !moe_flex_backend && !moe_a2a_overlap && !fp8_recipe && !cuda_graphs &&
+           !moe_flex_backend && !moe_a2a_overlap && !fp8_recipe && !cuda_graphs && !attention_kernel &&
            !offload_activation_layers;
 }
 
@@ -200,6 +200,9 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
     two_way(f.moe_a2a_overlap, "--moe-a2a-overlap", l.parallel.moe_a2a_overlap);
     if (f.fp8_recipe && !parse_fp8_recipe(*f.fp8_recipe, t.fp8_recipe)) {
         throw InputError(kFlags, "--fp8-recipe", "'" + *f.fp8_recipe + "' is not tensorwise, delayed, blockwise, mxfp8 or rowwise");
+    }
+    if (f.attention_kernel && !parse_attention_kernel(*f.attention_kernel, t.attention_kernel)) {
+        throw InputError(kFlags, "--attention-kernel", "'" + *f.attention_kernel + "' is not fused or sdpa");
     }
     if (f.cuda_graphs && !parse_cuda_graphs(*f.cuda_graphs, t.cuda_graphs)) {
         throw InputError(kFlags, "--cuda-graphs", "'" + *f.cuda_graphs + "' is not none, per-layer or full-iteration");

@@ -31,6 +31,7 @@ struct LayoutOverrides {
     std::optional<std::string> moe_flex_backend;   // "deepep" or "hybridep" (flex only)
     std::optional<std::string> moe_a2a_overlap;    // "on" or "off"
     std::optional<std::string> fp8_recipe;         // "tensorwise", "blockwise" or "mxfp8"
+    std::optional<std::string> attention_kernel;   // "fused" or "sdpa"
     std::optional<std::string> cuda_graphs;        // "none", "per-layer" or "full-iteration"
     std::optional<int> offload_activation_layers;  // Megatron-LM's --cpu-offloading-num-layers
     std::optional<std::vector<int>> layers_per_stage;

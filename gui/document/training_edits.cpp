@@ -88,6 +88,11 @@ ProposedEdit set_cross_entropy(const Layout& layout, CrossEntropy loss) {
     return set_setting(layout, "loss", to_string(loss), [&](Layout& l) { l.training.cross_entropy = loss; });
 }
 
+ProposedEdit set_attention_kernel(const Layout& layout, AttentionKernel kernel) {
+    return set_setting(layout, "attention kernel", to_string(kernel),
+                       [&](Layout& l) { l.training.attention_kernel = kernel; });
+}
+
 ProposedEdit set_flash_attention(const Layout& layout, bool on) {
     return set_setting(layout, "flash attention", on_off(on), [&](Layout& l) { l.training.flash_attention = on; });
 }

@@ -41,6 +41,7 @@ ProposedEdit set_dtype(const Layout& layout, DType dtype);
 // Gradients kept and reduced in bf16 (training.grad_reduce_in_bf16) or in fp32.
 ProposedEdit set_grad_reduce_in_bf16(const Layout& layout, bool on);
 ProposedEdit set_cross_entropy(const Layout& layout, CrossEntropy loss);
+ProposedEdit set_attention_kernel(const Layout& layout, AttentionKernel kernel);
 ProposedEdit set_flash_attention(const Layout& layout, bool on);
 ProposedEdit set_fused_elementwise(const Layout& layout, bool on);
 // The fp8 GEMMs' scaling (training.fp8_recipe) and CUDA-graph capture (training.cuda_graphs).

@@ -358,6 +358,28 @@ void TrainingEditor::build_kernels(QFormLayout* form) {
     connect(fused_, &QCheckBox::toggled, this,
             [this](bool on) { if (!syncing_) apply(set_fused_elementwise(document_->layout(), on)); });
 
+    attention_kernel_ = new QComboBox(this);
+    attention_kernel_->setAccessibleName("attention_kernel");
+    add_choice(attention_kernel_, tr("Transformer Engine"), spelt(to_string(AttentionKernel::Fused)),
+               tr("Transformer Engine's fused attention, as Megatron-LM runs it: cuDNN, or FlashAttention-3 on "
+                  "Hopper"));
+    add_choice(attention_kernel_, tr("PyTorch SDPA"), spelt(to_string(AttentionKernel::Sdpa)),
+               tr("PyTorch's scaled_dot_product_attention, as torchtitan runs it: FlashAttention-2's kernels on "
+                  "Hopper and Ampere, cuDNN on Blackwell"));
+    set_box_tip(attention_kernel_, tr("Which fused attention kernel the framework runs (training.attention_kernel; "
+                                     "--attention-kernel): the published kernel table the estimate takes. "
+                                     "Default: %1")
+                                      .arg(QString::fromStdString(to_string(kDefaults.attention_kernel))));
+    // No mnemonic: every letter of the window has one already (tst_training
+    // mnemonics_are_unique); Tab reaches it after the two switches above. A label without a
+    // buddy, so that no Alt key is claimed.
+    form->addRow(new QLabel(tr("Attention kernel"), this), attention_kernel_);
+    connect(attention_kernel_, &QComboBox::activated, this, [this](int index) {
+        AttentionKernel k = AttentionKernel::Fused;
+        if (syncing_ || !parse_attention_kernel(attention_kernel_->itemData(index).toString().toStdString(), k)) return;
+        apply(set_attention_kernel(document_->layout(), k));
+    });
+
     cuda_graphs_ = new QComboBox(this);
     cuda_graphs_->setAccessibleName("cuda_graphs");
     add_choice(cuda_graphs_, tr("None"), spelt(to_string(CudaGraphs::None)),

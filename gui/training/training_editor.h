@@ -41,6 +41,7 @@ public:
     [[nodiscard]] QComboBox* dtype_box() const { return dtype_; }
     [[nodiscard]] QComboBox* grad_reduce_box() const { return grad_reduce_; }  // fp32, bf16
     [[nodiscard]] QComboBox* loss_box() const { return loss_; }
+    [[nodiscard]] QComboBox* attention_kernel_box() const { return attention_kernel_; }
     [[nodiscard]] QCheckBox* flash_attention_box() const { return flash_; }
     [[nodiscard]] QCheckBox* fused_elementwise_box() const { return fused_; }
     [[nodiscard]] QComboBox* fp8_recipe_box() const { return fp8_recipe_; }
@@ -83,6 +84,7 @@ private:
     QComboBox* dtype_ = nullptr;
     QComboBox* grad_reduce_ = nullptr;
     QComboBox* loss_ = nullptr;
+    QComboBox* attention_kernel_ = nullptr;
     QCheckBox* flash_ = nullptr;
     QCheckBox* fused_ = nullptr;
     QComboBox* fp8_recipe_ = nullptr;

@@ -143,6 +143,8 @@ void TrainingEditor::sync_numerics() {
                            .arg(spelt(to_string(t.dtype))));
     refresh_box(grad_reduce_);
     select_choice(loss_, spelt(to_string(t.cross_entropy)));
+    select_choice(attention_kernel_, spelt(to_string(t.attention_kernel)));
+    attention_kernel_->setEnabled(t.flash_attention);
     select_choice(fp8_recipe_, spelt(to_string(t.fp8_recipe)));
     fp8_recipe_->setEnabled(t.dtype == DType::Fp8);
     select_choice(cuda_graphs_, spelt(to_string(t.cuda_graphs)));

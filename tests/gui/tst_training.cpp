@@ -644,7 +644,7 @@ private slots:
         }
         const QStringList expected{"micro_batch_size", "global_batch_size", "seq_length", "zero_stage", "zero_replicas", "recompute",
                                    "recompute_modules", "offload_optimizer", "dtype", "grad_reduce_dtype", "cross_entropy",
-                                   "flash_attention", "fused_elementwise", "cuda_graphs", "schedule", "first_stage_layers", "last_stage_layers"};
+                                   "flash_attention", "fused_elementwise", "attention_kernel", "cuda_graphs", "schedule", "first_stage_layers", "last_stage_layers"};
         QCOMPARE(seen.join(' '), expected.join(' '));
         // The scroll area around the groups is no Tab stop: Shift+Tab from the first control
         // reaches no part of the dock that is not a control.

@@ -118,6 +118,33 @@ class TestCostAttentionRate : public QObject {
               w.fwd_flops_per_s / 1e12, w.bwd_flops_per_s / 1e12);
     }
 
+    // PyTorch's SDPA (torchtitan) runs FlashAttention-2's kernels on Hopper: the FA2 H100 table
+    // (Dao-AILab/flash-attention assets/flash2_h100_fwd_bwd_benchmark.png, causal panels), one
+    // forward + backward figure for both passes; on Blackwell and Ampere the same table as before.
+    void sdpa_on_hopper_is_flash_attention_2() {
+        QCOMPARE(QString::fromStdString(attention_architecture("h100-sxm", AttentionKernel::Sdpa)), QString("hopper-fa2"));
+        QCOMPARE(QString::fromStdString(attention_architecture("b200", AttentionKernel::Sdpa)), QString("blackwell"));
+        QCOMPARE(QString::fromStdString(attention_architecture("a100-80gb", AttentionKernel::Sdpa)), QString("ampere"));
+        const AttentionRate fa2 = tabled_attention_rate("hopper-fa2", 128, 4096, true);
+        QVERIFY(near(fa2.fwd_flops_per_s, 294e12) && near(fa2.bwd_flops_per_s, 294e12));
+        QVERIFY(near(tabled_attention_rate("hopper-fa2", 64, 16384, true).fwd_flops_per_s, 284e12));
+        // Below FlashAttention-3 at every tabled length (d128 causal).
+        for (double s : {512.0, 2048.0, 8192.0, 16384.0}) {
+            QVERIFY(tabled_attention_rate("hopper-fa2", 128, s, true).fwd_flops_per_s <
+                    tabled_attention_rate("hopper", 128, s, true).fwd_flops_per_s);
+        }
+        // In the estimate: the same layout is slower with SDPA on an H100, unchanged on a B200.
+        for (const char* cluster : {"dgx-h100", "dgx-b200"}) {
+            const ClusterSpec c = load_cluster(cluster);
+            const KernelModel fused = kernel_model(c, DType::Bf16, Fp8Recipe::Tensorwise, AttentionKernel::Fused);
+            const KernelModel sdpa = kernel_model(c, DType::Bf16, Fp8Recipe::Tensorwise, AttentionKernel::Sdpa);
+            const double f = fused_attention_times(fused, 1e12, 128, {8192, 0, false}).fwd_s;
+            const double p = fused_attention_times(sdpa, 1e12, 128, {8192, 0, false}).fwd_s;
+            if (std::string(cluster) == "dgx-h100") QVERIFY(p > 1.5 * f);
+            else QCOMPARE(p, f);
+        }
+    }
+
     void tiles() {
         // FA3's sm90 forward tiles under a causal or local mask (hopper/tile_size.h).
         QCOMPARE(attention_tile("hopper", 64, true).block_m, 192);

@@ -243,6 +243,20 @@ class TestCostGemmEfficiency : public QObject {
         bad = j;
         bad["training"]["fp8_recipe"] = "colwise";
         QVERIFY_THROWS_EXCEPTION(InputError, (void)layout_from_json(bad, "l.json"));
+        // The attention kernel: written when not the default, read back, refused by name.
+        l.training.attention_kernel = AttentionKernel::Sdpa;
+        QCOMPARE(layout_to_json(l)["training"]["attention_kernel"].get<std::string>(), std::string("sdpa"));
+        QCOMPARE(layout_from_json(layout_to_json(l), "l.json").training.attention_kernel, AttentionKernel::Sdpa);
+        l.training.attention_kernel = AttentionKernel::Fused;
+        QVERIFY(!layout_to_json(l)["training"].contains("attention_kernel"));
+        bad = j;
+        bad["training"]["attention_kernel"] = "xformers";
+        try {
+            (void)layout_from_json(bad, "l.json");
+            QFAIL("accepted attention_kernel 'xformers'");
+        } catch (const InputError& e) {
+            QVERIFY2(std::string(e.what()).find("training.attention_kernel") != std::string::npos, e.what());
+        }
         // Megatron-LM's spellings are read too.
         CudaGraphs g = CudaGraphs::None;
         QVERIFY(parse_cuda_graphs("transformer_engine", g) && g == CudaGraphs::PerLayer);

@@ -33,11 +33,13 @@ Layout from_model(const std::string& model, const std::string& cluster, int gpus
     return l;
 }
 
-// A layout as torchtitan runs it: the loss on an fp32 copy of the logits (upcast), and
+// A layout as torchtitan runs it: the loss on an fp32 copy of the logits (upcast), attention
+// through PyTorch's scaled_dot_product_attention (sdpa), and
 // selective recompute as torchtitan's op-level checkpointing. What else a torchtitan
 // export would name as lost.
 Layout torchtitan_run(Layout l) {
     l.training.cross_entropy = CrossEntropy::Upcast;
+    l.training.attention_kernel = AttentionKernel::Sdpa;  // PyTorch's SDPA
     if (l.training.recompute == Recompute::Selective) l.training.recompute = Recompute::SelectiveOp;
     return l;
 }

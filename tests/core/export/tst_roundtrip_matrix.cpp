@@ -102,6 +102,7 @@ void differences(const Json& a, const Json& b, const std::string& path, std::vec
 const std::map<std::string, std::vector<std::string>>& declared_words() {
     static const std::map<std::string, std::vector<std::string>> kWords = {
         {"training.cross_entropy", {"loss", "cross"}},
+        {"training.attention_kernel", {"attention_kernel", "attention kernel"}},
         {"training.recompute", {"recompute", "checkpoint"}},
         {"training.recompute_num_layers", {"recompute"}},
         {"training.recompute_modules", {"recompute"}},

@@ -333,6 +333,7 @@ void TestTorchtitanExport::matrix_follows_torchtitan() {
                 o.gbs = 256;
                 Layout l = build_layout(std::nullopt, o);
                 l.training.cross_entropy = CrossEntropy::Upcast;  // torchtitan's loss (lost otherwise)
+                l.training.attention_kernel = AttentionKernel::Sdpa;  // and its attention
                 l.name = "matrix";
                 l.description = "matrix case";
                 if (!validate_layout(l, "matrix").valid()) continue;

@@ -104,6 +104,7 @@ void TestTorchtitanRealworld::corpus_imports_with_the_authors_axes() {
         }
         QVERIFY2(r.layout.training.fused_elementwise == compiled, what.c_str());
         QVERIFY2(r.layout.training.cross_entropy == CrossEntropy::Upcast, what.c_str());
+        QVERIFY2(r.layout.training.attention_kernel == AttentionKernel::Sdpa, what.c_str());
         const auto valid = validate_layout(r.layout, what);
         QVERIFY2(
             valid.valid(),
