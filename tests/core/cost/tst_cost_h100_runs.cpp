@@ -81,34 +81,35 @@ Layout megatron_7b(int tp, int pp, int vpp, int mbs) {
     return l;
 }
 
-// torchtitan's run as torchtitan ran it: its train_configs/llama3_8b.toml at 9dec370
-// (selective AC, option "op"; training.compile false: eager element-wise kernels), FSDP2 over
-// all ranks, the loss on fp32 logits (train.py:131-134), on the Grand Teton preset (500 W,
-// 96 GB HBM2e H100s; the Hopper efficiencies of dgx-h100).
-Layout torchtitan_8b_fsdp(int gpus) {
-    Layout l = make_layout(load_model("llama3-8b"), "grand-teton-h100", 1, 1, gpus, 2, 2 * gpus, 8192);
+// torchtitan's llama3_8b.toml as torchtitan runs it on `cluster`: FSDP2 over all ranks (local
+// batch 2, seq_len 8192), selective AC with the "op" policy, the loss on fp32 logits
+// (train.py:131-134 at 9dec370), attention through PyTorch's SDPA (models/llama/model.py:209
+// at 9dec370; models/attention.py:183-214 at e7c0cae).
+Layout torchtitan_8b(const char* cluster, int gpus) {
+    Layout l = make_layout(load_model("llama3-8b"), cluster, 1, 1, gpus, 2, 2 * gpus, 8192);
     l.training.zero_stage = 3;
     l.training.recompute = Recompute::SelectiveOp;
     l.training.cross_entropy = CrossEntropy::Upcast;
+    l.training.attention_kernel = AttentionKernel::Sdpa;
+    return l;
+}
+
+// torchtitan's own runs (9dec370): training.compile false (eager element-wise kernels), on
+// the Grand Teton preset (500 W, 96 GB HBM2e H100s; the Hopper efficiencies of dgx-h100).
+Layout torchtitan_8b_fsdp(int gpus) {
+    Layout l = torchtitan_8b("grand-teton-h100", gpus);
     l.training.fused_elementwise = false;
-    l.training.attention_kernel = AttentionKernel::Sdpa;  // F.scaled_dot_product_attention (model.py:209)
     return l;
 }
 
 // Trainy's torchtitan runs on H200 (torchtitan benchmarks/llama3_8b_h200_2025-06_torchtitan.md
-// at bcdeaa37, torchtitan e7c0cae, torch 2.8.0a0 of NGC 25.05): llama3_8b.toml (seq_len
-// 8192, FSDP over every rank, selective AC with the "op" policy) with local batch 2,
-// training.compile and model.converters "float8" (torchao's tensorwise, its default recipe),
-// on 8-GPU H200 hosts with 400 Gb/s per GPU (the dgx-h200 preset). Not statable, named in
-// the test's tolerance: enable_fsdp_float8_all_gather (weights gathered in fp8),
-// force_recompute_fp8_weight_in_bwd, precompute_float8_dynamic_scale_for_fsdp.
+// at bcdeaa37, torchtitan e7c0cae, torch 2.8.0a0 of NGC 25.05): training.compile and
+// model.converters "float8" (torchao's tensorwise, its default recipe), on 8-GPU H200 hosts
+// with 400 Gb/s per GPU (the dgx-h200 preset). Not statable: enable_fsdp_float8_all_gather
+// (weights gathered in fp8), force_recompute_fp8_weight_in_bwd,
+// precompute_float8_dynamic_scale_for_fsdp.
 Layout torchtitan_8b_h200_float8(int gpus) {
-    Layout l = make_layout(load_model("llama3-8b"), "dgx-h200", 1, 1, gpus, 2, 2 * gpus, 8192);
-    l.training.zero_stage = 3;
-    l.training.recompute = Recompute::SelectiveOp;
-    l.training.cross_entropy = CrossEntropy::Upcast;
-    l.training.fused_elementwise = true;  // training.compile
-    l.training.attention_kernel = AttentionKernel::Sdpa;  // models/attention.py:183-214 at e7c0cae
+    Layout l = torchtitan_8b("dgx-h200", gpus);
     l.training.dtype = DType::Fp8;
     l.training.fp8_recipe = Fp8Recipe::Tensorwise;
     return l;
