@@ -4,11 +4,15 @@
 
 namespace meshwork::cost {
 
+double lost_to_launches_s(int kernels, double host_s, double gpu_s, int syncs) {
+    const double gaps = std::max(0, kernels) * kKernelGapS;
+    return std::max(gaps, host_s - std::max(0.0, gpu_s)) + std::max(0, syncs) * kSyncGapS;
+}
+
 double exposed_launch_s(const HalfPass& half) {
     if (half.kernels <= 0 && half.syncs <= 0) return 0;
     const double host = half.captured ? kGraphLaunchS : half.kernels * kHostPerKernelS;
-    const double gaps = std::max(0, half.kernels) * kKernelGapS;
-    return std::max(gaps, host - std::max(0.0, half.gpu_s)) + std::max(0, half.syncs) * kSyncGapS;
+    return lost_to_launches_s(half.kernels, host, half.gpu_s, half.syncs);
 }
 
 }  // namespace meshwork::cost

@@ -54,6 +54,12 @@ struct HalfPass {
     int syncs = 0;           // device-to-host synchronisations in it (not capturable)
 };
 
+// GPU time lost to launching `kernels` kernels that the host issues in `host_s` while they
+// run for `gpu_s`: their gaps (kKernelGapS each) or the host's excess over the GPU,
+// max(0, host − gpu), whichever is larger; plus kSyncGapS per synchronisation. The one rule
+// of a half pass (exposed_launch_s) and of an MoE layer (moe_host_ops.h).
+double lost_to_launches_s(int kernels, double host_s, double gpu_s, int syncs);
+
 // GPU time lost to launching one half pass: its kernels' gaps (kKernelGapS each) or, where the
 // host is slower, the host's excess over the GPU, max(0, host − gpu) (launched one by one, or a
 // captured half's one graph launch), whichever is larger; plus kSyncGapS per synchronisation.

@@ -87,8 +87,7 @@ double MoeLayerHost::host_s() const {
 }
 
 double moe_layer_exposed_host_s(const MoeLayerHost& host, double gpu_s, int syncs) {
-    const double gaps = std::max(0, host.gpu_kernels) * kKernelGapS;
-    return std::max(gaps, host.host_s() - std::max(0.0, gpu_s)) + std::max(0, syncs) * kSyncGapS;
+    return lost_to_launches_s(host.gpu_kernels, host.host_s(), gpu_s, syncs);
 }
 
 RouterBytes router_bytes_per_token(double hidden, int experts, bool aux_loss) {
