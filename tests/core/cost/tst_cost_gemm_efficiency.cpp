@@ -279,6 +279,16 @@ class TestCostGemmEfficiency : public QObject {
         } catch (const InputError& e) {
             QVERIFY2(std::string(e.what()).find("--cuda-graphs") != std::string::npos, e.what());
         }
+        f.cuda_graphs = "per-layer";
+        f.attention_kernel = "sdpa";
+        QCOMPARE(build_layout(std::nullopt, f).training.attention_kernel, AttentionKernel::Sdpa);
+        f.attention_kernel = "xformers";
+        try {
+            (void)build_layout(std::nullopt, f);
+            QFAIL("accepted --attention-kernel xformers");
+        } catch (const InputError& e) {
+            QVERIFY2(std::string(e.what()).find("--attention-kernel") != std::string::npos, e.what());
+        }
     }
 
     // exposed_launch_s by hand: the kernels' gaps or the host's excess over the GPU, whichever
