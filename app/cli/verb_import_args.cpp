@@ -1,5 +1,5 @@
-// meshwork-cli import-args: a Megatron-LM command line, a DeepSpeed config or a torchtitan
-// job config as a Meshwork layout (docs/export.md).
+// meshwork-cli import-args: a Megatron-LM command line, a DeepSpeed config, a torchtitan
+// job config or a Megatron-Bridge recipe as a Meshwork layout (docs/export.md).
 #include <iostream>
 #include <map>
 #include <optional>
@@ -51,20 +51,20 @@ nlohmann::json ignored_json(const std::vector<IgnoredInput>& ignored) {
 
 Verb add_import_args_verb(CLI::App& app) {
     auto* cmd = app.add_subcommand(
-        "import-args", "Read a Megatron-LM command line (or a DeepSpeed/torchtitan config) as a layout");
+        "import-args", "Read a Megatron-LM command line (or a DeepSpeed/torchtitan config, or a Megatron-Bridge recipe) as a layout");
     auto a = std::make_shared<ImportArgs>();
     cmd->add_option("input", a->input,
                     "File with the command line or config; '-' or nothing reads standard input");
     cmd->add_option("--format", a->format,
-                    "auto (default), megatron, deepspeed or torchtitan");
+                    "auto (default), megatron, deepspeed, torchtitan or bridge (a Megatron-Bridge recipe module)");
     a->cluster_opt = cmd->add_option("--cluster", a->cluster, "Cluster preset or JSON (default: dgx-h100)");
     a->model_opt = cmd->add_option("--model", a->model,
-                                   "Model preset or config.json (required for DeepSpeed configs)");
+                                   "Model preset or config.json (required for DeepSpeed configs, and for Megatron-Bridge recipes whose Hugging Face model no bundled preset is made from)");
     a->gpus_opt = cmd->add_option("--gpus", a->gpus, "World size when the input does not carry it");
     a->nodes_opt = cmd->add_option("--nodes", a->nodes, kNodesFlagHelp);
     a->seq_opt = cmd->add_option("--seq", a->seq, "Sequence length (DeepSpeed configs have none)");
     a->config_opt = cmd->add_option("--config", a->config,
-                                    "torchtitan main: the config function to read from a module with several");
+                                    "torchtitan main or Megatron-Bridge: the config (recipe) function to read from a module with several");
     a->vocab_opt = cmd->add_option("--vocab-size", a->vocab,
                                    "Vocabulary size when the command line takes it from a tokenizer");
     a->stages_opt = cmd->add_option("--pipeline-stages", a->stages,
@@ -91,7 +91,7 @@ Verb add_import_args_verb(CLI::App& app) {
                 if (!parse_import_format(a->format, format)) {
                     throw InputError("<flags>", "--format",
                                      "unknown format '" + a->format +
-                                         "' (auto, megatron, deepspeed, torchtitan)");
+                                         "' (auto, megatron, deepspeed, torchtitan, bridge)");
                 }
                 ImportOptions options;
                 if (a->cluster_opt->count()) options.cluster = a->cluster;

@@ -19,11 +19,12 @@ constexpr std::array<std::pair<SlurmTrainer, const char*>, 3> kTrainers{{
     {SlurmTrainer::Torchtitan, "torchtitan"},
     {SlurmTrainer::Meshwork, "meshwork"},
 }};
-constexpr std::array<std::pair<ImportFormat, const char*>, 4> kImportFormats{{
+constexpr std::array<std::pair<ImportFormat, const char*>, 5> kImportFormats{{
     {ImportFormat::Auto, "auto"},
     {ImportFormat::Megatron, "megatron"},
     {ImportFormat::DeepSpeed, "deepspeed"},
     {ImportFormat::Torchtitan, "torchtitan"},
+    {ImportFormat::Bridge, "bridge"},
 }};
 
 template <typename E, std::size_t N>

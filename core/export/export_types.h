@@ -31,7 +31,7 @@ struct ExportResult {
     [[nodiscard]] bool lossless() const { return lost.empty(); }
 };
 
-enum class ImportFormat { Auto, Megatron, DeepSpeed, Torchtitan };
+enum class ImportFormat { Auto, Megatron, DeepSpeed, Torchtitan, Bridge };
 std::string to_string(ImportFormat format);
 bool parse_import_format(const std::string& text, ImportFormat& out);
 

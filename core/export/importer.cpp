@@ -2,6 +2,7 @@
 
 #include <regex>
 
+#include "core/export/bridge_recipe_import.h"
 #include "core/export/deepspeed_config.h"
 #include "core/export/megatron_import.h"
 #include "core/export/torchtitan_config.h"
@@ -20,6 +21,7 @@ ImportFormat detect_import_format(const std::string& text) {
     // A TOML table header on a line of its own; command lines have no such line.
     static const std::regex table(R"((^|\n)[ \t]*\[(parallelism|training|model|job)\][ \t]*(#[^\n]*)?(\r?\n|$))");
     if (std::regex_search(text, table) || is_torchtitan_module(text)) return ImportFormat::Torchtitan;
+    if (is_bridge_recipe(text)) return ImportFormat::Bridge;
     return ImportFormat::Megatron;
 }
 
@@ -29,6 +31,7 @@ ImportResult import_config(const std::string& text, const std::string& file, Imp
     switch (format) {
         case ImportFormat::DeepSpeed: return import_deepspeed(text, file, options);
         case ImportFormat::Torchtitan: return import_torchtitan(text, file, options);
+        case ImportFormat::Bridge: return import_bridge_recipe(text, file, options);
         case ImportFormat::Megatron:
         case ImportFormat::Auto: break;
     }

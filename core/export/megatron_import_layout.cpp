@@ -30,14 +30,16 @@ namespace meshwork::megatron_import_detail {
 void MegatronParser::build() {
     auto& l = result_.layout;
     bool vocab_known = true;
-    const ModelSpec spec = model(vocab_known);
+    const ModelSpec spec = given_model_ ? *given_model_ : model(vocab_known);
     if (!issues_.empty()) return;
     const ModelMatch match = resolve_model(spec, vocab_known,
                                            options_.name.empty() ? "imported" : options_.name,
                                            file_, "model");
     l.model = match.model;
     l.model_ref = match.preset;
-    if (!match.preset.empty()) {
+    if (given_model_) {
+        // The caller names the model (--model, or the preset it found): no note here.
+    } else if (!match.preset.empty()) {
         result_.notes.push_back("model matches the bundled preset " + match.preset);
     } else {
         result_.notes.push_back("model written inline (model_type " + l.model.family +

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -69,6 +70,10 @@ public:
 
     [[nodiscard]] bool launched_training() const { return found_command_; }
 
+    // The model, when the arguments do not describe it (a Megatron-Bridge recipe takes it from
+    // a Hugging Face config): build() uses it instead of reading --num-layers and the rest.
+    void use_model(const ModelSpec& model) { given_model_ = model; }
+
 private:
     // ---- the command ---------------------------------------------------------------------
     static bool megatron_flag(const std::string& word);
@@ -115,7 +120,10 @@ private:
     // srun's options before the command it runs (srun(1)); returns the index after them.
     std::size_t srun_options(const ShellCommand& w, std::size_t k, std::size_t end);
 
-    std::string where(std::size_t k) const { return "argv[" + std::to_string(k) + "]"; }
+    std::string where(std::size_t k) const {
+        if (argv_ != nullptr && k < argv_->size() && !(*argv_)[k].origin.empty()) return (*argv_)[k].origin;
+        return "argv[" + std::to_string(k) + "]";
+    }
     std::string where(std::size_t k, const std::string& flag) const;
     void add(const std::string& field, const std::string& message);
     // Word `k` must be known; the error names the argument at `at` and why it is unknown.
@@ -242,6 +250,7 @@ private:
     int command_line_ = 0;
     // The training script's file name (pretrain_gpt.py, pretrain_mamba.py, ...); "" for bare arguments.
     std::string entry_script_;
+    std::optional<ModelSpec> given_model_;
 };
 
 }  // namespace meshwork::megatron_import_detail

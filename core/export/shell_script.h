@@ -60,6 +60,8 @@ struct ScriptWord {
     std::string unresolved;  // empty when known; else why not, naming the variable and line
     std::string known_tail;  // the known text after the last unknown part ("/pretrain_gpt.py"
                              // of `$DIR/pretrain_gpt.py`); the whole text when known
+    std::string origin;      // where a word that no script holds came from, for messages
+                             // ("recipe.py:42 cfg.model.seq_length"); empty: argv[K]
 };
 
 struct ScriptCommand {

@@ -1,0 +1,890 @@
+// Megatron-Bridge recipe -> the Megatron-LM arguments it stands for -> Layout
+// (bridge_recipe_import.h). Facts of Megatron-Bridge used here, at NVIDIA-NeMo/Megatron-Bridge
+// 067f987d (docs/upstream-bridge.md keeps them with their lines):
+//  - recipes build one ConfigContainer (src/megatron/bridge/training/config.py) whose `model`
+//    is a model provider (Megatron-Core's TransformerConfig fields) and whose `train`, `ddp`
+//    and `optimizer` sections carry Megatron-LM's argument names;
+//  - the mixed-precision recipes by name (training/mixed_precision.py:184-430, registered with
+//    their hyphenated names too, :167-181) and the performance recipes' _perf_precision
+//    ("bf16", "fp8_cs", "fp8_ds", "fp8_mx", "nvfp4"; perf_recipes/_common.py);
+//  - comm_overlap = CommOverlapConfig(tp_comm_overlap=..., overlap_moe_expert_parallel_comm=...,
+//    delay_wgrad_compute=...) (training/comm_overlap.py).
+#include "core/export/bridge_recipe_import.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/error.h"
+#include "core/common/resources.h"
+#include "core/export/import_common.h"
+#include "core/export/megatron_import_parser.h"
+#include "core/export/python_source.h"
+#include "core/export/text_file.h"
+#include "core/model/hf_config.h"
+
+namespace meshwork {
+
+namespace fs = std::filesystem;
+using megatron_import_detail::FlagSpec;
+using megatron_import_detail::layout_flag;
+using megatron_import_detail::MegatronParser;
+
+namespace {
+
+// Calls followed through at most this depth (a recipe, its base, their helpers).
+constexpr int kMaxCallDepth = 24;
+// Modules read at most (a recipe imports from a handful).
+constexpr int kMaxModules = 64;
+
+struct PyFunction {
+    std::string name;
+    std::vector<std::pair<std::string, std::optional<PyExpr>>> params;  // name, default
+    std::vector<PyStatement> body;
+    int line = 0;
+};
+
+struct ImportedName {
+    std::string module;  // dotted, or with leading dots when relative
+    std::string name;
+};
+
+struct PyModule {
+    std::string file;     // path as read
+    std::string display;  // path shown in messages: below the checkout's src/, else as given
+    std::map<std::string, PyFunction> functions;
+    std::map<std::string, ImportedName> imports;
+    std::map<std::string, PyExpr> constants;
+};
+
+bool block_header(const std::string& s) {
+    static const std::regex header(R"(^(if|elif|else|for|while|with|try|except|finally|async)\b.*:$)");
+    return std::regex_match(s, header);
+}
+
+std::unique_ptr<PyModule> parse_module(const std::string& text, const std::string& file, const std::string& display) {
+    auto m = std::make_unique<PyModule>();
+    m->file = file;
+    m->display = display;
+    static const std::regex def(R"(^(async\s+)?def\s+(\w+)\s*\((.*)\)\s*(->\s*[^:]+)?:$)");
+    static const std::regex from_import(R"(^from\s+([\w.]+)\s+import\s+(.+)$)");
+    const std::vector<PyStatement> sts = py_statements(text);
+    for (std::size_t k = 0; k < sts.size(); ++k) {
+        const PyStatement& st = sts[k];
+        if (st.indent != 0) continue;
+        std::smatch mt;
+        if (std::regex_match(st.text, mt, def)) {
+            PyFunction f;
+            f.name = mt[2];
+            f.line = st.line;
+            const PyExpr params = parse_py_expr("f(" + mt[3].str() + ")");
+            // Parameters as a call's arguments: bare names positional, name=default keywords;
+            // annotations ("cfg: ConfigContainer") are stripped first.
+            std::string plist = mt[3];
+            plist = std::regex_replace(plist, std::regex(R"(:\s*[^,=]+)"), "");
+            const PyExpr p = parse_py_expr("f(" + plist + ")");
+            for (const PyExpr& a : p.items) {
+                if (a.kind == PyExpr::Name) f.params.emplace_back(a.s, std::nullopt);
+            }
+            for (const auto& [name, value] : p.keywords) f.params.emplace_back(name, value);
+            (void)params;
+            for (std::size_t j = k + 1; j < sts.size() && sts[j].indent > 0; ++j) f.body.push_back(sts[j]);
+            m->functions[f.name] = std::move(f);
+            continue;
+        }
+        if (std::regex_match(st.text, mt, from_import)) {
+            std::string names = mt[2];
+            names.erase(std::remove(names.begin(), names.end(), '('), names.end());
+            names.erase(std::remove(names.begin(), names.end(), ')'), names.end());
+            std::stringstream in(names);
+            std::string item;
+            while (std::getline(in, item, ',')) {
+                static const std::regex as(R"(^\s*(\w+)(\s+as\s+(\w+))?\s*$)");
+                std::smatch a;
+                if (!std::regex_match(item, a, as)) continue;
+                m->imports[a[3].matched ? a[3].str() : a[1].str()] = {mt[1], a[1]};
+            }
+            continue;
+        }
+        std::string target, value;
+        if (split_py_assignment(st.text, target, value) && std::regex_match(target, std::regex(R"(\w+)"))) {
+            m->constants[target] = parse_py_expr(value);
+        }
+    }
+    return m;
+}
+
+// The folder holding megatron/bridge above `file` (a checkout's src/), if any.
+std::optional<fs::path> bridge_root(const std::string& file) {
+    std::error_code ec;
+    fs::path dir = fs::absolute(fs::path(file), ec).parent_path();
+    for (int up = 0; up < 16 && !dir.empty(); ++up) {
+        if (fs::is_directory(dir / "megatron" / "bridge", ec)) return dir;
+        if (dir == dir.parent_path()) break;
+        dir = dir.parent_path();
+    }
+    return std::nullopt;
+}
+
+// One setting and where it was made.
+struct Setting {
+    PyExpr value;
+    std::string where;  // "perf_recipes/qwen/b200/qwen3_moe.py:199"
+};
+
+// What a name stands for inside a function being read.
+struct Binding {
+    bool config = false;  // the ConfigContainer being built
+    PyExpr value;         // a constant otherwise
+};
+using Env = std::map<std::string, Binding>;
+
+// Mixed-precision recipes by name: Megatron-LM's precision arguments.
+struct Precision {
+    const char* name;
+    const char* args;  // space-separated
+};
+constexpr Precision kPrecisions[] = {
+    // training/mixed_precision.py at 067f987d (line of each def).
+    {"bf16_mixed", "--bf16"},                                                      // :185
+    {"fp16_mixed", "--fp16"},                                                      // :201
+    {"bf16_with_fp8_delayed_scaling_mixed", "--bf16 --fp8-format hybrid --fp8-recipe delayed"},   // :217
+    {"fp16_with_fp8_delayed_scaling_mixed", "--fp16 --fp8-format hybrid --fp8-recipe delayed"},   // :236
+    {"bf16_with_mxfp8_mixed", "--bf16 --fp8-format e4m3 --fp8-recipe mxfp8"},      // :255
+    {"fp16_with_mxfp8_mixed", "--fp16 --fp8-format e4m3 --fp8-recipe mxfp8"},      // :270
+    {"bf16_with_fp8_current_scaling_mixed", "--bf16 --fp8-format hybrid --fp8-recipe tensorwise"},  // :285
+    {"nemotron_h_bf16_with_fp8_current_scaling_mixed", "--bf16 --fp8-format hybrid --fp8-recipe tensorwise"},  // :307
+    {"nanov2_bf16_with_fp8_current_scaling_mixed", "--bf16 --fp8-format hybrid --fp8-recipe tensorwise"},  // :329
+    {"fp16_with_fp8_current_scaling_mixed", "--fp16 --fp8-format hybrid --fp8-recipe tensorwise"},  // :351
+    {"bf16_with_fp8_subchannel_scaling_mixed", "--bf16 --fp8-format e4m3 --fp8-recipe blockwise"},  // :373
+    {"fp16_with_fp8_subchannel_scaling_mixed", "--fp16 --fp8-format e4m3 --fp8-recipe blockwise"},  // :389
+    {"bf16_with_nvfp4_mixed", "--bf16"},                                           // :405 (fp4: see below)
+    {"nemotron_3_super_bf16_with_nvfp4_mixed", "--bf16"},                          // :421
+    // perf_recipes/_common.py _perf_precision(compute_dtype).
+    {"bf16", "--bf16"},
+    {"fp8_cs", "--bf16 --fp8-format hybrid --fp8-recipe tensorwise"},
+    {"fp8_ds", "--bf16 --fp8-format hybrid --fp8-recipe delayed"},
+    {"fp8_mx", "--bf16 --fp8-format e4m3 --fp8-recipe mxfp8"},
+    {"nvfp4", "--bf16"},
+};
+
+const Precision* precision_named(std::string name) {
+    std::replace(name.begin(), name.end(), '-', '_');
+    for (const Precision& p : kPrecisions) {
+        if (name == p.name) return &p;
+    }
+    return nullptr;
+}
+
+// The last component of a dotted name.
+std::string last_name(const std::string& dotted) {
+    const auto dot = dotted.rfind('.');
+    return dot == std::string::npos ? dotted : dotted.substr(dot + 1);
+}
+
+std::string dashed(std::string s) {
+    std::replace(s.begin(), s.end(), '_', '-');
+    return s;
+}
+
+// Bridge sections whose fields are not Megatron-LM arguments and never change the layout.
+constexpr const char* kNonLayoutSections =
+    "validation logger tokenizer checkpoint rng dist profiling ft straggler nvrx_straggler "
+    "inprocess_restart rerun_state_machine tensor_inspect peft env_vars scheduler mixed_precision_extra "
+    "train_extra dataset_extra";
+
+class RecipeReader {
+  public:
+    RecipeReader(const std::string& file, const ImportOptions& options, ImportResult& r)
+        : file_(file), options_(options), r_(r), root_(bridge_root(file)) {}
+
+    void read(const std::string& text) {
+        PyModule& entry = add_module(parse_module(text, file_, file_));
+        std::vector<std::string> candidates;
+        for (const auto& [name, f] : entry.functions) {
+            if (returns_config(f)) candidates.push_back(name);
+        }
+        std::string chosen;
+        if (options_.config_function) {
+            if (entry.functions.count(*options_.config_function) == 0) {
+                throw InputError("<flags>", "--config",
+                                 "no function " + *options_.config_function + "() in " + file_ + listing(candidates));
+            }
+            chosen = *options_.config_function;
+        } else if (candidates.size() == 1) {
+            chosen = candidates.front();
+        } else {
+            throw InputError(file_, "def ... -> ConfigContainer",
+                             candidates.empty() ? "no recipe function (a def that builds and returns a ConfigContainer)"
+                                                : std::to_string(candidates.size()) +
+                                                      " recipe functions: pass --config NAME" + listing(candidates));
+        }
+        function_ = chosen;
+        Env env;
+        if (!run(entry, entry.functions.at(chosen), env, 0)) {
+            throw InputError(file_, chosen + "()",
+                             "does not return a ConfigContainer that the reader can follow (line " +
+                                 std::to_string(entry.functions.at(chosen).line) + ")");
+        }
+    }
+
+    [[nodiscard]] const std::map<std::string, Setting>& settings() const { return settings_; }
+    [[nodiscard]] const std::string& function() const { return function_; }
+    [[nodiscard]] const std::optional<Setting>& model_source() const { return model_; }
+    [[nodiscard]] const std::optional<Setting>& precision() const { return precision_; }
+    [[nodiscard]] bool in_checkout() const { return root_.has_value(); }
+
+  private:
+    static std::string listing(const std::vector<std::string>& names) {
+        if (names.empty()) return "";
+        std::string s = " (";
+        for (std::size_t k = 0; k < names.size(); ++k) s += (k ? ", " : "") + names[k];
+        return s + ")";
+    }
+
+    // A function that returns a config: its annotation says so, or it calls ConfigContainer,
+    // or it sets cfg.model / cfg.train.
+    static bool returns_config(const PyFunction& f) {
+        bool returns = false, builds = false;
+        for (const PyStatement& st : f.body) {
+            if (st.text.rfind("return ", 0) == 0) returns = true;
+            if (st.text.find("ConfigContainer(") != std::string::npos || st.text.find(".model.") != std::string::npos ||
+                st.text.find(".train.") != std::string::npos)
+                builds = true;
+        }
+        return returns && builds && !f.name.empty() && f.name[0] != '_' && f.params.empty();
+    }
+
+    PyModule& add_module(std::unique_ptr<PyModule> m) {
+        const std::string key = m->file;
+        auto& slot = modules_[key];
+        slot = std::move(m);
+        return *slot;
+    }
+
+    // The module a dotted import names, read once; null when it is outside the checkout.
+    PyModule* module(const PyModule& from, const std::string& dotted) {
+        fs::path path;
+        if (!dotted.empty() && dotted[0] == '.') {
+            std::size_t dots = 0;
+            while (dots < dotted.size() && dotted[dots] == '.') ++dots;
+            path = fs::path(from.file).parent_path();
+            for (std::size_t k = 1; k < dots; ++k) path = path.parent_path();
+            std::string rest = dotted.substr(dots);
+            std::replace(rest.begin(), rest.end(), '.', '/');
+            path /= rest;
+        } else if (root_ && dotted.rfind("megatron.bridge", 0) == 0) {
+            std::string rel = dotted;
+            std::replace(rel.begin(), rel.end(), '.', '/');
+            path = *root_ / rel;
+        } else {
+            return nullptr;
+        }
+        std::error_code ec;
+        fs::path file = path;
+        file += ".py";
+        if (!fs::is_regular_file(file, ec)) file = path / "__init__.py";
+        if (!fs::is_regular_file(file, ec)) return nullptr;
+        const std::string key = file.string();
+        if (auto it = modules_.find(key); it != modules_.end()) return it->second.get();
+        if (static_cast<int>(modules_.size()) >= kMaxModules) return nullptr;
+        const std::string text = read_text_input(key);
+        std::string display = key;
+        if (root_) {
+            const fs::path rel = fs::relative(file, *root_, ec);
+            if (!ec && !rel.empty()) display = rel.string();
+        }
+        return &add_module(parse_module(text, key, display));
+    }
+
+    // A name's function: defined in `m`, or imported into it (followed through re-exports).
+    std::pair<PyModule*, const PyFunction*> function_of(PyModule& m, const std::string& name, int hops = 0) {
+        if (hops > 8) return {nullptr, nullptr};
+        if (auto it = m.functions.find(name); it != m.functions.end()) return {&m, &it->second};
+        auto imp = m.imports.find(name);
+        if (imp == m.imports.end()) return {nullptr, nullptr};
+        PyModule* other = module(m, imp->second.module);
+        if (other == nullptr) return {nullptr, nullptr};
+        return function_of(*other, imp->second.name, hops + 1);
+    }
+
+    // A constant's value: a local, a module constant, or an imported one.
+    std::optional<PyExpr> constant_of(PyModule& m, const Env& env, const std::string& name, int hops = 0) {
+        if (hops > 8) return std::nullopt;
+        if (auto it = env.find(name); it != env.end()) {
+            if (!it->second.config && it->second.value.literal()) return it->second.value;
+            return std::nullopt;
+        }
+        if (auto it = m.constants.find(name); it != m.constants.end()) {
+            if (it->second.literal()) return it->second;
+            if (it->second.kind == PyExpr::Name) return constant_of(m, {}, it->second.s, hops + 1);
+            return std::nullopt;
+        }
+        auto imp = m.imports.find(name);
+        if (imp == m.imports.end()) return std::nullopt;
+        PyModule* other = module(m, imp->second.module);
+        if (other == nullptr) return std::nullopt;
+        return constant_of(*other, {}, imp->second.name, hops + 1);
+    }
+
+    // `e` with names replaced by the constants they stand for (lists element-wise).
+    PyExpr resolved(PyModule& m, const Env& env, const PyExpr& e) {
+        if (e.kind == PyExpr::Name) {
+            if (auto v = constant_of(m, env, e.s)) return *v;
+            return e;
+        }
+        if (e.kind == PyExpr::List) {
+            PyExpr out = e;
+            for (PyExpr& item : out.items) item = resolved(m, env, item);
+            return out;
+        }
+        return e;
+    }
+
+    std::string where(const PyModule& m, int line) const { return m.display + ":" + std::to_string(line); }
+
+    bool is_config(const Env& env, const std::string& name) const {
+        auto it = env.find(name);
+        return it != env.end() && it->second.config;
+    }
+
+    void set(const std::string& key, PyExpr value, const std::string& at) { settings_[key] = {std::move(value), at}; }
+
+    // `cfg.section = value`.
+    void set_section(PyModule& m, const Env& env, const std::string& section, const PyExpr& raw, int line) {
+        const std::string at = where(m, line);
+        const PyExpr v = resolved(m, env, raw);
+        if (section == "model") {
+            if (v.kind == PyExpr::None) {
+                model_.reset();  // ConfigContainer(model=None): set by the recipe later
+                return;
+            }
+            if (v.kind == PyExpr::Call && v.object && v.object->kind == PyExpr::Call &&
+                last_name(v.object->s) == "from_hf_pretrained" && !v.object->items.empty()) {
+                PyExpr id = resolved(m, env, v.object->items.front());
+                if (id.kind == PyExpr::Str) {
+                    model_ = Setting{id, at};
+                    return;
+                }
+            }
+            if (v.kind == PyExpr::Call && last_name(v.s) == "from_hf_pretrained" && !v.items.empty()) {
+                PyExpr id = resolved(m, env, v.items.front());
+                if (id.kind == PyExpr::Str) {
+                    model_ = Setting{id, at};
+                    return;
+                }
+            }
+            PyExpr provider;
+            provider.kind = PyExpr::Other;
+            provider.text = v.text;
+            model_ = Setting{provider, at};
+            if (v.kind == PyExpr::Call) keywords(m, env, "model", v, line);
+            return;
+        }
+        if (section == "mixed_precision") {
+            std::string name;
+            if (v.kind == PyExpr::Str) name = v.s;
+            if (v.kind == PyExpr::Call) {
+                name = last_name(v.s);
+                if ((name == "_perf_precision" || name == "get_mixed_precision_config" || name == "get_precision_config") &&
+                    !v.items.empty()) {
+                    const PyExpr arg = resolved(m, env, v.items.front());
+                    if (arg.kind == PyExpr::Str) name = arg.s;
+                }
+            }
+            PyExpr n;
+            n.kind = PyExpr::Str;
+            n.s = name.empty() ? v.text : name;
+            n.text = v.text;
+            precision_ = Setting{n, at};
+            // The recipe's later field settings (cfg.mixed_precision.fp8_recipe = ...) refine it.
+            for (auto it = settings_.begin(); it != settings_.end();) {
+                it = it->first.rfind("mixed_precision.", 0) == 0 ? settings_.erase(it) : std::next(it);
+            }
+            return;
+        }
+        if (v.kind == PyExpr::None) {
+            for (auto it = settings_.begin(); it != settings_.end();) {
+                it = it->first.rfind(section + ".", 0) == 0 ? settings_.erase(it) : std::next(it);
+            }
+            return;
+        }
+        if (v.kind == PyExpr::Call) {
+            // A section built whole: its constructor's defaults replace what was set before.
+            for (auto it = settings_.begin(); it != settings_.end();) {
+                it = it->first.rfind(section + ".", 0) == 0 ? settings_.erase(it) : std::next(it);
+            }
+            keywords(m, env, section, v, line);
+            return;
+        }
+        r_.ignored.push_back({at, "cfg." + section + " = " + raw.text,
+                              section == "env_vars" ? "environment variables: not part of the layout"
+                                                    : "not a constructor call: not read"});
+    }
+
+    void keywords(PyModule& m, const Env& env, const std::string& section, const PyExpr& call, int line) {
+        for (const auto& [field, value] : call.keywords) set(section + "." + field, resolved(m, env, value), where(m, line));
+    }
+
+    // Binds a call's arguments to `f`'s parameters; a config argument binds as the config.
+    Env bind(PyModule& caller, const Env& env, const PyExpr& call, const PyFunction& f, int depth, bool& passes_config,
+             bool& config_from_call) {
+        Env callee;
+        passes_config = false;
+        config_from_call = false;
+        const auto bind_one = [&](const std::string& param, const PyExpr& arg) {
+            Binding b;
+            if (arg.kind == PyExpr::Name && is_config(env, arg.s)) {
+                b.config = true;
+                passes_config = true;
+            } else if (arg.kind == PyExpr::Call && config_call(caller, env, arg, depth + 1)) {
+                b.config = true;
+                passes_config = true;
+                config_from_call = true;
+            } else {
+                b.value = resolved(caller, env, arg);
+            }
+            callee[param] = b;
+        };
+        for (std::size_t k = 0; k < call.items.size() && k < f.params.size(); ++k) bind_one(f.params[k].first, call.items[k]);
+        for (const auto& [name, arg] : call.keywords) {
+            for (const auto& p : f.params) {
+                if (p.first == name) bind_one(name, arg);
+            }
+        }
+        for (const auto& [name, def] : f.params) {
+            if (callee.count(name) == 0 && def) callee[name] = Binding{false, *def};
+        }
+        return callee;
+    }
+
+    // A call that yields a config: ConfigContainer(...), or a function that returns one.
+    bool config_call(PyModule& m, const Env& env, const PyExpr& call, int depth) {
+        if (call.kind != PyExpr::Call || call.object) return false;
+        if (last_name(call.s) == "ConfigContainer") {
+            settings_.clear();
+            model_.reset();
+            for (const auto& [section, value] : call.keywords) set_section(m, env, section, value, line_);
+            return true;
+        }
+        auto [callee_module, f] = function_of(m, call.s);
+        if (f == nullptr || depth > kMaxCallDepth) return false;
+        bool passes = false, from_call = false;
+        Env callee = bind(m, env, call, *f, depth, passes, from_call);
+        const int saved = line_;
+        const bool ok = run(*callee_module, *f, callee, depth + 1);
+        line_ = saved;
+        return ok;
+    }
+
+    // Reads `f`'s body; true when it returns the config.
+    bool run(PyModule& m, const PyFunction& f, Env& env, int depth) {
+        if (depth > kMaxCallDepth) return false;
+        if (f.body.empty()) return false;
+        const PyFunction* saved_function = current_;
+        current_ = &f;
+        const bool returned = run_body(m, f, env, depth);
+        current_ = saved_function;
+        return returned;
+    }
+
+    bool run_body(PyModule& m, const PyFunction& f, Env& env, int depth) {
+        const int body_indent = f.body.front().indent;
+        std::string header;      // the block a statement is inside ("" at the body's level)
+        int header_line = 0;
+        for (const PyStatement& st : f.body) {
+            line_ = st.line;
+            if (st.indent > body_indent) {
+                if (!header.empty()) conditional(m, env, st, header, header_line);
+                continue;
+            }
+            header.clear();
+            if (block_header(st.text)) {
+                header = st.text;
+                header_line = st.line;
+                continue;
+            }
+            if (st.text.rfind("return", 0) == 0) {
+                const std::string what = st.text.size() > 6 ? st.text.substr(6) : "";
+                const PyExpr e = parse_py_expr(what);
+                if (e.kind == PyExpr::Name && is_config(env, e.s)) return true;
+                if (e.kind == PyExpr::Call && config_call(m, env, e, depth)) return true;
+                return false;
+            }
+            std::string target, value;
+            if (split_py_assignment(st.text, target, value)) {
+                assign(m, env, target, parse_py_expr(value), st.line, depth);
+                continue;
+            }
+            const PyExpr e = parse_py_expr(st.text);
+            if (e.kind == PyExpr::Call && !e.object) call_statement(m, env, e, st.line, depth);
+        }
+        return false;
+    }
+
+    void assign(PyModule& m, Env& env, const std::string& target, const PyExpr& value, int line, int depth) {
+        const auto dot = target.find('.');
+        if (dot == std::string::npos) {
+            if (value.kind == PyExpr::Call && config_call(m, env, value, depth)) {
+                env[target] = Binding{true, {}};
+            } else if (value.kind == PyExpr::Call && !value.object && used_as_config(target)) {
+                // A base config the reader cannot find: the recipe's own settings still count.
+                env[target] = Binding{true, {}};
+                r_.warnings.push_back(where(m, line) + ": the base config " + value.s +
+                                      "() was not found (" +
+                                      (root_ ? std::string("not in the checkout") : std::string("the recipe is not inside a Megatron-Bridge checkout")) +
+                                      "): what it sets is not read; Megatron-LM's defaults stand for it");
+            } else if (value.kind == PyExpr::Name && is_config(env, value.s)) {
+                env[target] = Binding{true, {}};
+            } else {
+                env[target] = Binding{false, resolved(m, env, value)};
+            }
+            return;
+        }
+        const std::string base = target.substr(0, dot);
+        if (!is_config(env, base)) return;
+        const std::string path = target.substr(dot + 1);
+        const auto second = path.find('.');
+        if (second == std::string::npos) {
+            set_section(m, env, path, value, line);
+            return;
+        }
+        if (path.find('.', second + 1) != std::string::npos) {
+            r_.ignored.push_back({where(m, line), target + " = " + value.text, "a nested setting: not read"});
+            return;
+        }
+        set(path, resolved(m, env, value), where(m, line));
+    }
+
+    // Whether the function being read sets `name.<section>...` (a config it got from a call).
+    bool used_as_config(const std::string& name) const {
+        static const std::regex section(R"(^\w+\.(model|train|ddp|optimizer|mixed_precision|comm_overlap|dataset)\b)");
+        if (current_ == nullptr) return false;
+        for (const PyStatement& st : current_->body) {
+            if (st.text.rfind(name + ".", 0) == 0 && std::regex_search(st.text, section)) return true;
+        }
+        return false;
+    }
+
+    // `helper(cfg, ...)`: followed when the helper is found; named when it is not.
+    void call_statement(PyModule& m, Env& env, const PyExpr& call, int line, int depth) {
+        bool passes = false;
+        for (const PyExpr& a : call.items) passes = passes || (a.kind == PyExpr::Name && is_config(env, a.s));
+        for (const auto& [k, a] : call.keywords) passes = passes || (a.kind == PyExpr::Name && is_config(env, a.s));
+        if (!passes) return;
+        auto [callee_module, f] = function_of(m, call.s);
+        if (f == nullptr) {
+            r_.ignored.push_back({where(m, line), call.text,
+                                  "a helper the reader cannot find (outside the module" +
+                                      std::string(root_ ? " and the checkout" : "; the recipe is not inside a Megatron-Bridge checkout") +
+                                      "): what it sets is not read"});
+            r_.warnings.push_back(where(m, line) + ": " + call.s + "() is given the config and was not read");
+            return;
+        }
+        bool p = false, from_call = false;
+        Env callee = bind(m, env, call, *f, depth, p, from_call);
+        const int saved = line_;
+        run(*callee_module, *f, callee, depth + 1);
+        line_ = saved;
+    }
+
+    // A statement inside an if/for/with block: conditions are not evaluated; a config setting
+    // there is listed.
+    void conditional(PyModule& m, const Env& env, const PyStatement& st, const std::string& header, int header_line) {
+        std::string target, value;
+        if (!split_py_assignment(st.text, target, value)) return;
+        const auto dot = target.find('.');
+        if (dot == std::string::npos || !is_config(env, target.substr(0, dot))) return;
+        r_.ignored.push_back({where(m, st.line), target + " = " + value,
+                              "inside '" + header + "' (line " + std::to_string(header_line) +
+                                  "): conditions are not evaluated, the setting is not read"});
+    }
+
+    const std::string& file_;
+    const ImportOptions& options_;
+    ImportResult& r_;
+    std::optional<fs::path> root_;
+    std::map<std::string, std::unique_ptr<PyModule>> modules_;
+    std::map<std::string, Setting> settings_;
+    std::optional<Setting> model_;
+    std::optional<Setting> precision_;
+    std::string function_;
+    int line_ = 0;
+    const PyFunction* current_ = nullptr;  // the function being read
+};
+
+// The Hugging Face repository a bundled model preset was made from: its "_source" starts
+// with it ("openai/gpt-oss-120b (https://...)").
+std::optional<std::string> preset_for_repository(const std::string& repo) {
+    const auto lower = [](std::string s) {
+        std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+        return s;
+    };
+    for (const std::string& name : list_presets(PresetKind::Model)) {
+        const std::string path = resolve_preset_path(PresetKind::Model, name, "<presets>", "model");
+        std::ifstream in(path);
+        const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+        if (!j.is_object() || !j.contains("_source") || !j["_source"].is_string()) continue;
+        const std::string source = j["_source"].get<std::string>();
+        const std::string id = source.substr(0, source.find(' '));
+        if (lower(id) == lower(repo)) return name;
+    }
+    return std::nullopt;
+}
+
+std::string value_text(const PyExpr& v) {
+    switch (v.kind) {
+        case PyExpr::Str: return v.s;
+        case PyExpr::Int: return std::to_string(v.i);
+        case PyExpr::Float: {
+            std::ostringstream o;
+            o << v.f;
+            return o.str();
+        }
+        case PyExpr::Bool: return v.b ? "true" : "false";
+        case PyExpr::List: {
+            std::string s;
+            for (const PyExpr& e : v.items) s += (s.empty() ? "" : " ") + value_text(e);
+            return s;
+        }
+        default: return v.text;
+    }
+}
+
+// Bridge fields whose Megatron-LM argument has another name.
+std::string flag_for(const std::string& section, const std::string& field) {
+    if (section == "dataset" && field == "seq_length") return "--seq-length";
+    return "--" + dashed(field);
+}
+
+}  // namespace
+
+bool is_bridge_recipe(const std::string& text) {
+    static const std::regex bridge_import(R"((^|\n)\s*(from|import)\s+megatron\.bridge\b)");
+    static const std::regex config_field(R"(\b\w+\.(model|train|ddp|mixed_precision|comm_overlap)\.?\w*\s*=)");
+    return std::regex_search(text, bridge_import) && (text.find("ConfigContainer") != std::string::npos ||
+                                                      std::regex_search(text, config_field));
+}
+
+ImportResult import_bridge_recipe(const std::string& text, const std::string& file, const ImportOptions& options) {
+    ImportResult r;
+    RecipeReader reader(file, options, r);
+    reader.read(text);
+    if (!reader.in_checkout()) {
+        r.notes.push_back(file + " is not inside a Megatron-Bridge checkout (no megatron/bridge above it): only its own "
+                                 "module was read; base configs and helpers imported from megatron.bridge are named where "
+                                 "they are called");
+    }
+
+    // The model: --model, else the preset made from the repository the recipe names.
+    ImportOptions opts = options;
+    ModelSpec model;
+    if (options.model) {
+        model = load_model(*options.model, "<flags>", "--model");
+        r.layout.model_ref = *options.model;
+    } else {
+        const auto& src = reader.model_source();
+        if (!src) {
+            throw InputError(file, reader.function() + "() cfg.model",
+                             "the recipe does not set cfg.model (its base was not read): pass --model PRESET|config.json");
+        }
+        if (src->value.kind != PyExpr::Str) {
+            throw InputError(file, src->where + " cfg.model",
+                             "'" + src->value.text + "': a model provider, not read: pass --model PRESET|config.json");
+        }
+        const auto preset = preset_for_repository(src->value.s);
+        if (!preset) {
+            throw InputError(file, src->where + " cfg.model",
+                             "AutoBridge.from_hf_pretrained(\"" + src->value.s + "\"): no bundled preset is made from that "
+                             "repository: pass --model with its config.json");
+        }
+        model = load_model(*preset, "<flags>", "--model");
+        r.layout.model_ref = *preset;
+        r.notes.push_back("model: the bundled preset " + *preset + ", made from " + src->value.s + " (" + src->where + ")");
+    }
+
+    // The world: --gpus/--nodes, else the "<N>gpu" of the recipe's name (Bridge names its
+    // recipes by GPU count and GPU: qwen3_30b_a3b_pretrain_8gpu_b200_bf16_config).
+    static const std::regex gpus_in_name(R"((^|_)(\d+)gpu_)");
+    std::smatch mt;
+    if (!options.gpus && !options.nodes && std::regex_search(reader.function(), mt, gpus_in_name)) {
+        opts.gpus = std::stoi(mt[2]);
+        r.notes.push_back("world size " + mt[2].str() + " GPUs from the recipe's name " + reader.function() +
+                          "(): pass --gpus for another");
+    }
+    static const std::regex gpu_in_name(R"(_(h100|h200|b200|gb200)_)");
+    if (!options.cluster && std::regex_search(reader.function(), mt, gpu_in_name)) {
+        const std::map<std::string, std::string> cluster = {
+            {"h100", "dgx-h100"}, {"h200", "dgx-h200"}, {"b200", "dgx-b200"}, {"gb200", "gb200-nvl72"}};
+        opts.cluster = cluster.at(mt[1]);
+        r.notes.push_back("cluster " + *opts.cluster + " from the recipe's name (" + mt[1].str() + "): pass --cluster for another");
+    }
+
+    // The settings as Megatron-LM arguments.
+    std::vector<ScriptWord> words;
+    const auto word = [&](const std::string& arg, const std::string& origin) {
+        ScriptWord w;
+        w.text = arg;
+        w.known_tail = arg;
+        w.origin = origin;
+        words.push_back(w);
+    };
+    word("python", file);
+    word("pretrain_gpt.py", file);
+    const auto& settings = reader.settings();
+    // Bridge's seq_length lives in the model and the dataset; the model's wins.
+    std::set<std::string> seen_flags;
+    for (const auto& [key, s] : settings) {
+        const auto dot = key.find('.');
+        const std::string section = key.substr(0, dot);
+        const std::string field = key.substr(dot + 1);
+        const std::string shown = "cfg." + key + " = " + s.value.text;
+        if (list_has_word(kNonLayoutSections, section) ||
+            (section != "model" && section != "train" && section != "ddp" && section != "optimizer" &&
+             section != "comm_overlap" && section != "dataset" && section != "mixed_precision")) {
+            r.ignored.push_back({s.where, shown, "Megatron-Bridge " + section + " setting: not part of the layout"});
+            continue;
+        }
+        if (section == "dataset" && (field != "seq_length" || settings.count("model.seq_length"))) {
+            r.ignored.push_back({s.where, shown,
+                                 field == "seq_length" ? "the model's seq_length is the one read"
+                                                       : "dataset setting: not part of the layout"});
+            continue;
+        }
+        if (section == "mixed_precision") {
+            if (field == "fp8_recipe" || field == "fp8" || field == "fp4" || field == "fp4_recipe") {
+                if (s.value.kind == PyExpr::None || (s.value.kind == PyExpr::Bool && !s.value.b)) continue;
+                const std::string flag = "--" + dashed(field == "fp8" ? "fp8_format" : field == "fp4" ? "fp4_format" : field);
+                if (field.rfind("fp4", 0) == 0) {
+                    r.warnings.push_back(s.where + ": " + shown + ": fp4 (NVFP4) has no precision in Meshwork; imported without it");
+                    continue;
+                }
+                word(flag, s.where + " cfg." + key);
+                word(value_text(s.value), s.where + " cfg." + key);
+                seen_flags.insert(flag);
+                continue;
+            }
+            if (field == "grad_reduce_in_fp32") {
+                if (s.value.kind == PyExpr::Bool && !s.value.b && settings.count("ddp.grad_reduce_in_fp32") == 0) {
+                    word("--grad-reduce-in-bf16", s.where + " cfg." + key);
+                }
+                continue;
+            }
+            r.ignored.push_back({s.where, shown, "mixed-precision detail: not part of the layout"});
+            continue;
+        }
+        if (section == "comm_overlap" && field == "tp_comm_overlap" && s.value.kind == PyExpr::Bool && s.value.b) {
+            // CommOverlapConfig turns TP overlap off below TP 2 and without sequence
+            // parallelism, with a warning (training/comm_overlap.py:442-451).
+            const auto tp = settings.find("model.tensor_model_parallel_size");
+            const auto sp = settings.find("model.sequence_parallel");
+            const bool tp_ok = tp != settings.end() && tp->second.value.kind == PyExpr::Int && tp->second.value.i >= 2;
+            const bool sp_ok = sp != settings.end() && sp->second.value.kind == PyExpr::Bool && sp->second.value.b;
+            if (!tp_ok || !sp_ok) {
+                r.ignored.push_back({s.where, shown,
+                                     std::string("Megatron-Bridge turns TP overlap off ") +
+                                         (tp_ok ? "without sequence parallelism" : "below tensor-parallel size 2") +
+                                         " (training/comm_overlap.py:442-451)"});
+                continue;
+            }
+        }
+        if (section == "ddp" && field == "grad_reduce_in_fp32") {
+            if (s.value.kind == PyExpr::Bool && !s.value.b) word("--grad-reduce-in-bf16", s.where + " cfg." + key);
+            continue;
+        }
+        const std::string flag = flag_for(section, field);
+        const FlagSpec* spec = layout_flag(flag);
+        if (s.value.kind == PyExpr::None) continue;  // the default
+        if (s.value.kind == PyExpr::Bool) {
+            if (s.value.b) {
+                if (spec != nullptr && !spec->takes_value) {
+                    word(flag, s.where + " cfg." + key);
+                    continue;
+                }
+            } else {
+                const FlagSpec* no = layout_flag("--no-" + dashed(field));
+                if (no != nullptr && !no->takes_value) {
+                    word("--no-" + dashed(field), s.where + " cfg." + key);
+                    continue;
+                }
+                if (spec != nullptr) continue;  // off: Megatron-LM's default for a store_true flag
+            }
+            if (spec == nullptr) r.ignored.push_back({s.where, shown, "Megatron-Bridge setting that does not change the layout"});
+            continue;
+        }
+        if (spec == nullptr) {
+            r.ignored.push_back({s.where, shown, "Megatron-Bridge setting that does not change the layout"});
+            continue;
+        }
+        if (!s.value.literal()) {
+            throw InputError(file, s.where + " cfg." + key,
+                             "'" + s.value.text + "' is not a constant: Meshwork reads recipes without running them");
+        }
+        if (seen_flags.count(flag) != 0) continue;
+        seen_flags.insert(flag);
+        word(flag, s.where + " cfg." + key);
+        if (s.value.kind == PyExpr::List && spec->many) {
+            for (const PyExpr& e : s.value.items) word(value_text(e), s.where + " cfg." + key);
+        } else {
+            word(value_text(s.value), s.where + " cfg." + key);
+        }
+    }
+    // The precision recipe.
+    if (const auto& p = reader.precision()) {
+        const Precision* known = precision_named(p->value.s);
+        if (known == nullptr) {
+            throw InputError(file, p->where + " cfg.mixed_precision",
+                             "'" + p->value.text + "': not a mixed-precision recipe of Megatron-Bridge 067f987d "
+                             "(training/mixed_precision.py, perf_recipes/_common.py _perf_precision)");
+        }
+        if (std::string(known->name).find("nvfp4") != std::string::npos) {
+            r.warnings.push_back(p->where + ": " + p->value.s + ": NVFP4 has no precision in Meshwork; imported as bf16");
+        }
+        std::stringstream in(known->args);
+        std::string a;
+        std::vector<std::string> args;
+        while (in >> a) args.push_back(a);
+        for (std::size_t k = 0; k < args.size(); ++k) {
+            const bool value = k + 1 < args.size() && args[k + 1].rfind("--", 0) != 0;
+            if (seen_flags.count(args[k]) != 0) {
+                if (value) ++k;
+                continue;
+            }
+            word(args[k], p->where + " cfg.mixed_precision");
+            if (value) word(args[++k], p->where + " cfg.mixed_precision");
+        }
+    } else {
+        r.notes.push_back("cfg.mixed_precision not set by what was read: Megatron-Bridge's default bf16_mixed");
+        word("--bf16", file);
+    }
+
+    ScriptRun run;
+    ScriptCommand command;
+    command.file = file;
+    command.words = words;
+    run.commands.push_back(command);
+    MegatronParser parser(file, opts);
+    parser.use_model(model);
+    ImportResult m = parser.run(run);
+    m.format = ImportFormat::Bridge;
+    for (auto& i : r.ignored) m.ignored.push_back(std::move(i));
+    for (auto& n : r.notes) m.notes.push_back(std::move(n));
+    for (auto& w : r.warnings) m.warnings.push_back(std::move(w));
+    m.notes.push_back("read as Megatron-LM arguments: recipe " + reader.function() + "() and the base configs and helpers "
+                      "it calls");
+    if (options.description.empty()) {
+        m.layout.description = "Imported from " + file + " (Megatron-Bridge recipe " + reader.function() + "())";
+    }
+    return m;
+}
+
+}  // namespace meshwork

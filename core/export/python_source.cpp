@@ -1,0 +1,495 @@
+#include "core/export/python_source.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+
+namespace meshwork {
+
+namespace {
+
+bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+
+std::string trimmed(const std::string& s) {
+    const auto a = s.find_first_not_of(" \t\r\n");
+    if (a == std::string::npos) return "";
+    const auto b = s.find_last_not_of(" \t\r\n");
+    return s.substr(a, b - a + 1);
+}
+
+// Recursive descent over one expression's text.
+class ExprParser {
+  public:
+    explicit ExprParser(const std::string& text) : t_(text) {}
+
+    PyExpr parse() {
+        PyExpr e = sum();
+        skip();
+        if (!ok_ || p_ != t_.size()) return other(t_);
+        return e;
+    }
+
+  private:
+    static PyExpr other(const std::string& text) {
+        PyExpr e;
+        e.kind = PyExpr::Other;
+        e.text = trimmed(text);
+        return e;
+    }
+
+    void skip() {
+        while (p_ < t_.size() && std::isspace(static_cast<unsigned char>(t_[p_])) != 0) ++p_;
+    }
+    bool eat(char c) {
+        skip();
+        if (p_ < t_.size() && t_[p_] == c) {
+            ++p_;
+            return true;
+        }
+        return false;
+    }
+    bool fail() {
+        ok_ = false;
+        return false;
+    }
+
+    // Sums and products of numbers ("8 * 1024", "2 ** 10" is not read); anything else with
+    // an operator is Other.
+    PyExpr sum() {
+        const std::size_t start = p_;
+        PyExpr left = unary();
+        for (;;) {
+            skip();
+            if (p_ >= t_.size()) break;
+            const char op = t_[p_];
+            if (op != '+' && op != '-' && op != '*' && op != '/') break;
+            if (op == '*' && p_ + 1 < t_.size() && t_[p_ + 1] == '*') return other_to_end(start);
+            if (op == '/' && p_ + 1 < t_.size() && t_[p_ + 1] == '/') return other_to_end(start);
+            ++p_;
+            PyExpr right = unary();
+            if (!ok_) return other_to_end(start);
+            const bool numbers = (left.kind == PyExpr::Int || left.kind == PyExpr::Float) &&
+                                 (right.kind == PyExpr::Int || right.kind == PyExpr::Float);
+            if (!numbers) return other_to_end(start);
+            const bool ints = left.kind == PyExpr::Int && right.kind == PyExpr::Int && op != '/';
+            PyExpr r;
+            r.kind = ints ? PyExpr::Int : PyExpr::Float;
+            double v = op == '+' ? left.f + right.f : op == '-' ? left.f - right.f : op == '*' ? left.f * right.f
+                                                                                              : left.f / right.f;
+            if (!std::isfinite(v) || std::fabs(v) > 9e15) return other_to_end(start);
+            r.f = v;
+            r.i = ints ? static_cast<long long>(v) : 0;
+            r.text = trimmed(t_.substr(start, p_ - start));
+            left = r;
+        }
+        return left;
+    }
+
+    PyExpr other_to_end(std::size_t start) {
+        p_ = t_.size();
+        return other(t_.substr(start));
+    }
+
+    PyExpr unary() {
+        skip();
+        if (p_ < t_.size() && t_[p_] == '-') {
+            ++p_;
+            PyExpr e = unary();
+            if (e.kind == PyExpr::Int || e.kind == PyExpr::Float) {
+                e.i = -e.i;
+                e.f = -e.f;
+                e.text = "-" + e.text;
+                return e;
+            }
+            fail();
+            return e;
+        }
+        return postfix();
+    }
+
+    PyExpr postfix() {
+        const std::size_t start = p_;
+        PyExpr e = atom();
+        for (;;) {
+            if (!ok_) return e;
+            skip();
+            if (p_ >= t_.size()) break;
+            if (t_[p_] == '.') {
+                ++p_;
+                skip();
+                const std::string name = identifier();
+                if (name.empty()) {
+                    fail();
+                    return e;
+                }
+                if (e.kind == PyExpr::Name) {
+                    e.s += "." + name;
+                } else {
+                    PyExpr a;
+                    a.kind = PyExpr::Attr;
+                    a.s = name;
+                    a.object = std::make_shared<PyExpr>(std::move(e));
+                    e = std::move(a);
+                }
+            } else if (t_[p_] == '(') {
+                ++p_;
+                PyExpr c;
+                c.kind = PyExpr::Call;
+                if (e.kind == PyExpr::Name) {
+                    c.s = e.s;
+                } else if (e.kind == PyExpr::Attr) {
+                    c.s = e.s;
+                    c.object = e.object;
+                } else {
+                    c.object = std::make_shared<PyExpr>(std::move(e));
+                }
+                arguments(c);
+                e = std::move(c);
+            } else if (t_[p_] == '[') {
+                // A subscript: not read.
+                fail();
+                return e;
+            } else {
+                break;
+            }
+            e.text = trimmed(t_.substr(start, p_ - start));
+        }
+        return e;
+    }
+
+    void arguments(PyExpr& call) {
+        if (eat(')')) return;
+        for (;;) {
+            skip();
+            // keyword=value (not ==)
+            const std::size_t save = p_;
+            const std::string name = identifier();
+            skip();
+            if (!name.empty() && p_ < t_.size() && t_[p_] == '=' && (p_ + 1 >= t_.size() || t_[p_ + 1] != '=')) {
+                ++p_;
+                call.keywords.emplace_back(name, sum());
+            } else {
+                p_ = save;
+                if (eat('*')) eat('*');  // *args, **kwargs: read as their expression, Other below
+                call.items.push_back(sum());
+            }
+            if (!ok_) return;
+            if (eat(',')) {
+                if (eat(')')) return;
+                continue;
+            }
+            if (eat(')')) return;
+            fail();
+            return;
+        }
+    }
+
+    std::string identifier() {
+        if (p_ >= t_.size() || !ident_start(t_[p_])) return "";
+        const std::size_t a = p_;
+        while (p_ < t_.size() && ident_char(t_[p_])) ++p_;
+        return t_.substr(a, p_ - a);
+    }
+
+    // One string literal (with r/b/u prefixes; f-strings are Other), and adjacent ones joined.
+    bool string_literal(std::string& out, bool& formatted) {
+        skip();
+        std::size_t q = p_;
+        while (q < t_.size() && std::isalpha(static_cast<unsigned char>(t_[q])) != 0 && q - p_ < 2) ++q;
+        if (q >= t_.size() || (t_[q] != '"' && t_[q] != '\'')) return false;
+        const std::string prefix = t_.substr(p_, q - p_);
+        for (char c : prefix) {
+            const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            if (l == 'f') formatted = true;
+            if (l != 'r' && l != 'b' && l != 'u' && l != 'f') return false;
+        }
+        const bool raw = prefix.find_first_of("rR") != std::string::npos;
+        const char quote = t_[q];
+        const bool triple = t_.compare(q, 3, std::string(3, quote)) == 0;
+        p_ = q + (triple ? 3 : 1);
+        for (;;) {
+            if (p_ >= t_.size()) return fail();
+            if (triple ? t_.compare(p_, 3, std::string(3, quote)) == 0 : t_[p_] == quote) {
+                p_ += triple ? 3 : 1;
+                return true;
+            }
+            if (t_[p_] == '\\' && !raw && p_ + 1 < t_.size()) {
+                const char n = t_[p_ + 1];
+                out += n == 'n' ? '\n' : n == 't' ? '\t' : n;
+                p_ += 2;
+                continue;
+            }
+            out += t_[p_++];
+        }
+    }
+
+    PyExpr atom() {
+        skip();
+        PyExpr e;
+        const std::size_t start = p_;
+        if (p_ >= t_.size()) {
+            fail();
+            return e;
+        }
+        const char c = t_[p_];
+        std::string str;
+        bool formatted = false;
+        if (string_literal(str, formatted)) {
+            while (ok_) {
+                const std::size_t save = p_;
+                if (!string_literal(str, formatted)) {
+                    p_ = save;
+                    break;
+                }
+            }
+            if (formatted) {
+                e.kind = PyExpr::Other;
+            } else {
+                e.kind = PyExpr::Str;
+                e.s = str;
+            }
+        } else if (std::isdigit(static_cast<unsigned char>(c)) != 0 || (c == '.' && p_ + 1 < t_.size() &&
+                                                                        std::isdigit(static_cast<unsigned char>(t_[p_ + 1])) != 0)) {
+            std::string digits;
+            bool real = false;
+            while (p_ < t_.size()) {
+                const char d = t_[p_];
+                if (std::isdigit(static_cast<unsigned char>(d)) != 0) {
+                    digits += d;
+                } else if (d == '_') {
+                } else if (d == '.' || d == 'e' || d == 'E') {
+                    real = true;
+                    digits += d;
+                    if ((d == 'e' || d == 'E') && p_ + 1 < t_.size() && (t_[p_ + 1] == '-' || t_[p_ + 1] == '+')) {
+                        digits += t_[++p_];
+                    }
+                } else {
+                    break;
+                }
+                ++p_;
+            }
+            char* end = nullptr;
+            const double v = std::strtod(digits.c_str(), &end);
+            if (end == nullptr || *end != '\0' || !std::isfinite(v) || (!real && v > 9e15)) {
+                fail();
+                return e;
+            }
+            e.kind = real ? PyExpr::Float : PyExpr::Int;
+            e.f = v;
+            e.i = real ? 0 : static_cast<long long>(v);
+        } else if (ident_start(c)) {
+            const std::string name = identifier();
+            if (name == "None") {
+                e.kind = PyExpr::None;
+            } else if (name == "True" || name == "False") {
+                e.kind = PyExpr::Bool;
+                e.b = name == "True";
+            } else if (name == "lambda" || name == "not" || name == "await") {
+                fail();
+                return e;
+            } else {
+                e.kind = PyExpr::Name;
+                e.s = name;
+            }
+        } else if (c == '(' || c == '[') {
+            const char close = c == '(' ? ')' : ']';
+            ++p_;
+            e.kind = PyExpr::List;
+            bool comma = false;
+            if (!eat(close)) {
+                for (;;) {
+                    e.items.push_back(sum());
+                    if (!ok_) return e;
+                    if (eat(',')) {
+                        comma = true;
+                        if (eat(close)) break;
+                        continue;
+                    }
+                    if (eat(close)) break;
+                    fail();
+                    return e;
+                }
+            }
+            // A parenthesised expression, not a tuple.
+            if (c == '(' && !comma && e.items.size() == 1) {
+                PyExpr inner = e.items.front();
+                return inner;
+            }
+        } else if (c == '{') {
+            ++p_;
+            e.kind = PyExpr::Dict;
+            if (!eat('}')) {
+                for (;;) {
+                    PyExpr key = sum();
+                    if (!ok_ || !eat(':')) {
+                        fail();
+                        return e;
+                    }
+                    e.keywords.emplace_back(key.kind == PyExpr::Str ? key.s : key.text, sum());
+                    if (!ok_) return e;
+                    if (eat(',')) {
+                        if (eat('}')) break;
+                        continue;
+                    }
+                    if (eat('}')) break;
+                    fail();
+                    return e;
+                }
+            }
+        } else {
+            fail();
+            return e;
+        }
+        e.text = trimmed(t_.substr(start, p_ - start));
+        return e;
+    }
+
+    const std::string& t_;
+    std::size_t p_ = 0;
+    bool ok_ = true;
+};
+
+}  // namespace
+
+bool PyExpr::literal() const {
+    if (constant()) return true;
+    if (kind != List) return false;
+    for (const PyExpr& e : items) {
+        if (!e.constant()) return false;
+    }
+    return true;
+}
+
+PyExpr parse_py_expr(const std::string& text) { return ExprParser(text).parse(); }
+
+std::vector<PyStatement> py_statements(const std::string& source) {
+    std::vector<PyStatement> out;
+    PyStatement cur;
+    int depth = 0, line = 1, indent = 0;
+    bool at_line_start = true;
+    const auto flush = [&]() {
+        const std::string t = trimmed(cur.text);
+        if (!t.empty()) {
+            cur.text = t;
+            out.push_back(cur);
+        }
+        cur = {};
+    };
+    // The statement starts with the first character it gets.
+    const auto begin = [&]() {
+        if (!cur.text.empty()) return;
+        cur.indent = indent;
+        cur.line = line;
+    };
+    bool continued = false;  // the line ended with a backslash
+    for (std::size_t i = 0; i < source.size(); ++i) {
+        if (at_line_start) {
+            at_line_start = false;
+            indent = 0;
+            while (i < source.size() && (source[i] == ' ' || source[i] == '\t')) {
+                indent += source[i] == '\t' ? 8 - indent % 8 : 1;
+                ++i;
+            }
+            if (i >= source.size()) break;
+        }
+        const char c = source[i];
+        if (c == '\r') continue;
+        if (c == '\n') {
+            ++line;
+            at_line_start = true;
+            if (depth == 0 && !continued) {
+                flush();
+            } else if (!cur.text.empty()) {
+                cur.text += ' ';
+            }
+            continued = false;
+            continue;
+        }
+        if (c == '\\' && i + 1 < source.size() && (source[i + 1] == '\n' || source[i + 1] == '\r')) {
+            continued = true;
+            continue;
+        }
+        if (c == '#') {
+            while (i + 1 < source.size() && source[i + 1] != '\n') ++i;
+            continue;
+        }
+        if (c == '"' || c == '\'') {
+            begin();
+            const bool triple = source.compare(i, 3, std::string(3, c)) == 0;
+            const std::size_t open = triple ? 3 : 1;
+            std::size_t j = i + open;
+            cur.text += source.substr(i, open);
+            while (j < source.size()) {
+                if (source[j] == '\\' && j + 1 < source.size()) {
+                    if (source[j + 1] == '\n') ++line;
+                    cur.text += source.substr(j, 2);
+                    j += 2;
+                    continue;
+                }
+                if (triple ? source.compare(j, 3, std::string(3, c)) == 0 : source[j] == c) break;
+                if (source[j] == '\n') {
+                    if (!triple) break;  // an unterminated string ends at its line
+                    ++line;
+                }
+                cur.text += source[j];
+                ++j;
+            }
+            if (j < source.size() && source[j] != '\n') {
+                cur.text += source.substr(j, open);
+                i = j + open - 1;
+            } else {
+                i = j - 1;
+            }
+            continue;
+        }
+        if (c == '(' || c == '[' || c == '{') ++depth;
+        if ((c == ')' || c == ']' || c == '}') && depth > 0) --depth;
+        // `a; b` on one line: two statements at the same indentation.
+        if (c == ';' && depth == 0) {
+            flush();
+            continue;
+        }
+        if (c == ' ' || c == '\t') {
+            if (!cur.text.empty()) cur.text += ' ';
+            continue;
+        }
+        begin();
+        cur.text += c;
+    }
+    flush();
+    return out;
+}
+
+bool split_py_assignment(const std::string& s, std::string& target, std::string& value) {
+    int depth = 0;
+    char quote = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const char c = s[i];
+        if (quote != 0) {
+            if (c == '\\') ++i;
+            else if (c == quote) quote = 0;
+            continue;
+        }
+        if (c == '"' || c == '\'') quote = c;
+        if (c == '(' || c == '[' || c == '{') ++depth;
+        if (c == ')' || c == ']' || c == '}') --depth;
+        if (c != '=' || depth != 0) continue;
+        const char before = i > 0 ? s[i - 1] : ' ';
+        const char after = i + 1 < s.size() ? s[i + 1] : ' ';
+        if (after == '=' || before == '=' || before == '!' || before == '<' || before == '>') return false;
+        // Augmented assignment (+=, -=, ...): not a plain one.
+        if (before == '+' || before == '-' || before == '*' || before == '/' || before == '%' || before == '&' ||
+            before == '|' || before == '^' || before == ':')
+            return false;
+        target = trimmed(s.substr(0, i));
+        value = trimmed(s.substr(i + 1));
+        // An annotated assignment `name: type = value`.
+        const auto colon = target.find(':');
+        if (colon != std::string::npos) target = trimmed(target.substr(0, colon));
+        return !target.empty();
+    }
+    return false;
+}
+
+}  // namespace meshwork

@@ -1,0 +1,49 @@
+// Python source read without running it: logical statements with their indentation and
+// line, and the expressions configuration code is written with (constants, dotted names,
+// calls with positional and keyword arguments, lists, tuples, dicts, attribute access on a
+// call's result). What the readers of recipe modules (bridge_recipe_import.cpp) interpret;
+// anything else is kept as text (PyExpr::Other) for the reader to name.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace meshwork {
+
+// One logical line: comments removed, lines joined while brackets or a triple-quoted
+// string are open.
+struct PyStatement {
+    std::string text;  // without its indentation
+    int indent = 0;    // columns of leading whitespace (a tab counts as 8)
+    int line = 0;      // first source line
+};
+
+std::vector<PyStatement> py_statements(const std::string& source);
+
+struct PyExpr {
+    enum Kind { None, Bool, Int, Float, Str, Name, Call, Attr, List, Dict, Other };
+    Kind kind = Other;
+    std::string text;         // the expression as written (trimmed)
+    bool b = false;           // Bool
+    long long i = 0;          // Int
+    double f = 0;             // Float (and Int)
+    std::string s;            // Str: the value; Name: the dotted name; Call/Attr: the callee or attribute
+    std::shared_ptr<PyExpr> object;  // Call/Attr on an expression that is not a dotted name
+    std::vector<PyExpr> items;       // Call: positional arguments; List: elements; Dict: values
+    std::vector<std::pair<std::string, PyExpr>> keywords;  // Call: keyword arguments; Dict: keys
+
+    [[nodiscard]] bool constant() const { return kind == None || kind == Bool || kind == Int || kind == Float || kind == Str; }
+    // A constant or a list of constants.
+    [[nodiscard]] bool literal() const;
+};
+
+// Parses one expression; never throws: what it does not understand is Other with its text.
+PyExpr parse_py_expr(const std::string& text);
+
+// `target = value` at the top level of a statement (not ==, <=, >=, !=, nor a keyword
+// argument inside brackets); false when the statement is no plain assignment.
+bool split_py_assignment(const std::string& statement, std::string& target, std::string& value);
+
+}  // namespace meshwork

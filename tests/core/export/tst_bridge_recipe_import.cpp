@@ -1,0 +1,198 @@
+// Megatron-Bridge recipes (Python functions building a ConfigContainer) read as layouts: real
+// performance recipes of NVIDIA-NeMo/Megatron-Bridge 067f987d in a checkout's layout
+// (tests/fixtures/bridge/src, SOURCES.txt), the same recipe outside a checkout, and the
+// refusals, each naming the file, line and setting.
+#include <QtTest>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/common/error.h"
+#include "core/export/importer.h"
+#include "core/export/python_source.h"
+
+using namespace meshwork;
+
+namespace {
+
+std::string recipe_path(const std::string& rel) {
+    return std::string(MESHWORK_TEST_FIXTURES) + "/bridge/src/megatron/bridge/perf_recipes/" + rel;
+}
+
+std::string read(const std::string& path) {
+    std::ifstream in(path);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+ImportResult import_recipe(const std::string& path, const std::string& function, ImportOptions o = {}) {
+    o.config_function = function;
+    return import_config(read(path), path, ImportFormat::Auto, o);
+}
+
+// The first issue of a refused import, "field: message".
+std::string refusal(const std::string& text, const std::string& file, ImportOptions o) {
+    try {
+        (void)import_config(text, file, ImportFormat::Auto, o);
+    } catch (const InputError& e) {
+        return e.issues().front().field + ": " + e.issues().front().message;
+    }
+    return "(imported)";
+}
+
+bool any_ignored(const ImportResult& r, const std::string& text_part, const std::string& reason_part) {
+    return std::any_of(r.ignored.begin(), r.ignored.end(), [&](const IgnoredInput& i) {
+        return i.text.find(text_part) != std::string::npos && i.reason.find(reason_part) != std::string::npos;
+    });
+}
+
+std::string qwen3_30b_config() {
+    const std::string path = (std::filesystem::temp_directory_path() / "mw_bridge_qwen3_30b.json").string();
+    std::ofstream(path) << R"({"model_type":"qwen3_moe","hidden_size":2048,"num_hidden_layers":48,
+        "num_attention_heads":32,"num_key_value_heads":4,"head_dim":128,"intermediate_size":6144,
+        "moe_intermediate_size":768,"num_experts":128,"num_experts_per_tok":8,"decoder_sparse_step":1,
+        "mlp_only_layers":[],"norm_topk_prob":true,"vocab_size":151936,"max_position_embeddings":40960,
+        "rms_norm_eps":1e-6,"rope_theta":1000000.0,"hidden_act":"silu","tie_word_embeddings":false,
+        "attention_bias":false})";
+    return path;
+}
+
+}  // namespace
+
+class TestBridgeRecipeImport : public QObject {
+    Q_OBJECT
+  private slots:
+    void python_statements_and_expressions() {
+        const auto st = py_statements(
+            "def f() -> X:\n    \"\"\"Doc\n    more.\"\"\"\n    cfg.a = g(1, k=[\"x\", 'y'],\n          n=8 * 1024)  # c\n"
+            "    return cfg\n");
+        QCOMPARE(st.size(), std::size_t(4));
+        QCOMPARE(st[0].indent, 0);
+        QCOMPARE(st[2].line, 4);
+        QCOMPARE(st[2].indent, 4);
+        QCOMPARE(st[3].line, 6);
+        std::string target, value;
+        QVERIFY(split_py_assignment(st[2].text, target, value));
+        QCOMPARE(target, std::string("cfg.a"));
+        const PyExpr e = parse_py_expr(value);
+        QCOMPARE(e.kind, PyExpr::Call);
+        QCOMPARE(e.s, std::string("g"));
+        QCOMPARE(e.items.front().i, 1LL);
+        QCOMPARE(e.keywords.size(), std::size_t(2));
+        QCOMPARE(e.keywords[0].second.items[1].s, std::string("y"));
+        QCOMPARE(e.keywords[1].second.i, 8192LL);
+        QVERIFY(!split_py_assignment("x == 1", target, value));
+        QVERIFY(!split_py_assignment("f(a=1)", target, value));
+        QCOMPARE(parse_py_expr("a.b(c)[0]").kind, PyExpr::Other);
+        const PyExpr chain = parse_py_expr("AutoBridge.from_hf_pretrained(\"org/m\").to_megatron_provider(load_weights=False)");
+        QCOMPARE(chain.kind, PyExpr::Call);
+        QCOMPARE(chain.s, std::string("to_megatron_provider"));
+        QVERIFY(chain.object && chain.object->s == "AutoBridge.from_hf_pretrained");
+    }
+
+    // The B200 Qwen3 30B recipe (perf_recipes/qwen/b200/qwen3_moe.py:177) over its H100 base
+    // (recipes/qwen/h100/qwen3_moe.py:32, :146) and _pretrain_common's DDP settings.
+    void qwen3_30b_b200_bf16() {
+        const std::string path = recipe_path("qwen/b200/qwen3_moe.py");
+        QCOMPARE(detect_import_format(read(path)), ImportFormat::Bridge);
+        ImportOptions o;
+        o.model = qwen3_30b_config();
+        const ImportResult r = import_recipe(path, "qwen3_30b_a3b_pretrain_8gpu_b200_bf16_config", o);
+        const Layout& l = r.layout;
+        QCOMPARE(r.format, ImportFormat::Bridge);
+        QCOMPARE(l.cluster_ref, std::string("dgx-b200"));
+        QCOMPARE(l.gpus, 8);
+        QCOMPARE(l.parallel.mesh.tp, 1);
+        QCOMPARE(l.parallel.mesh.pp, 1);
+        QCOMPARE(l.parallel.mesh.ep, 8);
+        QCOMPARE(l.parallel.mesh.dp, 8);
+        QCOMPARE(l.parallel.moe_dispatcher, MoeDispatcher::Flex);
+        QCOMPARE(l.parallel.moe_flex_backend, MoeFlexBackend::HybridEP);
+        QCOMPARE(l.training.micro_batch_size, 4);
+        QCOMPARE(l.training.global_batch_size, 512);
+        QCOMPARE(l.training.seq_length, 4096);
+        QCOMPARE(l.training.dtype, DType::Bf16);
+        QVERIFY(l.training.grad_reduce_in_bf16);  // _benchmark_common, perf_recipes/_common.py:75
+        QCOMPARE(l.training.zero_stage, 1);       // _pretrain_common's distributed optimizer
+        QCOMPARE(l.training.cuda_graphs, CudaGraphs::PerLayer);
+        QCOMPARE(l.parallel.tp_comm_overlap, TpOverlap::None);
+        QVERIFY(any_ignored(r, "tp_comm_overlap", "comm_overlap.py:442-451"));
+        // A setting inside an if of _benchmark_common is listed, not read.
+        QVERIFY(any_ignored(r, "moe_hybridep_num_sms", "conditions are not evaluated"));
+        QVERIFY(r.warnings.empty());
+    }
+
+    void qwen3_30b_b200_mxfp8() {
+        ImportOptions o;
+        o.model = qwen3_30b_config();
+        const ImportResult r = import_recipe(recipe_path("qwen/b200/qwen3_moe.py"), "qwen3_30b_a3b_pretrain_8gpu_b200_fp8mx_config", o);
+        QCOMPARE(r.layout.training.dtype, DType::Fp8);
+        QCOMPARE(r.layout.training.fp8_recipe, Fp8Recipe::Mxfp8);
+        QVERIFY(r.layout.parallel.moe_a2a_overlap);
+    }
+
+    // GPT-OSS 120B on 64 B200: the model from the preset made from openai/gpt-oss-120b, which
+    // the base recipe names (recipes/gpt_oss/h100/gpt_oss.py:170).
+    void gpt_oss_120b_b200_model_from_repository() {
+        const ImportResult r = import_recipe(recipe_path("gpt_oss/b200/gpt_oss.py"), "gpt_oss_120b_pretrain_64gpu_b200_bf16_config");
+        const Layout& l = r.layout;
+        QCOMPARE(l.model_ref, std::string("gpt-oss-120b"));
+        QCOMPARE(l.gpus, 64);
+        QCOMPARE(l.parallel.mesh.ep, 8);
+        QCOMPARE(l.training.micro_batch_size, 4);
+        QCOMPARE(l.training.global_batch_size, 1280);
+        QCOMPARE(l.training.recompute, Recompute::Selective);
+        QCOMPARE(l.training.recompute_modules.size(), std::size_t(2));
+        QVERIFY(std::any_of(r.notes.begin(), r.notes.end(),
+                            [](const std::string& n) { return n.find("openai/gpt-oss-120b") != std::string::npos; }));
+    }
+
+    // The same recipe file outside a checkout: its own settings, a warning for the base that
+    // was not read, and the model asked for.
+    void outside_a_checkout() {
+        const std::string text = read(recipe_path("qwen/b200/qwen3_moe.py"));
+        const std::string lone = (std::filesystem::temp_directory_path() / "mw_lone_qwen3_moe.py").string();
+        ImportOptions o;
+        o.config_function = "qwen3_30b_a3b_pretrain_8gpu_b200_bf16_config";
+        QVERIFY(refusal(text, lone, o).find("pass --model") != std::string::npos);
+        o.model = qwen3_30b_config();
+        const ImportResult r = import_config(text, lone, ImportFormat::Bridge, o);
+        QCOMPARE(r.layout.parallel.mesh.ep, 8);
+        QCOMPARE(r.layout.training.micro_batch_size, 4);
+        QVERIFY(std::any_of(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
+            return w.find("qwen3_30b_a3b_pretrain_config() was not found") != std::string::npos;
+        }));
+    }
+
+    void refusals_name_the_file_line_and_setting() {
+        const std::string path = recipe_path("qwen/b200/qwen3_moe.py");
+        ImportOptions o;
+        o.model = "llama3-8b";
+        QVERIFY(refusal(read(path), path, o).find("recipe functions: pass --config NAME") != std::string::npos);
+        o.config_function = "no_such_config";
+        QVERIFY(refusal(read(path), path, o).rfind("--config: no function no_such_config()", 0) == 0);
+
+        o.config_function.reset();
+        const std::string head =
+            "from megatron.bridge.training.config import ConfigContainer\n\n"
+            "def recipe() -> ConfigContainer:\n"
+            "    cfg = ConfigContainer(model=None, train=None)\n";
+        const std::string computed = head + "    cfg.model.tensor_model_parallel_size = pick()\n    return cfg\n";
+        QCOMPARE(refusal(computed, "r.py", o),
+                 std::string("r.py:5 cfg.model.tensor_model_parallel_size: 'pick()' is not a constant: Meshwork "
+                             "reads recipes without running them"));
+        const std::string precision = head + "    cfg.mixed_precision = \"bf17_mixed\"\n    return cfg\n";
+        QVERIFY(refusal(precision, "r.py", o).rfind("r.py:5 cfg.mixed_precision: '\"bf17_mixed\"'", 0) == 0);
+        // A value Megatron-LM itself refuses is named by the recipe line it came from.
+        const std::string bad = head + "    cfg.model.tensor_model_parallel_size = 0\n    return cfg\n";
+        QVERIFY(refusal(bad, "r.py", o).rfind("r.py:5 cfg.model.tensor_model_parallel_size", 0) == 0);
+        const std::string none = "from megatron.bridge.training.config import ConfigContainer\nx = 1\n";
+        QVERIFY(refusal(none, "r.py", o).find("no recipe function") != std::string::npos);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestBridgeRecipeImport)
+#include "tst_bridge_recipe_import.moc"
