@@ -1,6 +1,6 @@
 // Megatron-Bridge recipe -> the Megatron-LM arguments it stands for -> Layout
 // (bridge_recipe_import.h). Facts of Megatron-Bridge used here, at NVIDIA-NeMo/Megatron-Bridge
-// 067f987d (docs/upstream-bridge.md keeps them with their lines):
+// 067f987d (docs/export.md, "Megatron-Bridge recipes", keeps them with their lines):
 //  - recipes build one ConfigContainer (src/megatron/bridge/training/config.py) whose `model`
 //    is a model provider (Megatron-Core's TransformerConfig fields) and whose `train`, `ddp`
 //    and `optimizer` sections carry Megatron-LM's argument names;
@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
+#include "core/cluster/cluster_spec.h"
 #include "core/common/resources.h"
 #include "core/export/import_common.h"
 #include "core/export/megatron_import_parser.h"
@@ -40,6 +41,9 @@ using megatron_import_detail::layout_flag;
 using megatron_import_detail::MegatronParser;
 
 namespace {
+
+// Marks the settings apply_flex_dispatcher_backend made, for the GPU check.
+constexpr const char* kFlexTag = "(apply_flex_dispatcher_backend)";
 
 // Calls followed through at most this depth (a recipe, its base, their helpers).
 constexpr int kMaxCallDepth = 24;
@@ -393,14 +397,7 @@ class RecipeReader {
         if (section == "mixed_precision") {
             std::string name;
             if (v.kind == PyExpr::Str) name = v.s;
-            if (v.kind == PyExpr::Call) {
-                name = last_name(v.s);
-                if ((name == "_perf_precision" || name == "get_mixed_precision_config" || name == "get_precision_config") &&
-                    !v.items.empty()) {
-                    const PyExpr arg = resolved(m, env, v.items.front());
-                    if (arg.kind == PyExpr::Str) name = arg.s;
-                }
-            }
+            if (v.kind == PyExpr::Call) name = precision_call(m, env, v, 0);
             PyExpr n;
             n.kind = PyExpr::Str;
             n.s = name.empty() ? v.text : name;
@@ -429,6 +426,30 @@ class RecipeReader {
         r_.ignored.push_back({at, "cfg." + section + " = " + raw.text,
                               section == "env_vars" ? "environment variables: not part of the layout"
                                                     : "not a constructor call: not read"});
+    }
+
+    // The recipe name a precision call stands for: a recipe function by name, a lookup by a
+    // constant name (_perf_precision("fp8_mx"), get_mixed_precision_config("bf16_mixed")), or a
+    // helper of the recipe's whose body starts from one of those.
+    std::string precision_call(PyModule& m, const Env& env, const PyExpr& call, int depth) {
+        const std::string name = last_name(call.s);
+        if ((name == "_perf_precision" || name == "get_mixed_precision_config" || name == "get_precision_config") &&
+            !call.items.empty()) {
+            const PyExpr arg = resolved(m, env, call.items.front());
+            if (arg.kind == PyExpr::Str) return arg.s;
+        }
+        if (precision_named(name) != nullptr || depth > 4) return name;
+        auto [callee_module, f] = function_of(m, call.s);
+        if (f == nullptr) return name;
+        for (const PyStatement& st : f->body) {
+            std::string target, value;
+            if (!split_py_assignment(st.text, target, value) && st.text.rfind("return ", 0) == 0) value = st.text.substr(7);
+            const PyExpr e = parse_py_expr(value);
+            if (e.kind != PyExpr::Call || e.object) continue;
+            const std::string inner = precision_call(*callee_module, {}, e, depth + 1);
+            if (precision_named(inner) != nullptr) return inner;
+        }
+        return name;
     }
 
     void keywords(PyModule& m, const Env& env, const std::string& section, const PyExpr& call, int line) {
@@ -565,6 +586,32 @@ class RecipeReader {
         set(path, resolved(m, env, value), where(m, line));
     }
 
+    // Megatron-Bridge's apply_flex_dispatcher_backend(model_config, backend)
+    // (training/flex_dispatcher_backend.py:33-85): for an MoE model and backend "deepep" or
+    // "hybridep", the flex dispatcher with that backend (:83-85), or alltoall where the GPU
+    // cannot run it (:27-30; DeepEP on Ampere, Hopper, B200 and B300, :60-62; HybridEP on
+    // compute capability 8, 9 and 10, :71). The GPU check waits for the cluster (kFlexTag).
+    void flex_backend(PyModule& m, const Env& env, const PyExpr& call, int line) {
+        PyExpr backend;
+        if (call.items.size() > 1) {
+            const PyExpr& arg = call.items[1];
+            backend = resolved(m, env, arg);
+            const auto dot = arg.s.find('.');
+            if (arg.kind == PyExpr::Name && dot != std::string::npos && is_config(env, arg.s.substr(0, dot))) {
+                auto it = settings_.find(arg.s.substr(dot + 1));
+                backend = it != settings_.end() ? it->second.value : PyExpr{};
+            }
+        }
+        if (backend.kind != PyExpr::Str || (backend.s != "deepep" && backend.s != "hybridep")) return;
+        const std::string at = where(m, line) + " " + kFlexTag;
+        PyExpr flex;
+        flex.kind = PyExpr::Str;
+        flex.s = "flex";
+        flex.text = "\"flex\"";
+        set("model.moe_token_dispatcher_type", flex, at);
+        set("model.moe_flex_dispatcher_backend", backend, at);
+    }
+
     // Whether the function being read sets `name.<section>...` (a config it got from a call).
     bool used_as_config(const std::string& name) const {
         static const std::regex section(R"(^\w+\.(model|train|ddp|optimizer|mixed_precision|comm_overlap|dataset)\b)");
@@ -577,9 +624,32 @@ class RecipeReader {
 
     // `helper(cfg, ...)`: followed when the helper is found; named when it is not.
     void call_statement(PyModule& m, Env& env, const PyExpr& call, int line, int depth) {
-        bool passes = false;
-        for (const PyExpr& a : call.items) passes = passes || (a.kind == PyExpr::Name && is_config(env, a.s));
-        for (const auto& [k, a] : call.keywords) passes = passes || (a.kind == PyExpr::Name && is_config(env, a.s));
+        bool passes = false, passes_section = false;
+        const auto section_of_config = [&](const PyExpr& a) {
+            if (a.kind != PyExpr::Name) return false;
+            const auto dot = a.s.find('.');
+            return dot != std::string::npos && is_config(env, a.s.substr(0, dot));
+        };
+        for (const PyExpr& a : call.items) {
+            passes = passes || (a.kind == PyExpr::Name && is_config(env, a.s));
+            passes_section = passes_section || section_of_config(a);
+        }
+        for (const auto& [k, a] : call.keywords) {
+            passes = passes || (a.kind == PyExpr::Name && is_config(env, a.s));
+            passes_section = passes_section || section_of_config(a);
+        }
+        if (last_name(call.s) == "apply_flex_dispatcher_backend" && !call.items.empty() &&
+            section_of_config(call.items.front())) {
+            flex_backend(m, env, call, line);
+            return;
+        }
+        if (!passes && passes_section) {
+            // A helper handed one section (set_..._layout(cfg.model)): what it computes there
+            // is Python the reader does not run.
+            r_.ignored.push_back({where(m, line), call.text, "a helper given a section of the config: not read"});
+            r_.warnings.push_back(where(m, line) + ": " + call.s + "() is given part of the config and was not read");
+            return;
+        }
         if (!passes) return;
         auto [callee_module, f] = function_of(m, call.s);
         if (f == nullptr) {
@@ -729,6 +799,31 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
         r.notes.push_back("cluster " + *opts.cluster + " from the recipe's name (" + mt[1].str() + "): pass --cluster for another");
     }
 
+    // apply_flex_dispatcher_backend's GPU check and MoE check, now that the cluster is known.
+    std::map<std::string, Setting> settings = reader.settings();
+    const auto flex = settings.find("model.moe_token_dispatcher_type");
+    const auto backend = settings.find("model.moe_flex_dispatcher_backend");
+    if (flex != settings.end() && backend != settings.end() && flex->second.where.find(kFlexTag) != std::string::npos) {
+        const std::string cluster_name = opts.cluster.value_or("dgx-h100");
+        std::string gpu;
+        try {
+            gpu = load_cluster(cluster_name, "<flags>", "--cluster").gpu.kind;
+        } catch (const InputError&) {
+        }
+        const bool gb = gpu.rfind("gb200", 0) == 0 || gpu.rfind("gb300", 0) == 0;
+        const bool amd = gpu.rfind("mi", 0) == 0;
+        const bool runs = backend->second.value.s == "deepep" ? !gb && !amd : !amd;
+        if (!model.is_moe()) {
+            settings.erase(flex);
+            settings.erase(backend);
+        } else if (!runs) {
+            r.notes.push_back(flex->second.where + ": " + backend->second.value.s + " does not run on " + gpu +
+                              ": Megatron-Bridge falls back to the alltoall dispatcher (training/flex_dispatcher_backend.py:27-30)");
+            flex->second.value.s = "alltoall";
+            settings.erase(backend);
+        }
+    }
+
     // The settings as Megatron-LM arguments.
     std::vector<ScriptWord> words;
     const auto word = [&](const std::string& arg, const std::string& origin) {
@@ -740,7 +835,6 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
     };
     word("python", file);
     word("pretrain_gpt.py", file);
-    const auto& settings = reader.settings();
     // Bridge's seq_length lives in the model and the dataset; the model's wins.
     std::set<std::string> seen_flags;
     for (const auto& [key, s] : settings) {
@@ -797,11 +891,37 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
                 continue;
             }
         }
+        if (section == "model" && field == "cpu_offloading_num_layers") {
+            // Megatron-Core offloads only with TransformerConfig.cpu_offloading on; its
+            // argument parser turns that on from the layer count (arguments.py:1950-1951 at
+            // d98e8a64), which a Bridge config does not pass through.
+            const auto on = settings.find("model.cpu_offloading");
+            if (on == settings.end() || on->second.value.kind != PyExpr::Bool || !on->second.value.b) {
+                r.ignored.push_back({s.where, shown, "cfg.model.cpu_offloading is not on: no layer is offloaded"});
+                continue;
+            }
+        }
+        if (s.value.kind == PyExpr::List && s.value.items.empty()) continue;  // [] : nothing, the default
         if (section == "ddp" && field == "grad_reduce_in_fp32") {
             if (s.value.kind == PyExpr::Bool && !s.value.b) word("--grad-reduce-in-bf16", s.where + " cfg." + key);
             continue;
         }
         const std::string flag = flag_for(section, field);
+        // The architecture: the layout's model is --model's or the preset's. Megatron-Core's
+        // TransformerConfig spells some fields other than its arguments (num_moe_experts is
+        // --num-experts, gated_linear_unit --swiglu, ...).
+        static const char* const kProviderArchitecture =
+            "num_moe_experts gated_linear_unit share_embeddings_and_output_weights activation_func "
+            "add_bias_linear layernorm_zero_centered_gamma moe_router_pre_softmax yarn_rotary_scaling_factor "
+            "yarn_original_max_position_embeddings yarn_beta_fast yarn_beta_slow yarn_mscale yarn_mscale_all_dim "
+            "yarn_correction_range_round_to_int moe_router_num_groups moe_router_group_topk moe_router_topk_scaling_factor";
+        if (section == "model" && (megatron_import_detail::model_architecture_flag(flag) ||
+                                   list_has_word(kProviderArchitecture, field))) {
+            r.ignored.push_back({s.where, shown,
+                                 "model architecture: the layout's model is " + r.layout.model_ref +
+                                     "; the recipe's value is not applied"});
+            continue;
+        }
         const FlagSpec* spec = layout_flag(flag);
         if (s.value.kind == PyExpr::None) continue;  // the default
         if (s.value.kind == PyExpr::Bool) {

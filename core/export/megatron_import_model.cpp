@@ -26,6 +26,30 @@
 
 namespace meshwork::megatron_import_detail {
 
+bool model_architecture_flag(const std::string& flag) {
+    // The arguments model() and its helpers below read for the architecture (not the
+    // sequence length, the capacity factor, the tokenizer or the DeepSpeed-MoE switches,
+    // which build() and the layout read too).
+    static const char* const kFlags =
+        "--activation-func-clamp-value --add-qkv-bias --attention-dropout --attention-head-type "
+        "--disable-bias-linear --expert-interval --ffn-hidden-size --glu-linear-offset --group-query-attention "
+        "--hidden-dropout --hidden-size --hybrid-attention-ratio --hybrid-layer-pattern --hybrid-mlp-ratio "
+        "--hybrid-override-pattern --is-hybrid-model --kv-channels --kv-lora-rank --layernorm-epsilon "
+        "--mamba-head-dim --mamba-num-groups --mamba-num-heads --mamba-state-dim --max-position-embeddings "
+        "--mlp-type --moe-ffn-hidden-size --moe-layer-freq --moe-router-enable-expert-bias "
+        "--moe-router-score-function --moe-router-topk --moe-shared-expert-gate "
+        "--moe-shared-expert-intermediate-size --mtp-num-layers --multi-latent-attention --no-position-embedding "
+        "--norm-epsilon --normalization --num-attention-heads --num-experts --num-key-value-heads --num-layers "
+        "--num-query-groups --padded-vocab-size --position-embedding-type --q-lora-rank --qk-head-dim "
+        "--qk-layernorm --qk-nope-head-dim --qk-pos-emb-head-dim --qk-rope-head-dim --quick-geglu "
+        "--rope-scaling-factor --rope-type --rotary-base --rotary-percent --rotary-scaling-factor "
+        "--rotary-seq-len-interpolation-factor --shared-moe-ffn-hidden-size --sliding-window --softmax-type "
+        "--squared-relu --swiglu --topk --untie-embeddings-and-output-weights "
+        "--use-llama2-rotary-position-embeddings --use-rope-scaling --use-rotary-position-embeddings "
+        "--v-head-dim --vocab-size --window-attn-skip-freq --window-size";
+    return list_has_word(kFlags, flag);
+}
+
 ModelSpec MegatronParser::model(bool& vocab_known) {
     ModelSpec m;
     hybrid_layers(m);

@@ -43,6 +43,9 @@ struct FlagSpec {
 
 // One of the arguments that describe the layout (the table in megatron_import.cpp), or null.
 const FlagSpec* layout_flag(const std::string& name);
+// Whether `flag` is one of the model's architecture arguments that MegatronParser::model()
+// reads (megatron_import_model.cpp): what a caller that names the model itself leaves out.
+bool model_architecture_flag(const std::string& flag);
 
 inline bool starts_with(const std::string& s, std::string_view prefix) {
     return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;

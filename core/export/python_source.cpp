@@ -168,7 +168,7 @@ class ExprParser {
             skip();
             if (!name.empty() && p_ < t_.size() && t_[p_] == '=' && (p_ + 1 >= t_.size() || t_[p_ + 1] != '=')) {
                 ++p_;
-                call.keywords.emplace_back(name, sum());
+                call.keywords.push_back(PyKeyword{name, sum()});
             } else {
                 p_ = save;
                 if (eat('*')) eat('*');  // *args, **kwargs: read as their expression, Other below
@@ -326,7 +326,7 @@ class ExprParser {
                         fail();
                         return e;
                     }
-                    e.keywords.emplace_back(key.kind == PyExpr::Str ? key.s : key.text, sum());
+                    e.keywords.push_back(PyKeyword{key.kind == PyExpr::Str ? key.s : key.text, sum()});
                     if (!ok_) return e;
                     if (eat(',')) {
                         if (eat('}')) break;

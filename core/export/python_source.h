@@ -22,6 +22,8 @@ struct PyStatement {
 
 std::vector<PyStatement> py_statements(const std::string& source);
 
+struct PyKeyword;
+
 struct PyExpr {
     enum Kind { None, Bool, Int, Float, Str, Name, Call, Attr, List, Dict, Other };
     Kind kind = Other;
@@ -32,11 +34,17 @@ struct PyExpr {
     std::string s;            // Str: the value; Name: the dotted name; Call/Attr: the callee or attribute
     std::shared_ptr<PyExpr> object;  // Call/Attr on an expression that is not a dotted name
     std::vector<PyExpr> items;       // Call: positional arguments; List: elements; Dict: values
-    std::vector<std::pair<std::string, PyExpr>> keywords;  // Call: keyword arguments; Dict: keys
+    std::vector<PyKeyword> keywords;  // Call: keyword arguments; Dict: keys and values
 
     [[nodiscard]] bool constant() const { return kind == None || kind == Bool || kind == Int || kind == Float || kind == Str; }
     // A constant or a list of constants.
     [[nodiscard]] bool literal() const;
+};
+
+// A keyword argument (or a dict entry): name and value, as a pair's first and second.
+struct PyKeyword {
+    std::string first;
+    PyExpr second;
 };
 
 // Parses one expression; never throws: what it does not understand is Other with its text.

@@ -9,6 +9,7 @@
 #include "core/common/error.h"
 #include "core/common/json_reader.h"
 #include "core/export/megatron_import.h"
+#include "core/export/bridge_recipe_import.h"
 #include "core/export/shell_script.h"
 #include "profiler/import/kineto_import.h"
 #include "profiler/import/nsys_import.h"
@@ -125,6 +126,17 @@ void shell_script(const std::uint8_t* data, std::size_t size) {
     });
 }
 
+// A Megatron-Bridge recipe module, read alone (no checkout beside it), with the model given:
+// a layout or an InputError naming the line.
+void bridge_recipe(const std::uint8_t* data, std::size_t size) {
+    expect_value_or_input_error([&] {
+        ImportOptions options;
+        options.model = "llama3-8b";
+        options.gpus = 8;
+        (void)import_bridge_recipe(as_text(data, size), "/nonexistent/fuzz_recipe.py", options);
+    });
+}
+
 void kineto_json(const std::uint8_t* data, std::size_t size) {
     static const std::string path = scratch_path(".json");
     write_file(path, data, size);
@@ -184,7 +196,7 @@ const std::map<std::string, EntryPoint>& entry_points() {
     static const std::map<std::string, EntryPoint> points{
         {"fuzz_layout_json", layout_json},   {"fuzz_cluster_json", cluster_json},
         {"fuzz_hf_config", hf_config},       {"fuzz_megatron_args", megatron_args},
-        {"fuzz_shell_script", shell_script},
+        {"fuzz_shell_script", shell_script}, {"fuzz_bridge_recipe", bridge_recipe},
         {"fuzz_kineto_json", kineto_json},   {"fuzz_nsys_sqlite", nsys_sqlite},
         {"fuzz_meshwork_trace", meshwork_trace}, {"fuzz_pickle", pickle},
         {"fuzz_remote_client", remote_client}, {"fuzz_remote_server", remote_server}};

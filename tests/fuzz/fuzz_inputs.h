@@ -19,6 +19,7 @@ void cluster_json(const std::uint8_t* data, std::size_t size);
 void hf_config(const std::uint8_t* data, std::size_t size);
 void megatron_args(const std::uint8_t* data, std::size_t size);
 void shell_script(const std::uint8_t* data, std::size_t size);
+void bridge_recipe(const std::uint8_t* data, std::size_t size);
 void kineto_json(const std::uint8_t* data, std::size_t size);
 void nsys_sqlite(const std::uint8_t* data, std::size_t size);
 void meshwork_trace(const std::uint8_t* data, std::size_t size);

@@ -32,7 +32,7 @@ done
 work=${work:-$build/fuzz-campaign}
 if [[ ${#targets[@]} -eq 0 ]]; then
   targets=(fuzz_layout_json fuzz_cluster_json fuzz_hf_config fuzz_megatron_args fuzz_shell_script
-           fuzz_kineto_json fuzz_nsys_sqlite fuzz_meshwork_trace fuzz_pickle fuzz_remote_client
+           fuzz_bridge_recipe fuzz_kineto_json fuzz_nsys_sqlite fuzz_meshwork_trace fuzz_pickle fuzz_remote_client
            fuzz_remote_server)
 fi
 fuzz_bin="$build/tests/fuzz"
@@ -54,6 +54,7 @@ seed() {
     fuzz_shell_script)
       cp "$fixtures"/export/golden/*.megatron.sh "$fixtures"/hostile/*.sh "$dir"/
       find "$fixtures"/export/megatron -type f -exec cp {} "$dir"/ \; ;;
+    fuzz_bridge_recipe) find "$fixtures"/bridge -name '*.py' -exec cp --backup=numbered {} "$dir"/ \; ;;
     fuzz_kineto_json) cp "$fixtures"/profiler/*.json "$fixtures"/kineto/*.json* "$dir"/ ;;
     fuzz_nsys_sqlite) sqlite3 "$dir/nsys.sqlite" < "$root/tests/fuzz/nsys_seed.sql" ;;
     fuzz_meshwork_trace) "$fuzz_bin/make_trace_seeds" "$dir" ;;

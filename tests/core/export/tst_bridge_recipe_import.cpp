@@ -150,6 +150,47 @@ class TestBridgeRecipeImport : public QObject {
                             [](const std::string& n) { return n.find("openai/gpt-oss-120b") != std::string::npos; }));
     }
 
+    // Dense Llama 3 70B on 64 H100 with FP8 current scaling: the layout of Bridge's published
+    // H100 LLAMA3_70B row (TP4 PP8 VP5, GBS 256; tst_cost_published_heldout), with TP overlap
+    // (CommOverlapConfig with TP 4 and sequence parallelism) and the interleaved schedule.
+    void llama3_70b_h100_fp8cs() {
+        const ImportResult r = import_recipe(recipe_path("llama/h100/llama3.py"), "llama3_70b_pretrain_64gpu_h100_fp8cs_config");
+        const Layout& l = r.layout;
+        QCOMPARE(l.model_ref, std::string("llama3-70b"));
+        QCOMPARE(l.cluster_ref, std::string("dgx-h100"));
+        QCOMPARE(l.parallel.mesh.tp, 4);
+        QCOMPARE(l.parallel.mesh.pp, 8);
+        QCOMPARE(l.parallel.vpp, 5);
+        QCOMPARE(l.parallel.mesh.dp, 2);
+        QVERIFY(l.parallel.sequence_parallel);
+        QCOMPARE(l.parallel.tp_comm_overlap, TpOverlap::Ring);
+        QCOMPARE(l.training.schedule, Schedule::Interleaved);
+        QCOMPARE(l.training.dtype, DType::Fp8);
+        QCOMPARE(l.training.fp8_recipe, Fp8Recipe::Tensorwise);
+        QCOMPARE(l.training.global_batch_size, 256);
+        QCOMPARE(l.training.seq_length, 8192);
+        QVERIFY(r.warnings.empty());
+    }
+
+    // apply_flex_dispatcher_backend(cfg.model, "deepep") in the H100 base
+    // (recipes/qwen/h100/qwen3_moe.py:137): flex with DeepEP on an H100, alltoall on a GB200,
+    // where Bridge falls back (training/flex_dispatcher_backend.py:27-30, :60-62).
+    void flex_backend_follows_the_gpu() {
+        const std::string path = std::string(MESHWORK_TEST_FIXTURES) + "/bridge/src/megatron/bridge/recipes/qwen/h100/qwen3_moe.py";
+        ImportOptions o;
+        o.model = qwen3_30b_config();
+        o.gpus = 8;
+        o.cluster = "dgx-h100";
+        const ImportResult h100 = import_recipe(path, "qwen3_30b_a3b_pretrain_8gpu_h100_bf16_config", o);
+        QCOMPARE(h100.layout.parallel.moe_dispatcher, MoeDispatcher::Flex);
+        QCOMPARE(h100.layout.parallel.moe_flex_backend, MoeFlexBackend::DeepEP);
+        o.cluster = "gb200-nvl72";
+        const ImportResult gb200 = import_recipe(path, "qwen3_30b_a3b_pretrain_8gpu_h100_bf16_config", o);
+        QCOMPARE(gb200.layout.parallel.moe_dispatcher, MoeDispatcher::AllToAll);
+        QVERIFY(std::any_of(gb200.notes.begin(), gb200.notes.end(),
+                            [](const std::string& n) { return n.find("falls back to the alltoall") != std::string::npos; }));
+    }
+
     // The same recipe file outside a checkout: its own settings, a warning for the base that
     // was not read, and the model asked for.
     void outside_a_checkout() {
