@@ -18,7 +18,7 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <regex>
+#include <cctype>
 #include <set>
 #include <sstream>
 
@@ -70,57 +70,147 @@ struct PyModule {
     std::map<std::string, PyExpr> constants;
 };
 
+// Hand-written matching, not std::regex: libstdc++'s regex recurses per character and a long
+// statement (an unbalanced bracket joins the rest of a file into one) overflows the stack.
+bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+
+bool is_identifier(const std::string& s) {
+    if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])) != 0) return false;
+    return std::all_of(s.begin(), s.end(), is_ident_char);
+}
+
+// The leading identifier of `s` from `pos` (dots too when `dotted`), advancing `pos`.
+std::string take_name(const std::string& s, std::size_t& pos, bool dotted = false) {
+    const std::size_t a = pos;
+    while (pos < s.size() && (is_ident_char(s[pos]) || (dotted && s[pos] == '.'))) ++pos;
+    return s.substr(a, pos - a);
+}
+
+void skip_spaces(const std::string& s, std::size_t& pos) {
+    while (pos < s.size() && (s[pos] == ' ' || s[pos] == '\t')) ++pos;
+}
+
+std::string first_word(const std::string& s) {
+    std::size_t pos = 0;
+    return take_name(s, pos);
+}
+
 bool block_header(const std::string& s) {
-    static const std::regex header(R"(^(if|elif|else|for|while|with|try|except|finally|async)\b.*:$)");
-    return std::regex_match(s, header);
+    static const char* const kKeywords = "if elif else for while with try except finally async";
+    return !s.empty() && s.back() == ':' && list_has_word(kKeywords, first_word(s));
+}
+
+// The top-level comma-separated items of `s` (brackets and quotes kept whole).
+std::vector<std::string> top_level_items(const std::string& s) {
+    std::vector<std::string> out;
+    std::string cur;
+    int depth = 0;
+    char quote = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const char c = s[i];
+        if (quote != 0) {
+            cur += c;
+            if (c == '\\' && i + 1 < s.size()) cur += s[++i];
+            else if (c == quote) quote = 0;
+            continue;
+        }
+        if (c == '"' || c == '\'') quote = c;
+        if (c == '(' || c == '[' || c == '{') ++depth;
+        if (c == ')' || c == ']' || c == '}') --depth;
+        if (c == ',' && depth == 0) {
+            out.push_back(cur);
+            cur.clear();
+            continue;
+        }
+        cur += c;
+    }
+    out.push_back(cur);
+    return out;
+}
+
+// `def NAME(PARAMS) -> TYPE:` (or `async def`): the name and the parameters' text.
+bool parse_def(const std::string& s, std::string& name, std::string& params) {
+    std::size_t pos = 0;
+    std::string word = take_name(s, pos);
+    if (word == "async") {
+        skip_spaces(s, pos);
+        word = take_name(s, pos);
+    }
+    if (word != "def" || s.empty() || s.back() != ':') return false;
+    skip_spaces(s, pos);
+    name = take_name(s, pos);
+    skip_spaces(s, pos);
+    if (name.empty() || pos >= s.size() || s[pos] != '(') return false;
+    int depth = 0;
+    char quote = 0;
+    for (std::size_t i = pos; i < s.size(); ++i) {
+        const char c = s[i];
+        if (quote != 0) {
+            if (c == '\\') ++i;
+            else if (c == quote) quote = 0;
+            continue;
+        }
+        if (c == '"' || c == '\'') quote = c;
+        if (c == '(') ++depth;
+        if (c == ')' && --depth == 0) {
+            params = s.substr(pos + 1, i - pos - 1);
+            return true;
+        }
+    }
+    return false;
 }
 
 std::unique_ptr<PyModule> parse_module(const std::string& text, const std::string& file, const std::string& display) {
     auto m = std::make_unique<PyModule>();
     m->file = file;
     m->display = display;
-    static const std::regex def(R"(^(async\s+)?def\s+(\w+)\s*\((.*)\)\s*(->\s*[^:]+)?:$)");
-    static const std::regex from_import(R"(^from\s+([\w.]+)\s+import\s+(.+)$)");
     const std::vector<PyStatement> sts = py_statements(text);
     for (std::size_t k = 0; k < sts.size(); ++k) {
         const PyStatement& st = sts[k];
         if (st.indent != 0) continue;
-        std::smatch mt;
-        if (std::regex_match(st.text, mt, def)) {
+        std::string name, params;
+        if (parse_def(st.text, name, params)) {
             PyFunction f;
-            f.name = mt[2];
+            f.name = name;
             f.line = st.line;
-            const PyExpr params = parse_py_expr("f(" + mt[3].str() + ")");
-            // Parameters as a call's arguments: bare names positional, name=default keywords;
-            // annotations ("cfg: ConfigContainer") are stripped first.
-            std::string plist = mt[3];
-            plist = std::regex_replace(plist, std::regex(R"(:\s*[^,=]+)"), "");
-            const PyExpr p = parse_py_expr("f(" + plist + ")");
-            for (const PyExpr& a : p.items) {
-                if (a.kind == PyExpr::Name) f.params.emplace_back(a.s, std::nullopt);
+            // Each parameter: its name (after * or **), its annotation dropped, its default.
+            for (const std::string& item : top_level_items(params)) {
+                std::size_t pos = 0;
+                skip_spaces(item, pos);
+                while (pos < item.size() && item[pos] == '*') ++pos;
+                const std::string pname = take_name(item, pos);
+                if (pname.empty()) continue;
+                std::string target, value;
+                if (split_py_assignment(item, target, value)) {
+                    f.params.emplace_back(pname, parse_py_expr(value));
+                } else {
+                    f.params.emplace_back(pname, std::nullopt);
+                }
             }
-            for (const auto& [name, value] : p.keywords) f.params.emplace_back(name, value);
-            (void)params;
             for (std::size_t j = k + 1; j < sts.size() && sts[j].indent > 0; ++j) f.body.push_back(sts[j]);
             m->functions[f.name] = std::move(f);
             continue;
         }
-        if (std::regex_match(st.text, mt, from_import)) {
-            std::string names = mt[2];
+        std::size_t pos = 0;
+        if (take_name(st.text, pos) == "from") {
+            skip_spaces(st.text, pos);
+            const std::string module = take_name(st.text, pos, true);
+            skip_spaces(st.text, pos);
+            if (module.empty() || take_name(st.text, pos) != "import") continue;
+            std::string names = st.text.substr(pos);
             names.erase(std::remove(names.begin(), names.end(), '('), names.end());
             names.erase(std::remove(names.begin(), names.end(), ')'), names.end());
-            std::stringstream in(names);
-            std::string item;
-            while (std::getline(in, item, ',')) {
-                static const std::regex as(R"(^\s*(\w+)(\s+as\s+(\w+))?\s*$)");
-                std::smatch a;
-                if (!std::regex_match(item, a, as)) continue;
-                m->imports[a[3].matched ? a[3].str() : a[1].str()] = {mt[1], a[1]};
+            for (const std::string& item : top_level_items(names)) {
+                std::stringstream words(item);
+                std::string imported, as, alias;
+                words >> imported >> as >> alias;
+                if (!is_identifier(imported)) continue;
+                m->imports[as == "as" && is_identifier(alias) ? alias : imported] = {module, imported};
             }
             continue;
         }
         std::string target, value;
-        if (split_py_assignment(st.text, target, value) && std::regex_match(target, std::regex(R"(\w+)"))) {
+        if (split_py_assignment(st.text, target, value) && is_identifier(target)) {
             m->constants[target] = parse_py_expr(value);
         }
     }
@@ -614,10 +704,12 @@ class RecipeReader {
 
     // Whether the function being read sets `name.<section>...` (a config it got from a call).
     bool used_as_config(const std::string& name) const {
-        static const std::regex section(R"(^\w+\.(model|train|ddp|optimizer|mixed_precision|comm_overlap|dataset)\b)");
+        static const char* const kSections = "model train ddp optimizer mixed_precision comm_overlap dataset";
         if (current_ == nullptr) return false;
         for (const PyStatement& st : current_->body) {
-            if (st.text.rfind(name + ".", 0) == 0 && std::regex_search(st.text, section)) return true;
+            if (st.text.rfind(name + ".", 0) != 0) continue;
+            std::size_t pos = name.size() + 1;
+            if (list_has_word(kSections, take_name(st.text, pos))) return true;
         }
         return false;
     }
@@ -739,10 +831,25 @@ std::string flag_for(const std::string& section, const std::string& field) {
 }  // namespace
 
 bool is_bridge_recipe(const std::string& text) {
-    static const std::regex bridge_import(R"((^|\n)\s*(from|import)\s+megatron\.bridge\b)");
-    static const std::regex config_field(R"(\b\w+\.(model|train|ddp|mixed_precision|comm_overlap)\.?\w*\s*=)");
-    return std::regex_search(text, bridge_import) && (text.find("ConfigContainer") != std::string::npos ||
-                                                      std::regex_search(text, config_field));
+    // A line `from megatron.bridge...` or `import megatron.bridge...`.
+    bool imports_bridge = false;
+    std::stringstream in(text);
+    std::string line;
+    while (!imports_bridge && std::getline(in, line)) {
+        std::size_t pos = 0;
+        skip_spaces(line, pos);
+        const std::string word = take_name(line, pos);
+        if (word != "from" && word != "import") continue;
+        skip_spaces(line, pos);
+        const std::string module = take_name(line, pos, true);
+        imports_bridge = module == "megatron.bridge" || module.rfind("megatron.bridge.", 0) == 0;
+    }
+    if (!imports_bridge) return false;
+    if (text.find("ConfigContainer") != std::string::npos) return true;
+    for (const char* section : {".model.", ".train.", ".ddp.", ".mixed_precision", ".comm_overlap"}) {
+        if (text.find(section) != std::string::npos) return true;
+    }
+    return false;
 }
 
 ImportResult import_bridge_recipe(const std::string& text, const std::string& file, const ImportOptions& options) {
@@ -784,19 +891,30 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
 
     // The world: --gpus/--nodes, else the "<N>gpu" of the recipe's name (Bridge names its
     // recipes by GPU count and GPU: qwen3_30b_a3b_pretrain_8gpu_b200_bf16_config).
-    static const std::regex gpus_in_name(R"((^|_)(\d+)gpu_)");
-    std::smatch mt;
-    if (!options.gpus && !options.nodes && std::regex_search(reader.function(), mt, gpus_in_name)) {
-        opts.gpus = std::stoi(mt[2]);
-        r.notes.push_back("world size " + mt[2].str() + " GPUs from the recipe's name " + reader.function() +
-                          "(): pass --gpus for another");
+    std::vector<std::string> name_parts;
+    {
+        std::stringstream parts(reader.function());
+        std::string part;
+        while (std::getline(parts, part, '_')) name_parts.push_back(part);
     }
-    static const std::regex gpu_in_name(R"(_(h100|h200|b200|gb200)_)");
-    if (!options.cluster && std::regex_search(reader.function(), mt, gpu_in_name)) {
-        const std::map<std::string, std::string> cluster = {
-            {"h100", "dgx-h100"}, {"h200", "dgx-h200"}, {"b200", "dgx-b200"}, {"gb200", "gb200-nvl72"}};
-        opts.cluster = cluster.at(mt[1]);
-        r.notes.push_back("cluster " + *opts.cluster + " from the recipe's name (" + mt[1].str() + "): pass --cluster for another");
+    for (const std::string& part : name_parts) {
+        if (options.gpus || options.nodes || part.size() < 4 || part.size() > 9 || part.compare(part.size() - 3, 3, "gpu") != 0)
+            continue;
+        const std::string digits = part.substr(0, part.size() - 3);
+        if (!std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c) != 0; })) continue;
+        opts.gpus = std::stoi(digits);
+        r.notes.push_back("world size " + digits + " GPUs from the recipe's name " + reader.function() +
+                          "(): pass --gpus for another");
+        break;
+    }
+    const std::map<std::string, std::string> cluster_of_gpu = {
+        {"h100", "dgx-h100"}, {"h200", "dgx-h200"}, {"b200", "dgx-b200"}, {"gb200", "gb200-nvl72"}};
+    for (const std::string& part : name_parts) {
+        const auto it = cluster_of_gpu.find(part);
+        if (options.cluster || it == cluster_of_gpu.end()) continue;
+        opts.cluster = it->second;
+        r.notes.push_back("cluster " + it->second + " from the recipe's name (" + part + "): pass --cluster for another");
+        break;
     }
 
     // apply_flex_dispatcher_backend's GPU check and MoE check, now that the cluster is known.

@@ -93,6 +93,11 @@ class ExprParser {
 
     PyExpr unary() {
         skip();
+        const DepthGuard guard(depth_);
+        if (depth_ > kMaxDepth) {
+            fail();
+            return other(t_.substr(p_));
+        }
         if (p_ < t_.size() && t_[p_] == '-') {
             ++p_;
             PyExpr e = unary();
@@ -108,8 +113,22 @@ class ExprParser {
         return postfix();
     }
 
+    // Nesting deeper than any config writes is refused, not recursed into (the stack).
+    struct DepthGuard {
+        explicit DepthGuard(int& d) : depth(d) { ++depth; }
+        ~DepthGuard() { --depth; }
+        DepthGuard(const DepthGuard&) = delete;
+        DepthGuard& operator=(const DepthGuard&) = delete;
+        int& depth;
+    };
+
     PyExpr postfix() {
         const std::size_t start = p_;
+        const DepthGuard guard(depth_);
+        if (depth_ > kMaxDepth) {
+            fail();
+            return other(t_.substr(start));
+        }
         PyExpr e = atom();
         for (;;) {
             if (!ok_) return e;
@@ -345,9 +364,11 @@ class ExprParser {
         return e;
     }
 
+    static constexpr int kMaxDepth = 64;
     const std::string& t_;
     std::size_t p_ = 0;
     bool ok_ = true;
+    int depth_ = 0;
 };
 
 }  // namespace

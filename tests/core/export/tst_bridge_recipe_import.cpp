@@ -87,6 +87,10 @@ class TestBridgeRecipeImport : public QObject {
         QVERIFY(!split_py_assignment("x == 1", target, value));
         QVERIFY(!split_py_assignment("f(a=1)", target, value));
         QCOMPARE(parse_py_expr("a.b(c)[0]").kind, PyExpr::Other);
+        // Hostile nesting is refused, not recursed into.
+        QCOMPARE(parse_py_expr(std::string(100000, '(') + "1" + std::string(100000, ')')).kind, PyExpr::Other);
+        QCOMPARE(parse_py_expr(std::string(100000, '-') + "1").kind, PyExpr::Other);
+        QCOMPARE(parse_py_expr("[[[[1]]]]").kind, PyExpr::List);
         const PyExpr chain = parse_py_expr("AutoBridge.from_hf_pretrained(\"org/m\").to_megatron_provider(load_weights=False)");
         QCOMPARE(chain.kind, PyExpr::Call);
         QCOMPARE(chain.s, std::string("to_megatron_provider"));
