@@ -49,6 +49,9 @@ constexpr const char* kFlexTag = "(apply_flex_dispatcher_backend)";
 constexpr int kMaxCallDepth = 24;
 // Modules read at most (a recipe imports from a handful).
 constexpr int kMaxModules = 64;
+// Statements read at most, over every call followed (a recipe and its bases read a few
+// thousand; a hostile module calling a large helper many times would not end soon).
+constexpr long long kMaxStatements = 200000;
 
 struct PyFunction {
     std::string name;
@@ -614,6 +617,11 @@ class RecipeReader {
         int header_line = 0;
         for (const PyStatement& st : f.body) {
             line_ = st.line;
+            if (++statements_read_ > kMaxStatements) {
+                throw InputError(file_, where(m, st.line),
+                                 "more than " + std::to_string(kMaxStatements) +
+                                     " statements read through the recipe's calls: not a recipe import-args reads");
+            }
             if (st.indent > body_indent) {
                 if (!header.empty()) conditional(m, env, st, header, header_line);
                 continue;
@@ -782,6 +790,7 @@ class RecipeReader {
     std::string function_;
     int line_ = 0;
     const PyFunction* current_ = nullptr;  // the function being read
+    long long statements_read_ = 0;
 };
 
 // The Hugging Face repository a bundled model preset was made from: its "_source" starts

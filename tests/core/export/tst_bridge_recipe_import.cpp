@@ -234,6 +234,13 @@ class TestBridgeRecipeImport : public QObject {
         // A value Megatron-LM itself refuses is named by the recipe line it came from.
         const std::string bad = head + "    cfg.model.tensor_model_parallel_size = 0\n    return cfg\n";
         QVERIFY(refusal(bad, "r.py", o).rfind("r.py:5 cfg.model.tensor_model_parallel_size", 0) == 0);
+        // A helper called many times: the statements read are bounded.
+        std::string big = "from megatron.bridge.training.config import ConfigContainer\n\ndef helper(cfg):\n";
+        for (int i = 0; i < 2000; ++i) big += "    cfg.train.x" + std::to_string(i) + " = 1\n";
+        big += "\ndef recipe() -> ConfigContainer:\n    cfg = ConfigContainer(model=None)\n";
+        for (int i = 0; i < 200; ++i) big += "    helper(cfg)\n";
+        big += "    return cfg\n";
+        QVERIFY(refusal(big, "r.py", o).find("statements read through the recipe's calls") != std::string::npos);
         const std::string none = "from megatron.bridge.training.config import ConfigContainer\nx = 1\n";
         QVERIFY(refusal(none, "r.py", o).find("no recipe function") != std::string::npos);
     }
