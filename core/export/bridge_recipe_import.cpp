@@ -103,34 +103,6 @@ bool block_header(const std::string& s) {
     return !s.empty() && s.back() == ':' && list_has_word(kKeywords, first_word(s));
 }
 
-// The top-level comma-separated items of `s` (brackets and quotes kept whole).
-std::vector<std::string> top_level_items(const std::string& s) {
-    std::vector<std::string> out;
-    std::string cur;
-    int depth = 0;
-    char quote = 0;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        const char c = s[i];
-        if (quote != 0) {
-            cur += c;
-            if (c == '\\' && i + 1 < s.size()) cur += s[++i];
-            else if (c == quote) quote = 0;
-            continue;
-        }
-        if (c == '"' || c == '\'') quote = c;
-        if (c == '(' || c == '[' || c == '{') ++depth;
-        if (c == ')' || c == ']' || c == '}') --depth;
-        if (c == ',' && depth == 0) {
-            out.push_back(cur);
-            cur.clear();
-            continue;
-        }
-        cur += c;
-    }
-    out.push_back(cur);
-    return out;
-}
-
 // `def NAME(PARAMS) -> TYPE:` (or `async def`): the name and the parameters' text.
 bool parse_def(const std::string& s, std::string& name, std::string& params) {
     std::size_t pos = 0;
@@ -144,23 +116,14 @@ bool parse_def(const std::string& s, std::string& name, std::string& params) {
     name = take_name(s, pos);
     skip_spaces(s, pos);
     if (name.empty() || pos >= s.size() || s[pos] != '(') return false;
-    int depth = 0;
-    char quote = 0;
-    for (std::size_t i = pos; i < s.size(); ++i) {
-        const char c = s[i];
-        if (quote != 0) {
-            if (c == '\\') ++i;
-            else if (c == quote) quote = 0;
-            continue;
-        }
-        if (c == '"' || c == '\'') quote = c;
-        if (c == '(') ++depth;
-        if (c == ')' && --depth == 0) {
-            params = s.substr(pos + 1, i - pos - 1);
-            return true;
-        }
-    }
-    return false;
+    bool closed = false;
+    py_scan(s, pos, [&](std::size_t i, int depth) {
+        if (s[i] != ')' || depth != 1) return true;
+        params = s.substr(pos + 1, i - pos - 1);
+        closed = true;
+        return false;
+    });
+    return closed;
 }
 
 std::unique_ptr<PyModule> parse_module(const std::string& text, const std::string& file, const std::string& display) {
@@ -177,7 +140,7 @@ std::unique_ptr<PyModule> parse_module(const std::string& text, const std::strin
             f.name = name;
             f.line = st.line;
             // Each parameter: its name (after * or **), its annotation dropped, its default.
-            for (const std::string& item : top_level_items(params)) {
+            for (const std::string& item : py_top_level_items(params)) {
                 std::size_t pos = 0;
                 skip_spaces(item, pos);
                 while (pos < item.size() && item[pos] == '*') ++pos;
@@ -203,7 +166,7 @@ std::unique_ptr<PyModule> parse_module(const std::string& text, const std::strin
             std::string names = st.text.substr(pos);
             names.erase(std::remove(names.begin(), names.end(), '('), names.end());
             names.erase(std::remove(names.begin(), names.end(), ')'), names.end());
-            for (const std::string& item : top_level_items(names)) {
+            for (const std::string& item : py_top_level_items(names)) {
                 std::stringstream words(item);
                 std::string imported, as, alias;
                 words >> imported >> as >> alias;

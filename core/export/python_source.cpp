@@ -482,35 +482,63 @@ std::vector<PyStatement> py_statements(const std::string& source) {
     return out;
 }
 
-bool split_py_assignment(const std::string& s, std::string& target, std::string& value) {
+void py_scan(const std::string& s, std::size_t from, const std::function<bool(std::size_t i, int depth)>& visit) {
     int depth = 0;
     char quote = 0;
-    for (std::size_t i = 0; i < s.size(); ++i) {
+    for (std::size_t i = from; i < s.size(); ++i) {
         const char c = s[i];
         if (quote != 0) {
             if (c == '\\') ++i;
             else if (c == quote) quote = 0;
             continue;
         }
-        if (c == '"' || c == '\'') quote = c;
+        if (c == '"' || c == '\'') {
+            quote = c;
+            continue;
+        }
+        if (!visit(i, depth)) return;
         if (c == '(' || c == '[' || c == '{') ++depth;
         if (c == ')' || c == ']' || c == '}') --depth;
-        if (c != '=' || depth != 0) continue;
+    }
+}
+
+std::vector<std::string> py_top_level_items(const std::string& s) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    py_scan(s, 0, [&](std::size_t i, int depth) {
+        if (s[i] == ',' && depth == 0) {
+            out.push_back(s.substr(start, i - start));
+            start = i + 1;
+        }
+        return true;
+    });
+    out.push_back(s.substr(start));
+    return out;
+}
+
+bool split_py_assignment(const std::string& s, std::string& target, std::string& value) {
+    std::size_t at = std::string::npos;
+    bool plain = true;
+    py_scan(s, 0, [&](std::size_t i, int depth) {
+        if (s[i] != '=' || depth != 0) return true;
         const char before = i > 0 ? s[i - 1] : ' ';
         const char after = i + 1 < s.size() ? s[i + 1] : ' ';
-        if (after == '=' || before == '=' || before == '!' || before == '<' || before == '>') return false;
-        // Augmented assignment (+=, -=, ...): not a plain one.
-        if (before == '+' || before == '-' || before == '*' || before == '/' || before == '%' || before == '&' ||
-            before == '|' || before == '^' || before == ':')
+        // ==, <=, >=, != and augmented assignments (+=, -=, ...) are no plain assignment.
+        static const std::string kNotPlain = "=!<>+-*/%&|^:";
+        if (after == '=' || kNotPlain.find(before) != std::string::npos) {
+            plain = false;
             return false;
-        target = trimmed(s.substr(0, i));
-        value = trimmed(s.substr(i + 1));
-        // An annotated assignment `name: type = value`.
-        const auto colon = target.find(':');
-        if (colon != std::string::npos) target = trimmed(target.substr(0, colon));
-        return !target.empty();
-    }
-    return false;
+        }
+        at = i;
+        return false;
+    });
+    if (!plain || at == std::string::npos) return false;
+    target = trimmed(s.substr(0, at));
+    value = trimmed(s.substr(at + 1));
+    // An annotated assignment `name: type = value`.
+    const auto colon = target.find(':');
+    if (colon != std::string::npos) target = trimmed(target.substr(0, colon));
+    return !target.empty();
 }
 
 }  // namespace meshwork

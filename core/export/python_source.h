@@ -5,6 +5,7 @@
 // anything else is kept as text (PyExpr::Other) for the reader to name.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -49,6 +50,14 @@ struct PyKeyword {
 
 // Parses one expression; never throws: what it does not understand is Other with its text.
 PyExpr parse_py_expr(const std::string& text);
+
+// Visits each character of `s` outside string literals, from `from`, with the bracket depth
+// before it ((, [ and { open; ), ] and } close); stops when `visit` returns false. The one
+// bracket-and-quote scanner of the Python readers.
+void py_scan(const std::string& s, std::size_t from, const std::function<bool(std::size_t i, int depth)>& visit);
+
+// The comma-separated items at the top level of `s` (an argument or parameter list), as written.
+std::vector<std::string> py_top_level_items(const std::string& s);
 
 // `target = value` at the top level of a statement (not ==, <=, >=, !=, nor a keyword
 // argument inside brackets); false when the statement is no plain assignment.
