@@ -241,6 +241,12 @@ class TestBridgeRecipeImport : public QObject {
         for (int i = 0; i < 200; ++i) big += "    helper(cfg)\n";
         big += "    return cfg\n";
         QVERIFY(refusal(big, "r.py", o).find("statements read through the recipe's calls") != std::string::npos);
+        // A helper that calls itself twice: bounded too (2^24 calls otherwise).
+        const std::string recursive =
+            "from megatron.bridge.training.config import ConfigContainer\n\ndef h(cfg):\n    h(cfg)\n    h(cfg)\n"
+            "    cfg.train.micro_batch_size = 1\n\ndef recipe() -> ConfigContainer:\n"
+            "    cfg = ConfigContainer(model=None)\n    h(cfg)\n    return cfg\n";
+        QVERIFY(refusal(recursive, "r.py", o).find("statements read through the recipe's calls") != std::string::npos);
         const std::string none = "from megatron.bridge.training.config import ConfigContainer\nx = 1\n";
         QVERIFY(refusal(none, "r.py", o).find("no recipe function") != std::string::npos);
     }
