@@ -238,9 +238,9 @@ std::string MegatronParser::launched_programs(const ScriptRun& script) {
                "--set 1=VALUE, --set 2=VALUE, ...)";
     }
     if (recipe) {
-        out += ". A Megatron-Bridge recipe (--recipe, scripts/training/run_recipe.py) holds its layout in "
-               "Python and KEY=VALUE overrides, which import-args does not read: state its axes to "
-               "`meshwork-cli estimate` (--tp, --pp, --ep, --mbs, --gbs, ...)";
+        out += ". A Megatron-Bridge recipe run (--recipe, scripts/training/run_recipe.py) holds its layout in "
+               "the recipe function: import that module instead (meshwork-cli import-args RECIPE.py --config NAME, "
+               "from a Megatron-Bridge checkout); the script's KEY=VALUE overrides are not read";
     }
     return out;
 }

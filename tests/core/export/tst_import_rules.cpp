@@ -715,7 +715,8 @@ void TestImportRules::sweep_of_real_scripts() {
     QVERIFY2(has_issue(none, "script", "it runs scripts/training/run_recipe.py (line 1), examples/conversion/convert.py "
                                        "(line 2): none is"),
              dump(none).c_str());
-    QVERIFY(has_issue(none, "script", "Megatron-Bridge recipe"));
+    QVERIFY(has_issue(none, "script", "Megatron-Bridge recipe run"));
+    QVERIFY(has_issue(none, "script", "import-args RECIPE.py --config NAME"));
     QVERIFY(has_issue(issues_of("python tools/checkpoint/convert.py --model-type GPT\n"), "script",
                       "it runs tools/checkpoint/convert.py (line 1)"));
     // Megatron-DeepSpeed's curriculum_learning/ds_train.sh runs its training script with bash.
