@@ -11,7 +11,7 @@ namespace {
 // lists, over the dense peak of the same precision (resources/gpus: H100 SXM 989.4 bf16 and
 // 1,978.9 fp8 TFLOP/s; B200 2,250 and 4,500). Kernel tables time the GEMM alone, at the
 // clocks a short benchmark holds; nothing here is fitted to a training run.
-constexpr std::array<GemmEfficiencyRow, 5> kRows{{
+constexpr std::array<GemmEfficiencyRow, 6> kRows{{
     // OpenXLA's default matmul performance table for sm_90 (H100 SXM), cuBLAS through XLA,
     // tensorflow/tensorflow third_party/xla/xla/service/gpu/model/matmul_interpolator_data.h
     // (versions at 372d578b and 9bebee8e): the four largest bf16 entries, b·m×n×k =
@@ -42,6 +42,14 @@ constexpr std::array<GemmEfficiencyRow, 5> kRows{{
     // mean 2,632 of 4,500.
     {"blackwell", GemmPrecision::Fp8Tensorwise, 0.58,
      "OpenXLA matmul_interpolator_data.h sm_100 f8e4m3fn, 4096x4096x4096 and 4096x2048x4096: 2499-2765 TFLOP/s of 4500"},
+    // MXFP8 (1x32 block scales applied by the tensor cores) against per-tensor FP8 on the same
+    // GEMMs: Transformer Engine's GEMM benchmark on B300 with the operands quantized beforehand
+    // (the kernels alone; docs/examples/gemm_profiling/gemm_profiling.rst:141-148 at
+    // d0067d0d: a layer's 12 GEMMs, hidden 4096, FFN 16,384, 15,872 tokens), 7.161 ms MXFP8
+    // against 6.812 ms per-tensor: 0.951 of its rate. The per-tensor row above × 0.951
+    // (Blackwell's SMs in both; the B300 has no table of its own here).
+    {"blackwell", GemmPrecision::Mxfp8, 0.58 * 6.812 / 7.161,
+     "per-tensor fp8 row x 0.951: TE gemm_profiling.rst:148, B300 pre-quantized, MXFP8 7.161 ms vs per-tensor 6.812 ms a layer"},
 }};
 
 // What a training step sustains against the kernel tables. The tables time one GEMM at the
@@ -134,8 +142,7 @@ std::optional<double> tabled_gemm_efficiency(const std::string& gpu_kind, GemmPr
     // (the datasheets list one figure for both); the tables time bf16.
     if (p == GemmPrecision::Fp16) p = GemmPrecision::Bf16;
     if (auto e = find(p)) return e;
-    // An fp8 recipe without a table of its own (MXFP8 on Blackwell, where the tensor cores
-    // apply the block scales at the fp8 peak; blockwise on Blackwell) takes its GPU's
+    // An fp8 recipe without a row of its own (blockwise on Blackwell) takes its GPU's
     // per-tensor row. MXFP8 on Hopper has no hardware and no row either way.
     if (p == GemmPrecision::Mxfp8 && arch != "blackwell") return std::nullopt;
     if (p == GemmPrecision::Fp8Blockwise || p == GemmPrecision::Mxfp8) return find(GemmPrecision::Fp8Tensorwise);
