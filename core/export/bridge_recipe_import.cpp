@@ -256,11 +256,12 @@ std::string dashed(std::string s) {
     return s;
 }
 
-// Bridge sections whose fields are not Megatron-LM arguments and never change the layout.
+// ConfigContainer's sections whose fields never change the layout (training/config.py:965-1010
+// at 067f987d).
 constexpr const char* kNonLayoutSections =
     "validation logger tokenizer checkpoint rng dist profiling ft straggler nvrx_straggler "
-    "inprocess_restart rerun_state_machine tensor_inspect peft env_vars scheduler mixed_precision_extra "
-    "train_extra dataset_extra";
+    "inprocess_restart rerun_state_machine tensor_inspect peft env_vars scheduler "
+    "optimizer_config_override_provider";
 
 class RecipeReader {
   public:
@@ -311,8 +312,8 @@ class RecipeReader {
         return s + ")";
     }
 
-    // A function that returns a config: its annotation says so, or it calls ConfigContainer,
-    // or it sets cfg.model / cfg.train.
+    // A recipe function: public, without parameters, returning something after building a
+    // config (it calls ConfigContainer or sets a `.model.` or `.train.` field).
     static bool returns_config(const PyFunction& f) {
         bool returns = false, builds = false;
         for (const PyStatement& st : f.body) {
@@ -513,20 +514,14 @@ class RecipeReader {
     }
 
     // Binds a call's arguments to `f`'s parameters; a config argument binds as the config.
-    Env bind(PyModule& caller, const Env& env, const PyExpr& call, const PyFunction& f, int depth, bool& passes_config,
-             bool& config_from_call) {
+    Env bind(PyModule& caller, const Env& env, const PyExpr& call, const PyFunction& f, int depth) {
         Env callee;
-        passes_config = false;
-        config_from_call = false;
         const auto bind_one = [&](const std::string& param, const PyExpr& arg) {
             Binding b;
             if (arg.kind == PyExpr::Name && is_config(env, arg.s)) {
                 b.config = true;
-                passes_config = true;
             } else if (arg.kind == PyExpr::Call && config_call(caller, env, arg, depth + 1)) {
                 b.config = true;
-                passes_config = true;
-                config_from_call = true;
             } else {
                 b.value = resolved(caller, env, arg);
             }
@@ -555,8 +550,7 @@ class RecipeReader {
         }
         auto [callee_module, f] = function_of(m, call.s);
         if (f == nullptr || depth > kMaxCallDepth) return false;
-        bool passes = false, from_call = false;
-        Env callee = bind(m, env, call, *f, depth, passes, from_call);
+        Env callee = bind(m, env, call, *f, depth);
         const int saved = line_;
         const bool ok = run(*callee_module, *f, callee, depth + 1);
         line_ = saved;
@@ -723,8 +717,7 @@ class RecipeReader {
             r_.warnings.push_back(where(m, line) + ": " + call.s + "() is given the config and was not read");
             return;
         }
-        bool p = false, from_call = false;
-        Env callee = bind(m, env, call, *f, depth, p, from_call);
+        Env callee = bind(m, env, call, *f, depth);
         const int saved = line_;
         run(*callee_module, *f, callee, depth + 1);
         line_ = saved;
