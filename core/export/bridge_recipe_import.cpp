@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <cctype>
+#include <cmath>
 #include <set>
 #include <sstream>
 
@@ -397,7 +398,8 @@ class RecipeReader {
         return constant_of(*other, {}, imp->second.name, hops + 1);
     }
 
-    // `e` with names replaced by the constants they stand for (lists element-wise).
+    // `e` with names replaced by the constants they stand for (lists element-wise), and an
+    // expression computed when evaluate() can.
     PyExpr resolved(PyModule& m, const Env& env, const PyExpr& e) {
         if (e.kind == PyExpr::Name) {
             if (auto v = constant_of(m, env, e.s)) return *v;
@@ -408,7 +410,239 @@ class RecipeReader {
             for (PyExpr& item : out.items) item = resolved(m, env, item);
             return out;
         }
+        const bool computed = e.kind == PyExpr::BinOp || e.kind == PyExpr::Compare || e.kind == PyExpr::Cond ||
+                              e.kind == PyExpr::Subscript || (e.kind == PyExpr::Call && !e.object);
+        if (computed) {
+            if (auto v = evaluate(m, env, e, 0)) return *v;
+        }
         return e;
+    }
+
+    // Canonical text of a literal: dict keys and `in` operands compare by it.
+    static std::string repr(const PyExpr& v) {
+        switch (v.kind) {
+            case PyExpr::None: return "None";
+            case PyExpr::Bool: return v.b ? "True" : "False";
+            case PyExpr::Int: return std::to_string(v.i);
+            case PyExpr::Float: {
+                std::ostringstream o;
+                o << v.f;
+                return o.str();
+            }
+            case PyExpr::Str: return "'" + v.s + "'";
+            case PyExpr::List: {
+                std::string out = "[";
+                for (std::size_t k = 0; k < v.items.size(); ++k) out += (k ? ", " : "") + repr(v.items[k]);
+                return out + "]";
+            }
+            default: return "?" + v.text;
+        }
+    }
+
+    static std::optional<bool> truthy(const PyExpr& v) {
+        switch (v.kind) {
+            case PyExpr::None: return false;
+            case PyExpr::Bool: return v.b;
+            case PyExpr::Int: return v.i != 0;
+            case PyExpr::Float: return v.f != 0;
+            case PyExpr::Str: return !v.s.empty();
+            case PyExpr::List: return !v.items.empty();
+            case PyExpr::Dict: return !v.items.empty();
+            default: return std::nullopt;
+        }
+    }
+
+    static PyExpr list_of(std::vector<PyExpr> items) {
+        PyExpr l;
+        l.kind = PyExpr::List;
+        l.items = std::move(items);
+        l.text = repr(l);
+        return l;
+    }
+
+    static PyExpr boolean(bool b) {
+        PyExpr v;
+        v.kind = PyExpr::Bool;
+        v.b = b;
+        v.text = b ? "True" : "False";
+        return v;
+    }
+
+    // The value of `e` when constants give it without running anything with effects: names,
+    // list and dict literals, + and * on numbers, strings and lists, the comparisons, `A if C
+    // else B`, subscripts, list()/tuple(), and calls of the recipe's own functions whose bodies
+    // assign names and return a value (how Bridge's recipes look up a pipeline layout by PP and
+    // VP). nullopt otherwise.
+    std::optional<PyExpr> evaluate(PyModule& m, const Env& env, const PyExpr& e, int depth) {
+        if (depth > kMaxCallDepth) return std::nullopt;
+        switch (e.kind) {
+            case PyExpr::None:
+            case PyExpr::Bool:
+            case PyExpr::Int:
+            case PyExpr::Float:
+            case PyExpr::Str: return e;
+            case PyExpr::Name: return constant_of(m, env, e.s);
+            case PyExpr::List: {
+                std::vector<PyExpr> items;
+                for (const PyExpr& item : e.items) {
+                    auto v = evaluate(m, env, item, depth + 1);
+                    if (!v) return std::nullopt;
+                    items.push_back(std::move(*v));
+                }
+                return list_of(std::move(items));
+            }
+            case PyExpr::Dict: {
+                PyExpr d;
+                d.kind = PyExpr::Dict;
+                for (std::size_t k = 0; k < e.items.size() && k < e.keywords.size(); ++k) {
+                    auto key = evaluate(m, env, e.items[k], depth + 1);
+                    auto value = evaluate(m, env, e.keywords[k].second, depth + 1);
+                    if (!key || !value) return std::nullopt;
+                    d.items.push_back(*key);
+                    d.keywords.push_back(PyKeyword{repr(*key), std::move(*value)});
+                }
+                d.text = e.text;
+                return d;
+            }
+            case PyExpr::BinOp: return binary(m, env, e, depth);
+            case PyExpr::Compare: return compare(m, env, e, depth);
+            case PyExpr::Cond: {
+                const auto cond = evaluate(m, env, e.items[1], depth + 1);
+                const auto yes = cond ? truthy(*cond) : std::nullopt;
+                if (!yes) return std::nullopt;
+                return evaluate(m, env, e.items[*yes ? 0 : 2], depth + 1);
+            }
+            case PyExpr::Subscript: {
+                const auto object = evaluate(m, env, *e.object, depth + 1);
+                const auto index = evaluate(m, env, e.items.front(), depth + 1);
+                if (!object || !index) return std::nullopt;
+                if (object->kind == PyExpr::Dict) {
+                    for (const PyKeyword& k : object->keywords) {
+                        if (k.first == repr(*index)) return k.second;
+                    }
+                    return std::nullopt;  // a KeyError in Python
+                }
+                if (object->kind == PyExpr::List && index->kind == PyExpr::Int) {
+                    const long long n = static_cast<long long>(object->items.size());
+                    const long long i = index->i < 0 ? index->i + n : index->i;
+                    if (i >= 0 && i < n) return object->items[static_cast<std::size_t>(i)];
+                }
+                return std::nullopt;
+            }
+            case PyExpr::Call: return call_value(m, env, e, depth);
+            default: return std::nullopt;
+        }
+    }
+
+    std::optional<PyExpr> binary(PyModule& m, const Env& env, const PyExpr& e, int depth) {
+        auto a = evaluate(m, env, e.items[0], depth + 1);
+        auto b = evaluate(m, env, e.items[1], depth + 1);
+        if (!a || !b) return std::nullopt;
+        const char op = e.s.empty() ? '?' : e.s[0];
+        const bool numbers = (a->kind == PyExpr::Int || a->kind == PyExpr::Float) &&
+                             (b->kind == PyExpr::Int || b->kind == PyExpr::Float);
+        if (numbers) {
+            const double x = a->kind == PyExpr::Int ? static_cast<double>(a->i) : a->f;
+            const double y = b->kind == PyExpr::Int ? static_cast<double>(b->i) : b->f;
+            const double v = op == '+' ? x + y : op == '-' ? x - y : op == '*' ? x * y : (y != 0 ? x / y : NAN);
+            if (!std::isfinite(v) || std::fabs(v) > 9e15) return std::nullopt;
+            PyExpr r;
+            const bool ints = a->kind == PyExpr::Int && b->kind == PyExpr::Int && op != '/';
+            r.kind = ints ? PyExpr::Int : PyExpr::Float;
+            r.i = ints ? static_cast<long long>(v) : 0;
+            r.f = v;
+            r.text = repr(r);
+            return r;
+        }
+        if (op == '+' && a->kind == PyExpr::Str && b->kind == PyExpr::Str) {
+            PyExpr r = *a;
+            r.s += b->s;
+            r.text = repr(r);
+            return r;
+        }
+        if (op == '+' && a->kind == PyExpr::List && b->kind == PyExpr::List) {
+            std::vector<PyExpr> items = a->items;
+            items.insert(items.end(), b->items.begin(), b->items.end());
+            return list_of(std::move(items));
+        }
+        if (op == '*' && (a->kind == PyExpr::List) != (b->kind == PyExpr::List) &&
+            (a->kind == PyExpr::Int || b->kind == PyExpr::Int)) {
+            const PyExpr& l = a->kind == PyExpr::List ? *a : *b;
+            const long long times = a->kind == PyExpr::Int ? a->i : b->i;
+            // A layout table holds a few hundred entries; more is not a recipe.
+            if (times < 0 || static_cast<double>(times) * static_cast<double>(l.items.size()) > 100000) return std::nullopt;
+            std::vector<PyExpr> items;
+            for (long long k = 0; k < times; ++k) items.insert(items.end(), l.items.begin(), l.items.end());
+            return list_of(std::move(items));
+        }
+        return std::nullopt;
+    }
+
+    std::optional<PyExpr> compare(PyModule& m, const Env& env, const PyExpr& e, int depth) {
+        auto a = evaluate(m, env, e.items[0], depth + 1);
+        auto b = evaluate(m, env, e.items[1], depth + 1);
+        if (!a || !b) return std::nullopt;
+        if (e.s == "is" || e.s == "is not") {
+            // Identity: read for None (and booleans) only.
+            const bool none = a->kind == PyExpr::None || b->kind == PyExpr::None;
+            const bool bools = a->kind == PyExpr::Bool && b->kind == PyExpr::Bool;
+            if (!none && !bools) return std::nullopt;
+            const bool same = none ? a->kind == b->kind : a->b == b->b;
+            return boolean(e.s == "is" ? same : !same);
+        }
+        if (e.s == "==" || e.s == "!=") return boolean((repr(*a) == repr(*b)) == (e.s == "=="));
+        bool found = false;
+        if (b->kind == PyExpr::List) {
+            for (const PyExpr& item : b->items) found = found || repr(item) == repr(*a);
+        } else if (b->kind == PyExpr::Dict) {
+            for (const PyKeyword& k : b->keywords) found = found || k.first == repr(*a);
+        } else if (b->kind == PyExpr::Str && a->kind == PyExpr::Str) {
+            found = b->s.find(a->s) != std::string::npos;
+        } else {
+            return std::nullopt;
+        }
+        return boolean(e.s == "in" ? found : !found);
+    }
+
+    // list(x) / tuple(x), or a function of the recipe's modules run on constant arguments:
+    // its assignments to names and its return; blocks (if, for, try) are not run.
+    std::optional<PyExpr> call_value(PyModule& m, const Env& env, const PyExpr& call, int depth) {
+        if (call.object || depth > kMaxCallDepth) return std::nullopt;
+        if ((call.s == "list" || call.s == "tuple") && call.items.size() == 1 && call.keywords.empty()) {
+            auto v = evaluate(m, env, call.items.front(), depth + 1);
+            if (v && v->kind == PyExpr::List) return v;
+            return std::nullopt;
+        }
+        auto [callee_module, f] = function_of(m, call.s);
+        if (f == nullptr || f->body.empty()) return std::nullopt;
+        Env local;
+        for (std::size_t k = 0; k < f->params.size(); ++k) {
+            const std::string& name = f->params[k].first;
+            std::optional<PyExpr> arg;
+            if (k < call.items.size()) arg = evaluate(m, env, call.items[k], depth + 1);
+            for (const PyKeyword& kw : call.keywords) {
+                if (kw.first == name) arg = evaluate(m, env, kw.second, depth + 1);
+            }
+            if (!arg && f->params[k].second) arg = evaluate(*callee_module, {}, *f->params[k].second, depth + 1);
+            if (!arg) return std::nullopt;
+            local[name] = Binding{false, *arg};
+        }
+        const int body_indent = f->body.front().indent;
+        for (const PyStatement& st : f->body) {
+            if (++statements_read_ > kMaxStatements) return std::nullopt;
+            if (st.indent != body_indent || block_header(st.text)) continue;
+            if (st.text.rfind("return", 0) == 0 && (st.text.size() == 6 || st.text[6] == ' ')) {
+                return evaluate(*callee_module, local, parse_py_expr(st.text.substr(6)), depth + 1);
+            }
+            std::string target, value;
+            if (!split_py_assignment(st.text, target, value) || !is_identifier(target)) continue;
+            if (auto v = evaluate(*callee_module, local, parse_py_expr(value), depth + 1)) {
+                local[target] = Binding{false, *v};
+            } else {
+                local.erase(target);
+            }
+        }
+        return std::nullopt;
     }
 
     std::string where(const PyModule& m, int line) const { return m.display + ":" + std::to_string(line); }
@@ -1031,6 +1265,26 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
         if (!s.value.literal()) {
             throw InputError(file, s.where + " cfg." + key,
                              "'" + s.value.text + "' is not a constant: Meshwork reads recipes without running them");
+        }
+        if (flag == "--pipeline-model-parallel-layout" && s.value.kind == PyExpr::List) {
+            // The list form Megatron-Core's PipelineParallelLayerLayout takes, one list of
+            // layer names per model chunk, written as the argument's string
+            // (transformer/pipeline_parallel_layer_layout.py at d98e8a64: "embedding" E,
+            // "decoder" t, "mtp" m, "loss" L, chunks separated by '|').
+            std::string layout_text;
+            for (std::size_t k = 0; k < s.value.items.size(); ++k) {
+                const PyExpr& chunk = s.value.items[k];
+                if (k > 0) layout_text += '|';
+                for (const PyExpr& layer : chunk.items) {
+                    const std::string& n = layer.s;
+                    layout_text += n == "embedding" ? "E" : n == "decoder" ? "t" : n == "mtp" ? "m" : n == "loss" ? "L" : "?" + n;
+                }
+            }
+            if (seen_flags.insert(flag).second) {
+                word(flag, s.where + " cfg." + key);
+                word(layout_text, s.where + " cfg." + key);
+            }
+            continue;
         }
         if (seen_flags.count(flag) != 0) continue;
         seen_flags.insert(flag);

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 namespace meshwork {
 
@@ -24,13 +25,22 @@ class ExprParser {
     explicit ExprParser(const std::string& text) : t_(text) {}
 
     PyExpr parse() {
-        PyExpr e = sum();
+        PyExpr e = expr();
         skip();
         if (!ok_ || p_ != t_.size()) return other(t_);
         return e;
     }
 
   private:
+    // Nesting deeper than any config writes is refused, not recursed into (the stack).
+    struct DepthGuard {
+        explicit DepthGuard(int& d) : depth(d) { ++depth; }
+        ~DepthGuard() { --depth; }
+        DepthGuard(const DepthGuard&) = delete;
+        DepthGuard& operator=(const DepthGuard&) = delete;
+        int& depth;
+    };
+
     static PyExpr other(const std::string& text) {
         PyExpr e;
         e.kind = PyExpr::Other;
@@ -54,36 +64,130 @@ class ExprParser {
         return false;
     }
 
-    // Sums and products of numbers ("8 * 1024", "2 ** 10" is not read); anything else with
-    // an operator is Other.
-    PyExpr sum() {
+    // A keyword (not a prefix of a longer name) at the cursor: consumed.
+    bool keyword(const char* word) {
+        skip();
+        const std::size_t n = std::char_traits<char>::length(word);
+        if (t_.compare(p_, n, word) != 0) return false;
+        if (p_ + n < t_.size() && ident_char(t_[p_ + n])) return false;
+        p_ += n;
+        return true;
+    }
+
+    // `A if C else B`, or a comparison.
+    PyExpr expr() {
         const std::size_t start = p_;
-        PyExpr left = unary();
+        const DepthGuard guard(depth_);
+        if (depth_ > kMaxDepth) {
+            fail();
+            return other(t_.substr(start));
+        }
+        PyExpr value = comparison();
+        if (!ok_) return value;
+        const std::size_t save = p_;
+        if (!keyword("if")) {
+            p_ = save;
+            return value;
+        }
+        PyExpr cond = comparison();
+        if (!ok_ || !keyword("else")) {
+            fail();
+            return value;
+        }
+        PyExpr otherwise = expr();
+        PyExpr c;
+        c.kind = PyExpr::Cond;
+        c.items = {std::move(value), std::move(cond), std::move(otherwise)};
+        c.text = trimmed(t_.substr(start, p_ - start));
+        return c;
+    }
+
+    // One comparison: ==, !=, is, is not, in, not in (no chains).
+    PyExpr comparison() {
+        const std::size_t start = p_;
+        PyExpr left = sum();
+        if (!ok_) return left;
+        const std::size_t save = p_;
+        skip();
+        std::string op;
+        if (keyword("is")) {
+            op = keyword("not") ? "is not" : "is";
+        } else if (keyword("not")) {
+            if (!keyword("in")) {
+                p_ = save;
+                return left;
+            }
+            op = "not in";
+        } else if (keyword("in")) {
+            op = "in";
+        } else if (t_.compare(p_, 2, "==") == 0 || t_.compare(p_, 2, "!=") == 0) {
+            op = t_.substr(p_, 2);
+            p_ += 2;
+        } else {
+            p_ = save;
+            return left;
+        }
+        PyExpr right = sum();
+        PyExpr c;
+        c.kind = PyExpr::Compare;
+        c.s = op;
+        c.items = {std::move(left), std::move(right)};
+        c.text = trimmed(t_.substr(start, p_ - start));
+        return c;
+    }
+
+    // Sums and products: of numbers folded ("8 * 1024"), of anything else kept as BinOp
+    // (["decoder"] * 4); "**" and "//" are not read.
+    PyExpr sum() { return binary_level("+-"); }
+    PyExpr term() { return binary_level("*/"); }
+
+    // One precedence level of + - (sum) or * / (term, whose operands are unary expressions),
+    // left to right.
+    PyExpr binary_level(const char* ops) {
+        const bool products = ops[0] == '*';
+        const std::size_t start = p_;
+        PyExpr left = products ? unary() : term();
         for (;;) {
             skip();
             if (p_ >= t_.size()) break;
             const char op = t_[p_];
-            if (op != '+' && op != '-' && op != '*' && op != '/') break;
+            if (std::strchr(ops, op) == nullptr || op == '\0') break;
             if (op == '*' && p_ + 1 < t_.size() && t_[p_ + 1] == '*') return other_to_end(start);
             if (op == '/' && p_ + 1 < t_.size() && t_[p_ + 1] == '/') return other_to_end(start);
             ++p_;
-            PyExpr right = unary();
+            PyExpr right = products ? unary() : term();
             if (!ok_) return other_to_end(start);
-            const bool numbers = (left.kind == PyExpr::Int || left.kind == PyExpr::Float) &&
-                                 (right.kind == PyExpr::Int || right.kind == PyExpr::Float);
-            if (!numbers) return other_to_end(start);
-            const bool ints = left.kind == PyExpr::Int && right.kind == PyExpr::Int && op != '/';
-            PyExpr r;
-            r.kind = ints ? PyExpr::Int : PyExpr::Float;
-            double v = op == '+' ? left.f + right.f : op == '-' ? left.f - right.f : op == '*' ? left.f * right.f
-                                                                                              : left.f / right.f;
-            if (!std::isfinite(v) || std::fabs(v) > 9e15) return other_to_end(start);
-            r.f = v;
-            r.i = ints ? static_cast<long long>(v) : 0;
-            r.text = trimmed(t_.substr(start, p_ - start));
-            left = r;
+            left = combine(op, std::move(left), std::move(right), start);
+            if (!ok_) return other_to_end(start);
         }
         return left;
+    }
+
+    // Numbers fold; anything else stays a BinOp for the reader to compute.
+    PyExpr combine(char op, PyExpr left, PyExpr right, std::size_t start) {
+        const bool numbers = (left.kind == PyExpr::Int || left.kind == PyExpr::Float) &&
+                             (right.kind == PyExpr::Int || right.kind == PyExpr::Float);
+        if (!numbers) {
+            PyExpr b;
+            b.kind = PyExpr::BinOp;
+            b.s = std::string(1, op);
+            b.items = {std::move(left), std::move(right)};
+            b.text = trimmed(t_.substr(start, p_ - start));
+            return b;
+        }
+        const bool ints = left.kind == PyExpr::Int && right.kind == PyExpr::Int && op != '/';
+        PyExpr r;
+        r.kind = ints ? PyExpr::Int : PyExpr::Float;
+        const double v = op == '+' ? left.f + right.f : op == '-' ? left.f - right.f : op == '*' ? left.f * right.f
+                                                                                                 : left.f / right.f;
+        if (!std::isfinite(v) || std::fabs(v) > 9e15) {
+            fail();
+            return r;
+        }
+        r.f = v;
+        r.i = ints ? static_cast<long long>(v) : 0;
+        r.text = trimmed(t_.substr(start, p_ - start));
+        return r;
     }
 
     PyExpr other_to_end(std::size_t start) {
@@ -112,15 +216,6 @@ class ExprParser {
         }
         return postfix();
     }
-
-    // Nesting deeper than any config writes is refused, not recursed into (the stack).
-    struct DepthGuard {
-        explicit DepthGuard(int& d) : depth(d) { ++depth; }
-        ~DepthGuard() { --depth; }
-        DepthGuard(const DepthGuard&) = delete;
-        DepthGuard& operator=(const DepthGuard&) = delete;
-        int& depth;
-    };
 
     PyExpr postfix() {
         const std::size_t start = p_;
@@ -166,9 +261,16 @@ class ExprParser {
                 arguments(c);
                 e = std::move(c);
             } else if (t_[p_] == '[') {
-                // A subscript: not read.
-                fail();
-                return e;
+                ++p_;
+                PyExpr sub;
+                sub.kind = PyExpr::Subscript;
+                sub.items.push_back(expr());
+                if (!ok_ || !eat(']')) {
+                    fail();
+                    return e;
+                }
+                sub.object = std::make_shared<PyExpr>(std::move(e));
+                e = std::move(sub);
             } else {
                 break;
             }
@@ -187,11 +289,11 @@ class ExprParser {
             skip();
             if (!name.empty() && p_ < t_.size() && t_[p_] == '=' && (p_ + 1 >= t_.size() || t_[p_ + 1] != '=')) {
                 ++p_;
-                call.keywords.push_back(PyKeyword{name, sum()});
+                call.keywords.push_back(PyKeyword{name, expr()});
             } else {
                 p_ = save;
                 if (eat('*')) eat('*');  // *args, **kwargs: read as their expression, Other below
-                call.items.push_back(sum());
+                call.items.push_back(expr());
             }
             if (!ok_) return;
             if (eat(',')) {
@@ -318,7 +420,7 @@ class ExprParser {
             bool comma = false;
             if (!eat(close)) {
                 for (;;) {
-                    e.items.push_back(sum());
+                    e.items.push_back(expr());
                     if (!ok_) return e;
                     if (eat(',')) {
                         comma = true;
@@ -340,12 +442,14 @@ class ExprParser {
             e.kind = PyExpr::Dict;
             if (!eat('}')) {
                 for (;;) {
-                    PyExpr key = sum();
+                    PyExpr key = expr();
                     if (!ok_ || !eat(':')) {
                         fail();
                         return e;
                     }
-                    e.keywords.push_back(PyKeyword{key.kind == PyExpr::Str ? key.s : key.text, sum()});
+                    const std::string key_text = key.kind == PyExpr::Str ? key.s : key.text;
+                    e.items.push_back(std::move(key));
+                    e.keywords.push_back(PyKeyword{key_text, expr()});
                     if (!ok_) return e;
                     if (eat(',')) {
                         if (eat('}')) break;
@@ -375,9 +479,12 @@ class ExprParser {
 
 bool PyExpr::literal() const {
     if (constant()) return true;
-    if (kind != List) return false;
+    if (kind != List && kind != Dict) return false;
     for (const PyExpr& e : items) {
-        if (!e.constant()) return false;
+        if (!e.literal()) return false;
+    }
+    for (const PyKeyword& k : keywords) {
+        if (!k.second.literal()) return false;
     }
     return true;
 }

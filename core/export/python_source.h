@@ -26,7 +26,11 @@ std::vector<PyStatement> py_statements(const std::string& source);
 struct PyKeyword;
 
 struct PyExpr {
-    enum Kind { None, Bool, Int, Float, Str, Name, Call, Attr, List, Dict, Other };
+    // BinOp: items[0] s items[1] (s: + - * /) when they are not both numbers (numbers fold);
+    // Compare: items[0] s items[1] (s: == != is "is not" in "not in"); Cond: items[0] if
+    // items[1] else items[2]; Subscript: object[items[0]]; Dict: items the keys, keywords'
+    // second the values (first: a key's text).
+    enum Kind { None, Bool, Int, Float, Str, Name, Call, Attr, List, Dict, BinOp, Compare, Cond, Subscript, Other };
     Kind kind = Other;
     std::string text;         // the expression as written (trimmed)
     bool b = false;           // Bool
@@ -38,7 +42,7 @@ struct PyExpr {
     std::vector<PyKeyword> keywords;  // Call: keyword arguments; Dict: keys and values
 
     [[nodiscard]] bool constant() const { return kind == None || kind == Bool || kind == Int || kind == Float || kind == Str; }
-    // A constant or a list of constants.
+    // A constant, or a list or dict of literals.
     [[nodiscard]] bool literal() const;
 };
 

@@ -84,9 +84,22 @@ class TestBridgeRecipeImport : public QObject {
         QCOMPARE(e.keywords.size(), std::size_t(2));
         QCOMPARE(e.keywords[0].second.items[1].s, std::string("y"));
         QCOMPARE(e.keywords[1].second.i, 8192LL);
+        QCOMPARE(parse_py_expr("2 + 3 * 4").i, 14LL);  // * binds tighter than +
+        QCOMPARE(parse_py_expr("2 * 3 + 4 * 5 - 6").i, 20LL);
         QVERIFY(!split_py_assignment("x == 1", target, value));
         QVERIFY(!split_py_assignment("f(a=1)", target, value));
-        QCOMPARE(parse_py_expr("a.b(c)[0]").kind, PyExpr::Other);
+        QCOMPARE(parse_py_expr("a.b(c)[0]").kind, PyExpr::Subscript);
+        QCOMPARE(parse_py_expr("lambda x: x").kind, PyExpr::Other);
+        const PyExpr cond = parse_py_expr("1 if vp is None else vp");
+        QCOMPARE(cond.kind, PyExpr::Cond);
+        QCOMPARE(cond.items[1].kind, PyExpr::Compare);
+        QCOMPARE(cond.items[1].s, std::string("is"));
+        const PyExpr layout = parse_py_expr("[[\"embedding\"] + [\"decoder\"] * 4] + [[\"decoder\"] * 4] * 2");
+        QCOMPARE(layout.kind, PyExpr::BinOp);
+        QCOMPARE(parse_py_expr("{(1, 1): None, (4, 2): [\"loss\"]}").items.size(), std::size_t(2));
+        std::string conditionals;
+        for (int i = 0; i < 50000; ++i) conditionals += "1 if 1 else ";
+        QCOMPARE(parse_py_expr(conditionals + "1").kind, PyExpr::Other);
         // Hostile nesting is refused, not recursed into.
         QCOMPARE(parse_py_expr(std::string(100000, '(') + "1" + std::string(100000, ')')).kind, PyExpr::Other);
         QCOMPARE(parse_py_expr(std::string(100000, '-') + "1").kind, PyExpr::Other);
@@ -193,6 +206,22 @@ class TestBridgeRecipeImport : public QObject {
         QCOMPARE(gb200.layout.parallel.moe_dispatcher, MoeDispatcher::AllToAll);
         QVERIFY(std::any_of(gb200.notes.begin(), gb200.notes.end(),
                             [](const std::string& n) { return n.find("falls back to the alltoall") != std::string::npos; }));
+    }
+
+    // Kimi-K2 on 256 B200: the pipeline layout is a table the recipe looks up by PP and VP
+    // (recipes/kimi/h100/kimi_k2.py:29-51: a dict keyed by (pp, vp), lists built with + and *,
+    // `1 if vp_size is None else vp_size`), computed from constants: 61 layers as 4 on each of
+    // 15 stages and 1 with the loss; the model from moonshotai/Kimi-K2-Instruct's preset.
+    void kimi_k2_layout_table() {
+        const ImportResult r = import_recipe(recipe_path("kimi/b200/kimi_k2.py"), "kimi_k2_pretrain_256gpu_b200_bf16_config");
+        const Layout& l = r.layout;
+        QCOMPARE(l.model_ref, std::string("kimi-k2"));
+        QCOMPARE(l.parallel.mesh.pp, 16);
+        QCOMPARE(l.parallel.mesh.ep, 16);
+        QCOMPARE(l.placement.layers_per_stage.size(), std::size_t(16));
+        QCOMPARE(l.placement.layers_per_stage.front(), 4);
+        QCOMPARE(l.placement.layers_per_stage.back(), 1);
+        QVERIFY(r.warnings.empty());
     }
 
     // The same recipe file outside a checkout: its own settings, a warning for the base that
