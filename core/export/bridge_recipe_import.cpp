@@ -452,10 +452,29 @@ class RecipeReader {
         }
     }
 
-    static PyExpr list_of(std::vector<PyExpr> items) {
+    // Values the evaluator builds hold at most this many nodes (a layout table holds a few
+    // hundred): `[[0] * 100000] * 100000` or a name doubled in a loop of assignments stops here.
+    static constexpr std::size_t kMaxValueNodes = 100000;
+
+    // Nodes of a value, counted up to `limit` (then limit + 1).
+    static std::size_t nodes(const PyExpr& v, std::size_t limit = kMaxValueNodes) {
+        std::size_t n = 1;
+        for (const PyExpr& item : v.items) {
+            n += nodes(item, limit);
+            if (n > limit) return limit + 1;
+        }
+        for (const PyKeyword& k : v.keywords) {
+            n += nodes(k.second, limit);
+            if (n > limit) return limit + 1;
+        }
+        return n;
+    }
+
+    static std::optional<PyExpr> list_of(std::vector<PyExpr> items) {
         PyExpr l;
         l.kind = PyExpr::List;
         l.items = std::move(items);
+        if (nodes(l) > kMaxValueNodes) return std::nullopt;
         l.text = repr(l);
         return l;
     }
@@ -570,7 +589,7 @@ class RecipeReader {
             const PyExpr& l = a->kind == PyExpr::List ? *a : *b;
             const long long times = a->kind == PyExpr::Int ? a->i : b->i;
             // A layout table holds a few hundred entries; more is not a recipe.
-            if (times < 0 || static_cast<double>(times) * static_cast<double>(l.items.size()) > 100000) return std::nullopt;
+            if (times < 0 || static_cast<double>(times) * static_cast<double>(nodes(l)) > kMaxValueNodes) return std::nullopt;
             std::vector<PyExpr> items;
             for (long long k = 0; k < times; ++k) items.insert(items.end(), l.items.begin(), l.items.end());
             return list_of(std::move(items));

@@ -276,6 +276,14 @@ class TestBridgeRecipeImport : public QObject {
             "    cfg.train.micro_batch_size = 1\n\ndef recipe() -> ConfigContainer:\n"
             "    cfg = ConfigContainer(model=None)\n    h(cfg)\n    return cfg\n";
         QVERIFY(refusal(recursive, "r.py", o).find("statements read through the recipe's calls") != std::string::npos);
+        // Values the evaluator would build without end are not built.
+        const std::string huge = head + "    cfg.model.pipeline_model_parallel_layout = [[\"decoder\"] * 100000] * 100000\n    return cfg\n";
+        QVERIFY(refusal(huge, "r.py", o).find("is not a constant") != std::string::npos);
+        std::string doubling = "from megatron.bridge.training.config import ConfigContainer\n\ndef grow():\n    x = [1]\n";
+        for (int i = 0; i < 64; ++i) doubling += "    x = x + x\n";
+        doubling += "    return x\n\ndef recipe() -> ConfigContainer:\n    cfg = ConfigContainer(model=None)\n"
+                    "    cfg.model.pipeline_model_parallel_layout = grow()\n    return cfg\n";
+        QVERIFY(refusal(doubling, "r.py", o).find("is not a constant") != std::string::npos);
         const std::string none = "from megatron.bridge.training.config import ConfigContainer\nx = 1\n";
         QVERIFY(refusal(none, "r.py", o).find("no recipe function") != std::string::npos);
     }
