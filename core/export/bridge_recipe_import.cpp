@@ -76,27 +76,13 @@ struct PyModule {
 
 // Hand-written matching, not std::regex: libstdc++'s regex recurses per character and a long
 // statement (an unbalanced bracket joins the rest of a file into one) overflows the stack.
-bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
-
-bool is_identifier(const std::string& s) {
-    if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])) != 0) return false;
-    return std::all_of(s.begin(), s.end(), is_ident_char);
-}
-
-// The leading identifier of `s` from `pos` (dots too when `dotted`), advancing `pos`.
-std::string take_name(const std::string& s, std::size_t& pos, bool dotted = false) {
-    const std::size_t a = pos;
-    while (pos < s.size() && (is_ident_char(s[pos]) || (dotted && s[pos] == '.'))) ++pos;
-    return s.substr(a, pos - a);
-}
-
 void skip_spaces(const std::string& s, std::size_t& pos) {
     while (pos < s.size() && (s[pos] == ' ' || s[pos] == '\t')) ++pos;
 }
 
 std::string first_word(const std::string& s) {
     std::size_t pos = 0;
-    return take_name(s, pos);
+    return py_take_name(s, pos);
 }
 
 bool block_header(const std::string& s) {
@@ -107,14 +93,14 @@ bool block_header(const std::string& s) {
 // `def NAME(PARAMS) -> TYPE:` (or `async def`): the name and the parameters' text.
 bool parse_def(const std::string& s, std::string& name, std::string& params) {
     std::size_t pos = 0;
-    std::string word = take_name(s, pos);
+    std::string word = py_take_name(s, pos);
     if (word == "async") {
         skip_spaces(s, pos);
-        word = take_name(s, pos);
+        word = py_take_name(s, pos);
     }
     if (word != "def" || s.empty() || s.back() != ':') return false;
     skip_spaces(s, pos);
-    name = take_name(s, pos);
+    name = py_take_name(s, pos);
     skip_spaces(s, pos);
     if (name.empty() || pos >= s.size() || s[pos] != '(') return false;
     bool closed = false;
@@ -145,7 +131,7 @@ std::unique_ptr<PyModule> parse_module(const std::string& text, const std::strin
                 std::size_t pos = 0;
                 skip_spaces(item, pos);
                 while (pos < item.size() && item[pos] == '*') ++pos;
-                const std::string pname = take_name(item, pos);
+                const std::string pname = py_take_name(item, pos);
                 if (pname.empty()) continue;
                 std::string target, value;
                 if (split_py_assignment(item, target, value)) {
@@ -159,11 +145,11 @@ std::unique_ptr<PyModule> parse_module(const std::string& text, const std::strin
             continue;
         }
         std::size_t pos = 0;
-        if (take_name(st.text, pos) == "from") {
+        if (py_take_name(st.text, pos) == "from") {
             skip_spaces(st.text, pos);
-            const std::string module = take_name(st.text, pos, true);
+            const std::string module = py_take_name(st.text, pos, true);
             skip_spaces(st.text, pos);
-            if (module.empty() || take_name(st.text, pos) != "import") continue;
+            if (module.empty() || py_take_name(st.text, pos) != "import") continue;
             std::string names = st.text.substr(pos);
             names.erase(std::remove(names.begin(), names.end(), '('), names.end());
             names.erase(std::remove(names.begin(), names.end(), ')'), names.end());
@@ -171,13 +157,13 @@ std::unique_ptr<PyModule> parse_module(const std::string& text, const std::strin
                 std::stringstream words(item);
                 std::string imported, as, alias;
                 words >> imported >> as >> alias;
-                if (!is_identifier(imported)) continue;
-                m->imports[as == "as" && is_identifier(alias) ? alias : imported] = {module, imported};
+                if (!py_is_identifier(imported)) continue;
+                m->imports[as == "as" && py_is_identifier(alias) ? alias : imported] = {module, imported};
             }
             continue;
         }
         std::string target, value;
-        if (split_py_assignment(st.text, target, value) && is_identifier(target)) {
+        if (split_py_assignment(st.text, target, value) && py_is_identifier(target)) {
             m->constants[target] = parse_py_expr(value);
         }
     }
@@ -561,16 +547,8 @@ class RecipeReader {
         const bool numbers = (a->kind == PyExpr::Int || a->kind == PyExpr::Float) &&
                              (b->kind == PyExpr::Int || b->kind == PyExpr::Float);
         if (numbers) {
-            const double x = a->kind == PyExpr::Int ? static_cast<double>(a->i) : a->f;
-            const double y = b->kind == PyExpr::Int ? static_cast<double>(b->i) : b->f;
-            const double v = op == '+' ? x + y : op == '-' ? x - y : op == '*' ? x * y : (y != 0 ? x / y : NAN);
-            if (!std::isfinite(v) || std::fabs(v) > 9e15) return std::nullopt;
-            PyExpr r;
-            const bool ints = a->kind == PyExpr::Int && b->kind == PyExpr::Int && op != '/';
-            r.kind = ints ? PyExpr::Int : PyExpr::Float;
-            r.i = ints ? static_cast<long long>(v) : 0;
-            r.f = v;
-            r.text = repr(r);
+            std::optional<PyExpr> r = py_number_op(op, *a, *b);
+            if (r) r->text = repr(*r);
             return r;
         }
         if (op == '+' && a->kind == PyExpr::Str && b->kind == PyExpr::Str) {
@@ -654,7 +632,7 @@ class RecipeReader {
                 return evaluate(*callee_module, local, parse_py_expr(st.text.substr(6)), depth + 1);
             }
             std::string target, value;
-            if (!split_py_assignment(st.text, target, value) || !is_identifier(target)) continue;
+            if (!split_py_assignment(st.text, target, value) || !py_is_identifier(target)) continue;
             if (auto v = evaluate(*callee_module, local, parse_py_expr(value), depth + 1)) {
                 local[target] = Binding{false, *v};
             } else {
@@ -927,7 +905,7 @@ class RecipeReader {
         for (const PyStatement& st : current_->body) {
             if (st.text.rfind(name + ".", 0) != 0) continue;
             std::size_t pos = name.size() + 1;
-            if (list_has_word(kSections, take_name(st.text, pos))) return true;
+            if (list_has_word(kSections, py_take_name(st.text, pos))) return true;
         }
         return false;
     }
@@ -1056,10 +1034,10 @@ bool is_bridge_recipe(const std::string& text) {
     while (!imports_bridge && std::getline(in, line)) {
         std::size_t pos = 0;
         skip_spaces(line, pos);
-        const std::string word = take_name(line, pos);
+        const std::string word = py_take_name(line, pos);
         if (word != "from" && word != "import") continue;
         skip_spaces(line, pos);
-        const std::string module = take_name(line, pos, true);
+        const std::string module = py_take_name(line, pos, true);
         imports_bridge = module == "megatron.bridge" || module.rfind("megatron.bridge.", 0) == 0;
     }
     if (!imports_bridge) return false;

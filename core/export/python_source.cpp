@@ -1,5 +1,6 @@
 #include "core/export/python_source.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -11,6 +12,8 @@ namespace {
 
 bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0 || c == '_'; }
 bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+
+bool is_number(const PyExpr& e) { return e.kind == PyExpr::Int || e.kind == PyExpr::Float; }
 
 std::string trimmed(const std::string& s) {
     const auto a = s.find_first_not_of(" \t\r\n");
@@ -165,9 +168,7 @@ class ExprParser {
 
     // Numbers fold; anything else stays a BinOp for the reader to compute.
     PyExpr combine(char op, PyExpr left, PyExpr right, std::size_t start) {
-        const bool numbers = (left.kind == PyExpr::Int || left.kind == PyExpr::Float) &&
-                             (right.kind == PyExpr::Int || right.kind == PyExpr::Float);
-        if (!numbers) {
+        if (!is_number(left) || !is_number(right)) {
             PyExpr b;
             b.kind = PyExpr::BinOp;
             b.s = std::string(1, op);
@@ -175,19 +176,13 @@ class ExprParser {
             b.text = trimmed(t_.substr(start, p_ - start));
             return b;
         }
-        const bool ints = left.kind == PyExpr::Int && right.kind == PyExpr::Int && op != '/';
-        PyExpr r;
-        r.kind = ints ? PyExpr::Int : PyExpr::Float;
-        const double v = op == '+' ? left.f + right.f : op == '-' ? left.f - right.f : op == '*' ? left.f * right.f
-                                                                                                 : left.f / right.f;
-        if (!std::isfinite(v) || std::fabs(v) > 9e15) {
+        std::optional<PyExpr> r = py_number_op(op, left, right);
+        if (!r) {
             fail();
-            return r;
+            return left;
         }
-        r.f = v;
-        r.i = ints ? static_cast<long long>(v) : 0;
-        r.text = trimmed(t_.substr(start, p_ - start));
-        return r;
+        r->text = trimmed(t_.substr(start, p_ - start));
+        return *r;
     }
 
     PyExpr other_to_end(std::size_t start) {
@@ -490,6 +485,31 @@ bool PyExpr::literal() const {
 }
 
 PyExpr parse_py_expr(const std::string& text) { return ExprParser(text).parse(); }
+
+std::optional<PyExpr> py_number_op(char op, const PyExpr& a, const PyExpr& b) {
+    if (!is_number(a) || !is_number(b) || std::strchr("+-*/", op) == nullptr || op == '\0') return std::nullopt;
+    const double x = a.kind == PyExpr::Int ? static_cast<double>(a.i) : a.f;
+    const double y = b.kind == PyExpr::Int ? static_cast<double>(b.i) : b.f;
+    if (op == '/' && y == 0) return std::nullopt;
+    const double v = op == '+' ? x + y : op == '-' ? x - y : op == '*' ? x * y : x / y;
+    if (!std::isfinite(v) || std::fabs(v) > 9e15) return std::nullopt;
+    PyExpr r;
+    const bool ints = a.kind == PyExpr::Int && b.kind == PyExpr::Int && op != '/';
+    r.kind = ints ? PyExpr::Int : PyExpr::Float;
+    r.i = ints ? static_cast<long long>(v) : 0;
+    r.f = v;
+    return r;
+}
+
+bool py_is_identifier(const std::string& s) {
+    return !s.empty() && ident_start(s[0]) && std::all_of(s.begin(), s.end(), ident_char);
+}
+
+std::string py_take_name(const std::string& s, std::size_t& pos, bool dotted) {
+    const std::size_t a = pos;
+    while (pos < s.size() && (ident_char(s[pos]) || (dotted && s[pos] == '.'))) ++pos;
+    return s.substr(a, pos - a);
+}
 
 std::vector<PyStatement> py_statements(const std::string& source) {
     std::vector<PyStatement> out;

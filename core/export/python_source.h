@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,6 +52,17 @@ struct PyKeyword {
     std::string first;
     PyExpr second;
 };
+
+// `a op b` for two numbers (Int or Float; op one of + - * /), as Python computes it: Int when
+// both are Int and op is not '/'. nullopt for other operands, a division by zero, or a result
+// that is not finite or beyond ±9e15. The result's text is left empty. The one arithmetic of
+// the parser's constant folding and of a reader's evaluation.
+std::optional<PyExpr> py_number_op(char op, const PyExpr& a, const PyExpr& b);
+
+// Whether `s` is a Python identifier.
+bool py_is_identifier(const std::string& s);
+// The name at `pos` in `s` (identifier characters, and dots when `dotted`), advancing `pos`.
+std::string py_take_name(const std::string& s, std::size_t& pos, bool dotted = false);
 
 // Parses one expression; never throws: what it does not understand is Other with its text.
 PyExpr parse_py_expr(const std::string& text);
