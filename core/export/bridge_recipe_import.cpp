@@ -43,9 +43,6 @@ using megatron_import_detail::MegatronParser;
 
 namespace {
 
-// Marks the settings apply_flex_dispatcher_backend made, for the GPU check.
-constexpr const char* kFlexTag = "(apply_flex_dispatcher_backend)";
-
 // Calls followed through at most this depth (a recipe, its base, their helpers).
 constexpr int kMaxCallDepth = 24;
 // Modules read at most (a recipe imports from a handful).
@@ -186,6 +183,8 @@ std::optional<fs::path> bridge_root(const std::string& file) {
 struct Setting {
     PyExpr value;
     std::string where;  // "perf_recipes/qwen/b200/qwen3_moe.py:199"
+    // Made by apply_flex_dispatcher_backend, whose GPU check waits for the cluster.
+    bool by_flex_helper = false;
 };
 
 // What a name stands for inside a function being read.
@@ -649,7 +648,9 @@ class RecipeReader {
         return it != env.end() && it->second.config;
     }
 
-    void set(const std::string& key, PyExpr value, const std::string& at) { settings_[key] = {std::move(value), at}; }
+    void set(const std::string& key, PyExpr value, const std::string& at, bool by_flex_helper = false) {
+        settings_[key] = {std::move(value), at, by_flex_helper};
+    }
 
     // `cfg.section = value`.
     void set_section(PyModule& m, const Env& env, const std::string& section, const PyExpr& raw, int line) {
@@ -876,7 +877,8 @@ class RecipeReader {
     // (training/flex_dispatcher_backend.py:33-85): for an MoE model and backend "deepep" or
     // "hybridep", the flex dispatcher with that backend (:83-85), or alltoall where the GPU
     // cannot run it (:27-30; DeepEP on Ampere, Hopper, B200 and B300, :60-62; HybridEP on
-    // compute capability 8, 9 and 10, :71). The GPU check waits for the cluster (kFlexTag).
+    // compute capability 8, 9 and 10, :71). The GPU check waits for the cluster
+    // (Setting::by_flex_helper).
     void flex_backend(PyModule& m, const Env& env, const PyExpr& call, int line) {
         PyExpr backend;
         if (call.items.size() > 1) {
@@ -889,13 +891,13 @@ class RecipeReader {
             }
         }
         if (backend.kind != PyExpr::Str || (backend.s != "deepep" && backend.s != "hybridep")) return;
-        const std::string at = where(m, line) + " " + kFlexTag;
+        const std::string at = where(m, line) + " (apply_flex_dispatcher_backend)";
         PyExpr flex;
         flex.kind = PyExpr::Str;
         flex.s = "flex";
         flex.text = "\"flex\"";
-        set("model.moe_token_dispatcher_type", flex, at);
-        set("model.moe_flex_dispatcher_backend", backend, at);
+        set("model.moe_token_dispatcher_type", flex, at, true);
+        set("model.moe_flex_dispatcher_backend", backend, at, true);
     }
 
     // Whether the function being read sets `name.<section>...` (a config it got from a call).
@@ -1061,9 +1063,10 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
     // The model: --model, else the preset made from the repository the recipe names.
     ImportOptions opts = options;
     ModelSpec model;
+    std::string model_name;  // --model's, or the preset's
     if (options.model) {
         model = load_model(*options.model, "<flags>", "--model");
-        r.layout.model_ref = *options.model;
+        model_name = *options.model;
     } else {
         const auto& src = reader.model_source();
         if (!src) {
@@ -1081,7 +1084,7 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
                              "repository: pass --model with its config.json");
         }
         model = load_model(*preset, "<flags>", "--model");
-        r.layout.model_ref = *preset;
+        model_name = *preset;
         r.notes.push_back("model: the bundled preset " + *preset + ", made from " + src->value.s + " (" + src->where + ")");
     }
 
@@ -1117,7 +1120,7 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
     std::map<std::string, Setting> settings = reader.settings();
     const auto flex = settings.find("model.moe_token_dispatcher_type");
     const auto backend = settings.find("model.moe_flex_dispatcher_backend");
-    if (flex != settings.end() && backend != settings.end() && flex->second.where.find(kFlexTag) != std::string::npos) {
+    if (flex != settings.end() && backend != settings.end() && flex->second.by_flex_helper) {
         const std::string cluster_name = opts.cluster.value_or("dgx-h100");
         std::string gpu;
         try {
@@ -1232,7 +1235,7 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
         if (section == "model" && (megatron_import_detail::model_architecture_flag(flag) ||
                                    list_has_word(kProviderArchitecture, field))) {
             r.ignored.push_back({s.where, shown,
-                                 "model architecture: the layout's model is " + r.layout.model_ref +
+                                 "model architecture: the layout's model is " + model_name +
                                      "; the recipe's value is not applied"});
             continue;
         }
