@@ -28,6 +28,7 @@ private slots:
     void import_args_fixture_json();
     void import_args_stdin_and_out();
     void import_args_bad_argument();
+    void import_args_bridge_recipe();
     void export_then_import();
     void deepspeed_refuses_zero3_with_pipeline();
 };
@@ -107,6 +108,27 @@ void TestExportCli::import_args_fixture_json() {
     }
     QVERIFY(lr);
     QVERIFY(j["notes"].is_array());
+}
+
+// A Megatron-Bridge recipe through the binary: --format bridge, --config and --json (the
+// recipe and its checkout are tests/fixtures/bridge, SOURCES.txt); an unknown format is
+// refused naming --format and listing bridge.
+void TestExportCli::import_args_bridge_recipe() {
+    const QString recipe =
+        QString(MESHWORK_TEST_FIXTURES) + "/bridge/src/megatron/bridge/perf_recipes/llama/h100/llama3.py";
+    const CliResult r = run_cli({"import-args", recipe, "--format", "bridge", "--config",
+                                 "llama3_70b_pretrain_64gpu_h100_fp8cs_config", "--json"});
+    QCOMPARE(r.exit_code, 0);
+    const auto j = nlohmann::json::parse(r.out.toStdString());
+    QCOMPARE(QString::fromStdString(j["format"].get<std::string>()), QString("bridge"));
+    QCOMPARE(j["layout"]["parallel"]["tp"].get<int>(), 4);
+    QCOMPARE(j["layout"]["parallel"]["vpp"].get<int>(), 5);
+    const CliResult several = run_cli({"import-args", recipe});
+    QCOMPARE(several.exit_code, 2);
+    QVERIFY(several.err.contains("pass --config NAME"));
+    const CliResult bad = run_cli({"import-args", recipe, "--format", "bridges"});
+    QCOMPARE(bad.exit_code, 2);
+    QVERIFY(bad.err.contains("--format") && bad.err.contains("bridge)"));
 }
 
 void TestExportCli::import_args_stdin_and_out() {
