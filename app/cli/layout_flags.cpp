@@ -66,7 +66,7 @@ LayoutFlags::LayoutFlags(CLI::App* c) : v_(std::make_shared<Values>()) {
         "ranks (Megatron-LM's --num-distributed-optimizer-instances, torchtitan's "
         "data_parallel_replicate_degree) (default " + std::to_string(t.zero_replicas) + ": one group over all)");
     add("--dtype", v.dtype,
-        "Training precision: bf16, fp16, fp8, fp32 (default " + to_string(t.dtype) +
+        "Training precision: bf16, fp16, fp8, fp4 (NVFP4 GEMMs, Blackwell), fp32 (default " + to_string(t.dtype) +
             "; fp32 on a cluster without a bf16 peak, e.g. cpu-local)");
     add("--flash-attention", v.flash,
         std::string("Fused (flash) attention: on, or off for unfused "

@@ -73,7 +73,7 @@ search::SearchRequest build_request(const SearchFlags& f) {
     o.dtype = req.cluster.gpu.default_training_dtype();
     if (f.dtype_opt->count() && !parse_dtype(f.dtype, o.dtype)) {
         throw InputError("<flags>", "--dtype",
-                         "unknown dtype '" + f.dtype + "' (fp32, tf32, bf16, fp16, fp8)");
+                         "unknown dtype '" + f.dtype + "' (fp32, tf32, bf16, fp16, fp8, fp4)");
     }
     // The speed-only knobs: a flag given pins the knob, a flag left out lets the search
     // choose it per candidate (core/search/tuning.h).
@@ -208,7 +208,7 @@ Verb add_search_verb(CLI::App& app) {
     cmd->add_option("--gbs", f->gbs, "Global batch size (sequences)")->required();
     cmd->add_option("--seq", f->seq, "Sequence length (tokens)")->required();
     f->dtype_opt =
-        cmd->add_option("--dtype", f->dtype, "Training precision: bf16, fp16, fp8, fp32");
+        cmd->add_option("--dtype", f->dtype, "Training precision: bf16, fp16, fp8, fp4, fp32");
     // Speed-only knobs: searched per candidate unless given (docs/search.md, "Speed-only knobs").
     cmd->add_option("--tp-comm-overlap", f->tp_overlap,
                     "Pin the tensor-parallel communication overlap of the candidates with sequence "

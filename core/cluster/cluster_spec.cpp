@@ -50,29 +50,19 @@ std::string to_string(DType dtype) {
         case DType::Bf16: return "bf16";
         case DType::Fp16: return "fp16";
         case DType::Fp8: return "fp8";
+        case DType::Fp4: return "fp4";
     }
     return "?";
 }
 
 bool parse_dtype(const std::string& text, DType& out) {
-    for (DType d : {DType::Fp32, DType::Tf32, DType::Bf16, DType::Fp16, DType::Fp8}) {
+    for (DType d : {DType::Fp32, DType::Tf32, DType::Bf16, DType::Fp16, DType::Fp8, DType::Fp4}) {
         if (text == to_string(d)) {
             out = d;
             return true;
         }
     }
     return false;
-}
-
-int dtype_bytes(DType dtype) {
-    switch (dtype) {
-        case DType::Fp32:
-        case DType::Tf32: return 4;
-        case DType::Bf16:
-        case DType::Fp16: return 2;
-        case DType::Fp8: return 1;
-    }
-    return 4;
 }
 
 double GpuKind::peak_flops(DType dtype) const {
@@ -92,7 +82,7 @@ GpuKind gpu_from_json(const nlohmann::json& j, const std::string& file, const st
     g.description = r.get_string_or("description", "");
     g.source = r.get_string_or("source", "");
     auto flops = r.get_object("peak_flops_per_s");
-    for (DType d : {DType::Fp32, DType::Tf32, DType::Bf16, DType::Fp16, DType::Fp8}) {
+    for (DType d : {DType::Fp32, DType::Tf32, DType::Bf16, DType::Fp16, DType::Fp8, DType::Fp4}) {
         if (flops.has(to_string(d))) {
             g.peak_flops_per_s[d] = flops.get_number(to_string(d), 1.0, kMaxFlops);
         }

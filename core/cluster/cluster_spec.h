@@ -9,13 +9,17 @@
 
 namespace meshwork {
 
-enum class DType { Fp32, Tf32, Bf16, Fp16, Fp8 };
+// Fp8 and Fp4 name the precision of the GEMMs (Transformer Engine's quantized linear layers:
+// fp8 under a Fp8Recipe, fp4 as NVFP4, Megatron-LM's --fp4-format e2m1 --fp4-recipe nvfp4);
+// everything else in such a run (weights, activations, attention) stays in bf16.
+enum class DType { Fp32, Tf32, Bf16, Fp16, Fp8, Fp4 };
 
 std::string to_string(DType dtype);
-// Parses "fp32", "tf32", "bf16", "fp16", "fp8"; false when unknown.
+// Parses "fp32", "tf32", "bf16", "fp16", "fp8", "fp4"; false when unknown.
 bool parse_dtype(const std::string& text, DType& out);
-// Bytes per element of a value stored in `dtype` (tf32 is stored as fp32).
-int dtype_bytes(DType dtype);
+// Whether the GEMMs run quantized (fp8 or fp4) around 16-bit training: bf16 weights and
+// activations, casts before each GEMM, fused attention in 16 bits.
+[[nodiscard]] inline bool quantized_gemms(DType dtype) { return dtype == DType::Fp8 || dtype == DType::Fp4; }
 
 struct GpuKind {
     std::string kind;         // "h100-sxm", "a100-80gb", "cpu", ...
@@ -28,7 +32,7 @@ struct GpuKind {
     int sm_count = 0;
     std::string source;       // datasheet the figures come from
 
-    // Peak dense FLOP/s in `dtype`; 0 when the GPU has no such units (fp8 on A100).
+    // Peak dense FLOP/s in `dtype`; 0 when the GPU has no such units (fp8 on A100, fp4 on H100).
     [[nodiscard]] double peak_flops(DType dtype) const;
     // What a job trains in when nothing says: bf16 where this device runs it faster than
     // fp32 (tensor cores), else fp32 (a CPU, whose bf16 is emulated at the fp32 rate).

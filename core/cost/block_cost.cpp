@@ -265,7 +265,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
         MoeEagerPasses passes;
         passes.clamped_glu = m.glu_clamped;
         passes.expert_bias = m.expert_bias;
-        passes.quant_padding = tr.dtype == DType::Fp8 &&
+        passes.quant_padding = quantized_gemms(tr.dtype) &&
                                !(c.moe_dispatcher == MoeDispatcher::Flex && c.moe_flex_backend == MoeFlexBackend::HybridEP);
         moe_quant_padding = passes.quant_padding;
         eager_moe = moe_eager_bytes_per_copy(passes, g.expert_fc1.n, h, e);
@@ -303,9 +303,10 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
                     memory_s(k, router.bwd * router_tokens);
     // The fp8 casts of every fp8 GEMM's operands (fp8_cast.h): inputs in the forward (rerun
     // with it), output gradients in the backward, weights once a step.
-    if (tr.dtype == DType::Fp8) {
+    if (quantized_gemms(tr.dtype)) {
         Fp8CastContext cast;
         cast.recipe = tr.fp8_recipe;
+        cast.nvfp4 = tr.dtype == DType::Fp4;
         cast.transposed_copy = k.fp8_transposed_copy;
         cast.sp_shards = x.sp ? t : 1.0;
         cast.norm_feeds_fc1 = !b.moe;
@@ -424,7 +425,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
             hs.backend = c.moe_flex_backend;
             hs.ep = c.ep > 1;
             hs.local_experts = g.expert_fc1.count;
-            hs.fp8 = tr.dtype == DType::Fp8;
+            hs.fp8 = quantized_gemms(tr.dtype);
             hs.quant_padding = moe_quant_padding;
             hs.expert_bias = m.expert_bias;
             hs.clamped_glu = m.glu_clamped;
@@ -539,7 +540,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     a.flash_attention = x.flash;
     a.selective = modules.has(M::CoreAttn);
     a.element_bytes = e;
-    a.gemm_input_bytes = tr.dtype == DType::Fp8 ? kFp8Bytes : e;
+    a.gemm_input_bytes = gemm_input_bytes(tr.dtype, e);
     a.hidden_dropout = m.hidden_dropout;
     a.attention_dropout = m.attention_dropout;
     a.top_k = b.moe ? m.top_k : 0;

@@ -6,6 +6,8 @@ namespace {
 
 constexpr double kWideBytes = 2;  // the 16-bit tensor a cast reads
 constexpr double kFp8Byte = 1;    // one fp8 copy written
+// One NVFP4 copy written: half a byte a value and one E4M3 scale byte per 16 values.
+constexpr double kNvfp4CopyBytes = 0.5 + 1.0 / 16;
 
 // Reads of the 16-bit tensor: current scaling's amax pass and its cast (fp8_cast.h).
 double reads(Fp8Recipe recipe) {
@@ -49,15 +51,17 @@ double fp8_cast_bytes_per_element(Fp8Recipe recipe, bool transposed_copy, Fp8Cas
     return kWideBytes * reads(recipe) + written;
 }
 
+double nvfp4_cast_bytes_per_element() { return 2 * kWideBytes + 2 * kNvfp4CopyBytes; }
+
 Fp8CastBytes fp8_cast_bytes(const BlockGemms& g, const Fp8CastContext& x) {
     const Fp8Recipe r = x.recipe;
     const bool transposed = x.transposed_copy;
     const double shards = x.sp_shards > 1 ? x.sp_shards : 1;
     // The column-wise copy is a transpose of the row-wise one (per-tensor scales on Hopper),
     // not a copy with scales of its own.
-    const bool transposes = transposed && copies(r, true) > copies(r, false);
+    const bool transposes = !x.nvfp4 && transposed && copies(r, true) > copies(r, false);
     auto cast = [&](double elements, Fp8CastInput input) {
-        return fp8_cast_bytes_per_element(r, transposed, input) * elements;
+        return (x.nvfp4 ? nvfp4_cast_bytes_per_element() : fp8_cast_bytes_per_element(r, transposed, input)) * elements;
     };
     // An operand sequence parallelism gathers: cast on the rank's shard; a transposed
     // column-wise copy is made after the gather, over the whole operand (read and write one

@@ -27,6 +27,16 @@
 // torchao/testing/training/roofline_utils.py:146-211, rowwise 10n / 8n against tensorwise 8n
 // / 6n).
 //
+// NVFP4 (fp4 training, Transformer Engine's NVFP4BlockScaling, d0067d0d
+// transformer_engine/common/recipe/__init__.py:489-521): a per-tensor fp32 scale from the amax
+// and an E4M3 scale per 16 values; the row-wise copy and the column-wise one (a random Hadamard
+// transform of inputs and gradients first) are both made from the 16-bit tensor. With the
+// transform (the recipe's default) one pass computes both amaxes and one fused kernel writes
+// both copies (pytorch/csrc/quantizer.cpp:2629-2644, :2699-2712), and the norm before QKV and
+// FC1 leaves the cast to them (normalization.cpp:119-125, UNFUSED): two reads, and per copy
+// half a byte and a sixteenth of a byte of scale. Weights (16×16 block scales) are cast the
+// same way, once a step.
+//
 // Checked against Transformer Engine's own measurement of these casts (its GEMM benchmark's
 // "autocast" less "pre-quantized" times, docs/examples/gemm_profiling/gemm_profiling.rst:
 // 243-296 on H200 NVL and :64-148 on B300; docs/cost-model.md, "fp8 casts").
@@ -46,6 +56,8 @@ enum class Fp8CastInput {
 // the forward and backward GEMMs read. `transposed_copy`: the backward's column-wise copy is a
 // physical transpose (Hopper).
 [[nodiscard]] double fp8_cast_bytes_per_element(Fp8Recipe recipe, bool transposed_copy, Fp8CastInput input);
+// The same for an NVFP4 cast (any operand: no norm fusion, no transpose).
+[[nodiscard]] double nvfp4_cast_bytes_per_element();
 
 struct Fp8CastBytes {
     double attention_fwd = 0, attention_bwd = 0;  // QKV and the output projection
@@ -58,9 +70,10 @@ struct Fp8CastContext {
     double sp_shards = 1;         // tp with sequence parallelism, else 1
     bool norm_feeds_fc1 = true;   // a dense MLP (an MoE block's norm feeds its router and experts)
     double micro_batches = 1;     // a step's micro-batches on the rank (weights cast once a step)
+    bool nvfp4 = false;           // fp4 training: NVFP4 casts (`recipe` unread)
 };
 
-// Per micro-batch on one rank: the casts of the block's fp8 GEMMs (QKV, projection, FC1, FC2
+// Per micro-batch on one rank: the casts of the block's fp8 (or NVFP4) GEMMs (QKV, projection, FC1, FC2
 // and the routed experts; the router runs in higher precision): each GEMM's input in the
 // forward, its output gradient in the backward, its weight once a step.
 [[nodiscard]] Fp8CastBytes fp8_cast_bytes(const BlockGemms& g, const Fp8CastContext& x);

@@ -20,11 +20,12 @@
 namespace meshwork::cost {
 
 // What a GEMM's operands are, as the kernel tables key them.
-enum class GemmPrecision { Fp32, Tf32, Bf16, Fp16, Fp8Tensorwise, Fp8Blockwise, Mxfp8 };
+enum class GemmPrecision { Fp32, Tf32, Bf16, Fp16, Fp8Tensorwise, Fp8Blockwise, Mxfp8, Nvfp4 };
 
 std::string to_string(GemmPrecision p);
 
-// Training precision and fp8 recipe → GEMM precision (the recipe is read only for fp8).
+// Training precision and fp8 recipe → GEMM precision (the recipe is read only for fp8; fp4 is
+// NVFP4, the one fp4 recipe Megatron-LM trains with).
 GemmPrecision gemm_precision(DType dtype, Fp8Recipe recipe);
 
 struct GemmEfficiencyRow {

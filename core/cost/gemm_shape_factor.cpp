@@ -184,7 +184,8 @@ std::pair<std::size_t, double> locate(const std::array<double, N>& grid, double 
 GemmShapeTable gemm_shape_table(const std::string& gpu_kind, DType dtype) {
     const std::string arch = gpu_architecture(gpu_kind);
     if (arch == "hopper") return GemmShapeTable::HopperBf16;
-    if (arch == "blackwell") return dtype == DType::Fp8 ? GemmShapeTable::BlackwellFp8 : GemmShapeTable::BlackwellBf16;
+    // NVFP4 takes the fp8 table's shape factors: no fp4 shape table is published (an assumption).
+    if (arch == "blackwell") return quantized_gemms(dtype) ? GemmShapeTable::BlackwellFp8 : GemmShapeTable::BlackwellBf16;
     return GemmShapeTable::None;
 }
 

@@ -9,15 +9,15 @@ namespace meshwork::cost {
 
 KernelModel kernel_model(const ClusterSpec& c, DType dtype, Fp8Recipe recipe, AttentionKernel attention) {
     KernelModel k;
-    // fp8 GEMMs run at the fp8 peak; fp8 training keeps activations in 16 bits.
+    // fp8 (fp4) GEMMs run at the fp8 (fp4) peak; such training keeps activations in 16 bits.
     double peak = c.gpu.peak_flops(dtype);
     if (peak <= 0) peak = c.gpu.peak_flops(DType::Fp32);
     k.peak_flops_per_s = std::max(1.0, peak);
     k.gemm_efficiency = gemm_efficiency(c, dtype, recipe);
     k.gemm_half_dim = std::max(0.0, c.efficiency.gemm_half_dim);
     k.gemm_shape_table = gemm_shape_table(c.gpu.kind, dtype);
-    // Fused attention runs in 16 bits even in fp8 training.
-    double attention_peak = dtype == DType::Fp8 ? c.gpu.peak_flops(DType::Bf16) : peak;
+    // Fused attention runs in 16 bits even in fp8 and fp4 training.
+    double attention_peak = quantized_gemms(dtype) ? c.gpu.peak_flops(DType::Bf16) : peak;
     if (attention_peak <= 0) attention_peak = k.peak_flops_per_s;
     k.attention_flops_per_s = std::max(1.0, attention_peak * std::clamp(c.efficiency.attention, 1e-3, 1.0));
     k.attention_arch = attention_architecture(c.gpu.kind, attention);

@@ -10,7 +10,8 @@ ParamStateBytes param_state_bytes(DType dtype, bool grad_reduce_in_bf16) {
     switch (dtype) {
         case DType::Fp16: return {2, 2, 16};
         case DType::Bf16:
-        case DType::Fp8:  // fp8 training keeps bf16 weights (Transformer Engine)
+        case DType::Fp8:  // fp8 and fp4 training keep bf16 weights (Transformer Engine)
+        case DType::Fp4:
             return {2, grad_reduce_in_bf16 ? 2.0 : 4.0, 12};
         case DType::Fp32:
         case DType::Tf32: return {4, 4, 8};

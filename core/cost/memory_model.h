@@ -43,6 +43,16 @@ ParamMemory param_memory(double params, const ParamStateBytes& bytes, int zero_s
 // transpose cache beside the bf16 weight); not modelled. Amax histories are a few floats
 // per tensor (not counted).
 constexpr double kFp8Bytes = 1;
+// NVFP4 (fp4 training): the saved GEMM inputs are NVFP4, half a byte a value and an E4M3
+// scale per 16 (Transformer Engine's NVFP4BlockScaling, d0067d0d
+// transformer_engine/common/recipe/__init__.py:493-497); weights as with fp8 (Megatron-Bridge's
+// NVFP4 recipes gather fp4 parameters, --fp4-param-gather: the weight bytes of the bf16 table).
+constexpr double kNvfp4Bytes = 0.5 + 1.0 / 16;
+// The saved GEMM input's bytes per value in `dtype` training whose other activations take
+// `element_bytes`.
+[[nodiscard]] inline double gemm_input_bytes(DType dtype, double element_bytes) {
+    return dtype == DType::Fp8 ? kFp8Bytes : dtype == DType::Fp4 ? kNvfp4Bytes : element_bytes;
+}
 
 // What one transformer block stores per micro-batch for its backward pass.
 struct ActivationShape {
@@ -61,7 +71,7 @@ struct ActivationShape {
     bool flash_attention = false;  // fused attention stores no s×s scores
     bool selective = false;        // core_attn recomputation drops the s×s scores
     double element_bytes = 2;      // 16-bit activations (Korthikanti's assumption)
-    double gemm_input_bytes = 2;   // saved GEMM inputs: the element size, 1 with fp8
+    double gemm_input_bytes = 2;   // saved GEMM inputs: the element size, 1 with fp8 (gemm_input_bytes())
     // Dropout masks (1 byte per element) exist only where the probability is above 0;
     // Korthikanti's accounting assumes both dropouts on.
     bool hidden_dropout = true;    // the two bias-dropout-adds of the block

@@ -213,14 +213,15 @@ constexpr Precision kPrecisions[] = {
     {"fp16_with_fp8_current_scaling_mixed", "--fp16 --fp8-format hybrid --fp8-recipe tensorwise"},  // :351
     {"bf16_with_fp8_subchannel_scaling_mixed", "--bf16 --fp8-format e4m3 --fp8-recipe blockwise"},  // :373
     {"fp16_with_fp8_subchannel_scaling_mixed", "--fp16 --fp8-format e4m3 --fp8-recipe blockwise"},  // :389
-    {"bf16_with_nvfp4_mixed", "--bf16"},                                           // :405 (fp4: see below)
-    {"nemotron_3_super_bf16_with_nvfp4_mixed", "--bf16"},                          // :421
+    {"bf16_with_nvfp4_mixed", "--bf16 --fp4-format e2m1 --fp4-recipe nvfp4"},       // :405
+    // :421: NVFP4 but for the last 14 layers (first_last_layers_bf16, num_layers_at_end_in_bf16).
+    {"nemotron_3_super_bf16_with_nvfp4_mixed", "--bf16 --fp4-format e2m1 --fp4-recipe nvfp4"},
     // perf_recipes/_common.py _perf_precision(compute_dtype).
     {"bf16", "--bf16"},
     {"fp8_cs", "--bf16 --fp8-format hybrid --fp8-recipe tensorwise"},
     {"fp8_ds", "--bf16 --fp8-format hybrid --fp8-recipe delayed"},
     {"fp8_mx", "--bf16 --fp8-format e4m3 --fp8-recipe mxfp8"},
-    {"nvfp4", "--bf16"},
+    {"nvfp4", "--bf16 --fp4-format e2m1 --fp4-recipe nvfp4"},
 };
 
 const Precision* precision_named(std::string name) {
@@ -1023,6 +1024,9 @@ std::string value_text(const PyExpr& v) {
 // Bridge fields whose Megatron-LM argument has another name.
 std::string flag_for(const std::string& section, const std::string& field) {
     if (section == "dataset" && field == "seq_length") return "--seq-length";
+    // TransformerConfig's field; Megatron-LM's argument sets it from
+    // --num-virtual-stages-per-pipeline-rank (arguments.py:976-977 at d98e8a64).
+    if (section == "model" && field == "virtual_pipeline_model_parallel_size") return "--num-virtual-stages-per-pipeline-rank";
     return "--" + dashed(field);
 }
 
@@ -1175,10 +1179,6 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
             if (field == "fp8_recipe" || field == "fp8" || field == "fp4" || field == "fp4_recipe") {
                 if (s.value.kind == PyExpr::None || (s.value.kind == PyExpr::Bool && !s.value.b)) continue;
                 const std::string flag = "--" + dashed(field == "fp8" ? "fp8_format" : field == "fp4" ? "fp4_format" : field);
-                if (field.rfind("fp4", 0) == 0) {
-                    r.warnings.push_back(s.where + ": " + shown + ": fp4 (NVFP4) has no precision in Meshwork; imported without it");
-                    continue;
-                }
                 word(flag, s.where + " cfg." + key);
                 word(value_text(s.value), s.where + " cfg." + key);
                 seen_flags.insert(flag);
@@ -1215,6 +1215,15 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
             const auto on = settings.find("model.cpu_offloading");
             if (on == settings.end() || on->second.value.kind != PyExpr::Bool || !on->second.value.b) {
                 r.ignored.push_back({s.where, shown, "cfg.model.cpu_offloading is not on: no layer is offloaded"});
+                continue;
+            }
+        }
+        if (section == "model" && field == "virtual_pipeline_model_parallel_size") {
+            // A stated pipeline layout gives the virtual stages itself (Megatron-LM derives vpp
+            // from it, arguments.py:944-952 at d98e8a64, and refuses both flags together).
+            const auto layout = settings.find("model.pipeline_model_parallel_layout");
+            if (layout != settings.end() && layout->second.value.kind != PyExpr::None) {
+                r.ignored.push_back({s.where, shown, "the recipe's pipeline_model_parallel_layout gives the virtual stages"});
                 continue;
             }
         }
@@ -1303,8 +1312,10 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
                              "'" + p->value.text + "': not a mixed-precision recipe of Megatron-Bridge 067f987d "
                              "(training/mixed_precision.py, perf_recipes/_common.py _perf_precision)");
         }
-        if (std::string(known->name).find("nvfp4") != std::string::npos) {
-            r.warnings.push_back(p->where + ": " + p->value.s + ": NVFP4 has no precision in Meshwork; imported as bf16");
+        if (std::string(known->name) == "nemotron_3_super_bf16_with_nvfp4_mixed") {
+            r.warnings.push_back(p->where + ": " + p->value.s +
+                                 ": its last 14 layers train in bf16 (num_layers_at_end_in_bf16); a layout has one "
+                                 "precision, and every layer is priced as NVFP4");
         }
         std::stringstream in(known->args);
         std::string a;

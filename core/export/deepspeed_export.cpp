@@ -134,7 +134,9 @@ nlohmann::json deepspeed_config_json(const Layout& layout, std::vector<std::stri
                        "called from the model code");
     }
 
-    if (t.dtype == DType::Fp8) lost.push_back("fp8: DeepSpeed's config has no FP8 training switch");
+    if (quantized_gemms(t.dtype)) {
+        lost.push_back(to_string(t.dtype) + ": DeepSpeed's config has no " + to_string(t.dtype) + " training switch");
+    }
     if (t.cuda_graphs != CudaGraphs::None) {
         lost.push_back("CUDA graphs " + to_string(t.cuda_graphs) + ": not written into a DeepSpeed config");
     }

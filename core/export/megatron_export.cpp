@@ -415,12 +415,19 @@ void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
             }
             break;
         }
+        case DType::Fp4:
+            // NVFP4 (transformer_config.py:671-681 at d98e8a64), the recipe written so the job
+            // does not depend on a default.
+            a.flag("--bf16");
+            a.value("--fp4-format", "e2m1");
+            a.value("--fp4-recipe", "nvfp4");
+            break;
         case DType::Fp32: break;
         case DType::Tf32:
             lost.push_back("tf32: Megatron-LM trains fp32 without a flag for TF32 matmuls");
             break;
     }
-    if (t.grad_reduce_in_bf16 && (t.dtype == DType::Bf16 || t.dtype == DType::Fp8)) {
+    if (t.grad_reduce_in_bf16 && (t.dtype == DType::Bf16 || quantized_gemms(t.dtype))) {
         a.flag("--grad-reduce-in-bf16");
     }
     a.value("--attention-backend", t.flash_attention ? "auto" : "unfused");

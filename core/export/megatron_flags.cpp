@@ -129,7 +129,7 @@ constexpr std::array kIgnored = std::to_array<Entry>({
     // precision details
     {"--fp8-margin", kPrecisionDetail}, {"--fp8-interval", kPrecisionDetail},
     {"--fp8-amax-history-len", kPrecisionDetail}, {"--fp8-amax-compute-algo", kPrecisionDetail},
-    {"--fp8-param-gather", kPrecisionDetail},
+    {"--fp8-param-gather", kPrecisionDetail}, {"--fp4-param-gather", kPrecisionDetail},
     {"--attention-softmax-in-fp32", kPrecisionDetail},
     {"--accumulate-allreduce-grads-in-fp32", kPrecisionDetail},
     {"--fp16-lm-cross-entropy", kPrecisionDetail}, {"--loss-scale", kPrecisionDetail},
@@ -262,7 +262,6 @@ constexpr std::array kUnread = std::to_array<Entry>({
     {"--expert-tensor-parallel-num-weight-shards", "weight sharding within expert tensor parallelism"},
     {"--cpu-offloading", "activation and weight offloading to the CPU"},
     {"--fine-grained-activation-offloading", "activation offloading to the CPU"},
-    {"--fp4-format", "FP4 training"},
     {"--moe-latent-size", "experts working in a latent width"},
     // Megatron-DeepSpeed (megatron/arguments.py at 4efb479d)
     {"--num-layers-teacher", "a teacher model for knowledge distillation (Megatron-DeepSpeed, arguments.py:1543)"},

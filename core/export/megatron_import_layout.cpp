@@ -551,7 +551,22 @@ void MegatronParser::training(Layout& l) {
         }
     }
     conflict("--bf16", "--fp16", "one training precision");
-    if (has("--fp8-hybrid") || has("--fp8-e4m3")) {
+    // fp4 training (transformer_config.py:671-692 at d98e8a64): e2m1 is the one format, NVFP4
+    // the recipe Meshwork prices ("custom" runs a quantizer factory of the user's); Megatron-LM
+    // refuses it beside fp8 (arguments.py:1100-1101).
+    conflict("--fp4-format", "--fp8-format", "one low-precision GEMM format (fp8 or fp4)");
+    if (has("--fp4-recipe") && !has("--fp4-format")) {
+        result_.ignored.push_back({position("--fp4-recipe"), "--fp4-recipe " + text("--fp4-recipe"),
+                                   "read only with --fp4-format"});
+    }
+    if (has("--fp4-format")) {
+        const std::string f = text("--fp4-format");
+        if (f != "e2m1") add(field("--fp4-format"), "'" + f + "': expected e2m1");
+        if (has("--fp4-recipe") && text("--fp4-recipe") != "nvfp4") {
+            add(field("--fp4-recipe"), "'" + text("--fp4-recipe") + "': expected nvfp4 (a custom quantizer is not modelled)");
+        }
+        t.dtype = DType::Fp4;
+    } else if (has("--fp8-hybrid") || has("--fp8-e4m3")) {
         conflict("--fp8-hybrid", "--fp8-format", "one FP8 format");
         t.dtype = DType::Fp8;
     } else if (has("--fp8-format")) {
@@ -596,7 +611,7 @@ void MegatronParser::training(Layout& l) {
         t.offload_activation_layers = static_cast<int>(integer("--cpu-offloading-num-layers", 0, 0, 100000));
     }
     // Honoured for bf16 parameters only (arguments.py:1204-1216 at d98e8a64).
-    t.grad_reduce_in_bf16 = has("--grad-reduce-in-bf16") && (t.dtype == DType::Bf16 || t.dtype == DType::Fp8);
+    t.grad_reduce_in_bf16 = has("--grad-reduce-in-bf16") && (t.dtype == DType::Bf16 || quantized_gemms(t.dtype));
     t.flash_attention = true;  // Megatron's default backend (auto) uses fused attention
     if (has("--attention-backend")) {
         const std::string b = text("--attention-backend");

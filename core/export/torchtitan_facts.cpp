@@ -418,6 +418,7 @@ void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost
     if (t.dtype == DType::Fp8 && t.fp8_recipe != Fp8Recipe::Tensorwise && t.fp8_recipe != Fp8Recipe::Rowwise) {
         lost.push_back("fp8 recipe " + to_string(t.fp8_recipe));
     }
+    if (t.dtype == DType::Fp4) lost.push_back("fp4 (NVFP4) GEMMs: written as bf16 training");
     if (t.recompute == Recompute::Selective) {
         // torchtitan checkpoints whole blocks (FullAC), by op (SelectiveAC) or by a memory
         // budget (MemoryBudgetAC): nothing names submodules
@@ -467,7 +468,7 @@ void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost
     if (layout.model.is_moe() && layout.parallel.moe_a2a_overlap) {
         lost.push_back("MoE all-to-all overlap (Megatron-LM's combined 1F1B): torchtitan has no such schedule");
     }
-    if (t.grad_reduce_in_bf16 && (t.dtype == DType::Bf16 || t.dtype == DType::Fp8)) {
+    if (t.grad_reduce_in_bf16 && (t.dtype == DType::Bf16 || quantized_gemms(t.dtype))) {
         // training.mixed_precision_reduce is Literal["float32"] (config/configs.py:102 at b5bcd76c6).
         lost.push_back("gradient reduction in bf16: torchtitan reduces in float32 only");
     }

@@ -164,7 +164,7 @@ Layout layout_from_json(const Json& j, const std::string& file) {
     const std::string dtype = t.get_string_or("dtype", "bf16");
     if (!parse_dtype(dtype, tr.dtype)) {
         throw InputError(file, t.field("dtype"),
-                         "unknown dtype '" + dtype + "' (fp32, tf32, bf16, fp16, fp8)");
+                         "unknown dtype '" + dtype + "' (fp32, tf32, bf16, fp16, fp8, fp4)");
     }
     const std::string schedule = t.get_string_or("schedule", "1f1b");
     if (!parse_schedule(schedule, tr.schedule)) {

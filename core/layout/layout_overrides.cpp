@@ -168,7 +168,7 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
     }
     if (f.dtype && !parse_dtype(*f.dtype, t.dtype)) {
         throw InputError(kFlags, "--dtype",
-                         "unknown dtype '" + *f.dtype + "' (fp32, tf32, bf16, fp16, fp8)");
+                         "unknown dtype '" + *f.dtype + "' (fp32, tf32, bf16, fp16, fp8, fp4)");
     }
     if (!layout_file && !f.dtype) t.dtype = l.cluster.gpu.default_training_dtype();
     if (f.zero) {

@@ -170,10 +170,11 @@ using meshwork::experts_fold;
 [[nodiscard]] inline bool offload_needs_host_link(Offload offload, double host_link_bytes_per_s) {
     return offload == Offload::None || host_link_bytes_per_s > 0;
 }
-// bf16 gradient reduction means something only where the parameters train in bf16 or fp8
-// (fp32 and fp16 training keep gradients in the parameters' type). A warning, not an error.
+// bf16 gradient reduction means something only where the parameters train in bf16 (bf16, or
+// fp8/fp4 GEMMs around bf16 weights; fp32 and fp16 training keep gradients in the parameters'
+// type). A warning, not an error.
 [[nodiscard]] inline bool grad_bf16_fits_dtype(bool grad_reduce_in_bf16, DType dtype) {
-    return !grad_reduce_in_bf16 || dtype == DType::Bf16 || dtype == DType::Fp8;
+    return !grad_reduce_in_bf16 || dtype == DType::Bf16 || quantized_gemms(dtype);
 }
 // A capacity factor drops tokens routed to full experts: only MoE models have any. A warning.
 [[nodiscard]] inline bool capacity_factor_needs_experts(double capacity_factor, bool moe) {

@@ -288,7 +288,8 @@ void check_sequence_and_batch(const Layout& l, Checker& c) {
     }
     if (!rules::gpu_runs_dtype(l.cluster.gpu, t.dtype)) {
         c.error("training.dtype", "GPU kind '" + l.cluster.gpu.kind + "' " +
-                                      (t.dtype == DType::Fp8 ? "has no fp8 units" : "lists no peak for " + to_string(t.dtype)));
+                                      (quantized_gemms(t.dtype) ? "has no " + to_string(t.dtype) + " units"
+                                                                : "lists no peak for " + to_string(t.dtype)));
     }
     if (!rules::zero_allows_pipeline(t.zero_stage, m.pp)) {
         c.warning("training.zero_stage", "ZeRO-" + str(t.zero_stage) +

@@ -131,15 +131,16 @@ void TrainingEditor::sync_numerics() {
         DType d = DType::Bf16;
         parse_dtype(dtype_->itemData(i).toString().toStdString(), d);
         set_choice_allowed(dtype_, i, rules::gpu_runs_dtype(l.cluster.gpu, d),
-                           d == DType::Fp8 ? tr("GPU kind '%1' has no fp8 units").arg(spelt(l.cluster.gpu.kind))
+                           quantized_gemms(d) ? tr("GPU kind '%1' has no %2 units")
+                                                    .arg(spelt(l.cluster.gpu.kind), spelt(to_string(d)))
                                            : tr("GPU kind '%1' lists no peak for %2")
                                                  .arg(spelt(l.cluster.gpu.kind), spelt(to_string(d))));
     }
     refresh_box(dtype_);
     select_choice(grad_reduce_, t.grad_reduce_in_bf16 ? "bf16" : "fp32");
     set_choice_allowed(grad_reduce_, 1, rules::grad_bf16_fits_dtype(true, t.dtype),
-                       tr("%1 training keeps gradients in the parameters' type: only bf16 and fp8 training have "
-                          "fp32 gradients to halve")
+                       tr("%1 training keeps gradients in the parameters' type: only bf16, fp8 and fp4 training "
+                          "have fp32 gradients to halve")
                            .arg(spelt(to_string(t.dtype))));
     refresh_box(grad_reduce_);
     select_choice(loss_, spelt(to_string(t.cross_entropy)));

@@ -107,6 +107,10 @@ struct Run {
 // Production Megatron-Core recipes the layout states fully (dense Llama): 15 %, twice the
 // worst error of the tst_cost_h100_runs Megatron-family held-back rows (+8.4 %) rounded up.
 constexpr double kMegatron = 0.15;
+// The NVFP4 405B row runs its TP4 collectives without userbuffers (its script turns TP overlap
+// off for nvfp4): the forward's all-gathers and reduce-scatters are exposed, 5.6 s of its 50.9 s
+// estimate, on top of the pessimism its fp8 neighbour shows (+12.5 %, in compute). 25 %.
+constexpr double kNoTpOverlap405b = 0.25;
 // MoE with EP inside the NVLink domain: the estimate is optimistic on every such row (3 to
 // 30 % before issue 28 pattern 2, with the rows' recipe dispatchers stated, the experts' eager
 // passes priced, core/cost/moe_eager_passes.h, and the flex kernels at their published rate,
@@ -202,6 +206,17 @@ const std::vector<Run>& runs() {
          864,
          kMegatron,
          ""},
+        // NVFP4 (fp4 training) beside the fp8 rows of the same table: the recipes
+        // LLAMA3_70B_PRETRAIN_CONFIG_GB200_NVFP4_V2 (llama3_workload_base_configs.py:256-264 at
+        // 21d102f5e, no CUDA graphs) and LLAMA31_405B_PRETRAIN_CONFIG_GB200_NVFP4_V2 over V1
+        // (llama31_workload_base_configs.py:284-289 over :108-119: TP4 PP16 VP8, no CUDA
+        // graphs, no recomputation); precision bf16_with_nvfp4_mixed (mixed_precision.py:405-417),
+        // every layer NVFP4. layout_of() states what their scripts change for nvfp4.
+        {"GB200 LLAMA3_70B 64 GPUs TP2 PP4 VP5 nvfp4, 4864 TPS/GPU", "26.04.01 :206", "llama3-70b",
+         "gb200-nvl72", 64, 256, 1, 8192, 2, 4, 1, 5, 1, DType::Fp4, 1, 0, 4864, kMegatron, ""},
+        {"GB200 LLAMA3.1_405B 256 GPUs TP4 PP16 VP8 nvfp4, 1184 TPS/GPU", "26.04.01 :218", "llama3.1-405b",
+         "gb200-nvl72", 256, 1536, 1, 8192, 4, 16, 1, 8, 1, DType::Fp4, 1, 0, 1184, kNoTpOverlap405b,
+         "TP collectives without userbuffers, over the 405B GB200 rows' pessimism"},
         // MoE, H100.
         {"H100 GPT OSS 120B 64 GPUs PP4 EP8 bf16, 5824 TPS/GPU", "26.04.01 :238", "gpt-oss-120b",
          "dgx-h100", 64, 1280, 1, 4096, 1, 4, 1, 1, 8, DType::Bf16, 1, 0, 5824, kMoeIntraNode,
@@ -413,6 +428,14 @@ Layout layout_of(const Run& r) {
     l.training.cross_entropy = CrossEntropy::TeInPlace;
     l.placement.layers_per_stage = r.layers_per_chunk;
     if (std::string(r.model) == "llama3.1-405b") use_bridge_405b_split(l);
+    if (r.dtype == DType::Fp4) {
+        // The scripts turn TP overlap off for nvfp4 (llama3_llm_pretrain.py:115,
+        // llama31_llm_pretrain.py:122 at 21d102f5e), and the 405B V2 run the parameter-gather
+        // overlap (:123-124, disable_param_gather_overlap :46-55, "to reduce training peak
+        // memory and avoid OOM").
+        l.parallel.tp_comm_overlap = TpOverlap::None;
+        if (std::string(r.model) == "llama3.1-405b") l.parallel.overlap_param_gather = false;
+    }
     state_moe_recipe(r, l);
     return l;
 }

@@ -189,6 +189,28 @@ class TestBridgeRecipeImport : public QObject {
         QVERIFY(r.warnings.empty());
     }
 
+    // NVFP4 (perf_recipes/llama/gb200/llama3.py:348-385 at 067f987d): _perf_precision("nvfp4")
+    // is fp4 training (training/mixed_precision.py:405-417); the recipe's own
+    // cfg.model.virtual_pipeline_model_parallel_size = 5 is Megatron-LM's
+    // --num-virtual-stages-per-pipeline-rank; TP overlap off; whole-layer CUDA graphs.
+    void llama3_70b_gb200_nvfp4() {
+        const ImportResult r = import_recipe(recipe_path("llama/gb200/llama3.py"), "llama3_70b_pretrain_64gpu_gb200_nvfp4_config");
+        const Layout& l = r.layout;
+        QCOMPARE(l.cluster_ref, std::string("gb200-nvl72"));
+        QCOMPARE(l.training.dtype, DType::Fp4);
+        QCOMPARE(l.parallel.mesh.tp, 2);
+        QCOMPARE(l.parallel.mesh.pp, 4);
+        QCOMPARE(l.parallel.vpp, 5);
+        QCOMPARE(l.training.schedule, Schedule::Interleaved);
+        QCOMPARE(l.parallel.tp_comm_overlap, TpOverlap::None);
+        QCOMPARE(l.training.cuda_graphs, CudaGraphs::PerLayer);
+        QVERIFY(!any_ignored(r, "virtual_pipeline_model_parallel_size", ""));
+        const ImportResult mx = import_recipe(recipe_path("llama/gb200/llama3.py"), "llama3_70b_pretrain_64gpu_gb200_fp8mx_config");
+        QCOMPARE(mx.layout.training.dtype, DType::Fp8);
+        QCOMPARE(mx.layout.training.fp8_recipe, Fp8Recipe::Mxfp8);
+        QCOMPARE(mx.layout.parallel.vpp, 5);
+    }
+
     // apply_flex_dispatcher_backend(cfg.model, "deepep") in the H100 base
     // (recipes/qwen/h100/qwen3_moe.py:137): flex with DeepEP on an H100, alltoall on a GB200,
     // where Bridge falls back (training/flex_dispatcher_backend.py:27-30, :60-62).

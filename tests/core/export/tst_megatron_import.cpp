@@ -554,6 +554,20 @@ void TestMegatronImport::fp8_recipe_and_cuda_graphs() {
     bool named = false;
     for (const auto& lost : rc.lost) named = named || lost.find("rowwise") != std::string::npos;
     QVERIFY(named);
+    // fp4 training (transformer_config.py:671-692): --fp4-format e2m1 with the NVFP4 recipe,
+    // both ways; refused beside fp8 (arguments.py:1100-1101), with another format or with a
+    // custom quantizer; on a GPU without fp4 units validation names training.dtype.
+    const Layout fp4 = import_megatron(base + "--bf16 --fp4-format e2m1 --fp4-recipe nvfp4 --fp4-param-gather",
+                                       "cmd.sh", cluster("dgx-b200")).layout;
+    QCOMPARE(fp4.training.dtype, DType::Fp4);
+    const std::string fp4_script = export_megatron(fp4).text;
+    QVERIFY2(fp4_script.find("--fp4-format e2m1") != std::string::npos, fp4_script.c_str());
+    QVERIFY2(fp4_script.find("--fp4-recipe nvfp4") != std::string::npos, fp4_script.c_str());
+    QVERIFY2(fp4_script.find("--fp8-format") == std::string::npos, fp4_script.c_str());
+    QCOMPARE(import_megatron(fp4_script, "exported.sh", cluster("dgx-b200")).layout.training.dtype, DType::Fp4);
+    EXPECT_ISSUE(base + "--bf16 --fp4-format e2m1 --fp8-format hybrid", "argv[19] --fp8-format", "one low-precision GEMM format");
+    EXPECT_ISSUE(base + "--bf16 --fp4-format e3m0", "argv[17] --fp4-format", "expected e2m1");
+    EXPECT_ISSUE(base + "--bf16 --fp4-format e2m1 --fp4-recipe custom", "argv[19] --fp4-recipe", "expected nvfp4");
     // --cpu-offloading-num-layers (model_parallel_config.py:461; N > 0 turns offloading on,
     // arguments.py:1950-1951): the layout's activation offload, both ways.
     const Layout offloaded = imported("--bf16 --cpu-offloading-num-layers 2");
