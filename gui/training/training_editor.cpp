@@ -256,7 +256,7 @@ void TrainingEditor::build_numerics(QFormLayout* form) {
                tr("Transformer Engine fp8: the GEMMs at the fp8 peak, their inputs cast to fp8 and kept so for "
                   "the backward; bf16 weights with fp32 master copies; attention and the other activations in "
                   "bf16"));
-    add_choice(dtype_, tr("fp4 (NVFP4, Transformer Engine)"), spelt(to_string(DType::Fp4)),
+    add_choice(dtype_, tr("fp4 (NVFP4)"), spelt(to_string(DType::Fp4)),
                tr("Transformer Engine NVFP4 (Blackwell): the GEMMs at the fp4 peak, their operands cast to e2m1 "
                   "with a scale per 16 values (a Hadamard transform before the weight-gradient GEMM) and kept "
                   "so for the backward; bf16 weights with fp32 master copies; attention in bf16"));
