@@ -125,7 +125,12 @@ Verb add_import_args_verb(CLI::App& app) {
                 const std::string text = read_text_input(a->input);
                 const ImportResult result = import_config(text, file, format, options);
                 const auto checked = validate_layout(result.layout, file);
-                if (!checked.valid()) throw InputError(checked.errors);
+                if (!checked.valid()) {
+                    // What the import assumed (a cluster, a world size) often explains the error.
+                    for (const auto& w : result.warnings) std::cerr << "warning: " << printable_text(w) << "\n";
+                    for (const auto& n : result.notes) std::cerr << "note: " << printable_text(n) << "\n";
+                    throw InputError(checked.errors);
+                }
 
                 const nlohmann::json layout = layout_to_json(result.layout);
                 if (!a->out.empty()) save_json_file(layout, a->out);

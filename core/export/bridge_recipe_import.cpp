@@ -194,34 +194,42 @@ struct Binding {
 };
 using Env = std::map<std::string, Binding>;
 
-// Mixed-precision recipes by name: Megatron-LM's precision arguments.
+// Mixed-precision recipes by name: Megatron-LM's precision arguments, and the recipe's
+// grad_reduce_in_fp32, which MixedPrecisionConfig.setup writes over the DDP config's
+// (training/mixed_precision.py:113-157, called by training/config.py:2011-2016 at 067f987d):
+// bf16_mixed True (:196), fp16_mixed False (:212), every other recipe starts from one of the
+// two; _perf_precision sets False (perf_recipes/_common.py:122).
 struct Precision {
     const char* name;
     const char* args;  // space-separated
+    bool grad_reduce_in_fp32;
 };
 constexpr Precision kPrecisions[] = {
     // training/mixed_precision.py at 067f987d (line of each def).
-    {"bf16_mixed", "--bf16"},                                                      // :185
-    {"fp16_mixed", "--fp16"},                                                      // :201
-    {"bf16_with_fp8_delayed_scaling_mixed", "--bf16 --fp8-format hybrid --fp8-recipe delayed"},   // :217
-    {"fp16_with_fp8_delayed_scaling_mixed", "--fp16 --fp8-format hybrid --fp8-recipe delayed"},   // :236
-    {"bf16_with_mxfp8_mixed", "--bf16 --fp8-format e4m3 --fp8-recipe mxfp8"},      // :255
-    {"fp16_with_mxfp8_mixed", "--fp16 --fp8-format e4m3 --fp8-recipe mxfp8"},      // :270
-    {"bf16_with_fp8_current_scaling_mixed", "--bf16 --fp8-format hybrid --fp8-recipe tensorwise"},  // :285
-    {"nemotron_h_bf16_with_fp8_current_scaling_mixed", "--bf16 --fp8-format hybrid --fp8-recipe tensorwise"},  // :307
-    {"nanov2_bf16_with_fp8_current_scaling_mixed", "--bf16 --fp8-format hybrid --fp8-recipe tensorwise"},  // :329
-    {"fp16_with_fp8_current_scaling_mixed", "--fp16 --fp8-format hybrid --fp8-recipe tensorwise"},  // :351
-    {"bf16_with_fp8_subchannel_scaling_mixed", "--bf16 --fp8-format e4m3 --fp8-recipe blockwise"},  // :373
-    {"fp16_with_fp8_subchannel_scaling_mixed", "--fp16 --fp8-format e4m3 --fp8-recipe blockwise"},  // :389
-    {"bf16_with_nvfp4_mixed", "--bf16 --fp4-format e2m1 --fp4-recipe nvfp4"},       // :405
+    {"bf16_mixed", "--bf16", true},                                                      // :185
+    {"fp16_mixed", "--fp16", false},                                                     // :201
+    {"bf16_with_fp8_delayed_scaling_mixed", "--bf16 --fp8-format hybrid --fp8-recipe delayed", true},   // :217
+    {"fp16_with_fp8_delayed_scaling_mixed", "--fp16 --fp8-format hybrid --fp8-recipe delayed", false},  // :236
+    {"bf16_with_mxfp8_mixed", "--bf16 --fp8-format e4m3 --fp8-recipe mxfp8", true},      // :255
+    {"fp16_with_mxfp8_mixed", "--fp16 --fp8-format e4m3 --fp8-recipe mxfp8", false},     // :270
+    {"bf16_with_fp8_current_scaling_mixed", "--bf16 --fp8-format hybrid --fp8-recipe tensorwise", true},  // :285
+    {"nemotron_h_bf16_with_fp8_current_scaling_mixed", "--bf16 --fp8-format hybrid --fp8-recipe tensorwise", true},  // :307
+    {"nanov2_bf16_with_fp8_current_scaling_mixed", "--bf16 --fp8-format hybrid --fp8-recipe tensorwise", true},  // :329
+    {"fp16_with_fp8_current_scaling_mixed", "--fp16 --fp8-format hybrid --fp8-recipe tensorwise", false},  // :351
+    {"bf16_with_fp8_subchannel_scaling_mixed", "--bf16 --fp8-format e4m3 --fp8-recipe blockwise", true},  // :373
+    {"fp16_with_fp8_subchannel_scaling_mixed", "--fp16 --fp8-format e4m3 --fp8-recipe blockwise", false},  // :389
+    {"bf16_with_nvfp4_mixed", "--bf16 --fp4-format e2m1 --fp4-recipe nvfp4", true},       // :405
     // :421: NVFP4 but for the last 14 layers (first_last_layers_bf16, num_layers_at_end_in_bf16).
-    {"nemotron_3_super_bf16_with_nvfp4_mixed", "--bf16 --fp4-format e2m1 --fp4-recipe nvfp4"},
+    {"nemotron_3_super_bf16_with_nvfp4_mixed", "--bf16 --fp4-format e2m1 --fp4-recipe nvfp4", true},
     // perf_recipes/_common.py _perf_precision(compute_dtype).
-    {"bf16", "--bf16"},
-    {"fp8_cs", "--bf16 --fp8-format hybrid --fp8-recipe tensorwise"},
-    {"fp8_ds", "--bf16 --fp8-format hybrid --fp8-recipe delayed"},
-    {"fp8_mx", "--bf16 --fp8-format e4m3 --fp8-recipe mxfp8"},
-    {"nvfp4", "--bf16 --fp4-format e2m1 --fp4-recipe nvfp4"},
+    {"bf16", "--bf16", false},
+    {"fp8_cs", "--bf16 --fp8-format hybrid --fp8-recipe tensorwise", false},
+    {"fp8_ds", "--bf16 --fp8-format hybrid --fp8-recipe delayed", false},
+    {"fp8_mx", "--bf16 --fp8-format e4m3 --fp8-recipe mxfp8", false},
+    {"nvfp4", "--bf16 --fp4-format e2m1 --fp4-recipe nvfp4", false},
+    // MixedPrecisionConfig(...) written out with neither bf16 nor fp16 (RecipeReader::
+    // constructed_precision): fp32, Megatron-LM's default.
+    {"fp32", "", true},
 };
 
 const Precision* precision_named(std::string name) {
@@ -685,6 +693,10 @@ class RecipeReader {
             return;
         }
         if (section == "mixed_precision") {
+            if (v.kind == PyExpr::Call && last_name(v.s) == "MixedPrecisionConfig") {
+                constructed_precision(m, env, v, at, line);
+                return;
+            }
             std::string name;
             if (v.kind == PyExpr::Str) name = v.s;
             if (v.kind == PyExpr::Call) name = precision_call(m, env, v, 0);
@@ -716,6 +728,51 @@ class RecipeReader {
         r_.ignored.push_back({at, "cfg." + section + " = " + raw.text,
                               section == "env_vars" ? "environment variables: not part of the layout"
                                                     : "not a constructor call: not read"});
+    }
+
+    // `cfg.mixed_precision = MixedPrecisionConfig(bf16=True, ...)` written out rather than named
+    // (recipes/kimi/h100/kimi_k2.py:174, recipes/deepseek/h100/deepseek_v3.py): the base recipe
+    // of its bf16 or fp16 flag, then its fields as the recipe's field settings. The dataclass's
+    // defaults (training/mixed_precision.py:40-66 at 067f987d): fp32, fp16 and bf16 False, fp8
+    // and fp4 None, fp8_recipe "tensorwise", fp4_recipe "nvfp4", grad_reduce_in_fp32 True.
+    void constructed_precision(PyModule& m, const Env& env, const PyExpr& call, const std::string& at, int line) {
+        for (auto it = settings_.begin(); it != settings_.end();) {
+            it = it->first.rfind("mixed_precision.", 0) == 0 ? settings_.erase(it) : std::next(it);
+        }
+        keywords(m, env, "mixed_precision", call, line);
+        const auto flag = [&](const char* field) {
+            const auto it = settings_.find(std::string("mixed_precision.") + field);
+            return it != settings_.end() && it->second.value.kind == PyExpr::Bool && it->second.value.b;
+        };
+        const auto stated = [&](const char* field) {
+            const auto it = settings_.find(std::string("mixed_precision.") + field);
+            return it != settings_.end() && it->second.value.kind == PyExpr::Str;
+        };
+        PyExpr n;
+        n.kind = PyExpr::Str;
+        n.text = call.text;
+        n.s = flag("fp16") ? "fp16_mixed" : flag("bf16") ? "bf16_mixed" : "fp32";
+        precision_ = Setting{n, at};
+        settings_.erase("mixed_precision.bf16");
+        settings_.erase("mixed_precision.fp16");
+        settings_.erase("mixed_precision.fp32");
+        const auto default_recipe = [&](const char* format, const char* recipe, const char* value) {
+            if (!stated(format) || settings_.count(std::string("mixed_precision.") + recipe) != 0) return;
+            PyExpr e;
+            e.kind = PyExpr::Str;
+            e.s = value;
+            e.text = std::string("'") + value + "'";
+            set(std::string("mixed_precision.") + recipe, e, at);
+        };
+        if (settings_.count("mixed_precision.grad_reduce_in_fp32") == 0) {
+            PyExpr fp32_reduce;  // the dataclass's default, not bf16_mixed's or fp16_mixed's
+            fp32_reduce.kind = PyExpr::Bool;
+            fp32_reduce.b = true;
+            fp32_reduce.text = "True";
+            set("mixed_precision.grad_reduce_in_fp32", fp32_reduce, at);
+        }
+        default_recipe("fp8", "fp8_recipe", "tensorwise");
+        default_recipe("fp4", "fp4_recipe", "nvfp4");
     }
 
     // The recipe name a precision call stands for: a recipe function by name, a lookup by a
@@ -1119,6 +1176,20 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
         r.notes.push_back("cluster " + it->second + " from the recipe's name (" + part + "): pass --cluster for another");
         break;
     }
+    // GPUs Megatron-Bridge has performance recipes for (the folders of perf_recipes/*/ at
+    // 067f987d) that no bundled cluster preset describes: the recipe is priced on the default
+    // cluster only with a warning that says so (import-args prints it before a validation
+    // error the assumed GPU causes, such as fp4 on an H100).
+    static const char* const kGpusWithoutPreset = "b300 gb300 vr200 r100";
+    std::string gpu_without_preset;
+    for (const std::string& part : name_parts) {
+        if (!options.cluster && !opts.cluster && list_has_word(kGpusWithoutPreset, part)) gpu_without_preset = part;
+    }
+    if (!gpu_without_preset.empty()) {
+        r.warnings.push_back("the recipe " + reader.function() + "() is for " + gpu_without_preset +
+                             " GPUs, which no bundled cluster describes: priced on the default dgx-h100 (pass "
+                             "--cluster with a cluster JSON for " + gpu_without_preset + ")");
+    }
 
     // apply_flex_dispatcher_backend's GPU check and MoE check, now that the cluster is known.
     std::map<std::string, Setting> settings = reader.settings();
@@ -1158,6 +1229,7 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
     word("pretrain_gpt.py", file);
     // Bridge's seq_length lives in the model and the dataset; the model's wins.
     std::set<std::string> seen_flags;
+    std::optional<Setting> grad_reduce_in_fp32;  // cfg.mixed_precision.grad_reduce_in_fp32, when set
     for (const auto& [key, s] : settings) {
         const auto dot = key.find('.');
         const std::string section = key.substr(0, dot);
@@ -1185,9 +1257,7 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
                 continue;
             }
             if (field == "grad_reduce_in_fp32") {
-                if (s.value.kind == PyExpr::Bool && !s.value.b && settings.count("ddp.grad_reduce_in_fp32") == 0) {
-                    word("--grad-reduce-in-bf16", s.where + " cfg." + key);
-                }
+                if (s.value.kind == PyExpr::Bool) grad_reduce_in_fp32 = Setting{s.value, s.where};
                 continue;
             }
             r.ignored.push_back({s.where, shown, "mixed-precision detail: not part of the layout"});
@@ -1229,7 +1299,9 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
         }
         if (s.value.kind == PyExpr::List && s.value.items.empty()) continue;  // [] : nothing, the default
         if (section == "ddp" && field == "grad_reduce_in_fp32") {
-            if (s.value.kind == PyExpr::Bool && !s.value.b) word("--grad-reduce-in-bf16", s.where + " cfg." + key);
+            r.ignored.push_back({s.where, shown,
+                                 "the mixed-precision config's grad_reduce_in_fp32 is written over the DDP config's "
+                                 "(training/config.py:2011-2016, mixed_precision.py:138-157)"});
             continue;
         }
         const std::string flag = flag_for(section, field);
@@ -1330,9 +1402,19 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
             word(args[k], p->where + " cfg.mixed_precision");
             if (value) word(args[++k], p->where + " cfg.mixed_precision");
         }
+        // Gradients reduce in the training type below fp32 unless the recipe keeps fp32;
+        // Megatron-LM reduces fp16 training's in fp16 already (no flag).
+        const bool fp32 = grad_reduce_in_fp32 ? grad_reduce_in_fp32->value.b : known->grad_reduce_in_fp32;
+        if (!fp32 && std::string(known->args).rfind("--bf16", 0) == 0) {
+            word("--grad-reduce-in-bf16", grad_reduce_in_fp32 ? grad_reduce_in_fp32->where + " cfg.mixed_precision.grad_reduce_in_fp32"
+                                                              : p->where + " cfg.mixed_precision");
+        }
     } else {
         r.notes.push_back("cfg.mixed_precision not set by what was read: Megatron-Bridge's default bf16_mixed");
         word("--bf16", file);
+        if (grad_reduce_in_fp32 && !grad_reduce_in_fp32->value.b) {
+            word("--grad-reduce-in-bf16", grad_reduce_in_fp32->where + " cfg.mixed_precision.grad_reduce_in_fp32");
+        }
     }
 
     ScriptRun run;

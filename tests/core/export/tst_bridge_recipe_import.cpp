@@ -12,6 +12,7 @@
 #include "core/common/error.h"
 #include "core/export/importer.h"
 #include "core/export/python_source.h"
+#include "core/layout/layout_validate.h"
 
 using namespace meshwork;
 
@@ -261,6 +262,80 @@ class TestBridgeRecipeImport : public QObject {
         QVERIFY(std::any_of(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
             return w.find("qwen3_30b_a3b_pretrain_config() was not found") != std::string::npos;
         }));
+    }
+
+    // MixedPrecisionConfig(...) written out (recipes/kimi/h100/kimi_k2.py:174 at 067f987d) is
+    // read field by field with the dataclass's defaults (training/mixed_precision.py:40-66);
+    // the mixed-precision config's grad_reduce_in_fp32 is the one the run uses, written over
+    // the DDP config's (training/config.py:2011-2016).
+    void precision_written_out_and_its_gradient_reduction() {
+        ImportOptions o;
+        o.model = "llama3-8b";
+        o.gpus = 8;
+        const std::string head =
+            "from megatron.bridge.training.config import ConfigContainer\n"
+            "from megatron.bridge.training.mixed_precision import MixedPrecisionConfig\n\n"
+            "def recipe() -> ConfigContainer:\n"
+            "    cfg = ConfigContainer(model=None, train=None)\n"
+            "    cfg.train.micro_batch_size = 1\n    cfg.model.seq_length = 8192\n";
+        const auto layout_of = [&](const std::string& body) {
+            return import_config(head + body + "    return cfg\n", "r.py", ImportFormat::Bridge, o);
+        };
+        const ImportResult bf16 = layout_of(
+            "    cfg.mixed_precision = MixedPrecisionConfig(bf16=True, params_dtype=torch.bfloat16, "
+            "autocast_enabled=False)\n");
+        QCOMPARE(bf16.layout.training.dtype, DType::Bf16);
+        QVERIFY(!bf16.layout.training.grad_reduce_in_bf16);  // the dataclass's True
+        QVERIFY(any_ignored(bf16, "cfg.mixed_precision.params_dtype", "mixed-precision detail"));
+        const ImportResult bf16_reduce = layout_of(
+            "    cfg.mixed_precision = MixedPrecisionConfig(bf16=True, grad_reduce_in_fp32=False)\n");
+        QVERIFY(bf16_reduce.layout.training.grad_reduce_in_bf16);
+        const ImportResult fp8 = layout_of("    cfg.mixed_precision = MixedPrecisionConfig(bf16=True, fp8=\"hybrid\")\n");
+        QCOMPARE(fp8.layout.training.dtype, DType::Fp8);
+        QCOMPARE(fp8.layout.training.fp8_recipe, Fp8Recipe::Tensorwise);  // fp8_recipe's default
+        const ImportResult fp32 = layout_of("    cfg.mixed_precision = MixedPrecisionConfig(fp32=True)\n");
+        QCOMPARE(fp32.layout.training.dtype, DType::Fp32);
+        // The DDP config's own setting is written over by bf16_mixed's True.
+        const ImportResult ddp = layout_of(
+            "    cfg.mixed_precision = \"bf16_mixed\"\n    cfg.ddp.grad_reduce_in_fp32 = False\n");
+        QVERIFY(!ddp.layout.training.grad_reduce_in_bf16);
+        QVERIFY(any_ignored(ddp, "cfg.ddp.grad_reduce_in_fp32", "written over the DDP config's"));
+        // _perf_precision reduces in bf16 (perf_recipes/_common.py:122); a field refines it.
+        QVERIFY(layout_of("    cfg.mixed_precision = _perf_precision(\"bf16\")\n").layout.training.grad_reduce_in_bf16);
+        QVERIFY(!layout_of("    cfg.mixed_precision = _perf_precision(\"bf16\")\n"
+                           "    cfg.mixed_precision.grad_reduce_in_fp32 = True\n")
+                     .layout.training.grad_reduce_in_bf16);
+    }
+
+    // A recipe for a GPU no bundled cluster describes (B300) is priced on the default cluster
+    // with a warning (import-args prints it before the validation error the assumed GPU causes).
+    void gpu_without_a_cluster_preset() {
+        ImportOptions o;
+        o.model = "llama3-8b";
+        const std::string text =
+            "from megatron.bridge.training.config import ConfigContainer\n\n"
+            "def llama3_8b_pretrain_8gpu_b300_PRECISION_config() -> ConfigContainer:\n"
+            "    cfg = ConfigContainer(model=None, train=None)\n"
+            "    cfg.train.micro_batch_size = 1\n    cfg.model.seq_length = 8192\n"
+            "    cfg.mixed_precision = _perf_precision(\"PRECISION\")\n    return cfg\n";
+        const auto with = [&](const std::string& precision) {
+            std::string t = text;
+            for (std::size_t at; (at = t.find("PRECISION")) != std::string::npos;) t.replace(at, 9, precision);
+            return t;
+        };
+        const ImportResult bf16 = import_config(with("bf16"), "r.py", ImportFormat::Bridge, o);
+        QCOMPARE(bf16.layout.cluster_ref, std::string("dgx-h100"));
+        QVERIFY(std::any_of(bf16.warnings.begin(), bf16.warnings.end(), [](const std::string& w) {
+            return w.find("is for b300 GPUs, which no bundled cluster describes") != std::string::npos;
+        }));
+        const ImportResult fp4 = import_config(with("nvfp4"), "r.py", ImportFormat::Bridge, o);
+        const auto checked = validate_layout(fp4.layout, "r.py");
+        QVERIFY(!checked.valid());
+        QVERIFY(checked.errors.front().message.find("has no fp4 units") != std::string::npos);
+        QCOMPARE(fp4.warnings.size(), bf16.warnings.size());
+        QVERIFY(fp4.warnings.front().find("is for b300 GPUs") != std::string::npos);
+        o.cluster = "dgx-b200";
+        QCOMPARE(import_config(with("nvfp4"), "r.py", ImportFormat::Bridge, o).layout.training.dtype, DType::Fp4);
     }
 
     void refusals_name_the_file_line_and_setting() {
