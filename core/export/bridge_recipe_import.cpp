@@ -191,6 +191,7 @@ struct Setting {
 struct Binding {
     bool config = false;  // the ConfigContainer being built
     PyExpr value;         // a constant otherwise
+    std::string section;  // or one section of it (a helper's `model_cfg` for cfg.model)
 };
 using Env = std::map<std::string, Binding>;
 
@@ -377,9 +378,10 @@ class RecipeReader {
     std::optional<PyExpr> constant_of(PyModule& m, const Env& env, const std::string& name, int hops = 0) {
         if (hops > 8) return std::nullopt;
         if (auto it = env.find(name); it != env.end()) {
-            if (!it->second.config && it->second.value.literal()) return it->second.value;
+            if (!it->second.config && it->second.section.empty() && it->second.value.literal()) return it->second.value;
             return std::nullopt;
         }
+        if (auto v = setting_value(env, name)) return v;
         if (auto it = m.constants.find(name); it != m.constants.end()) {
             if (it->second.literal()) return it->second;
             if (it->second.kind == PyExpr::Name) return constant_of(m, {}, it->second.s, hops + 1);
@@ -548,6 +550,14 @@ class RecipeReader {
     }
 
     std::optional<PyExpr> binary(PyModule& m, const Env& env, const PyExpr& e, int depth) {
+        if (e.s == "or" || e.s == "and") {
+            // Python's value: `a or b` is a when a is true, else b; `a and b` the reverse.
+            auto a = evaluate(m, env, e.items[0], depth + 1);
+            const auto yes = a ? truthy(*a) : std::nullopt;
+            if (!yes) return std::nullopt;
+            if (*yes == (e.s == "or")) return a;
+            return evaluate(m, env, e.items[1], depth + 1);
+        }
         auto a = evaluate(m, env, e.items[0], depth + 1);
         auto b = evaluate(m, env, e.items[1], depth + 1);
         if (!a || !b) return std::nullopt;
@@ -613,6 +623,13 @@ class RecipeReader {
     // its assignments to names and its return; blocks (if, for, try) are not run.
     std::optional<PyExpr> call_value(PyModule& m, const Env& env, const PyExpr& call, int depth) {
         if (call.object || depth > kMaxCallDepth) return std::nullopt;
+        if (call.s == "getattr" && call.items.size() >= 2 && call.items[0].kind == PyExpr::Name &&
+            call.items[1].kind == PyExpr::Str) {
+            // getattr(model_cfg, "field", default) on a config section: the recipe's setting
+            // when it made one; the default stands only for a field the provider lacks, which
+            // the reader cannot tell, so nothing otherwise.
+            return setting_value(env, call.items[0].s + "." + call.items[1].s);
+        }
         if ((call.s == "list" || call.s == "tuple") && call.items.size() == 1 && call.keywords.empty()) {
             auto v = evaluate(m, env, call.items.front(), depth + 1);
             if (v && v->kind == PyExpr::List) return v;
@@ -630,7 +647,7 @@ class RecipeReader {
             }
             if (!arg && f->params[k].second) arg = evaluate(*callee_module, {}, *f->params[k].second, depth + 1);
             if (!arg) return std::nullopt;
-            local[name] = Binding{false, *arg};
+            local[name] = Binding{false, *arg, {}};
         }
         const int body_indent = f->body.front().indent;
         for (const PyStatement& st : f->body) {
@@ -642,7 +659,7 @@ class RecipeReader {
             std::string target, value;
             if (!split_py_assignment(st.text, target, value) || !py_is_identifier(target)) continue;
             if (auto v = evaluate(*callee_module, local, parse_py_expr(value), depth + 1)) {
-                local[target] = Binding{false, *v};
+                local[target] = Binding{false, *v, {}};
             } else {
                 local.erase(target);
             }
@@ -655,6 +672,31 @@ class RecipeReader {
     bool is_config(const Env& env, const std::string& name) const {
         auto it = env.find(name);
         return it != env.end() && it->second.config;
+    }
+
+    // The config section `name` stands for: "model" for `cfg.model` or for a helper's
+    // parameter bound to it; empty otherwise.
+    std::string section_of(const Env& env, const std::string& name) const {
+        const auto dot = name.find('.');
+        if (dot != std::string::npos) {
+            const std::string section = name.substr(dot + 1);
+            return is_config(env, name.substr(0, dot)) && section.find('.') == std::string::npos ? section : "";
+        }
+        auto it = env.find(name);
+        return it != env.end() ? it->second.section : "";
+    }
+
+    // The value the recipe gave `cfg.section.field` (or `model_cfg.field` for a section bound
+    // to a name), when it gave one that is a literal.
+    std::optional<PyExpr> setting_value(const Env& env, const std::string& dotted) const {
+        const auto dot = dotted.rfind('.');
+        if (dot == std::string::npos) return std::nullopt;
+        const std::string section = section_of(env, dotted.substr(0, dot));
+        if (section.empty()) return std::nullopt;
+        auto it = settings_.find(section + "." + dotted.substr(dot + 1));
+        // apply_flex_dispatcher_backend's settings wait for the cluster's GPU check.
+        if (it == settings_.end() || !it->second.value.literal() || it->second.by_flex_helper) return std::nullopt;
+        return it->second.value;
     }
 
     void set(const std::string& key, PyExpr value, const std::string& at, bool by_flex_helper = false) {
@@ -810,6 +852,8 @@ class RecipeReader {
             Binding b;
             if (arg.kind == PyExpr::Name && is_config(env, arg.s)) {
                 b.config = true;
+            } else if (arg.kind == PyExpr::Name && !section_of(env, arg.s).empty()) {
+                b.section = section_of(env, arg.s);
             } else if (arg.kind == PyExpr::Call && config_call(caller, env, arg, depth + 1)) {
                 b.config = true;
             } else {
@@ -824,7 +868,7 @@ class RecipeReader {
             }
         }
         for (const auto& [name, def] : f.params) {
-            if (callee.count(name) == 0 && def) callee[name] = Binding{false, *def};
+            if (callee.count(name) == 0 && def) callee[name] = Binding{false, *def, {}};
         }
         return callee;
     }
@@ -859,32 +903,88 @@ class RecipeReader {
     }
 
     bool run_body(PyModule& m, const PyFunction& f, Env& env, int depth) {
-        const int body_indent = f.body.front().indent;
-        std::string header;      // the block a statement is inside ("" at the body's level)
-        int header_line = 0;
-        for (const PyStatement& st : f.body) {
+        return run_block(m, f.body, 0, f.body.size(), env, depth) == Flow::ReturnedConfig;
+    }
+
+    // How a block of statements ended: ran to its end, or a `return` (of the config or not).
+    enum class Flow { Next, Returned, ReturnedConfig };
+
+    // The condition of an `if`/`elif` header, or "True" for `else:`; empty for other blocks.
+    static std::string branch_condition(const std::string& header, bool& continues_chain) {
+        const std::string word = first_word(header);
+        continues_chain = word == "elif" || word == "else";
+        if (word == "else") return "True";
+        if (word != "if" && word != "elif") return "";
+        return header.substr(word.size(), header.size() - word.size() - 1);
+    }
+
+    // Statements [begin, end) of `body` at the indent of body[begin]. An if/elif/else chain
+    // runs the branch its condition picks when the condition is computed from constants (the
+    // function's arguments, its module's constants, settings the recipe made); a block it
+    // cannot decide, and for/while/with/try blocks, are not run: their config settings are
+    // listed (conditional()).
+    Flow run_block(PyModule& m, const std::vector<PyStatement>& body, std::size_t begin, std::size_t end, Env& env,
+                   int depth) {
+        if (begin >= end) return Flow::Next;
+        const int indent = body[begin].indent;
+        enum class Chain { None, Taken, Open, Unknown } chain = Chain::None;
+        for (std::size_t i = begin; i < end; ++i) {
+            const PyStatement& st = body[i];
             line_ = st.line;
             if (++statements_read_ > kMaxStatements) {
                 throw InputError(file_, where(m, st.line),
                                  "more than " + std::to_string(kMaxStatements) +
                                      " statements read through the recipe's calls: not a recipe import-args reads");
             }
-            if (st.indent > body_indent) {
-                if (!header.empty()) conditional(m, env, st, header, header_line);
-                continue;
-            }
-            header.clear();
             if (block_header(st.text)) {
-                header = st.text;
-                header_line = st.line;
+                std::size_t block_end = i + 1;
+                while (block_end < end && body[block_end].indent > indent) ++block_end;
+                if (first_word(st.text) == "try") {
+                    // The try body runs; what it computes only where the reader cannot
+                    // (where Python may raise into the except clause) is not set
+                    // (assign()). The except, else and finally clauses are not run.
+                    ++try_depth_;
+                    const Flow flow = run_block(m, body, i + 1, block_end, env, depth);
+                    --try_depth_;
+                    if (flow != Flow::Next) return flow;
+                    chain = Chain::None;
+                    i = block_end - 1;
+                    continue;
+                }
+                bool continues_chain = false;
+                const std::string condition = branch_condition(st.text, continues_chain);
+                if (!continues_chain) chain = Chain::None;
+                std::optional<bool> taken;
+                std::string reason;
+                if (condition.empty() || (continues_chain && chain == Chain::None)) {
+                    reason = "conditions are not evaluated";
+                } else if (chain == Chain::Taken) {
+                    taken = false;
+                    reason = "an earlier branch of the chain is taken";
+                } else if (chain == Chain::Unknown) {
+                    reason = "an earlier condition of the chain is not computed";
+                } else {
+                    taken = truthy(resolved(m, env, parse_py_expr(condition)));
+                    reason = taken ? "the condition is false here" : "the condition is not computed from constants";
+                }
+                if (taken && *taken) {
+                    chain = Chain::Taken;
+                    const Flow flow = run_block(m, body, i + 1, block_end, env, depth);
+                    if (flow != Flow::Next) return flow;
+                } else {
+                    if (!condition.empty()) chain = taken ? (chain == Chain::Taken ? Chain::Taken : Chain::Open) : Chain::Unknown;
+                    for (std::size_t k = i + 1; k < block_end; ++k) conditional(m, env, body[k], st.text, st.line, reason);
+                }
+                i = block_end - 1;
                 continue;
             }
+            chain = Chain::None;
             if (st.text.rfind("return", 0) == 0) {
                 const std::string what = st.text.size() > 6 ? st.text.substr(6) : "";
                 const PyExpr e = parse_py_expr(what);
-                if (e.kind == PyExpr::Name && is_config(env, e.s)) return true;
-                if (e.kind == PyExpr::Call && config_call(m, env, e, depth)) return true;
-                return false;
+                if (e.kind == PyExpr::Name && is_config(env, e.s)) return Flow::ReturnedConfig;
+                if (e.kind == PyExpr::Call && config_call(m, env, e, depth)) return Flow::ReturnedConfig;
+                return Flow::Returned;
             }
             std::string target, value;
             if (split_py_assignment(st.text, target, value)) {
@@ -894,29 +994,40 @@ class RecipeReader {
             const PyExpr e = parse_py_expr(st.text);
             if (e.kind == PyExpr::Call && !e.object) call_statement(m, env, e, st.line, depth);
         }
-        return false;
+        return Flow::Next;
     }
 
     void assign(PyModule& m, Env& env, const std::string& target, const PyExpr& value, int line, int depth) {
         const auto dot = target.find('.');
         if (dot == std::string::npos) {
             if (value.kind == PyExpr::Call && config_call(m, env, value, depth)) {
-                env[target] = Binding{true, {}};
+                env[target] = Binding{true, {}, {}};
             } else if (value.kind == PyExpr::Call && !value.object && used_as_config(target)) {
                 // A base config the reader cannot find: the recipe's own settings still count.
-                env[target] = Binding{true, {}};
+                env[target] = Binding{true, {}, {}};
                 r_.warnings.push_back(where(m, line) + ": the base config " + value.s +
                                       "() was not found (" +
                                       (root_ ? std::string("not in the checkout") : std::string("the recipe is not inside a Megatron-Bridge checkout")) +
                                       "): what it sets is not read; Megatron-LM's defaults stand for it");
             } else if (value.kind == PyExpr::Name && is_config(env, value.s)) {
-                env[target] = Binding{true, {}};
+                env[target] = Binding{true, {}, {}};
+            } else if (value.kind == PyExpr::Name && !section_of(env, value.s).empty()) {
+                env[target] = Binding{false, {}, section_of(env, value.s)};
             } else {
-                env[target] = Binding{false, resolved(m, env, value)};
+                env[target] = Binding{false, resolved(m, env, value), {}};
             }
             return;
         }
         const std::string base = target.substr(0, dot);
+        if (const std::string section = section_of(env, base); !section.empty() && base.find('.') == std::string::npos) {
+            const std::string field = target.substr(dot + 1);
+            if (field.find('.') != std::string::npos) {
+                r_.ignored.push_back({where(m, line), target + " = " + value.text, "a nested setting: not read"});
+                return;
+            }
+            set_made(section + "." + field, target + " = " + value.text, resolved(m, env, value), where(m, line));
+            return;
+        }
         if (!is_config(env, base)) return;
         const std::string path = target.substr(dot + 1);
         const auto second = path.find('.');
@@ -928,7 +1039,17 @@ class RecipeReader {
             r_.ignored.push_back({where(m, line), target + " = " + value.text, "a nested setting: not read"});
             return;
         }
-        set(path, resolved(m, env, value), where(m, line));
+        set_made(path, target + " = " + value.text, resolved(m, env, value), where(m, line));
+    }
+
+    // A setting an assignment makes; inside a try body, one whose value is not computed is
+    // not made (Python may have raised before it).
+    void set_made(const std::string& key, const std::string& shown, PyExpr value, const std::string& at) {
+        if (try_depth_ > 0 && !value.literal()) {
+            r_.ignored.push_back({at, shown, "inside a try block, not computed (Python may raise there): not read"});
+            return;
+        }
+        set(key, std::move(value), at);
     }
 
     // Megatron-Bridge's apply_flex_dispatcher_backend(model_config, backend)
@@ -973,11 +1094,7 @@ class RecipeReader {
     // `helper(cfg, ...)`: followed when the helper is found; named when it is not.
     void call_statement(PyModule& m, Env& env, const PyExpr& call, int line, int depth) {
         bool passes = false, passes_section = false;
-        const auto section_of_config = [&](const PyExpr& a) {
-            if (a.kind != PyExpr::Name) return false;
-            const auto dot = a.s.find('.');
-            return dot != std::string::npos && is_config(env, a.s.substr(0, dot));
-        };
+        const auto section_of_config = [&](const PyExpr& a) { return a.kind == PyExpr::Name && !section_of(env, a.s).empty(); };
         for (const PyExpr& a : call.items) {
             passes = passes || (a.kind == PyExpr::Name && is_config(env, a.s));
             passes_section = passes_section || section_of_config(a);
@@ -991,15 +1108,15 @@ class RecipeReader {
             flex_backend(m, env, call, line);
             return;
         }
-        if (!passes && passes_section) {
-            // A helper handed one section (set_..._layout(cfg.model)): what it computes there
-            // is Python the reader does not run.
-            r_.ignored.push_back({where(m, line), call.text, "a helper given a section of the config: not read"});
+        if (!passes && !passes_section) return;
+        auto [callee_module, f] = function_of(m, call.s);
+        if (f == nullptr && !passes) {
+            // A helper handed one section (set_..._layout(cfg.model)) that is not in the
+            // module or the checkout.
+            r_.ignored.push_back({where(m, line), call.text, "a helper given a section of the config, not found: not read"});
             r_.warnings.push_back(where(m, line) + ": " + call.s + "() is given part of the config and was not read");
             return;
         }
-        if (!passes) return;
-        auto [callee_module, f] = function_of(m, call.s);
         if (f == nullptr) {
             r_.ignored.push_back({where(m, line), call.text,
                                   "a helper the reader cannot find (outside the module" +
@@ -1016,14 +1133,16 @@ class RecipeReader {
 
     // A statement inside an if/for/with block: conditions are not evaluated; a config setting
     // there is listed.
-    void conditional(PyModule& m, const Env& env, const PyStatement& st, const std::string& header, int header_line) {
+    void conditional(PyModule& m, const Env& env, const PyStatement& st, const std::string& header, int header_line,
+                     const std::string& reason) {
         std::string target, value;
         if (!split_py_assignment(st.text, target, value)) return;
         const auto dot = target.find('.');
-        if (dot == std::string::npos || !is_config(env, target.substr(0, dot))) return;
+        if (dot == std::string::npos || (!is_config(env, target.substr(0, dot)) && section_of(env, target.substr(0, dot)).empty()))
+            return;
         r_.ignored.push_back({where(m, st.line), target + " = " + value,
-                              "inside '" + header + "' (line " + std::to_string(header_line) +
-                                  "): conditions are not evaluated, the setting is not read"});
+                              "inside '" + header + "' (line " + std::to_string(header_line) + "): " + reason +
+                                  ", the setting is not read"});
     }
 
     const std::string& file_;
@@ -1038,6 +1157,7 @@ class RecipeReader {
     int line_ = 0;
     const PyFunction* current_ = nullptr;  // the function being read
     long long statements_read_ = 0;
+    int try_depth_ = 0;  // try bodies being run
 };
 
 // The Hugging Face repository a bundled model preset was made from: its "_source" starts

@@ -85,14 +85,14 @@ class ExprParser {
             fail();
             return other(t_.substr(start));
         }
-        PyExpr value = comparison();
+        PyExpr value = disjunction();
         if (!ok_) return value;
         const std::size_t save = p_;
         if (!keyword("if")) {
             p_ = save;
             return value;
         }
-        PyExpr cond = comparison();
+        PyExpr cond = disjunction();
         if (!ok_ || !keyword("else")) {
             fail();
             return value;
@@ -103,6 +103,33 @@ class ExprParser {
         c.items = {std::move(value), std::move(cond), std::move(otherwise)};
         c.text = trimmed(t_.substr(start, p_ - start));
         return c;
+    }
+
+    // `A or B` and `A and B` (and binding tighter), left to right: a BinOp whose s is "or"
+    // or "and", for the reader to compute with Python's short-circuit values.
+    PyExpr disjunction() { return boolean_level("or"); }
+    PyExpr conjunction() { return boolean_level("and"); }
+
+    PyExpr boolean_level(const char* word) {
+        const bool ors = word[0] == 'o';
+        const std::size_t start = p_;
+        PyExpr left = ors ? conjunction() : comparison();
+        while (ok_) {
+            const std::size_t save = p_;
+            if (!keyword(word)) {
+                p_ = save;
+                break;
+            }
+            PyExpr right = ors ? conjunction() : comparison();
+            if (!ok_) return left;
+            PyExpr b;
+            b.kind = PyExpr::BinOp;
+            b.s = word;
+            b.items = {std::move(left), std::move(right)};
+            b.text = trimmed(t_.substr(start, p_ - start));
+            left = std::move(b);
+        }
+        return left;
     }
 
     // One comparison: ==, !=, is, is not, in, not in (no chains).

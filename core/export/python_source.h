@@ -27,7 +27,8 @@ std::vector<PyStatement> py_statements(const std::string& source);
 struct PyKeyword;
 
 struct PyExpr {
-    // BinOp: items[0] s items[1] (s: + - * /) when they are not both numbers (numbers fold);
+    // BinOp: items[0] s items[1] (s: + - * / when they are not both numbers (numbers fold),
+    // or "or" / "and");
     // Compare: items[0] s items[1] (s: == != is "is not" in "not in"); Cond: items[0] if
     // items[1] else items[2]; Subscript: object[items[0]]; Dict: items the keys, keywords'
     // second the values (first: a key's text).

@@ -138,8 +138,11 @@ class TestBridgeRecipeImport : public QObject {
         QCOMPARE(l.training.cuda_graphs, CudaGraphs::PerLayer);
         QCOMPARE(l.parallel.tp_comm_overlap, TpOverlap::None);
         QVERIFY(any_ignored(r, "tp_comm_overlap", "comm_overlap.py:442-451"));
-        // A setting inside an if of _benchmark_common is listed, not read.
-        QVERIFY(any_ignored(r, "moe_hybridep_num_sms", "conditions are not evaluated"));
+        // _benchmark_common's ifs: one whose condition the recipe's settings decide runs
+        // (moe_flex_dispatcher_backend "hybridep", recipe line 307: moe_hybridep_num_sms, then
+        // the recipe's own 64); one the reader cannot compute (isinstance) is listed, not read.
+        QVERIFY(!any_ignored(r, "moe_hybridep_num_sms", "inside 'if"));
+        QVERIFY(any_ignored(r, "cfg.mixed_precision.grad_reduce_in_fp32", "the condition is not computed from constants"));
         QVERIFY(r.warnings.empty());
     }
 
@@ -305,6 +308,76 @@ class TestBridgeRecipeImport : public QObject {
         QVERIFY(!layout_of("    cfg.mixed_precision = _perf_precision(\"bf16\")\n"
                            "    cfg.mixed_precision.grad_reduce_in_fp32 = True\n")
                      .layout.training.grad_reduce_in_bf16);
+    }
+
+    // The reader runs what constants decide: an if/elif/else branch, `or`/`and`, a helper
+    // handed one section (set_deepseek_v3_pipeline_model_parallel_layout(cfg.model, ...),
+    // recipes/deepseek/h100/deepseek_v3.py:71-102 at 067f987d, the shape this follows), a try
+    // body; what they cannot decide is listed, not read.
+    void branches_sections_and_try_blocks() {
+        ImportOptions o;
+        o.model = "llama3-8b";
+        o.gpus = 16;
+        const std::string text =
+            "from megatron.bridge.training.config import ConfigContainer\n\n"
+            "def _layout(pp_size, vp_size):\n"
+            "    table = {(4, 1): [[\"embedding\"] + [\"decoder\"] * 9] + [[\"decoder\"] * 8] * 2 + [[\"decoder\"] * 7 + [\"loss\"]]}\n"
+            "    if (pp_size, vp_size) not in table:\n"
+            "        raise ValueError(\"no layout\")\n"
+            "    return table[(pp_size, vp_size)]\n\n"
+            "def set_layout(model_cfg, layout=None, *, standalone=False):\n"
+            "    if layout is not None:\n"
+            "        model_cfg.pipeline_model_parallel_layout = layout\n"
+            "        return\n"
+            "    pp_size = model_cfg.pipeline_model_parallel_size or 1\n"
+            "    vp_size = model_cfg.virtual_pipeline_model_parallel_size or 1\n"
+            "    if standalone:\n"
+            "        model_cfg.pipeline_model_parallel_layout = None\n"
+            "    else:\n"
+            "        try:\n"
+            "            model_cfg.pipeline_model_parallel_layout = _layout(pp_size, vp_size)\n"
+            "        except ValueError:\n"
+            "            pass\n\n"
+            "def recipe() -> ConfigContainer:\n"
+            "    kind = \"adam\"\n"
+            "    cfg = ConfigContainer(model=None, train=None)\n"
+            "    cfg.train.micro_batch_size = 1\n    cfg.model.seq_length = 8192\n"
+            "    cfg.model.pipeline_model_parallel_size = PP\n"
+            "    cfg.model.virtual_pipeline_model_parallel_size = None\n"
+            "    if kind == \"muon\":\n"
+            "        cfg.model.tensor_model_parallel_size = 4\n"
+            "    elif kind == \"adam\" and cfg.model.pipeline_model_parallel_size:\n"
+            "        cfg.model.tensor_model_parallel_size = 2\n"
+            "    else:\n"
+            "        cfg.model.tensor_model_parallel_size = 8\n"
+            "    if cfg.optimizer.unknown_flag:\n"
+            "        cfg.model.context_parallel_size = 2\n"
+            "    set_layout(cfg.model)\n"
+            "    return cfg\n";
+        const auto with_pp = [&](int pp) {
+            std::string t = text;
+            t.replace(t.find("= PP"), 4, "= " + std::to_string(pp));
+            return t;
+        };
+        const ImportResult four = import_config(with_pp(4), "r.py", ImportFormat::Bridge, o);
+        QCOMPARE(four.layout.parallel.mesh.tp, 2);  // the elif taken
+        QCOMPARE(four.layout.parallel.mesh.pp, 4);
+        QCOMPARE(four.layout.placement.layers_per_stage, (std::vector<int>{9, 8, 8, 7}));
+        QVERIFY(any_ignored(four, "cfg.model.tensor_model_parallel_size = 4", "the condition is false here"));
+        QVERIFY(any_ignored(four, "cfg.model.tensor_model_parallel_size = 8", "an earlier branch of the chain is taken"));
+        QVERIFY(any_ignored(four, "cfg.model.context_parallel_size = 2", "the condition is not computed from constants"));
+        QVERIFY(any_ignored(four, "model_cfg.pipeline_model_parallel_layout = None", "the condition is false here"));
+        QVERIFY(four.warnings.empty());
+        // No table entry for PP 2: Python raises inside the try; the layout stays unset.
+        const ImportResult two = import_config(with_pp(2), "r.py", ImportFormat::Bridge, o);
+        QVERIFY(any_ignored(two, "model_cfg.pipeline_model_parallel_layout = _layout(pp_size, vp_size)",
+                            "inside a try block, not computed"));
+        QVERIFY(two.layout.placement.layers_per_stage.empty());  // the even split
+        // The layout handed to the helper is set before its early return.
+        std::string given = with_pp(4);
+        given.replace(given.find("set_layout(cfg.model)"), 21, "set_layout(cfg.model, \"Et*10|t*8|t*8|t*6L\")");
+        const ImportResult stated = import_config(given, "r.py", ImportFormat::Bridge, o);
+        QCOMPARE(stated.layout.placement.layers_per_stage, (std::vector<int>{10, 8, 8, 6}));
     }
 
     // A recipe for a GPU no bundled cluster describes (B300) is priced on the default cluster
