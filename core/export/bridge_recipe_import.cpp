@@ -192,6 +192,9 @@ struct Binding {
     bool config = false;  // the ConfigContainer being built
     PyExpr value;         // a constant otherwise
     std::string section;  // or one section of it (a helper's `model_cfg` for cfg.model)
+    // `value` is a section's constructor call a helper returned (`opt_cfg, scheduler_cfg =
+    // distributed_fused_adam_with_cosine_annealing(...)`), its keywords computed there.
+    bool constructed = false;
 };
 using Env = std::map<std::string, Binding>;
 
@@ -647,7 +650,7 @@ class RecipeReader {
             }
             if (!arg && f->params[k].second) arg = evaluate(*callee_module, {}, *f->params[k].second, depth + 1);
             if (!arg) return std::nullopt;
-            local[name] = Binding{false, *arg, {}};
+            local[name] = Binding{false, *arg, {}, false};
         }
         const int body_indent = f->body.front().indent;
         for (const PyStatement& st : f->body) {
@@ -659,7 +662,7 @@ class RecipeReader {
             std::string target, value;
             if (!split_py_assignment(st.text, target, value) || !py_is_identifier(target)) continue;
             if (auto v = evaluate(*callee_module, local, parse_py_expr(value), depth + 1)) {
-                local[target] = Binding{false, *v, {}};
+                local[target] = Binding{false, *v, {}, false};
             } else {
                 local.erase(target);
             }
@@ -706,6 +709,16 @@ class RecipeReader {
     // `cfg.section = value`.
     void set_section(PyModule& m, const Env& env, const std::string& section, const PyExpr& raw, int line) {
         const std::string at = where(m, line);
+        if (raw.kind == PyExpr::Name) {
+            if (auto it = env.find(raw.s); it != env.end() && it->second.constructed) {
+                // A constructor a helper returned: its keywords were computed there.
+                for (auto s = settings_.begin(); s != settings_.end();) {
+                    s = s->first.rfind(section + ".", 0) == 0 ? settings_.erase(s) : std::next(s);
+                }
+                for (const auto& [field, value] : it->second.value.keywords) set(section + "." + field, value, at);
+                return;
+            }
+        }
         const PyExpr v = resolved(m, env, raw);
         if (section == "model") {
             if (v.kind == PyExpr::None) {
@@ -868,7 +881,7 @@ class RecipeReader {
             }
         }
         for (const auto& [name, def] : f.params) {
-            if (callee.count(name) == 0 && def) callee[name] = Binding{false, *def, {}};
+            if (callee.count(name) == 0 && def) callee[name] = Binding{false, *def, {}, false};
         }
         return callee;
     }
@@ -997,24 +1010,86 @@ class RecipeReader {
         return Flow::Next;
     }
 
+    // `a, b = helper(...)` where the helper builds section configs and returns them
+    // (recipes/utils/optimizer_utils.py: `optimizer = OptimizerConfig(...)`, `scheduler =
+    // SchedulerConfig(...)`, `return optimizer, scheduler`): each name bound to its
+    // constructor, keywords computed with the helper's arguments and defaults; a keyword the
+    // reader cannot compute keeps its text only (it never resolves against the caller's names).
+    void unpack_constructed(PyModule& m, Env& env, const std::string& targets, const PyExpr& call, int depth) {
+        std::vector<std::string> names;
+        {
+            std::stringstream parts(targets);
+            std::string name;
+            while (std::getline(parts, name, ',')) {
+                name.erase(0, name.find_first_not_of(" ()"));
+                name.erase(name.find_last_not_of(" ()") + 1);
+                names.push_back(name);
+            }
+        }
+        for (const std::string& n : names) env.erase(n);
+        if (call.kind != PyExpr::Call || call.object || depth > kMaxCallDepth) return;
+        auto [callee_module, f] = function_of(m, call.s);
+        if (f == nullptr || f->body.empty()) return;
+        Env local = bind(m, env, call, *f, depth);
+        std::map<std::string, PyExpr> built;
+        const int indent = f->body.front().indent;
+        for (const PyStatement& st : f->body) {
+            if (st.indent != indent) continue;
+            std::string target, value;
+            if (split_py_assignment(st.text, target, value) && py_is_identifier(target)) {
+                const PyExpr e = parse_py_expr(value);
+                if (e.kind == PyExpr::Call && !e.object && last_name(e.s).size() > 6 &&
+                    last_name(e.s).compare(last_name(e.s).size() - 6, 6, "Config") == 0) {
+                    PyExpr c = e;
+                    for (auto& [field, v] : c.keywords) {
+                        v = resolved(*callee_module, local, v);
+                        if (!v.literal()) {
+                            PyExpr opaque;
+                            opaque.kind = PyExpr::Other;
+                            opaque.text = v.text;
+                            v = opaque;
+                        }
+                    }
+                    built[target] = c;
+                } else {
+                    local[target] = Binding{false, resolved(*callee_module, local, e), {}, false};
+                }
+                continue;
+            }
+            if (st.text.rfind("return ", 0) != 0) continue;
+            std::stringstream parts(st.text.substr(7));
+            std::string returned;
+            for (std::size_t k = 0; std::getline(parts, returned, ',') && k < names.size(); ++k) {
+                returned.erase(0, returned.find_first_not_of(" ()"));
+                returned.erase(returned.find_last_not_of(" ()") + 1);
+                if (auto it = built.find(returned); it != built.end()) env[names[k]] = Binding{false, it->second, {}, true};
+            }
+            return;
+        }
+    }
+
     void assign(PyModule& m, Env& env, const std::string& target, const PyExpr& value, int line, int depth) {
+        if (target.find(',') != std::string::npos) {
+            unpack_constructed(m, env, target, value, depth);
+            return;
+        }
         const auto dot = target.find('.');
         if (dot == std::string::npos) {
             if (value.kind == PyExpr::Call && config_call(m, env, value, depth)) {
-                env[target] = Binding{true, {}, {}};
+                env[target] = Binding{true, {}, {}, false};
             } else if (value.kind == PyExpr::Call && !value.object && used_as_config(target)) {
                 // A base config the reader cannot find: the recipe's own settings still count.
-                env[target] = Binding{true, {}, {}};
+                env[target] = Binding{true, {}, {}, false};
                 r_.warnings.push_back(where(m, line) + ": the base config " + value.s +
                                       "() was not found (" +
                                       (root_ ? std::string("not in the checkout") : std::string("the recipe is not inside a Megatron-Bridge checkout")) +
                                       "): what it sets is not read; Megatron-LM's defaults stand for it");
             } else if (value.kind == PyExpr::Name && is_config(env, value.s)) {
-                env[target] = Binding{true, {}, {}};
+                env[target] = Binding{true, {}, {}, false};
             } else if (value.kind == PyExpr::Name && !section_of(env, value.s).empty()) {
-                env[target] = Binding{false, {}, section_of(env, value.s)};
+                env[target] = Binding{false, {}, section_of(env, value.s), false};
             } else {
-                env[target] = Binding{false, resolved(m, env, value), {}};
+                env[target] = Binding{false, resolved(m, env, value), {}, false};
             }
             return;
         }
@@ -1175,6 +1250,13 @@ std::optional<std::string> preset_for_repository(const std::string& repo) {
         const std::string source = j["_source"].get<std::string>();
         const std::string id = source.substr(0, source.find(' '));
         if (lower(id) == lower(repo)) return name;
+        // The repository's earlier names, which Hugging Face redirects and recipes still use
+        // (meta-llama/Meta-Llama-3.1-405B, recipes/llama/h100/llama3.py:1207 at 067f987d).
+        if (j.contains("_renamed_from") && j["_renamed_from"].is_array()) {
+            for (const auto& old_name : j["_renamed_from"]) {
+                if (old_name.is_string() && lower(old_name.get<std::string>()) == lower(repo)) return name;
+            }
+        }
     }
     return std::nullopt;
 }
@@ -1336,6 +1418,23 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
         }
     }
 
+    // ConfigContainer.validate() makes the DDP and optimizer configs agree: either one's
+    // use_distributed_optimizer, or overlap_param_gather, turns it on for both
+    // (training/config.py:1504, :2111-2136 at 067f987d; _sft_common leaves the DDP's unset and
+    // its optimizer helper sets True, recipes/utils/optimizer_utils.py:150).
+    for (const char* field : {"use_distributed_optimizer", "overlap_param_gather"}) {
+        const auto on = [&](const char* section) {
+            const auto it = settings.find(std::string(section) + "." + field);
+            return it != settings.end() && it->second.value.kind == PyExpr::Bool && it->second.value.b;
+        };
+        const auto optimizer = settings.find(std::string("optimizer.") + field);
+        if (optimizer == settings.end()) continue;
+        if (on("optimizer") && !on("ddp")) settings[std::string("ddp.") + field] = optimizer->second;
+        r.ignored.push_back({optimizer->second.where, std::string("cfg.optimizer.") + field + " = " + optimizer->second.value.text,
+                             std::string("one setting with cfg.ddp.") + field + ": either turns it on (training/config.py:2111-2136)"});
+        settings.erase(std::string("optimizer.") + field);
+    }
+
     // The settings as Megatron-LM arguments.
     std::vector<ScriptWord> words;
     const auto word = [&](const std::string& arg, const std::string& origin) {
@@ -1418,9 +1517,18 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
             }
         }
         if (s.value.kind == PyExpr::List && s.value.items.empty()) continue;  // [] : nothing, the default
-        if (section == "ddp" && field == "grad_reduce_in_fp32") {
+        // MixedPrecisionConfig.setup writes each of its fields over the model's, optimizer's
+        // and DDP config's field of that name (training/config.py:2011-2016,
+        // mixed_precision.py:113-157; its fields :40-75).
+        static const char* const kMixedPrecisionFields =
+            "fp32 fp16 bf16 params_dtype pipeline_dtype autocast_dtype autocast_enabled grad_reduce_in_fp32 fp8 "
+            "fp8_recipe first_last_layers_bf16 fp8_margin fp8_amax_history_len fp8_amax_compute_algo fp8_wgrad "
+            "fp8_dot_product_attention fp8_multi_head_attention fp8_param fp8_param_gather fp4 fp4_recipe fp4_param "
+            "fp4_param_gather loss_scale initial_loss_scale min_loss_scale loss_scale_window hysteresis "
+            "num_layers_at_start_in_bf16 num_layers_at_end_in_bf16 reuse_grad_buf_for_mxfp8_param_ag";
+        if ((section == "model" || section == "optimizer" || section == "ddp") && list_has_word(kMixedPrecisionFields, field)) {
             r.ignored.push_back({s.where, shown,
-                                 "the mixed-precision config's grad_reduce_in_fp32 is written over the DDP config's "
+                                 "the mixed-precision config's " + field + " is written over this one "
                                  "(training/config.py:2011-2016, mixed_precision.py:138-157)"});
             continue;
         }

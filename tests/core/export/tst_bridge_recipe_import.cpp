@@ -302,7 +302,7 @@ class TestBridgeRecipeImport : public QObject {
         const ImportResult ddp = layout_of(
             "    cfg.mixed_precision = \"bf16_mixed\"\n    cfg.ddp.grad_reduce_in_fp32 = False\n");
         QVERIFY(!ddp.layout.training.grad_reduce_in_bf16);
-        QVERIFY(any_ignored(ddp, "cfg.ddp.grad_reduce_in_fp32", "written over the DDP config's"));
+        QVERIFY(any_ignored(ddp, "cfg.ddp.grad_reduce_in_fp32", "grad_reduce_in_fp32 is written over this one"));
         // _perf_precision reduces in bf16 (perf_recipes/_common.py:122); a field refines it.
         QVERIFY(layout_of("    cfg.mixed_precision = _perf_precision(\"bf16\")\n").layout.training.grad_reduce_in_bf16);
         QVERIFY(!layout_of("    cfg.mixed_precision = _perf_precision(\"bf16\")\n"
@@ -378,6 +378,69 @@ class TestBridgeRecipeImport : public QObject {
         given.replace(given.find("set_layout(cfg.model)"), 21, "set_layout(cfg.model, \"Et*10|t*8|t*8|t*6L\")");
         const ImportResult stated = import_config(given, "r.py", ImportFormat::Bridge, o);
         QCOMPARE(stated.layout.placement.layers_per_stage, (std::vector<int>{10, 8, 8, 6}));
+    }
+
+    // _sft_common's shape (recipes/common.py:160-200 at 067f987d): the optimizer config from
+    // a helper that returns (OptimizerConfig(...), SchedulerConfig(...))
+    // (recipes/utils/optimizer_utils.py:138-167) with use_distributed_optimizer=True, a DDP
+    // config that leaves it unset. ConfigContainer.validate() turns it on for both
+    // (training/config.py:2111-2123): ZeRO-1. The optimizer's bf16 is the mixed-precision
+    // config's, not read.
+    void optimizer_from_a_helper_and_the_distributed_optimizer() {
+        ImportOptions o;
+        o.model = "llama3-8b";
+        o.gpus = 8;
+        const std::string text =
+            "from megatron.bridge.training.config import ConfigContainer\n\n"
+            "def adam_with_cosine(precision=\"bf16-mixed\", max_lr=1e-4, min_lr=None):\n"
+            "    min_lr = min_lr if min_lr is not None else (0.1 * max_lr)\n"
+            "    optimizer = OptimizerConfig(optimizer=\"adam\", lr=max_lr, min_lr=min_lr, bf16=precision == \"bf16-mixed\",\n"
+            "                                use_distributed_optimizer=DIST)\n"
+            "    scheduler = SchedulerConfig(lr_warmup_iters=10)\n"
+            "    return optimizer, scheduler\n\n"
+            "def recipe() -> ConfigContainer:\n"
+            "    opt_cfg, scheduler_cfg = adam_with_cosine(max_lr=5e-6)\n"
+            "    cfg = ConfigContainer(model=None, train=None, optimizer=opt_cfg, scheduler=scheduler_cfg,\n"
+            "                          ddp=DistributedDataParallelConfig(check_for_nan_in_grad=True))\n"
+            "    cfg.mixed_precision = \"fp16_mixed\"\n"
+            "    cfg.train.micro_batch_size = 1\n    cfg.model.seq_length = 4096\n"
+            "    return cfg\n";
+        const auto with = [&](const std::string& dist) {
+            std::string t = text;
+            t.replace(t.find("DIST"), 4, dist);
+            return import_config(t, "r.py", ImportFormat::Bridge, o);
+        };
+        const ImportResult on = with("True");
+        QCOMPARE(on.layout.training.zero_stage, 1);
+        QCOMPARE(on.layout.training.dtype, DType::Fp16);  // not the optimizer's bf16
+        QVERIFY(any_ignored(on, "cfg.optimizer.bf16 = True", "the mixed-precision config's bf16 is written over this one"));
+        QVERIFY(any_ignored(on, "cfg.optimizer.use_distributed_optimizer = True", "either turns it on"));
+        QCOMPARE(with("False").layout.training.zero_stage, 0);
+    }
+
+    // A repository's earlier name, which Hugging Face redirects and recipes still load
+    // (recipes/llama/h100/llama3.py:1207), finds the preset made from it (its _renamed_from).
+    void model_from_a_renamed_repository() {
+        ImportOptions o;
+        o.gpus = 1152;
+        const std::string text =
+            "from megatron.bridge.training.config import ConfigContainer\n\n"
+            "def recipe() -> ConfigContainer:\n"
+            "    cfg = ConfigContainer(model=AutoBridge.from_hf_pretrained(\"REPO\").to_megatron_provider(load_weights=False), train=None)\n"
+            "    cfg.train.micro_batch_size = 1\n    cfg.model.seq_length = 8192\n"
+            "    cfg.model.tensor_model_parallel_size = 8\n    cfg.model.pipeline_model_parallel_size = 9\n"
+            "    return cfg\n";
+        const auto with = [&](const std::string& repo) {
+            std::string t = text;
+            t.replace(t.find("REPO"), 4, repo);
+            return t;
+        };
+        QCOMPARE(import_config(with("meta-llama/Meta-Llama-3.1-405B"), "r.py", ImportFormat::Bridge, o).layout.model_ref,
+                 std::string("llama3.1-405b"));
+        QCOMPARE(import_config(with("meta-llama/Llama-3.1-405B"), "r.py", ImportFormat::Bridge, o).layout.model_ref,
+                 std::string("llama3.1-405b"));
+        QVERIFY(refusal(with("meta-llama/Meta-Llama-3.1-8B"), "r.py", o).find("no bundled preset is made from that repository") !=
+                std::string::npos);
     }
 
     // A recipe for a GPU no bundled cluster describes (B300) is priced on the default cluster
