@@ -44,45 +44,10 @@ using namespace meshwork::test;
 
 namespace {
 
-// Qwen3 MoE models as Megatron-Bridge defines them (src/megatron/bridge/models/qwen/
-// qwen_provider.py at 00b7660b: Qwen3MoEModelProvider :363-397, 30B_A3B :400-411,
-// 235B_A22B :414-425), written as the Hugging Face config.json they mirror: 128 experts of
-// top 8, every layer MoE, no shared expert, QK norm, GQA with head dim 128, vocabulary
-// 151,936, untied embeddings.
-ModelSpec qwen3_moe(const char* name, int layers, int hidden, int heads, int kv_heads,
-                    int expert_ffn) {
-    const nlohmann::json config = {
-        {"model_type", "qwen3_moe"},
-        {"architectures", {"Qwen3MoeForCausalLM"}},
-        {"hidden_size", hidden},
-        {"num_hidden_layers", layers},
-        {"num_attention_heads", heads},
-        {"num_key_value_heads", kv_heads},
-        {"head_dim", 128},
-        {"intermediate_size", 6144},
-        {"moe_intermediate_size", expert_ffn},
-        {"num_experts", 128},
-        {"num_experts_per_tok", 8},
-        {"decoder_sparse_step", 1},
-        {"mlp_only_layers", nlohmann::json::array()},
-        {"norm_topk_prob", true},
-        {"vocab_size", 151936},
-        {"max_position_embeddings", 40960},
-        {"rms_norm_eps", 1e-6},
-        {"rope_theta", 1000000.0},
-        {"hidden_act", "silu"},
-        {"tie_word_embeddings", false},
-        {"attention_bias", false},
-        {"attention_dropout", 0.0},
-    };
-    return model_from_hf_config(config, "qwen_provider.py", name);
-}
-
-ModelSpec model_named(const std::string& name) {
-    if (name == "qwen3-30b-a3b") return qwen3_moe("qwen3-30b-a3b", 48, 2048, 32, 4, 768);
-    if (name == "qwen3-235b-a22b") return qwen3_moe("qwen3-235b-a22b", 94, 4096, 64, 4, 1536);
-    return load_model(name);
-}
+// The Qwen3 MoE models are the bundled presets qwen3-30b-a3b and qwen3-235b-a22b
+// (resources/models: Megatron-Bridge's providers, src/megatron/bridge/models/qwen/
+// qwen_provider.py at 00b7660b :363-425, written as the Hugging Face config.json they mirror).
+ModelSpec model_named(const std::string& name) { return load_model(name); }
 
 struct Run {
     const char* label;   // system, model, layout, published figure

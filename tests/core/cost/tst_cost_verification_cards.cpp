@@ -44,19 +44,9 @@ ModelSpec qwen3_8b() {
     return model_from_hf_config(config, "Qwen3-8B", "qwen3-8b");
 }
 
-// Qwen/Qwen3-30B-A3B as Bridge's provider (qwen_provider.py:400-411 at 00b7660b).
-ModelSpec qwen3_30b() {
-    const nlohmann::json config = {
-        {"model_type", "qwen3_moe"}, {"architectures", {"Qwen3MoeForCausalLM"}}, {"hidden_size", 2048},
-        {"num_hidden_layers", 48}, {"num_attention_heads", 32}, {"num_key_value_heads", 4}, {"head_dim", 128},
-        {"intermediate_size", 6144}, {"moe_intermediate_size", 768}, {"num_experts", 128},
-        {"num_experts_per_tok", 8}, {"decoder_sparse_step", 1}, {"mlp_only_layers", nlohmann::json::array()},
-        {"norm_topk_prob", true}, {"vocab_size", 151936}, {"max_position_embeddings", 40960},
-        {"rms_norm_eps", 1e-6}, {"rope_theta", 1000000.0}, {"hidden_act", "silu"}, {"tie_word_embeddings", false},
-        {"attention_bias", false}, {"attention_dropout", 0.0},
-    };
-    return model_from_hf_config(config, "Qwen3-30B-A3B", "qwen3-30b-a3b");
-}
+// Qwen/Qwen3-30B-A3B: the bundled preset qwen3-30b-a3b (Bridge's provider,
+// qwen_provider.py:400-411 at 00b7660b).
+ModelSpec qwen3_30b() { return load_model("qwen3-30b-a3b"); }
 
 // moonshotai/Moonlight-16B-A3B (DeepSeek-V3's architecture): no copy of its config.json at the
 // revision Bridge pins (recipes/moonlight/moonlight_16b.py:29-30) is at hand; these values agree
