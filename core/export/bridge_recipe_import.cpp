@@ -302,6 +302,8 @@ class RecipeReader {
     [[nodiscard]] const std::optional<Setting>& model_source() const { return model_; }
     [[nodiscard]] const std::optional<Setting>& precision() const { return precision_; }
     [[nodiscard]] bool in_checkout() const { return root_.has_value(); }
+    // Whether the recipe gave the section a config (a constructor call), not None.
+    [[nodiscard]] bool built(const std::string& section) const { return built_sections_.count(section) != 0; }
 
   private:
     static std::string listing(const std::vector<std::string>& names) {
@@ -716,6 +718,7 @@ class RecipeReader {
                     s = s->first.rfind(section + ".", 0) == 0 ? settings_.erase(s) : std::next(s);
                 }
                 for (const auto& [field, value] : it->second.value.keywords) set(section + "." + field, value, at);
+                built_sections_.insert(section);
                 return;
             }
         }
@@ -770,6 +773,7 @@ class RecipeReader {
             for (auto it = settings_.begin(); it != settings_.end();) {
                 it = it->first.rfind(section + ".", 0) == 0 ? settings_.erase(it) : std::next(it);
             }
+            built_sections_.erase(section);
             return;
         }
         if (v.kind == PyExpr::Call) {
@@ -778,6 +782,7 @@ class RecipeReader {
                 it = it->first.rfind(section + ".", 0) == 0 ? settings_.erase(it) : std::next(it);
             }
             keywords(m, env, section, v, line);
+            built_sections_.insert(section);
             return;
         }
         r_.ignored.push_back({at, "cfg." + section + " = " + raw.text,
@@ -1232,6 +1237,7 @@ class RecipeReader {
     int line_ = 0;
     const PyFunction* current_ = nullptr;  // the function being read
     long long statements_read_ = 0;
+    std::set<std::string> built_sections_;  // sections given a constructor (built())
     int try_depth_ = 0;  // try bodies being run
 };
 
@@ -1418,6 +1424,62 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
         }
     }
 
+    // CommOverlapConfig.setup, before validate() (training/config.py:2026-2029,
+    // comm_overlap.py:636-642 and :562-583 at 067f987d): with the DDP config's distributed
+    // optimizer, its overlap_grad_reduce and overlap_param_gather become the
+    // CommOverlapConfig's where that states them, else on with more than one data-parallel
+    // rank; without it, the CommOverlapConfig's are not used.
+    {
+        const auto bool_setting = [&](const std::string& key) -> std::optional<bool> {
+            const auto it = settings.find(key);
+            if (it == settings.end() || it->second.value.kind != PyExpr::Bool) return std::nullopt;
+            return it->second.value.b;
+        };
+        const auto int_setting = [&](const std::string& key) {
+            const auto it = settings.find(key);
+            return it != settings.end() && it->second.value.kind == PyExpr::Int ? it->second.value.i : 1LL;
+        };
+        const bool distributed = bool_setting("ddp.use_distributed_optimizer").value_or(false);
+        const long long model_ranks = int_setting("model.tensor_model_parallel_size") *
+                                      int_setting("model.pipeline_model_parallel_size") *
+                                      int_setting("model.context_parallel_size");
+        const bool world_known = opts.gpus && model_ranks > 0 && *opts.gpus % model_ranks == 0;
+        for (const char* field : {"overlap_grad_reduce", "overlap_param_gather"}) {
+            const std::string own = std::string("comm_overlap.") + field;
+            const std::string ddp = std::string("ddp.") + field;
+            const auto stated = settings.find(own);
+            if (!reader.built("comm_overlap") || !distributed) {
+                if (stated != settings.end()) {
+                    r.ignored.push_back({stated->second.where, "cfg." + own + " = " + stated->second.value.text,
+                                         "CommOverlapConfig sets the DDP overlaps only with the distributed optimizer "
+                                         "(training/comm_overlap.py:636-642)"});
+                    settings.erase(stated);
+                }
+                continue;
+            }
+            Setting value;
+            if (stated != settings.end() && stated->second.value.kind == PyExpr::Bool) {
+                value = stated->second;
+            } else if (world_known) {
+                const long long dp = *opts.gpus / model_ranks;
+                value.value.kind = PyExpr::Bool;
+                value.value.b = dp > 1;
+                value.value.text = dp > 1 ? "True" : "False";
+                value.where = "CommOverlapConfig.setup with " + std::to_string(dp) +
+                              " data-parallel ranks (training/comm_overlap.py:576-579)";
+            } else {
+                continue;
+            }
+            if (stated != settings.end()) settings.erase(stated);
+            if (const auto d = settings.find(ddp); d != settings.end() && d->second.value.text != value.value.text) {
+                r.ignored.push_back({d->second.where, "cfg." + ddp + " = " + d->second.value.text,
+                                     std::string("CommOverlapConfig.setup writes ") + field + " = " + value.value.text +
+                                         " over it (" + value.where + ")"});
+            }
+            settings[ddp] = value;
+        }
+    }
+
     // ConfigContainer.validate() makes the DDP and optimizer configs agree: either one's
     // use_distributed_optimizer, or overlap_param_gather, turns it on for both
     // (training/config.py:1504, :2111-2136 at 067f987d; _sft_common leaves the DDP's unset and
@@ -1433,6 +1495,25 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
         r.ignored.push_back({optimizer->second.where, std::string("cfg.optimizer.") + field + " = " + optimizer->second.value.text,
                              std::string("one setting with cfg.ddp.") + field + ": either turns it on (training/config.py:2111-2136)"});
         settings.erase(std::string("optimizer.") + field);
+    }
+
+    // Megatron-Core gathers parameters beside the forward whether or not the gradient
+    // reduction overlaps the backward (no such assert in megatron/core/distributed at d98e8a64;
+    // Megatron-LM's argument parser is what refuses it); a layout overlaps the gather only
+    // with the reduction overlapped, so the gather is priced unoverlapped, with a warning.
+    {
+        const auto gather = settings.find("ddp.overlap_param_gather");
+        const auto reduce = settings.find("ddp.overlap_grad_reduce");
+        const bool gather_on = gather != settings.end() && gather->second.value.kind == PyExpr::Bool && gather->second.value.b;
+        const bool reduce_on = reduce != settings.end() && reduce->second.value.kind == PyExpr::Bool && reduce->second.value.b;
+        if (gather_on && !reduce_on) {
+            r.warnings.push_back(gather->second.where + ": the parameter gather overlaps the forward while the gradient "
+                                 "reduction does not overlap the backward, which a layout cannot say: priced with neither "
+                                 "overlapped");
+            r.ignored.push_back({gather->second.where, "cfg.ddp.overlap_param_gather = True",
+                                 "without overlap_grad_reduce: not a layout's combination"});
+            settings.erase(gather);
+        }
     }
 
     // The settings as Megatron-LM arguments.

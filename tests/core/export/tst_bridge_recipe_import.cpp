@@ -418,6 +418,39 @@ class TestBridgeRecipeImport : public QObject {
         QCOMPARE(with("False").layout.training.zero_stage, 0);
     }
 
+    // CommOverlapConfig.setup (training/comm_overlap.py:562-583, :636-642) writes the DDP
+    // config's overlaps with the distributed optimizer: its own where it states them, else on
+    // with more than one data-parallel rank. A gather overlapped without the reduction
+    // (DeepSeek-V3's H100 performance recipes) is priced with neither, with a warning.
+    void comm_overlap_writes_the_data_parallel_overlaps() {
+        ImportOptions o;
+        o.model = "llama3-8b";
+        o.gpus = 16;
+        const std::string head =
+            "from megatron.bridge.training.config import ConfigContainer\n\n"
+            "def recipe() -> ConfigContainer:\n"
+            "    cfg = ConfigContainer(model=None, train=None, ddp=DistributedDataParallelConfig(use_distributed_optimizer=True))\n"
+            "    cfg.train.micro_batch_size = 1\n    cfg.model.seq_length = 4096\n"
+            "    cfg.ddp.overlap_grad_reduce = False\n";
+        const auto layout_of = [&](const std::string& body) {
+            return import_config(head + body + "    return cfg\n", "r.py", ImportFormat::Bridge, o);
+        };
+        const ImportResult written = layout_of("    cfg.comm_overlap = CommOverlapConfig(tp_comm_overlap=False)\n");
+        QVERIFY(written.layout.parallel.overlap_grad_reduce);
+        QVERIFY(written.layout.parallel.overlap_param_gather);
+        QVERIFY(any_ignored(written, "cfg.ddp.overlap_grad_reduce = False", "CommOverlapConfig.setup writes overlap_grad_reduce = True"));
+        QVERIFY(!layout_of("").layout.parallel.overlap_grad_reduce);  // no CommOverlapConfig: the DDP's own
+        const ImportResult gather_only = layout_of(
+            "    cfg.comm_overlap = CommOverlapConfig(tp_comm_overlap=False)\n    cfg.comm_overlap.overlap_grad_reduce = False\n");
+        QVERIFY(!gather_only.layout.parallel.overlap_grad_reduce);
+        QVERIFY(!gather_only.layout.parallel.overlap_param_gather);
+        QCOMPARE(gather_only.warnings.size(), std::size_t(1));
+        QVERIFY(gather_only.warnings.front().find("priced with neither overlapped") != std::string::npos);
+        // One data-parallel rank: off.
+        o.gpus = 1;
+        QVERIFY(!layout_of("    cfg.comm_overlap = CommOverlapConfig(tp_comm_overlap=False)\n").layout.parallel.overlap_grad_reduce);
+    }
+
     // A repository's earlier name, which Hugging Face redirects and recipes still load
     // (recipes/llama/h100/llama3.py:1207), finds the preset made from it (its _renamed_from).
     void model_from_a_renamed_repository() {
