@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """The held-back error table of docs/cost-model.md in one command.
 
-Runs the published-run tests of a build (tst_cost_h100_runs, tst_cost_published_heldout),
-reads the line each prints per row ("<row> [<tag>...]: published X s, estimate Y s (+Z%)"),
-and prints a Markdown table of every row with its group (dense or MoE), then the median and
-the worst |error| of the estimate per group. Bridge's measured A/B pair (the rows tagged
-"SKILL.md") is diagnostic and kept out of the groups, as in the test's own summary.
+Runs the published-run tests of a build (tst_cost_h100_runs, tst_cost_published_heldout,
+tst_cost_verification_cards, tst_cost_bridge_recipes_published), reads the line each prints
+per row ("<row> [<tag>...]: published X s, estimate Y s (+Z%)"), and prints a Markdown table
+of every row with its group (dense or MoE; the verification cards and the recipes imported at
+their release each a set of their own), then the median and the worst |error| of the estimate
+per group. Bridge's measured A/B pair (the rows tagged "SKILL.md") is diagnostic and kept out
+of the groups, as in the test's own summary.
 
 Usage: bench/heldout-errors.py [BUILD_DIR]   (default build-ci)
 """
@@ -15,7 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-TESTS = ["tst_cost_h100_runs", "tst_cost_published_heldout", "tst_cost_verification_cards"]
+TESTS = ["tst_cost_h100_runs", "tst_cost_published_heldout", "tst_cost_verification_cards",
+         "tst_cost_bridge_recipes_published"]
 LINE = re.compile(r"(?:QINFO\s*:\s*\w+::\w+\()?(?P<row>.+?) \[(?P<tag>[^\]]*)\]: published (?P<pub>[\d.]+) s, "
                   r"estimate (?P<est>[\d.]+) s \((?P<err>[+-]?[\d.]+)%\)")
 
@@ -44,7 +47,8 @@ def rows(build: Path):
 def main() -> int:
     build = Path(sys.argv[1] if len(sys.argv) > 1 else "build-ci")
     # The verification cards (untuned, naturally routed runs) are a set of their own.
-    groups = {"dense": [], "MoE": [], "cards, dense": [], "cards, MoE": []}
+    # So are the recipes imported at their release (tst_cost_bridge_recipes_published).
+    groups = {"dense": [], "MoE": [], "cards, dense": [], "cards, MoE": [], "recipes, dense": [], "recipes, MoE": []}
     print("| test | row | tag | published (s) | estimate (s) | error |")
     print("|---|---|---|---|---|---|")
     seen = 0
@@ -53,7 +57,7 @@ def main() -> int:
         print(f"| {test} | {row} | {tag} | {pub:.3f} | {est:.3f} | {err:+.1f} % |")
         if "SKILL.md" in tag:
             continue  # the diagnostic A/B pair
-        prefix = "cards, " if test == "tst_cost_verification_cards" else ""
+        prefix = {"tst_cost_verification_cards": "cards, ", "tst_cost_bridge_recipes_published": "recipes, "}.get(test, "")
         groups[prefix + ("MoE" if MOE.search(row) else "dense")].append(err)
     if seen == 0:
         print(f"no rows read: are {', '.join(TESTS)} built under {build}?", file=sys.stderr)
