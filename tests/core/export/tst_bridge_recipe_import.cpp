@@ -50,6 +50,17 @@ bool any_ignored(const ImportResult& r, const std::string& text_part, const std:
     });
 }
 
+// A one-function recipe: ConfigContainer(sections), micro-batch 1 and the sequence length,
+// then `body` (statements indented by four).
+ImportResult import_recipe_body(const std::string& body, const ImportOptions& o, int seq = 8192,
+                                const std::string& sections = "model=None, train=None") {
+    const std::string text = "from megatron.bridge.training.config import ConfigContainer\n\n"
+                             "def recipe() -> ConfigContainer:\n    cfg = ConfigContainer(" + sections + ")\n"
+                             "    cfg.train.micro_batch_size = 1\n    cfg.model.seq_length = " + std::to_string(seq) +
+                             "\n" + body + "    return cfg\n";
+    return import_config(text, "r.py", ImportFormat::Bridge, o);
+}
+
 std::string qwen3_30b_config() {
     const std::string path = (std::filesystem::temp_directory_path() / "mw_bridge_qwen3_30b.json").string();
     std::ofstream(path) << R"({"model_type":"qwen3_moe","hidden_size":2048,"num_hidden_layers":48,
@@ -275,15 +286,7 @@ class TestBridgeRecipeImport : public QObject {
         ImportOptions o;
         o.model = "llama3-8b";
         o.gpus = 8;
-        const std::string head =
-            "from megatron.bridge.training.config import ConfigContainer\n"
-            "from megatron.bridge.training.mixed_precision import MixedPrecisionConfig\n\n"
-            "def recipe() -> ConfigContainer:\n"
-            "    cfg = ConfigContainer(model=None, train=None)\n"
-            "    cfg.train.micro_batch_size = 1\n    cfg.model.seq_length = 8192\n";
-        const auto layout_of = [&](const std::string& body) {
-            return import_config(head + body + "    return cfg\n", "r.py", ImportFormat::Bridge, o);
-        };
+        const auto layout_of = [&](const std::string& body) { return import_recipe_body(body, o); };
         const ImportResult bf16 = layout_of(
             "    cfg.mixed_precision = MixedPrecisionConfig(bf16=True, params_dtype=torch.bfloat16, "
             "autocast_enabled=False)\n");
@@ -426,14 +429,9 @@ class TestBridgeRecipeImport : public QObject {
         ImportOptions o;
         o.model = "llama3-8b";
         o.gpus = 16;
-        const std::string head =
-            "from megatron.bridge.training.config import ConfigContainer\n\n"
-            "def recipe() -> ConfigContainer:\n"
-            "    cfg = ConfigContainer(model=None, train=None, ddp=DistributedDataParallelConfig(use_distributed_optimizer=True))\n"
-            "    cfg.train.micro_batch_size = 1\n    cfg.model.seq_length = 4096\n"
-            "    cfg.ddp.overlap_grad_reduce = False\n";
         const auto layout_of = [&](const std::string& body) {
-            return import_config(head + body + "    return cfg\n", "r.py", ImportFormat::Bridge, o);
+            return import_recipe_body("    cfg.ddp.overlap_grad_reduce = False\n" + body, o, 4096,
+                                      "model=None, train=None, ddp=DistributedDataParallelConfig(use_distributed_optimizer=True)");
         };
         const ImportResult written = layout_of("    cfg.comm_overlap = CommOverlapConfig(tp_comm_overlap=False)\n");
         QVERIFY(written.layout.parallel.overlap_grad_reduce);
