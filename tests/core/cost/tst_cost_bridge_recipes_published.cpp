@@ -71,6 +71,16 @@ const Row kRows[] = {
     {"H100 LLAMA3.1_405B 1024 GPUs TP8 PP8 CP2 VP8 FP8, 326 TPS/GPU", "26.06 performance-summary-archive.md:106",
      "llama/h100/llama31.py", "llama31_405b_pretrain_1024gpu_h100_fp8cs_config", 1024, 1536, 8192, 326, 8, 8, 2, 8, 1,
      1, kStated},
+    // Supervised fine-tuning (packed sequences of 4096; the SFT recipes' optimizer helper turns
+    // the distributed optimizer on, training/config.py:2111-2123).
+    {"GB200 LLAMA3_70B SFT 32 GPUs PP8 VP10 FP8, 3864 TPS/GPU", "26.06 performance-summary-archive.md:177",
+     "llama/gb200/llama3.py", "llama3_70b_sft_32gpu_gb200_fp8cs_config", 32, 32, 4096, 3864, 1, 8, 1, 10, 1, 1,
+     kStated},
+    {"GB200 LLAMA3_70B SFT 32 GPUs PP8 VP10 MXFP8, 3593 TPS/GPU", "26.06 performance-summary-archive.md:178",
+     "llama/gb200/llama3.py", "llama3_70b_sft_32gpu_gb200_fp8mx_config", 32, 32, 4096, 3593, 1, 8, 1, 10, 1, 1,
+     kStated},
+    {"H100 LLAMA3_70B SFT 32 GPUs TP4 PP4 VP5 FP8, 1638 TPS/GPU", "26.06 performance-summary-archive.md:179",
+     "llama/h100/llama3.py", "llama3_70b_sft_32gpu_h100_fp8cs_config", 32, 32, 4096, 1638, 4, 4, 1, 5, 1, 1, kStated},
     {"H100 Qwen3_30B_a3B 16 GPUs EP16 FP8, 8826 TPS/GPU", "26.06 performance-summary-archive.md:132",
      "qwen/h100/qwen3_moe.py", "qwen3_30b_a3b_pretrain_16gpu_h100_fp8cs_config", 16, 1024, 4096, 8826, 1, 1, 1, 1, 16,
      1, kCrossNodeGraphed},
