@@ -593,15 +593,20 @@ void MegatronParser::training(Layout& l) {
     }
     // --cuda-graph-impl (transformer_config.py:1075 at d98e8a64); the deprecated
     // --enable-cuda-graph is "local" and --external-cuda-graph "transformer_engine"
-    // (arguments.py:619-631), both per layer.
+    // (arguments.py:619-631), both per layer, and either asserts --cuda-graph-impl is
+    // "none" (:611-614), its default, which they then replace.
+    const bool impl_stated = has("--cuda-graph-impl") && text("--cuda-graph-impl") != "none";
     if (has("--cuda-graph-impl")) {
         const std::string g = text("--cuda-graph-impl");
         if (!parse_cuda_graphs(g, t.cuda_graphs) || g == "per-layer" || g == "full-iteration") {
             add(field("--cuda-graph-impl"), "'" + g + "': expected none, local, transformer_engine or full_iteration");
         }
-        conflict("--cuda-graph-impl", "--enable-cuda-graph", "one CUDA-graph implementation");
-        conflict("--cuda-graph-impl", "--external-cuda-graph", "one CUDA-graph implementation");
-    } else if (has("--enable-cuda-graph") || has("--external-cuda-graph")) {
+        if (impl_stated) {
+            conflict("--cuda-graph-impl", "--enable-cuda-graph", "one CUDA-graph implementation");
+            conflict("--cuda-graph-impl", "--external-cuda-graph", "one CUDA-graph implementation");
+        }
+    }
+    if (!impl_stated && (has("--enable-cuda-graph") || has("--external-cuda-graph"))) {
         conflict("--enable-cuda-graph", "--external-cuda-graph", "one CUDA-graph implementation");
         t.cuda_graphs = CudaGraphs::PerLayer;
     }

@@ -525,6 +525,11 @@ void TestMegatronImport::fp8_recipe_and_cuda_graphs() {
     QCOMPARE(imported("--bf16 --fp8-format hybrid").training.fp8_recipe, Fp8Recipe::Delayed);
     QCOMPARE(imported("--bf16 --cuda-graph-impl transformer_engine").training.cuda_graphs, CudaGraphs::PerLayer);
     QCOMPARE(imported("--bf16 --enable-cuda-graph").training.cuda_graphs, CudaGraphs::PerLayer);
+    // The deprecated flags replace --cuda-graph-impl none, which Megatron-LM asserts they
+    // leave at its default (arguments.py:611-614); another implementation beside them is refused.
+    QCOMPARE(imported("--bf16 --cuda-graph-impl none --external-cuda-graph").training.cuda_graphs, CudaGraphs::PerLayer);
+    EXPECT_ISSUE(base + "--bf16 --cuda-graph-impl local --external-cuda-graph", "argv[19] --external-cuda-graph",
+                 "one CUDA-graph implementation");
     QCOMPARE(imported("--bf16 --cuda-graph-impl full_iteration").training.cuda_graphs, CudaGraphs::FullIteration);
     QCOMPARE(imported("--bf16").training.cuda_graphs, CudaGraphs::None);
     EXPECT_ISSUE(base + "--bf16 --cuda-graph-impl per-layer", "argv[17] --cuda-graph-impl", "expected none, local");
