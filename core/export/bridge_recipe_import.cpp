@@ -245,6 +245,43 @@ const Precision* precision_named(std::string name) {
 }
 
 // The last component of a dotted name.
+// Python literals the reader makes itself (defaults, computed settings), with their text.
+PyExpr bool_expr(bool b) {
+    PyExpr v;
+    v.kind = PyExpr::Bool;
+    v.b = b;
+    v.text = b ? "True" : "False";
+    return v;
+}
+
+PyExpr str_expr(const std::string& s) {
+    PyExpr v;
+    v.kind = PyExpr::Str;
+    v.s = s;
+    v.text = "'" + s + "'";
+    return v;
+}
+
+// A setting's value when it is a Python bool.
+std::optional<bool> bool_setting(const std::map<std::string, Setting>& settings, const std::string& key) {
+    const auto it = settings.find(key);
+    if (it == settings.end() || it->second.value.kind != PyExpr::Bool) return std::nullopt;
+    return it->second.value.b;
+}
+
+// The names of `a, (b, c)`: split at commas, spaces and parentheses trimmed.
+std::vector<std::string> comma_names(const std::string& text) {
+    std::vector<std::string> names;
+    std::stringstream parts(text);
+    std::string name;
+    while (std::getline(parts, name, ',')) {
+        name.erase(0, name.find_first_not_of(" ()"));
+        name.erase(name.find_last_not_of(" ()") + 1);
+        names.push_back(name);
+    }
+    return names;
+}
+
 std::string last_name(const std::string& dotted) {
     const auto dot = dotted.rfind('.');
     return dot == std::string::npos ? dotted : dotted.substr(dot + 1);
@@ -480,14 +517,6 @@ class RecipeReader {
         return l;
     }
 
-    static PyExpr boolean(bool b) {
-        PyExpr v;
-        v.kind = PyExpr::Bool;
-        v.b = b;
-        v.text = b ? "True" : "False";
-        return v;
-    }
-
     // The value of `e` when constants give it without running anything with effects: names,
     // list and dict literals, + and * on numbers, strings and lists, the comparisons, `A if C
     // else B`, subscripts, list()/tuple(), and calls of the recipe's own functions whose bodies
@@ -608,9 +637,9 @@ class RecipeReader {
             const bool bools = a->kind == PyExpr::Bool && b->kind == PyExpr::Bool;
             if (!none && !bools) return std::nullopt;
             const bool same = none ? a->kind == b->kind : a->b == b->b;
-            return boolean(e.s == "is" ? same : !same);
+            return bool_expr(e.s == "is" ? same : !same);
         }
-        if (e.s == "==" || e.s == "!=") return boolean((repr(*a) == repr(*b)) == (e.s == "=="));
+        if (e.s == "==" || e.s == "!=") return bool_expr((repr(*a) == repr(*b)) == (e.s == "=="));
         bool found = false;
         if (b->kind == PyExpr::List) {
             for (const PyExpr& item : b->items) found = found || repr(item) == repr(*a);
@@ -621,7 +650,7 @@ class RecipeReader {
         } else {
             return std::nullopt;
         }
-        return boolean(e.s == "in" ? found : !found);
+        return bool_expr(e.s == "in" ? found : !found);
     }
 
     // list(x) / tuple(x), or a function of the recipe's modules run on constant arguments:
@@ -708,15 +737,21 @@ class RecipeReader {
         settings_[key] = {std::move(value), at, by_flex_helper};
     }
 
+    // Forgets what was set in `section` (a section given whole, or set to None).
+    void clear_section(const std::string& section) {
+        const std::string prefix = section + ".";
+        for (auto it = settings_.begin(); it != settings_.end();) {
+            it = it->first.rfind(prefix, 0) == 0 ? settings_.erase(it) : std::next(it);
+        }
+    }
+
     // `cfg.section = value`.
     void set_section(PyModule& m, const Env& env, const std::string& section, const PyExpr& raw, int line) {
         const std::string at = where(m, line);
         if (raw.kind == PyExpr::Name) {
             if (auto it = env.find(raw.s); it != env.end() && it->second.constructed) {
                 // A constructor a helper returned: its keywords were computed there.
-                for (auto s = settings_.begin(); s != settings_.end();) {
-                    s = s->first.rfind(section + ".", 0) == 0 ? settings_.erase(s) : std::next(s);
-                }
+                clear_section(section);
                 for (const auto& [field, value] : it->second.value.keywords) set(section + "." + field, value, at);
                 built_sections_.insert(section);
                 return;
@@ -764,23 +799,17 @@ class RecipeReader {
             n.text = v.text;
             precision_ = Setting{n, at};
             // The recipe's later field settings (cfg.mixed_precision.fp8_recipe = ...) refine it.
-            for (auto it = settings_.begin(); it != settings_.end();) {
-                it = it->first.rfind("mixed_precision.", 0) == 0 ? settings_.erase(it) : std::next(it);
-            }
+            clear_section("mixed_precision");
             return;
         }
         if (v.kind == PyExpr::None) {
-            for (auto it = settings_.begin(); it != settings_.end();) {
-                it = it->first.rfind(section + ".", 0) == 0 ? settings_.erase(it) : std::next(it);
-            }
+            clear_section(section);
             built_sections_.erase(section);
             return;
         }
         if (v.kind == PyExpr::Call) {
             // A section built whole: its constructor's defaults replace what was set before.
-            for (auto it = settings_.begin(); it != settings_.end();) {
-                it = it->first.rfind(section + ".", 0) == 0 ? settings_.erase(it) : std::next(it);
-            }
+            clear_section(section);
             keywords(m, env, section, v, line);
             built_sections_.insert(section);
             return;
@@ -796,9 +825,7 @@ class RecipeReader {
     // defaults (training/mixed_precision.py:40-66 at 067f987d): fp32, fp16 and bf16 False, fp8
     // and fp4 None, fp8_recipe "tensorwise", fp4_recipe "nvfp4", grad_reduce_in_fp32 True.
     void constructed_precision(PyModule& m, const Env& env, const PyExpr& call, const std::string& at, int line) {
-        for (auto it = settings_.begin(); it != settings_.end();) {
-            it = it->first.rfind("mixed_precision.", 0) == 0 ? settings_.erase(it) : std::next(it);
-        }
+        clear_section("mixed_precision");
         keywords(m, env, "mixed_precision", call, line);
         const auto flag = [&](const char* field) {
             const auto it = settings_.find(std::string("mixed_precision.") + field);
@@ -818,18 +845,11 @@ class RecipeReader {
         settings_.erase("mixed_precision.fp32");
         const auto default_recipe = [&](const char* format, const char* recipe, const char* value) {
             if (!stated(format) || settings_.count(std::string("mixed_precision.") + recipe) != 0) return;
-            PyExpr e;
-            e.kind = PyExpr::Str;
-            e.s = value;
-            e.text = std::string("'") + value + "'";
-            set(std::string("mixed_precision.") + recipe, e, at);
+            set(std::string("mixed_precision.") + recipe, str_expr(value), at);
         };
+        // The dataclass's default, not bf16_mixed's or fp16_mixed's.
         if (settings_.count("mixed_precision.grad_reduce_in_fp32") == 0) {
-            PyExpr fp32_reduce;  // the dataclass's default, not bf16_mixed's or fp16_mixed's
-            fp32_reduce.kind = PyExpr::Bool;
-            fp32_reduce.b = true;
-            fp32_reduce.text = "True";
-            set("mixed_precision.grad_reduce_in_fp32", fp32_reduce, at);
+            set("mixed_precision.grad_reduce_in_fp32", bool_expr(true), at);
         }
         default_recipe("fp8", "fp8_recipe", "tensorwise");
         default_recipe("fp4", "fp4_recipe", "nvfp4");
@@ -1021,16 +1041,7 @@ class RecipeReader {
     // constructor, keywords computed with the helper's arguments and defaults; a keyword the
     // reader cannot compute keeps its text only (it never resolves against the caller's names).
     void unpack_constructed(PyModule& m, Env& env, const std::string& targets, const PyExpr& call, int depth) {
-        std::vector<std::string> names;
-        {
-            std::stringstream parts(targets);
-            std::string name;
-            while (std::getline(parts, name, ',')) {
-                name.erase(0, name.find_first_not_of(" ()"));
-                name.erase(name.find_last_not_of(" ()") + 1);
-                names.push_back(name);
-            }
-        }
+        const std::vector<std::string> names = comma_names(targets);
         for (const std::string& n : names) env.erase(n);
         if (call.kind != PyExpr::Call || call.object || depth > kMaxCallDepth) return;
         auto [callee_module, f] = function_of(m, call.s);
@@ -1062,12 +1073,9 @@ class RecipeReader {
                 continue;
             }
             if (st.text.rfind("return ", 0) != 0) continue;
-            std::stringstream parts(st.text.substr(7));
-            std::string returned;
-            for (std::size_t k = 0; std::getline(parts, returned, ',') && k < names.size(); ++k) {
-                returned.erase(0, returned.find_first_not_of(" ()"));
-                returned.erase(returned.find_last_not_of(" ()") + 1);
-                if (auto it = built.find(returned); it != built.end()) env[names[k]] = Binding{false, it->second, {}, true};
+            const std::vector<std::string> returned = comma_names(st.text.substr(7));
+            for (std::size_t k = 0; k < returned.size() && k < names.size(); ++k) {
+                if (auto it = built.find(returned[k]); it != built.end()) env[names[k]] = Binding{false, it->second, {}, true};
             }
             return;
         }
@@ -1430,16 +1438,11 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
     // CommOverlapConfig's where that states them, else on with more than one data-parallel
     // rank; without it, the CommOverlapConfig's are not used.
     {
-        const auto bool_setting = [&](const std::string& key) -> std::optional<bool> {
-            const auto it = settings.find(key);
-            if (it == settings.end() || it->second.value.kind != PyExpr::Bool) return std::nullopt;
-            return it->second.value.b;
-        };
         const auto int_setting = [&](const std::string& key) {
             const auto it = settings.find(key);
             return it != settings.end() && it->second.value.kind == PyExpr::Int ? it->second.value.i : 1LL;
         };
-        const bool distributed = bool_setting("ddp.use_distributed_optimizer").value_or(false);
+        const bool distributed = bool_setting(settings, "ddp.use_distributed_optimizer").value_or(false);
         const long long model_ranks = int_setting("model.tensor_model_parallel_size") *
                                       int_setting("model.pipeline_model_parallel_size") *
                                       int_setting("model.context_parallel_size");
@@ -1462,9 +1465,7 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
                 value = stated->second;
             } else if (world_known) {
                 const long long dp = *opts.gpus / model_ranks;
-                value.value.kind = PyExpr::Bool;
-                value.value.b = dp > 1;
-                value.value.text = dp > 1 ? "True" : "False";
+                value.value = bool_expr(dp > 1);
                 value.where = "CommOverlapConfig.setup with " + std::to_string(dp) +
                               " data-parallel ranks (training/comm_overlap.py:576-579)";
             } else {
@@ -1485,13 +1486,12 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
     // (training/config.py:1504, :2111-2136 at 067f987d; _sft_common leaves the DDP's unset and
     // its optimizer helper sets True, recipes/utils/optimizer_utils.py:150).
     for (const char* field : {"use_distributed_optimizer", "overlap_param_gather"}) {
-        const auto on = [&](const char* section) {
-            const auto it = settings.find(std::string(section) + "." + field);
-            return it != settings.end() && it->second.value.kind == PyExpr::Bool && it->second.value.b;
-        };
         const auto optimizer = settings.find(std::string("optimizer.") + field);
         if (optimizer == settings.end()) continue;
-        if (on("optimizer") && !on("ddp")) settings[std::string("ddp.") + field] = optimizer->second;
+        if (bool_setting(settings, std::string("optimizer.") + field).value_or(false) &&
+            !bool_setting(settings, std::string("ddp.") + field).value_or(false)) {
+            settings[std::string("ddp.") + field] = optimizer->second;
+        }
         r.ignored.push_back({optimizer->second.where, std::string("cfg.optimizer.") + field + " = " + optimizer->second.value.text,
                              std::string("one setting with cfg.ddp.") + field + ": either turns it on (training/config.py:2111-2136)"});
         settings.erase(std::string("optimizer.") + field);
@@ -1501,19 +1501,15 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
     // reduction overlaps the backward (no such assert in megatron/core/distributed at d98e8a64;
     // Megatron-LM's argument parser is what refuses it); a layout overlaps the gather only
     // with the reduction overlapped, so the gather is priced unoverlapped, with a warning.
-    {
+    if (bool_setting(settings, "ddp.overlap_param_gather").value_or(false) &&
+        !bool_setting(settings, "ddp.overlap_grad_reduce").value_or(false)) {
         const auto gather = settings.find("ddp.overlap_param_gather");
-        const auto reduce = settings.find("ddp.overlap_grad_reduce");
-        const bool gather_on = gather != settings.end() && gather->second.value.kind == PyExpr::Bool && gather->second.value.b;
-        const bool reduce_on = reduce != settings.end() && reduce->second.value.kind == PyExpr::Bool && reduce->second.value.b;
-        if (gather_on && !reduce_on) {
-            r.warnings.push_back(gather->second.where + ": the parameter gather overlaps the forward while the gradient "
-                                 "reduction does not overlap the backward, which a layout cannot say: priced with neither "
-                                 "overlapped");
-            r.ignored.push_back({gather->second.where, "cfg.ddp.overlap_param_gather = True",
-                                 "without overlap_grad_reduce: not a layout's combination"});
-            settings.erase(gather);
-        }
+        r.warnings.push_back(gather->second.where + ": the parameter gather overlaps the forward while the gradient "
+                             "reduction does not overlap the backward, which a layout cannot say: priced with neither "
+                             "overlapped");
+        r.ignored.push_back({gather->second.where, "cfg.ddp.overlap_param_gather = True",
+                             "without overlap_grad_reduce: not a layout's combination"});
+        settings.erase(gather);
     }
 
     // The settings as Megatron-LM arguments.

@@ -10,12 +10,11 @@
 #include <QtTest>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "core/cost/cost_model.h"
 #include "core/export/importer.h"
+#include "core/export/text_file.h"
 #include "core/layout/layout_validate.h"
 
 using namespace meshwork;
@@ -86,20 +85,13 @@ const Row kRows[] = {
      1, kCrossNodeGraphed},
 };
 
-std::string read(const std::string& path) {
-    std::ifstream in(path);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 Layout imported(const Row& r) {
     const std::string path =
         std::string(MESHWORK_TEST_FIXTURES) + "/bridge/src/megatron/bridge/perf_recipes/" + r.recipe;
     ImportOptions o;
     o.config_function = r.function;
     o.gpus = r.gpus;
-    return import_config(read(path), path, ImportFormat::Bridge, o).layout;
+    return import_config(read_text_input(path), path, ImportFormat::Bridge, o).layout;
 }
 
 double published_step_s(const Row& r) {

@@ -44,11 +44,6 @@ using namespace meshwork::test;
 
 namespace {
 
-// The Qwen3 MoE models are the bundled presets qwen3-30b-a3b and qwen3-235b-a22b
-// (resources/models: Megatron-Bridge's providers, src/megatron/bridge/models/qwen/
-// qwen_provider.py at 00b7660b :363-425, written as the Hugging Face config.json they mirror).
-ModelSpec model_named(const std::string& name) { return load_model(name); }
-
 struct Run {
     const char* label;   // system, model, layout, published figure
     const char* source;  // archive line
@@ -360,7 +355,10 @@ void state_moe_recipe(const Run& r, Layout& l) {
 
 Layout layout_of(const Run& r) {
     const int dp = r.gpus / (r.tp * r.pp * r.cp);
-    Layout l = make_layout(model_named(r.model), r.cluster, r.tp, r.pp, dp, r.mbs, r.gbs, r.seq);
+    // Every model is a bundled preset; the Qwen3 MoE ones (qwen3-30b-a3b, qwen3-235b-a22b) are
+    // Megatron-Bridge's providers (qwen_provider.py at 00b7660b :363-425) as the Hugging Face
+    // config.json they mirror.
+    Layout l = make_layout(load_model(r.model), r.cluster, r.tp, r.pp, dp, r.mbs, r.gbs, r.seq);
     l.gpus = r.gpus;
     l.parallel.mesh.cp = r.cp;
     if (r.ep > 1) {

@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "core/common/error.h"
 #include "core/export/importer.h"
 #include "core/export/python_source.h"
+#include "core/export/text_file.h"
 #include "core/layout/layout_validate.h"
 
 using namespace meshwork;
@@ -22,16 +22,9 @@ std::string recipe_path(const std::string& rel) {
     return std::string(MESHWORK_TEST_FIXTURES) + "/bridge/src/megatron/bridge/perf_recipes/" + rel;
 }
 
-std::string read(const std::string& path) {
-    std::ifstream in(path);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 ImportResult import_recipe(const std::string& path, const std::string& function, ImportOptions o = {}) {
     o.config_function = function;
-    return import_config(read(path), path, ImportFormat::Auto, o);
+    return import_config(read_text_input(path), path, ImportFormat::Auto, o);
 }
 
 // The first issue of a refused import, "field: message".
@@ -126,7 +119,7 @@ class TestBridgeRecipeImport : public QObject {
     // (recipes/qwen/h100/qwen3_moe.py:32, :146) and _pretrain_common's DDP settings.
     void qwen3_30b_b200_bf16() {
         const std::string path = recipe_path("qwen/b200/qwen3_moe.py");
-        QCOMPARE(detect_import_format(read(path)), ImportFormat::Bridge);
+        QCOMPARE(detect_import_format(read_text_input(path)), ImportFormat::Bridge);
         ImportOptions o;
         o.model = qwen3_30b_config();
         const ImportResult r = import_recipe(path, "qwen3_30b_a3b_pretrain_8gpu_b200_bf16_config", o);
@@ -264,7 +257,7 @@ class TestBridgeRecipeImport : public QObject {
     // The same recipe file outside a checkout: its own settings, a warning for the base that
     // was not read, and the model asked for.
     void outside_a_checkout() {
-        const std::string text = read(recipe_path("qwen/b200/qwen3_moe.py"));
+        const std::string text = read_text_input(recipe_path("qwen/b200/qwen3_moe.py"));
         const std::string lone = (std::filesystem::temp_directory_path() / "mw_lone_qwen3_moe.py").string();
         ImportOptions o;
         o.config_function = "qwen3_30b_a3b_pretrain_8gpu_b200_bf16_config";
@@ -509,9 +502,9 @@ class TestBridgeRecipeImport : public QObject {
         const std::string path = recipe_path("qwen/b200/qwen3_moe.py");
         ImportOptions o;
         o.model = "llama3-8b";
-        QVERIFY(refusal(read(path), path, o).find("recipe functions: pass --config NAME") != std::string::npos);
+        QVERIFY(refusal(read_text_input(path), path, o).find("recipe functions: pass --config NAME") != std::string::npos);
         o.config_function = "no_such_config";
-        QVERIFY(refusal(read(path), path, o).rfind("--config: no function no_such_config()", 0) == 0);
+        QVERIFY(refusal(read_text_input(path), path, o).rfind("--config: no function no_such_config()", 0) == 0);
 
         o.config_function.reset();
         const std::string head =
