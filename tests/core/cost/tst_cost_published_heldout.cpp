@@ -24,8 +24,9 @@
 // (archive :597): dropless, balanced experts, as the cost model assumes.
 //
 // Each row states its recipe's module-level recomputation (recompute_modules, as the layout's
-// training.recompute_modules). Not stated in a layout and left out (each row names which):
-// CUDA graphs and activation offload. Every MoE row states its recipe's dispatcher and MoE
+// training.recompute_modules) and activation offload (cpu_offloading_num_layers, as
+// training.offload_activation_layers). Not stated in a layout and left out (each row names
+// which): CUDA graphs. Every MoE row states its recipe's dispatcher and MoE
 // all-to-all overlap (moe_recipes() below).
 #include <QtTest>
 
@@ -62,6 +63,10 @@ struct Run {
     // The recipe's recompute_modules (Megatron-Bridge sets selective recomputation with them,
     // scripts/performance/utils/overrides.py:150-152 at 21d102f5e); empty: none.
     std::vector<RecomputeModule> recompute_modules = {};
+    // The recipe's cpu_offloading_num_layers (Megatron-Core's --cpu-offloading-num-layers:
+    // the first N layers' activations go to host memory, training.offload_activation_layers);
+    // 0: none.
+    int offload_activation_layers = 0;
 };
 
 // Production Megatron-Core recipes the layout states fully (dense Llama): 15 %, twice the
@@ -130,8 +135,7 @@ constexpr const char* kMeasuredABWhy =
 // its GBS and layouts) for the models Meshwork knows, and the GB200 LLAMA3_8B row of 25.11
 // (archive :565, recipes at 00b7660b; 26.04.01 has no 8B row). Left out: Nemotron 3
 // (hybrid Mamba blocks, not a Meshwork model), Kimi-K2 (GB300 only, Muon optimizer), the
-// GB200 LLAMA3_70B FP8 row (Megatron-FSDP with 40 layers' activations offloaded to the
-// Grace CPU, which a layout cannot state), NVFP4 rows (no fp4 peak in the presets).
+// GB300 and B300 rows (no preset: no datasheet figures at hand to cite).
 // Tolerances: stated per row (see `why`).
 const std::vector<Run>& runs() {
     static const std::vector<Run> r = {
@@ -166,6 +170,33 @@ const std::vector<Run>& runs() {
          864,
          kMegatron,
          ""},
+        // Megatron-FSDP with activation offload: LLAMA3_70B_PRETRAIN_CONFIG_GB200_FP8_CS_V2
+        // (llama3_workload_base_configs.py:241-246 at 21d102f5e: MBS 2, use_megatron_fsdp,
+        // cpu_offloading_num_layers 40 of the 80 layers to the Grace CPU over NVLink-C2C;
+        // fsdp_double_buffer, llama3_llm_pretrain.py:109-110). Added when a layout could
+        // state the offload (training.offload_activation_layers); nothing was changed for it.
+        {"GB200 LLAMA3_70B 64 GPUs FSDP 64 MBS 2 fp8, 40 layers offloaded, 4224 TPS/GPU",
+         "26.04.01 :204",
+         "llama3-70b",
+         "gb200-nvl72",
+         64,
+         256,
+         2,
+         8192,
+         1,
+         1,
+         1,
+         1,
+         1,
+         DType::Fp8,
+         3,
+         0,
+         4224,
+         kMegatron,
+         "",
+         {},
+         {},
+         40},
         // NVFP4 (fp4 training) beside the fp8 rows of the same table: the recipes
         // LLAMA3_70B_PRETRAIN_CONFIG_GB200_NVFP4_V2 (llama3_workload_base_configs.py:256-264 at
         // 21d102f5e, no CUDA graphs) and LLAMA31_405B_PRETRAIN_CONFIG_GB200_NVFP4_V2 over V1
@@ -380,6 +411,7 @@ Layout layout_of(const Run& r) {
         l.training.recompute = Recompute::Selective;
         l.training.recompute_modules = r.recompute_modules;
     }
+    l.training.offload_activation_layers = r.offload_activation_layers;
     l.training.grad_reduce_in_bf16 = true;
     // The loss: the performance scripts set Transformer Engine's cross entropy for every run,
     // over the recipes' own choice (scripts/performance/utils/overrides.py:66 at v0.4.0,
