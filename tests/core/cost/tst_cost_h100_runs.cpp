@@ -190,6 +190,12 @@ private slots:
         QTest::newRow("torchtitan T3 Llama 3.1 8B FSDP 128, 5605 TPS/GPU") << 3 << 0.10 << false;
         QTest::newRow("Llama 3 T4 405B TP8 PP16 DP64 8192 GPUs, 430 TFLOP/s") << 4 << 0.35 << false;
         QTest::newRow("Llama 3 T4 405B TP8 PP16 DP128 16384 GPUs, 400 TFLOP/s") << 5 << 0.35 << false;
+        // The third row of the same table, long context: TP8 CP16 PP16 DP8, sequence 131,072,
+        // 16 sequences per data-parallel group (16M tokens a batch), 380 TFLOP/s. Added for
+        // issue 28 as it stands, nothing changed for it: -6.0 %, fits. Its ZeRO-2
+        // reduce-scatter spans 8 ranks, not 64 or 128, which is where the two rows above
+        // lose; 10 %, the bound of this test's other held-back dense rows.
+        QTest::newRow("Llama 3 T4 405B TP8 CP16 PP16 DP8 16384 GPUs, seq 131072, 380 TFLOP/s") << 13 << 0.10 << false;
         // Megatron-Bridge 25.11 fp8 rows: production recipes on Megatron-Core.
         QTest::newRow("Bridge H100 LLAMA3_8B 8 GPUs FSDP 8, 14451 TPS/GPU") << 6 << 0.13 << false;
         QTest::newRow("Bridge H100 LLAMA3_70B 64 GPUs TP4 PP8 VP5, 1602 TPS/GPU") << 7 << 0.065 << true;
@@ -231,6 +237,15 @@ private slots:
             case 9: r = {bridge("llama3-8b", "dgx-b200", 8, 128, 2, 1, 1, 1, 1, 1, 0), bridge_step_s(8, 128, 30624)}; break;
             case 11: r = {torchtitan_8b_h200_float8(32), 2 * 8192 / 10938.0}; break;
             case 12: r = {torchtitan_8b_h200_float8(64), 2 * 8192 / 10753.0}; break;
+            case 13: {
+                Layout l = llama3_405b(8);
+                l.parallel.mesh.cp = 16;
+                l.gpus = 8 * 16 * 16 * 8;
+                l.training.seq_length = 131072;
+                l.training.global_batch_size = 16 * 8;
+                r = {l, flops_time_s(l, 380)};
+                break;
+            }
             default:
                 r = {bridge("llama3.1-405b", "dgx-b200", 128, 64, 1, 4, 8, 2, 8, 1, 0), bridge_step_s(128, 64, 661)};
                 break;
@@ -244,8 +259,9 @@ private slots:
         qInfo("%s [%s, cluster %s]: published %.4f s, estimate %.4f s (%+.2f%%), simulation %+.1f%%, fits %d",
               QTest::currentDataTag(), fitted ? "fitted" : "held back", r.layout.cluster.name.c_str(), r.published_s,
               e.step_time_s, 100 * est_err, 100 * sim_err, int(e.fits));
-        if (which == 4 || which == 5) {
-            QVERIFY2(est_err > 0, "the exposed per-micro-batch ZeRO-2 reduce-scatter must make it pessimistic");
+        if (which == 4 || which == 5 || which == 13) {
+            if (which != 13)
+                QVERIFY2(est_err > 0, "the exposed per-micro-batch ZeRO-2 reduce-scatter must make it pessimistic");
             // The paper's split, as stated: the first chunk only the embedding, the last only
             // the head and loss, 7 layers on the end ranks and 8 on the others.
             const auto& split = r.layout.placement.layers_per_stage;
