@@ -1512,6 +1512,16 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
         settings.erase(gather);
     }
 
+    // The loss: Megatron-Core computes it with Transformer Engine's parallel cross entropy when
+    // loss fusion is on and its implementation is "te" (d98e8a64 models/common/language_module/
+    // language_module.py:173-196; Megatron-LM's own argument parser refuses that pair, Bridge
+    // does not). Bridge's GPT provider fuses by default (models/gpt_provider.py:205 at 067f987d),
+    // Megatron-Core's implementation default is "native" (the vocabulary-parallel kernel).
+    const auto loss_impl = settings.find("model.cross_entropy_fusion_impl");
+    const bool te_loss = bool_setting(settings, "model.cross_entropy_loss_fusion").value_or(true) &&
+                         loss_impl != settings.end() && loss_impl->second.value.kind == PyExpr::Str &&
+                         loss_impl->second.value.s == "te";
+
     // The settings as Megatron-LM arguments.
     std::vector<ScriptWord> words;
     const auto word = [&](const std::string& arg, const std::string& origin) {
@@ -1573,6 +1583,9 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
                                          " (training/comm_overlap.py:442-451)"});
                 continue;
             }
+        }
+        if (section == "model" && (field == "cross_entropy_loss_fusion" || field == "cross_entropy_fusion_impl")) {
+            continue;  // the loss, read above (te_loss)
         }
         if (section == "model" && field == "cpu_offloading_num_layers") {
             // Megatron-Core offloads only with TransformerConfig.cpu_offloading on; its
@@ -1734,6 +1747,15 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
     for (auto& i : r.ignored) m.ignored.push_back(std::move(i));
     for (auto& n : r.notes) m.notes.push_back(std::move(n));
     for (auto& w : r.warnings) m.warnings.push_back(std::move(w));
+    if (te_loss) {
+        // Transformer Engine's cross entropy as v2.18 computes it, the TE that Megatron-Bridge pins
+        // at 067f987d (uv.lock: transformer-engine 2.18.0+e7c550c5): an fp32 gradient beside the
+        // logits (training.cross_entropy "te"). An older TE writes the gradient over the logits.
+        m.layout.training.cross_entropy = CrossEntropy::Te;
+        m.notes.push_back(loss_impl->second.where + ": cfg.model.cross_entropy_fusion_impl = 'te': Transformer Engine's "
+                          "cross entropy as of v2.18 (training.cross_entropy te); a release that pinned an older "
+                          "Transformer Engine wrote the gradient over the logits: set training.cross_entropy te-inplace");
+    }
     m.notes.push_back("read as Megatron-LM arguments: recipe " + reader.function() + "() and the base configs and helpers "
                       "it calls");
     if (options.description.empty()) {

@@ -194,7 +194,34 @@ class TestBridgeRecipeImport : public QObject {
         QCOMPARE(l.training.fp8_recipe, Fp8Recipe::Tensorwise);
         QCOMPARE(l.training.global_batch_size, 256);
         QCOMPARE(l.training.seq_length, 8192);
+        // The library recipe it starts from sets Transformer Engine's cross entropy
+        // (recipes/llama/h100/llama3.py at 067f987d); Bridge pins TE 2.18.
+        QCOMPARE(l.training.cross_entropy, CrossEntropy::Te);
         QVERIFY(r.warnings.empty());
+    }
+
+    // The loss: Transformer Engine's cross entropy with loss fusion on (Bridge's provider
+    // default) and cross_entropy_fusion_impl "te"; Megatron-LM's vocabulary-parallel one
+    // otherwise (fusion off, or the "native" implementation).
+    void loss_implementation() {
+        ImportOptions o;
+        o.model = "llama3-8b";
+        o.gpus = 8;
+        const auto loss_of = [&](const std::string& body) {
+            return import_recipe_body(body, o).layout.training.cross_entropy;
+        };
+        QCOMPARE(loss_of(""), CrossEntropy::VocabParallel);
+        QCOMPARE(loss_of("    cfg.model.cross_entropy_fusion_impl = \"te\"\n"), CrossEntropy::Te);
+        QCOMPARE(loss_of("    cfg.model.cross_entropy_loss_fusion = True\n    cfg.model.cross_entropy_fusion_impl = \"te\"\n"),
+                 CrossEntropy::Te);
+        QCOMPARE(loss_of("    cfg.model.cross_entropy_loss_fusion = False\n    cfg.model.cross_entropy_fusion_impl = \"te\"\n"),
+                 CrossEntropy::VocabParallel);
+        QCOMPARE(loss_of("    cfg.model.cross_entropy_fusion_impl = \"native\"\n"), CrossEntropy::VocabParallel);
+        // Read, not listed as ignored; the note says which Transformer Engine it assumes.
+        const ImportResult te = import_recipe_body("    cfg.model.cross_entropy_fusion_impl = \"te\"\n", o);
+        QVERIFY(!any_ignored(te, "cross_entropy", ""));
+        QVERIFY(std::any_of(te.notes.begin(), te.notes.end(),
+                            [](const std::string& n) { return n.find("te-inplace") != std::string::npos; }));
     }
 
     // NVFP4 (perf_recipes/llama/gb200/llama3.py:348-385 at 067f987d): _perf_precision("nvfp4")
