@@ -17,8 +17,9 @@
 // prices the head at the training precision, a known limit), AsyncTP as TP communication
 // tiled against the GEMMs, and the table's activation checkpointing. Assumed where the tables
 // are silent (each row says so): the pipeline's micro-batch count (torchtitan's default at
-// 9dec370, one micro-batch per pipeline stage: 8 of Table 5's 32 sequences, 8 of Table 6's 8)
-// and two stages per rank for Table 5's interleaved 1F1B.
+// 9dec370, the pipeline degree: config_manager.py:342-351, parallelisms/pipelining_utils.py:
+// 79-81; 8 micro-batches of Table 5's 32 sequences, 8 of Table 6's 8) and two stages per rank
+// for Table 5's interleaved 1F1B.
 //
 // The test prints every row's estimate and error (bench/heldout-errors.py reads the lines as
 // the group "torchtitan"), asserts each row's stated tolerance and that every run fits.
