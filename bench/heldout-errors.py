@@ -2,11 +2,11 @@
 """The held-back error table of docs/cost-model.md in one command.
 
 Runs the published-run tests of a build (tst_cost_h100_runs, tst_cost_published_heldout,
-tst_cost_verification_cards, tst_cost_bridge_recipes_published), reads the line each prints
-per row ("<row> [<tag>...]: published X s, estimate Y s (+Z%)"), and prints a Markdown table
-of every row with its group (dense or MoE; the verification cards, the recipes imported at
-their release and torchtitan's own benchmarks each a set of their own), then the median and the worst |error| of the estimate
-per group. Bridge's measured A/B pair (the rows tagged "SKILL.md") is diagnostic and kept out
+tst_cost_verification_cards, tst_cost_bridge_recipes_published, tst_cost_torchtitan_published),
+reads the line each prints per row ("<row> [<tag>...]: published X s, estimate Y s (+Z%)"), and
+prints a Markdown table of every row with its group (dense or MoE; the verification cards, the
+recipes imported at their release and torchtitan's own benchmarks each a set of their own), then
+the median and the worst |error| of the estimate per group. Bridge's measured A/B pair (the rows tagged "SKILL.md") is diagnostic and kept out
 of the groups, as in the test's own summary.
 
 Usage: bench/heldout-errors.py [BUILD_DIR]   (default build-ci)

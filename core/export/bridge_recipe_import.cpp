@@ -244,7 +244,6 @@ const Precision* precision_named(std::string name) {
     return nullptr;
 }
 
-// The last component of a dotted name.
 // Python literals the reader makes itself (defaults, computed settings), with their text.
 PyExpr bool_expr(bool b) {
     PyExpr v;
@@ -282,6 +281,7 @@ std::vector<std::string> comma_names(const std::string& text) {
     return names;
 }
 
+// The last component of a dotted name.
 std::string last_name(const std::string& dotted) {
     const auto dot = dotted.rfind('.');
     return dot == std::string::npos ? dotted : dotted.substr(dot + 1);

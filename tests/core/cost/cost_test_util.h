@@ -72,6 +72,15 @@ inline Layout make_layout(const ModelSpec& model, const std::string& cluster, in
     return l;
 }
 
+// What every torchtitan run states whatever its model and parallelism (9dec370): FSDP2 over
+// the data-parallel ranks (ZeRO-3), the loss on fp32 logits (train.py:131-134), attention
+// through PyTorch's SDPA (models/llama/model.py:209).
+inline void run_as_torchtitan(Layout& l) {
+    l.training.zero_stage = 3;
+    l.training.cross_entropy = CrossEntropy::Upcast;
+    l.training.attention_kernel = AttentionKernel::Sdpa;
+}
+
 inline Layout preset_layout(const std::string& name) {
     return load_layout(resource_dir() + "/layouts/" + name + ".json");
 }

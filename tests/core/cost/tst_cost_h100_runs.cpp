@@ -94,10 +94,8 @@ Layout megatron_7b(int tp, int pp, int vpp, int mbs) {
 // at 9dec370; models/attention.py:183-214 at e7c0cae).
 Layout torchtitan_8b(const char* cluster, int gpus) {
     Layout l = make_layout(load_model("llama3-8b"), cluster, 1, 1, gpus, 2, 2 * gpus, 8192);
-    l.training.zero_stage = 3;
+    run_as_torchtitan(l);
     l.training.recompute = Recompute::SelectiveOp;
-    l.training.cross_entropy = CrossEntropy::Upcast;
-    l.training.attention_kernel = AttentionKernel::Sdpa;
     return l;
 }
 

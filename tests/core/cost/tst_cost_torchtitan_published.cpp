@@ -178,10 +178,8 @@ Layout layout_of(const Row& r) {
     } else {
         l.training.schedule = Schedule::OneFOneB;
     }
-    l.training.zero_stage = 3;
+    run_as_torchtitan(l);
     l.training.recompute = r.full_ac ? Recompute::Full : Recompute::SelectiveOp;
-    l.training.cross_entropy = CrossEntropy::Upcast;
-    l.training.attention_kernel = AttentionKernel::Sdpa;
     l.training.fused_elementwise = r.compile;
     if (r.float8) {
         l.training.dtype = DType::Fp8;
