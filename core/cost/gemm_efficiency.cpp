@@ -11,7 +11,7 @@ namespace {
 // lists, over the dense peak of the same precision (resources/gpus: H100 SXM 989.4 bf16 and
 // 1,978.9 fp8 TFLOP/s; B200 2,250 and 4,500). Kernel tables time the GEMM alone, at the
 // clocks a short benchmark holds; nothing here is fitted to a training run.
-constexpr std::array<GemmEfficiencyRow, 7> kRows{{
+constexpr std::array<GemmEfficiencyRow, 11> kRows{{
     // OpenXLA's default matmul performance table for sm_90 (H100 SXM), cuBLAS through XLA,
     // tensorflow/tensorflow third_party/xla/xla/service/gpu/model/matmul_interpolator_data.h
     // (versions at 372d578b and 9bebee8e): the four largest bf16 entries, b·m×n×k =
@@ -62,6 +62,21 @@ constexpr std::array<GemmEfficiencyRow, 7> kRows{{
     // 13.125 or 15 PFLOP/s for the B300 (other published figures) gives 0.432 or 0.417.
     {"blackwell", GemmPrecision::Nvfp4, 0.58 * 6.812 / 4.613 * 4.5 / 9.0,
      "TE gemm_profiling.rst:148, B300 pre-quantized NVFP4 3.764 vs MXFP8 7.161 ms a layer, moved to B200's fp4:fp8 peaks (2 vs 3) by a peak-bound + fixed kernel time: 4.613 ms"},
+    // Blackwell Ultra (B300, GB300): Transformer Engine's GEMM benchmark measured on the B300
+    // itself, operands quantized beforehand (gemm_profiling.rst:141-148 at d0067d0d): a
+    // layer's 12 GEMMs (hidden 4096, FFN 16,384, 15,872 tokens: W = 6 · 15,872 · 4,096 ·
+    // 49,152 = 19.17 TFLOP) in 13.102 ms bf16, 6.812 per-tensor FP8, 7.161 MXFP8, 3.764 NVFP4:
+    // 1,463, 2,814, 2,677 and 5,093 TFLOP/s, over the B300's dense peaks (gpus/b300.json:
+    // 2,250, 4,500, 4,500 and 14,000). Its fp4 units are 3x its fp8 ones where the B200's are
+    // 2x, which is why Blackwell's NVFP4 row above is a model of this figure and this one is not.
+    {"blackwell-ultra", GemmPrecision::Bf16, 19.17e12 / 13.102e-3 / 2.25e15,
+     "TE gemm_profiling.rst:141-148, B300, a layer's 12 GEMMs of 19.17 TFLOP in 13.102 ms bf16: 1463 TFLOP/s of 2250"},
+    {"blackwell-ultra", GemmPrecision::Fp8Tensorwise, 19.17e12 / 6.812e-3 / 4.5e15,
+     "TE gemm_profiling.rst:141-148, B300 pre-quantized, 19.17 TFLOP in 6.812 ms per-tensor FP8: 2814 TFLOP/s of 4500"},
+    {"blackwell-ultra", GemmPrecision::Mxfp8, 19.17e12 / 7.161e-3 / 4.5e15,
+     "TE gemm_profiling.rst:141-148, B300 pre-quantized, 19.17 TFLOP in 7.161 ms MXFP8: 2677 TFLOP/s of 4500"},
+    {"blackwell-ultra", GemmPrecision::Nvfp4, 19.17e12 / 3.764e-3 / 14e15,
+     "TE gemm_profiling.rst:141-148, B300 pre-quantized, 19.17 TFLOP in 3.764 ms NVFP4: 5093 TFLOP/s of 14000"},
 }};
 
 // What a training step sustains against the kernel tables. The tables time one GEMM at the
@@ -138,20 +153,34 @@ std::string gpu_architecture(const std::string& kind) {
     auto starts = [&](const char* prefix) { return kind.rfind(prefix, 0) == 0; };
     // Hopper: H100 (SXM, NVL, PCIe, the 96 GB HBM2e part), H200, H800, GH200.
     if (starts("h100") || starts("h200") || starts("h800") || starts("gh200")) return "hopper";
-    // Blackwell datacenter parts: B200, GB200 (the same SMs at a higher power limit).
-    if (starts("b200") || starts("gb200") || starts("b100")) return "blackwell";
+    // Blackwell datacenter parts: B200, GB200 (the same SMs at a higher power limit), and
+    // Blackwell Ultra's B300 and GB300 (the same tensor-core generation, sm_103; only their GEMM
+    // rows are their own, gemm_table_architecture below).
+    if (starts("b200") || starts("gb200") || starts("b100") || starts("b300") || starts("gb300")) return "blackwell";
     return {};
 }
+
+namespace {
+// The rows a GPU kind reads: Blackwell Ultra (B300, GB300) has kernel timings of its own; it is
+// Blackwell everywhere else (attention and shape tables, the fp8 transpose).
+std::string gemm_table_architecture(const std::string& gpu_kind) {
+    if (gpu_kind.rfind("b300", 0) == 0 || gpu_kind.rfind("gb300", 0) == 0) return "blackwell-ultra";
+    return gpu_architecture(gpu_kind);
+}
+
+std::optional<double> table_row(const std::string& arch, GemmPrecision p) {
+    for (const GemmEfficiencyRow& r : kRows) {
+        if (arch == r.architecture && r.precision == p) return r.fraction_of_peak;
+    }
+    return std::nullopt;
+}
+}  // namespace
 
 std::optional<double> tabled_gemm_efficiency(const std::string& gpu_kind, GemmPrecision p) {
     const std::string arch = gpu_architecture(gpu_kind);
     if (arch.empty()) return std::nullopt;
-    auto find = [&](GemmPrecision q) -> std::optional<double> {
-        for (const GemmEfficiencyRow& r : kRows) {
-            if (arch == r.architecture && r.precision == q) return r.fraction_of_peak;
-        }
-        return std::nullopt;
-    };
+    const std::string table = gemm_table_architecture(gpu_kind);
+    auto find = [&](GemmPrecision q) { return table_row(table, q); };
     // fp16 runs on the same tensor-core datapath at the same peak as bf16 on these GPUs
     // (the datasheets list one figure for both); the tables time bf16.
     if (p == GemmPrecision::Fp16) p = GemmPrecision::Bf16;
@@ -166,9 +195,11 @@ std::optional<double> tabled_gemm_efficiency(const std::string& gpu_kind, GemmPr
 
 std::optional<double> sustained_gemm_efficiency(const std::string& gpu_kind, GemmPrecision p) {
     const auto kernel = tabled_gemm_efficiency(gpu_kind, p);
-    const auto reference = tabled_gemm_efficiency(gpu_kind, GemmPrecision::Fp8Tensorwise);
-    if (!kernel || !reference || *reference <= 0) return std::nullopt;
+    // The fitted figure is a share of its architecture's per-tensor kernel row; Blackwell Ultra,
+    // with rows of its own and no fitted run, keeps Blackwell's share of its own rows.
     const std::string arch = gpu_architecture(gpu_kind);
+    const auto reference = table_row(arch, GemmPrecision::Fp8Tensorwise);
+    if (!kernel || !reference || *reference <= 0) return std::nullopt;
     for (const Sustained& s : kSustained) {
         if (arch == s.architecture) return std::clamp(s.fp8_tensorwise * *kernel / *reference, 1e-3, 1.0);
     }

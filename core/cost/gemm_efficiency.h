@@ -29,7 +29,7 @@ std::string to_string(GemmPrecision p);
 GemmPrecision gemm_precision(DType dtype, Fp8Recipe recipe);
 
 struct GemmEfficiencyRow {
-    const char* architecture;    // "hopper", "blackwell"
+    const char* architecture;    // "hopper", "blackwell"; "blackwell-ultra" for its fp4 row
     GemmPrecision precision;
     double fraction_of_peak;     // achieved TFLOP/s over the dense peak of that precision
     const char* source;          // the published table and the entries it is taken from

@@ -1384,7 +1384,8 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
         break;
     }
     const std::map<std::string, std::string> cluster_of_gpu = {
-        {"h100", "dgx-h100"}, {"h200", "dgx-h200"}, {"b200", "dgx-b200"}, {"gb200", "gb200-nvl72"}};
+        {"h100", "dgx-h100"}, {"h200", "dgx-h200"}, {"b200", "dgx-b200"},
+        {"gb200", "gb200-nvl72"}, {"b300", "dgx-b300"}, {"gb300", "gb300-nvl72"}};
     for (const std::string& part : name_parts) {
         const auto it = cluster_of_gpu.find(part);
         if (options.cluster || it == cluster_of_gpu.end()) continue;
@@ -1396,7 +1397,7 @@ ImportResult import_bridge_recipe(const std::string& text, const std::string& fi
     // 067f987d) that no bundled cluster preset describes: the recipe is priced on the default
     // cluster only with a warning that says so (import-args prints it before a validation
     // error the assumed GPU causes, such as fp4 on an H100).
-    static const char* const kGpusWithoutPreset = "b300 gb300 vr200 r100";
+    static const char* const kGpusWithoutPreset = "vr200 r100";
     std::string gpu_without_preset;
     for (const std::string& part : name_parts) {
         if (!options.cluster && !opts.cluster && list_has_word(kGpusWithoutPreset, part)) gpu_without_preset = part;

@@ -59,6 +59,21 @@ class TestCostGemmEfficiency : public QObject {
         QCOMPARE(tabled("b200", GemmPrecision::Mxfp8), 0.58 * 6.812 / 7.161);
         QVERIFY(tabled("b200", GemmPrecision::Mxfp8) < tabled("b200", GemmPrecision::Fp8Tensorwise));
         QCOMPARE(tabled("gb200", GemmPrecision::Fp8Blockwise), 0.58);
+        // Blackwell Ultra (B300, GB300): its own rows, Transformer Engine's benchmark on the B300
+        // (19.17 TFLOP a layer: 13.102 ms bf16, 6.812 per-tensor FP8, 3.764 NVFP4), each over the
+        // B300's dense peak; a little above the B200's OpenXLA rows; its fp4 row, over a peak 3x
+        // its fp8 one, below Blackwell's (a model of the same figure moved to 2:1 peaks).
+        QCOMPARE(tabled("gb300", GemmPrecision::Fp8Tensorwise), 19.17e12 / 6.812e-3 / 4.5e15);
+        QCOMPARE(tabled("b300", GemmPrecision::Bf16), 19.17e12 / 13.102e-3 / 2.25e15);
+        QCOMPARE(tabled("b300", GemmPrecision::Nvfp4), 19.17e12 / 3.764e-3 / 14e15);
+        QVERIFY(tabled("b300", GemmPrecision::Fp8Tensorwise) > tabled("b200", GemmPrecision::Fp8Tensorwise));
+        QVERIFY(tabled("b300", GemmPrecision::Nvfp4) < tabled("b200", GemmPrecision::Nvfp4));
+        QCOMPARE(gpu_architecture("gb300"), std::string("blackwell"));
+        // No fitted Blackwell Ultra run: it keeps Blackwell's fitted share of the kernel rate.
+        QCOMPARE(*sustained_gemm_efficiency("gb300", GemmPrecision::Fp8Tensorwise) /
+                     *tabled_gemm_efficiency("gb300", GemmPrecision::Fp8Tensorwise),
+                 *sustained_gemm_efficiency("gb200", GemmPrecision::Fp8Tensorwise) /
+                     *tabled_gemm_efficiency("gb200", GemmPrecision::Fp8Tensorwise));
         // No MXFP8 on Hopper, no table for the A100, the CPU or fp32.
         QCOMPARE(tabled("h100-sxm", GemmPrecision::Mxfp8), -1.0);
         QCOMPARE(tabled("a100-80gb", GemmPrecision::Bf16), -1.0);
@@ -67,7 +82,8 @@ class TestCostGemmEfficiency : public QObject {
         for (const GemmEfficiencyRow& r : gemm_efficiency_table()) {
             QVERIFY(r.fraction_of_peak > 0 && r.fraction_of_peak <= 1);
             QVERIFY(r.source != nullptr && std::string(r.source).size() > 20);
-            QVERIFY(!gpu_architecture(std::string(r.architecture) == "hopper" ? "h100-sxm" : "b200").empty());
+            const std::string arch = r.architecture;
+            QVERIFY(!gpu_architecture(arch == "hopper" ? "h100-sxm" : arch == "blackwell-ultra" ? "gb300" : "b200").empty());
         }
         // What the kernel tables say about Hopper: fp8 reaches a lower fraction of its (twice
         // as high) peak than bf16, so an fp8 GEMM is 1.9×, not 2×, faster.

@@ -494,35 +494,45 @@ class TestBridgeRecipeImport : public QObject {
                 std::string::npos);
     }
 
-    // A recipe for a GPU no bundled cluster describes (B300) is priced on the default cluster
-    // with a warning (import-args prints it before the validation error the assumed GPU causes).
+    // A recipe for a GPU no bundled cluster describes (Vera Rubin's VR200) is priced on the
+    // default cluster with a warning (import-args prints it before the validation error the
+    // assumed GPU causes); Blackwell Ultra's B300 and GB300 have presets since issue 28.
     void gpu_without_a_cluster_preset() {
         ImportOptions o;
         o.model = "llama3-8b";
         const std::string text =
             "from megatron.bridge.training.config import ConfigContainer\n\n"
-            "def llama3_8b_pretrain_8gpu_b300_PRECISION_config() -> ConfigContainer:\n"
+            "def llama3_8b_pretrain_8gpu_GPU_PRECISION_config() -> ConfigContainer:\n"
             "    cfg = ConfigContainer(model=None, train=None)\n"
             "    cfg.train.micro_batch_size = 1\n    cfg.model.seq_length = 8192\n"
             "    cfg.mixed_precision = _perf_precision(\"PRECISION\")\n    return cfg\n";
-        const auto with = [&](const std::string& precision) {
+        const auto with = [&](const std::string& gpu, const std::string& precision) {
             std::string t = text;
             for (std::size_t at; (at = t.find("PRECISION")) != std::string::npos;) t.replace(at, 9, precision);
+            for (std::size_t at; (at = t.find("GPU_")) != std::string::npos;) t.replace(at, 4, gpu + "_");
             return t;
         };
-        const ImportResult bf16 = import_config(with("bf16"), "r.py", ImportFormat::Bridge, o);
+        const ImportResult bf16 = import_config(with("vr200", "bf16"), "r.py", ImportFormat::Bridge, o);
         QCOMPARE(bf16.layout.cluster_ref, std::string("dgx-h100"));
         QVERIFY(std::any_of(bf16.warnings.begin(), bf16.warnings.end(), [](const std::string& w) {
-            return w.find("is for b300 GPUs, which no bundled cluster describes") != std::string::npos;
+            return w.find("is for vr200 GPUs, which no bundled cluster describes") != std::string::npos;
         }));
-        const ImportResult fp4 = import_config(with("nvfp4"), "r.py", ImportFormat::Bridge, o);
+        const ImportResult fp4 = import_config(with("vr200", "nvfp4"), "r.py", ImportFormat::Bridge, o);
         const auto checked = validate_layout(fp4.layout, "r.py");
         QVERIFY(!checked.valid());
         QVERIFY(checked.errors.front().message.find("has no fp4 units") != std::string::npos);
         QCOMPARE(fp4.warnings.size(), bf16.warnings.size());
-        QVERIFY(fp4.warnings.front().find("is for b300 GPUs") != std::string::npos);
+        QVERIFY(fp4.warnings.front().find("is for vr200 GPUs") != std::string::npos);
         o.cluster = "dgx-b200";
-        QCOMPARE(import_config(with("nvfp4"), "r.py", ImportFormat::Bridge, o).layout.training.dtype, DType::Fp4);
+        QCOMPARE(import_config(with("vr200", "nvfp4"), "r.py", ImportFormat::Bridge, o).layout.training.dtype, DType::Fp4);
+        // The Blackwell Ultra recipes take their presets, with no warning, and NVFP4 validates.
+        o.cluster.reset();
+        for (const auto& [gpu, cluster] : {std::pair<std::string, std::string>{"b300", "dgx-b300"}, {"gb300", "gb300-nvl72"}}) {
+            const ImportResult r = import_config(with(gpu, "nvfp4"), "r.py", ImportFormat::Bridge, o);
+            QCOMPARE(r.layout.cluster_ref, cluster);
+            QVERIFY(r.warnings.empty());
+            QVERIFY(validate_layout(r.layout, "r.py").valid());
+        }
     }
 
     void refusals_name_the_file_line_and_setting() {
