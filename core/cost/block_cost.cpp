@@ -92,7 +92,8 @@ double tp_half_s(const Ctx& x) {
     const auto& c = x.c;
     if (c.tp <= 1) return 0;
     const double bytes = c.tokens * x.m.hidden * c.element_bytes;
-    return x.sp ? all_gather_s(c.link, c.tp_span, bytes) + reduce_scatter_s(c.link, c.tp_span, bytes)
+    const double gathered = c.tokens * x.m.hidden * c.tp_gather_bytes;
+    return x.sp ? all_gather_s(c.link, c.tp_span, gathered) + reduce_scatter_s(c.link, c.tp_span, bytes)
                 : all_reduce_s(c.link, c.tp_span, bytes);
 }
 
@@ -337,7 +338,7 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
         // with their weight-gradient GEMMs, the same size). tp tiles (TE's ring exchange
         // splits into tp_size chunks, :387). The GEMMs are the same size both ways.
         const double bytes = c.tokens * m.hidden * c.element_bytes;
-        const double ag = all_gather_s(c.link, c.tp_span, bytes);
+        const double ag = all_gather_s(c.link, c.tp_span, c.tokens * m.hidden * c.tp_gather_bytes);
         const double rs = reduce_scatter_s(c.link, c.tp_span, bytes);
         const TpOverlap mode = c.tp_tiling;
         const double u = c.tp_interference;
@@ -691,6 +692,16 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     c.cuda_graphs = tr.cuda_graphs;
     c.link = link_model(cl);
     c.element_bytes = c.kernel.element_bytes;
+    // Under fp8 and fp4 training the sequence-parallel all-gathers of a linear layer's input
+    // move the quantized tensor, the reduce-scatters of its output the 16-bit one: Transformer
+    // Engine quantizes the norm output before the forward all-gather and the output gradient
+    // before the backward one (d0067d0d transformer_engine/pytorch/module/layernorm_linear.py:
+    // 296-314, gather_along_first_dim(..., quantizer=input_quantizer); module/linear.py:1156,
+    // quantizer=grad_output_quantizer; the userbuffers all-gather likewise, :303), as torchao's
+    // Float8ColwiseParallel casts before its all-gather. torchtitan runs row-wise Float8 with
+    // plain TP, 16-bit gathers (2887250b torchtitan/models/llama3/infra/parallelize.py:57-65).
+    const bool rowwise = tr.dtype == DType::Fp8 && tr.fp8_recipe == Fp8Recipe::Rowwise;
+    c.tp_gather_bytes = rowwise ? c.element_bytes : gemm_input_bytes(tr.dtype, c.element_bytes);
     c.tokens = static_cast<double>(tr.micro_batch_size) * tr.seq_length / c.cp;
     c.tp_overlap = std::clamp(cl.efficiency.tp_comm_overlap, 0.0, 1.0);
     c.tp_tiling = p.sequence_parallel && c.tp > 1 ? p.tp_comm_overlap : TpOverlap::None;

@@ -177,6 +177,9 @@ struct LayoutCosts : AxisSizes {
     double reserved_fixed_bytes = 0;
     double fragmentation = 0;
     double element_bytes = 2;
+    // Bytes a value of a sequence-parallel all-gather of a GEMM input moves: the quantized
+    // tensor under fp8 and fp4 training (gemm_input_bytes), element_bytes otherwise.
+    double tp_gather_bytes = 2;
 };
 
 // Fills `out` for a layout of `model` on `cluster`. The sizes must be positive (validation

@@ -100,8 +100,9 @@ struct Sustained {
 // 0.43 → 0.44 when the GPU's gap between kernels was charged (launch_cost.h), and Blackwell
 // back to 0.43 when its fused attention took cuDNN's table (attention_rate.h); Hopper 0.48 →
 // 0.49 and Blackwell 0.43 → 0.44 when TP overlap's GEMM chunks were priced at their own shape
-// (block_cost.cpp): the same rule.
-constexpr std::array<Sustained, 2> kSustained{{{"hopper", 0.49}, {"blackwell", 0.44}}};
+// (block_cost.cpp): the same rule. Hopper 0.49 → 0.48 when the sequence-parallel all-gathers
+// of fp8 and fp4 runs moved their quantized bytes (block_cost.cpp, tp_gather_bytes): the same rule.
+constexpr std::array<Sustained, 2> kSustained{{{"hopper", 0.48}, {"blackwell", 0.44}}};
 
 }  // namespace
 

@@ -307,8 +307,10 @@ private slots:
         QVERIFY2(std::fabs(est_err) < tolerance, "estimate outside the stated tolerance");
         // The fit was made on the estimate; the simulator keeps each interleaved send as a
         // delay of the pass that depends on it (docs/cost-model.md), up to 6 points slower here
-        // (70B: +10.8 % against the estimate's +6.3 %).
-        const double sim_tolerance = fitted ? 0.11 : tolerance;
+        // (70B: +10.8 % against the estimate's +6.3 %; NeMo's GPT-3 175B on 512 GPUs +15.1 %
+        // against +10.9 %): those 6 points beside an interleaved row's own bound.
+        const bool interleaved = r.layout.training.schedule == Schedule::Interleaved;
+        const double sim_tolerance = fitted ? 0.11 : tolerance + (interleaved ? 0.06 : 0.0);
         QVERIFY2(std::fabs(sim_err) < sim_tolerance, "simulation outside the stated tolerance");
         // Llama 3 DP64 (32 micro-batches): with Megatron-LM's interleaved warm-up,
         // 2(p − r − 1) + (v − 1)·N + 1 chunk passes at its smallest group N = pp, stage 1

@@ -73,8 +73,9 @@ struct Run {
 // worst error of the tst_cost_h100_runs Megatron-family held-back rows (+8.4 %) rounded up.
 constexpr double kMegatron = 0.15;
 // The NVFP4 405B row runs its TP4 collectives without userbuffers (its script turns TP overlap
-// off for nvfp4): the forward's all-gathers and reduce-scatters are exposed, 5.6 s of its 50.9 s
-// estimate, on top of the pessimism its fp8 neighbour shows (+12.5 %, in compute). 25 %.
+// off for nvfp4): the forward's all-gathers (of NVFP4 values) and reduce-scatters (bf16) are
+// exposed, 5.6 s of its 50.9 s estimate when the gathers were priced at bf16, on top of the
+// pessimism its fp8 neighbour shows (+12.5 %, in compute). 25 %.
 constexpr double kNoTpOverlap405b = 0.25;
 // MoE with EP inside the NVLink domain: the estimate is optimistic on every such row (3 to
 // 30 % before issue 28 pattern 2, with the rows' recipe dispatchers stated, the experts' eager
