@@ -418,9 +418,11 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
         const int mlp_bwd = static_cast<int>(kMlpKernelsFwd * kBackwardKernelsPerForward);
         if (b.moe) {
             // An MoE layer: Megatron-LM's own op counts and the host time per op of a
-            // production MoE trace (moe_host_ops.h), over the whole layer: the forward's
-            // synchronisation drains the queue once per layer, so what the host lost in one
-            // half the other half's long kernels can win back, and no more.
+            // production MoE trace (moe_host_ops.h), over the whole layer: the host runs ahead
+            // of the GPU from one synchronisation to the next, so what it lost in one half the
+            // other half's long kernels win back, but for what it launches after the forward's
+            // synchronisation (dispatch, experts, combine), which only the MoE half's own
+            // kernels can hide: the queue is empty when the host returns from it.
             MoeHostShape hs;
             hs.dispatcher = c.moe_dispatcher;
             hs.backend = c.moe_flex_backend;
@@ -433,11 +435,13 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
             const MoeHostOps ops = moe_host_ops(hs);
             const MoeLayerHost fwd_host{attn_captured ? 1 : 0, attn_captured ? 0 : kAttentionKernelsFwd,
                                         mlp_captured, ops.framework_ops_fwd, ops.expert_launches_fwd,
-                                        kAttentionKernelsFwd + ops.framework_ops_fwd + ops.expert_launches_fwd};
+                                        kAttentionKernelsFwd + ops.framework_ops_fwd + ops.expert_launches_fwd,
+                                        ops.framework_ops_after_sync_fwd};
             const MoeLayerHost bwd_host{attn_captured ? 1 : 0, attn_captured ? 0 : attn_bwd, mlp_captured,
                                         ops.framework_ops_bwd, ops.expert_launches_bwd,
                                         attn_bwd + ops.framework_ops_bwd + ops.expert_launches_bwd};
-            out.fwd.host_s = moe_layer_exposed_host_s(fwd_host, out.fwd.total_s(), syncs);
+            const double moe_half_gpu_s = out.fwd.mlp_s + out.fwd.ep_s + (mlp_tp ? out.fwd.tp_s / 2 : 0.0);
+            out.fwd.host_s = moe_layer_exposed_host_s(fwd_host, out.fwd.total_s(), syncs, moe_half_gpu_s);
             out.bwd.host_s = moe_layer_exposed_host_s(bwd_host, out.bwd.total_s(), 0);
         } else {
             out.fwd.host_s =

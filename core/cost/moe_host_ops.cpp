@@ -16,6 +16,10 @@ namespace meshwork::cost {
 MoeHostOps moe_host_ops(const MoeHostShape& s) {
     const int local = std::max(1, s.local_experts);
     int fwd = 2;  // the MoE half's fused pre-MLP norm and its fused bias-dropout-add
+    // Of them, those issued after the forward's device-to-host synchronisation, which the
+    // host can only launch once the queue before it has drained: the bias-dropout-add here,
+    // the exchanges, permutations and experts past the dispatcher's sync point below.
+    int after_sync = 1;
     // Router (router.py:845-884, routing :746-833): the gating GEMM (:859, moe_utils.py:1394
     // te_general_gemm, fp32 output), the forced-balance random logits, the fused top-k with
     // score function (moe_utils.py:838).
@@ -35,40 +39,54 @@ MoeHostOps moe_host_ops(const MoeHostShape& s) {
                 fwd += 8 + 4;
                 fwd += 2;  // all-to-all of the tokens and of the probabilities (:705, :718)
                 fwd += 1;  // combine all-to-all (:864)
+                // The sync is "before_ep_alltoall" (:596): the three exchanges follow it.
+                after_sync += 3;
             } else {
                 fwd += 2 + 1;  // counts (:543, :597-602) and their copy to the host
             }
             fwd += 2 + 1;  // fused permute with probabilities (:671, moe_utils.py:430): row map, permute; unpermute (:891)
+            after_sync += 1;  // the unpermute
             // Sort the received chunks by local expert and restore them (:782, :817).
-            if (local > 1) fwd += 2;
+            if (local > 1) {
+                fwd += 2;
+                after_sync += 2;
+            }
             break;
         case MoeDispatcher::AllGather:
             // token_dispatcher.py:281-375: all-gather of tokens and probabilities (2), the
             // local map's counts copied to the host (:320, :326: 2), permute (2), unpermute
             // (1), reduce-scatter (1).
             fwd += 8;
+            after_sync += 2 + 1 + 1;  // past the counts' copy (:320): permute, unpermute, reduce-scatter
             break;
         case MoeDispatcher::Flex:
             // token_dispatcher.py:1922-2040: metadata (_initialize_metadata, setup_metadata: 3),
             // dispatch and combine (2), the received counts copied to the host (1).
             fwd += 6;
+            after_sync += 1;  // the combine, past the received counts' copy after the dispatch
             // DeepEP: the dispatch layout (1) and the permute (2) and unpermute (1) outside its
             // kernels (_DeepepManager, :1225-1470); HybridEP permutes inside its dispatch
             // (:1129-1182).
-            if (s.backend == MoeFlexBackend::DeepEP) fwd += 4;
+            if (s.backend == MoeFlexBackend::DeepEP) {
+                fwd += 4;
+                after_sync += 2 + 1;
+            }
             break;
     }
     // Experts (experts.py:840-1045): the weighted bias-SwiGLU (1, :966); fp8 padding of the
     // tokens and probabilities and the unpadding (:899-905, :1043); the clamped GLU's two
     // clamps and cat (moe_eager_passes.h); the experts' biases per local expert (_apply_bias
     // :345-380, called at :1039: b·p and t + b·p per expert, one cat).
-    fwd += 1;
-    if (s.quant_padding) fwd += 3;
-    if (s.clamped_glu) fwd += 3;
-    if (s.expert_bias) fwd += 2 * local + 1;
+    int experts = 1;
+    if (s.quant_padding) experts += 3;
+    if (s.clamped_glu) experts += 3;
+    if (s.expert_bias) experts += 2 * local + 1;
+    fwd += experts;
+    after_sync += experts;
 
     MoeHostOps ops;
     ops.framework_ops_fwd = fwd;
+    ops.framework_ops_after_sync_fwd = after_sync;
     ops.framework_ops_bwd = static_cast<int>(fwd * kBackwardKernelsPerForward);
     // Transformer Engine's GroupedLinear launches one GEMM per local expert for each of FC1
     // and FC2 (general_grouped_gemm), and with fp8 quantises each expert's input first
@@ -86,8 +104,17 @@ double MoeLayerHost::host_s() const {
     return s + std::max(0, moe_framework_ops) * kMoeHostPerOpS + std::max(0, moe_expert_launches) * kGraphLaunchS;
 }
 
-double moe_layer_exposed_host_s(const MoeLayerHost& host, double gpu_s, int syncs) {
-    return lost_to_launches_s(host.gpu_kernels, host.host_s(), gpu_s, syncs);
+double MoeLayerHost::after_sync_host_s() const {
+    if (moe_captured) return 0;
+    return std::max(0, moe_ops_after_sync) * kMoeHostPerOpS + std::max(0, moe_expert_launches) * kGraphLaunchS;
+}
+
+double moe_layer_exposed_host_s(const MoeLayerHost& host, double gpu_s, int syncs, double after_sync_gpu_s) {
+    const double whole = lost_to_launches_s(host.gpu_kernels, host.host_s(), gpu_s, 0);
+    // A synchronisation drains the queue: what the host launches after it only the kernels
+    // after it can hide. Before it, the host runs ahead on the queue the previous layer left.
+    const double after = syncs > 0 ? std::max(0.0, host.after_sync_host_s() - std::max(0.0, after_sync_gpu_s)) : 0.0;
+    return std::max(whole, after) + std::max(0, syncs) * kSyncGapS;
 }
 
 RouterBytes router_bytes_per_token(double hidden, int experts, bool aux_loss) {

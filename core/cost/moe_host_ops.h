@@ -37,6 +37,7 @@ struct MoeHostShape {
 // pre-MLP norm and residual add are included.
 struct MoeHostOps {
     int framework_ops_fwd = 0;
+    int framework_ops_after_sync_fwd = 0;  // of those, issued after the forward's host sync
     int framework_ops_bwd = 0;
     int expert_launches_fwd = 0;
     int expert_launches_bwd = 0;
@@ -51,12 +52,18 @@ struct MoeLayerHost {
     int moe_framework_ops = 0;     // MoeHostOps, when not captured
     int moe_expert_launches = 0;
     int gpu_kernels = 0;           // kernels the layer runs, captured or not (kKernelGapS each)
+    int moe_ops_after_sync = 0;    // of moe_framework_ops, issued after the forward's host sync
     [[nodiscard]] double host_s() const;
+    // The host's launches after the synchronisation: those framework ops and the experts'.
+    [[nodiscard]] double after_sync_host_s() const;
 };
 // GPU time the host leaves idle in one MoE layer pass whose kernels, collectives included,
-// take `gpu_s`: the larger of its kernels' gaps and max(0, host − gpu) over the layer, plus
-// launch_cost.h's gap per device-to-host synchronisation.
-double moe_layer_exposed_host_s(const MoeLayerHost& host, double gpu_s, int syncs);
+// take `gpu_s`: the larger of its kernels' gaps and max(0, host − gpu) over the layer and,
+// with a device-to-host synchronisation, max(0, host − gpu) after it (`after_sync_gpu_s`: the
+// GPU time of the MoE half, which follows the sync: the queue is empty there, so the
+// attention half's kernels cannot hide those launches), plus launch_cost.h's gap per
+// synchronisation.
+double moe_layer_exposed_host_s(const MoeLayerHost& host, double gpu_s, int syncs, double after_sync_gpu_s = 0);
 
 // Bytes the router's kernels outside its gating GEMM read and write per token: fp32 scores
 // over `experts` (top-k, the auxiliary loss's own score pass), and in the backward the fp32

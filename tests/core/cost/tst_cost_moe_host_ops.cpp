@@ -36,12 +36,18 @@ class TestCostMoeHostOps : public QObject {
         QCOMPARE(o.framework_ops_bwd, 62);
         QCOMPARE(o.expert_launches_fwd, 32);
         QCOMPARE(o.expert_launches_bwd, 64);
+        // Past the synchronisation before the all-to-all (token_dispatcher.py:596): the two
+        // exchanges and the combine 3, sort/unsort 2, unpermute 1, weighted SwiGLU 1,
+        // bias-dropout-add 1 = 8.
+        QCOMPARE(o.framework_ops_after_sync_fwd, 8);
         // One local expert: no sort and unsort.
         s.local_experts = 1;
         QCOMPARE(moe_host_ops(s).framework_ops_fwd, 29);
+        QCOMPARE(moe_host_ops(s).framework_ops_after_sync_fwd, 6);
         // No EP: counts (2) and their copy (1) instead of the metadata, copies and exchanges.
         s.ep = false;
         QCOMPARE(moe_host_ops(s).framework_ops_fwd, 11 + 3 + 3);
+        QCOMPARE(moe_host_ops(s).framework_ops_after_sync_fwd, 3);
         // No auxiliary loss: 5 fewer.
         s.aux_loss = false;
         QCOMPARE(moe_host_ops(s).framework_ops_fwd, 11 + 3 + 3 - 5);
@@ -105,8 +111,25 @@ class TestCostMoeHostOps : public QObject {
         QVERIFY(near(moe_layer_exposed_host_s(h, 1.0, 0), 95 * kKernelGapS));
         h.gpu_kernels = 0;
         QCOMPARE(moe_layer_exposed_host_s(h, 1.0, 0), 0.0);
+        // After the synchronisation the queue is empty: the launches past it (20 ops and the
+        // experts' 32) are hidden only by the MoE half's own GPU time, not by the layer's.
+        h.moe_ops_after_sync = 20;
+        const double after = 20 * kMoeHostPerOpS + 32 * kGraphLaunchS;
+        QVERIFY(near(h.after_sync_host_s(), after));
+        QVERIFY(near(moe_layer_exposed_host_s(h, 1.0, 1, 1e-4), after - 1e-4 + kSyncGapS));
+        QVERIFY(near(moe_layer_exposed_host_s(h, 1.0, 1, 1.0), kSyncGapS));
+        QCOMPARE(moe_layer_exposed_host_s(h, 1.0, 0, 1e-4), 0.0);  // no sync, no barrier
+        QVERIFY(near(moe_layer_exposed_host_s(h, 1e-3, 1, 1e-4), std::max(host - 1e-3, after - 1e-4) + kSyncGapS));
+        // Partial CUDA graphs (attention captured): the whole layer's host time shrinks, what
+        // follows the synchronisation does not.
+        MoeLayerHost graphed = h;
+        graphed.graph_launches = 1;
+        graphed.attention_ops = 0;
+        QVERIFY(graphed.host_s() < h.host_s());
+        QCOMPARE(moe_layer_exposed_host_s(graphed, 1.0, 1, 1e-4), moe_layer_exposed_host_s(h, 1.0, 1, 1e-4));
         h.moe_captured = true;
         QVERIFY(near(h.host_s(), 32 * kMoeHostPerOpS + kGraphLaunchS));
+        QCOMPARE(h.after_sync_host_s(), 0.0);
     }
     // In the block: an MoE layer whose GPU time is shorter than its host's launches (gpt-oss-20b,
     // 32 experts with biases and a clamped GLU, at one 1,024-token sequence on an H100, EP 8:
@@ -127,13 +150,16 @@ class TestCostMoeHostOps : public QObject {
         const MoeHostOps o = moe_host_ops(s);
         const int attn_bwd = static_cast<int>(kAttentionKernelsFwd * kBackwardKernelsPerForward);
         const MoeLayerHost fwd{0, kAttentionKernelsFwd, false, o.framework_ops_fwd, o.expert_launches_fwd,
-                               kAttentionKernelsFwd + o.framework_ops_fwd + o.expert_launches_fwd};
+                               kAttentionKernelsFwd + o.framework_ops_fwd + o.expert_launches_fwd,
+                               o.framework_ops_after_sync_fwd};
         const MoeLayerHost bwd{0, attn_bwd, false, o.framework_ops_bwd, o.expert_launches_bwd,
                                attn_bwd + o.framework_ops_bwd + o.expert_launches_bwd};
         PassParts f = c.moe.fwd, b = c.moe.bwd;
         f.host_s = b.host_s = 0;
         QVERIFY2(fwd.host_s() > f.total_s(), "the example must be host-bound");
-        QVERIFY(near(c.moe.fwd.host_s, fwd.host_s() - f.total_s() + kSyncGapS, 1e-9));
+        const double moe_half = f.mlp_s + f.ep_s;  // no TP: no TP collectives
+        QVERIFY(near(c.moe.fwd.host_s,
+                     std::max(fwd.host_s() - f.total_s(), fwd.after_sync_host_s() - moe_half) + kSyncGapS, 1e-9));
         QVERIFY(near(c.moe.bwd.host_s, std::max(bwd.gpu_kernels * kKernelGapS, bwd.host_s() - b.total_s()), 1e-9));
         const RouterBytes r = router_bytes_per_token(2880, 32, true);
         QVERIFY(c.moe.fwd.mlp_s > memory_s(c.kernel, r.fwd * 1024));
