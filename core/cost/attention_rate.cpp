@@ -106,6 +106,31 @@ constexpr double kBlackwellWindowKeys = 128;
 constexpr RateCurve kBlackwellWindowFwd{64, {153, 161, 165, 167, 104}};
 constexpr RateCurve kBlackwellWindowBwd{64, {176, 182, 187, 188, 186}};
 
+// --- Blackwell Ultra: cuDNN SDPA on GB300, BF16 -------------------------------------------
+// The same benchmark, the same run (results at 3929da2e, 2026-04-24, cudnn-frontend 1.21.1,
+// cuDNN 9.22.0), on "NVIDIA GB300": results/{llama3.1,dsv3,qwen35,gpt_oss}/gb300/*_20260424_*.csv,
+// the same configs. Blackwell Ultra doubles the SFU's exponential rate; against the GB200
+// figures above the kernels gain 1.03-1.26x, most at short lengths and in the forward.
+constexpr std::array<RateCurve, 2> kBlackwellUltraFwd{{
+    {128, {1805, 1900, 2017, 2014, 1836}},
+    {192, {1770, 1937, 2021, 2032, 1917}},
+}};
+constexpr std::array<RateCurve, 3> kBlackwellUltraFwdCausal{{
+    {128, {1373, 1703, 1856, 1915, 1953}},
+    {192, {1285, 1590, 1825, 1967, 1991}},
+    {256, {1307, 1743, 1965, 2063, 2096}},
+}};
+constexpr std::array<RateCurve, 2> kBlackwellUltraBwd{{
+    {128, {1213, 1429, 1531, 1536, 1427}},
+    {192, {1117, 1267, 1301, 1254, 1246}},
+}};
+constexpr std::array<RateCurve, 2> kBlackwellUltraBwdCausal{{
+    {128, {967, 1248, 1435, 1507, 1490}},
+    {192, {914, 1143, 1291, 1302, 1289}},
+}};
+constexpr RateCurve kBlackwellUltraWindowFwd{64, {160, 167, 172, 173, 108}};
+constexpr RateCurve kBlackwellUltraWindowBwd{64, {184, 191, 198, 200, 199}};
+
 struct Family {
     std::span<const double> seq;             // the table's lengths
     std::span<const RateCurve> fwd;          // no mask (may be empty)
@@ -125,6 +150,10 @@ Family family(const std::string& arch) {
     if (arch == "blackwell") {
         return {std::span(kCudnnSeq.data(), 5), kBlackwellFwd, kBlackwellFwdCausal, kBlackwellBwd,
                 kBlackwellBwdCausal, kBlackwellWindowKeys, &kBlackwellWindowFwd, &kBlackwellWindowBwd};
+    }
+    if (arch == "blackwell-ultra") {
+        return {std::span(kCudnnSeq.data(), 5), kBlackwellUltraFwd, kBlackwellUltraFwdCausal, kBlackwellUltraBwd,
+                kBlackwellUltraBwdCausal, kBlackwellWindowKeys, &kBlackwellUltraWindowFwd, &kBlackwellUltraWindowBwd};
     }
     return {};
 }
@@ -181,6 +210,10 @@ std::string attention_architecture(const std::string& gpu_kind, AttentionKernel 
     if (arch == "hopper" && kernel == AttentionKernel::Sdpa) return "hopper-fa2";
     // Hopper: FlashAttention-3's table; Blackwell: cuDNN's (Transformer Engine's fused
     // attention backend there; FlashAttention-3 is Hopper-only).
+    // Blackwell Ultra (B300, GB300): cuDNN's own GB300 table.
+    if (arch == "blackwell" && (gpu_kind.rfind("b300", 0) == 0 || gpu_kind.rfind("gb300", 0) == 0)) {
+        return "blackwell-ultra";
+    }
     if (arch == "hopper" || arch == "blackwell") return arch;
     if (gpu_kind.rfind("a100", 0) == 0) return "ampere";
     return {};
@@ -191,6 +224,7 @@ double attention_table_peak_flops(const std::string& arch) {
     if (arch == "hopper" || arch == "hopper-fa2") return 9.894e14;
     if (arch == "ampere") return 3.12e14;
     if (arch == "blackwell") return 2.5e15;
+    if (arch == "blackwell-ultra") return 2.5e15;  // resources/gpus/gb300.json, bf16 dense
     return 0;
 }
 

@@ -30,10 +30,12 @@ struct AttentionRate {
 
 // The published-table kernel family a GPU kind uses with `kernel` ("hopper": FlashAttention-3
 // on H100; "hopper-fa2": FlashAttention-2 on H100, PyTorch's SDPA; "ampere": FlashAttention-2
-// on A100; "blackwell": cuDNN on GB200); empty when no table covers it.
+// on A100; "blackwell": cuDNN on GB200; "blackwell-ultra": cuDNN on GB300, for B300 and
+// GB300); empty when no table covers it.
 std::string attention_architecture(const std::string& gpu_kind, AttentionKernel kernel = AttentionKernel::Fused);
 
-// The dense bf16 peak of the GPU the `arch` table was measured on (H100 SXM5, A100 SXM4, GB200):
+// The dense bf16 peak of the GPU the `arch` table was measured on (H100 SXM5, A100 SXM4, GB200,
+// GB300):
 // another GPU of the family scales the table by its own bf16 peak over this one.
 double attention_table_peak_flops(const std::string& arch);
 

@@ -26,6 +26,8 @@ class TestCostAttentionRate : public QObject {
         QCOMPARE(QString::fromStdString(attention_architecture("a100-80gb")), QString("ampere"));
         QCOMPARE(QString::fromStdString(attention_architecture("b200")), QString("blackwell"));
         QCOMPARE(QString::fromStdString(attention_architecture("gb200")), QString("blackwell"));
+        QCOMPARE(QString::fromStdString(attention_architecture("gb300")), QString("blackwell-ultra"));
+        QCOMPARE(QString::fromStdString(attention_architecture("b300")), QString("blackwell-ultra"));
         QVERIFY(attention_architecture("mi300x").empty());
         QVERIFY(attention_architecture("cpu").empty());
         QCOMPARE(tabled_attention_rate("", 128, 4096, true).fwd_flops_per_s, 0.0);
@@ -55,6 +57,22 @@ class TestCostAttentionRate : public QObject {
         const AttentionRate a = tabled_attention_rate("ampere", 64, 2048, true);
         QVERIFY(near(a.fwd_flops_per_s, 140e12));
         QVERIFY(near(a.bwd_flops_per_s, 140e12));
+    }
+
+    // Blackwell Ultra: the same run on GB300 comes back at its points, faster than GB200's
+    // where Blackwell Ultra's doubled exponential rate shows (short lengths, the forward).
+    void blackwell_ultra_table() {
+        const AttentionRate r = tabled_attention_rate("blackwell-ultra", 128, 4096, true);
+        QVERIFY(near(r.fwd_flops_per_s, 1703e12));
+        QVERIFY(near(r.bwd_flops_per_s, 1248e12));
+        QVERIFY(near(tabled_attention_rate("blackwell-ultra", 192, 8192, false).bwd_flops_per_s, 1301e12));
+        QVERIFY(near(tabled_attention_rate("blackwell-ultra", 256, 32768, true).fwd_flops_per_s, 2096e12));
+        for (double seq : {2048.0, 4096.0, 8192.0, 16384.0, 32768.0}) {
+            QVERIFY(tabled_attention_rate("blackwell-ultra", 128, seq, true).fwd_flops_per_s >
+                    tabled_attention_rate("blackwell", 128, seq, true).fwd_flops_per_s);
+        }
+        QVERIFY(near(attention_rate("blackwell-ultra", 64, {4096, 128, false}).fwd_flops_per_s, 167e12));
+        QCOMPARE(attention_table_peak_flops("blackwell-ultra"), 2.5e15);
     }
 
     // Blackwell: cuDNN's GB200 table (cudnn-frontend 3929da2e, benchmark/sdpa_benchmark_training

@@ -38,8 +38,8 @@ constexpr double kCrossNodeGraphed = 0.40;
 // B300 timings; DeepSeek-V3 +19.9 % where its GB200 row is -1.0 %). The same release ran the
 // 405B FP8 recipe 1.24x faster per GPU on GB300 than on GB200 (26.06 archive :100 and :103,
 // 1,048 against 843 TPS/GPU) at the same datasheet FP8 peak (5 PFLOP/s dense both); the model
-// credits 1.08x (the kernel timings), the GB300's 1,400 W against the GB200's 1,200 W and its
-// doubled exponent rate are not priced: no source gives the clocks a step sustains. 30 %.
+// credits 1.08x (the kernel timings) and cuDNN's GB300 attention table; the GB300's 1,400 W
+// against the GB200's 1,200 W is not priced: no source gives the clocks a step sustains. 30 %.
 constexpr double kBlackwellUltraDense = 0.30;
 // GPT-OSS 120B at micro-batch 4 with EP inside a node of 8: optimistic as on B200 (-25.9 %,
 // tst_cost_published_heldout's kMoeIntraNode rows), -32.4 % here: the MoE host and small-GEMM
