@@ -149,20 +149,26 @@ Layout bridge(const char* model, const char* cluster, int gpus, int gbs, int mbs
     return l;
 }
 
-// NeMo 24.07's Llama 2 models (NVIDIA/NeMo 8e3d65dc nemo/collections/llm/gpt/model/llama.py:
-// 40-77, LlamaConfig and Llama2Config7B/13B/70B: RMSNorm, SwiGLU, RoPE, no biases, no dropout,
-// untied embeddings, sequence 4096), over the Llama 3 8B preset's block, with Llama 2's
-// 32,000-token vocabulary (Touvron et al. 2023, "Llama 2", §2.1: "the total vocabulary size is
-// 32k tokens"; a multiple of 128, so Megatron's padding leaves it).
-ModelSpec llama2(std::int64_t hidden, int layers, int heads, int kv_heads, std::int64_t ffn) {
-    ModelSpec m = load_model("llama3-8b");
-    m.name = "llama2-" + std::to_string(hidden);
+// `base` at another size: its block, its vocabulary and positions.
+ModelSpec resized(ModelSpec m, const std::string& family, std::int64_t hidden, int layers, int heads, int kv_heads,
+                  std::int64_t ffn) {
+    m.name = family + "-" + std::to_string(hidden);
     m.hidden_size = hidden;
     m.num_layers = layers;
     m.num_heads = heads;
     m.num_kv_heads = kv_heads;
     m.head_dim = hidden / heads;
     m.ffn_hidden_size = ffn;
+    return m;
+}
+
+// NeMo 24.07's Llama 2 models (NVIDIA/NeMo 8e3d65dc nemo/collections/llm/gpt/model/llama.py:
+// 40-77, LlamaConfig and Llama2Config7B/13B/70B: RMSNorm, SwiGLU, RoPE, no biases, no dropout,
+// untied embeddings, sequence 4096), over the Llama 3 8B preset's block, with Llama 2's
+// 32,000-token vocabulary (Touvron et al. 2023, "Llama 2", §2.1: "the total vocabulary size is
+// 32k tokens"; a multiple of 128, so Megatron's padding leaves it).
+ModelSpec llama2(std::int64_t hidden, int layers, int heads, int kv_heads, std::int64_t ffn) {
+    ModelSpec m = resized(load_model("llama3-8b"), "llama2", hidden, layers, heads, kv_heads, ffn);
     m.vocab_size = 32000;
     m.max_position_embeddings = 4096;
     m.rope.theta = 10000;
@@ -173,15 +179,7 @@ ModelSpec llama2(std::int64_t hidden, int layers, int heads, int kv_heads, std::
 // GPTConfig5B 24 layers, hidden 4096, FFN 16,384, 32 heads; GPTConfig20B 44, 6144, 24,576, 48),
 // over the GPT-3 175B preset's block (GPT-2 style, sequence 2048).
 ModelSpec gpt3(std::int64_t hidden, int layers, int heads) {
-    ModelSpec m = load_model("gpt3-175b");
-    m.name = "gpt3-" + std::to_string(hidden);
-    m.hidden_size = hidden;
-    m.num_layers = layers;
-    m.num_heads = heads;
-    m.num_kv_heads = heads;
-    m.head_dim = hidden / heads;
-    m.ffn_hidden_size = 4 * hidden;
-    return m;
+    return resized(load_model("gpt3-175b"), "gpt3", hidden, layers, heads, heads, 4 * hidden);
 }
 
 // A NeMo 24.07 row (see the sources above for what is assumed).
