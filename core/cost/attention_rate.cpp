@@ -211,10 +211,7 @@ std::string attention_architecture(const std::string& gpu_kind, AttentionKernel 
     // Hopper: FlashAttention-3's table; Blackwell: cuDNN's (Transformer Engine's fused
     // attention backend there; FlashAttention-3 is Hopper-only).
     // Blackwell Ultra (B300, GB300): cuDNN's own GB300 table.
-    if (arch == "blackwell" && (gpu_kind.rfind("b300", 0) == 0 || gpu_kind.rfind("gb300", 0) == 0)) {
-        return "blackwell-ultra";
-    }
-    if (arch == "hopper" || arch == "blackwell") return arch;
+    if (arch == "hopper" || arch == "blackwell") return gpu_table_architecture(gpu_kind);
     if (gpu_kind.rfind("a100", 0) == 0) return "ampere";
     return {};
 }

@@ -156,19 +156,17 @@ std::string gpu_architecture(const std::string& kind) {
     if (starts("h100") || starts("h200") || starts("h800") || starts("gh200")) return "hopper";
     // Blackwell datacenter parts: B200, GB200 (the same SMs at a higher power limit), and
     // Blackwell Ultra's B300 and GB300 (the same tensor-core generation, sm_103; only their GEMM
-    // rows are their own, gemm_table_architecture below).
+    // rows are their own, gpu_table_architecture below).
     if (starts("b200") || starts("gb200") || starts("b100") || starts("b300") || starts("gb300")) return "blackwell";
     return {};
 }
 
-namespace {
-// The rows a GPU kind reads: Blackwell Ultra (B300, GB300) has kernel timings of its own; it is
-// Blackwell everywhere else (attention and shape tables, the fp8 transpose).
-std::string gemm_table_architecture(const std::string& gpu_kind) {
+std::string gpu_table_architecture(const std::string& gpu_kind) {
     if (gpu_kind.rfind("b300", 0) == 0 || gpu_kind.rfind("gb300", 0) == 0) return "blackwell-ultra";
     return gpu_architecture(gpu_kind);
 }
 
+namespace {
 std::optional<double> table_row(const std::string& arch, GemmPrecision p) {
     for (const GemmEfficiencyRow& r : kRows) {
         if (arch == r.architecture && r.precision == p) return r.fraction_of_peak;
@@ -180,7 +178,7 @@ std::optional<double> table_row(const std::string& arch, GemmPrecision p) {
 std::optional<double> tabled_gemm_efficiency(const std::string& gpu_kind, GemmPrecision p) {
     const std::string arch = gpu_architecture(gpu_kind);
     if (arch.empty()) return std::nullopt;
-    const std::string table = gemm_table_architecture(gpu_kind);
+    const std::string table = gpu_table_architecture(gpu_kind);
     auto find = [&](GemmPrecision q) { return table_row(table, q); };
     // fp16 runs on the same tensor-core datapath at the same peak as bf16 on these GPUs
     // (the datasheets list one figure for both); the tables time bf16.

@@ -29,7 +29,7 @@ std::string to_string(GemmPrecision p);
 GemmPrecision gemm_precision(DType dtype, Fp8Recipe recipe);
 
 struct GemmEfficiencyRow {
-    const char* architecture;    // "hopper", "blackwell"; "blackwell-ultra" for its fp4 row
+    const char* architecture;    // "hopper", "blackwell", "blackwell-ultra" (gpu_table_architecture)
     GemmPrecision precision;
     double fraction_of_peak;     // achieved TFLOP/s over the dense peak of that precision
     const char* source;          // the published table and the entries it is taken from
@@ -39,6 +39,11 @@ std::span<const GemmEfficiencyRow> gemm_efficiency_table();
 
 // The architecture a GPU kind (resources/gpus) belongs to in the table; empty when none.
 std::string gpu_architecture(const std::string& gpu_kind);
+
+// The kernel tables a GPU kind reads: its architecture's, but "blackwell-ultra" for B300 and
+// GB300, which have GEMM and attention timings of their own and are Blackwell everywhere else
+// (shape tables, the fp8 transpose). The one place that tells Blackwell Ultra apart.
+std::string gpu_table_architecture(const std::string& gpu_kind);
 
 // The kernel table's figure for a GPU kind and precision; nullopt without a row.
 std::optional<double> tabled_gemm_efficiency(const std::string& gpu_kind, GemmPrecision p);

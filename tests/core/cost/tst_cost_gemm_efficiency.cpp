@@ -69,6 +69,9 @@ class TestCostGemmEfficiency : public QObject {
         QVERIFY(tabled("b300", GemmPrecision::Fp8Tensorwise) > tabled("b200", GemmPrecision::Fp8Tensorwise));
         QVERIFY(tabled("b300", GemmPrecision::Nvfp4) < tabled("b200", GemmPrecision::Nvfp4));
         QCOMPARE(gpu_architecture("gb300"), std::string("blackwell"));
+        QCOMPARE(gpu_table_architecture("b300"), std::string("blackwell-ultra"));
+        QCOMPARE(gpu_table_architecture("gb200"), std::string("blackwell"));
+        QCOMPARE(gpu_table_architecture("h100-sxm"), std::string("hopper"));
         // No fitted Blackwell Ultra run: it keeps Blackwell's fitted share of the kernel rate.
         QCOMPARE(*sustained_gemm_efficiency("gb300", GemmPrecision::Fp8Tensorwise) /
                      *tabled_gemm_efficiency("gb300", GemmPrecision::Fp8Tensorwise),
