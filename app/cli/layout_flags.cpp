@@ -8,7 +8,7 @@ struct LayoutFlags::Values {
     std::string file;
     std::string model, cluster, order, schedule, recompute, recompute_modules, dtype, layers_per_stage, flash, tp_overlap, grad_reduce;
     std::string overlap_grad, overlap_param, moe_dispatcher, moe_flex_backend, moe_a2a_overlap;
-    std::string fp8_recipe, cuda_graphs, attention_kernel;
+    std::string fp8_recipe, cuda_graphs, cuda_graph_modules, attention_kernel;
     int gpus = 0, nodes = 0, tp = 0, pp = 0, dp = 0, cp = 0, ep = 0, etp = 0, vpp = 0;
     int mbs = 0, gbs = 0, seq = 0, zero = 0, zero_replicas = 0, first_stage = 0, last_stage = 0, offload_activation_layers = 0;
     bool sp = false, no_sp = false, account_embedding = false, account_loss = false;
@@ -119,6 +119,10 @@ LayoutFlags::LayoutFlags(CLI::App* c) : v_(std::make_shared<Values>()) {
         "CUDA-graph capture (Megatron-LM's --cuda-graph-impl): none, per-layer (local or "
         "transformer_engine: each layer's kernels, not a dropless MoE layer's experts), "
         "full-iteration (the whole forward-backward) (default " + to_string(t.cuda_graphs) + ")");
+    add("--cuda-graph-modules", v.cuda_graph_modules,
+        "What per-layer CUDA graphs capture (Megatron-LM's --cuda-graph-modules), comma-separated: "
+        "attn, mlp, moe, moe_router, moe_preprocess, mamba; the rest of the layer is launched from "
+        "the host; \"\" the whole layer (default \"\")");
     add("--offload-activation-layers", v.offload_activation_layers,
         "Copy the activations of the first N transformer layers to host memory after their forward "
         "and back before their backward (Megatron-LM's --cpu-offloading-num-layers; needs pp 1, "
@@ -186,6 +190,7 @@ LayoutOverrides LayoutFlags::overrides() const {
     if (given("--moe-a2a-overlap")) o.moe_a2a_overlap = v.moe_a2a_overlap;
     if (given("--fp8-recipe")) o.fp8_recipe = v.fp8_recipe;
     if (given("--cuda-graphs")) o.cuda_graphs = v.cuda_graphs;
+    if (given("--cuda-graph-modules")) o.cuda_graph_modules = v.cuda_graph_modules;
     if (given("--attention-kernel")) o.attention_kernel = v.attention_kernel;
     if (given("--offload-activation-layers")) o.offload_activation_layers = v.offload_activation_layers;
     if (given("--first-stage-layers")) o.first_stage_layers = v.first_stage;

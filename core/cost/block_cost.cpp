@@ -411,8 +411,9 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     // recomputed forward (full recomputation copies fwd below) pays the same again.
     if (c.host_launches) {
         const bool dropless = tr.moe_capacity_factor <= 0;
-        const bool attn_captured = graphs_capture_dense(c.cuda_graphs);
-        const bool mlp_captured = b.moe ? graphs_capture_moe(c.cuda_graphs, dropless) : attn_captured;
+        const bool attn_captured = graphs_capture_attention(c.cuda_graphs, c.cuda_graph_modules);
+        const bool mlp_captured = b.moe ? graphs_capture_moe(c.cuda_graphs, dropless, c.cuda_graph_modules)
+                                        : graphs_capture_dense_mlp(c.cuda_graphs, c.cuda_graph_modules);
         const int syncs = b.moe && dropless ? 1 : 0;
         const int attn_bwd = static_cast<int>(kAttentionKernelsFwd * kBackwardKernelsPerForward);
         const int mlp_bwd = static_cast<int>(kMlpKernelsFwd * kBackwardKernelsPerForward);
@@ -444,12 +445,12 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
             out.fwd.host_s = moe_layer_exposed_host_s(fwd_host, out.fwd.total_s(), syncs, moe_half_gpu_s);
             out.bwd.host_s = moe_layer_exposed_host_s(bwd_host, out.bwd.total_s(), 0);
         } else {
-            out.fwd.host_s =
-                exposed_launch_s({out.fwd.attention_s + out.fwd.cp_s + out.fwd.tp_s / 2, kAttentionKernelsFwd, attn_captured, 0}) +
-                exposed_launch_s({out.fwd.mlp_s + out.fwd.ep_s + out.fwd.tp_s / 2, kMlpKernelsFwd, mlp_captured, syncs});
-            out.bwd.host_s =
-                exposed_launch_s({out.bwd.attention_s + out.bwd.cp_s + out.bwd.tp_s / 2, attn_bwd, attn_captured, 0}) +
-                exposed_launch_s({out.bwd.mlp_s + out.bwd.ep_s + out.bwd.tp_s / 2, mlp_bwd, mlp_captured, 0});
+            out.fwd.host_s = exposed_layer_launch_s(
+                {out.fwd.attention_s + out.fwd.cp_s + out.fwd.tp_s / 2, kAttentionKernelsFwd, attn_captured, 0},
+                {out.fwd.mlp_s + out.fwd.ep_s + out.fwd.tp_s / 2, kMlpKernelsFwd, mlp_captured, syncs});
+            out.bwd.host_s = exposed_layer_launch_s(
+                {out.bwd.attention_s + out.bwd.cp_s + out.bwd.tp_s / 2, attn_bwd, attn_captured, 0},
+                {out.bwd.mlp_s + out.bwd.ep_s + out.bwd.tp_s / 2, mlp_bwd, mlp_captured, 0});
         }
     }
 
@@ -694,6 +695,7 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     // (host_sharing.h); GPU ranks lose time to their host's launches.
     c.host_launches = cl.gpu.kind != "cpu" && cl.host_cores <= 0;
     c.cuda_graphs = tr.cuda_graphs;
+    c.cuda_graph_modules = tr.cuda_graph_modules;
     c.link = link_model(cl);
     c.element_bytes = c.kernel.element_bytes;
     // Under fp8 and fp4 training the sequence-parallel all-gathers of a linear layer's input

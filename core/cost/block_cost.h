@@ -127,6 +127,7 @@ struct LayoutCosts : AxisSizes {
     // core/cost/launch_cost.h), less what CUDA graphs capture.
     bool host_launches = false;
     CudaGraphs cuda_graphs = CudaGraphs::None;
+    GraphModules cuda_graph_modules;  // what per-layer graphs capture (empty: the whole layer)
     ParamStateBytes state_bytes;  // bytes per parameter of weights, gradients, optimizer
     KernelModel kernel;
     LinkModel link;

@@ -15,4 +15,13 @@ double exposed_launch_s(const HalfPass& half) {
     return lost_to_launches_s(half.kernels, host, half.gpu_s, half.syncs);
 }
 
+double exposed_layer_launch_s(const HalfPass& attention, const HalfPass& mlp) {
+    auto host = [](const HalfPass& h) {
+        if (h.kernels <= 0) return 0.0;
+        return h.captured ? kGraphLaunchS : h.kernels * kHostPerKernelS;
+    };
+    return lost_to_launches_s(attention.kernels + mlp.kernels, host(attention) + host(mlp),
+                              attention.gpu_s + mlp.gpu_s, attention.syncs + mlp.syncs);
+}
+
 }  // namespace meshwork::cost

@@ -64,14 +64,29 @@ double lost_to_launches_s(int kernels, double host_s, double gpu_s, int syncs);
 // host is slower, the host's excess over the GPU, max(0, host − gpu) (launched one by one, or a
 // captured half's one graph launch), whichever is larger; plus kSyncGapS per synchronisation.
 double exposed_launch_s(const HalfPass& half);
+// GPU time lost to launching a dense layer's two halves in one direction: the host runs ahead
+// of the GPU across the layer (no synchronisation stops it), so the host's excess in one half
+// is hidden by the other half's long kernels (a captured half: one graph launch whose GPU
+// time covers the next half's launches); the rule of exposed_launch_s over the whole layer.
+double exposed_layer_launch_s(const HalfPass& attention, const HalfPass& mlp);
 
-// Whether CUDA graphs capture a dense half (attention or a dense MLP): per layer and full
-// iteration both do.
-inline bool graphs_capture_dense(CudaGraphs g) { return g != CudaGraphs::None; }
+// Whether CUDA graphs capture the attention half: full iteration does; per layer does when it
+// captures the whole layer or lists attn (--cuda-graph-modules).
+inline bool graphs_capture_attention(CudaGraphs g, const GraphModules& m) {
+    return g == CudaGraphs::FullIteration || (g == CudaGraphs::PerLayer && m.captures(GraphModule::Attn));
+}
+// Whether they capture a dense MLP half: full iteration, or per layer over the whole layer or
+// with mlp listed.
+inline bool graphs_capture_dense_mlp(CudaGraphs g, const GraphModules& m) {
+    return g == CudaGraphs::FullIteration || (g == CudaGraphs::PerLayer && m.captures(GraphModule::Mlp));
+}
 // Whether they capture an MoE half: only with static shapes, i.e. capacity-padded routing
 // (Megatron-LM d98e8a64 transformer_config.py:2844, "moe cuda graph is only supported with
-// drop-padding MoE"; moe/README.md:514). A dropless MoE half keeps its launches and its
-// synchronisation whatever the setting.
-inline bool graphs_capture_moe(CudaGraphs g, bool dropless) { return g != CudaGraphs::None && !dropless; }
+// drop-padding MoE"; moe/README.md:514), and per layer only over the whole layer or with moe
+// listed. A dropless MoE half keeps its launches and its synchronisation whatever the setting.
+inline bool graphs_capture_moe(CudaGraphs g, bool dropless, const GraphModules& m) {
+    if (dropless) return false;
+    return g == CudaGraphs::FullIteration || (g == CudaGraphs::PerLayer && m.captures(GraphModule::Moe));
+}
 
 }  // namespace meshwork::cost

@@ -461,7 +461,13 @@ void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
         case CudaGraphs::None: break;
         case CudaGraphs::PerLayer:
             a.value("--cuda-graph-impl", "local");
-            if (l.model.is_moe() && t.moe_capacity_factor <= 0) a.value("--cuda-graph-modules", "attn moe_router");
+            if (!t.cuda_graph_modules.whole_layer()) {
+                std::string names;
+                for (const std::string& n : graph_module_names(t.cuda_graph_modules)) names += (names.empty() ? "" : " ") + n;
+                a.value("--cuda-graph-modules", names);
+            } else if (l.model.is_moe() && t.moe_capacity_factor <= 0) {
+                a.value("--cuda-graph-modules", "attn moe_router");
+            }
             break;
         case CudaGraphs::FullIteration:
             a.value("--cuda-graph-impl", "full_iteration");

@@ -113,7 +113,7 @@ constexpr std::array kIgnored = std::to_array<Entry>({
     {"--no-gradient-accumulation-fusion", kKernel}, {"--cross-entropy-loss-fusion", kKernel},
     {"--cross-entropy-fusion-impl", kKernel}, {"--apply-layernorm-1p", kKernel},
     {"--use-fused-weighted-squared-relu", kKernel}, {"--spec", kKernel},
-    {"--cuda-graph-modules", kKernel}, {"--cuda-graph-scope", kKernel}, {"--cuda-graph-warmup-steps", kKernel},
+    {"--cuda-graph-warmup-steps", kKernel},
     {"--manual-gc", kRuntime}, {"--manual-gc-interval", kRuntime}, {"--calculate-per-token-loss", kKernel},
     // communication overlap
     {"--overlap-param-gather-with-optimizer-step", kOverlap}, {"--overlap-p2p-comm", kOverlap},

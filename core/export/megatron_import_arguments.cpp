@@ -159,6 +159,37 @@ void MegatronParser::recompute_modules(TrainingConfig& t) {
     }
 }
 
+// --cuda-graph-modules (transformer_config.py:1090-1100 at d98e8a64) and its deprecated name
+// --cuda-graph-scope, whose "full_iteration" entry is the old spelling of
+// --cuda-graph-impl full_iteration (docs/user-guide/features/cuda_graph.md:205-215); the
+// inference scopes say nothing about training.
+void MegatronParser::cuda_graph_modules(TrainingConfig& t) {
+    if (has("--cuda-graph-modules") && has("--cuda-graph-scope")) {
+        conflict("--cuda-graph-modules", "--cuda-graph-scope", "one list of CUDA-graph modules");
+    }
+    const std::string flag = has("--cuda-graph-modules") ? "--cuda-graph-modules" : "--cuda-graph-scope";
+    if (!has(flag)) return;
+    const std::string words = text(flag);
+    std::size_t start = 0;
+    while (start < words.size()) {
+        std::size_t end = words.find(' ', start);
+        if (end == std::string::npos) end = words.size();
+        const std::string name = words.substr(start, end - start);
+        start = end + 1;
+        if (name.empty() || name == "full_iteration_inference") continue;
+        if (name == "full_iteration") {
+            t.cuda_graphs = CudaGraphs::FullIteration;
+            continue;
+        }
+        if (!add_graph_module(name, t.cuda_graph_modules)) {
+            add(field(flag), "'" + name + "' is not a Megatron-LM CUDA-graph module (attn, mlp, moe, moe_router, "
+                                          "moe_preprocess, mamba)");
+        }
+    }
+    // Full iteration captures everything; without graphs the list has no effect.
+    if (t.cuda_graphs != CudaGraphs::PerLayer) t.cuda_graph_modules = GraphModules{};
+}
+
 std::string MegatronParser::field(const std::string& flag) const {
     const auto it = seen_.find(flag);
     return it == seen_.end() ? flag : where(static_cast<std::size_t>(it->second.index), flag);

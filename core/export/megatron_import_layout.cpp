@@ -610,6 +610,7 @@ void MegatronParser::training(Layout& l) {
         conflict("--enable-cuda-graph", "--external-cuda-graph", "one CUDA-graph implementation");
         t.cuda_graphs = CudaGraphs::PerLayer;
     }
+    cuda_graph_modules(t);
     // --cpu-offloading-num-layers N > 0 turns CPU offloading on (arguments.py:1950-1951 at
     // d98e8a64); validation then holds Megatron's own rules (layout_rules.h).
     if (has("--cpu-offloading-num-layers")) {

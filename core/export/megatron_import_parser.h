@@ -157,6 +157,7 @@ private:
     // --recompute-modules (nargs "+", words kept space-separated): Meshwork's modules; the
     // ones of block kinds no Meshwork model has are refused by name.
     void recompute_modules(TrainingConfig& t);
+    void cuda_graph_modules(TrainingConfig& t);
 
     // ---- typed access ----------------------------------------------------------------------
     [[nodiscard]] bool has(const std::string& flag) const { return seen_.count(flag) > 0; }

@@ -169,6 +169,10 @@ struct TrainingConfig {
     // CUDA-graph capture (core/layout/speed_knobs.h): removes the host's launch cost of what
     // is captured (core/cost/launch_cost.h).
     CudaGraphs cuda_graphs = CudaGraphs::None;
+    // Which regions of a layer per-layer graphs capture (Megatron-LM's --cuda-graph-modules);
+    // empty: the whole layer. A production recipe lists e.g. attn moe_router moe_preprocess,
+    // or mlp alone, and launches the rest from the host.
+    GraphModules cuda_graph_modules;
     // Activations of the first N transformer layers copied to host memory after their forward
     // and back before their backward (Megatron-LM's --cpu-offloading-num-layers, Transformer
     // Engine's CPU offload; core/layout/speed_knobs.h). 0: none.

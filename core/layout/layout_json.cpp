@@ -217,6 +217,20 @@ Layout layout_from_json(const Json& j, const std::string& file) {
         throw InputError(file, t.field("cuda_graphs"),
                          "unknown cuda_graphs '" + graphs + "' (none, per-layer, full-iteration)");
     }
+    if (t.has("cuda_graph_modules")) {
+        const Json& mods = t.raw("cuda_graph_modules");
+        const std::string field = t.field("cuda_graph_modules");
+        if (!mods.is_array()) throw InputError(file, field, "expected an array of module names, found " + json_type_name(mods));
+        if (mods.size() > 16) throw InputError(file, field, "too many modules");
+        for (std::size_t i = 0; i < mods.size(); ++i) {
+            const std::string at = field + "[" + std::to_string(i) + "]";
+            if (!mods[i].is_string()) throw InputError(file, at, "expected a module name, found " + json_type_name(mods[i]));
+            if (!add_graph_module(mods[i].get<std::string>(), tr.cuda_graph_modules)) {
+                throw InputError(file, at, "unknown CUDA-graph module '" + mods[i].get<std::string>() +
+                                               "' (attn, mlp, moe, moe_router, moe_preprocess, mamba)");
+            }
+        }
+    }
     tr.offload_activation_layers = static_cast<int>(t.get_int_or("offload_activation_layers", 0, 0, 100000));
     for (const auto& [key, target] : {std::pair<const char*, Offload*>{"offload_optimizer", &tr.offload_optimizer},
                                       std::pair<const char*, Offload*>{"offload_params", &tr.offload_params}}) {
@@ -290,6 +304,7 @@ Json layout_to_json(const Layout& l) {
     if (t.zero_replicas != 1) j["training"]["zero_replicas"] = t.zero_replicas;
     if (t.fp8_recipe != Fp8Recipe::Tensorwise) j["training"]["fp8_recipe"] = to_string(t.fp8_recipe);
     if (t.cuda_graphs != CudaGraphs::None) j["training"]["cuda_graphs"] = to_string(t.cuda_graphs);
+    if (!t.cuda_graph_modules.whole_layer()) j["training"]["cuda_graph_modules"] = graph_module_names(t.cuda_graph_modules);
     if (t.offload_activation_layers > 0) j["training"]["offload_activation_layers"] = t.offload_activation_layers;
     if (!t.recompute_modules.empty()) {
         Json mods = Json::array();

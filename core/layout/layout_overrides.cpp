@@ -56,7 +56,7 @@ bool LayoutOverrides::empty() const {
            !sequence_parallel && !zero && !zero_replicas && !flash_attention && !grad_reduce_dtype && !tp_comm_overlap &&
            !overlap_grad_reduce && !overlap_param_gather && !layers_per_stage && !account_for_embedding &&
            !account_for_loss && !first_stage_layers && !last_stage_layers && !moe_dispatcher &&
-           !moe_flex_backend && !moe_a2a_overlap && !fp8_recipe && !cuda_graphs && !attention_kernel &&
+           !moe_flex_backend && !moe_a2a_overlap && !fp8_recipe && !cuda_graphs && !cuda_graph_modules && !attention_kernel &&
            !offload_activation_layers;
 }
 
@@ -206,6 +206,22 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
     }
     if (f.cuda_graphs && !parse_cuda_graphs(*f.cuda_graphs, t.cuda_graphs)) {
         throw InputError(kFlags, "--cuda-graphs", "'" + *f.cuda_graphs + "' is not none, per-layer or full-iteration");
+    }
+    if (f.cuda_graph_modules) {
+        t.cuda_graph_modules = GraphModules{};
+        std::string name;
+        auto flush = [&] {
+            if (!name.empty() && !add_graph_module(name, t.cuda_graph_modules)) {
+                throw InputError(kFlags, "--cuda-graph-modules",
+                                 "'" + name + "' is not attn, mlp, moe, moe_router, moe_preprocess or mamba");
+            }
+            name.clear();
+        };
+        for (char ch : *f.cuda_graph_modules) {
+            if (ch == ',' || ch == ' ') flush();
+            else name += ch;
+        }
+        flush();
     }
     if (f.offload_activation_layers) {
         if (*f.offload_activation_layers < 0) {

@@ -33,6 +33,7 @@ struct LayoutOverrides {
     std::optional<std::string> fp8_recipe;         // "tensorwise", "blockwise" or "mxfp8"
     std::optional<std::string> attention_kernel;   // "fused" or "sdpa"
     std::optional<std::string> cuda_graphs;        // "none", "per-layer" or "full-iteration"
+    std::optional<std::string> cuda_graph_modules; // comma- or space-separated Megatron-LM module names; "" the whole layer
     std::optional<int> offload_activation_layers;  // Megatron-LM's --cpu-offloading-num-layers
     std::optional<std::vector<int>> layers_per_stage;
     // Megatron-LM's splits (core/layout/pipeline_split.h), computed after the mesh flags:

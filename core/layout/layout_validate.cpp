@@ -384,6 +384,14 @@ void check_sequence_and_batch(const Layout& l, Checker& c) {
         c.error("training.cuda_graphs", "per-layer CUDA graphs do not run with ZeRO-3 (Megatron FSDP) and the MoE "
                                         "all-to-all overlap (parallel.moe_a2a_overlap); use full-iteration or none");
     }
+    // --cuda-graph-modules: "must be empty when cuda_graph_impl=full_iteration", "no effect
+    // when cuda_graph_impl=none" (Megatron-LM d98e8a64 transformer_config.py:1087-1088).
+    if (!t.cuda_graph_modules.whole_layer() && t.cuda_graphs == CudaGraphs::FullIteration) {
+        c.error("training.cuda_graph_modules", "a full-iteration graph captures every module; leave the list empty");
+    }
+    if (!t.cuda_graph_modules.whole_layer() && t.cuda_graphs == CudaGraphs::None) {
+        c.warning("training.cuda_graph_modules", "has no effect without CUDA graphs (training.cuda_graphs is none)");
+    }
     if (!rules::full_iteration_graphs_capturable(t.cuda_graphs, l.model.is_moe(), t.moe_capacity_factor)) {
         c.warning("training.cuda_graphs", "a full-iteration graph cannot capture " + l.model.name +
                                               "'s dropless MoE layers (dynamic shapes); their kernels are "

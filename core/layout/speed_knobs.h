@@ -5,6 +5,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace meshwork {
 
@@ -31,6 +33,49 @@ enum class Fp8Recipe { Tensorwise, Delayed, Blockwise, Mxfp8, Rowwise };
 // --cuda-graph-modules attn moe_router moe_preprocess); FullIteration, the whole
 // forward-backward of a step as one graph ("full_iteration").
 enum class CudaGraphs { None, PerLayer, FullIteration };
+
+// What per-layer graphs capture (Megatron-LM's --cuda-graph-modules, the CudaGraphModule enum
+// at d98e8a64 megatron/core/transformer/enums.py:61-73; transformer_config.py:1090-1100): empty,
+// the whole layer; otherwise the listed regions only, the rest of the layer launched from the
+// host. Read only with CudaGraphs::PerLayer (Megatron-LM: "no effect" with none, must be empty
+// with full_iteration, transformer_config.py:1087-1088).
+enum class GraphModule : unsigned { Attn = 1, Mlp = 2, Moe = 4, MoeRouter = 8, MoePreprocess = 16, Mamba = 32 };
+struct GraphModules {
+    unsigned bits = 0;  // GraphModule flags; 0: the whole layer
+    [[nodiscard]] bool whole_layer() const { return bits == 0; }
+    [[nodiscard]] bool has(GraphModule m) const { return (bits & static_cast<unsigned>(m)) != 0; }
+    // Whether the region is captured: the whole layer, or listed.
+    [[nodiscard]] bool captures(GraphModule m) const { return whole_layer() || has(m); }
+    bool operator==(const GraphModules&) const = default;
+};
+// Megatron-LM's names, in its enum's order.
+inline std::vector<std::string> graph_module_names(const GraphModules& g) {
+    static const std::pair<GraphModule, const char*> kNames[] = {
+        {GraphModule::Attn, "attn"}, {GraphModule::Mlp, "mlp"}, {GraphModule::Moe, "moe"},
+        {GraphModule::MoeRouter, "moe_router"}, {GraphModule::MoePreprocess, "moe_preprocess"},
+        {GraphModule::Mamba, "mamba"}};
+    std::vector<std::string> out;
+    for (const auto& [m, n] : kNames) {
+        if (g.has(m)) out.emplace_back(n);
+    }
+    return out;
+}
+// One name into `out`; "full" (Megatron's default, the whole layer) adds nothing. False for a
+// name Megatron-LM does not define.
+inline bool add_graph_module(const std::string& name, GraphModules& out) {
+    static const std::pair<const char*, GraphModule> kNames[] = {
+        {"attn", GraphModule::Attn}, {"mlp", GraphModule::Mlp}, {"moe", GraphModule::Moe},
+        {"moe_router", GraphModule::MoeRouter}, {"moe_preprocess", GraphModule::MoePreprocess},
+        {"mamba", GraphModule::Mamba}};
+    if (name == "full") return true;
+    for (const auto& [n, m] : kNames) {
+        if (name == n) {
+            out.bits |= static_cast<unsigned>(m);
+            return true;
+        }
+    }
+    return false;
+}
 
 inline std::string to_string(Fp8Recipe r) {
     switch (r) {

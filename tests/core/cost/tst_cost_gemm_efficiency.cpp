@@ -323,9 +323,22 @@ class TestCostGemmEfficiency : public QObject {
         QCOMPARE(exposed_launch_s({1e-3, 10, true, 1}), 10 * kKernelGapS + kSyncGapS);
         QCOMPARE(exposed_launch_s({1e-3, 10, false, 2}), 10 * kKernelGapS + 2 * kSyncGapS);
         QCOMPARE(exposed_launch_s({1e-3, 0, false, 0}), 0.0);
-        QVERIFY(graphs_capture_dense(CudaGraphs::PerLayer) && !graphs_capture_dense(CudaGraphs::None));
-        QVERIFY(!graphs_capture_moe(CudaGraphs::FullIteration, true));
-        QVERIFY(graphs_capture_moe(CudaGraphs::PerLayer, false));
+        const GraphModules whole;
+        QVERIFY(graphs_capture_attention(CudaGraphs::PerLayer, whole) &&
+                !graphs_capture_attention(CudaGraphs::None, whole));
+        QVERIFY(!graphs_capture_moe(CudaGraphs::FullIteration, true, whole));
+        QVERIFY(graphs_capture_moe(CudaGraphs::PerLayer, false, whole));
+        // --cuda-graph-modules moe_router moe_preprocess: the attention half launches eagerly;
+        // mlp alone: the dense MLP is captured, the attention is not.
+        GraphModules router;
+        QVERIFY(add_graph_module("moe_router", router) && add_graph_module("moe_preprocess", router));
+        QVERIFY(!graphs_capture_attention(CudaGraphs::PerLayer, router));
+        QVERIFY(!graphs_capture_moe(CudaGraphs::PerLayer, false, router));
+        GraphModules mlp;
+        QVERIFY(add_graph_module("mlp", mlp) && !add_graph_module("attention", mlp));
+        QVERIFY(graphs_capture_dense_mlp(CudaGraphs::PerLayer, mlp) && !graphs_capture_attention(CudaGraphs::PerLayer, mlp));
+        QVERIFY(graphs_capture_attention(CudaGraphs::FullIteration, mlp));
+        QCOMPARE(graph_module_names(router), (std::vector<std::string>{"moe_router", "moe_preprocess"}));
     }
 
     // On an H100 a small model's layer passes are shorter than their launches: the estimate
