@@ -115,6 +115,13 @@ ProposedEdit set_cuda_graphs(const Layout& layout, CudaGraphs graphs) {
     return set_setting(layout, "CUDA graphs", to_string(graphs), [&](Layout& l) { l.training.cuda_graphs = graphs; });
 }
 
+ProposedEdit set_cuda_graph_modules(const Layout& layout, GraphModules modules) {
+    std::string names;
+    for (const std::string& n : graph_module_names(modules)) names += (names.empty() ? "" : ", ") + n;
+    return set_setting(layout, "CUDA-graph modules", names.empty() ? "whole layer" : names,
+                       [&](Layout& l) { l.training.cuda_graph_modules = modules; });
+}
+
 ProposedEdit set_schedule(const Layout& layout, Schedule schedule) {
     return set_setting(layout, "pipeline schedule", to_string(schedule),
                        [&](Layout& l) { l.training.schedule = schedule; });

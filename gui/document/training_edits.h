@@ -47,6 +47,8 @@ ProposedEdit set_fused_elementwise(const Layout& layout, bool on);
 // The fp8 GEMMs' scaling (training.fp8_recipe) and CUDA-graph capture (training.cuda_graphs).
 ProposedEdit set_fp8_recipe(const Layout& layout, Fp8Recipe recipe);
 ProposedEdit set_cuda_graphs(const Layout& layout, CudaGraphs graphs);
+// What per-layer graphs capture (training.cuda_graph_modules; empty: the whole layer).
+ProposedEdit set_cuda_graph_modules(const Layout& layout, GraphModules modules);
 ProposedEdit set_schedule(const Layout& layout, Schedule schedule);
 ProposedEdit set_moe_capacity_factor(const Layout& layout, double factor);  // 0: dropless
 

@@ -10,9 +10,11 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QMenu>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSpinBox>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include "gui/app/theme.h"
@@ -404,6 +406,33 @@ void TrainingEditor::build_kernels(QFormLayout* form) {
         if (syncing_ || !parse_cuda_graphs(cuda_graphs_->itemData(index).toString().toStdString(), g)) return;
         apply(set_cuda_graphs(document_->layout(), g));
     });
+
+    // What per-layer graphs capture: Megatron-LM's --cuda-graph-modules; none checked is the
+    // whole layer.
+    graph_modules_ = new QToolButton(this);
+    graph_modules_->setAccessibleName("cuda_graph_modules");
+    graph_modules_->setPopupMode(QToolButton::InstantPopup);
+    graph_modules_->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    graph_modules_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+    graph_modules_->setToolTip(tr("What per-layer CUDA graphs capture (training.cuda_graph_modules; "
+                                  "--cuda-graph-modules): the checked regions, the rest of the layer launched "
+                                  "from the host; none checked: the whole layer"));
+    graph_modules_menu_ = new QMenu(graph_modules_);
+    for (const char* name : {"attn", "mlp", "moe", "moe_router", "moe_preprocess"}) {
+        auto* action = graph_modules_menu_->addAction(QString::fromLatin1(name));
+        action->setCheckable(true);
+        connect(action, &QAction::toggled, this, [this] {
+            if (syncing_) return;
+            GraphModules chosen;
+            for (QAction* a : graph_modules_menu_->actions()) {
+                if (a->isChecked()) add_graph_module(a->text().toStdString(), chosen);
+            }
+            apply(set_cuda_graph_modules(document_->layout(), chosen));
+        });
+    }
+    graph_modules_->setMenu(graph_modules_menu_);
+    // Every other letter of the window is taken by a mnemonic (tst_gui_training mnemonics_are_unique).
+    form->addRow(tr("Captured modules (&J)"), graph_modules_);
 }
 
 void TrainingEditor::build_pipeline(QFormLayout* form) {

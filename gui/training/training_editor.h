@@ -14,6 +14,8 @@ class QDoubleSpinBox;
 class QFormLayout;
 class QLabel;
 class QSpinBox;
+class QMenu;
+class QToolButton;
 
 namespace meshwork::gui {
 
@@ -89,6 +91,8 @@ private:
     QCheckBox* fused_ = nullptr;
     QComboBox* fp8_recipe_ = nullptr;
     QComboBox* cuda_graphs_ = nullptr;
+    QToolButton* graph_modules_ = nullptr;  // training.cuda_graph_modules, a checkable menu
+    QMenu* graph_modules_menu_ = nullptr;
     QComboBox* schedule_ = nullptr;
     QComboBox* split_ = nullptr;
     QSpinBox* first_stage_ = nullptr;

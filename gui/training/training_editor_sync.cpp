@@ -6,6 +6,8 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLabel>
+#include <QMenu>
+#include <QToolButton>
 #include <QSpinBox>
 
 #include <algorithm>
@@ -149,6 +151,14 @@ void TrainingEditor::sync_numerics() {
     select_choice(fp8_recipe_, spelt(to_string(t.fp8_recipe)));
     fp8_recipe_->setEnabled(t.dtype == DType::Fp8);
     select_choice(cuda_graphs_, spelt(to_string(t.cuda_graphs)));
+    const std::vector<std::string> modules = graph_module_names(t.cuda_graph_modules);
+    for (QAction* a : graph_modules_menu_->actions()) {
+        a->setChecked(std::find(modules.begin(), modules.end(), a->text().toStdString()) != modules.end());
+    }
+    std::string shown;
+    for (const std::string& n : modules) shown += (shown.empty() ? "" : ", ") + n;
+    graph_modules_->setText(shown.empty() ? tr("Whole layer") : QString::fromStdString(shown));
+    graph_modules_->setEnabled(t.cuda_graphs == CudaGraphs::PerLayer);
 }
 
 void TrainingEditor::sync_pipeline() {

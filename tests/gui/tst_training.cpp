@@ -13,6 +13,7 @@
 #include <QMenuBar>
 #include <QTimer>
 #include <QToolButton>
+#include <QToolButton>
 #include <QProcess>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -241,6 +242,41 @@ private slots:
         QVERIFY(w.layout() == opened);
         QVERIFY(!mlp->isChecked());
         QCOMPARE(w.figure("peak_bytes"), peak);
+    }
+
+    // Captured modules (training.cuda_graph_modules): open with per-layer graphs only; checking
+    // attn is one undoable edit that the layout and the button's text follow.
+    void cuda_graph_modules_menu_is_an_edit() {
+        Workbench w("llama3-70b-h100-64");
+        const Layout opened = w.layout();
+        QToolButton* button = nullptr;
+        for (auto* b : w.editor()->findChildren<QToolButton*>()) {
+            if (b->accessibleName() == "cuda_graph_modules") button = b;
+        }
+        QVERIFY(button && button->menu());
+        QVERIFY(!button->isEnabled());  // no CUDA graphs in this layout
+        QComboBox* graphs = w.editor()->cuda_graphs_box();
+        edit_and_wait(w, [&] {
+            graphs->setCurrentIndex(index_of(graphs, "per-layer"));
+            emit graphs->activated(graphs->currentIndex());
+        });
+        QCOMPARE(w.layout().training.cuda_graphs, CudaGraphs::PerLayer);
+        QVERIFY(button->isEnabled());
+        QCOMPARE(button->text(), QString("Whole layer"));
+        QAction* attn = nullptr;
+        for (QAction* a : button->menu()->actions()) {
+            if (a->text() == "attn") attn = a;
+        }
+        QVERIFY(attn && !attn->isChecked());
+        edit_and_wait(w, [&] { attn->trigger(); });
+        QCOMPARE(graph_module_names(w.layout().training.cuda_graph_modules), std::vector<std::string>{"attn"});
+        QCOMPARE(w.undo()->undoText(), QString("Set CUDA-graph modules to attn"));
+        QCOMPARE(button->text(), QString("attn"));
+        edit_and_wait(w, [&] { w.undo()->undo(); });
+        QVERIFY(w.layout().training.cuda_graph_modules.whole_layer());
+        QVERIFY(!attn->isChecked());
+        edit_and_wait(w, [&] { w.undo()->undo(); });
+        QVERIFY(w.layout() == opened);
     }
 
     // ZeRO-3 shards the weights too: less memory without a pipeline (with one, FSDP holds

@@ -146,6 +146,49 @@ class TestCostSpeedKnobs : public QObject {
     // fp8 casts by recipe and GPU (fp8_cast.h): current scaling reads its tensor twice,
     // delayed scaling once and inside the norm; Hopper writes a transposed copy, Blackwell does
     // not (per-tensor scales); torchao's row-wise moves 2 bytes more per element.
+    // training.cuda_graph_modules: the JSON field, the flag, their errors, Megatron-LM's rules,
+    // and what it changes in the estimate: graphs that list moe_router and moe_preprocess leave
+    // the attention half's launches to the host, which a short MoE layer pass pays.
+    void cuda_graph_modules() {
+        Layout l = make_layout(load_model("qwen3-30b-a3b"), "dgx-b200", 1, 1, 8, 1, 64, 4096);
+        l.parallel.mesh.ep = 8;
+        l.training.cuda_graphs = CudaGraphs::PerLayer;
+        QVERIFY(!layout_to_json(l)["training"].contains("cuda_graph_modules"));
+        const Estimate whole = estimate_layout(l);
+        QVERIFY(add_graph_module("moe_router", l.training.cuda_graph_modules));
+        QVERIFY(add_graph_module("moe_preprocess", l.training.cuda_graph_modules));
+        auto j = layout_to_json(l);
+        QCOMPARE(j["training"]["cuda_graph_modules"], (nlohmann::json{"moe_router", "moe_preprocess"}));
+        QCOMPARE(layout_from_json(j, "l.json").training.cuda_graph_modules, l.training.cuda_graph_modules);
+        const Estimate router_only = estimate_layout(l);
+        QVERIFY2(router_only.time.host_launch_s > whole.time.host_launch_s,
+                 qPrintable(QString("host %1 s, whole layer %2 s").arg(router_only.time.host_launch_s).arg(whole.time.host_launch_s)));
+        j["training"]["cuda_graph_modules"] = {"attention"};
+        try {
+            (void)layout_from_json(j, "l.json");
+            QFAIL("accepted an unknown module");
+        } catch (const InputError& e) {
+            QVERIFY2(std::string(e.what()).find("training.cuda_graph_modules[0]") != std::string::npos, e.what());
+        }
+        Layout full = l;
+        full.training.cuda_graphs = CudaGraphs::FullIteration;
+        QVERIFY(has_error(full, "training.cuda_graph_modules"));
+        LayoutOverrides f;
+        f.model = "llama3-8b";
+        f.cluster = "dgx-h100";
+        f.cuda_graphs = "per-layer";
+        f.cuda_graph_modules = "attn,mlp";
+        const Layout flagged = build_layout(std::nullopt, f);
+        QCOMPARE(graph_module_names(flagged.training.cuda_graph_modules), (std::vector<std::string>{"attn", "mlp"}));
+        f.cuda_graph_modules = "attn,router";
+        try {
+            (void)build_layout(std::nullopt, f);
+            QFAIL("accepted --cuda-graph-modules router");
+        } catch (const InputError& e) {
+            QVERIFY2(std::string(e.what()).find("--cuda-graph-modules") != std::string::npos, e.what());
+        }
+    }
+
     void fp8_cast_bytes_by_recipe() {
         const auto alone = Fp8CastInput::Standalone, norm = Fp8CastInput::NormOutput;
         QCOMPARE(fp8_cast_bytes_per_element(Fp8Recipe::Tensorwise, true, alone), 6.0);  // torchao's 6n

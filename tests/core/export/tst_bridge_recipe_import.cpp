@@ -140,6 +140,9 @@ class TestBridgeRecipeImport : public QObject {
         QVERIFY(l.training.grad_reduce_in_bf16);  // _benchmark_common, perf_recipes/_common.py:75
         QCOMPARE(l.training.zero_stage, 1);       // _pretrain_common's distributed optimizer
         QCOMPARE(l.training.cuda_graphs, CudaGraphs::PerLayer);
+        // cuda_graph_scope = ["attn", "moe_router", "moe_preprocess"] (qwen/b200/qwen3_moe.py:203).
+        QCOMPARE(graph_module_names(l.training.cuda_graph_modules),
+                 (std::vector<std::string>{"attn", "moe_router", "moe_preprocess"}));
         QCOMPARE(l.parallel.tp_comm_overlap, TpOverlap::None);
         QVERIFY(any_ignored(r, "tp_comm_overlap", "comm_overlap.py:442-451"));
         // _benchmark_common's ifs: one whose condition the recipe's settings decide runs

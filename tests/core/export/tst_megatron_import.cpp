@@ -532,6 +532,17 @@ void TestMegatronImport::fp8_recipe_and_cuda_graphs() {
                  "one CUDA-graph implementation");
     QCOMPARE(imported("--bf16 --cuda-graph-impl full_iteration").training.cuda_graphs, CudaGraphs::FullIteration);
     QCOMPARE(imported("--bf16").training.cuda_graphs, CudaGraphs::None);
+    // --cuda-graph-modules and its deprecated name --cuda-graph-scope, whose full_iteration is
+    // the old spelling of the full-iteration implementation.
+    const Layout attn_router = imported("--bf16 --cuda-graph-impl transformer_engine --cuda-graph-modules attn moe_router");
+    QCOMPARE(graph_module_names(attn_router.training.cuda_graph_modules), (std::vector<std::string>{"attn", "moe_router"}));
+    QCOMPARE(imported("--bf16 --cuda-graph-impl local --cuda-graph-scope full_iteration").training.cuda_graphs,
+             CudaGraphs::FullIteration);
+    QVERIFY(imported("--bf16 --cuda-graph-modules mlp").training.cuda_graph_modules.whole_layer());  // no graphs: no effect
+    EXPECT_ISSUE(base + "--bf16 --cuda-graph-impl local --cuda-graph-modules attention", "argv[19] --cuda-graph-modules",
+                 "'attention' is not a Megatron-LM CUDA-graph module");
+    const std::string mlp_only = export_megatron(imported("--bf16 --cuda-graph-impl local --cuda-graph-modules mlp")).text;
+    QVERIFY2(mlp_only.find("--cuda-graph-modules mlp") != std::string::npos, mlp_only.c_str());
     EXPECT_ISSUE(base + "--bf16 --cuda-graph-impl per-layer", "argv[17] --cuda-graph-impl", "expected none, local");
     Layout l = imported("--bf16 --fp8-format hybrid --fp8-recipe mxfp8 --cuda-graph-impl full_iteration");
     const std::string script = export_megatron(l).text;
