@@ -127,6 +127,22 @@ const Row kRows[] = {
      "llama/gb300/llama3.py", "llama3_70b_sft_32gpu_gb300_fp8cs_config", 32, 32, 4096, 4819, 1, 2, 1, 20, 1, 1, kBlackwellUltraDense},
     {"GB300 LLAMA3_70B SFT 32 GPUs PP2 VP20 MXFP8, 4312 TPS/GPU", "26.06 performance-summary-archive.md:176",
      "llama/gb300/llama3.py", "llama3_70b_sft_32gpu_gb300_fp8mx_config", 32, 32, 4096, 4312, 1, 2, 1, 20, 1, 1, kBlackwellUltraDense},
+    // The performance items of Megatron-Bridge's model verification cards (examples/
+    // model_verification_cards/<model>/card.yaml at 067f987d, items.pretrain_performance.<GPU>:
+    // the recipe, forced router balancing, last_10_steps_tokens_per_second_per_gpu_avg over steps
+    // 41-50 of 50), run from recipes that did not change between the card's commit and 067f987d
+    // (qwen3 H100: bridge_commit 3a9559f0, perf_recipes/qwen/h100/qwen3_moe.py identical; gpt-oss
+    // GB200: verified 2026-08-17, perf_recipes/gpt_oss/ identical from the card's a8038f6d).
+    // The Qwen3 recipe captures moe_router and moe_preprocess only (its attention launched from
+    // the host; the library recipe it starts from, recipes/qwen/h100/qwen3_moe.py:213-214) and
+    // overlaps its EP all-to-all across the two nodes; the GPT-OSS recipe runs no CUDA graphs, the all-to-all
+    // dispatcher and the EP overlap.
+    {"H100 Qwen3_30B_a3B 16 GPUs EP16 BF16 card, 13011 TPS/GPU", "qwen3-30b-a3b/card.yaml pretrain_performance.H100",
+     "qwen/h100/qwen3_moe.py", "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config", 16, 1024, 4096, 13011.378, 1, 1, 1, 1,
+     16, 1, kCrossNodeGraphed},
+    {"GB200 GPT OSS 120B 64 GPUs EP64 MBS 4 BF16 card, 16398 TPS/GPU", "gpt-oss-120b/card.yaml pretrain_performance.GB200",
+     "gpt_oss/gb200/gpt_oss.py", "gpt_oss_120b_pretrain_64gpu_gb200_bf16_config", 64, 1280, 4096, 16398.332, 1, 1, 1,
+     1, 64, 4, kMoeIntraNodeMbs4},
 };
 
 Layout imported(const Row& r) {
