@@ -75,6 +75,9 @@ void apply_tuning(const Tuning& t, const std::vector<RecomputeModule>& modules, 
     p.moe_a2a_overlap = t.moe_a2a_overlap;
     tr.recompute_modules.assign(modules.begin(), modules.end());
     tr.cuda_graphs = t.cuda_graphs;
+    // A module list is read only with per-layer graphs (full iteration captures everything,
+    // none nothing): the layout's own list stays with per-layer, else it goes.
+    if (tr.cuda_graphs != CudaGraphs::PerLayer) tr.cuda_graph_modules = GraphModules{};
 }
 
 std::string tuning_label(const Candidate& c) {
