@@ -11,6 +11,7 @@ struct LayoutFlags::Values {
     std::string fp8_recipe, cuda_graphs, cuda_graph_modules, attention_kernel;
     int gpus = 0, nodes = 0, tp = 0, pp = 0, dp = 0, cp = 0, ep = 0, etp = 0, vpp = 0;
     int mbs = 0, gbs = 0, seq = 0, zero = 0, zero_replicas = 0, first_stage = 0, last_stage = 0, offload_activation_layers = 0;
+    double moe_rank_capacity_factor = 0;
     bool sp = false, no_sp = false, account_embedding = false, account_loss = false;
     std::map<std::string, CLI::Option*> options;
 };
@@ -123,6 +124,10 @@ LayoutFlags::LayoutFlags(CLI::App* c) : v_(std::make_shared<Values>()) {
         "What per-layer CUDA graphs capture (Megatron-LM's --cuda-graph-modules), comma-separated: "
         "attn, mlp, moe, moe_router, moe_preprocess, mamba; the rest of the layer is launched from "
         "the host; \"\" the whole layer (default \"\")");
+    add("--moe-rank-capacity-factor", v.moe_rank_capacity_factor,
+        "Per-rank token budget of HybridEP, times the average routed tokens (Megatron-LM's "
+        "--moe-expert-rank-capacity-factor; needs --moe-dispatcher flex --moe-flex-backend hybridep): "
+        "sync-free experts with static shapes that CUDA graphs capture; 0 none (default 0)");
     add("--offload-activation-layers", v.offload_activation_layers,
         "Copy the activations of the first N transformer layers to host memory after their forward "
         "and back before their backward (Megatron-LM's --cpu-offloading-num-layers; needs pp 1, "
@@ -193,6 +198,7 @@ LayoutOverrides LayoutFlags::overrides() const {
     if (given("--cuda-graph-modules")) o.cuda_graph_modules = v.cuda_graph_modules;
     if (given("--attention-kernel")) o.attention_kernel = v.attention_kernel;
     if (given("--offload-activation-layers")) o.offload_activation_layers = v.offload_activation_layers;
+    if (given("--moe-rank-capacity-factor")) o.moe_rank_capacity_factor = v.moe_rank_capacity_factor;
     if (given("--first-stage-layers")) o.first_stage_layers = v.first_stage;
     if (given("--last-stage-layers")) o.last_stage_layers = v.last_stage;
     o.account_for_embedding = given("--account-for-embedding");

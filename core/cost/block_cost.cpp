@@ -410,7 +410,8 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     // (Megatron-LM d98e8a64 moe/token_dispatcher.py:594-605) and cannot be captured. The
     // recomputed forward (full recomputation copies fwd below) pays the same again.
     if (c.host_launches) {
-        const bool dropless = tr.moe_capacity_factor <= 0;
+        // Dynamic shapes: neither a capacity nor HybridEP's per-rank budget (layout_rules.h).
+        const bool dropless = !rules::moe_static_shapes(tr.moe_capacity_factor, tr.moe_rank_capacity_factor);
         const bool attn_captured = graphs_capture_attention(c.cuda_graphs, c.cuda_graph_modules);
         const bool mlp_captured = b.moe ? graphs_capture_moe(c.cuda_graphs, dropless, c.cuda_graph_modules)
                                         : graphs_capture_dense_mlp(c.cuda_graphs, c.cuda_graph_modules);

@@ -444,6 +444,9 @@ void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
             }
         }
     }
+    if (l.model.is_moe() && t.moe_rank_capacity_factor > 0) {
+        a.value("--moe-expert-rank-capacity-factor", number(t.moe_rank_capacity_factor));
+    }
     if (l.model.is_moe() && t.moe_capacity_factor > 0) {
         a.value("--moe-expert-capacity-factor", number(t.moe_capacity_factor));
     }

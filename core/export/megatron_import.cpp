@@ -67,6 +67,7 @@ constexpr std::array kLayoutFlags = std::to_array<FlagSpec>({
     // speed-only knobs (core/layout/speed_knobs.h): the fp8 recipe and CUDA-graph capture
     {"--fp8-recipe", true}, {"--fp4-format", true}, {"--fp4-recipe", true}, {"--cuda-graph-impl", true}, {"--enable-cuda-graph", false},
     {"--external-cuda-graph", false}, {"--cuda-graph-modules", true, true}, {"--cuda-graph-scope", true, true},
+    {"--moe-expert-rank-capacity-factor", true},
     // activation offload to the host: the one CPU-offloading flag Megatron-LM's parser has
     // (model_parallel_config.py:461; cpu_offloading follows from it, arguments.py:1950-1951)
     {"--cpu-offloading-num-layers", true},

@@ -635,6 +635,17 @@ void MegatronParser::training(Layout& l) {
                                     ? 0.0
                                     : real("--moe-train-capacity-factor", 1.0, 1e-6, 1000);
     }
+    // The per-rank token budget of HybridEP (transformer_config.py:1019-1025 at d98e8a64).
+    if (has("--moe-expert-rank-capacity-factor")) {
+        const std::string v = text("--moe-expert-rank-capacity-factor");
+        char* end = nullptr;
+        const double f = std::strtod(v.c_str(), &end);
+        if (end == v.c_str() || *end != '\0' || !std::isfinite(f) || f <= 0 || f > 1000) {
+            add(field("--moe-expert-rank-capacity-factor"), "'" + v + "' is not a positive number");
+        } else {
+            t.moe_rank_capacity_factor = f;
+        }
+    }
     if (has("--moe-expert-capacity-factor")) {
         const std::string v = text("--moe-expert-capacity-factor");
         char* end = nullptr;

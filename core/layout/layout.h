@@ -159,6 +159,13 @@ struct TrainingConfig {
     // arguments.py:1204-1216 at d98e8a64). Halves the gradient buffers and the DP traffic.
     bool grad_reduce_in_bf16 = false;
     double moe_capacity_factor = 0; // 0 = dropless
+    // A static token budget per expert rank (Megatron-LM's moe_expert_rank_capacity_factor,
+    // transformer_config.py:1019-1025 at d98e8a64): HybridEP receives at most factor × the
+    // average routed tokens, so the experts run without the dispatcher's device-to-host
+    // synchronisation and with static shapes, which CUDA graphs capture (the paged stash,
+    // docs/user-guide/features/paged_stash.md:14-24, cuda_graph.md:170-181). Tokens over the
+    // budget are dropped; balanced routing drops none. 0: none (dynamic shapes).
+    double moe_rank_capacity_factor = 0;
     // Optimizer states (and the optimizer step) on the host: ZeRO stage >= 1.
     Offload offload_optimizer = Offload::None;
     // ZeRO-3's parameter shards on the host, fetched for each pass: ZeRO stage 3.

@@ -198,6 +198,7 @@ Layout layout_from_json(const Json& j, const std::string& file) {
     tr.flash_attention = t.get_bool_or("flash_attention", TrainingConfig{}.flash_attention);
     tr.grad_reduce_in_bf16 = t.get_bool_or("grad_reduce_in_bf16", TrainingConfig{}.grad_reduce_in_bf16);
     tr.moe_capacity_factor = t.get_number_or("moe_capacity_factor", 0.0, 0.0, 1000.0);
+    tr.moe_rank_capacity_factor = t.get_number_or("moe_rank_capacity_factor", 0.0, 0.0, 1000.0);
     tr.fused_elementwise = t.get_bool_or("fused_elementwise", TrainingConfig{}.fused_elementwise);
     const std::string loss = t.get_string_or("cross_entropy", to_string(TrainingConfig{}.cross_entropy));
     if (!parse_cross_entropy(loss, tr.cross_entropy)) {
@@ -303,6 +304,7 @@ Json layout_to_json(const Layout& l) {
     if (t.grad_reduce_in_bf16) j["training"]["grad_reduce_in_bf16"] = true;
     if (t.zero_replicas != 1) j["training"]["zero_replicas"] = t.zero_replicas;
     if (t.fp8_recipe != Fp8Recipe::Tensorwise) j["training"]["fp8_recipe"] = to_string(t.fp8_recipe);
+    if (t.moe_rank_capacity_factor > 0) j["training"]["moe_rank_capacity_factor"] = t.moe_rank_capacity_factor;
     if (t.cuda_graphs != CudaGraphs::None) j["training"]["cuda_graphs"] = to_string(t.cuda_graphs);
     if (!t.cuda_graph_modules.whole_layer()) j["training"]["cuda_graph_modules"] = graph_module_names(t.cuda_graph_modules);
     if (t.offload_activation_layers > 0) j["training"]["offload_activation_layers"] = t.offload_activation_layers;

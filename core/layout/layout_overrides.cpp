@@ -57,7 +57,7 @@ bool LayoutOverrides::empty() const {
            !overlap_grad_reduce && !overlap_param_gather && !layers_per_stage && !account_for_embedding &&
            !account_for_loss && !first_stage_layers && !last_stage_layers && !moe_dispatcher &&
            !moe_flex_backend && !moe_a2a_overlap && !fp8_recipe && !cuda_graphs && !cuda_graph_modules && !attention_kernel &&
-           !offload_activation_layers;
+           !offload_activation_layers && !moe_rank_capacity_factor;
 }
 
 Layout build_layout(const std::optional<std::string>& layout_file, const LayoutOverrides& f) {
@@ -222,6 +222,11 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
             else name += ch;
         }
         flush();
+    }
+    if (f.moe_rank_capacity_factor) {
+        const double v = *f.moe_rank_capacity_factor;
+        if (!(v >= 0) || v > 1000) throw InputError(kFlags, "--moe-rank-capacity-factor", "must be 0 (none) to 1000");
+        t.moe_rank_capacity_factor = v;
     }
     if (f.offload_activation_layers) {
         if (*f.offload_activation_layers < 0) {

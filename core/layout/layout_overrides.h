@@ -35,6 +35,7 @@ struct LayoutOverrides {
     std::optional<std::string> cuda_graphs;        // "none", "per-layer" or "full-iteration"
     std::optional<std::string> cuda_graph_modules; // comma- or space-separated Megatron-LM module names; "" the whole layer
     std::optional<int> offload_activation_layers;  // Megatron-LM's --cpu-offloading-num-layers
+    std::optional<double> moe_rank_capacity_factor;  // Megatron-LM's moe_expert_rank_capacity_factor; 0: none
     std::optional<std::vector<int>> layers_per_stage;
     // Megatron-LM's splits (core/layout/pipeline_split.h), computed after the mesh flags:
     // the embedding / the LM head and loss counted as a layer, or uneven first / last ranks.

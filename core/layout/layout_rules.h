@@ -98,8 +98,20 @@ using meshwork::experts_fold;
 // "MoE expert dispatch involves dynamic shapes and cannot be captured": full-iteration capture
 // of MoE needs the paged stash of Megatron's dev branch). Megatron asserts nothing at start-up;
 // the capture fails, so validation warns and the search never picks it.
-[[nodiscard]] inline bool full_iteration_graphs_capturable(CudaGraphs graphs, bool moe, double capacity_factor) {
-    return graphs != CudaGraphs::FullIteration || !moe || capacity_factor > 0;
+// Static shapes: capacity-padded routing, or HybridEP's per-rank token budget (sync-free
+// experts; transformer_config.py:1019-1025, paged_stash.md:14-24 at d98e8a64).
+[[nodiscard]] inline bool moe_static_shapes(double capacity_factor, double rank_capacity_factor) {
+    return capacity_factor > 0 || rank_capacity_factor > 0;
+}
+[[nodiscard]] inline bool full_iteration_graphs_capturable(CudaGraphs graphs, bool moe, double capacity_factor,
+                                                           double rank_capacity_factor = 0) {
+    return graphs != CudaGraphs::FullIteration || !moe || moe_static_shapes(capacity_factor, rank_capacity_factor);
+}
+// moe_expert_rank_capacity_factor "requires moe_flex_dispatcher_backend to be 'hybridep' or
+// 'ncclep'" (transformer_config.py:1868-1873 at d98e8a64): the flex dispatcher with HybridEP.
+[[nodiscard]] inline bool rank_capacity_needs_hybridep(double rank_capacity_factor, MoeDispatcher dispatcher,
+                                                       MoeFlexBackend backend) {
+    return rank_capacity_factor <= 0 || (dispatcher == MoeDispatcher::Flex && backend == MoeFlexBackend::HybridEP);
 }
 // Activation offload to the host (training.offload_activation_layers, Megatron-LM's
 // --cpu-offloading-num-layers), each rule as Megatron-LM d98e8a64 transformer_config.py

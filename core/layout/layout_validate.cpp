@@ -352,6 +352,13 @@ void check_sequence_and_batch(const Layout& l, Checker& c) {
     if (!rules::capacity_factor_needs_experts(t.moe_capacity_factor, l.model.is_moe())) {
         c.warning("training.moe_capacity_factor", l.model.name + " has no experts");
     }
+    if (!rules::capacity_factor_needs_experts(t.moe_rank_capacity_factor, l.model.is_moe())) {
+        c.warning("training.moe_rank_capacity_factor", l.model.name + " has no experts");
+    } else if (!rules::rank_capacity_needs_hybridep(t.moe_rank_capacity_factor, l.parallel.moe_dispatcher,
+                                                    l.parallel.moe_flex_backend)) {
+        c.error("training.moe_rank_capacity_factor", "a per-rank token budget needs the flex dispatcher with HybridEP "
+                                                     "(Megatron-LM: 'hybridep' or 'ncclep')");
+    }
     const int off = t.offload_activation_layers;
     if (!rules::activation_offload_within_layers(off, l.model.num_layers)) {
         c.error("training.offload_activation_layers", str(off) + " offloaded layers, but " + l.model.name + " has " +
@@ -392,7 +399,8 @@ void check_sequence_and_batch(const Layout& l, Checker& c) {
     if (!t.cuda_graph_modules.whole_layer() && t.cuda_graphs == CudaGraphs::None) {
         c.warning("training.cuda_graph_modules", "has no effect without CUDA graphs (training.cuda_graphs is none)");
     }
-    if (!rules::full_iteration_graphs_capturable(t.cuda_graphs, l.model.is_moe(), t.moe_capacity_factor)) {
+    if (!rules::full_iteration_graphs_capturable(t.cuda_graphs, l.model.is_moe(), t.moe_capacity_factor,
+                                                 t.moe_rank_capacity_factor)) {
         c.warning("training.cuda_graphs", "a full-iteration graph cannot capture " + l.model.name +
                                               "'s dropless MoE layers (dynamic shapes); their kernels are "
                                               "costed as launched one by one");

@@ -135,7 +135,7 @@ int Tuner::tune(Candidate& c, const CostModel& cost, ParallelConfig& par, const 
     auto graphs_allowed = [&](CudaGraphs g, bool a2a_overlap) {
         return rules::per_layer_graphs_without_full_recompute(g, c.recompute) &&
                rules::per_layer_graphs_without_fsdp_a2a_overlap(g, c.zero_stage, a2a_overlap) &&
-               rules::full_iteration_graphs_capturable(g, moe_, tr.moe_capacity_factor);
+               rules::full_iteration_graphs_capturable(g, moe_, tr.moe_capacity_factor, tr.moe_rank_capacity_factor);
     };
     const bool graphs_apply =
         graphs_allowed(CudaGraphs::PerLayer, false) || graphs_allowed(CudaGraphs::FullIteration, false);

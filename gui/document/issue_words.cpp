@@ -36,6 +36,7 @@ const std::map<std::string, const char*>& labels() {
         {"training.micro_batch_size", "Micro-batch"},
         {"training.seq_length", "Sequence length"},
         {"training.moe_capacity_factor", "Expert capacity"},
+        {"training.moe_rank_capacity_factor", "Expert rank budget"},
         {"training.zero_stage", "ZeRO stage"},
         {"training.recompute", "Recompute"},
         {"training.recompute_num_layers", "Recomputed layers"},
@@ -45,6 +46,8 @@ const std::map<std::string, const char*>& labels() {
         {"training.dtype", "Precision"},
         {"training.grad_reduce_in_bf16", "Gradient reduction"},
         {"training.schedule", "Schedule"},
+        {"training.cuda_graphs", "CUDA-graph kernels"},
+        {"training.cuda_graph_modules", "Captured modules"},
     };
     return table;
 }

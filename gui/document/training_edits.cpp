@@ -127,6 +127,13 @@ ProposedEdit set_schedule(const Layout& layout, Schedule schedule) {
                        [&](Layout& l) { l.training.schedule = schedule; });
 }
 
+ProposedEdit set_moe_rank_capacity_factor(const Layout& layout, double factor) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", factor);
+    return set_setting(layout, "expert rank budget", factor > 0 ? text : "none",
+                       [&](Layout& l) { l.training.moe_rank_capacity_factor = factor; });
+}
+
 ProposedEdit set_moe_capacity_factor(const Layout& layout, double factor) {
     char text[32];
     std::snprintf(text, sizeof text, "%g", factor);

@@ -51,6 +51,8 @@ ProposedEdit set_cuda_graphs(const Layout& layout, CudaGraphs graphs);
 ProposedEdit set_cuda_graph_modules(const Layout& layout, GraphModules modules);
 ProposedEdit set_schedule(const Layout& layout, Schedule schedule);
 ProposedEdit set_moe_capacity_factor(const Layout& layout, double factor);  // 0: dropless
+// HybridEP's per-rank token budget (training.moe_rank_capacity_factor); 0: none.
+ProposedEdit set_moe_rank_capacity_factor(const Layout& layout, double factor);
 
 // The pipeline split as Megatron-LM's flags state it (core/layout/pipeline_split.h, the one
 // owner of the arithmetic): even, the embedding and/or the loss counted as a layer, or uneven

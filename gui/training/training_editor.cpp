@@ -147,9 +147,20 @@ void TrainingEditor::build_batch(QFormLayout* form) {
     capacity_->setSingleStep(0.25);
     capacity_->setKeyboardTracking(false);
     capacity_->setSpecialValueText(tr("dropless"));
-    form->addRow(tr("E&xpert capacity"), capacity_);
+    // Under it, HybridEP's per-rank token budget (sync-free experts, CUDA-graph capturable).
+    rank_capacity_ = new QDoubleSpinBox(this);
+    rank_capacity_->setAccessibleName("moe_rank_capacity_factor");
+    rank_capacity_->setRange(0, 64);
+    rank_capacity_->setDecimals(2);
+    rank_capacity_->setSingleStep(0.25);
+    rank_capacity_->setKeyboardTracking(false);
+    rank_capacity_->setSpecialValueText(tr("no rank budget"));
+    rank_capacity_->setPrefix(tr("rank budget "));
+    add_row_of(form, tr("E&xpert capacity"), {capacity_, rank_capacity_}, this, QBoxLayout::TopToBottom);
     connect(capacity_, &QDoubleSpinBox::valueChanged, this,
             [this](double f) { if (!syncing_) apply(set_moe_capacity_factor(document_->layout(), f)); });
+    connect(rank_capacity_, &QDoubleSpinBox::valueChanged, this,
+            [this](double f) { if (!syncing_) apply(set_moe_rank_capacity_factor(document_->layout(), f)); });
 }
 
 void TrainingEditor::build_memory(QFormLayout* form) {

@@ -34,6 +34,7 @@ public:
     [[nodiscard]] QSpinBox* global_batch_box() const { return global_batch_; }
     [[nodiscard]] QSpinBox* seq_length_box() const { return seq_length_; }
     [[nodiscard]] QDoubleSpinBox* capacity_box() const { return capacity_; }
+    [[nodiscard]] QDoubleSpinBox* rank_capacity_box() const { return rank_capacity_; }
     [[nodiscard]] QComboBox* zero_box() const { return zero_; }
     [[nodiscard]] QComboBox* zero_replicas_box() const { return zero_replicas_; }
     [[nodiscard]] RecomputeControls* recompute() const { return recompute_; }
@@ -77,6 +78,7 @@ private:
     QLabel* micro_batches_ = nullptr;
     QSpinBox* seq_length_ = nullptr;
     QDoubleSpinBox* capacity_ = nullptr;
+    QDoubleSpinBox* rank_capacity_ = nullptr;  // training.moe_rank_capacity_factor
     QComboBox* zero_ = nullptr;
     QComboBox* zero_replicas_ = nullptr;  // the divisors of dp that a layout accepts
     RecomputeControls* recompute_ = nullptr;

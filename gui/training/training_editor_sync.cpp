@@ -42,6 +42,16 @@ void TrainingEditor::sync_from_document() {
                                        "dropped (training.moe_capacity_factor; Megatron-LM's "
                                        "--moe-expert-capacity-factor). Default: dropless")
                                   : tr("%1 has no experts").arg(spelt(l.model.name)));
+    rank_capacity_->setValue(t.moe_rank_capacity_factor);
+    const bool hybridep = rules::rank_capacity_needs_hybridep(1.0, l.parallel.moe_dispatcher, l.parallel.moe_flex_backend);
+    rank_capacity_->setEnabled((experts && hybridep) || t.moe_rank_capacity_factor > 0);
+    rank_capacity_->setToolTip(
+        !experts   ? tr("%1 has no experts").arg(spelt(l.model.name))
+        : !hybridep ? tr("A per-rank token budget needs the flex dispatcher with HybridEP (MoE dispatch, Parallelism dock)")
+                    : tr("HybridEP's token budget per expert rank, as a multiple of its average routed tokens: the "
+                         "experts run without the dispatcher's host synchronisation and with static shapes, which "
+                         "CUDA graphs capture; tokens over it are dropped (training.moe_rank_capacity_factor; "
+                         "--moe-rank-capacity-factor; Megatron-LM's --moe-expert-rank-capacity-factor). Default: none"));
     flash_->setChecked(t.flash_attention);
     fused_->setChecked(t.fused_elementwise);
     sync_memory();

@@ -244,6 +244,19 @@ private slots:
         QCOMPARE(w.figure("peak_bytes"), peak);
     }
 
+    // The expert rank budget (training.moe_rank_capacity_factor) sits under Expert capacity:
+    // closed on a dense model and on a dispatcher other than HybridEP, saying why.
+    void rank_budget_is_closed_without_hybridep() {
+        Workbench dense("llama3-70b-h100-64");
+        QVERIFY(!dense.editor()->rank_capacity_box()->isEnabled());
+        QVERIFY(dense.editor()->rank_capacity_box()->toolTip().contains("no experts"));
+        Workbench moe("mixtral-8x7b-h100-64");
+        QVERIFY(moe.layout().parallel.moe_flex_backend != MoeFlexBackend::HybridEP ||
+                moe.layout().parallel.moe_dispatcher != MoeDispatcher::Flex);
+        QVERIFY(!moe.editor()->rank_capacity_box()->isEnabled());
+        QVERIFY(moe.editor()->rank_capacity_box()->toolTip().contains("HybridEP"));
+    }
+
     // Captured modules (training.cuda_graph_modules): open with per-layer graphs only; checking
     // attn is one undoable edit that the layout and the button's text follow.
     void cuda_graph_modules_menu_is_an_edit() {

@@ -33,6 +33,12 @@ bool has_error(const Layout& l, const std::string& field) {
     return false;
 }
 
+bool has_warning(const ValidationResult& v, const std::string& field) {
+    for (const auto& w : v.warnings)
+        if (w.field == field) return true;
+    return false;
+}
+
 // Llama 3 8B on one H100 at 8K tokens: one layer's activations are ~0.5 GB.
 Layout llama_one_gpu() {
     Layout l = make_layout(load_model("llama3-8b"), "dgx-h100", 1, 1, 1, 1, 8, 8192);
@@ -186,6 +192,44 @@ class TestCostSpeedKnobs : public QObject {
             QFAIL("accepted --cuda-graph-modules router");
         } catch (const InputError& e) {
             QVERIFY2(std::string(e.what()).find("--cuda-graph-modules") != std::string::npos, e.what());
+        }
+    }
+
+    // training.moe_rank_capacity_factor (HybridEP's per-rank token budget): static shapes, so a
+    // full-iteration graph captures the MoE layers (no warning) and the forward's host
+    // synchronisation goes; it needs HybridEP; the JSON field and the flag.
+    void moe_rank_capacity_factor() {
+        Layout l = make_layout(load_model("qwen3-30b-a3b"), "gb200-nvl72", 1, 1, 8, 4, 512, 4096);
+        l.parallel.mesh.ep = 8;
+        l.parallel.moe_dispatcher = MoeDispatcher::Flex;
+        l.parallel.moe_flex_backend = MoeFlexBackend::HybridEP;
+        l.training.cuda_graphs = CudaGraphs::FullIteration;
+        const auto dynamic = validate_layout(l, "l.json");
+        QVERIFY(has_warning(dynamic, "training.cuda_graphs"));  // dropless: cannot be captured
+        const Estimate eager = estimate_layout(l);
+        l.training.moe_rank_capacity_factor = 1.5;
+        const auto budget = validate_layout(l, "l.json");
+        QVERIFY(budget.valid() && !has_warning(budget, "training.cuda_graphs"));
+        const Estimate captured = estimate_layout(l);
+        QVERIFY2(captured.time.host_launch_s < eager.time.host_launch_s,
+                 qPrintable(QString("%1 vs %2 s").arg(captured.time.host_launch_s).arg(eager.time.host_launch_s)));
+        auto j = layout_to_json(l);
+        QCOMPARE(j["training"]["moe_rank_capacity_factor"].get<double>(), 1.5);
+        QCOMPARE(layout_from_json(j, "l.json").training.moe_rank_capacity_factor, 1.5);
+        Layout alltoall = l;
+        alltoall.parallel.moe_dispatcher = MoeDispatcher::AllToAll;
+        QVERIFY(has_error(alltoall, "training.moe_rank_capacity_factor"));
+        LayoutOverrides f;
+        f.model = "qwen3-30b-a3b";
+        f.cluster = "gb200-nvl72";
+        f.moe_rank_capacity_factor = 1.25;
+        QCOMPARE(build_layout(std::nullopt, f).training.moe_rank_capacity_factor, 1.25);
+        f.moe_rank_capacity_factor = -1;
+        try {
+            (void)build_layout(std::nullopt, f);
+            QFAIL("accepted --moe-rank-capacity-factor -1");
+        } catch (const InputError& e) {
+            QVERIFY2(std::string(e.what()).find("--moe-rank-capacity-factor") != std::string::npos, e.what());
         }
     }
 

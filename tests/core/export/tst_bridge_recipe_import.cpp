@@ -162,6 +162,23 @@ class TestBridgeRecipeImport : public QObject {
         QVERIFY(r.layout.parallel.moe_a2a_overlap);
     }
 
+    // GPT-OSS 120B on 64 GB200 in MXFP8: full-iteration graphs over HybridEP's per-rank token
+    // budget (perf_recipes/gpt_oss/common.py:25-36, moe_expert_rank_capacity_factor 1.5): static
+    // shapes, so no "cannot capture" warning (it was given before the budget was read).
+    void gpt_oss_120b_gb200_full_iteration_with_rank_budget() {
+        const ImportResult r = import_recipe(recipe_path("gpt_oss/gb200/gpt_oss.py"), "gpt_oss_120b_pretrain_64gpu_gb200_fp8mx_config");
+        const Layout& l = r.layout;
+        QCOMPARE(l.training.cuda_graphs, CudaGraphs::FullIteration);
+        QCOMPARE(l.training.moe_rank_capacity_factor, 1.5);
+        QCOMPARE(l.parallel.moe_flex_backend, MoeFlexBackend::HybridEP);
+        QVERIFY(std::none_of(r.warnings.begin(), r.warnings.end(),
+                             [](const std::string& w) { return w.find("cannot capture") != std::string::npos; }));
+        const auto v = validate_layout(l, "gpt_oss.py");
+        QVERIFY(v.valid());
+        QVERIFY(std::none_of(v.warnings.begin(), v.warnings.end(),
+                             [](const InputIssue& w) { return w.to_string().find("training.cuda_graphs") != std::string::npos; }));
+    }
+
     // GPT-OSS 120B on 64 B200: the model from the preset made from openai/gpt-oss-120b, which
     // the base recipe names (recipes/gpt_oss/h100/gpt_oss.py:170).
     void gpt_oss_120b_b200_model_from_repository() {

@@ -617,6 +617,13 @@ void TestMegatronImport::moe_dispatcher_and_a2a_overlap() {
     const std::string flex_flags = "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep "
                                    "--overlap-moe-expert-parallel-comm";
     QVERIFY(issues_of(base + flex_flags).empty());
+    // HybridEP's per-rank token budget (transformer_config.py:1019-1025 at d98e8a64; an
+    // argument of the TransformerConfig group, arguments.py:2373).
+    const Layout budget = imported(flex_flags + " --moe-expert-rank-capacity-factor 1.5").layout;
+    QCOMPARE(budget.training.moe_rank_capacity_factor, 1.5);
+    const std::string budget_script = export_megatron(budget).text;
+    QVERIFY2(budget_script.find("--moe-expert-rank-capacity-factor 1.5") != std::string::npos, budget_script.c_str());
+    QCOMPARE(import_megatron(budget_script, "exported.sh", cluster("dgx-h100")).layout.training.moe_rank_capacity_factor, 1.5);
     const ImportResult flex = imported(flex_flags);
     const Layout& l = flex.layout;
     QVERIFY(l.parallel.moe_dispatcher == MoeDispatcher::Flex);
