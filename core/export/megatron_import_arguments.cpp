@@ -9,7 +9,9 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string>
 #include <string_view>
+#include <vector>
 #include "core/common/error.h"
 #include "core/export/canonical_layout.h"
 #include "core/export/import_common.h"
@@ -136,16 +138,24 @@ void MegatronParser::remember(std::size_t at, const std::string& flag, const std
     seen_[flag] = {static_cast<int>(at), value};
 }
 
+namespace {
+// The words of a nargs "+" value (kept space-separated by the parser).
+std::vector<std::string> words_of(const std::string& text) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        std::size_t end = text.find(' ', start);
+        if (end == std::string::npos) end = text.size();
+        if (end > start) out.push_back(text.substr(start, end - start));
+        start = end + 1;
+    }
+    return out;
+}
+}  // namespace
+
 void MegatronParser::recompute_modules(TrainingConfig& t) {
     if (!has("--recompute-modules")) return;
-    const std::string words = text("--recompute-modules");
-    std::size_t start = 0;
-    while (start < words.size()) {
-        std::size_t end = words.find(' ', start);
-        if (end == std::string::npos) end = words.size();
-        const std::string name = words.substr(start, end - start);
-        start = end + 1;
-        if (name.empty()) continue;
+    for (const std::string& name : words_of(text("--recompute-modules"))) {
         RecomputeModule m{};
         if (parse_recompute_module(name, m)) {
             t.recompute_modules.push_back(m);
@@ -169,14 +179,8 @@ void MegatronParser::cuda_graph_modules(TrainingConfig& t) {
     }
     const std::string flag = has("--cuda-graph-modules") ? "--cuda-graph-modules" : "--cuda-graph-scope";
     if (!has(flag)) return;
-    const std::string words = text(flag);
-    std::size_t start = 0;
-    while (start < words.size()) {
-        std::size_t end = words.find(' ', start);
-        if (end == std::string::npos) end = words.size();
-        const std::string name = words.substr(start, end - start);
-        start = end + 1;
-        if (name.empty() || name == "full_iteration_inference") continue;
+    for (const std::string& name : words_of(text(flag))) {
+        if (name == "full_iteration_inference") continue;
         if (name == "full_iteration") {
             t.cuda_graphs = CudaGraphs::FullIteration;
             continue;

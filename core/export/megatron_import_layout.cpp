@@ -635,25 +635,19 @@ void MegatronParser::training(Layout& l) {
                                     ? 0.0
                                     : real("--moe-train-capacity-factor", 1.0, 1e-6, 1000);
     }
-    // The per-rank token budget of HybridEP (transformer_config.py:1019-1025 at d98e8a64).
-    if (has("--moe-expert-rank-capacity-factor")) {
-        const std::string v = text("--moe-expert-rank-capacity-factor");
+    // The capacity of each expert and the per-rank token budget of HybridEP
+    // (transformer_config.py:1019-1025 at d98e8a64): positive numbers.
+    for (const auto& [flag, target] : {std::pair<const char*, double*>{"--moe-expert-capacity-factor", &t.moe_capacity_factor},
+                                       std::pair<const char*, double*>{"--moe-expert-rank-capacity-factor",
+                                                                       &t.moe_rank_capacity_factor}}) {
+        if (!has(flag)) continue;
+        const std::string v = text(flag);
         char* end = nullptr;
         const double f = std::strtod(v.c_str(), &end);
         if (end == v.c_str() || *end != '\0' || !std::isfinite(f) || f <= 0 || f > 1000) {
-            add(field("--moe-expert-rank-capacity-factor"), "'" + v + "' is not a positive number");
+            add(field(flag), "'" + v + "' is not a positive number");
         } else {
-            t.moe_rank_capacity_factor = f;
-        }
-    }
-    if (has("--moe-expert-capacity-factor")) {
-        const std::string v = text("--moe-expert-capacity-factor");
-        char* end = nullptr;
-        const double f = std::strtod(v.c_str(), &end);
-        if (end == v.c_str() || *end != '\0' || !std::isfinite(f) || f <= 0 || f > 1000) {
-            add(field("--moe-expert-capacity-factor"), "'" + v + "' is not a positive number");
-        } else {
-            t.moe_capacity_factor = f;
+            *target = f;
         }
     }
 }

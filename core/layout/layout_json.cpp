@@ -33,6 +33,22 @@ std::vector<int> int_array(const Json& v, const std::string& file, const std::st
     return out;
 }
 
+// A list of names at `key` (when present): each one handed to `take(name, field)`, which throws
+// for a name it does not know; errors name the list or the element.
+template <class Take>
+void name_list(JsonObjectReader& t, const std::string& file, const char* key, std::size_t max, Take take) {
+    if (!t.has(key)) return;
+    const Json& names = t.raw(key);
+    const std::string field = t.field(key);
+    if (!names.is_array()) throw InputError(file, field, "expected an array of module names, found " + json_type_name(names));
+    if (names.size() > max) throw InputError(file, field, "too many modules");
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const std::string at = field + "[" + std::to_string(i) + "]";
+        if (!names[i].is_string()) throw InputError(file, at, "expected a module name, found " + json_type_name(names[i]));
+        take(names[i].get<std::string>(), at);
+    }
+}
+
 ModelSpec read_model(JsonObjectReader& r, std::string& ref) {
     const Json& v = r.raw("model");
     if (v.is_string()) {
@@ -177,22 +193,13 @@ Layout layout_from_json(const Json& j, const std::string& file) {
                          "unknown recompute '" + recompute + "' (none, selective, full, selective-op)");
     }
     tr.recompute_num_layers = static_cast<int>(t.get_int_or("recompute_num_layers", 0, 0, 100000));
-    if (t.has("recompute_modules")) {
-        const Json& mods = t.raw("recompute_modules");
-        const std::string field = t.field("recompute_modules");
-        if (!mods.is_array()) throw InputError(file, field, "expected an array of module names, found " + json_type_name(mods));
-        if (mods.size() > 64) throw InputError(file, field, "too many modules");
-        for (std::size_t i = 0; i < mods.size(); ++i) {
-            const std::string at = field + "[" + std::to_string(i) + "]";
-            if (!mods[i].is_string()) throw InputError(file, at, "expected a module name, found " + json_type_name(mods[i]));
-            RecomputeModule mod{};
-            if (!parse_recompute_module(mods[i].get<std::string>(), mod)) {
-                throw InputError(file, at, "unknown recompute module '" + mods[i].get<std::string>() + "' (" +
-                                               recompute_module_names() + ")");
-            }
-            tr.recompute_modules.push_back(mod);
+    name_list(t, file, "recompute_modules", 64, [&](const std::string& name, const std::string& at) {
+        RecomputeModule mod{};
+        if (!parse_recompute_module(name, mod)) {
+            throw InputError(file, at, "unknown recompute module '" + name + "' (" + recompute_module_names() + ")");
         }
-    }
+        tr.recompute_modules.push_back(mod);
+    });
     tr.zero_stage = static_cast<int>(t.get_int_or("zero_stage", TrainingConfig{}.zero_stage, 0, 3));
     tr.zero_replicas = static_cast<int>(t.get_int_or("zero_replicas", TrainingConfig{}.zero_replicas, 1, 1 << 20));
     tr.flash_attention = t.get_bool_or("flash_attention", TrainingConfig{}.flash_attention);
@@ -218,20 +225,12 @@ Layout layout_from_json(const Json& j, const std::string& file) {
         throw InputError(file, t.field("cuda_graphs"),
                          "unknown cuda_graphs '" + graphs + "' (none, per-layer, full-iteration)");
     }
-    if (t.has("cuda_graph_modules")) {
-        const Json& mods = t.raw("cuda_graph_modules");
-        const std::string field = t.field("cuda_graph_modules");
-        if (!mods.is_array()) throw InputError(file, field, "expected an array of module names, found " + json_type_name(mods));
-        if (mods.size() > 16) throw InputError(file, field, "too many modules");
-        for (std::size_t i = 0; i < mods.size(); ++i) {
-            const std::string at = field + "[" + std::to_string(i) + "]";
-            if (!mods[i].is_string()) throw InputError(file, at, "expected a module name, found " + json_type_name(mods[i]));
-            if (!add_graph_module(mods[i].get<std::string>(), tr.cuda_graph_modules)) {
-                throw InputError(file, at, "unknown CUDA-graph module '" + mods[i].get<std::string>() +
-                                               "' (attn, mlp, moe, moe_router, moe_preprocess, mamba)");
-            }
+    name_list(t, file, "cuda_graph_modules", 16, [&](const std::string& name, const std::string& at) {
+        if (!add_graph_module(name, tr.cuda_graph_modules)) {
+            throw InputError(file, at, "unknown CUDA-graph module '" + name +
+                                           "' (attn, mlp, moe, moe_router, moe_preprocess, mamba)");
         }
-    }
+    });
     tr.offload_activation_layers = static_cast<int>(t.get_int_or("offload_activation_layers", 0, 0, 100000));
     for (const auto& [key, target] : {std::pair<const char*, Offload*>{"offload_optimizer", &tr.offload_optimizer},
                                       std::pair<const char*, Offload*>{"offload_params", &tr.offload_params}}) {
