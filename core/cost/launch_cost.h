@@ -57,17 +57,14 @@ struct HalfPass {
 // GPU time lost to launching `kernels` kernels that the host issues in `host_s` while they
 // run for `gpu_s`: their gaps (kKernelGapS each) or the host's excess over the GPU,
 // max(0, host − gpu), whichever is larger; plus kSyncGapS per synchronisation. The one rule
-// of a half pass (exposed_launch_s) and of an MoE layer (moe_host_ops.h).
+// of a dense layer (exposed_layer_launch_s) and of an MoE layer (moe_host_ops.h).
 double lost_to_launches_s(int kernels, double host_s, double gpu_s, int syncs);
 
-// GPU time lost to launching one half pass: its kernels' gaps (kKernelGapS each) or, where the
-// host is slower, the host's excess over the GPU, max(0, host − gpu) (launched one by one, or a
-// captured half's one graph launch), whichever is larger; plus kSyncGapS per synchronisation.
-double exposed_launch_s(const HalfPass& half);
 // GPU time lost to launching a dense layer's two halves in one direction: the host runs ahead
 // of the GPU across the layer (no synchronisation stops it), so the host's excess in one half
 // is hidden by the other half's long kernels (a captured half: one graph launch whose GPU
-// time covers the next half's launches); the rule of exposed_launch_s over the whole layer.
+// time covers the next half's launches): lost_to_launches_s over the layer, each half's host
+// being one graph launch when captured, else kHostPerKernelS per kernel.
 double exposed_layer_launch_s(const HalfPass& attention, const HalfPass& mlp);
 
 // Whether CUDA graphs capture the attention half: full iteration does; per layer does when it

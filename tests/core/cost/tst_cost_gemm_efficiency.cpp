@@ -313,16 +313,20 @@ class TestCostGemmEfficiency : public QObject {
         }
     }
 
-    // exposed_launch_s by hand: the kernels' gaps or the host's excess over the GPU, whichever
-    // is larger (a captured half's host is one graph launch), and the synchronisation gap,
-    // which capture does not remove.
+    // exposed_layer_launch_s by hand: the kernels' gaps or the host's excess over the layer's
+    // GPU time, whichever is larger (a captured half's host is one graph launch), and the
+    // synchronisation gap, which capture does not remove. One half alone (the other empty):
     void launch_cost_by_hand() {
-        QCOMPARE(exposed_launch_s({1e-3, 10, false, 0}), 10 * kKernelGapS);  // GPU-bound: gaps only
-        QCOMPARE(exposed_launch_s({50e-6, 10, false, 0}), 10 * kHostPerKernelS - 50e-6);
-        QCOMPARE(exposed_launch_s({0.0, 2, true, 0}), kGraphLaunchS);
-        QCOMPARE(exposed_launch_s({1e-3, 10, true, 1}), 10 * kKernelGapS + kSyncGapS);
-        QCOMPARE(exposed_launch_s({1e-3, 10, false, 2}), 10 * kKernelGapS + 2 * kSyncGapS);
-        QCOMPARE(exposed_launch_s({1e-3, 0, false, 0}), 0.0);
+        const HalfPass none{};
+        QCOMPARE(exposed_layer_launch_s({1e-3, 10, false, 0}, none), 10 * kKernelGapS);  // GPU-bound: gaps only
+        QCOMPARE(exposed_layer_launch_s({50e-6, 10, false, 0}, none), 10 * kHostPerKernelS - 50e-6);
+        QCOMPARE(exposed_layer_launch_s({0.0, 2, true, 0}, none), kGraphLaunchS);
+        QCOMPARE(exposed_layer_launch_s({1e-3, 10, true, 1}, none), 10 * kKernelGapS + kSyncGapS);
+        QCOMPARE(exposed_layer_launch_s({1e-3, 10, false, 2}, none), 10 * kKernelGapS + 2 * kSyncGapS);
+        QCOMPARE(exposed_layer_launch_s({1e-3, 0, false, 0}, none), 0.0);
+        // A host-bound attention (10 launches, 254 µs of host over 50 µs of kernels) before a
+        // captured MLP whose 1 ms of kernels covers it: only the gaps are lost.
+        QCOMPARE(exposed_layer_launch_s({50e-6, 10, false, 0}, {1e-3, 5, true, 0}), 15 * kKernelGapS);
         const GraphModules whole;
         QVERIFY(graphs_capture_attention(CudaGraphs::PerLayer, whole) &&
                 !graphs_capture_attention(CudaGraphs::None, whole));
