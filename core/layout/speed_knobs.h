@@ -48,14 +48,14 @@ struct GraphModules {
     [[nodiscard]] bool captures(GraphModule m) const { return whole_layer() || has(m); }
     bool operator==(const GraphModules&) const = default;
 };
-// Megatron-LM's names, in its enum's order.
+// Megatron-LM's names, in its enum's order: the one table of both directions.
+inline constexpr std::pair<const char*, GraphModule> kGraphModuleNames[] = {
+    {"attn", GraphModule::Attn},         {"mlp", GraphModule::Mlp},
+    {"moe", GraphModule::Moe},           {"moe_router", GraphModule::MoeRouter},
+    {"moe_preprocess", GraphModule::MoePreprocess}, {"mamba", GraphModule::Mamba}};
 inline std::vector<std::string> graph_module_names(const GraphModules& g) {
-    static const std::pair<GraphModule, const char*> kNames[] = {
-        {GraphModule::Attn, "attn"}, {GraphModule::Mlp, "mlp"}, {GraphModule::Moe, "moe"},
-        {GraphModule::MoeRouter, "moe_router"}, {GraphModule::MoePreprocess, "moe_preprocess"},
-        {GraphModule::Mamba, "mamba"}};
     std::vector<std::string> out;
-    for (const auto& [m, n] : kNames) {
+    for (const auto& [n, m] : kGraphModuleNames) {
         if (g.has(m)) out.emplace_back(n);
     }
     return out;
@@ -63,12 +63,8 @@ inline std::vector<std::string> graph_module_names(const GraphModules& g) {
 // One name into `out`; "full" (Megatron's default, the whole layer) adds nothing. False for a
 // name Megatron-LM does not define.
 inline bool add_graph_module(const std::string& name, GraphModules& out) {
-    static const std::pair<const char*, GraphModule> kNames[] = {
-        {"attn", GraphModule::Attn}, {"mlp", GraphModule::Mlp}, {"moe", GraphModule::Moe},
-        {"moe_router", GraphModule::MoeRouter}, {"moe_preprocess", GraphModule::MoePreprocess},
-        {"mamba", GraphModule::Mamba}};
     if (name == "full") return true;
-    for (const auto& [n, m] : kNames) {
+    for (const auto& [n, m] : kGraphModuleNames) {
         if (name == n) {
             out.bits |= static_cast<unsigned>(m);
             return true;

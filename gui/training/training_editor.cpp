@@ -429,7 +429,7 @@ void TrainingEditor::build_kernels(QFormLayout* form) {
                                   "--cuda-graph-modules): the checked regions, the rest of the layer launched "
                                   "from the host; none checked: the whole layer"));
     graph_modules_menu_ = new QMenu(graph_modules_);
-    for (const char* name : {"attn", "mlp", "moe", "moe_router", "moe_preprocess"}) {
+    for (const auto& [name, module] : kGraphModuleNames) {
         auto* action = graph_modules_menu_->addAction(QString::fromLatin1(name));
         action->setCheckable(true);
         connect(action, &QAction::toggled, this, [this] {
