@@ -412,9 +412,9 @@ BlockCost block_cost(const Ctx& x, const BlockProfile& b, const TrainingConfig& 
     if (c.host_launches) {
         // Dynamic shapes: neither a capacity nor HybridEP's per-rank budget (layout_rules.h).
         const bool dropless = !rules::moe_static_shapes(tr.moe_capacity_factor, tr.moe_rank_capacity_factor);
-        const bool attn_captured = graphs_capture_attention(c.cuda_graphs, c.cuda_graph_modules);
+        const bool attn_captured = graphs_capture(c.cuda_graphs, c.cuda_graph_modules, GraphModule::Attn);
         const bool mlp_captured = b.moe ? graphs_capture_moe(c.cuda_graphs, dropless, c.cuda_graph_modules)
-                                        : graphs_capture_dense_mlp(c.cuda_graphs, c.cuda_graph_modules);
+                                        : graphs_capture(c.cuda_graphs, c.cuda_graph_modules, GraphModule::Mlp);
         const int syncs = b.moe && dropless ? 1 : 0;
         const int attn_bwd = static_cast<int>(kAttentionKernelsFwd * kBackwardKernelsPerForward);
         const int mlp_bwd = static_cast<int>(kMlpKernelsFwd * kBackwardKernelsPerForward);

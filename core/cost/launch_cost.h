@@ -67,23 +67,18 @@ double lost_to_launches_s(int kernels, double host_s, double gpu_s, int syncs);
 // being one graph launch when captured, else kHostPerKernelS per kernel.
 double exposed_layer_launch_s(const HalfPass& attention, const HalfPass& mlp);
 
-// Whether CUDA graphs capture the attention half: full iteration does; per layer does when it
-// captures the whole layer or lists attn (--cuda-graph-modules).
-inline bool graphs_capture_attention(CudaGraphs g, const GraphModules& m) {
-    return g == CudaGraphs::FullIteration || (g == CudaGraphs::PerLayer && m.captures(GraphModule::Attn));
-}
-// Whether they capture a dense MLP half: full iteration, or per layer over the whole layer or
-// with mlp listed.
-inline bool graphs_capture_dense_mlp(CudaGraphs g, const GraphModules& m) {
-    return g == CudaGraphs::FullIteration || (g == CudaGraphs::PerLayer && m.captures(GraphModule::Mlp));
+// Whether CUDA graphs capture a region of a layer (attn, a dense layer's mlp, a capacity-padded
+// layer's moe): full iteration does; per layer does when it captures the whole layer or lists
+// the region (--cuda-graph-modules).
+inline bool graphs_capture(CudaGraphs g, const GraphModules& m, GraphModule region) {
+    return g == CudaGraphs::FullIteration || (g == CudaGraphs::PerLayer && m.captures(region));
 }
 // Whether they capture an MoE half: only with static shapes, i.e. capacity-padded routing
 // (Megatron-LM d98e8a64 transformer_config.py:2844, "moe cuda graph is only supported with
-// drop-padding MoE"; moe/README.md:514), and per layer only over the whole layer or with moe
-// listed. A dropless MoE half keeps its launches and its synchronisation whatever the setting.
+// drop-padding MoE"; moe/README.md:514) or HybridEP's per-rank budget. A dropless MoE half keeps
+// its launches and its synchronisation whatever the setting.
 inline bool graphs_capture_moe(CudaGraphs g, bool dropless, const GraphModules& m) {
-    if (dropless) return false;
-    return g == CudaGraphs::FullIteration || (g == CudaGraphs::PerLayer && m.captures(GraphModule::Moe));
+    return !dropless && graphs_capture(g, m, GraphModule::Moe);
 }
 
 }  // namespace meshwork::cost

@@ -465,9 +465,7 @@ void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
         case CudaGraphs::PerLayer:
             a.value("--cuda-graph-impl", "local");
             if (!t.cuda_graph_modules.whole_layer()) {
-                std::string names;
-                for (const std::string& n : graph_module_names(t.cuda_graph_modules)) names += (names.empty() ? "" : " ") + n;
-                a.value("--cuda-graph-modules", names);
+                a.value("--cuda-graph-modules", join_graph_modules(t.cuda_graph_modules, " "));
             } else if (l.model.is_moe() && t.moe_capacity_factor <= 0) {
                 a.value("--cuda-graph-modules", "attn moe_router");
             }

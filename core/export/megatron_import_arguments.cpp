@@ -186,8 +186,7 @@ void MegatronParser::cuda_graph_modules(TrainingConfig& t) {
             continue;
         }
         if (!add_graph_module(name, t.cuda_graph_modules)) {
-            add(field(flag), "'" + name + "' is not a Megatron-LM CUDA-graph module (attn, mlp, moe, moe_router, "
-                                          "moe_preprocess, mamba)");
+            add(field(flag), "'" + name + "' is not a Megatron-LM CUDA-graph module (" + graph_module_name_list() + ")");
         }
     }
     // Full iteration captures everything; without graphs the list has no effect.

@@ -227,8 +227,7 @@ Layout layout_from_json(const Json& j, const std::string& file) {
     }
     name_list(t, file, "cuda_graph_modules", 16, [&](const std::string& name, const std::string& at) {
         if (!add_graph_module(name, tr.cuda_graph_modules)) {
-            throw InputError(file, at, "unknown CUDA-graph module '" + name +
-                                           "' (attn, mlp, moe, moe_router, moe_preprocess, mamba)");
+            throw InputError(file, at, "unknown CUDA-graph module '" + name + "' (" + graph_module_name_list() + ")");
         }
     });
     tr.offload_activation_layers = static_cast<int>(t.get_int_or("offload_activation_layers", 0, 0, 100000));

@@ -213,7 +213,7 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
         auto flush = [&] {
             if (!name.empty() && !add_graph_module(name, t.cuda_graph_modules)) {
                 throw InputError(kFlags, "--cuda-graph-modules",
-                                 "'" + name + "' is not attn, mlp, moe, moe_router, moe_preprocess or mamba");
+                                 "'" + name + "' is not a CUDA-graph module (" + graph_module_name_list() + ")");
             }
             name.clear();
         };

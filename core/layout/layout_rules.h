@@ -92,20 +92,20 @@ using meshwork::experts_fold;
                                                                    bool moe_a2a_overlap) {
     return graphs != CudaGraphs::PerLayer || zero_stage != 3 || !moe_a2a_overlap;
 }
-// A full-iteration graph must capture every kernel of the step, which a dropless MoE layer's
-// token-count synchronisation and dynamic shapes forbid (moe/README.md:514, "the resulting
-// dynamic shapes make MoE layers uncapturable"; docs/user-guide/features/cuda_graph.md:161-175,
-// "MoE expert dispatch involves dynamic shapes and cannot be captured"), unless the shapes are
-// static: a capacity factor, or HybridEP's per-rank token budget (the paged stash's sync-free
-// experts, cuda_graph.md:170-181). Megatron asserts nothing at start-up; the capture fails, so
-// validation warns and the search never picks it for dynamic shapes.
-// Static shapes: capacity-padded routing, or HybridEP's per-rank token budget (sync-free
+// Static MoE shapes: capacity-padded routing, or HybridEP's per-rank token budget (sync-free
 // experts; transformer_config.py:1019-1025, paged_stash.md:14-24 at d98e8a64).
 [[nodiscard]] inline bool moe_static_shapes(double capacity_factor, double rank_capacity_factor) {
     return capacity_factor > 0 || rank_capacity_factor > 0;
 }
+// A full-iteration graph must capture every kernel of the step, which a dropless MoE layer's
+// token-count synchronisation and dynamic shapes forbid (moe/README.md:514, "the resulting
+// dynamic shapes make MoE layers uncapturable"; docs/user-guide/features/cuda_graph.md:161-175,
+// "MoE expert dispatch involves dynamic shapes and cannot be captured"), unless the shapes are
+// static (moe_static_shapes; the paged stash, cuda_graph.md:170-181). Megatron asserts nothing
+// at start-up; the capture fails, so validation warns and the search never picks it for
+// dynamic shapes.
 [[nodiscard]] inline bool full_iteration_graphs_capturable(CudaGraphs graphs, bool moe, double capacity_factor,
-                                                           double rank_capacity_factor = 0) {
+                                                           double rank_capacity_factor) {
     return graphs != CudaGraphs::FullIteration || !moe || moe_static_shapes(capacity_factor, rank_capacity_factor);
 }
 // moe_expert_rank_capacity_factor "requires moe_flex_dispatcher_backend to be 'hybridep' or

@@ -60,6 +60,19 @@ inline std::vector<std::string> graph_module_names(const GraphModules& g) {
     }
     return out;
 }
+// The listed names joined by `separator` ("" for the whole layer); with " ", Megatron-LM's
+// nargs "+" words.
+inline std::string join_graph_modules(const GraphModules& g, const char* separator) {
+    std::string s;
+    for (const std::string& n : graph_module_names(g)) s += (s.empty() ? "" : separator) + n;
+    return s;
+}
+// "attn, mlp, ..., mamba": every name, for messages.
+inline std::string graph_module_name_list() {
+    std::string s;
+    for (const auto& [n, m] : kGraphModuleNames) s += (s.empty() ? "" : ", ") + std::string(n);
+    return s;
+}
 // One name into `out`; "full" (Megatron's default, the whole layer) adds nothing. False for a
 // name Megatron-LM does not define.
 inline bool add_graph_module(const std::string& name, GraphModules& out) {

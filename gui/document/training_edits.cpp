@@ -116,8 +116,7 @@ ProposedEdit set_cuda_graphs(const Layout& layout, CudaGraphs graphs) {
 }
 
 ProposedEdit set_cuda_graph_modules(const Layout& layout, GraphModules modules) {
-    std::string names;
-    for (const std::string& n : graph_module_names(modules)) names += (names.empty() ? "" : ", ") + n;
+    const std::string names = join_graph_modules(modules, ", ");
     return set_setting(layout, "CUDA-graph modules", names.empty() ? "whole layer" : names,
                        [&](Layout& l) { l.training.cuda_graph_modules = modules; });
 }

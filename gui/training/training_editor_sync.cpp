@@ -165,8 +165,7 @@ void TrainingEditor::sync_numerics() {
     for (QAction* a : graph_modules_menu_->actions()) {
         a->setChecked(std::find(modules.begin(), modules.end(), a->text().toStdString()) != modules.end());
     }
-    std::string shown;
-    for (const std::string& n : modules) shown += (shown.empty() ? "" : ", ") + n;
+    const std::string shown = join_graph_modules(t.cuda_graph_modules, ", ");
     graph_modules_->setText(shown.empty() ? tr("Whole layer") : QString::fromStdString(shown));
     graph_modules_->setEnabled(t.cuda_graphs == CudaGraphs::PerLayer);
 }

@@ -328,20 +328,20 @@ class TestCostGemmEfficiency : public QObject {
         // captured MLP whose 1 ms of kernels covers it: only the gaps are lost.
         QCOMPARE(exposed_layer_launch_s({50e-6, 10, false, 0}, {1e-3, 5, true, 0}), 15 * kKernelGapS);
         const GraphModules whole;
-        QVERIFY(graphs_capture_attention(CudaGraphs::PerLayer, whole) &&
-                !graphs_capture_attention(CudaGraphs::None, whole));
+        QVERIFY(graphs_capture(CudaGraphs::PerLayer, whole, GraphModule::Attn) &&
+                !graphs_capture(CudaGraphs::None, whole, GraphModule::Attn));
         QVERIFY(!graphs_capture_moe(CudaGraphs::FullIteration, true, whole));
         QVERIFY(graphs_capture_moe(CudaGraphs::PerLayer, false, whole));
         // --cuda-graph-modules moe_router moe_preprocess: the attention half launches eagerly;
         // mlp alone: the dense MLP is captured, the attention is not.
         GraphModules router;
         QVERIFY(add_graph_module("moe_router", router) && add_graph_module("moe_preprocess", router));
-        QVERIFY(!graphs_capture_attention(CudaGraphs::PerLayer, router));
+        QVERIFY(!graphs_capture(CudaGraphs::PerLayer, router, GraphModule::Attn));
         QVERIFY(!graphs_capture_moe(CudaGraphs::PerLayer, false, router));
         GraphModules mlp;
         QVERIFY(add_graph_module("mlp", mlp) && !add_graph_module("attention", mlp));
-        QVERIFY(graphs_capture_dense_mlp(CudaGraphs::PerLayer, mlp) && !graphs_capture_attention(CudaGraphs::PerLayer, mlp));
-        QVERIFY(graphs_capture_attention(CudaGraphs::FullIteration, mlp));
+        QVERIFY(graphs_capture(CudaGraphs::PerLayer, mlp, GraphModule::Mlp) && !graphs_capture(CudaGraphs::PerLayer, mlp, GraphModule::Attn));
+        QVERIFY(graphs_capture(CudaGraphs::FullIteration, mlp, GraphModule::Attn));
         QCOMPARE(graph_module_names(router), (std::vector<std::string>{"moe_router", "moe_preprocess"}));
     }
 
