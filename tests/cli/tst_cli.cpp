@@ -27,6 +27,7 @@ private slots:
     void validate_json_lists_errors();
     void help_states_every_layout_default();
     void defaults_a_production_user_expects();
+    void graph_modules_and_rank_budget_flags();
 };
 
 void TestCli::help_on_every_verb() {
@@ -289,6 +290,38 @@ void TestCli::defaults_a_production_user_expects() {
     const CliResult no_mla = run_cli(base + QStringList{"--recompute-modules", "mla_up_proj"});
     QCOMPARE(no_mla.exit_code, 2);
     QVERIFY(no_mla.err.contains("training.recompute_modules"));
+}
+
+// --cuda-graph-modules and --moe-rank-capacity-factor through the binary: a router-only capture
+// leaves the attention's launches to the host; a rank budget makes the MoE layers capturable in
+// a full-iteration graph (no "cannot capture" warning); bad values exit 2 naming the flag.
+void TestCli::graph_modules_and_rank_budget_flags() {
+    const QStringList base{"estimate", "--model", "qwen3-30b-a3b", "--cluster", "dgx-b200", "--gpus", "8", "--ep", "8",
+                           "--mbs", "1", "--gbs", "64", "--seq", "4096", "--moe-dispatcher", "flex",
+                           "--moe-flex-backend", "hybridep", "--json"};
+    const auto host_s = [](const CliResult& r) {
+        return nlohmann::json::parse(r.out.toStdString())["time"]["host_launch_s"].get<double>();
+    };
+    const CliResult whole = run_cli(base + QStringList{"--cuda-graphs", "per-layer"});
+    QCOMPARE(whole.exit_code, 0);
+    const CliResult router = run_cli(base + QStringList{"--cuda-graphs", "per-layer", "--cuda-graph-modules",
+                                                        "moe_router,moe_preprocess"});
+    QCOMPARE(router.exit_code, 0);
+    QVERIFY(host_s(router) > host_s(whole));
+    const CliResult dynamic = run_cli(base + QStringList{"--cuda-graphs", "full-iteration"});
+    QCOMPARE(dynamic.exit_code, 0);
+    QVERIFY(dynamic.err.contains("cannot capture"));
+    const CliResult budget =
+        run_cli(base + QStringList{"--cuda-graphs", "full-iteration", "--moe-rank-capacity-factor", "1.5"});
+    QCOMPARE(budget.exit_code, 0);
+    QVERIFY2(!budget.err.contains("cannot capture"), budget.err.constData());
+    QVERIFY(host_s(budget) < host_s(dynamic));
+    const CliResult bad_module = run_cli(base + QStringList{"--cuda-graph-modules", "attention"});
+    QCOMPARE(bad_module.exit_code, 2);
+    QVERIFY(bad_module.err.contains("--cuda-graph-modules"));
+    const CliResult bad_budget = run_cli(base + QStringList{"--moe-rank-capacity-factor", "-1"});
+    QCOMPARE(bad_budget.exit_code, 2);
+    QVERIFY(bad_budget.err.contains("--moe-rank-capacity-factor"));
 }
 
 QTEST_GUILESS_MAIN(TestCli)
