@@ -9,6 +9,7 @@
 #include "core/model/hf_config_limits.h"
 #include "core/model/hf_gemma4_config.h"
 #include "core/model/hf_hybrid_config.h"
+#include "core/model/hf_mpt_config.h"
 
 namespace meshwork {
 
@@ -18,7 +19,7 @@ using namespace hf_limits;
 
 // The families whose config.json fields this reader knows.
 enum class Family { LlamaLike, Gemma, Mixtral, Qwen2Moe, DeepSeek, DeepSeekMoe, GptOss, Llama4, Gpt2, GptNeoX,
-                    Qwen3Next, NemotronH, MiniMaxM2 };
+                    Qwen3Next, NemotronH, MiniMaxM2, Mpt };
 
 Family family_of(const std::string& model_type, const std::string& file,
                  const std::string& field) {
@@ -43,6 +44,8 @@ Family family_of(const std::string& model_type, const std::string& file,
     if (model_type == "llama4_text") return Family::Llama4;
     if (model_type == "gpt2") return Family::Gpt2;
     if (model_type == "gpt_neox") return Family::GptNeoX;
+    // MosaicML's MPT: its own config keys (hf_mpt_config.h).
+    if (model_type == "mpt") return Family::Mpt;
     // Hybrid families (ModelSpec::block_kinds; hf_hybrid_config.h): Qwen3-Next's Gated
     // DeltaNet with gated attention every few layers and Qwen2-MoE-style experts;
     // Nemotron-H's Mamba-2 / attention / MLP / MoE layers.
@@ -69,7 +72,7 @@ Family family_of(const std::string& model_type, const std::string& file,
                          "' (supported: llama, mistral, qwen2, qwen3, gemma2, gemma3_text, mixtral, "
                          "qwen2_moe, qwen3_moe, qwen3_next, deepseek, deepseek_v2, deepseek_v3, deepseek_v32, "
                          "glm_moe_dsa, kimi_k2, gpt_oss, minimax_m2, nemotron_h, llama4, llama4_text, gemma3 and gemma4 "
-                         "(their text_config), gemma4_text, gpt2, gpt_neox)");
+                         "(their text_config), gemma4_text, gpt2, gpt_neox, mpt)");
 }
 
 void check_divides(std::int64_t a, std::int64_t b, const std::string& file,
@@ -268,6 +271,7 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
     }
     m.family = model_type;
     const Family fam = family_of(model_type, file, r.field("model_type"));
+    double mpt_attention_dropout = 0;  // MPT states it inside attn_config
 
     if (fam == Family::Gpt2) {
         m.hidden_size = r.get_int("n_embd", 1, kMaxWidth);
@@ -283,6 +287,8 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
         m.linear_bias = true;
         m.norm = NormKind::LayerNorm;
         m.mlp = MlpKind::Dense;
+    } else if (fam == Family::Mpt) {
+        mpt_attention_dropout = read_mpt(r, m);
     } else {
         m.hidden_size = r.get_int("hidden_size", 1, kMaxWidth);
         m.num_layers = static_cast<int>(r.get_int("num_hidden_layers", 1, kMaxLayers));
@@ -339,7 +345,7 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
         }
     }
     if (m.num_kv_heads > m.num_heads || m.num_heads % m.num_kv_heads != 0) {
-        throw InputError(file, r.field("num_key_value_heads"),
+        throw InputError(file, fam == Family::Mpt ? r.field("attn_config") + ".kv_n_heads" : r.field("num_key_value_heads"),
                          std::to_string(m.num_kv_heads) + " KV heads do not divide " +
                              std::to_string(m.num_heads) + " attention heads");
     }
@@ -491,7 +497,9 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
             if (params == nullptr || !params->contains(key)) return fallback;
             return JsonObjectReader::as_number(params->at(key), file, r.field("rope_parameters") + "." + key, 0.0, 1e12);
         };
-        m.rope.theta = r.get_number_or("rope_theta", from_params("rope_theta", 10000.0), 1.0, 1e12);
+        // MPT states its base in attn_config (read_mpt).
+        m.rope.theta = r.get_number_or("rope_theta", fam == Family::Mpt ? m.rope.theta : from_params("rope_theta", 10000.0),
+                                       1.0, 1e12);
         // Qwen3-Next's default is a quarter (configuration_qwen3_next.py, __post_init__).
         const double percent_default = from_params("partial_rotary_factor", fam == Family::Qwen3Next ? 0.25 : 1.0);
         if (fam == Family::GptNeoX) m.rope.percent = r.get_number_or("rotary_pct", 1.0, 0.0, 1.0);
@@ -527,6 +535,7 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& file,
     const double pdrop_default = fam == Family::Gpt2 ? 0.1 : 0.0;
     m.hidden_dropout = r.get_number_or("hidden_dropout", r.get_number_or("resid_pdrop", pdrop_default, 0.0, 1.0), 0.0, 1.0);
     m.attention_dropout = r.get_number_or("attention_dropout", r.get_number_or("attn_pdrop", pdrop_default, 0.0, 1.0), 0.0, 1.0);
+    if (fam == Family::Mpt) m.attention_dropout = mpt_attention_dropout;
     m.qk_norm = m.qk_norm || model_type == "qwen3" || model_type == "qwen3_moe" || model_type == "gemma3_text" ||
                 model_type == "qwen3_next";
     m.sandwich_norms = fam == Family::Gemma;
@@ -579,6 +588,10 @@ ModelSpec load_model(const std::string& name_or_path, const std::string& file,
 Json model_to_hf_config(const ModelSpec& m) {
     Json j;
     j["model_type"] = m.family;
+    if (m.family == "mpt") {
+        write_mpt(m, j);
+        return j;
+    }
     if (m.family == "gpt2") {
         j["n_embd"] = m.hidden_size;
         j["n_layer"] = m.num_layers;

@@ -33,6 +33,7 @@ private slots:
     void hf_round_trip();
     void hf_round_trip_new_families();
     void hf_rope_norm_window_mtp();
+    void hf_mpt_options();
     void unknown_preset_lists_known();
 };
 
@@ -336,7 +337,8 @@ void TestModel::hf_families_data() {
     QTest::addColumn<qint64>("params");
     // Small configs of each family, counted by hand in the fixture's "_expected_params".
     for (const char* f : {"qwen2-small", "qwen2moe-small", "gpt2-no-model-type", "neox-small",
-                          "deepseek-small", "mistral-head-dim", "gemma2-small", "deepseek-moe-v1-small", "qwen3moe-small"}) {
+                          "deepseek-small", "mistral-head-dim", "gemma2-small", "deepseek-moe-v1-small", "qwen3moe-small",
+                          "mpt-small"}) {
         const std::string path = std::string(MESHWORK_TEST_FIXTURES) + "/hf/" + f + ".json";
         const Json j = load_json_file(path);
         QTest::newRow(f) << QString::fromStdString(path)
@@ -366,6 +368,12 @@ void TestModel::hf_bad_configs_data() {
     QTest::newRow("top-k > experts") << R"({"model_type":"mixtral","hidden_size":8,"num_hidden_layers":2,"num_attention_heads":2,"intermediate_size":8,"vocab_size":10,"num_local_experts":2,"num_experts_per_tok":4})" << "num_experts_per_tok";
     QTest::newRow("fractional heads") << R"({"model_type":"llama","hidden_size":8,"num_hidden_layers":2,"num_attention_heads":2.5,"intermediate_size":8,"vocab_size":10})" << "num_attention_heads";
     QTest::newRow("not an object") << R"([1,2,3])" << "(top level)";
+    // MPT: its own keys, and the options Meshwork's block model does not hold refused by name.
+    QTest::newRow("mpt without d_model") << R"({"model_type":"mpt","n_heads":2,"n_layers":2,"vocab_size":10})" << "d_model";
+    QTest::newRow("mpt moe ffn") << R"({"model_type":"mpt","d_model":8,"n_heads":2,"n_layers":2,"vocab_size":10,"ffn_config":{"ffn_type":"mb_dmoe"}})" << "ffn_config.ffn_type";
+    QTest::newRow("mpt prefix lm") << R"({"model_type":"mpt","d_model":8,"n_heads":2,"n_layers":2,"vocab_size":10,"attn_config":{"prefix_lm":true}})" << "attn_config.prefix_lm";
+    QTest::newRow("mpt unknown norm") << R"({"model_type":"mpt","d_model":8,"n_heads":2,"n_layers":2,"vocab_size":10,"norm_type":"batchnorm"})" << "norm_type";
+    QTest::newRow("mpt kv heads") << R"({"model_type":"mpt","d_model":12,"n_heads":6,"n_layers":2,"vocab_size":10,"attn_config":{"attn_type":"grouped_query_attention","kv_n_heads":4}})" << "attn_config.kv_n_heads";
 }
 
 void TestModel::hf_bad_configs() {
@@ -391,10 +399,30 @@ void TestModel::hf_round_trip() {
 }
 
 void TestModel::hf_round_trip_new_families() {
-    for (const char* f : {"gemma2-small", "deepseek-moe-v1-small", "qwen3moe-small"}) {
+    for (const char* f : {"gemma2-small", "deepseek-moe-v1-small", "qwen3moe-small", "mpt-small", "mpt-gqa-small"}) {
         const ModelSpec m = load_model(std::string(MESHWORK_TEST_FIXTURES) + "/hf/" + f + ".json");
         QVERIFY2(model_from_hf_config(model_to_hf_config(m), "rt", m.name) == m, f);
     }
+}
+
+// MPT's own keys (llm-foundry configuration_mpt.py): MPT-7B's form and the newer options.
+void TestModel::hf_mpt_options() {
+    const ModelSpec old = load_model(std::string(MESHWORK_TEST_FIXTURES) + "/hf/mpt-small.json");
+    QVERIFY(old.learned_position_embeddings);
+    QVERIFY(!old.linear_bias && !old.qkv_bias);
+    QVERIFY(old.norm == NormKind::LayerNorm && old.mlp == MlpKind::Dense && old.tie_embeddings);
+    QCOMPARE(old.ffn_hidden_size, std::int64_t{64});
+    QCOMPARE(old.hidden_dropout, 0.0);
+    const ModelSpec m = load_model(std::string(MESHWORK_TEST_FIXTURES) + "/hf/mpt-gqa-small.json");
+    QCOMPARE(m.num_kv_heads, 2);
+    QVERIFY(!m.learned_position_embeddings);
+    QCOMPARE(m.rope.theta, 500000.0);
+    QVERIFY(m.mlp == MlpKind::Gated && m.norm == NormKind::RmsNorm);
+    QCOMPARE(m.ffn_hidden_size, std::int64_t{48});
+    QVERIFY(m.linear_bias && m.qkv_bias && m.qk_norm);
+    QCOMPARE(m.sliding_window, std::int64_t{8});
+    QCOMPARE(m.attention_dropout, 0.05);
+    QCOMPARE(m.hidden_dropout, 0.1);
 }
 
 // The fields that change the model without changing its shapes, read from the presets'
