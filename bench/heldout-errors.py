@@ -2,10 +2,12 @@
 """The held-back error table of docs/cost-model.md in one command.
 
 Runs the published-run tests of a build (tst_cost_h100_runs, tst_cost_published_heldout,
-tst_cost_verification_cards, tst_cost_bridge_recipes_published, tst_cost_torchtitan_published),
+tst_cost_verification_cards, tst_cost_bridge_recipes_published, tst_cost_torchtitan_published,
+tst_cost_llmfoundry_published),
 reads the line each prints per row ("<row> [<tag>...]: published X s, estimate Y s (+Z%)"), and
 prints a Markdown table of every row with its group (dense or MoE; the verification cards, the
-recipes imported at their release and torchtitan's own benchmarks each a set of their own), then
+recipes imported at their release, torchtitan's own benchmarks and llm-foundry's MPT tables each a
+set of their own), then
 the median and the worst |error| of the estimate per group. Bridge's measured A/B pair (the rows tagged "SKILL.md") is diagnostic and kept out
 of the groups, as in the test's own summary.
 
@@ -18,7 +20,7 @@ import sys
 from pathlib import Path
 
 TESTS = ["tst_cost_h100_runs", "tst_cost_published_heldout", "tst_cost_verification_cards",
-         "tst_cost_bridge_recipes_published", "tst_cost_torchtitan_published"]
+         "tst_cost_bridge_recipes_published", "tst_cost_torchtitan_published", "tst_cost_llmfoundry_published"]
 LINE = re.compile(r"(?:QINFO\s*:\s*\w+::\w+\()?(?P<row>.+?) \[(?P<tag>[^\]]*)\]: published (?P<pub>[\d.]+) s, "
                   r"estimate (?P<est>[\d.]+) s \((?P<err>[+-]?[\d.]+)%\)")
 
@@ -49,7 +51,7 @@ def main() -> int:
     # The verification cards (untuned, naturally routed runs) are a set of their own.
     # So are the recipes imported at their release (tst_cost_bridge_recipes_published).
     groups = {"dense": [], "MoE": [], "cards, dense": [], "cards, MoE": [], "recipes, dense": [], "recipes, MoE": [],
-              "torchtitan, dense": []}
+              "torchtitan, dense": [], "llm-foundry, dense": []}
     print("| test | row | tag | published (s) | estimate (s) | error |")
     print("|---|---|---|---|---|---|")
     seen = 0
@@ -59,7 +61,8 @@ def main() -> int:
         if "SKILL.md" in tag:
             continue  # the diagnostic A/B pair
         prefix = {"tst_cost_verification_cards": "cards, ", "tst_cost_bridge_recipes_published": "recipes, ",
-                  "tst_cost_torchtitan_published": "torchtitan, "}.get(test, "")
+                  "tst_cost_torchtitan_published": "torchtitan, ",
+                  "tst_cost_llmfoundry_published": "llm-foundry, "}.get(test, "")
         groups[prefix + ("MoE" if MOE.search(row) else "dense")].append(err)
     if seen == 0:
         print(f"no rows read: are {', '.join(TESTS)} built under {build}?", file=sys.stderr)

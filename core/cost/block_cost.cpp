@@ -622,9 +622,12 @@ EdgeCost head_cost(const Ctx& x, int pp, CrossEntropy loss) {
     // 4 for the sum, 4 again to write 4) and, backward, the loss gradient (write 4), the
     // log-softmax backward (read the gradient and the output, 4 each, for the sum and the
     // result, write 4) and the cast back (read 4, write e).
+    // flash-attn's fused kernel reads the 16-bit logits once forward (max, sum and loss in one
+    // pass per row) and once backward, writing the 16-bit gradient.
     const bool upcast = loss == CrossEntropy::Upcast;
-    const double fwd_bytes = upcast ? 2.0 * c.element_bytes + 20.0 : c.element_bytes + 12.0;
-    const double bwd_bytes = upcast ? 24.0 + c.element_bytes : 8.0 + c.element_bytes;
+    const bool flash = loss == CrossEntropy::FlashAttn;
+    const double fwd_bytes = upcast ? 2.0 * c.element_bytes + 20.0 : flash ? c.element_bytes : c.element_bytes + 12.0;
+    const double bwd_bytes = upcast ? 24.0 + c.element_bytes : flash ? 2.0 * c.element_bytes : 8.0 + c.element_bytes;
     out.fwd.mlp_s = head + memory_s(c.kernel, logits * fwd_bytes);
     out.bwd.attention_s = 2.0 * out.fwd.attention_s;
     out.bwd.mlp_s = gemm_bwd_s(c.kernel, head_gemm(m, c)) + memory_s(c.kernel, logits * bwd_bytes);

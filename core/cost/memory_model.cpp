@@ -62,6 +62,12 @@ double loss_bytes_per_logit(CrossEntropy loss, double logit_bytes) {
             // (common/triton/cross_entropy.py:190) and returns them (pytorch/triton/
             // cross_entropy.py:111): nothing beside the logits.
             return e;
+        case CrossEntropy::FlashAttn:
+            // flash-attn's CrossEntropyLoss (flash_attn/losses/cross_entropy.py, the copy of
+            // its v1.0.9 kernel llm-foundry vendors): the forward saves the logits and one
+            // fp32 log-sum-exp per row; the backward writes the gradient into a new tensor of
+            // the logits' dtype (inplace_backward off, the default): two 16-bit copies.
+            return 2.0 * e;
     }
     return e + 4.0;
 }

@@ -325,6 +325,10 @@ void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
         lost.push_back("cross_entropy upcast: Megatron-LM computes its vocabulary-parallel cross "
                        "entropy on one fp32 copy of the logits");
     }
+    if (t.cross_entropy == CrossEntropy::FlashAttn) {
+        lost.push_back("cross_entropy flash-attn: Megatron-LM computes its vocabulary-parallel cross "
+                       "entropy on one fp32 copy of the logits (read back as vocab-parallel)");
+    }
     if (t.cross_entropy == CrossEntropy::Te || t.cross_entropy == CrossEntropy::TeInPlace) {
         // training/arguments.py:1697-1702 at d98e8a64 refuses --cross-entropy-fusion-impl te.
         lost.push_back("cross_entropy " + to_string(t.cross_entropy) + ": Megatron-LM refuses Transformer "

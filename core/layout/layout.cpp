@@ -29,6 +29,7 @@ std::string to_string(CrossEntropy c) {
         case CrossEntropy::Upcast: return "upcast";
         case CrossEntropy::Te: return "te";
         case CrossEntropy::TeInPlace: return "te-inplace";
+        case CrossEntropy::FlashAttn: return "flash-attn";
     }
     return "?";
 }
@@ -46,7 +47,8 @@ bool parse_attention_kernel(const std::string& text, AttentionKernel& out) {
 }
 
 bool parse_cross_entropy(const std::string& text, CrossEntropy& out) {
-    for (CrossEntropy c : {CrossEntropy::VocabParallel, CrossEntropy::Upcast, CrossEntropy::Te, CrossEntropy::TeInPlace}) {
+    for (CrossEntropy c : {CrossEntropy::VocabParallel, CrossEntropy::Upcast, CrossEntropy::Te, CrossEntropy::TeInPlace,
+                           CrossEntropy::FlashAttn}) {
         if (text == to_string(c)) {
             out = c;
             return true;

@@ -29,8 +29,10 @@ enum class Recompute { None, Selective, Full, SelectiveOp };
 // Te, Transformer Engine's parallel cross entropy (--cross-entropy-loss-fusion
 // --cross-entropy-fusion-impl te) from TE 2.18 on, an fp32 gradient beside the logits;
 // TeInPlace, the same before TE 2.18, the gradient written over the logits (what the
-// Megatron-Bridge performance recipes of 2025-2026 ran).
-enum class CrossEntropy { VocabParallel, Upcast, Te, TeInPlace };
+// Megatron-Bridge performance recipes of 2025-2026 ran); FlashAttn, flash-attn's fused
+// cross entropy (flash_attn.losses.cross_entropy.CrossEntropyLoss) on the 16-bit logits, its
+// gradient in their dtype beside them (llm-foundry's MPT default, loss_fn fused_crossentropy).
+enum class CrossEntropy { VocabParallel, Upcast, Te, TeInPlace, FlashAttn };
 // Which fused attention kernel the framework runs (docs/cost-model.md, "Attention rate by head
 // dim, length and mask"): Fused, Transformer Engine's fused attention (cuDNN, or
 // FlashAttention-3 on Hopper), what Megatron-LM and Megatron-Bridge run; Sdpa, PyTorch's
@@ -63,7 +65,7 @@ std::string to_string(Schedule s);     // "gpipe", "1f1b", "interleaved"
 std::string to_string(Recompute r);    // "none", "selective", "full", "selective-op"
 bool parse_schedule(const std::string& text, Schedule& out);
 bool parse_recompute(const std::string& text, Recompute& out);
-std::string to_string(CrossEntropy c);  // "vocab-parallel", "upcast", "te", "te-inplace"
+std::string to_string(CrossEntropy c);  // "vocab-parallel", "upcast", "te", "te-inplace", "flash-attn"
 bool parse_cross_entropy(const std::string& text, CrossEntropy& out);
 std::string to_string(AttentionKernel k);  // "fused", "sdpa"
 bool parse_attention_kernel(const std::string& text, AttentionKernel& out);

@@ -210,7 +210,7 @@ Layout layout_from_json(const Json& j, const std::string& file) {
     const std::string loss = t.get_string_or("cross_entropy", to_string(TrainingConfig{}.cross_entropy));
     if (!parse_cross_entropy(loss, tr.cross_entropy)) {
         throw InputError(file, t.field("cross_entropy"),
-                         "unknown cross_entropy '" + loss + "' (vocab-parallel, upcast, te, te-inplace)");
+                         "unknown cross_entropy '" + loss + "' (vocab-parallel, upcast, te, te-inplace, flash-attn)");
     }
     const std::string kernel = t.get_string_or("attention_kernel", to_string(TrainingConfig{}.attention_kernel));
     if (!parse_attention_kernel(kernel, tr.attention_kernel)) {

@@ -337,6 +337,9 @@ void TrainingEditor::build_numerics(QFormLayout* form) {
     add_choice(loss_, tr("Transformer Engine, in place"), spelt(to_string(CrossEntropy::TeInPlace)),
                tr("Transformer Engine's parallel cross entropy before TE 2.18, as the Megatron-Bridge performance "
                   "recipes ran it: the gradient written over the logits"));
+    add_choice(loss_, tr("flash-attn, fused"), spelt(to_string(CrossEntropy::FlashAttn)),
+               tr("flash-attn's fused cross entropy on the 16-bit logits, as llm-foundry's MPT runs it: the "
+                  "gradient in the logits' dtype beside them"));
     set_box_tip(loss_, tr("How the loss over the logits is computed (training.cross_entropy): memory and time of "
                          "the last stage. Default: vocab-parallel"));
     form->addRow(tr("Lo&ss"), loss_);

@@ -55,7 +55,8 @@ void TestLayout::inline_model_and_cluster_round_trip() {
 // one is an error naming the field and the values.
 void TestLayout::cross_entropy_values_round_trip() {
     Layout l = load_layout(resource_dir() + "/layouts/tiny-cpu.json");
-    for (const auto loss : {CrossEntropy::VocabParallel, CrossEntropy::Upcast, CrossEntropy::Te, CrossEntropy::TeInPlace}) {
+    for (const auto loss : {CrossEntropy::VocabParallel, CrossEntropy::Upcast, CrossEntropy::Te, CrossEntropy::FlashAttn,
+                            CrossEntropy::TeInPlace}) {
         l.training.cross_entropy = loss;
         const Json j = layout_to_json(l);
         QCOMPARE(j["training"].contains("cross_entropy"), loss != CrossEntropy::VocabParallel);
@@ -71,6 +72,7 @@ void TestLayout::cross_entropy_values_round_trip() {
         QCOMPARE(e.issues().front().file, std::string("bad.json"));
         QCOMPARE(e.issues().front().field, std::string("training.cross_entropy"));
         QVERIFY(e.issues().front().message.find("te-inplace") != std::string::npos);
+        QVERIFY(e.issues().front().message.find("flash-attn") != std::string::npos);
     }
 }
 

@@ -439,6 +439,8 @@ private slots:
         QCOMPARE(buffers(CrossEntropy::Te), 6 * tokens * vocab);
         QCOMPARE(buffers(CrossEntropy::TeInPlace), 2 * tokens * vocab);
         QCOMPARE(buffers(CrossEntropy::Upcast), 12 * tokens * vocab);
+        // flash-attn's fused loss: the bf16 logits and their bf16 gradient.
+        QCOMPARE(buffers(CrossEntropy::FlashAttn), 4 * tokens * vocab);
         // Vocabulary-parallel over TP 4: each rank holds its quarter of the logits.
         Layout t4 = make_layout(load_model("llama3-8b"), "dgx-h100", 4, 1, 2, 1, 2, 8192);
         t4.training.zero_stage = 1;

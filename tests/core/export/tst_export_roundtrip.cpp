@@ -479,6 +479,9 @@ void TestExportRoundTrip::lossy_cases_name_the_loss() {
             l.training.cross_entropy = loss;
             QVERIFY(has(export_layout(l, ExportFormat::Megatron), "cross_entropy " + to_string(loss) + ": Megatron-LM refuses"));
         }
+        // flash-attn's fused loss (llm-foundry's): Megatron-LM has its own, named lost.
+        l.training.cross_entropy = CrossEntropy::FlashAttn;
+        QVERIFY(has(export_layout(l, ExportFormat::Megatron), "cross_entropy flash-attn"));
     }
     {   // Tiled TP overlap: "pipe" has no flag of its own in Megatron-LM; DeepSpeed and
         // torchtitan do not write it
