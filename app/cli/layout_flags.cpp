@@ -7,6 +7,7 @@ namespace meshwork::cli {
 struct LayoutFlags::Values {
     std::string file;
     std::string model, cluster, order, schedule, recompute, recompute_modules, dtype, layers_per_stage, flash, tp_overlap, grad_reduce;
+    std::string fsdp_fp32_shards;
     std::string overlap_grad, overlap_param, moe_dispatcher, moe_flex_backend, moe_a2a_overlap;
     std::string fp8_recipe, cuda_graphs, cuda_graph_modules, attention_kernel;
     int gpus = 0, nodes = 0, tp = 0, pp = 0, dp = 0, cp = 0, ep = 0, etp = 0, vpp = 0;
@@ -66,6 +67,11 @@ LayoutFlags::LayoutFlags(CLI::App* c) : v_(std::make_shared<Values>()) {
         "Hybrid sharding (HSDP): replicas of the ZeRO shard group, which then spans dp/N data-parallel "
         "ranks (Megatron-LM's --num-distributed-optimizer-instances, torchtitan's "
         "data_parallel_replicate_degree) (default " + std::to_string(t.zero_replicas) + ": one group over all)");
+    add("--fsdp-fp32-shards", v.fsdp_fp32_shards,
+        std::string("ZeRO-3 shards as PyTorch FSDP keeps them under mixed precision (torchtitan, llm-foundry): on, "
+                    "each shard the fp32 master, no training-precision shard beside it; off, a bf16 shard beside "
+                    "the fp32 master as Megatron-FSDP and DeepSpeed keep it (needs --zero 3) (default ") +
+            (t.fsdp_fp32_shards ? "on" : "off") + ")");
     add("--dtype", v.dtype,
         "Training precision: bf16, fp16, fp8, fp4 (NVFP4 GEMMs, Blackwell), fp32 (default " + to_string(t.dtype) +
             "; fp32 on a cluster without a bf16 peak, e.g. cpu-local)");
@@ -185,6 +191,7 @@ LayoutOverrides LayoutFlags::overrides() const {
     if (given("--recompute-modules")) o.recompute_modules = v.recompute_modules;
     if (given("--zero")) o.zero = v.zero;
     if (given("--zero-replicas")) o.zero_replicas = v.zero_replicas;
+    if (given("--fsdp-fp32-shards")) o.fsdp_fp32_shards = v.fsdp_fp32_shards;
     if (given("--dtype")) o.dtype = v.dtype;
     if (given("--flash-attention")) o.flash_attention = v.flash;
     if (given("--tp-comm-overlap")) o.tp_comm_overlap = v.tp_overlap;

@@ -687,6 +687,7 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
     c.recompute_num_layers = tr.recompute_num_layers;
     c.recompute_modules = RecomputeSet(tr.recompute == Recompute::Selective, tr.recompute_modules);
     c.zero_stage = std::clamp(tr.zero_stage, 0, 3);
+    c.fsdp_fp32_shards = tr.fsdp_fp32_shards;
     c.offload_optimizer = tr.offload_optimizer != Offload::None;
     c.offload_params = tr.offload_params != Offload::None;
     c.host_bytes_per_s = cl.host_link.bandwidth_bytes_per_s;

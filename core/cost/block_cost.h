@@ -115,6 +115,7 @@ struct LayoutCosts : AxisSizes {
     // recompute is selective). Bits: no allocation on the search's path.
     RecomputeSet recompute_modules;
     int zero_stage = 0;
+    bool fsdp_fp32_shards = false;  // training.fsdp_fp32_shards: ZeRO-3's shard is the fp32 master
     bool offload_optimizer = false;  // optimizer states on the host (not in GPU memory)
     bool offload_params = false;     // ZeRO-3 parameter shards on the host
     double host_bytes_per_s = 0;     // the cluster's GPU <-> host link, per direction

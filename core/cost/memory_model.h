@@ -33,7 +33,10 @@ struct ParamMemory {
 // Memory of `params` parameters held by a rank, with ZeRO `zero_stage` sharding over a
 // group of `shard_group` ranks (dp, or dp×cp for dense parameters with context parallelism,
 // edp for experts).
-ParamMemory param_memory(double params, const ParamStateBytes& bytes, int zero_stage, double shard_group);
+// `fp32_shards` (training.fsdp_fp32_shards, ZeRO-3 only): the shard is the fp32 master, which
+// the optimizer bytes already count, and the gradient shard is fp32.
+ParamMemory param_memory(double params, const ParamStateBytes& bytes, int zero_stage, double shard_group,
+                         bool fp32_shards = false);
 
 // fp8 as Transformer Engine runs it: the GEMM inputs saved for the backward are fp8
 // (1 byte). Weights: production fp8 recipes keep fp8 parameters (--fp8-param-gather: the

@@ -86,6 +86,10 @@ nlohmann::json deepspeed_config_json(const Layout& layout, std::vector<std::stri
     if (t.offload_params != Offload::None) {
         j["zero_optimization"]["offload_param"] = {{"device", to_string(t.offload_params)}};
     }
+    if (t.fsdp_fp32_shards) {
+        lost.push_back("fsdp_fp32_shards: ZeRO-3 keeps a 16-bit parameter partition beside its fp32 master "
+                       "(read back off)");
+    }
     j["bf16"] = {{"enabled", t.dtype == DType::Bf16}};
     j["fp16"] = {{"enabled", t.dtype == DType::Fp16}};
     // Gradient accumulation and reduction type (runtime/engine.py:1485-1496, :1979-2021 at

@@ -365,6 +365,10 @@ void training_args(const Layout& l, ArgList& a, std::vector<std::string>& lost) 
             }
             break;
     }
+    if (t.fsdp_fp32_shards) {
+        lost.push_back("fsdp_fp32_shards: Megatron-FSDP keeps a bf16 parameter shard beside its fp32 main "
+                       "weights (read back off)");
+    }
     switch (t.zero_stage) {
         case 0: break;
         case 1: a.flag("--use-distributed-optimizer"); break;

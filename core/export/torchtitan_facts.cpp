@@ -439,6 +439,10 @@ void torchtitan_common_lost(const Layout& layout, std::vector<std::string>& lost
         lost.push_back("attention_kernel " + to_string(t.attention_kernel) +
                        ": torchtitan runs PyTorch's scaled_dot_product_attention (read back as sdpa)");
     }
+    if (t.zero_stage == 3 && !t.fsdp_fp32_shards) {
+        lost.push_back("a bf16 parameter shard beside the fp32 master (fsdp_fp32_shards off): FSDP2 keeps the "
+                       "fp32 shard alone (read back on)");
+    }
     if (t.cross_entropy != CrossEntropy::Upcast) {
         // torchtitan/components/loss.py: cross_entropy(pred.float()) at v0.2.2 and b5bcd76c.
         lost.push_back("cross_entropy " + to_string(t.cross_entropy) +

@@ -173,6 +173,9 @@ void layout_from_torchtitan(const TorchtitanSettings& s, const std::string& file
                          "'" + s.reshard + "': expected default, always or never");
     }
     tr.zero_stage = torchtitan_zero_stage(shard, s.reshard, mesh.pp);
+    // FSDP2 keeps each shard in the parameter's fp32 dtype and casts to bf16 for the gather
+    // (torchtitan's MixedPrecisionPolicy, param_dtype bf16, reduce_dtype fp32).
+    tr.fsdp_fp32_shards = tr.zero_stage == 3;
     // HSDP: FSDP over dp_shard ranks, replicated dp_replicate times (training.zero_replicas).
     if (shard > 1 && s.replicate > 1) tr.zero_replicas = static_cast<int>(s.replicate);
     if (s.cpu_offload) {

@@ -148,6 +148,13 @@ struct TrainingConfig {
     // data_parallel_replicate_degree, DeepSpeed's MiCS (dp / mics_shard_size). Expert state
     // is split the same way over the expert-data-parallel group (parallel_state.py:1448-1451).
     int zero_replicas = 1;
+    // ZeRO-3 as PyTorch FSDP keeps it under mixed precision (FSDP1's MixedPrecision, FSDP2's
+    // MixedPrecisionPolicy: torchtitan, llm-foundry, torch-based stacks): each parameter's
+    // shard is its fp32 master weight, cast to the training precision only for the all-gather,
+    // and its gradient shard is kept in fp32 (the parameter's dtype). false: a training-
+    // precision shard beside the fp32 master, as Megatron-FSDP and DeepSpeed ZeRO-3 keep it
+    // (2 bytes per parameter more in bf16 training). Only with zero_stage 3.
+    bool fsdp_fp32_shards = false;
     bool flash_attention = true;    // fused attention: no s×s score activations stored
     AttentionKernel attention_kernel = AttentionKernel::Fused;  // which fused kernel runs it
     CrossEntropy cross_entropy = CrossEntropy::VocabParallel;

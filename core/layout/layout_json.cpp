@@ -202,6 +202,7 @@ Layout layout_from_json(const Json& j, const std::string& file) {
     });
     tr.zero_stage = static_cast<int>(t.get_int_or("zero_stage", TrainingConfig{}.zero_stage, 0, 3));
     tr.zero_replicas = static_cast<int>(t.get_int_or("zero_replicas", TrainingConfig{}.zero_replicas, 1, 1 << 20));
+    tr.fsdp_fp32_shards = t.get_bool_or("fsdp_fp32_shards", TrainingConfig{}.fsdp_fp32_shards);
     tr.flash_attention = t.get_bool_or("flash_attention", TrainingConfig{}.flash_attention);
     tr.grad_reduce_in_bf16 = t.get_bool_or("grad_reduce_in_bf16", TrainingConfig{}.grad_reduce_in_bf16);
     tr.moe_capacity_factor = t.get_number_or("moe_capacity_factor", 0.0, 0.0, 1000.0);
@@ -301,6 +302,7 @@ Json layout_to_json(const Layout& l) {
     if (t.attention_kernel != AttentionKernel::Fused) j["training"]["attention_kernel"] = to_string(t.attention_kernel);
     if (t.grad_reduce_in_bf16) j["training"]["grad_reduce_in_bf16"] = true;
     if (t.zero_replicas != 1) j["training"]["zero_replicas"] = t.zero_replicas;
+    if (t.fsdp_fp32_shards) j["training"]["fsdp_fp32_shards"] = true;
     if (t.fp8_recipe != Fp8Recipe::Tensorwise) j["training"]["fp8_recipe"] = to_string(t.fp8_recipe);
     if (t.moe_rank_capacity_factor > 0) j["training"]["moe_rank_capacity_factor"] = t.moe_rank_capacity_factor;
     if (t.cuda_graphs != CudaGraphs::None) j["training"]["cuda_graphs"] = to_string(t.cuda_graphs);

@@ -53,7 +53,7 @@ void apply_megatron_split(const LayoutOverrides& f, Layout& l) {
 bool LayoutOverrides::empty() const {
     return !model && !cluster && !gpus && !nodes && !tp && !pp && !dp && !cp && !ep && !etp &&
            !vpp && !order && !mbs && !gbs && !seq && !schedule && !recompute && !recompute_modules && !dtype &&
-           !sequence_parallel && !zero && !zero_replicas && !flash_attention && !grad_reduce_dtype && !tp_comm_overlap &&
+           !sequence_parallel && !zero && !zero_replicas && !fsdp_fp32_shards && !flash_attention && !grad_reduce_dtype && !tp_comm_overlap &&
            !overlap_grad_reduce && !overlap_param_gather && !layers_per_stage && !account_for_embedding &&
            !account_for_loss && !first_stage_layers && !last_stage_layers && !moe_dispatcher &&
            !moe_flex_backend && !moe_a2a_overlap && !fp8_recipe && !cuda_graphs && !cuda_graph_modules && !attention_kernel &&
@@ -193,6 +193,7 @@ Layout build_layout(const std::optional<std::string>& layout_file, const LayoutO
         l.parallel.overlap_param_gather = false;
     }
     two_way(f.flash_attention, "--flash-attention", t.flash_attention);
+    two_way(f.fsdp_fp32_shards, "--fsdp-fp32-shards", t.fsdp_fp32_shards);
     if (f.grad_reduce_dtype && !parse_grad_reduce_dtype(*f.grad_reduce_dtype, t.grad_reduce_in_bf16)) {
         throw InputError(kFlags, "--grad-reduce-dtype", "'" + *f.grad_reduce_dtype + "' is not fp32 or bf16");
     }

@@ -23,6 +23,7 @@ struct LayoutOverrides {
     std::optional<bool> sequence_parallel;
     std::optional<int> zero;
     std::optional<int> zero_replicas;  // hybrid sharding: replicas of the ZeRO shard group
+    std::optional<std::string> fsdp_fp32_shards;  // "on" or "off": ZeRO-3 shards as PyTorch FSDP keeps them
     std::optional<std::string> flash_attention;  // "on" or "off"
     std::optional<std::string> tp_comm_overlap;  // "none", "pipe" or "ring"
     std::optional<std::string> overlap_grad_reduce, overlap_param_gather;  // "on" or "off"

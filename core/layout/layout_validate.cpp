@@ -297,6 +297,10 @@ void check_sequence_and_batch(const Layout& l, Checker& c) {
                                              "runs it only as Megatron-FSDP (--use-megatron-fsdp, not its "
                                              "distributed optimizer), torchtitan as FSDP");
     }
+    if (t.fsdp_fp32_shards && t.zero_stage != 3) {
+        c.error("training.fsdp_fp32_shards", "fp32 parameter shards are how ZeRO-3 (PyTorch FSDP) keeps its "
+                                             "parameters; zero_stage is " + str(t.zero_stage));
+    }
     if (!rules::zero_replicas_need_zero(t.zero_replicas, t.zero_stage)) {
         c.error("training.zero_replicas", "replicas of the ZeRO shard group (" + str(t.zero_replicas) +
                                               ") need zero_stage 1, 2 or 3: ZeRO-0 shards nothing");

@@ -37,6 +37,7 @@ ProposedEdit set_zero_stage(const Layout& layout, int stage) {
     auto edit = set_setting(layout, "ZeRO stage", std::to_string(stage), [&](Layout& l) {
         l.training.zero_stage = stage;
         if (stage == 0) l.training.zero_replicas = 1;
+        if (stage != 3) l.training.fsdp_fp32_shards = false;  // only ZeRO-3 has parameter shards
     });
     if (stage < 0 || stage > 3) edit.refused = "ZeRO stage " + std::to_string(stage) + " is not 0, 1, 2 or 3";
     return edit;
@@ -45,6 +46,13 @@ ProposedEdit set_zero_stage(const Layout& layout, int stage) {
 ProposedEdit set_zero_replicas(const Layout& layout, int replicas) {
     return set_setting(layout, "ZeRO replicas", std::to_string(replicas),
                        [&](Layout& l) { l.training.zero_replicas = replicas; });
+}
+
+ProposedEdit set_fsdp_fp32_shards(const Layout& layout, bool on) {
+    auto edit = set_setting(layout, "FSDP shards", on ? "fp32 masters" : "bf16 beside the fp32 masters",
+                            [&](Layout& l) { l.training.fsdp_fp32_shards = on; });
+    if (on && layout.training.zero_stage != 3) edit.refused = "fp32 parameter shards need ZeRO-3";
+    return edit;
 }
 
 ProposedEdit set_recompute(const Layout& layout, Recompute recompute) {

@@ -25,6 +25,8 @@ ProposedEdit set_seq_length(const Layout& layout, int tokens);
 ProposedEdit set_zero_stage(const Layout& layout, int stage);
 // Hybrid sharding: the ZeRO shard group replicated `replicas` times (training.zero_replicas).
 ProposedEdit set_zero_replicas(const Layout& layout, int replicas);
+// ZeRO-3's shards as PyTorch FSDP keeps them (training.fsdp_fp32_shards).
+ProposedEdit set_fsdp_fp32_shards(const Layout& layout, bool on);
 // Leaving full recomputation also clears recompute_num_layers (it counts fully recomputed
 // layers: layout_rules.h recompute_layers_need_full), as SP off turns the TP overlap off.
 ProposedEdit set_recompute(const Layout& layout, Recompute recompute);

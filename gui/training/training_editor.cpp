@@ -191,16 +191,32 @@ void TrainingEditor::build_memory(QFormLayout* form) {
                    "(training.zero_replicas; --zero-replicas; Megatron-LM's --num-distributed-optimizer-instances, "
                    "torchtitan's data_parallel_replicate_degree). Default: %1, one group over all data-parallel ranks")
                     .arg(kDefaults.zero_replicas));
-    // The stage and, under it, its replicas: one form row (the dock has no letter left for a
-    // row of its own, and the two are one decision), the row's mnemonic focusing the stage.
-    // Side by side, neither showed its choice whole in the dock's width at 1280 × 720
-    // ("1 · optim", "1 replic"). Neither may widen the dock (its minimum is the groups'
+    // ZeRO-3's parameter shards: which framework's keeping (training.fsdp_fp32_shards).
+    fsdp_shards_ = new QComboBox(this);
+    fsdp_shards_->setAccessibleName("fsdp_fp32_shards");
+    add_choice(fsdp_shards_, tr("bf16 shard + fp32 master"), "off",
+               tr("A bf16 shard of each parameter beside its fp32 master, as Megatron-FSDP and DeepSpeed ZeRO-3 "
+                  "keep it: 18 bytes a parameter, sharded"));
+    add_choice(fsdp_shards_, tr("fp32 shards (PyTorch FSDP)"), "on",
+               tr("The fp32 master is the shard, cast to bf16 only for the all-gather, its gradient fp32: PyTorch "
+                  "FSDP under mixed precision (torchtitan, llm-foundry), 16 bytes a parameter"));
+    set_box_tip(fsdp_shards_, tr("How ZeRO-3 keeps its parameter shards (training.fsdp_fp32_shards; --fsdp-fp32-shards). "
+                                 "Default: a bf16 shard beside the fp32 master"));
+    // The stage and, under it, its replicas and its shards' keeping: one form row (the dock
+    // has no letter left for a row of its own, and they are one decision), the row's mnemonic
+    // focusing the stage. Side by side, none showed its choice whole in the dock's width at
+    // 1280 × 720 ("1 · optim", "1 replic"). None may widen the dock (its minimum is the groups'
     // minimum): each asks for a few characters and shows the rest in the dock's width.
-    for (QComboBox* box : {zero_, zero_replicas_}) {
+    for (QComboBox* box : {zero_, zero_replicas_, fsdp_shards_}) {
         box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
         box->setMinimumContentsLength(3);
     }
-    add_row_of(form, tr("&ZeRO stage"), {zero_, zero_replicas_}, this, QBoxLayout::TopToBottom);
+    add_row_of(form, tr("&ZeRO stage"), {zero_, zero_replicas_, fsdp_shards_}, this, QBoxLayout::TopToBottom);
+    connect(fsdp_shards_, &QComboBox::activated, this, [this](int index) {
+        if (!syncing_ && index >= 0) {
+            apply(set_fsdp_fp32_shards(document_->layout(), fsdp_shards_->itemData(index).toString() == "on"));
+        }
+    });
     connect(zero_replicas_, &QComboBox::activated, this, [this](int index) {
         if (!syncing_ && index >= 0) {
             apply(set_zero_replicas(document_->layout(), zero_replicas_->itemData(index).toInt()));

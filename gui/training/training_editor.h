@@ -37,6 +37,7 @@ public:
     [[nodiscard]] QDoubleSpinBox* rank_capacity_box() const { return rank_capacity_; }
     [[nodiscard]] QComboBox* zero_box() const { return zero_; }
     [[nodiscard]] QComboBox* zero_replicas_box() const { return zero_replicas_; }
+    [[nodiscard]] QComboBox* fsdp_shards_box() const { return fsdp_shards_; }
     [[nodiscard]] RecomputeControls* recompute() const { return recompute_; }
     [[nodiscard]] QComboBox* offload_optimizer_box() const { return offload_optimizer_; }
     [[nodiscard]] QComboBox* offload_params_box() const { return offload_params_; }
@@ -81,6 +82,7 @@ private:
     QDoubleSpinBox* rank_capacity_ = nullptr;  // training.moe_rank_capacity_factor
     QComboBox* zero_ = nullptr;
     QComboBox* zero_replicas_ = nullptr;  // the divisors of dp that a layout accepts
+    QComboBox* fsdp_shards_ = nullptr;    // ZeRO-3's shards: a bf16 copy beside the fp32 master, or the master alone
     RecomputeControls* recompute_ = nullptr;
     QComboBox* offload_optimizer_ = nullptr;
     QComboBox* offload_params_ = nullptr;

@@ -100,6 +100,10 @@ void TrainingEditor::sync_memory() {
     }
     select_choice(zero_replicas_, QString::number(t.zero_replicas));
     refresh_box(zero_replicas_);
+    set_choice_allowed(fsdp_shards_, 1, t.zero_stage == 3 || t.fsdp_fp32_shards,
+                       tr("Only ZeRO-3 shards the parameters: choose stage 3 first"));
+    select_choice(fsdp_shards_, t.fsdp_fp32_shards ? "on" : "off");
+    refresh_box(fsdp_shards_);
     recompute_->sync(l);
 
     const double host_bw = l.cluster.host_link.bandwidth_bytes_per_s;

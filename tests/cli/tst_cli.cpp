@@ -28,6 +28,7 @@ private slots:
     void help_states_every_layout_default();
     void defaults_a_production_user_expects();
     void graph_modules_and_rank_budget_flags();
+    void fsdp_fp32_shards_flag_and_mpt_config();
 };
 
 void TestCli::help_on_every_verb() {
@@ -322,6 +323,32 @@ void TestCli::graph_modules_and_rank_budget_flags() {
     const CliResult bad_budget = run_cli(base + QStringList{"--moe-rank-capacity-factor", "-1"});
     QCOMPARE(bad_budget.exit_code, 2);
     QVERIFY(bad_budget.err.contains("--moe-rank-capacity-factor"));
+}
+
+// ZeRO-3 shards as PyTorch FSDP keeps them: 2 bytes a parameter less on the GPU (Llama 3 8B
+// over 8 ranks: 8.03e9 · 2 / 8 bytes), an error naming the field below stage 3. An MPT config
+// (llm-foundry's MPT-7B) reads through the same flags.
+void TestCli::fsdp_fp32_shards_flag_and_mpt_config() {
+    const QStringList base{"estimate", "--model", "llama3-8b", "--gpus", "8", "--zero", "3", "--json"};
+    const auto state = [](const CliResult& r) {
+        const auto s = nlohmann::json::parse(r.out.toStdString())["stages"][0];
+        return s["params_bytes"].get<double>() + s["grads_bytes"].get<double>() + s["optimizer_bytes"].get<double>();
+    };
+    const CliResult megatron = run_cli(base);
+    QCOMPARE(megatron.exit_code, 0);
+    const CliResult torch = run_cli(base + QStringList{"--fsdp-fp32-shards", "on"});
+    QCOMPARE(torch.exit_code, 0);
+    const double params = nlohmann::json::parse(run_cli({"describe", "--model", "llama3-8b", "--gpus", "8", "--json"})
+                                                    .out.toStdString())["model"]["params_total"].get<double>();
+    QVERIFY(std::abs((state(megatron) - state(torch)) - params * 2 / 8) < 1e-6 * params);
+    const CliResult stage1 = run_cli({"estimate", "--model", "llama3-8b", "--gpus", "8", "--zero", "1",
+                                      "--fsdp-fp32-shards", "on"});
+    QCOMPARE(stage1.exit_code, 2);
+    QVERIFY(stage1.err.contains("training.fsdp_fp32_shards"));
+    const CliResult mpt = run_cli({"describe", "--model", MESHWORK_TEST_FIXTURES "/llm-foundry/mpt-7b.json", "--gpus",
+                                   "8", "--json"});
+    QCOMPARE(mpt.exit_code, 0);
+    QVERIFY(nlohmann::json::parse(mpt.out.toStdString())["model"]["family"] == "mpt");
 }
 
 QTEST_GUILESS_MAIN(TestCli)

@@ -16,6 +16,7 @@ private slots:
     void bundled_layouts_valid_and_round_trip();
     void inline_model_and_cluster_round_trip();
     void cross_entropy_values_round_trip();
+    void fsdp_fp32_shards_round_trip_and_rule();
     void save_is_atomic_and_exact();
     void flags_build_a_layout();
     void flags_override_file();
@@ -74,6 +75,22 @@ void TestLayout::cross_entropy_values_round_trip() {
         QVERIFY(e.issues().front().message.find("te-inplace") != std::string::npos);
         QVERIFY(e.issues().front().message.find("flash-attn") != std::string::npos);
     }
+}
+
+// training.fsdp_fp32_shards: written only when on, read back; only with ZeRO-3.
+void TestLayout::fsdp_fp32_shards_round_trip_and_rule() {
+    Layout l = load_layout(resource_dir() + "/layouts/tiny-cpu.json");
+    QVERIFY(!layout_to_json(l)["training"].contains("fsdp_fp32_shards"));
+    l.training.zero_stage = 3;
+    l.training.fsdp_fp32_shards = true;
+    const Json j = layout_to_json(l);
+    QCOMPARE(j["training"]["fsdp_fp32_shards"].get<bool>(), true);
+    QVERIFY(layout_from_json(j, "rt.json") == l);
+    QVERIFY(validate_layout(l, "x").valid());
+    l.training.zero_stage = 2;
+    const auto v = validate_layout(l, "x");
+    QVERIFY(!v.valid());
+    QCOMPARE(v.errors.front().field, std::string("training.fsdp_fp32_shards"));
 }
 
 void TestLayout::save_is_atomic_and_exact() {

@@ -330,6 +330,40 @@ private slots:
         QCOMPARE(w.layout().training.zero_replicas, 2);
     }
 
+    // ZeRO-3's shards as PyTorch FSDP keeps them, in the same row: closed below stage 3, an
+    // undoable edit that lowers the memory by the bf16 shard, reset when the stage drops.
+    void fsdp_fp32_shards_is_an_edit() {
+        Workbench w("llama3-70b-h100-64");  // ZeRO-1
+        w.window.axis_editor()->spin_box("pp")->setValue(1);  // tp 8 × dp 8
+        w.window.estimate_panel()->runner()->wait();
+        QTRY_COMPARE(w.figure("dp"), 8.0);
+        auto* shards = w.editor()->fsdp_shards_box();
+        QVERIFY(!choice_allowed(shards, index_of(shards, "on")));
+        QVERIFY(shards->itemData(index_of(shards, "on"), Qt::ToolTipRole).toString().contains("ZeRO-3"));
+        auto* zero = w.editor()->zero_box();
+        edit_and_wait(w, [&] {
+            zero->setFocus();
+            QTest::keyClick(zero, Qt::Key_End);
+        });
+        QCOMPARE(w.layout().training.zero_stage, 3);
+        QVERIFY(choice_allowed(shards, index_of(shards, "on")));
+        const double peak = w.figure("peak_bytes");
+        edit_and_wait(w, [&] {
+            shards->setFocus();
+            QTest::keyClick(shards, Qt::Key_Down);
+        });
+        QVERIFY(w.layout().training.fsdp_fp32_shards);
+        QCOMPARE(w.undo()->undoText(), QString("Set FSDP shards to fp32 masters"));
+        QVERIFY2(w.figure("peak_bytes") < peak, qPrintable(QString("%1 vs %2").arg(w.figure("peak_bytes")).arg(peak)));
+        edit_and_wait(w, [&] {
+            zero->setFocus();
+            QTest::keyClick(zero, Qt::Key_Home);
+        });
+        QVERIFY(!w.layout().training.fsdp_fp32_shards);
+        w.undo()->undo();
+        QVERIFY(w.layout().training.fsdp_fp32_shards);
+    }
+
     void zero3_and_weight_offload_lower_memory() {
         Workbench w("llama3-70b-h100-64");  // ZeRO-1
         w.window.axis_editor()->spin_box("pp")->setValue(1);  // tp 8 × dp 8

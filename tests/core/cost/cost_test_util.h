@@ -77,6 +77,7 @@ inline Layout make_layout(const ModelSpec& model, const std::string& cluster, in
 // through PyTorch's SDPA (models/llama/model.py:209).
 inline void run_as_torchtitan(Layout& l) {
     l.training.zero_stage = 3;
+    l.training.fsdp_fp32_shards = true;  // FSDP2: the fp32 master is the shard
     l.training.cross_entropy = CrossEntropy::Upcast;
     l.training.attention_kernel = AttentionKernel::Sdpa;
 }

@@ -131,6 +131,8 @@ Layout layout_of(const Row& r) {
     Layout l = make_layout(m, h100 ? "dgx-h100" : "dgx-a100-80gb", 1, 1, r.gpus, r.mbs, r.mbs * r.accum * r.gpus,
                            r.seq);
     l.training.zero_stage = r.zero_stage;
+    // FSDP1's flat parameters stay fp32, gathered in bf16 (mixed_precision DEFAULT).
+    l.training.fsdp_fp32_shards = r.zero_stage == 3;
     // FlashAttention-2 (the same kernels as PyTorch's SDPA flash backend) and llm-foundry's
     // default loss, flash-attn's fused cross entropy (ComposerMPTCausalLM, loss_fn
     // fused_crossentropy).

@@ -41,6 +41,7 @@ Layout torchtitan_run(Layout l) {
     l.training.cross_entropy = CrossEntropy::Upcast;
     l.training.attention_kernel = AttentionKernel::Sdpa;  // PyTorch's SDPA
     if (l.training.recompute == Recompute::Selective) l.training.recompute = Recompute::SelectiveOp;
+    l.training.fsdp_fp32_shards = l.training.zero_stage == 3;  // FSDP2's fp32 shards
     return l;
 }
 

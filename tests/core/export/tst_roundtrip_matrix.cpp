@@ -108,6 +108,7 @@ const std::map<std::string, std::vector<std::string>>& declared_words() {
         {"training.recompute_modules", {"recompute"}},
         {"training.zero_stage", {"ZeRO", "zero"}},
         {"training.zero_replicas", {"replica", "shard group", "HSDP"}},
+        {"training.fsdp_fp32_shards", {"fsdp_fp32_shards"}},
         {"training.offload", {"offload"}},
         {"training.dtype", {"fp16", "tf32", "fp8", "precision"}},
         {"training.grad_reduce_in_bf16", {"bf16", "reduc"}},
