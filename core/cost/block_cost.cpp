@@ -797,13 +797,17 @@ void prepare_layout_costs(const ModelProfile& m, const ClusterSpec& cl, const Pa
 }
 
 ZeroExposure zero_exposure(double gather_per_pass_s, double reduce_per_micro_batch_s,
-                           double fwd_compute_s, double bwd_compute_s, double dp_overlap) {
+                           double fwd_compute_s, double bwd_compute_s, double dp_overlap,
+                           bool forward_follows_backward) {
     ZeroExposure z;
     z.fwd_s = std::max(0.0, gather_per_pass_s - fwd_compute_s);
+    const double reduce_window_s = bwd_compute_s + (forward_follows_backward ? fwd_compute_s : 0.0);
     z.bwd_s = std::max(0.0, gather_per_pass_s - bwd_compute_s) +
-              std::max(0.0, reduce_per_micro_batch_s - dp_overlap * bwd_compute_s);
+              std::max(0.0, reduce_per_micro_batch_s - dp_overlap * reduce_window_s);
     return z;
 }
+
+bool forward_follows_backward(const LayoutCosts& c) { return c.pp > 1 && c.schedule != Schedule::GPipe; }
 
 GradSyncCost grad_sync_cost(const LayoutCosts& c, double dense_params, double expert_params) {
     const ParamStateBytes& b = c.state_bytes;

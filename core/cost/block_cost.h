@@ -203,14 +203,22 @@ struct GradSyncCost {
 GradSyncCost grad_sync_cost(const LayoutCosts& c, double dense_params, double expert_params);
 // The ZeRO-2/3 traffic one pass leaves exposed: ZeRO-3's parameter gather, prefetched behind
 // the previous pass, shows where it outlasts the pass's compute; ZeRO-2/3's gradient
-// reduce-scatter runs during the backward and shows where it outlasts dp_overlap of it.
+// reduce-scatter, issued on the communication stream as the backward produces the gradients,
+// shows where it outlasts dp_overlap of the compute that follows it before the chunk's next
+// backward: that backward alone, or, where a forward of another micro-batch follows every
+// backward (`forward_follows_backward`: 1F1B and interleaved 1F1B in their steady state, pp >
+// 1), the backward and that forward.
 // The one formula of the cost model (per stage) and the simulator (per chunk).
 struct ZeroExposure {
     double fwd_s = 0;
     double bwd_s = 0;
 };
 ZeroExposure zero_exposure(double gather_per_pass_s, double reduce_per_micro_batch_s,
-                           double fwd_compute_s, double bwd_compute_s, double dp_overlap);
+                           double fwd_compute_s, double bwd_compute_s, double dp_overlap,
+                           bool forward_follows_backward);
+// Whether a forward of another micro-batch follows each backward of a chunk: pipelines that
+// alternate them (1F1B, interleaved), not GPipe's all-forwards-then-all-backwards.
+[[nodiscard]] bool forward_follows_backward(const LayoutCosts& c);
 // Adam step over the optimizer shard of one rank.
 double optimizer_step_s(const LayoutCosts& c, double dense_params, double expert_params);
 // DeepSpeed offload over the host link (full duplex): per step, the gradient shard down and

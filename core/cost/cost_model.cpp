@@ -316,7 +316,8 @@ double stage_time(const LayoutCosts& c, const StageSums& s, int r, StageMemory& 
     const GradSyncCost sync = grad_sync_cost(c, s.dense_params, s.expert_params);
     // Per model chunk of the stage (v of them), then summed.
     const ZeroExposure z = zero_exposure(sync.per_pass_gather_s / v, sync.per_micro_batch_reduce_s / v,
-                                         s.fwd.compute_s() / v, s.bwd.compute_s() / v, c.dp_overlap);
+                                         s.fwd.compute_s() / v, s.bwd.compute_s() / v, c.dp_overlap,
+                                         forward_follows_backward(c));
     const double zero_fwd = z.fwd_s * v;
     const double zero_bwd = z.bwd_s * v;
     // ZeRO-Infinity fetches the weight shard from the host before each pass, not hidden.

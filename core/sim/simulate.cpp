@@ -49,7 +49,8 @@ ChunkTimes chunk_times(const CostModel& model, const LayoutCosts& c, const Place
         first_layer += cc.layers;
         const GradSyncCost sync = grad_sync_cost(c, cc.dense_params, cc.expert_params);
         const ZeroExposure z = zero_exposure(sync.per_pass_gather_s, sync.per_micro_batch_reduce_s,
-                                             cc.fwd.compute_s(), cc.bwd.compute_s(), c.dp_overlap);
+                                             cc.fwd.compute_s(), cc.bwd.compute_s(), c.dp_overlap,
+                                             forward_follows_backward(c));
         out.zero_fwd_s[i] = z.fwd_s;
         out.reduce_s[i] = nonneg(sync.reduce_s);
         out.gather_s[i] = nonneg(sync.gather_s);

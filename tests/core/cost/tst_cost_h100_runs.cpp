@@ -233,11 +233,13 @@ private slots:
         // errors these rows show are in docs/cost-model.md, "Held-back H100 runs"):
         // deterministic attention backward (Megatron functional rows); a GPU peak known only
         // to lie between the H100 NVL's and SXM's, ±8.5 % around the preset's (torchtitan
-        // rows). Llama 3 rows, pessimistic: the model charges ZeRO-2 a gradient
-        // reduce-scatter per micro-batch, exposed behind nothing but the next backward (1.0 s
-        // of 8.2 s at DP128, 2.9 s of 15.4 s at DP64 with twice the micro-batches), and runs
-        // this bf16 run's GEMMs at the efficiency fitted on fp8 rows; the paper's own FSDP and
-        // NCCLX are not represented. The fitted rows: 6.5 %: with the data-parallel overlap
+        // rows). Llama 3 rows: ZeRO-2 reduce-scatters every micro-batch's gradients (the paper's
+        // FSDP shards them, and the stage would not fit with an unsharded fp32 accumulator),
+        // asynchronously (section 3.3.2, "reducing gradients" asynchronously is why DP is the
+        // outermost axis); under interleaved 1F1B the reduce of a chunk's backward runs beside
+        // the forward that follows it too (block_cost.h, zero_exposure). +24.7 / +23.5 % when
+        // only the backward hid it (2.9 s of 15.0 s at DP64, 1.0 s of 8.0 s at DP128 exposed),
+        // +4.4 / +2.8 % since: 10 %, the bound of this test's other held-back dense rows. The fitted rows: 6.5 %: with the data-parallel overlap
         // Megatron runs (core/cost/dp_overlap.h) the two H100 rows' errors bracket one GEMM
         // figure, +6.3 / −5.5 % since current scaling's casts are priced apart (core/cost/
         // fp8_cast.h; +4.9 / −5.8 % before, when the fitted figure absorbed them; the issue's
@@ -248,8 +250,8 @@ private slots:
         QTest::newRow("Megatron functional gpt3_7b_tp1_pp4_memory_speed (8 chunks), 1.151 s") << 1 << 0.20 << false;
         QTest::newRow("torchtitan T1 Llama 3.1 8B FSDP 8, 5762 TPS/GPU") << 2 << 0.10 << false;
         QTest::newRow("torchtitan T3 Llama 3.1 8B FSDP 128, 5605 TPS/GPU") << 3 << 0.10 << false;
-        QTest::newRow("Llama 3 T4 405B TP8 PP16 DP64 8192 GPUs, 430 TFLOP/s") << 4 << 0.35 << false;
-        QTest::newRow("Llama 3 T4 405B TP8 PP16 DP128 16384 GPUs, 400 TFLOP/s") << 5 << 0.35 << false;
+        QTest::newRow("Llama 3 T4 405B TP8 PP16 DP64 8192 GPUs, 430 TFLOP/s") << 4 << 0.10 << false;
+        QTest::newRow("Llama 3 T4 405B TP8 PP16 DP128 16384 GPUs, 400 TFLOP/s") << 5 << 0.10 << false;
         // The third row of the same table, long context: TP8 CP16 PP16 DP8, sequence 131,072,
         // 16 sequences per data-parallel group (16M tokens a batch), 380 TFLOP/s. Added for
         // issue 28 as it stands, nothing changed for it: -6.0 %, fits. Its ZeRO-2
