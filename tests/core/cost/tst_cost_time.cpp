@@ -3,6 +3,7 @@
 
 #include <array>
 
+#include "core/cost/block_cost.h"
 #include "core/cost/collective_time.h"
 #include "core/cost/cost_model.h"
 #include "core/cost/group_topology.h"
@@ -20,6 +21,27 @@ using namespace meshwork::test;
 class TestCostTime : public QObject {
     Q_OBJECT
 private slots:
+    // ZeRO-2/3's per-micro-batch reduce-scatter: hidden behind dp_overlap × the backward, and
+    // under 1F1B behind the forward that follows it too (block_cost.h). By hand: a reduce of
+    // 10 against a backward of 5 and a forward of 4 shows 5 alone, 1 with the forward; the
+    // gather is untouched.
+    void zero_reduce_hides_behind_the_following_forward() {
+        const ZeroExposure alone = zero_exposure(0, 10, 4, 5, 1.0, false);
+        const ZeroExposure with_fwd = zero_exposure(0, 10, 4, 5, 1.0, true);
+        QCOMPARE(alone.bwd_s, 5.0);
+        QCOMPARE(with_fwd.bwd_s, 1.0);
+        QCOMPARE(zero_exposure(6, 0, 4, 5, 1.0, true).fwd_s, 2.0);
+        // Through a layout: ZeRO-2 over 64 ranks under a pipeline, with short sequences so that
+        // each micro-batch's reduce-scatter outlasts its backward, exposes less under 1F1B than
+        // under GPipe, whose backwards follow one another.
+        Layout l = make_layout(load_model("llama3-70b"), "dgx-h100", 8, 4, 64, 1, 512, 512);
+        l.training.zero_stage = 2;
+        l.training.schedule = Schedule::GPipe;
+        const double gpipe = estimate_layout(l).time.dp_comm_s;
+        l.training.schedule = Schedule::OneFOneB;
+        const double one_f_one_b = estimate_layout(l).time.dp_comm_s;
+        QVERIFY2(one_f_one_b < gpipe, qPrintable(QString("%1 vs %2").arg(one_f_one_b).arg(gpipe)));
+    }
     // Ring all-reduce inside a node: 2(n−1)/n · bytes / busbw + 2(n−1) latencies.
     void ring_collectives_closed_form() {
         LinkModel l;
