@@ -23,7 +23,7 @@ namespace meshwork::cli {
 namespace {
 
 struct SearchFlags {
-    std::string model, cluster, dtype, out, order, tp_overlap, grad_reduce = "fp32", recompute_modules;
+    std::string model, cluster, dtype, out, order, tp_overlap, grad_reduce = "fp32", recompute_modules, fsdp_fp32_shards;
     std::string moe_dispatcher, moe_flex_backend, moe_a2a_overlap, overlap_grad_reduce, overlap_param_gather;
     std::string cuda_graphs;
     int gpus = 0, nodes = 0, gbs = 0, seq = 0, top = 10, max_tp = 0, threads = 0;
@@ -88,6 +88,7 @@ search::SearchRequest build_request(const SearchFlags& f) {
     if (!parse_grad_reduce_dtype(f.grad_reduce, o.grad_reduce_in_bf16)) {
         throw InputError("<flags>", "--grad-reduce-dtype", "'" + f.grad_reduce + "' is not fp32 or bf16");
     }
+    if (!f.fsdp_fp32_shards.empty()) o.fsdp_fp32_shards = parse_on_off_flag(f.fsdp_fp32_shards, "--fsdp-fp32-shards");
     if (!f.recompute_modules.empty()) {
         std::vector<RecomputeModule> modules;
         parse_recompute_modules_flag(f.recompute_modules, modules);
@@ -216,6 +217,10 @@ Verb add_search_verb(CLI::App& app) {
     cmd->add_option("--grad-reduce-dtype", f->grad_reduce,
                     "Precision of gradient accumulation and the data-parallel reduction in bf16/fp8 "
                     "training for every candidate: fp32 or bf16 (default fp32)");
+    cmd->add_option("--fsdp-fp32-shards", f->fsdp_fp32_shards,
+                    "ZeRO-3 candidates keep their shards as PyTorch FSDP does (the fp32 master is the shard, 16 "
+                    "bytes a parameter; torchtitan, llm-foundry): on, off (default off: a bf16 shard beside the "
+                    "fp32 master, Megatron-FSDP's and DeepSpeed's 18)");
     cmd->add_option("--recompute-modules", f->recompute_modules,
                     "Pin the modules that candidates with selective recomputation recompute, comma-separated, "
                     "as Megatron-LM's --recompute-modules: " + recompute_module_names() +

@@ -28,6 +28,9 @@ struct SearchOptions {
     DType dtype = DType::Bf16;
     // Gradients kept and reduced in bf16 (the job's framework setting, like the dtype).
     bool grad_reduce_in_bf16 = false;
+    // ZeRO-3 candidates keep their shards as PyTorch FSDP does (training.fsdp_fp32_shards): the
+    // job's framework, like the dtype; candidates of other stages are unaffected.
+    bool fsdp_fp32_shards = false;
     // The speed-only knobs (TP communication overlap, data-parallel overlaps, MoE dispatcher
     // and all-to-all overlap, recompute modules of selective candidates): each one unset is
     // searched per candidate (core/search/tuning.h), each one set is pinned.

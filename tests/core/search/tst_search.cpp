@@ -4,6 +4,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <stop_token>
@@ -16,6 +17,7 @@
 #include "core/layout/layout_overrides.h"
 #include "core/layout/layout_validate.h"
 #include "core/model/hf_config.h"
+#include "core/model/layer_graph.h"
 #include "core/search/search.h"
 #include "core/search/simulator_rerank.h"
 #include "core/sim/simulate.h"
@@ -300,6 +302,7 @@ class TestSearch : public QObject {
     void speed_only_knobs_are_searched_unless_pinned();
     void recompute_modules_are_the_fewest_that_fit();
     void cuda_graphs_are_searched_where_capture_is_allowed();
+    void fsdp_fp32_shards_apply_to_zero3_candidates();
 };
 
 void TestSearch::matches_brute_force_dense_pipeline() {
@@ -708,6 +711,32 @@ void TestSearch::cuda_graphs_are_searched_where_capture_is_allowed() {
         QVERIFY(h.layout.training.cuda_graphs == CudaGraphs::None);
         QVERIFY(candidate_label(h.candidate).find("cuda graphs") == std::string::npos);
     }
+}
+
+// The job's FSDP (search --fsdp-fp32-shards): ZeRO-3 candidates keep the fp32 master as their
+// shard, 2 bytes a parameter less, and the layouts the search returns say so and cost as
+// ranked; candidates of other stages are unaffected.
+void TestSearch::fsdp_fp32_shards_apply_to_zero3_candidates() {
+    SearchRequest req = request("llama3-8b", "dgx-h100", 8, 64, 4096);
+    req.options.fixed.zero = 3;
+    req.options.fixed.pp = 1;
+    req.options.fixed.tp = 1;
+    req.options.fixed.cp = 1;
+    req.options.fixed.mbs = 1;
+    req.options.fixed.recompute = Recompute::Full;
+    const SearchResult megatron = run_search(req);
+    req.options.fsdp_fp32_shards = true;
+    const SearchResult torch = run_search(req);
+    QVERIFY(!megatron.results.empty() && !torch.results.empty());
+    const double params = static_cast<double>(build_layer_graph(req.model).params_total);
+    QVERIFY(std::abs((megatron.results.front().peak_bytes - torch.results.front().peak_bytes) - params * 2 / 8) <
+            1e-3 * params);
+    for (const auto& h : torch.results) {
+        QVERIFY(h.layout.training.fsdp_fp32_shards);
+        QCOMPARE(estimate_layout(h.layout).tokens_per_s, h.tokens_per_s);
+    }
+    req.options.fixed.zero = 1;
+    for (const auto& h : run_search(req).results) QVERIFY(!h.layout.training.fsdp_fp32_shards);
 }
 
 QTEST_APPLESS_MAIN(TestSearch)
