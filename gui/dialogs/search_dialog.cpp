@@ -164,7 +164,12 @@ search::SearchRequest SearchDialog::build_request() const {
     o.gpus = gpus_->value();
     o.global_batch_size = gbs_->value();
     o.seq_length = seq_->value();
+    // The job's framework settings, like its precision, come from the open layout: the
+    // gradients' type and how its FSDP keeps ZeRO-3 shards (search --grad-reduce-dtype,
+    // --fsdp-fp32-shards).
     o.dtype = current_.training.dtype;
+    o.grad_reduce_in_bf16 = current_.training.grad_reduce_in_bf16;
+    o.fsdp_fp32_shards = current_.training.fsdp_fp32_shards;
     o.order = current_.parallel.mesh.order;
     o.top_k = top_->value();
     o.max_tp = max_tp_->value();

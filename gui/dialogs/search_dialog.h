@@ -29,11 +29,14 @@ class SearchRunner;
 class SearchDialog : public QDialog {
     Q_OBJECT
 public:
-    // The job (model, cluster, world size, batch, sequence, dtype) starts from `current`.
+    // The job (model, cluster, world size, batch, sequence, dtype, gradient type, FSDP shards)
+    // starts from `current`.
     explicit SearchDialog(const Layout& current, QWidget* parent = nullptr);
 
     // Builds the request from the fields and starts; false with the reason in status_text().
     bool start_search();
+    // The request the fields and the open layout make (throws InputError naming "--fix").
+    [[nodiscard]] search::SearchRequest build_request() const;
     void cancel_search();
     [[nodiscard]] bool searching() const;
     [[nodiscard]] QString status_text() const;
@@ -54,7 +57,6 @@ protected:
     void reject() override;  // Esc cancels a running search before it closes the dialog
 
 private:
-    search::SearchRequest build_request() const;
     void show_result(const search::SearchResult& r);
     void set_running(bool running);
 

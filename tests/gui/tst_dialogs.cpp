@@ -113,6 +113,17 @@ private slots:
 
     void search_cancel_and_bad_constraint() {
         Layout big = load_layout(bundled("llama3.1-405b-h100-16384").toStdString());
+        // The job's framework settings come from the open layout.
+        {
+            Layout torch = big;
+            torch.training.zero_stage = 3;
+            torch.training.fsdp_fp32_shards = true;
+            torch.training.grad_reduce_in_bf16 = true;
+            const search::SearchRequest req = SearchDialog(torch).build_request();
+            QVERIFY(req.options.fsdp_fp32_shards);
+            QVERIFY(req.options.grad_reduce_in_bf16);
+            QVERIFY(!SearchDialog(big).build_request().options.fsdp_fp32_shards);
+        }
         SearchDialog dialog(big);
         dialog.set_fixed("tp=banana");
         QVERIFY(!dialog.start_search());
