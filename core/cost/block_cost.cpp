@@ -604,6 +604,29 @@ EdgeCost embedding_cost(const Ctx& x) {
     return out;
 }
 
+// Bytes each loss implementation moves per logit of `e` bytes, forward and backward.
+// PyTorch's cross_entropy(logits.float()) runs one kernel per op, each reading its input and
+// writing its output: the cast (read e, write 4), log-softmax (read 4 for the max, 4 for the
+// sum, 4 again to write 4) and, backward, the loss gradient (write 4), the log-softmax
+// backward (read the gradient and the output, 4 each, for the sum and the result, write 4)
+// and the cast back (read 4, write e). flash-attn's fused kernel reads the 16-bit logits once
+// forward (max, sum and loss in one pass per row) and once backward, writing the 16-bit
+// gradient. Megatron-LM's and Transformer Engine's: write the logits, read them for max and
+// sum, write the softmax; the backward reads and writes them again.
+struct LossPassBytes {
+    double fwd = 0, bwd = 0;
+};
+LossPassBytes loss_pass_bytes(CrossEntropy loss, double e) {
+    switch (loss) {
+        case CrossEntropy::Upcast: return {2.0 * e + 20.0, 24.0 + e};
+        case CrossEntropy::FlashAttn: return {e, 2.0 * e};
+        case CrossEntropy::VocabParallel:
+        case CrossEntropy::Te:
+        case CrossEntropy::TeInPlace: break;
+    }
+    return {e + 12.0, 8.0 + e};
+}
+
 EdgeCost head_cost(const Ctx& x, int pp, CrossEntropy loss) {
     const auto& c = x.c;
     const auto& m = x.m;
@@ -613,24 +636,13 @@ EdgeCost head_cost(const Ctx& x, int pp, CrossEntropy loss) {
     const double T = c.tokens;
     const double bytes = T * m.hidden * c.element_bytes;
     const double head = gemm_s(c.kernel, head_gemm(m, c));
-    // Final norm, then vocabulary-parallel cross-entropy over fp32 logits: write the logits,
-    // read them for max and sum, write the softmax; the backward reads and writes them again.
+    // Final norm, then the loss over the logits (loss_pass_bytes).
     const double logits = T * m.vocab / t;
     out.fwd.attention_s = memory_s(c.kernel, 2.0 * c.element_bytes * m.hidden * T / share);
-    // PyTorch's cross_entropy(logits.float()) runs one kernel per op, each reading its input
-    // and writing its output: the cast (read e, write 4), log-softmax (read 4 for the max,
-    // 4 for the sum, 4 again to write 4) and, backward, the loss gradient (write 4), the
-    // log-softmax backward (read the gradient and the output, 4 each, for the sum and the
-    // result, write 4) and the cast back (read 4, write e).
-    // flash-attn's fused kernel reads the 16-bit logits once forward (max, sum and loss in one
-    // pass per row) and once backward, writing the 16-bit gradient.
-    const bool upcast = loss == CrossEntropy::Upcast;
-    const bool flash = loss == CrossEntropy::FlashAttn;
-    const double fwd_bytes = upcast ? 2.0 * c.element_bytes + 20.0 : flash ? c.element_bytes : c.element_bytes + 12.0;
-    const double bwd_bytes = upcast ? 24.0 + c.element_bytes : flash ? 2.0 * c.element_bytes : 8.0 + c.element_bytes;
-    out.fwd.mlp_s = head + memory_s(c.kernel, logits * fwd_bytes);
+    const LossPassBytes loss_bytes = loss_pass_bytes(loss, c.element_bytes);
+    out.fwd.mlp_s = head + memory_s(c.kernel, logits * loss_bytes.fwd);
     out.bwd.attention_s = 2.0 * out.fwd.attention_s;
-    out.bwd.mlp_s = gemm_bwd_s(c.kernel, head_gemm(m, c)) + memory_s(c.kernel, logits * bwd_bytes);
+    out.bwd.mlp_s = gemm_bwd_s(c.kernel, head_gemm(m, c)) + memory_s(c.kernel, logits * loss_bytes.bwd);
     if (t > 1) {
         // SP: all-gather before the head, reduce-scatter of its input gradient. Without SP
         // the input gradient is all-reduced. Three tiny all-reduces (max, sum, target).

@@ -281,10 +281,10 @@ void stage_memory(const LayoutCosts& c, const ModelProfile& profile, const Stage
     const int pp = c.pp, v = c.vpp;
     // ZeRO shards over a shard group: all data-parallel ranks, or dp/replicas with hybrid sharding.
     const double dense_shard = c.dense_shard_span.size;
-    const bool fp32_shards = c.fsdp_fp32_shards;
-    const ParamMemory dense_mem = param_memory(s.dense_params, c.state_bytes, c.zero_stage, dense_shard, fp32_shards);
+    const ParamMemory dense_mem =
+        param_memory(s.dense_params, c.state_bytes, c.zero_stage, dense_shard, c.fsdp_fp32_shards);
     const ParamMemory expert_mem =
-        param_memory(s.expert_params, c.state_bytes, c.zero_stage, c.expert_shard_span.size, fp32_shards);
+        param_memory(s.expert_params, c.state_bytes, c.zero_stage, c.expert_shard_span.size, c.fsdp_fp32_shards);
     const double activations = st.in_flight * s.activation_bytes / v;
     double buffers = s.working_bytes + s.transient_bytes;
     if (pp > 1) buffers += 4.0 * c.p2p_bytes;  // send and receive, forward and backward

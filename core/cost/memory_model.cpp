@@ -22,18 +22,15 @@ ParamStateBytes param_state_bytes(DType dtype, bool grad_reduce_in_bf16) {
 ParamMemory param_memory(double params, const ParamStateBytes& b, int zero_stage, double shard_group,
                          bool fp32_shards) {
     const double d = std::max(1.0, shard_group);
-    ParamMemory m;
-    m.params_bytes = params * b.weight / (zero_stage >= 3 ? d : 1.0);
-    m.grads_bytes = params * b.grad / (zero_stage >= 2 ? d : 1.0);
-    m.optimizer_bytes = params * b.optimizer / (zero_stage >= 1 ? d : 1.0);
     // PyTorch FSDP under mixed precision (torch/distributed/fsdp: FSDP2's FSDPParam keeps the
     // sharded parameter in its original dtype and casts to param_dtype for the all-gather;
     // the reduced gradient is cast back to it): no training-precision shard, an fp32 gradient
     // shard. Low-precision weights only: in fp32 training the weight is the master already.
-    if (zero_stage >= 3 && fp32_shards && b.weight < 4.0) {
-        m.params_bytes = 0;
-        m.grads_bytes = params * 4.0 / d;
-    }
+    const bool master_is_shard = zero_stage >= 3 && fp32_shards && b.weight < 4.0;
+    ParamMemory m;
+    m.params_bytes = master_is_shard ? 0.0 : params * b.weight / (zero_stage >= 3 ? d : 1.0);
+    m.grads_bytes = params * (master_is_shard ? 4.0 : b.grad) / (zero_stage >= 2 ? d : 1.0);
+    m.optimizer_bytes = params * b.optimizer / (zero_stage >= 1 ? d : 1.0);
     return m;
 }
 

@@ -153,6 +153,11 @@ using meshwork::experts_fold;
 }
 // DeepSpeed refuses ZeRO-2/3 with pipeline parallelism; Megatron offers ZeRO-1 only with pp.
 [[nodiscard]] inline bool zero_allows_pipeline(int zero_stage, int pp) { return zero_stage < 2 || pp <= 1; }
+// fp32 parameter shards (training.fsdp_fp32_shards) are how ZeRO-3 keeps its parameters: only
+// stage 3 shards them.
+[[nodiscard]] inline bool fsdp_fp32_shards_need_zero3(bool fp32_shards, int zero_stage) {
+    return !fp32_shards || zero_stage == 3;
+}
 // Hybrid sharding replicates a ZeRO shard group: it needs ZeRO (stage 1-3).
 [[nodiscard]] inline bool zero_replicas_need_zero(int zero_replicas, int zero_stage) {
     return zero_replicas <= 1 || zero_stage >= 1;

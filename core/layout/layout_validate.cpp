@@ -297,7 +297,7 @@ void check_sequence_and_batch(const Layout& l, Checker& c) {
                                              "runs it only as Megatron-FSDP (--use-megatron-fsdp, not its "
                                              "distributed optimizer), torchtitan as FSDP");
     }
-    if (t.fsdp_fp32_shards && t.zero_stage != 3) {
+    if (!rules::fsdp_fp32_shards_need_zero3(t.fsdp_fp32_shards, t.zero_stage)) {
         c.error("training.fsdp_fp32_shards", "fp32 parameter shards are how ZeRO-3 (PyTorch FSDP) keeps its "
                                              "parameters; zero_stage is " + str(t.zero_stage));
     }

@@ -31,7 +31,7 @@ Layout candidate_layout(const Candidate& c, const SearchRequest& request) {
     l.training.dtype = o.dtype;
     l.training.grad_reduce_in_bf16 = o.grad_reduce_in_bf16;
     apply_candidate(c, l.parallel, l.placement, l.training);
-    l.training.fsdp_fp32_shards = o.fsdp_fp32_shards && l.training.zero_stage == 3;
+    l.training.fsdp_fp32_shards = o.fp32_shards_at(l.training.zero_stage);
     apply_tuning(c.tuning,
                  l.training.recompute == Recompute::Selective ? recompute_module_list(c.tuning.recompute_modules)
                                                               : std::vector<RecomputeModule>{},

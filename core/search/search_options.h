@@ -8,6 +8,7 @@
 
 #include "core/cluster/cluster_spec.h"
 #include "core/layout/layout.h"
+#include "core/layout/layout_rules.h"
 #include "core/search/tuning.h"
 
 namespace meshwork::search {
@@ -31,6 +32,10 @@ struct SearchOptions {
     // ZeRO-3 candidates keep their shards as PyTorch FSDP does (training.fsdp_fp32_shards): the
     // job's framework, like the dtype; candidates of other stages are unaffected.
     bool fsdp_fp32_shards = false;
+    // Whether a candidate of `zero_stage` keeps fp32 shards: the job's setting where it applies.
+    [[nodiscard]] bool fp32_shards_at(int zero_stage) const {
+        return fsdp_fp32_shards && rules::fsdp_fp32_shards_need_zero3(true, zero_stage);
+    }
     // The speed-only knobs (TP communication overlap, data-parallel overlaps, MoE dispatcher
     // and all-to-all overlap, recompute modules of selective candidates): each one unset is
     // searched per candidate (core/search/tuning.h), each one set is pinned.

@@ -95,7 +95,7 @@ void SearchWorker::run_split_block(Candidate& c, std::uint64_t first_ordinal) {
     for (std::size_t zi = zeros.size(); zi-- > 0;) {
         c.zero_stage = zeros[zi];
         training_.zero_stage = c.zero_stage;
-        training_.fsdp_fp32_shards = options_.fsdp_fp32_shards && c.zero_stage == 3;
+        training_.fsdp_fp32_shards = options_.fp32_shards_at(c.zero_stage);
         const Reject zero_rule = check_zero(c.pp, c.zero_stage);
         for (std::size_t ri = 0; ri < nr; ++ri) {
             c.recompute = recomputes[ri];

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "core/layout/layout_rules.h"
 #include "core/layout/pipeline_split.h"
 
 namespace meshwork::gui {
@@ -37,7 +38,8 @@ ProposedEdit set_zero_stage(const Layout& layout, int stage) {
     auto edit = set_setting(layout, "ZeRO stage", std::to_string(stage), [&](Layout& l) {
         l.training.zero_stage = stage;
         if (stage == 0) l.training.zero_replicas = 1;
-        if (stage != 3) l.training.fsdp_fp32_shards = false;  // only ZeRO-3 has parameter shards
+        // Only ZeRO-3 has parameter shards to keep in fp32.
+        if (!rules::fsdp_fp32_shards_need_zero3(true, stage)) l.training.fsdp_fp32_shards = false;
     });
     if (stage < 0 || stage > 3) edit.refused = "ZeRO stage " + std::to_string(stage) + " is not 0, 1, 2 or 3";
     return edit;
@@ -51,7 +53,9 @@ ProposedEdit set_zero_replicas(const Layout& layout, int replicas) {
 ProposedEdit set_fsdp_fp32_shards(const Layout& layout, bool on) {
     auto edit = set_setting(layout, "FSDP shards", on ? "fp32 masters" : "bf16 beside the fp32 masters",
                             [&](Layout& l) { l.training.fsdp_fp32_shards = on; });
-    if (on && layout.training.zero_stage != 3) edit.refused = "fp32 parameter shards need ZeRO-3";
+    if (!rules::fsdp_fp32_shards_need_zero3(on, layout.training.zero_stage)) {
+        edit.refused = "fp32 parameter shards need ZeRO-3";
+    }
     return edit;
 }
 

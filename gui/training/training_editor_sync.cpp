@@ -100,7 +100,7 @@ void TrainingEditor::sync_memory() {
     }
     select_choice(zero_replicas_, QString::number(t.zero_replicas));
     refresh_box(zero_replicas_);
-    set_choice_allowed(fsdp_shards_, 1, t.zero_stage == 3 || t.fsdp_fp32_shards,
+    set_choice_allowed(fsdp_shards_, 1, rules::fsdp_fp32_shards_need_zero3(true, t.zero_stage) || t.fsdp_fp32_shards,
                        tr("Only ZeRO-3 shards the parameters: choose stage 3 first"));
     select_choice(fsdp_shards_, t.fsdp_fp32_shards ? "on" : "off");
     refresh_box(fsdp_shards_);
