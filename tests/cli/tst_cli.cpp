@@ -345,6 +345,16 @@ void TestCli::fsdp_fp32_shards_flag_and_mpt_config() {
                                       "--fsdp-fp32-shards", "on"});
     QCOMPARE(stage1.exit_code, 2);
     QVERIFY(stage1.err.contains("training.fsdp_fp32_shards"));
+    // search takes it as the job's FSDP: its ZeRO-3 results carry it; a bad value exits 2.
+    const QStringList search{"search", "--model", "llama3-8b", "--gpus", "8", "--gbs", "64", "--seq", "4096",
+                             "--fix", "zero=3", "--top", "1", "--json"};
+    const CliResult searched = run_cli(search + QStringList{"--fsdp-fp32-shards", "on"});
+    QCOMPARE(searched.exit_code, 0);
+    QVERIFY(nlohmann::json::parse(searched.out.toStdString())["results"][0]["layout"]["training"]["fsdp_fp32_shards"] ==
+            true);
+    const CliResult bad_search = run_cli(search + QStringList{"--fsdp-fp32-shards", "maybe"});
+    QCOMPARE(bad_search.exit_code, 2);
+    QVERIFY(bad_search.err.contains("--fsdp-fp32-shards"));
     const CliResult mpt = run_cli({"describe", "--model", MESHWORK_TEST_FIXTURES "/llm-foundry/mpt-7b.json", "--gpus",
                                    "8", "--json"});
     QCOMPARE(mpt.exit_code, 0);
